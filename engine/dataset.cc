@@ -1,0 +1,399 @@
+#include "gulpdb/dataset.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "engine/crc32c.h"
+#include "engine/dataset_impl.h"
+#include "gulpdb/error.h"
+
+namespace gulpdb {
+namespace {
+
+constexpr size_t kScanBatch = 256;  // videos per read transaction in scans
+
+std::string IndexDir(const std::string& dir) { return dir + "/" + kIndexDirName; }
+
+// LMDB forbids opening one environment twice in a process (closing either
+// would drop the other's locks), so Datasets on the same directory share
+// their Env. Entries are per process: a child after fork() opens its own.
+std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir, const index::EnvOptions& opts) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<index::Env>> envs;
+  char* real = ::realpath(index_dir.c_str(), nullptr);
+  if (real == nullptr) ThrowErrno("open index", index_dir, errno);
+  const std::string key = std::to_string(::getpid()) + ":" + real;
+  std::free(real);
+
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto env = envs[key].lock()) {
+    if (env->read_only() && !opts.read_only) {
+      throw InvalidArgumentError("open " + index_dir +
+                                 " for writing: this process has it open read-only; close "
+                                 "that Dataset first");
+    }
+    return env;
+  }
+  std::shared_ptr<index::Env> env = index::Env::Open(index_dir, opts);
+  envs[key] = env;
+  return env;
+}
+
+}  // namespace
+
+void JpegFrames::Free::operator()(char* p) const { std::free(p); }
+
+// ---- ChunkFileCache ----------------------------------------------------------
+
+std::shared_ptr<const engine::ChunkFile> ChunkFileCache::Get(uint32_t chunk) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = map_.find(chunk);
+  if (it == map_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void ChunkFileCache::Put(uint32_t chunk, std::shared_ptr<const engine::ChunkFile> file) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = map_.find(chunk);
+  if (it != map_.end()) {
+    it->second->second = std::move(file);
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return;
+  }
+  lru_.emplace_front(chunk, std::move(file));
+  map_[chunk] = lru_.begin();
+  while (lru_.size() > capacity_) {
+    map_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+void ChunkFileCache::Clear() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  map_.clear();
+  lru_.clear();
+}
+
+// ---- Dataset::Impl -------------------------------------------------------------
+
+Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
+    : dir(std::move(dir_in)),
+      index_dir(IndexDir(dir)),
+      options(options_in),
+      files(options_in.max_open_chunk_files) {}
+
+std::optional<index::VideoRecord> Dataset::Impl::FindRecord(const index::Txn& txn,
+                                                            std::string_view id) const {
+  std::string_view bytes;
+  if (!txn.Get(videos, id, &bytes)) return std::nullopt;
+  return index::DecodeVideoRecord(bytes, id);
+}
+
+index::ChunkRecord Dataset::Impl::GetChunk(const index::Txn& txn, uint32_t chunk) const {
+  std::string_view bytes;
+  const std::string what = "chunk " + std::to_string(chunk) + " of " + dir;
+  if (!txn.Get(chunks, index::ChunkKey(chunk), &bytes)) {
+    throw CorruptionError("read " + what + ": a video points to a chunk the index lacks");
+  }
+  return index::DecodeChunkRecord(bytes, what);
+}
+
+index::DatasetInfo Dataset::Impl::GetInfo(const index::Txn& txn) const {
+  std::string_view bytes;
+  if (!txn.Get(info, index::kDatasetInfoKey, &bytes)) {
+    throw CorruptionError("read dataset info of " + dir + ": the record is missing");
+  }
+  return index::DecodeDatasetInfo(bytes, dir);
+}
+
+std::shared_ptr<const engine::ChunkFile> Dataset::Impl::ChunkForRead(const index::Txn& txn,
+                                                                     uint32_t chunk) const {
+  if (auto file = files.Get(chunk)) return file;
+  auto file = std::make_shared<const engine::ChunkFile>(ChunkPath(GetChunk(txn, chunk).file_name),
+                                                        engine::ChunkFile::Mode::kRead);
+  files.Put(chunk, file);
+  return file;
+}
+
+VideoInfo Dataset::Impl::ToVideoInfo(std::string_view id, index::VideoRecord&& record) const {
+  VideoInfo video;
+  video.id = std::string(id);
+  video.chunk = record.chunk;
+  video.seq = record.seq;
+  video.frames = std::move(record.frames);
+  video.checksums = std::move(record.crc32c);
+  video.meta_data = std::move(record.meta_data);
+  return video;
+}
+
+void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_key,
+                              const std::function<bool(const VideoInfo&)>& fn) const {
+  std::string resume(from_key);
+  std::vector<VideoInfo> batch;
+  for (;;) {
+    batch.clear();
+    {
+      index::Txn txn = env->BeginRead();
+      index::Cursor cursor(txn, order);
+      for (bool ok = cursor.Seek(resume); ok && batch.size() < kScanBatch; ok = cursor.Next()) {
+        if (!until_key.empty() && cursor.key() >= until_key) break;
+        const std::string_view id = cursor.value();
+        auto record = FindRecord(txn, id);
+        if (!record) {
+          throw CorruptionError("scan " + dir + ": the order table lists id '" + std::string(id) +
+                                "' that has no record");
+        }
+        batch.push_back(ToVideoInfo(id, std::move(*record)));
+        resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
+      }
+    }
+    for (const VideoInfo& video : batch) {
+      if (!fn(video)) return;
+    }
+    if (batch.size() < kScanBatch) return;
+  }
+}
+
+// ---- Dataset -------------------------------------------------------------------
+
+Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dataset::~Dataset() = default;
+
+bool Dataset::Exists(const std::string& dir) {
+  return engine::PathExists(IndexDir(dir) + "/data.mdb");
+}
+
+std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOptions& options) {
+  if (dir.empty()) throw InvalidArgumentError("create dataset: the directory name is empty");
+  if (options.videos_per_chunk == 0) {
+    throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("create dataset", dir, errno);
+  if (!engine::IsDirectory(dir)) {
+    throw InvalidArgumentError("create dataset " + dir + ": exists and is not a directory");
+  }
+  if (Exists(dir)) {
+    throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
+  }
+  const std::string index_dir = IndexDir(dir);
+  if (::mkdir(index_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    ThrowErrno("create dataset", index_dir, errno);
+  }
+  {
+    index::EnvOptions env_options;
+    env_options.initial_map_size = options.initial_map_size;
+    std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);
+    const index::Dbi info_db = env->OpenDb(index::kInfoDb, true);
+    for (const char* name : {index::kVideosDb, index::kChunksDb, index::kOrderDb}) {
+      env->OpenDb(name, true);
+    }
+    index::DatasetInfo info;
+    info.creator = "gulpdb " GULPDB_VERSION;
+    info.videos_per_chunk = options.videos_per_chunk;
+    info.bytes_per_chunk = options.bytes_per_chunk;
+    info.checksums = options.checksums;
+    env->Update([&](index::Txn& txn) {
+      txn.Put(info_db, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  }
+  engine::SyncDirectory(dir);
+  OpenOptions open_options;
+  open_options.read_only = false;
+  return Open(dir, open_options);
+}
+
+std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions& options) {
+  if (!engine::IsDirectory(dir)) {
+    throw NotFoundError("open dataset " + dir + ": no such directory");
+  }
+  if (!Exists(dir)) {
+    throw NotFoundError("open dataset " + dir + ": no gulpdb index (" + kIndexDirName +
+                        "/) in it; create a dataset or import a GulpIO directory");
+  }
+  auto impl = std::make_unique<Impl>(dir, options);
+  index::EnvOptions env_options;
+  env_options.read_only = options.read_only;
+  impl->env = AcquireEnv(impl->index_dir, env_options);
+  const bool create = !options.read_only;
+  impl->videos = impl->env->OpenDb(index::kVideosDb, create);
+  impl->chunks = impl->env->OpenDb(index::kChunksDb, create);
+  impl->order = impl->env->OpenDb(index::kOrderDb, create);
+  impl->info = impl->env->OpenDb(index::kInfoDb, create);
+  {
+    index::Txn txn = impl->env->BeginRead();
+    impl->GetInfo(txn);  // verifies the format version
+  }
+  return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
+}
+
+const std::string& Dataset::dir() const { return impl_->dir; }
+bool Dataset::read_only() const { return impl_->options.read_only; }
+
+bool Dataset::Contains(std::string_view id) const {
+  index::Txn txn = impl_->env->BeginRead();
+  std::string_view bytes;
+  return txn.Get(impl_->videos, id, &bytes);
+}
+
+uint64_t Dataset::Count() const {
+  index::Txn txn = impl_->env->BeginRead();
+  return txn.Count(impl_->videos);
+}
+
+std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
+  std::optional<index::VideoRecord> record;
+  {
+    index::Txn txn = impl_->env->BeginRead();
+    record = impl_->FindRecord(txn, id);
+  }
+  if (!record) return std::nullopt;
+  return impl_->ToVideoInfo(id, std::move(*record));
+}
+
+VideoInfo Dataset::Get(std::string_view id) const {
+  std::optional<VideoInfo> info = Find(id);
+  if (!info) {
+    throw NotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+  }
+  return std::move(*info);
+}
+
+uint32_t Dataset::FrameCount(std::string_view id) const {
+  index::Txn txn = impl_->env->BeginRead();
+  std::string_view bytes;
+  if (!txn.Get(impl_->videos, id, &bytes)) {
+    throw NotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+  }
+  return index::DecodeFrameCount(bytes, id);
+}
+
+JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
+  index::VideoRecord record;
+  std::shared_ptr<const engine::ChunkFile> file;
+  {
+    index::Txn txn = impl_->env->BeginRead();
+    auto found = impl_->FindRecord(txn, id);
+    if (!found) {
+      throw NotFoundError("read id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+    }
+    record = std::move(*found);
+    file = impl_->ChunkForRead(txn, record.chunk);
+  }
+  JpegFrames out;
+  out.indices_ = selection.Resolve(static_cast<uint32_t>(record.frames.size()), id);
+
+  // Group the selected frames into runs that are adjacent on disk, so each
+  // run costs one pread.
+  struct Run {
+    uint64_t offset;
+    uint64_t size;
+    size_t buffer_pos;
+  };
+  std::vector<Run> runs;
+  size_t total = 0;
+  out.spans_.reserve(out.indices_.size());
+  for (uint32_t index : out.indices_) {
+    const FrameInfo& f = record.frames[index];
+    if (runs.empty() || runs.back().offset + runs.back().size != f.offset) {
+      runs.push_back(Run{f.offset, 0, total});
+    }
+    out.spans_.emplace_back(total, f.jpeg_size());
+    runs.back().size += f.length;
+    total += f.length;
+  }
+  out.buffer_.reset(static_cast<char*>(std::malloc(total == 0 ? 1 : total)));
+  if (!out.buffer_) throw ResourceExhaustedError("read id '" + std::string(id) + "': out of memory");
+  for (const Run& run : runs) {
+    file->ReadAt(run.offset, out.buffer_.get() + run.buffer_pos, run.size);
+  }
+  if (impl_->options.verify_checksums && !record.crc32c.empty()) {
+    for (size_t i = 0; i < out.indices_.size(); ++i) {
+      const std::string_view jpeg = out[i];
+      if (engine::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[out.indices_[i]]) {
+        throw CorruptionError("read id '" + std::string(id) + "' frame " +
+                              std::to_string(out.indices_[i]) + " in " + file->path() +
+                              " at offset " +
+                              std::to_string(record.frames[out.indices_[i]].offset) +
+                              ": checksum mismatch");
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Dataset::Ids() const {
+  std::vector<std::string> ids;
+  index::Txn txn = impl_->env->BeginRead();
+  ids.reserve(txn.Count(impl_->order));
+  index::Cursor cursor(txn, impl_->order);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) ids.emplace_back(cursor.value());
+  return ids;
+}
+
+void Dataset::ForEach(const std::function<bool(const VideoInfo&)>& fn) const {
+  impl_->ScanOrder({}, {}, fn);
+}
+
+void Dataset::ForEachInChunk(uint32_t chunk, const std::function<bool(const VideoInfo&)>& fn) const {
+  const std::string until = chunk == UINT32_MAX ? std::string() : index::OrderKey(chunk + 1, 0);
+  impl_->ScanOrder(index::OrderKey(chunk, 0), until, fn);
+}
+
+std::vector<ChunkInfo> Dataset::Chunks() const {
+  std::vector<ChunkInfo> out;
+  index::Txn txn = impl_->env->BeginRead();
+  index::Cursor cursor(txn, impl_->chunks);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+    ChunkInfo c;
+    c.number = index::DecodeChunkKey(cursor.key());
+    index::ChunkRecord r =
+        index::DecodeChunkRecord(cursor.value(), "chunk " + std::to_string(c.number));
+    c.file_name = std::move(r.file_name);
+    c.committed_length = r.committed_length;
+    c.appended_videos = r.appended_videos;
+    c.live_videos = r.live_videos;
+    c.live_bytes = r.live_bytes;
+    c.full = r.state == index::ChunkState::kFull;
+    c.meta_file = std::move(r.meta_file);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+DatasetStats Dataset::Stats() const {
+  DatasetStats stats;
+  index::DatasetInfo info;
+  {
+    index::Txn txn = impl_->env->BeginRead();
+    info = impl_->GetInfo(txn);
+    stats.videos = txn.Count(impl_->videos);
+  }
+  stats.format_version = info.format_version;
+  stats.creator = info.creator;
+  stats.frames = info.total_frames;
+  stats.videos_per_chunk = info.videos_per_chunk;
+  stats.bytes_per_chunk = info.bytes_per_chunk;
+  stats.checksums = info.checksums;
+  for (const ChunkInfo& c : Chunks()) {
+    ++stats.chunks;
+    stats.committed_bytes += c.committed_length;
+    stats.live_bytes += c.live_bytes;
+  }
+  stats.garbage_bytes = stats.committed_bytes - stats.live_bytes;
+  stats.index_bytes = impl_->env->used_bytes();
+  return stats;
+}
+
+size_t Dataset::Remove(const std::vector<std::string>& ids) {
+  std::unique_ptr<Writer> writer = NewWriter();
+  size_t removed = 0;
+  for (const std::string& id : ids) if (writer->Remove(id)) ++removed;
+  writer->Commit();
+  return removed;
+}
+
+}  // namespace gulpdb

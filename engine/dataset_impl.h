@@ -1,0 +1,69 @@
+// Internals of Dataset shared by the engine's translation units (dataset.cc,
+// writer.cc and the interop code). Not part of the public API.
+#ifndef GULPDB_ENGINE_DATASET_IMPL_H_
+#define GULPDB_ENGINE_DATASET_IMPL_H_
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/chunk_file.h"
+#include "gulpdb/dataset.h"
+#include "index/lmdb_env.h"
+#include "index/records.h"
+
+namespace gulpdb {
+
+// Where the LMDB environment and the writer lock live inside a dataset.
+inline constexpr const char* kIndexDirName = "gulpdb.index";
+inline constexpr const char* kWriterLockName = "writer.lock";
+
+// Read-only chunk files kept open for reading, at most `capacity` at once,
+// least recently used closed first. Thread-safe.
+class ChunkFileCache {
+ public:
+  explicit ChunkFileCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+  std::shared_ptr<const engine::ChunkFile> Get(uint32_t chunk) const;
+  void Put(uint32_t chunk, std::shared_ptr<const engine::ChunkFile> file) const;
+  void Clear() const;
+
+ private:
+  using Entry = std::pair<uint32_t, std::shared_ptr<const engine::ChunkFile>>;
+  size_t capacity_;
+  mutable std::mutex mutex_;
+  mutable std::list<Entry> lru_;  // most recent first
+  mutable std::unordered_map<uint32_t, std::list<Entry>::iterator> map_;
+};
+
+struct Dataset::Impl {
+  std::string dir;
+  std::string index_dir;
+  OpenOptions options;
+  std::shared_ptr<index::Env> env;
+  index::Dbi videos = 0, chunks = 0, order = 0, info = 0;
+  ChunkFileCache files;
+
+  Impl(std::string dir_in, const OpenOptions& options_in);
+
+  std::string ChunkPath(const std::string& file_name) const { return dir + "/" + file_name; }
+
+  // Readers of records inside a caller's transaction; they throw
+  // CorruptionError for records that fail verification.
+  std::optional<index::VideoRecord> FindRecord(const index::Txn& txn, std::string_view id) const;
+  index::ChunkRecord GetChunk(const index::Txn& txn, uint32_t chunk) const;
+  index::DatasetInfo GetInfo(const index::Txn& txn) const;
+  // The open chunk file for reading, from the cache or opened now.
+  std::shared_ptr<const engine::ChunkFile> ChunkForRead(const index::Txn& txn,
+                                                        uint32_t chunk) const;
+  VideoInfo ToVideoInfo(std::string_view id, index::VideoRecord&& record) const;
+  void ScanOrder(std::string_view from_key, std::string_view until_key,
+                 const std::function<bool(const VideoInfo&)>& fn) const;
+};
+
+}  // namespace gulpdb
+
+#endif  // GULPDB_ENGINE_DATASET_IMPL_H_

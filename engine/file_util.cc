@@ -1,0 +1,120 @@
+#include "engine/file_util.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <thread>
+
+#include "gulpdb/error.h"
+
+namespace gulpdb::engine {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+UniqueFd OpenFile(const std::string& path, int flags, int mode) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) ThrowErrno("open", path, errno);
+  return UniqueFd(fd);
+}
+
+size_t PreadFull(int fd, void* dst, size_t size, uint64_t offset, const std::string& path) {
+  auto* out = static_cast<char*>(dst);
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ThrowErrno("read", path + " at offset " + std::to_string(offset + done), errno);
+    }
+    if (n == 0) break;  // end of file
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
+void PwritevFull(int fd, struct iovec* iov, int iovcnt, uint64_t offset, const std::string& path) {
+  while (iovcnt > 0) {
+    const ssize_t n = ::pwritev(fd, iov, iovcnt, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ThrowErrno("write", path + " at offset " + std::to_string(offset), errno);
+    }
+    offset += static_cast<uint64_t>(n);
+    size_t left = static_cast<size_t>(n);
+    while (iovcnt > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --iovcnt;
+    }
+    if (iovcnt > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+}
+
+uint64_t FileSize(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ThrowErrno("stat", path, errno);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+void DataSync(int fd, const std::string& path) {
+  if (::fdatasync(fd) != 0) ThrowErrno("fdatasync", path, errno);
+}
+
+void Truncate(int fd, uint64_t size, const std::string& path) {
+  int rc;
+  do {
+    rc = ::ftruncate(fd, static_cast<off_t>(size));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) ThrowErrno("truncate", path, errno);
+}
+
+void SyncDirectory(const std::string& path) {
+  UniqueFd fd = OpenFile(path, O_RDONLY | O_DIRECTORY);
+  if (::fsync(fd.get()) != 0) ThrowErrno("fsync directory", path, errno);
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+FileLock::FileLock(const std::string& path, std::chrono::milliseconds wait,
+                   const std::string& what)
+    : fd_(OpenFile(path, O_RDWR | O_CREAT)) {
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    if (::flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) return;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) ThrowErrno("lock", path, errno);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw BusyError("open writer " + what + ": another writer holds the lock " + path);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace gulpdb::engine

@@ -1,0 +1,382 @@
+// The write path: the commit protocol of docs/format/index_format.md.
+//
+//   1. Frames are written past the committed length of the current chunk
+//      (a new chunk is first created and registered empty).
+//   2. Commit fdatasyncs every chunk the batch wrote, then one LMDB write
+//      transaction records the videos and the chunks' new committed lengths.
+//   3. A crash before (2) leaves bytes past the committed lengths: the
+//      DatasetInfo lists the chunks a writer may have written ("dirty"), and
+//      the next writer truncates them before it writes anything.
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/crc32c.h"
+#include "engine/dataset_impl.h"
+#include "gulpdb/error.h"
+
+namespace gulpdb {
+namespace {
+
+constexpr int kMaxChunkNameAttempts = 1000;  // skips over foreign data_<N>.gulp files
+
+std::string ChunkFileName(uint32_t chunk) { return "data_" + std::to_string(chunk) + ".gulp"; }
+
+bool LooksLikeJpeg(std::string_view bytes) {
+  return bytes.size() >= 4 && static_cast<uint8_t>(bytes[0]) == 0xff &&
+         static_cast<uint8_t>(bytes[1]) == 0xd8 &&
+         static_cast<uint8_t>(bytes[bytes.size() - 2]) == 0xff &&
+         static_cast<uint8_t>(bytes[bytes.size() - 1]) == 0xd9;
+}
+
+}  // namespace
+
+struct Writer::Impl {
+  // A chunk this batch wrote into.
+  struct Touched {
+    std::shared_ptr<engine::ChunkFile> file;
+    uint64_t committed_length = 0;  // where the batch started writing
+    uint64_t end = 0;               // where it stopped
+  };
+  struct Pending {
+    std::string id;
+    index::VideoRecord record;
+    bool dropped = false;  // replaced later in the same batch
+  };
+
+  Dataset::Impl* ds;
+  WriterOptions options;
+  engine::FileLock lock;
+  index::DatasetInfo info;  // as last committed (settings are fixed)
+
+  bool have_chunk = false;
+  uint32_t chunk = 0;                        // the chunk appends go to
+  index::ChunkRecord chunk_record;           // its committed state
+  std::shared_ptr<engine::ChunkFile> file;   // its read-write handle
+  uint64_t write_pos = 0;                    // next byte to write in it
+  uint32_t batch_videos_in_chunk = 0;        // appended to it in this batch
+
+  std::vector<Pending> pending;
+  std::unordered_map<std::string, size_t> pending_by_id;
+  std::unordered_set<std::string> removals;
+  std::map<uint32_t, Touched> touched;
+
+  Impl(Dataset::Impl* dataset, const WriterOptions& opts)
+      : ds(dataset),
+        options(opts),
+        lock(ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
+
+  std::string ChunkPath(const std::string& name) const { return ds->ChunkPath(name); }
+
+  // Truncates whatever an interrupted writer left past committed lengths, and
+  // makes the last chunk the current one.
+  void Recover() {
+    std::vector<std::pair<uint32_t, index::ChunkRecord>> dirty;
+    std::optional<std::pair<uint32_t, index::ChunkRecord>> last;
+    {
+      index::Txn txn = ds->env->BeginRead();
+      info = ds->GetInfo(txn);
+      for (uint32_t n : info.dirty_chunks) dirty.emplace_back(n, ds->GetChunk(txn, n));
+      index::Cursor cursor(txn, ds->chunks);
+      if (cursor.Last()) {
+        const uint32_t n = index::DecodeChunkKey(cursor.key());
+        last.emplace(n, index::DecodeChunkRecord(cursor.value(), "chunk " + std::to_string(n)));
+      }
+    }
+    for (const auto& [n, record] : dirty) {
+      const std::string path = ChunkPath(record.file_name);
+      engine::ChunkFile f(path, engine::ChunkFile::Mode::kAppend);
+      const uint64_t size = f.Size();
+      if (size < record.committed_length) {
+        throw CorruptionError("recover " + path + ": the file has " + std::to_string(size) +
+                              " bytes but the index committed " +
+                              std::to_string(record.committed_length));
+      }
+      if (size > record.committed_length) {
+        f.TruncateTo(record.committed_length);
+        f.Sync();
+      }
+    }
+    if (last) {
+      have_chunk = true;
+      chunk = last->first;
+      chunk_record = last->second;
+      file = std::make_shared<engine::ChunkFile>(ChunkPath(chunk_record.file_name),
+                                                 engine::ChunkFile::Mode::kAppend);
+      write_pos = chunk_record.committed_length;
+    }
+    std::vector<uint32_t> want;
+    if (have_chunk) want.push_back(chunk);
+    if (want != info.dirty_chunks) SetDirty(want);
+  }
+
+  void SetDirty(const std::vector<uint32_t>& dirty) {
+    ds->env->Update([&](index::Txn& txn) {
+      index::DatasetInfo current = ds->GetInfo(txn);
+      current.dirty_chunks = dirty;
+      txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
+    });
+    info.dirty_chunks = dirty;
+  }
+
+  bool ChunkIsFull(uint64_t video_bytes) const {
+    if (chunk_record.appended_videos + batch_videos_in_chunk >= info.videos_per_chunk) return true;
+    return info.bytes_per_chunk != 0 && write_pos > 0 &&
+           write_pos + video_bytes > info.bytes_per_chunk;
+  }
+
+  // Creates data_<N>.gulp for the next chunk, registers it empty (so that a
+  // crash leaves it known to the index) and makes it current.
+  void StartNewChunk() {
+    uint32_t n = have_chunk ? chunk + 1 : 0;
+    // A data_<N>.gulp the index does not know (left by another program) is
+    // never touched: the new chunk takes the next free number.
+    for (int attempt = 0; engine::PathExists(ChunkPath(ChunkFileName(n))); ++attempt, ++n) {
+      if (attempt >= kMaxChunkNameAttempts) {
+        throw InvalidArgumentError("create chunk in " + ds->dir + ": too many foreign data_*.gulp files");
+      }
+    }
+    auto created = std::make_shared<engine::ChunkFile>(ChunkPath(ChunkFileName(n)),
+                                                       engine::ChunkFile::Mode::kCreate);
+    engine::SyncDirectory(ds->dir);
+    index::ChunkRecord record;
+    record.file_name = ChunkFileName(n);
+    std::vector<uint32_t> dirty;
+    for (const auto& entry : touched) dirty.push_back(entry.first);
+    dirty.push_back(n);
+    ds->env->Update([&](index::Txn& txn) {
+      index::DatasetInfo current = ds->GetInfo(txn);
+      current.dirty_chunks = dirty;
+      txn.Put(ds->chunks, index::ChunkKey(n), index::EncodeChunkRecord(record));
+      txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
+    });
+    info.dirty_chunks = dirty;
+    have_chunk = true;
+    chunk = n;
+    chunk_record = record;
+    file = std::move(created);
+    write_pos = 0;
+    batch_videos_in_chunk = 0;
+  }
+
+  void ValidateAppend(std::string_view id, const std::vector<std::string_view>& jpegs) const {
+    const std::string where = "append '" + std::string(id) + "' to " + ds->dir;
+    if (id.empty()) throw InvalidArgumentError("append to " + ds->dir + ": the id is empty");
+    if (id.size() > ds->env->max_key_size()) {
+      throw InvalidArgumentError("append to " + ds->dir + ": id of " + std::to_string(id.size()) +
+                                 " bytes is longer than the " +
+                                 std::to_string(ds->env->max_key_size()) + "-byte limit");
+    }
+    for (size_t i = 0; i < jpegs.size(); ++i) {
+      if (jpegs[i].empty()) {
+        throw InvalidArgumentError(where + ": frame " + std::to_string(i) + " is empty");
+      }
+      if (jpegs[i].size() > UINT32_MAX - 3) {
+        throw InvalidArgumentError(where + ": frame " + std::to_string(i) + " is over 4 GiB");
+      }
+      if (options.check_jpeg_markers && !LooksLikeJpeg(jpegs[i])) {
+        throw InvalidArgumentError(where + ": frame " + std::to_string(i) +
+                                   " is not a JPEG (no SOI/EOI markers)");
+      }
+    }
+  }
+
+  // Decides what an append of an existing id does; false means skip it.
+  bool ResolveDuplicate(const std::string& id) {
+    bool exists = false;
+    auto it = pending_by_id.find(id);
+    if (it != pending_by_id.end()) {
+      exists = true;
+    } else if (removals.count(id) == 0) {
+      index::Txn txn = ds->env->BeginRead();
+      std::string_view bytes;
+      exists = txn.Get(ds->videos, id, &bytes);
+    }
+    if (!exists) return true;
+    switch (options.on_duplicate) {
+      case OnDuplicate::kError:
+        throw InvalidArgumentError("append '" + id + "' to " + ds->dir +
+                                   (it != pending_by_id.end() ? ": appended twice in this batch"
+                                                              : ": the id already exists"));
+      case OnDuplicate::kSkip:
+        return false;
+      case OnDuplicate::kReplace:
+        if (it != pending_by_id.end()) {
+          pending[it->second].dropped = true;
+          pending_by_id.erase(it);
+        }
+        return true;
+    }
+    return true;
+  }
+
+  bool Append(std::string_view id_view, const std::vector<std::string_view>& jpegs,
+              std::string_view meta_json) {
+    ValidateAppend(id_view, jpegs);
+    std::string id(id_view);
+    if (!ResolveDuplicate(id)) return false;
+
+    uint64_t bytes = 0;
+    for (std::string_view j : jpegs) bytes += j.size() + PadFor(j.size());
+    if (!have_chunk || ChunkIsFull(bytes)) StartNewChunk();
+
+    Touched& t = touched[chunk];
+    if (!t.file) {
+      t.file = file;
+      t.committed_length = chunk_record.committed_length;
+      t.end = write_pos;
+    }
+    index::VideoRecord record;
+    record.chunk = chunk;
+    record.frames = file->AppendFrames(write_pos, jpegs);
+    write_pos += bytes;
+    t.end = write_pos;
+    ++batch_videos_in_chunk;
+    if (info.checksums) {
+      record.crc32c.reserve(jpegs.size());
+      for (std::string_view j : jpegs) record.crc32c.push_back(engine::Crc32c(j.data(), j.size()));
+    }
+    record.meta_data = "[" + std::string(meta_json) + "]";
+    pending_by_id[id] = pending.size();
+    pending.push_back(Pending{std::move(id), std::move(record), false});
+    return true;
+  }
+
+  bool Remove(std::string_view id_view) {
+    std::string id(id_view);
+    auto it = pending_by_id.find(id);
+    if (it != pending_by_id.end()) {
+      pending[it->second].dropped = true;
+      pending_by_id.erase(it);
+      removals.insert(id);  // a committed video of that id may exist too
+      return true;
+    }
+    if (removals.count(id) != 0) return false;
+    index::Txn txn = ds->env->BeginRead();
+    std::string_view bytes;
+    if (!txn.Get(ds->videos, id, &bytes)) return false;
+    removals.insert(std::move(id));
+    return true;
+  }
+
+  // Applies the batch to the index inside `txn`. Runs again from scratch if
+  // the map had to grow, so it only reads `this`.
+  void ApplyBatch(index::Txn& txn, index::DatasetInfo* out_info,
+                  std::map<uint32_t, index::ChunkRecord>* out_chunks) const {
+    index::DatasetInfo next = ds->GetInfo(txn);
+    std::map<uint32_t, index::ChunkRecord> chunks;
+    auto chunk_ref = [&](uint32_t n) -> index::ChunkRecord& {
+      auto it = chunks.find(n);
+      if (it == chunks.end()) it = chunks.emplace(n, ds->GetChunk(txn, n)).first;
+      return it->second;
+    };
+    // Forgets the committed video `id` (its bytes become garbage).
+    auto forget = [&](const std::string& id, const index::VideoRecord& old) {
+      index::ChunkRecord& c = chunk_ref(old.chunk);
+      c.live_videos -= std::min<uint32_t>(c.live_videos, 1);
+      c.live_bytes -= std::min(c.live_bytes, old.frame_bytes());
+      txn.Del(ds->order, index::OrderKey(old.chunk, old.seq));
+      next.total_videos -= std::min<uint64_t>(next.total_videos, 1);
+      next.total_frames -= std::min<uint64_t>(next.total_frames, old.frames.size());
+      (void)id;
+    };
+    for (const std::string& id : removals) {
+      if (auto old = ds->FindRecord(txn, id)) {
+        forget(id, *old);
+        txn.Del(ds->videos, id);
+      }
+    }
+    for (const Pending& p : pending) {
+      if (p.dropped) continue;
+      if (auto old = ds->FindRecord(txn, p.id)) forget(p.id, *old);
+      index::VideoRecord record = p.record;
+      record.seq = next.next_seq++;
+      txn.Put(ds->videos, p.id, index::EncodeVideoRecord(record));
+      txn.Put(ds->order, index::OrderKey(record.chunk, record.seq), p.id);
+      index::ChunkRecord& c = chunk_ref(record.chunk);
+      ++c.live_videos;
+      c.live_bytes += record.frame_bytes();
+      ++next.total_videos;
+      next.total_frames += record.frames.size();
+    }
+    for (const auto& [n, t] : touched) {
+      index::ChunkRecord& c = chunk_ref(n);
+      c.committed_length = t.end;
+      if (n != chunk) c.state = index::ChunkState::kFull;
+    }
+    for (const Pending& p : pending) ++chunk_ref(p.record.chunk).appended_videos;
+    next.dirty_chunks.assign(1, chunk);
+    for (const auto& [n, c] : chunks) {
+      txn.Put(ds->chunks, index::ChunkKey(n), index::EncodeChunkRecord(c));
+    }
+    txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(next));
+    *out_info = std::move(next);
+    *out_chunks = std::move(chunks);
+  }
+
+  void Commit() {
+    if (pending.empty() && removals.empty()) return;
+    try {
+      for (auto& [n, t] : touched) t.file->Sync();
+      index::DatasetInfo next;
+      std::map<uint32_t, index::ChunkRecord> chunks;
+      ds->env->Update([&](index::Txn& txn) { ApplyBatch(txn, &next, &chunks); });
+      info = std::move(next);
+      auto it = chunks.find(chunk);
+      if (it != chunks.end()) chunk_record = it->second;
+    } catch (...) {
+      Discard();
+      throw;
+    }
+    ClearBatch();
+  }
+
+  void ClearBatch() {
+    pending.clear();
+    pending_by_id.clear();
+    removals.clear();
+    touched.clear();
+    batch_videos_in_chunk = 0;
+    if (have_chunk) write_pos = chunk_record.committed_length;
+  }
+
+  // Truncates what the batch wrote and forgets it. Truncation failures are
+  // harmless for correctness (the bytes are past the committed length and
+  // the next writer truncates them), so they are swallowed here.
+  void Discard() noexcept {
+    for (auto& [n, t] : touched) {
+      try {
+        t.file->TruncateTo(t.committed_length);
+      } catch (const Error&) {
+      }
+    }
+    ClearBatch();
+  }
+};
+
+Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Writer::~Writer() {
+  if (impl_) impl_->Discard();
+}
+
+bool Writer::Append(std::string_view id, const std::vector<std::string_view>& jpegs,
+                    std::string_view meta_json) {
+  return impl_->Append(id, jpegs, meta_json);
+}
+
+bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }
+void Writer::Commit() { impl_->Commit(); }
+void Writer::Rollback() { impl_->Discard(); }
+size_t Writer::pending_videos() const { return impl_->pending_by_id.size(); }
+
+std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
+  if (read_only()) {
+    throw InvalidArgumentError("open writer " + impl_->dir + ": the dataset is open read-only");
+  }
+  auto impl = std::make_unique<Writer::Impl>(impl_.get(), options);
+  impl->Recover();
+  return std::unique_ptr<Writer>(new Writer(std::move(impl)));
+}
+
+}  // namespace gulpdb

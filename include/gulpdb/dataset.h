@@ -1,0 +1,218 @@
+// gulpdb's public face: a dataset directory of GulpIO chunk files indexed by
+// an LMDB B+tree (docs/format/). Open it, look videos up by id, read their
+// frames as JPEG bytes, and append or remove videos in transactions.
+//
+// Thread safety: a Dataset may be used from any number of threads at once;
+// every read runs in its own short LMDB read transaction and reads chunk
+// files with pread. A Writer belongs to one thread at a time, and at most one
+// Writer exists per dataset across all processes (a file lock).
+//
+// Processes: open a Dataset in the process that uses it. A Dataset opened
+// before fork() must not be used by the child; open another one there.
+//
+// Errors: every method throws a gulpdb::Error subclass (error.h): NotFoundError
+// for a missing id or directory, InvalidArgumentError for bad input,
+// CorruptionError when files and index disagree, IoError, BusyError.
+#ifndef GULPDB_DATASET_H_
+#define GULPDB_DATASET_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gulpdb/selection.h"
+#include "gulpdb/types.h"
+
+namespace gulpdb {
+
+// Settings fixed when a dataset is created.
+struct CreateOptions {
+  uint32_t videos_per_chunk = 100;  // GulpIO's default; a new chunk starts after this many
+  uint64_t bytes_per_chunk = 0;     // also start a new chunk past this size (0: no limit)
+  bool checksums = true;            // store a CRC-32C per frame
+  size_t initial_map_size = size_t{1} << 30;  // LMDB map; grows by doubling when full
+};
+
+struct OpenOptions {
+  bool read_only = true;
+  size_t max_open_chunk_files = 256;  // descriptors cached for reading
+  bool verify_checksums = false;      // check each frame's CRC-32C on every read
+};
+
+// What the index knows of one video.
+struct VideoInfo {
+  std::string id;
+  uint32_t chunk = 0;
+  uint64_t seq = 0;                 // insertion sequence
+  std::vector<FrameInfo> frames;    // GulpIO frame_info
+  std::vector<uint32_t> checksums;  // CRC-32C per frame, or empty
+  std::string meta_data;            // JSON list, one entry per append (GulpIO's meta_data)
+};
+
+struct ChunkInfo {
+  uint32_t number = 0;
+  std::string file_name;  // relative to the dataset directory
+  uint64_t committed_length = 0;
+  uint32_t appended_videos = 0;
+  uint32_t live_videos = 0;
+  uint64_t live_bytes = 0;
+  bool full = false;
+  std::string meta_file;  // the .gmeta it was imported from, if any
+};
+
+struct DatasetStats {
+  uint32_t format_version = 0;
+  std::string creator;
+  uint64_t videos = 0;
+  uint64_t frames = 0;
+  uint64_t chunks = 0;
+  uint64_t committed_bytes = 0;  // sum of chunk committed lengths
+  uint64_t live_bytes = 0;       // bytes of frames the index points to
+  uint64_t garbage_bytes = 0;    // committed bytes of removed or replaced videos
+  uint64_t index_bytes = 0;      // size of the LMDB data in use
+  uint32_t videos_per_chunk = 0;
+  uint64_t bytes_per_chunk = 0;
+  bool checksums = false;
+};
+
+// JPEG bytes of the frames of one read, in selection order. Owns its buffer;
+// the views stay valid while the object lives.
+class JpegFrames {
+ public:
+  size_t size() const { return spans_.size(); }
+  bool empty() const { return spans_.empty(); }
+  std::string_view operator[](size_t i) const {
+    return std::string_view(buffer_.get() + spans_[i].first, spans_[i].second);
+  }
+  // The frame index (in the video) of each returned frame.
+  const std::vector<uint32_t>& indices() const { return indices_; }
+
+ private:
+  friend class Dataset;
+  struct Free {
+    void operator()(char* p) const;
+  };
+  std::unique_ptr<char, Free> buffer_;
+  std::vector<std::pair<size_t, size_t>> spans_;  // (position in buffer_, size)
+  std::vector<uint32_t> indices_;
+};
+
+enum class OnDuplicate {
+  kError,    // appending an existing id throws InvalidArgumentError
+  kSkip,     // the append is ignored (Append returns false)
+  kReplace,  // the id is re-pointed to the new frames; the old bytes become garbage
+};
+
+struct WriterOptions {
+  OnDuplicate on_duplicate = OnDuplicate::kError;
+  // How long to wait for another writer to finish; zero fails at once with BusyError.
+  std::chrono::milliseconds lock_timeout{0};
+  // Reject frames that do not start with the JPEG SOI marker and end with EOI.
+  bool check_jpeg_markers = true;
+};
+
+class Writer;
+
+class Dataset {
+ public:
+  // Creates a new dataset in `dir` (created if missing; it may already hold
+  // other files but no gulpdb index). Throws InvalidArgumentError if a
+  // dataset is already there. Returns it opened read-write.
+  static std::unique_ptr<Dataset> Create(const std::string& dir, const CreateOptions& options = {});
+  // Opens an existing dataset. O(1) in the number of videos. Throws
+  // NotFoundError if `dir` holds no gulpdb index.
+  static std::unique_ptr<Dataset> Open(const std::string& dir, const OpenOptions& options = {});
+  static bool Exists(const std::string& dir);
+
+  ~Dataset();
+  Dataset(const Dataset&) = delete;
+  Dataset& operator=(const Dataset&) = delete;
+
+  const std::string& dir() const;
+  bool read_only() const;
+
+  bool Contains(std::string_view id) const;
+  uint64_t Count() const;
+  // The video's index entry, or nullopt if `id` is absent.
+  std::optional<VideoInfo> Find(std::string_view id) const;
+  // Like Find, but throws NotFoundError naming the id and dataset.
+  VideoInfo Get(std::string_view id) const;
+  uint32_t FrameCount(std::string_view id) const;
+
+  // JPEG bytes of the selected frames: one pread per run of adjacent frames.
+  JpegFrames ReadJpegs(std::string_view id, const Selection& selection = Selection::All()) const;
+
+  // Every id in (chunk, insertion) order. Memory grows with the dataset; for
+  // large ones prefer ForEach.
+  std::vector<std::string> Ids() const;
+  // Calls `fn` for every video in (chunk, insertion) order until it returns
+  // false. Runs in batches of short read transactions, so it sees each
+  // committed batch whole but may see batches committed while it runs.
+  void ForEach(const std::function<bool(const VideoInfo&)>& fn) const;
+  void ForEachInChunk(uint32_t chunk, const std::function<bool(const VideoInfo&)>& fn) const;
+
+  std::vector<ChunkInfo> Chunks() const;
+  DatasetStats Stats() const;
+
+  // Starts a write transaction. Needs a dataset opened read-write. Throws
+  // BusyError when another writer (in any process) is active and does not
+  // finish within options.lock_timeout.
+  std::unique_ptr<Writer> NewWriter(const WriterOptions& options = {});
+
+  // Convenience: removes `ids` in one transaction; returns how many existed.
+  size_t Remove(const std::vector<std::string>& ids);
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  explicit Dataset(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A write transaction: Append and Remove any number of times, then Commit
+// (all of the batch becomes visible at once) or Rollback (none of it does).
+// A Writer destroyed without Commit rolls back. After Commit or Rollback the
+// Writer may start another batch. A crash at any point loses nothing
+// committed and leaves nothing uncommitted visible.
+class Writer {
+ public:
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Appends a video: its frames as JPEG bytes (stored as they are) and its
+  // meta as the JSON text of one object. Returns false if the id exists and
+  // the writer skips duplicates. Throws InvalidArgumentError for an empty or
+  // too long id (LMDB keys hold at most 511 bytes), an empty frame, a frame
+  // that is not JPEG (when markers are checked), bad JSON, or a duplicate id
+  // under OnDuplicate::kError (also within one batch).
+  bool Append(std::string_view id, const std::vector<std::string_view>& jpegs,
+              std::string_view meta_json = "{}");
+  // Removes a committed or pending video; returns false if it does not exist.
+  bool Remove(std::string_view id);
+
+  // Makes the batch durable and visible: frames are fdatasync'd before the
+  // index transaction commits.
+  void Commit();
+  // Discards the batch: chunk files are truncated back to their committed length.
+  void Rollback();
+
+  size_t pending_videos() const;
+
+  struct Impl;
+
+ private:
+  friend class Dataset;
+  explicit Writer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gulpdb
+
+#endif  // GULPDB_DATASET_H_

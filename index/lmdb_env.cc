@@ -1,0 +1,285 @@
+#include "index/lmdb_env.h"
+
+#include <lmdb.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+namespace gulpdb::index {
+namespace {
+
+MDB_val ToVal(std::string_view s) {
+  // LMDB takes a non-const pointer but never writes through it for keys and
+  // for values of Put without MDB_RESERVE.
+  return MDB_val{s.size(), const_cast<char*>(s.data())};
+}
+
+std::string_view FromVal(const MDB_val& v) {
+  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+}  // namespace
+
+void ThrowLmdb(int rc, const std::string& operation, const std::string& what) {
+  const std::string message = operation + " " + what + ": " + mdb_strerror(rc);
+  switch (rc) {
+    case MDB_NOTFOUND:
+      throw NotFoundError(message);
+    case MDB_MAP_FULL:
+      throw MapFullError(message);
+    case MDB_READERS_FULL:
+    case MDB_TXN_FULL:
+    case MDB_DBS_FULL:
+      throw ResourceExhaustedError(message);
+    case MDB_BAD_VALSIZE:
+    case MDB_INCOMPATIBLE:
+      throw InvalidArgumentError(message);
+    case MDB_CORRUPTED:
+    case MDB_PAGE_NOTFOUND:
+    case MDB_INVALID:
+    case MDB_VERSION_MISMATCH:
+      throw CorruptionError(message);
+    case EAGAIN:
+    case EBUSY:
+      throw BusyError(message);
+    default:
+      if (rc > 0) ThrowErrno(operation, what, rc);
+      throw IoError(message);
+  }
+}
+
+// ---- Txn -------------------------------------------------------------------
+
+Txn::Txn(Env* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> lock)
+    : env_(env), txn_(txn), read_only_(read_only), lock_(std::move(lock)) {}
+
+Txn::Txn(Txn&& other) noexcept
+    : env_(other.env_),
+      txn_(std::exchange(other.txn_, nullptr)),
+      read_only_(other.read_only_),
+      open_cursors_(other.open_cursors_),
+      lock_(std::move(other.lock_)) {}
+
+Txn::~Txn() { Abort(); }
+
+bool Txn::Get(Dbi dbi, std::string_view key, std::string_view* value) const {
+  MDB_val k = ToVal(key);
+  MDB_val v{0, nullptr};
+  const int rc = mdb_get(txn_, dbi, &k, &v);
+  if (rc == MDB_NOTFOUND) return false;
+  if (rc != 0) ThrowLmdb(rc, "mdb_get", env_->path());
+  *value = FromVal(v);
+  return true;
+}
+
+void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
+  MDB_val k = ToVal(key);
+  MDB_val v = ToVal(value);
+  const int rc = mdb_put(txn_, dbi, &k, &v, 0);
+  if (rc != 0) ThrowLmdb(rc, "mdb_put", env_->path());
+}
+
+bool Txn::Del(Dbi dbi, std::string_view key) {
+  MDB_val k = ToVal(key);
+  const int rc = mdb_del(txn_, dbi, &k, nullptr);
+  if (rc == MDB_NOTFOUND) return false;
+  if (rc != 0) ThrowLmdb(rc, "mdb_del", env_->path());
+  return true;
+}
+
+uint64_t Txn::Count(Dbi dbi) const {
+  MDB_stat stat;
+  const int rc = mdb_stat(txn_, dbi, &stat);
+  if (rc != 0) ThrowLmdb(rc, "mdb_stat", env_->path());
+  return stat.ms_entries;
+}
+
+void Txn::Commit() {
+  if (txn_ == nullptr) throw InvalidArgumentError("commit " + env_->path() + ": transaction ended");
+  if (open_cursors_ != 0) {
+    throw InvalidArgumentError("commit " + env_->path() + ": cursors still open");
+  }
+  // LMDB frees the transaction whether or not the commit succeeds.
+  const int rc = mdb_txn_commit(std::exchange(txn_, nullptr));
+  if (lock_.owns_lock()) lock_.unlock();
+  if (rc != 0) ThrowLmdb(rc, "mdb_txn_commit", env_->path());
+}
+
+void Txn::Abort() noexcept {
+  if (txn_ != nullptr) mdb_txn_abort(std::exchange(txn_, nullptr));
+  if (lock_.owns_lock()) lock_.unlock();
+}
+
+// ---- Cursor ----------------------------------------------------------------
+
+Cursor::Cursor(Txn& txn, Dbi dbi) : txn_(&txn), cursor_(nullptr) {
+  const int rc = mdb_cursor_open(txn.txn_, dbi, &cursor_);
+  if (rc != 0) ThrowLmdb(rc, "mdb_cursor_open", txn.env_->path());
+  ++txn_->open_cursors_;
+}
+
+Cursor::Cursor(Cursor&& other) noexcept
+    : txn_(other.txn_),
+      cursor_(std::exchange(other.cursor_, nullptr)),
+      key_(other.key_),
+      value_(other.value_) {}
+
+Cursor::~Cursor() {
+  if (cursor_ != nullptr) {
+    mdb_cursor_close(cursor_);
+    --txn_->open_cursors_;
+  }
+}
+
+bool Cursor::Move(int op, std::string_view seek_key) {
+  MDB_val k = ToVal(seek_key);
+  MDB_val v{0, nullptr};
+  const int rc = mdb_cursor_get(cursor_, &k, &v, static_cast<MDB_cursor_op>(op));
+  if (rc == MDB_NOTFOUND) {
+    key_ = value_ = {};
+    return false;
+  }
+  if (rc != 0) ThrowLmdb(rc, "mdb_cursor_get", txn_->env_->path());
+  key_ = FromVal(k);
+  value_ = FromVal(v);
+  return true;
+}
+
+bool Cursor::First() { return Move(MDB_FIRST); }
+bool Cursor::Last() { return Move(MDB_LAST); }
+bool Cursor::Next() { return Move(MDB_NEXT); }
+bool Cursor::Prev() { return Move(MDB_PREV); }
+bool Cursor::Seek(std::string_view key) { return Move(MDB_SET_RANGE, key); }
+
+// ---- Env -------------------------------------------------------------------
+
+Env::Env(std::string path, bool read_only, const EnvOptions& options)
+    : path_(std::move(path)), read_only_(read_only), options_(options), owner_pid_(getpid()) {}
+
+Env::~Env() {
+  // A child process must not close its parent's environment: the handle's
+  // reader slots and locks belong to the parent. The child's copy of the
+  // mapping goes away when the child exits.
+  if (env_ != nullptr && getpid() == owner_pid_) mdb_env_close(env_);
+}
+
+std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& options) {
+  std::unique_ptr<Env> env(new Env(path, options.read_only, options));
+  auto try_open = [&](unsigned extra_flags) -> int {
+    if (env->env_ != nullptr) {
+      mdb_env_close(env->env_);
+      env->env_ = nullptr;
+    }
+    int rc = mdb_env_create(&env->env_);
+    if (rc != 0) ThrowLmdb(rc, "mdb_env_create", path);
+    if ((rc = mdb_env_set_maxdbs(env->env_, options.max_dbs)) != 0 ||
+        (rc = mdb_env_set_maxreaders(env->env_, options.max_readers)) != 0 ||
+        (rc = mdb_env_set_mapsize(env->env_, options.initial_map_size)) != 0) {
+      ThrowLmdb(rc, "mdb_env_set", path);
+    }
+    unsigned flags = MDB_NOTLS | extra_flags;
+    if (options.read_only) flags |= MDB_RDONLY;
+    return mdb_env_open(env->env_, path.c_str(), flags, 0644);
+  };
+  int rc = try_open(0);
+  if (options.read_only && (rc == EACCES || rc == EROFS)) {
+    // The lock file cannot be written (read-only media or permissions):
+    // readers may still share the data file as long as nobody writes.
+    rc = try_open(MDB_NOLOCK);
+  }
+  if (rc != 0) ThrowLmdb(rc, "open index", path);
+  return env;
+}
+
+Dbi Env::OpenDb(const std::string& name, bool create) {
+  Txn txn = create ? BeginWrite() : BeginRead();
+  MDB_dbi dbi = 0;
+  const int rc = mdb_dbi_open(txn.txn_, name.c_str(), create ? MDB_CREATE : 0u, &dbi);
+  if (rc != 0) ThrowLmdb(rc, "open index database '" + name + "' in", path_);
+  txn.Commit();
+  return dbi;
+}
+
+Txn Env::Begin(bool read_only) {
+  if (!read_only && read_only_) {
+    throw InvalidArgumentError("write " + path_ + ": the index is open read-only");
+  }
+  for (int attempt = 0;; ++attempt) {
+    std::shared_lock<std::shared_mutex> lock(resize_mutex_);
+    MDB_txn* txn = nullptr;
+    const int rc = mdb_txn_begin(env_, nullptr, read_only ? MDB_RDONLY : 0u, &txn);
+    if (rc == 0) return Txn(this, txn, read_only, std::move(lock));
+    if (rc != MDB_MAP_RESIZED || attempt > 8) ThrowLmdb(rc, "mdb_txn_begin", path_);
+    lock.unlock();
+    AdoptNewMapSize();
+  }
+}
+
+Txn Env::BeginRead() { return Begin(true); }
+Txn Env::BeginWrite() { return Begin(false); }
+
+void Env::AdoptNewMapSize() {
+  std::unique_lock<std::shared_mutex> lock(resize_mutex_);
+  // Size 0 makes LMDB adopt the size another process recorded.
+  const int rc = mdb_env_set_mapsize(env_, 0);
+  if (rc != 0) ThrowLmdb(rc, "mdb_env_set_mapsize", path_);
+}
+
+void Env::Grow(size_t current) {
+  std::unique_lock<std::shared_mutex> lock(resize_mutex_);
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  if (info.me_mapsize > current) return;  // another thread grew it already
+  if (current >= options_.max_map_size) {
+    throw ResourceExhaustedError("grow index " + path_ + ": map size limit of " +
+                                 std::to_string(options_.max_map_size) + " bytes reached");
+  }
+  const size_t next = std::min(current * 2, options_.max_map_size);
+  const int rc = mdb_env_set_mapsize(env_, next);
+  if (rc != 0) ThrowLmdb(rc, "mdb_env_set_mapsize", path_);
+}
+
+void Env::Update(const std::function<void(Txn&)>& body) {
+  for (;;) {
+    const size_t size_before = map_size();
+    try {
+      Txn txn = BeginWrite();
+      body(txn);
+      txn.Commit();
+      return;
+    } catch (const MapFullError&) {
+      // The transaction is gone (aborted by ~Txn or freed by the failed
+      // commit) and with it our shared lock, so the map can be resized.
+    }
+    Grow(size_before);
+  }
+}
+
+size_t Env::map_size() const {
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  return info.me_mapsize;
+}
+
+size_t Env::used_bytes() const {
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  MDB_stat stat;
+  mdb_env_stat(env_, &stat);
+  return (info.me_last_pgno + 1) * stat.ms_psize;
+}
+
+size_t Env::max_key_size() const {
+  return static_cast<size_t>(mdb_env_get_maxkeysize(env_));
+}
+
+void Env::Sync() {
+  const int rc = mdb_env_sync(env_, 1);
+  if (rc != 0) ThrowLmdb(rc, "mdb_env_sync", path_);
+}
+
+}  // namespace gulpdb::index

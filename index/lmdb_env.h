@@ -1,0 +1,179 @@
+// RAII owners for an LMDB environment, its transactions and cursors.
+//
+// This is the only part of gulpdb that talks to LMDB; lmdb_env.cc is the only
+// file that includes <lmdb.h>. Every LMDB return code becomes a typed
+// gulpdb::Error in one function (ThrowLmdb) that names the failing call.
+//
+// Fork: an Env must not be used in a child process; its destructor does not
+// close the environment there (the parent's reader slots stay intact).
+//
+// Thread safety: an Env may be shared by any number of threads. A Txn or a
+// Cursor belongs to one thread at a time. The environment is opened with
+// MDB_NOTLS, so a read transaction is not tied to the thread that began it.
+//
+// Map size: the map starts at EnvOptions::initial_map_size and doubles
+// whenever a write transaction runs out of room (Update retries the
+// transaction). A process that sees another process's larger map adopts it
+// when it next begins a transaction. Resizing needs every transaction of this
+// process to be finished, so transactions take a shared lock on the Env for
+// their lifetime: keep them short.
+#ifndef GULPDB_INDEX_LMDB_ENV_H_
+#define GULPDB_INDEX_LMDB_ENV_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+
+#include "gulpdb/error.h"
+
+struct MDB_env;
+struct MDB_txn;
+struct MDB_cursor;
+
+namespace gulpdb::index {
+
+using Dbi = unsigned int;  // an MDB_dbi
+
+// Thrown when a write transaction runs out of map space; Env::Update catches
+// it, grows the map and retries.
+class MapFullError : public ResourceExhaustedError {
+ public:
+  using ResourceExhaustedError::ResourceExhaustedError;
+};
+
+struct EnvOptions {
+  bool read_only = false;
+  size_t initial_map_size = size_t{1} << 30;  // 1 GiB of address space; the file grows as used
+  size_t max_map_size = size_t{1} << 40;      // growth stops here with ResourceExhaustedError
+  unsigned max_dbs = 8;
+  unsigned max_readers = 1022;
+};
+
+class Env;
+
+// A transaction. Move-only; the destructor aborts it unless committed.
+// Values returned by Get and cursors are views into the map, valid until the
+// transaction ends (or, in a write transaction, until the next write).
+class Txn {
+ public:
+  Txn(Txn&& other) noexcept;
+  Txn& operator=(Txn&&) = delete;
+  Txn(const Txn&) = delete;
+  ~Txn();
+
+  bool read_only() const { return read_only_; }
+
+  // Returns false if `key` is absent.
+  bool Get(Dbi dbi, std::string_view key, std::string_view* value) const;
+  // Inserts or overwrites. Throws MapFullError when the map is full.
+  void Put(Dbi dbi, std::string_view key, std::string_view value);
+  // Returns false if `key` was absent.
+  bool Del(Dbi dbi, std::string_view key);
+  // Number of entries in `dbi` as seen by this transaction.
+  uint64_t Count(Dbi dbi) const;
+
+  void Commit();
+  void Abort() noexcept;
+
+ private:
+  friend class Env;
+  friend class Cursor;
+  Txn(Env* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> lock);
+
+  Env* env_;
+  MDB_txn* txn_;
+  bool read_only_;
+  int open_cursors_ = 0;  // Commit refuses while cursors are open: LMDB frees them at commit
+  std::shared_lock<std::shared_mutex> lock_;
+};
+
+// A cursor over one database, bounded by its transaction: it must be
+// destroyed before the transaction commits or aborts. Move-only.
+class Cursor {
+ public:
+  Cursor(Txn& txn, Dbi dbi);
+  Cursor(Cursor&& other) noexcept;
+  Cursor& operator=(Cursor&&) = delete;
+  Cursor(const Cursor&) = delete;
+  ~Cursor();
+
+  // Positioning; each returns false when there is no such entry.
+  bool First();
+  bool Last();
+  bool Next();
+  bool Prev();
+  bool Seek(std::string_view key);  // the first key >= `key`
+
+  // The current entry; views valid while the cursor stays put and the txn lives.
+  std::string_view key() const { return key_; }
+  std::string_view value() const { return value_; }
+
+ private:
+  bool Move(int op, std::string_view seek_key = {});
+
+  Txn* txn_;
+  MDB_cursor* cursor_;
+  std::string_view key_;
+  std::string_view value_;
+};
+
+class Env {
+ public:
+  // Opens (creating if needed and not read-only) the environment in directory
+  // `path`. A read-only open of an environment on a read-only file system
+  // falls back to MDB_NOLOCK, which is safe only when no process writes.
+  static std::unique_ptr<Env> Open(const std::string& path, const EnvOptions& options);
+  ~Env();
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+
+  // Opens a named database, creating it when `create` (needs a writable env).
+  // Throws NotFoundError if absent and not created.
+  Dbi OpenDb(const std::string& name, bool create);
+
+  Txn BeginRead();
+  Txn BeginWrite();
+
+  // Runs `body` in a write transaction and commits it. When the map is full
+  // the transaction is aborted, the map doubled and `body` run again, so
+  // `body` must have no effects outside the transaction.
+  void Update(const std::function<void(Txn&)>& body);
+
+  size_t map_size() const;
+  // Bytes of the map in use (last page number times page size).
+  size_t used_bytes() const;
+  // Flushes the data file to disk (for environments opened without sync).
+  void Sync();
+  // The longest key LMDB accepts (511 bytes in Debian's build).
+  size_t max_key_size() const;
+
+ private:
+  Env(std::string path, bool read_only, const EnvOptions& options);
+  Txn Begin(bool read_only);
+  void Grow(size_t current);
+  void AdoptNewMapSize();
+
+  std::string path_;
+  bool read_only_;
+  EnvOptions options_;
+  int owner_pid_;  // the process that opened the environment
+  MDB_env* env_ = nullptr;
+  std::shared_mutex resize_mutex_;  // shared: live transactions; exclusive: resizing
+};
+
+// Translates a non-zero LMDB return code into a typed error naming `operation`
+// and `what` (a path or key). MDB_NOTFOUND is NotFoundError, MDB_MAP_FULL is
+// MapFullError, MDB_CORRUPTED/MDB_PAGE_NOTFOUND/MDB_INVALID are
+// CorruptionError, system errors keep their errno meaning.
+[[noreturn]] void ThrowLmdb(int rc, const std::string& operation, const std::string& what);
+
+}  // namespace gulpdb::index
+
+#endif  // GULPDB_INDEX_LMDB_ENV_H_

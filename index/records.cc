@@ -1,0 +1,258 @@
+#include "index/records.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include "gulpdb/error.h"
+#include "index/records_generated.h"
+
+namespace gulpdb::index {
+namespace {
+
+namespace fbs = gulpdb::index::fb;
+
+[[noreturn]] void ThrowCorrupt(std::string_view kind, std::string_view what,
+                               const std::string& detail) {
+  throw CorruptionError("decode " + std::string(kind) + " " + std::string(what) + ": " + detail);
+}
+
+template <typename T>
+const T* VerifiedRoot(std::string_view bytes, std::string_view kind, std::string_view what,
+                      const char* identifier) {
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  flatbuffers::Verifier verifier(data, bytes.size());
+  if (!verifier.VerifyBuffer<T>(identifier)) {
+    ThrowCorrupt(kind, what, "record fails FlatBuffers verification (" +
+                                 std::to_string(bytes.size()) + " bytes)");
+  }
+  return flatbuffers::GetRoot<T>(data);
+}
+
+template <typename T>
+size_t SizeOf(const flatbuffers::Vector<T>* v) {
+  return v == nullptr ? 0 : v->size();
+}
+
+void PutBigEndian(std::string* out, uint64_t value, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) {
+    out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  }
+}
+
+uint64_t GetBigEndian(std::string_view in, size_t pos, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) {
+    value = (value << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
+  }
+  return value;
+}
+
+// Checks the shape invariants of a verified VideoRecord and returns its frame count.
+uint32_t CheckVideoShape(const fbs::VideoRecord& r, std::string_view what) {
+  const size_t runs = SizeOf(r.run_offsets());
+  if (SizeOf(r.run_frames()) != runs) {
+    ThrowCorrupt("video", what, "run_offsets and run_frames differ in length");
+  }
+  uint64_t frames = 0;
+  for (size_t i = 0; i < runs; ++i) frames += r.run_frames()->Get(static_cast<uint32_t>(i));
+  if (frames != SizeOf(r.jpeg_sizes())) {
+    ThrowCorrupt("video", what,
+                 "runs hold " + std::to_string(frames) + " frames but " +
+                     std::to_string(SizeOf(r.jpeg_sizes())) + " sizes are stored");
+  }
+  if (r.pads() != nullptr && r.pads()->size() != frames) {
+    ThrowCorrupt("video", what, "pads do not match the frame count");
+  }
+  if (r.crc32c() != nullptr && r.crc32c()->size() != frames) {
+    ThrowCorrupt("video", what, "checksums do not match the frame count");
+  }
+  if (r.meta_data() == nullptr) ThrowCorrupt("video", what, "meta_data is missing");
+  return static_cast<uint32_t>(frames);
+}
+
+}  // namespace
+
+uint64_t VideoRecord::frame_bytes() const {
+  uint64_t total = 0;
+  for (const FrameInfo& f : frames) total += f.length;
+  return total;
+}
+
+std::string EncodeVideoRecord(const VideoRecord& record) {
+  if (!record.crc32c.empty() && record.crc32c.size() != record.frames.size()) {
+    throw InvalidArgumentError("encode video record: checksum count differs from frame count");
+  }
+  std::vector<uint64_t> run_offsets;
+  std::vector<uint32_t> run_frames;
+  std::vector<uint32_t> jpeg_sizes;
+  std::vector<uint8_t> pads;
+  bool canonical_pads = true;
+  jpeg_sizes.reserve(record.frames.size());
+  pads.reserve(record.frames.size());
+  uint64_t next_offset = 0;
+  for (const FrameInfo& f : record.frames) {
+    if (f.length < f.pad || f.pad > 255) {
+      throw InvalidArgumentError("encode video record: frame length " + std::to_string(f.length) +
+                                 " with pad " + std::to_string(f.pad));
+    }
+    if (run_offsets.empty() || f.offset != next_offset) {
+      run_offsets.push_back(f.offset);
+      run_frames.push_back(0);
+    }
+    ++run_frames.back();
+    next_offset = f.offset + f.length;
+    jpeg_sizes.push_back(f.jpeg_size());
+    pads.push_back(static_cast<uint8_t>(f.pad));
+    canonical_pads = canonical_pads && f.pad == PadFor(f.jpeg_size());
+  }
+
+  flatbuffers::FlatBufferBuilder builder(128 + 4 * record.frames.size() + record.meta_data.size());
+  const auto offsets_vec = builder.CreateVector(run_offsets);
+  const auto frames_vec = builder.CreateVector(run_frames);
+  const auto sizes_vec = builder.CreateVector(jpeg_sizes);
+  const auto pads_vec = canonical_pads ? 0 : builder.CreateVector(pads);
+  const auto crc_vec = record.crc32c.empty() ? 0 : builder.CreateVector(record.crc32c);
+  const auto meta = builder.CreateString(record.meta_data);
+  fbs::VideoRecordBuilder b(builder);
+  b.add_chunk(record.chunk);
+  b.add_seq(record.seq);
+  b.add_run_offsets(offsets_vec);
+  b.add_run_frames(frames_vec);
+  b.add_jpeg_sizes(sizes_vec);
+  if (!canonical_pads) b.add_pads(pads_vec);
+  if (!record.crc32c.empty()) b.add_crc32c(crc_vec);
+  b.add_meta_data(meta);
+  builder.Finish(b.Finish(), fbs::VideoRecordIdentifier());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+VideoRecord DecodeVideoRecord(std::string_view bytes, std::string_view what) {
+  const auto* r =
+      VerifiedRoot<fbs::VideoRecord>(bytes, "video", what, fbs::VideoRecordIdentifier());
+  const uint32_t frame_count = CheckVideoShape(*r, what);
+  VideoRecord out;
+  out.chunk = r->chunk();
+  out.seq = r->seq();
+  out.meta_data = r->meta_data()->str();
+  out.frames.reserve(frame_count);
+  uint32_t frame = 0;
+  for (uint32_t run = 0; run < SizeOf(r->run_offsets()); ++run) {
+    uint64_t offset = r->run_offsets()->Get(run);
+    for (uint32_t i = 0; i < r->run_frames()->Get(run); ++i, ++frame) {
+      const uint32_t size = r->jpeg_sizes()->Get(frame);
+      const uint32_t pad = r->pads() != nullptr ? r->pads()->Get(frame) : PadFor(size);
+      if (size > UINT32_MAX - pad) ThrowCorrupt("video", what, "frame length overflows");
+      out.frames.push_back(FrameInfo{offset, pad, size + pad});
+      offset += size + pad;
+    }
+  }
+  if (r->crc32c() != nullptr) out.crc32c.assign(r->crc32c()->begin(), r->crc32c()->end());
+  return out;
+}
+
+uint32_t DecodeFrameCount(std::string_view bytes, std::string_view what) {
+  return CheckVideoShape(
+      *VerifiedRoot<fbs::VideoRecord>(bytes, "video", what, fbs::VideoRecordIdentifier()), what);
+}
+
+std::string EncodeChunkRecord(const ChunkRecord& record) {
+  flatbuffers::FlatBufferBuilder builder(128);
+  const auto name = builder.CreateString(record.file_name);
+  const auto meta_file = builder.CreateString(record.meta_file);
+  fbs::ChunkRecordBuilder b(builder);
+  b.add_file_name(name);
+  b.add_committed_length(record.committed_length);
+  b.add_appended_videos(record.appended_videos);
+  b.add_live_videos(record.live_videos);
+  b.add_live_bytes(record.live_bytes);
+  b.add_state(static_cast<fbs::ChunkState>(record.state));
+  b.add_meta_file(meta_file);
+  builder.Finish(b.Finish());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what) {
+  const auto* r = VerifiedRoot<fbs::ChunkRecord>(bytes, "chunk", what, nullptr);
+  if (r->file_name() == nullptr || r->file_name()->size() == 0) {
+    ThrowCorrupt("chunk", what, "file name is missing");
+  }
+  if (r->live_bytes() > r->committed_length()) {
+    ThrowCorrupt("chunk", what, "live bytes exceed the committed length");
+  }
+  ChunkRecord out;
+  out.file_name = r->file_name()->str();
+  out.committed_length = r->committed_length();
+  out.appended_videos = r->appended_videos();
+  out.live_videos = r->live_videos();
+  out.live_bytes = r->live_bytes();
+  out.state = static_cast<ChunkState>(r->state());
+  if (r->meta_file() != nullptr) out.meta_file = r->meta_file()->str();
+  return out;
+}
+
+std::string EncodeDatasetInfo(const DatasetInfo& info) {
+  flatbuffers::FlatBufferBuilder builder(128);
+  const auto creator = builder.CreateString(info.creator);
+  const auto dirty = builder.CreateVector(info.dirty_chunks);
+  fbs::DatasetInfoBuilder b(builder);
+  b.add_format_version(info.format_version);
+  b.add_creator(creator);
+  b.add_videos_per_chunk(info.videos_per_chunk);
+  b.add_bytes_per_chunk(info.bytes_per_chunk);
+  b.add_checksums(info.checksums);
+  b.add_next_seq(info.next_seq);
+  b.add_total_videos(info.total_videos);
+  b.add_total_frames(info.total_frames);
+  b.add_dirty_chunks(dirty);
+  builder.Finish(b.Finish());
+  return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
+}
+
+DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
+  const auto* r = VerifiedRoot<fbs::DatasetInfo>(bytes, "dataset info", what, nullptr);
+  DatasetInfo out;
+  out.format_version = r->format_version();
+  if (out.format_version == 0 || out.format_version > kFormatVersion) {
+    ThrowCorrupt("dataset info", what,
+                 "format version " + std::to_string(out.format_version) +
+                     " is not supported (this build reads up to " +
+                     std::to_string(kFormatVersion) + ")");
+  }
+  if (r->creator() != nullptr) out.creator = r->creator()->str();
+  out.videos_per_chunk = r->videos_per_chunk();
+  out.bytes_per_chunk = r->bytes_per_chunk();
+  out.checksums = r->checksums();
+  out.next_seq = r->next_seq();
+  out.total_videos = r->total_videos();
+  out.total_frames = r->total_frames();
+  if (r->dirty_chunks() != nullptr) {
+    out.dirty_chunks.assign(r->dirty_chunks()->begin(), r->dirty_chunks()->end());
+  }
+  return out;
+}
+
+std::string ChunkKey(uint32_t chunk) {
+  std::string key;
+  PutBigEndian(&key, chunk, 4);
+  return key;
+}
+
+uint32_t DecodeChunkKey(std::string_view key) {
+  if (key.size() != 4) throw CorruptionError("decode chunk key: expected 4 bytes");
+  return static_cast<uint32_t>(GetBigEndian(key, 0, 4));
+}
+
+std::string OrderKey(uint32_t chunk, uint64_t seq) {
+  std::string key;
+  key.reserve(12);
+  PutBigEndian(&key, chunk, 4);
+  PutBigEndian(&key, seq, 8);
+  return key;
+}
+
+void DecodeOrderKey(std::string_view key, uint32_t* chunk, uint64_t* seq) {
+  if (key.size() != 12) throw CorruptionError("decode order key: expected 12 bytes");
+  *chunk = static_cast<uint32_t>(GetBigEndian(key, 0, 4));
+  *seq = GetBigEndian(key, 4, 8);
+}
+
+}  // namespace gulpdb::index

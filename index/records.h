@@ -1,0 +1,91 @@
+// The index's records and keys: C++ values on one side, FlatBuffers bytes and
+// LMDB keys on the other. The layouts are specified in
+// docs/format/index_format.md; the schema is records.fbs.
+//
+// Every Decode* verifies its input with flatbuffers::Verifier and checks the
+// invariants the schema cannot express; a record that fails either is a
+// CorruptionError naming the record, never a crash.
+//
+// Thread safety: free functions on values; safe from any thread.
+#ifndef GULPDB_INDEX_RECORDS_H_
+#define GULPDB_INDEX_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gulpdb/types.h"
+
+namespace gulpdb::index {
+
+// Names of the LMDB databases inside the environment.
+inline constexpr const char* kVideosDb = "videos";  // id -> VideoRecord
+inline constexpr const char* kChunksDb = "chunks";  // chunk key -> ChunkRecord
+inline constexpr const char* kOrderDb = "order";    // order key -> id
+inline constexpr const char* kInfoDb = "info";      // "dataset" -> DatasetInfo
+inline constexpr const char* kDatasetInfoKey = "dataset";
+
+inline constexpr uint32_t kFormatVersion = 1;
+
+struct VideoRecord {
+  uint32_t chunk = 0;
+  uint64_t seq = 0;
+  std::vector<FrameInfo> frames;
+  std::vector<uint32_t> crc32c;  // empty, or one per frame
+  std::string meta_data;         // JSON list text
+
+  // Bytes of the chunk this video's frames occupy, padding included.
+  uint64_t frame_bytes() const;
+};
+
+enum class ChunkState : uint8_t { kOpen = 0, kFull = 1 };
+
+struct ChunkRecord {
+  std::string file_name;
+  uint64_t committed_length = 0;
+  uint32_t appended_videos = 0;
+  uint32_t live_videos = 0;
+  uint64_t live_bytes = 0;
+  ChunkState state = ChunkState::kOpen;
+  std::string meta_file;
+};
+
+struct DatasetInfo {
+  uint32_t format_version = kFormatVersion;
+  std::string creator;
+  uint32_t videos_per_chunk = 100;
+  uint64_t bytes_per_chunk = 0;
+  bool checksums = true;
+  uint64_t next_seq = 0;
+  uint64_t total_videos = 0;
+  uint64_t total_frames = 0;
+  std::vector<uint32_t> dirty_chunks;
+};
+
+// Encoders pick the most compact form: frames that follow each other
+// back to back share one run, and pads are stored only when one breaks
+// GulpIO's rule. Throws InvalidArgumentError when `crc32c` is neither empty
+// nor one per frame, or a frame's length is smaller than its pad.
+std::string EncodeVideoRecord(const VideoRecord& record);
+// `what` names the record in errors (usually the video id).
+VideoRecord DecodeVideoRecord(std::string_view bytes, std::string_view what);
+// The frame count alone, without materialising frames (still verified).
+uint32_t DecodeFrameCount(std::string_view bytes, std::string_view what);
+
+std::string EncodeChunkRecord(const ChunkRecord& record);
+ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what);
+
+std::string EncodeDatasetInfo(const DatasetInfo& info);
+DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what);
+
+// Keys: big-endian so that LMDB's byte order is numeric order.
+std::string ChunkKey(uint32_t chunk);
+uint32_t DecodeChunkKey(std::string_view key);
+std::string OrderKey(uint32_t chunk, uint64_t seq);
+// Decodes an order key; throws CorruptionError if it is not 12 bytes.
+void DecodeOrderKey(std::string_view key, uint32_t* chunk, uint64_t* seq);
+
+}  // namespace gulpdb::index
+
+#endif  // GULPDB_INDEX_RECORDS_H_

@@ -1,0 +1,266 @@
+// Crash safety and cross-process behaviour with real processes: a child
+// writer is SIGKILLed at chosen points; readers in other processes watch
+// commits happen.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+
+#include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
+#include "support/test_util.h"
+
+namespace gulpdb {
+namespace {
+
+using test::FakeJpeg;
+using test::TempDir;
+
+constexpr int kBatch = 5;
+
+std::string VideoId(int batch, int i) { return "b" + std::to_string(batch) + "v" + std::to_string(i); }
+// Deterministic frames for a video, so any process can check what it reads.
+std::vector<std::string> VideoFrames(int batch, int i) {
+  std::vector<std::string> frames;
+  for (int f = 0; f < 3; ++f) {
+    frames.push_back(FakeJpeg(static_cast<size_t>(64 + batch * 7 + i * 3 + f),
+                              static_cast<uint32_t>(batch * 1000 + i * 10 + f)));
+  }
+  return frames;
+}
+
+void AppendBatch(Writer& w, int batch) {
+  for (int i = 0; i < kBatch; ++i) {
+    const auto frames = VideoFrames(batch, i);
+    w.Append(VideoId(batch, i), test::Views(frames));
+  }
+}
+
+bool VideoIntact(const Dataset& ds, int batch, int i) {
+  const auto want = VideoFrames(batch, i);
+  const JpegFrames got = ds.ReadJpegs(VideoId(batch, i));
+  if (got.size() != want.size()) return false;
+  for (size_t f = 0; f < want.size(); ++f) {
+    if (got[f] != want[f]) return false;
+  }
+  return true;
+}
+
+// Runs `child` in a forked process. The child calls its argument when it has
+// reached the point to crash at (with its objects alive); the parent then
+// SIGKILLs it.
+void RunAndKill(const std::function<void(const std::function<void()>&)>& child) {
+  int fds[2];
+  BOOST_REQUIRE_EQUAL(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    const auto ready = [&] {
+      const char c = 'r';
+      if (::write(fds[1], &c, 1) != 1) ::_exit(4);
+      for (;;) ::pause();
+    };
+    try {
+      child(ready);
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(5);  // the child returned without reaching its crash point
+  }
+  ::close(fds[1]);
+  char c = 0;
+  const ssize_t n = ::read(fds[0], &c, 1);
+  ::close(fds[0]);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  BOOST_REQUIRE_MESSAGE(n == 1, "the child failed before it was ready");
+  BOOST_TEST(WIFSIGNALED(status));
+}
+
+std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
+  OpenOptions o;
+  o.read_only = false;
+  return Dataset::Open(dir, o);
+}
+
+BOOST_AUTO_TEST_SUITE(crash_test)
+
+BOOST_AUTO_TEST_CASE(kill_before_commit_loses_only_the_open_batch) {
+  TempDir tmp;
+  Dataset::Create(tmp.path()).reset();
+  RunAndKill([&](const std::function<void()>& crash_here) {
+    auto ds = OpenRw(tmp.path());
+    auto w = ds->NewWriter();
+    AppendBatch(*w, 0);
+    w->Commit();
+    AppendBatch(*w, 1);  // written to the chunk, never committed
+    crash_here();
+  });
+  auto ds = OpenRw(tmp.path());
+  const ChunkInfo chunk = ds->Chunks().at(0);
+  // The dead writer's bytes are still in the file but invisible.
+  BOOST_TEST(test::FileSizeOf(tmp / chunk.file_name) > chunk.committed_length);
+  BOOST_TEST(ds->Count() == static_cast<uint64_t>(kBatch));
+  for (int i = 0; i < kBatch; ++i) {
+    BOOST_TEST(VideoIntact(*ds, 0, i));
+    BOOST_TEST(!ds->Contains(VideoId(1, i)));
+  }
+  // The next writer truncates them before writing.
+  {
+    auto w = ds->NewWriter();
+    BOOST_TEST(test::FileSizeOf(tmp / chunk.file_name) == chunk.committed_length);
+    AppendBatch(*w, 2);
+    w->Commit();
+  }
+  for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, 2, i));
+}
+
+BOOST_AUTO_TEST_CASE(kill_after_rollover_truncates_every_dirty_chunk) {
+  TempDir tmp;
+  CreateOptions small;
+  small.videos_per_chunk = 3;
+  Dataset::Create(tmp.path(), small).reset();
+  RunAndKill([&](const std::function<void()>& crash_here) {
+    auto ds = OpenRw(tmp.path());
+    auto w = ds->NewWriter();
+    AppendBatch(*w, 0);  // chunks 0 and 1
+    w->Commit();
+    AppendBatch(*w, 1);  // fills chunk 1, creates chunks 2 and 3, uncommitted
+    crash_here();
+  });
+  auto ds = OpenRw(tmp.path());
+  int with_garbage = 0;
+  for (const ChunkInfo& c : ds->Chunks()) {
+    if (test::FileSizeOf(tmp / c.file_name) > c.committed_length) ++with_garbage;
+  }
+  BOOST_TEST(with_garbage >= 2);  // the old last chunk and the ones created after it
+  ds->NewWriter().reset();  // recovery
+  for (const ChunkInfo& c : ds->Chunks()) {
+    BOOST_TEST(test::FileSizeOf(tmp / c.file_name) == c.committed_length);
+  }
+  BOOST_TEST(ds->Count() == static_cast<uint64_t>(kBatch));
+  for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, 0, i));
+}
+
+BOOST_AUTO_TEST_CASE(kill_right_after_commit_keeps_the_batch) {
+  TempDir tmp;
+  Dataset::Create(tmp.path()).reset();
+  RunAndKill([&](const std::function<void()>& crash_here) {
+    auto ds = OpenRw(tmp.path());
+    auto w = ds->NewWriter();
+    AppendBatch(*w, 0);
+    w->Commit();
+    AppendBatch(*w, 1);
+    w->Commit();
+    crash_here();
+  });
+  auto ds = OpenRw(tmp.path());
+  BOOST_TEST(ds->Count() == static_cast<uint64_t>(2 * kBatch));
+  for (int b = 0; b < 2; ++b) {
+    for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, b, i));
+  }
+  const ChunkInfo chunk = ds->Chunks().at(0);
+  BOOST_TEST(test::FileSizeOf(tmp / chunk.file_name) == chunk.committed_length);
+  // The lock died with the writer: a new writer gets it at once.
+  auto w = ds->NewWriter();
+  AppendBatch(*w, 2);
+  w->Commit();
+  BOOST_TEST(ds->Count() == static_cast<uint64_t>(3 * kBatch));
+}
+
+BOOST_AUTO_TEST_CASE(writer_in_another_process_excludes_this_one) {
+  TempDir tmp;
+  Dataset::Create(tmp.path()).reset();
+  int ready[2], done[2];
+  BOOST_REQUIRE_EQUAL(::pipe(ready), 0);
+  BOOST_REQUIRE_EQUAL(::pipe(done), 0);
+  const pid_t pid = ::fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    try {
+      auto ds = OpenRw(tmp.path());
+      auto w = ds->NewWriter();
+      char c = 'r';
+      if (::write(ready[1], &c, 1) != 1) ::_exit(4);
+      if (::read(done[0], &c, 1) != 1) ::_exit(5);
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  char c = 0;
+  BOOST_REQUIRE_EQUAL(::read(ready[0], &c, 1), 1);
+  auto ds = OpenRw(tmp.path());
+  BOOST_CHECK_THROW(ds->NewWriter(), BusyError);
+  BOOST_REQUIRE_EQUAL(::write(done[1], &c, 1), 1);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  BOOST_TEST((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  BOOST_CHECK_NO_THROW(ds->NewWriter());
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
+}
+
+// Reader processes poll while this process commits batches: every snapshot
+// they see holds whole batches with intact bytes.
+BOOST_AUTO_TEST_CASE(readers_in_other_processes_see_whole_batches) {
+  TempDir tmp;
+  Dataset::Create(tmp.path()).reset();
+  constexpr int kBatches = 25;
+  std::vector<pid_t> readers;
+  for (int r = 0; r < 2; ++r) {
+    const pid_t pid = ::fork();
+    BOOST_REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        auto ds = Dataset::Open(tmp.path());
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+        for (;;) {
+          const std::vector<std::string> ids = ds->Ids();
+          if (ids.size() % kBatch != 0) {
+            code = 10;
+            break;
+          }
+          const int batches = static_cast<int>(ids.size()) / kBatch;
+          for (int b = 0; b < batches && code == 0; ++b) {
+            for (int i = 0; i < kBatch; ++i) {
+              if (!VideoIntact(*ds, b, i)) code = 11;
+            }
+          }
+          if (code != 0 || batches == kBatches) break;
+          if (std::chrono::steady_clock::now() > deadline) {
+            code = 12;
+            break;
+          }
+        }
+      } catch (...) {
+        code = 13;
+      }
+      ::_exit(code);
+    }
+    readers.push_back(pid);
+  }
+  {
+    auto ds = OpenRw(tmp.path());
+    auto w = ds->NewWriter();
+    for (int b = 0; b < kBatches; ++b) {
+      AppendBatch(*w, b);
+      w->Commit();
+    }
+  }
+  for (pid_t pid : readers) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    BOOST_TEST(WIFEXITED(status));
+    BOOST_TEST(WEXITSTATUS(status) == 0);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace gulpdb

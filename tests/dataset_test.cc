@@ -1,0 +1,346 @@
+#include "gulpdb/dataset.h"
+
+#include <sys/stat.h>
+
+#include <boost/test/unit_test.hpp>
+#include <thread>
+
+#include "gulpdb/error.h"
+#include "index/lmdb_env.h"
+#include "index/records.h"
+#include "support/test_util.h"
+
+namespace gulpdb {
+namespace {
+
+using test::FakeJpeg;
+using test::FixtureFrames;
+using test::TempDir;
+using test::Views;
+
+std::unique_ptr<Dataset> CreateIn(const TempDir& tmp, uint32_t videos_per_chunk = 100,
+                                  uint64_t bytes_per_chunk = 0) {
+  CreateOptions options;
+  options.videos_per_chunk = videos_per_chunk;
+  options.bytes_per_chunk = bytes_per_chunk;
+  return Dataset::Create(tmp.path(), options);
+}
+
+BOOST_AUTO_TEST_SUITE(dataset_test)
+
+BOOST_AUTO_TEST_CASE(real_frames_round_trip_byte_for_byte) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  const auto v0 = FixtureFrames("0");
+  const auto v3 = FixtureFrames("3");
+  {
+    auto w = ds->NewWriter();
+    BOOST_TEST(w->Append("v0", Views(v0), R"({"label": "a"})"));
+    BOOST_TEST(w->Append("v3", Views(v3), R"({"label": "b"})"));
+    w->Commit();
+  }
+  auto ro = Dataset::Open(tmp.path());
+  BOOST_TEST(ro->Count() == 2u);
+  BOOST_TEST(ro->Contains("v0"));
+  BOOST_TEST(!ro->Contains("v1"));
+  const JpegFrames frames = ro->ReadJpegs("v3");
+  BOOST_REQUIRE_EQUAL(frames.size(), v3.size());
+  for (size_t i = 0; i < v3.size(); ++i) BOOST_TEST((frames[i] == v3[i]));
+  const VideoInfo info = ro->Get("v0");
+  BOOST_TEST(info.meta_data == R"([{"label": "a"}])");
+  BOOST_TEST(info.frames.size() == v0.size());
+  BOOST_TEST(info.checksums.size() == v0.size());
+  BOOST_TEST(info.chunk == 0u);
+  BOOST_TEST(ro->FrameCount("v3") == v3.size());
+  // The chunk file is exactly the GulpIO layout of the frames.
+  std::string expected;
+  for (const auto* video : {&v0, &v3}) {
+    for (const std::string& f : *video) expected += f + std::string(PadFor(f.size()), '\0');
+  }
+  BOOST_TEST(test::ReadFile(tmp / "data_0.gulp") == expected);
+}
+
+BOOST_AUTO_TEST_CASE(selections_pick_the_right_bytes) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  std::vector<std::string> frames;
+  for (uint32_t i = 0; i < 10; ++i) frames.push_back(FakeJpeg(100 + i, i));
+  auto w = ds->NewWriter();
+  w->Append("v", Views(frames));
+  w->Commit();
+  const auto check = [&](const Selection& sel, std::vector<uint32_t> want) {
+    const JpegFrames got = ds->ReadJpegs("v", sel);
+    BOOST_REQUIRE_EQUAL(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      BOOST_TEST(got.indices()[i] == want[i]);
+      BOOST_TEST((got[i] == frames[want[i]]));
+    }
+  };
+  check(Selection::Slice(1, 10, 2), {1, 3, 5, 7, 9});
+  check(Selection::Slice(std::nullopt, std::nullopt, -3), {9, 6, 3, 0});
+  check(Selection::Slice(-2, std::nullopt), {8, 9});
+  check(Selection::Indices({4, 0, -1, 4}), {4, 0, 9, 4});
+  check(Selection::Slice(5, 2), {});
+  BOOST_CHECK_THROW(ds->ReadJpegs("v", Selection::Indices({10})), InvalidArgumentError);
+  BOOST_CHECK_THROW(ds->ReadJpegs("nope"), NotFoundError);
+}
+
+BOOST_AUTO_TEST_CASE(rollback_and_destruction_leave_no_trace) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  {
+    auto w = ds->NewWriter();
+    w->Append("keep", {FakeJpeg(50, 1)});
+    w->Commit();
+  }
+  const uint64_t committed = test::FileSizeOf(tmp / "data_0.gulp");
+  {
+    auto w = ds->NewWriter();
+    w->Append("gone", {FakeJpeg(5000, 2)});
+    BOOST_TEST(w->pending_videos() == 1u);
+    w->Rollback();
+    BOOST_TEST(w->pending_videos() == 0u);
+    w->Append("gone_too", {FakeJpeg(5000, 3)});
+  }  // destroyed without commit
+  BOOST_TEST(test::FileSizeOf(tmp / "data_0.gulp") == committed);
+  BOOST_TEST(ds->Count() == 1u);
+  BOOST_TEST(!ds->Contains("gone"));
+  BOOST_TEST(!ds->Contains("gone_too"));
+  BOOST_TEST(ds->Stats().frames == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(writer_reused_for_several_batches) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  auto w = ds->NewWriter();
+  for (int batch = 0; batch < 3; ++batch) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      w->Append("b" + std::to_string(batch) + "_" + std::to_string(i), {FakeJpeg(30 + i, i)});
+    }
+    w->Commit();
+  }
+  BOOST_TEST(ds->Count() == 12u);
+  const std::vector<std::string> ids = ds->Ids();
+  BOOST_REQUIRE_EQUAL(ids.size(), 12u);
+  BOOST_TEST(ids.front() == "b0_0");
+  BOOST_TEST(ids.back() == "b2_3");
+}
+
+BOOST_AUTO_TEST_CASE(chunks_roll_over_by_videos_and_bytes) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp, /*videos_per_chunk=*/3, /*bytes_per_chunk=*/1000);
+  auto w = ds->NewWriter();
+  for (uint32_t i = 0; i < 7; ++i) w->Append("v" + std::to_string(i), {FakeJpeg(100, i)});
+  w->Append("big", {FakeJpeg(904, 9)});   // 100 + 904 > 1000: new chunk
+  w->Append("huge", {FakeJpeg(5000, 9)}); // alone in its own chunk, over the limit
+  w->Commit();
+  const std::vector<ChunkInfo> chunks = ds->Chunks();
+  BOOST_REQUIRE_EQUAL(chunks.size(), 5u);
+  const uint32_t expected_videos[] = {3, 3, 1, 1, 1};
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    BOOST_TEST(chunks[i].number == i);
+    BOOST_TEST(chunks[i].file_name == "data_" + std::to_string(i) + ".gulp");
+    BOOST_TEST(chunks[i].live_videos == expected_videos[i]);
+    BOOST_TEST(chunks[i].committed_length == test::FileSizeOf(tmp / chunks[i].file_name));
+  }
+  BOOST_TEST(ds->Get("v6").chunk == 2u);
+  BOOST_TEST(ds->Get("huge").chunk == 4u);
+  std::vector<std::string> in_chunk_1;
+  ds->ForEachInChunk(1, [&](const VideoInfo& v) {
+    in_chunk_1.push_back(v.id);
+    return true;
+  });
+  BOOST_TEST(in_chunk_1 == (std::vector<std::string>{"v3", "v4", "v5"}),
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(new_chunk_skips_foreign_files) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp, 1);
+  test::WriteFile(tmp / "data_1.gulp", "not ours");
+  auto w = ds->NewWriter();
+  w->Append("a", {FakeJpeg(10, 1)});
+  w->Append("b", {FakeJpeg(10, 2)});
+  w->Commit();
+  BOOST_TEST(ds->Get("b").chunk == 2u);
+  BOOST_TEST(test::ReadFile(tmp / "data_1.gulp") == "not ours");
+}
+
+BOOST_AUTO_TEST_CASE(duplicates_error_skip_or_replace) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  const std::string first = FakeJpeg(40, 1), second = FakeJpeg(60, 2);
+  {
+    auto w = ds->NewWriter();
+    w->Append("x", {first}, R"({"v": 1})");
+    BOOST_CHECK_THROW(w->Append("x", {second}), InvalidArgumentError);  // same batch
+    w->Commit();
+  }
+  {
+    auto w = ds->NewWriter();
+    BOOST_CHECK_THROW(w->Append("x", {second}), InvalidArgumentError);
+  }
+  {
+    WriterOptions o;
+    o.on_duplicate = OnDuplicate::kSkip;
+    auto w = ds->NewWriter(o);
+    BOOST_TEST(!w->Append("x", {second}));
+    w->Commit();
+    BOOST_TEST((ds->ReadJpegs("x")[0] == first));
+  }
+  {
+    WriterOptions o;
+    o.on_duplicate = OnDuplicate::kReplace;
+    auto w = ds->NewWriter(o);
+    BOOST_TEST(w->Append("x", {second}, R"({"v": 2})"));
+    w->Commit();
+  }
+  BOOST_TEST(ds->Count() == 1u);
+  BOOST_TEST((ds->ReadJpegs("x")[0] == second));
+  BOOST_TEST(ds->Get("x").meta_data == R"([{"v": 2}])");
+  const DatasetStats stats = ds->Stats();
+  BOOST_TEST(stats.frames == 1u);
+  BOOST_TEST(stats.garbage_bytes == 40u);
+  BOOST_TEST(ds->Ids().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(remove_drops_from_index_only) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  {
+    auto w = ds->NewWriter();
+    w->Append("a", {FakeJpeg(16, 1)});
+    w->Append("b", {FakeJpeg(16, 2)});
+    w->Commit();
+  }
+  const uint64_t size = test::FileSizeOf(tmp / "data_0.gulp");
+  BOOST_TEST(ds->Remove({"a", "missing"}) == 1u);
+  BOOST_TEST(!ds->Contains("a"));
+  BOOST_TEST(ds->Ids() == (std::vector<std::string>{"b"}), boost::test_tools::per_element());
+  BOOST_TEST(test::FileSizeOf(tmp / "data_0.gulp") == size);
+  BOOST_TEST(ds->Stats().garbage_bytes == 16u);
+  // Remove then re-append in one batch.
+  auto w = ds->NewWriter();
+  BOOST_TEST(w->Remove("b"));
+  BOOST_TEST(w->Append("b", {FakeJpeg(20, 3)}));
+  w->Commit();
+  BOOST_TEST(ds->Get("b").frames[0].length == 20u);
+  BOOST_TEST(ds->Count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_rejected_and_dataset_stays_intact) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  {
+    auto w = ds->NewWriter();
+    w->Append("ok", {FakeJpeg(32, 1)});
+    w->Commit();
+  }
+  auto w = ds->NewWriter();
+  BOOST_CHECK_THROW(w->Append("", {FakeJpeg(32, 1)}), InvalidArgumentError);
+  BOOST_CHECK_THROW(w->Append(std::string(512, 'k'), {FakeJpeg(32, 1)}), InvalidArgumentError);
+  BOOST_CHECK_THROW(w->Append("empty_frame", {std::string()}), InvalidArgumentError);
+  BOOST_CHECK_THROW(w->Append("not_jpeg", {std::string("hello world")}), InvalidArgumentError);
+  BOOST_TEST(w->Append(std::string(511, 'k'), {FakeJpeg(32, 1)}));
+  w->Commit();
+  BOOST_TEST(ds->Count() == 2u);
+  BOOST_TEST((ds->ReadJpegs("ok")[0] == FakeJpeg(32, 1)));
+
+  BOOST_CHECK_THROW(Dataset::Open(tmp / "missing"), NotFoundError);
+  BOOST_CHECK_THROW(Dataset::Open(tmp / "data_0.gulp"), NotFoundError);
+  BOOST_CHECK_THROW(Dataset::Create(tmp.path()), InvalidArgumentError);
+  auto ro = Dataset::Open(tmp.path());
+  BOOST_CHECK_THROW(ro->NewWriter(), InvalidArgumentError);
+}
+
+BOOST_AUTO_TEST_CASE(second_writer_is_busy_or_waits) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  auto first = ds->NewWriter();
+  try {
+    ds->NewWriter();
+    BOOST_FAIL("a second writer must be refused");
+  } catch (const BusyError& e) {
+    BOOST_TEST(std::string(e.what()).find(tmp.path()) != std::string::npos);
+  }
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    first->Append("a", {FakeJpeg(8, 1)});
+    first->Commit();
+    first.reset();
+  });
+  WriterOptions wait;
+  wait.lock_timeout = std::chrono::seconds(20);
+  auto second = ds->NewWriter(wait);
+  release.join();
+  BOOST_TEST(ds->Contains("a"));
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_index_record_is_reported_not_crashed) {
+  TempDir tmp;
+  {
+    auto ds = CreateIn(tmp);
+    auto w = ds->NewWriter();
+    w->Append("good", {FakeJpeg(8, 1)});
+    w->Append("bad", {FakeJpeg(8, 2)});
+    w->Commit();
+  }
+  {
+    auto env = index::Env::Open(tmp / "gulpdb.index", index::EnvOptions{});
+    const index::Dbi videos = env->OpenDb(index::kVideosDb, false);
+    env->Update([&](index::Txn& txn) { txn.Put(videos, "bad", std::string(40, '\x13')); });
+  }
+  auto ds = Dataset::Open(tmp.path());
+  BOOST_CHECK_THROW(ds->ReadJpegs("bad"), CorruptionError);
+  BOOST_CHECK_THROW(ds->Get("bad"), CorruptionError);
+  BOOST_TEST((ds->ReadJpegs("good")[0] == FakeJpeg(8, 1)));
+}
+
+BOOST_AUTO_TEST_CASE(truncated_chunk_is_corruption_on_read) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  auto w = ds->NewWriter();
+  w->Append("a", {FakeJpeg(100, 1)});
+  w->Commit();
+  BOOST_REQUIRE_EQUAL(::truncate((tmp / "data_0.gulp").c_str(), 50), 0);
+  BOOST_CHECK_THROW(ds->ReadJpegs("a"), CorruptionError);
+}
+
+BOOST_AUTO_TEST_CASE(checksums_are_verified_when_asked) {
+  TempDir tmp;
+  {
+    auto ds = CreateIn(tmp);
+    auto w = ds->NewWriter();
+    w->Append("a", {FakeJpeg(100, 1)});
+    w->Commit();
+  }
+  std::string bytes = test::ReadFile(tmp / "data_0.gulp");
+  bytes[50] = static_cast<char>(bytes[50] ^ 1);
+  test::WriteFile(tmp / "data_0.gulp", bytes);
+  OpenOptions verify;
+  verify.verify_checksums = true;
+  BOOST_CHECK_THROW(Dataset::Open(tmp.path(), verify)->ReadJpegs("a"), CorruptionError);
+}
+
+BOOST_AUTO_TEST_CASE(stats_count_everything) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp, 2);
+  auto w = ds->NewWriter();
+  w->Append("a", {FakeJpeg(8, 1), FakeJpeg(9, 2)});
+  w->Append("b", {FakeJpeg(10, 3)});
+  w->Append("c", {FakeJpeg(12, 4)});
+  w->Commit();
+  const DatasetStats s = ds->Stats();
+  BOOST_TEST(s.videos == 3u);
+  BOOST_TEST(s.frames == 4u);
+  BOOST_TEST(s.chunks == 2u);
+  BOOST_TEST(s.committed_bytes == 8u + 12u + 12u + 12u);
+  BOOST_TEST(s.garbage_bytes == 0u);
+  BOOST_TEST(s.format_version == 1u);
+  BOOST_TEST(s.videos_per_chunk == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace gulpdb

@@ -1,0 +1,103 @@
+#include "support/test_util.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace gulpdb::test {
+namespace {
+
+void RemoveTree(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    if (DIR* d = ::opendir(path.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name != "." && name != "..") RemoveTree(path + "/" + name);
+      }
+      ::closedir(d);
+    }
+    ::rmdir(path.c_str());
+  } else {
+    ::unlink(path.c_str());
+  }
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/gulpdb_test_XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() { RemoveTree(path_); }
+
+std::string FixturesDir() { return GULPDB_FIXTURES_DIR; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void WriteFile(const std::string& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+uint64_t FileSizeOf(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot stat " + path);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+std::string FakeJpeg(size_t size, uint32_t seed) {
+  if (size < 4) throw std::invalid_argument("FakeJpeg needs at least 4 bytes");
+  std::string s(size, '\0');
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < size; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    s[i] = static_cast<char>(x & 0xff);
+  }
+  s[0] = static_cast<char>(0xff);
+  s[1] = static_cast<char>(0xd8);
+  s[size - 2] = static_cast<char>(0xff);
+  s[size - 1] = static_cast<char>(0xd9);
+  return s;
+}
+
+std::vector<std::string> FixtureFrames(const std::string& name) {
+  const std::string dir = FixturesDir() + "/frames_src/" + name;
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) throw std::runtime_error("no fixture folder " + dir);
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.size() > 4 && n.substr(n.size() - 4) == ".jpg") names.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> frames;
+  for (const std::string& n : names) frames.push_back(ReadFile(dir + "/" + n));
+  return frames;
+}
+
+std::vector<std::string_view> Views(const std::vector<std::string>& frames) {
+  return std::vector<std::string_view>(frames.begin(), frames.end());
+}
+
+}  // namespace gulpdb::test

@@ -1,0 +1,41 @@
+// Helpers shared by the test suites: temporary directories, fixture access,
+// and small JPEG-like inputs.
+#ifndef GULPDB_TESTS_SUPPORT_TEST_UTIL_H_
+#define GULPDB_TESTS_SUPPORT_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gulpdb::test {
+
+// A fresh directory under $TMPDIR, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(std::string_view name) const { return path_ + "/" + std::string(name); }
+
+ private:
+  std::string path_;
+};
+
+std::string FixturesDir();
+std::string ReadFile(const std::string& path);
+void WriteFile(const std::string& path, std::string_view bytes);
+uint64_t FileSizeOf(const std::string& path);
+
+// Bytes that pass gulpdb's JPEG marker check (SOI ... EOI) with exactly
+// `size` bytes (size >= 4), filled deterministically from `seed`.
+std::string FakeJpeg(size_t size, uint32_t seed);
+// The real JPEG frames of one video in tests/fixtures/frames_src/<name>/.
+std::vector<std::string> FixtureFrames(const std::string& name);
+std::vector<std::string_view> Views(const std::vector<std::string>& frames);
+
+}  // namespace gulpdb::test
+
+#endif  // GULPDB_TESTS_SUPPORT_TEST_UTIL_H_
