@@ -139,7 +139,8 @@ void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_
     {
       index::Txn txn = env->BeginRead();
       index::Cursor cursor(txn, order);
-      for (bool ok = cursor.Seek(resume); ok && batch.size() < kScanBatch; ok = cursor.Next()) {
+      for (bool ok = resume.empty() ? cursor.First() : cursor.Seek(resume);
+           ok && batch.size() < kScanBatch; ok = cursor.Next()) {
         if (!until_key.empty() && cursor.key() >= until_key) break;
         const std::string_view id = cursor.value();
         auto record = FindRecord(txn, id);

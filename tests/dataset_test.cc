@@ -126,6 +126,26 @@ BOOST_AUTO_TEST_CASE(writer_reused_for_several_batches) {
   BOOST_TEST(ids.back() == "b2_3");
 }
 
+BOOST_AUTO_TEST_CASE(for_each_walks_every_video_in_chunk_then_insertion_order) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp, 50);
+  auto w = ds->NewWriter();
+  // More videos than one scan batch, so the scan resumes across transactions.
+  for (uint32_t i = 0; i < 600; ++i) w->Append("id" + std::to_string(i), {FakeJpeg(8, i)});
+  w->Commit();
+  std::vector<std::string> seen;
+  ds->ForEach([&](const VideoInfo& v) {
+    seen.push_back(v.id);
+    return true;
+  });
+  BOOST_REQUIRE_EQUAL(seen.size(), 600u);
+  for (uint32_t i = 0; i < 600; ++i) BOOST_TEST(seen[i] == "id" + std::to_string(i));
+  BOOST_TEST(seen == ds->Ids(), boost::test_tools::per_element());
+  size_t stopped = 0;
+  ds->ForEach([&](const VideoInfo&) { return ++stopped < 10; });
+  BOOST_TEST(stopped == 10u);
+}
+
 BOOST_AUTO_TEST_CASE(chunks_roll_over_by_videos_and_bytes) {
   TempDir tmp;
   auto ds = CreateIn(tmp, /*videos_per_chunk=*/3, /*bytes_per_chunk=*/1000);

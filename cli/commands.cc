@@ -1,0 +1,413 @@
+#include "cli/commands.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "cli/progress.h"
+#include "engine/json_text.h"
+#include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
+
+namespace gulpdb::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+using engine::PythonJsonString;
+
+// Parses `args` against `options` and the named positionals (a name ending in
+// "..." takes the rest). Returns false after printing help when --help is given.
+bool Parse(const std::vector<std::string>& args, const char* usage, po::options_description options,
+           const std::vector<std::string>& positionals, po::variables_map* vm) {
+  options.add_options()("help,h", "show this help");
+  po::positional_options_description pos;
+  for (const std::string& p : positionals) {
+    if (p.size() > 3 && p.substr(p.size() - 3) == "...") {
+      pos.add(p.substr(0, p.size() - 3).c_str(), -1);
+    } else {
+      pos.add(p.c_str(), 1);
+    }
+  }
+  po::store(po::command_line_parser(args).options(options).positional(pos).run(), *vm);
+  if (vm->count("help") != 0) {
+    std::cout << "usage: " << usage << "\n\n" << options;
+    return false;
+  }
+  po::notify(*vm);
+  for (const std::string& p : positionals) {
+    const std::string name = p.size() > 3 && p.substr(p.size() - 3) == "..." ? p.substr(0, p.size() - 3) : p;
+    if (vm->count(name) == 0) throw UsageError("missing argument " + name);
+  }
+  return true;
+}
+
+std::unique_ptr<Dataset> OpenRo(const std::string& dir) { return Dataset::Open(dir); }
+
+std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
+  OpenOptions o;
+  o.read_only = false;
+  return Dataset::Open(dir, o);
+}
+
+std::vector<std::string> ListDir(const std::string& dir, bool want_dirs) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) ThrowErrno("list", dir, errno);
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) == want_dirs) names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NotFoundError("read " + path + ": cannot open the file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool HasSuffix(const std::string& s, const std::string& suffix) {
+  if (s.size() < suffix.size()) return false;
+  std::string tail = s.substr(s.size() - suffix.size());
+  std::transform(tail.begin(), tail.end(), tail.begin(), ::tolower);
+  return tail == suffix;
+}
+
+OnDuplicate ParseOnDuplicate(const std::string& s) {
+  if (s == "error") return OnDuplicate::kError;
+  if (s == "skip") return OnDuplicate::kSkip;
+  if (s == "replace") return OnDuplicate::kReplace;
+  throw UsageError("--on-duplicate must be error, skip or replace, not '" + s + "'");
+}
+
+// A file name for `id` that cannot leave the output directory.
+std::string SafeName(const std::string& id) {
+  std::string out;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+// ---- create ------------------------------------------------------------------
+
+int RunCreate(const std::vector<std::string>& args) {
+  po::options_description o("create options");
+  CreateOptions c;
+  bool no_checksums = false;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "videos-per-chunk", po::value(&c.videos_per_chunk)->default_value(100),
+      "start a new chunk after this many videos")(
+      "bytes-per-chunk", po::value(&c.bytes_per_chunk)->default_value(0),
+      "also start a new chunk past this many bytes (0: no limit)")(
+      "no-checksums", po::bool_switch(&no_checksums), "do not store a CRC-32C per frame");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb create DIR [options]", o, {"dir"}, &vm)) return 0;
+  c.checksums = !no_checksums;
+  Dataset::Create(vm["dir"].as<std::string>(), c);
+  std::printf("created %s\n", vm["dir"].as<std::string>().c_str());
+  return 0;
+}
+
+// ---- ingest --------------------------------------------------------------------
+
+struct Source {
+  std::string id;
+  std::string label;
+  std::string folder;
+};
+
+std::vector<Source> ReadFrameFolders(const std::string& root, const std::string& labels_csv) {
+  std::vector<Source> sources;
+  if (labels_csv.empty()) {
+    for (const std::string& name : ListDir(root, true)) sources.push_back({name, "", root + "/" + name});
+    return sources;
+  }
+  std::istringstream lines(ReadWholeFile(labels_csv));
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const size_t sep = line.find(';');
+    if (sep == std::string::npos || sep == 0) {
+      throw InvalidArgumentError("read " + labels_csv + ": line " + std::to_string(number) +
+                                 " is not 'id;label'");
+    }
+    const std::string id = line.substr(0, sep);
+    sources.push_back({id, line.substr(sep + 1), root + "/" + id});
+  }
+  return sources;
+}
+
+int RunIngest(const std::vector<std::string>& args) {
+  po::options_description o("ingest options");
+  std::string frames_dir, labels, on_dup;
+  uint32_t videos_per_chunk = 100;
+  size_t batch = 100;
+  bool quiet = false, strict = false;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory (created if missing)")(
+      "frames-dir", po::value(&frames_dir)->required(),
+      "folder with one sub-folder of JPEG frames per video")(
+      "labels", po::value(&labels), "20BN-style CSV 'id;label' (default: every sub-folder)")(
+      "videos-per-chunk", po::value(&videos_per_chunk)->default_value(100),
+      "videos per chunk file, for a new dataset")(
+      "batch", po::value(&batch)->default_value(100), "videos per committed transaction")(
+      "on-duplicate", po::value(&on_dup)->default_value("skip"),
+      "an id already in the dataset: error, skip or replace")(
+      "strict", po::bool_switch(&strict), "stop at the first bad source instead of skipping it")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb ingest DIR --frames-dir SRC [--labels CSV] [options]", o, {"dir"}, &vm)) {
+    return 0;
+  }
+  const std::string dir = vm["dir"].as<std::string>();
+  if (batch == 0) throw UsageError("--batch must be positive");
+  WriterOptions wo;
+  wo.on_duplicate = ParseOnDuplicate(on_dup);
+
+  std::unique_ptr<Dataset> ds;
+  if (Dataset::Exists(dir)) {
+    ds = OpenRw(dir);
+  } else {
+    CreateOptions c;
+    c.videos_per_chunk = videos_per_chunk;
+    ds = Dataset::Create(dir, c);
+  }
+  const std::vector<Source> sources = ReadFrameFolders(frames_dir, labels);
+  std::set<std::string> label_set;
+  for (const Source& s : sources) {
+    if (!s.label.empty()) label_set.insert(s.label);
+  }
+  std::map<std::string, int> label2idx;
+  for (const std::string& l : label_set) label2idx.emplace(l, static_cast<int>(label2idx.size()));
+
+  auto writer = ds->NewWriter(wo);
+  Progress progress("ingest", sources.size(), quiet);
+  size_t added = 0, skipped = 0, bad = 0, frames_total = 0;
+  for (const Source& s : sources) {
+    progress.Advance();
+    std::vector<std::string> frames;
+    std::string problem;
+    try {
+      for (const std::string& f : ListDir(s.folder, false)) {
+        if (HasSuffix(f, ".jpg") || HasSuffix(f, ".jpeg")) {
+          frames.push_back(ReadWholeFile(s.folder + "/" + f));
+        }
+      }
+      if (frames.empty()) problem = "no JPEG frames";
+    } catch (const Error& e) {
+      problem = e.what();
+    }
+    std::string meta = "{\"id\": " + PythonJsonString(s.id);
+    if (!s.label.empty()) {
+      meta += ", \"label\": " + PythonJsonString(s.label) +
+              ", \"idx\": " + std::to_string(label2idx[s.label]);
+    }
+    meta += "}";
+    if (problem.empty()) {
+      try {
+        if (writer->Append(s.id, std::vector<std::string_view>(frames.begin(), frames.end()), meta)) {
+          ++added;
+          frames_total += frames.size();
+        } else {
+          ++skipped;
+        }
+      } catch (const InvalidArgumentError& e) {
+        if (wo.on_duplicate == OnDuplicate::kError) throw;
+        problem = e.what();
+      }
+    }
+    if (!problem.empty()) {
+      if (strict) throw InvalidArgumentError("ingest " + s.folder + ": " + problem);
+      std::fprintf(stderr, "gulpdb ingest: skipping %s: %s\n", s.folder.c_str(), problem.c_str());
+      ++bad;
+    }
+    if (writer->pending_videos() >= batch) writer->Commit();
+  }
+  writer->Commit();
+  progress.Finish();
+  if (!label2idx.empty()) {
+    std::string json = "{";
+    for (const auto& [label, idx] : label2idx) {
+      if (json.size() > 1) json += ", ";
+      json += PythonJsonString(label) + ": " + std::to_string(idx);
+    }
+    json += "}";
+    std::ofstream(dir + "/label2idx.json", std::ios::binary) << json;
+  }
+  std::printf("ingested %zu videos (%zu frames) into %s; %zu already present, %zu bad sources skipped\n",
+              added, frames_total, dir.c_str(), skipped, bad);
+  return bad != 0 && strict ? 1 : 0;
+}
+
+// ---- info / ls / show ----------------------------------------------------------------
+
+int RunInfo(const std::vector<std::string>& args) {
+  po::options_description o("info options");
+  bool json = false;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "json", po::bool_switch(&json), "machine-readable output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb info DIR [--json]", o, {"dir"}, &vm)) return 0;
+  const std::string dir = vm["dir"].as<std::string>();
+  const DatasetStats s = OpenRo(dir)->Stats();
+  if (json) {
+    std::printf(
+        "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
+        "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
+        "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
+        "\"bytes_per_chunk\": %llu, \"checksums\": %s}\n",
+        PythonJsonString(dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
+        static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
+        static_cast<unsigned long long>(s.chunks),
+        static_cast<unsigned long long>(s.committed_bytes),
+        static_cast<unsigned long long>(s.live_bytes),
+        static_cast<unsigned long long>(s.garbage_bytes),
+        static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
+        static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false");
+    return 0;
+  }
+  std::printf("dataset:        %s\n", dir.c_str());
+  std::printf("format version: %u (%s)\n", s.format_version, s.creator.c_str());
+  std::printf("videos:         %llu\n", static_cast<unsigned long long>(s.videos));
+  std::printf("frames:         %llu\n", static_cast<unsigned long long>(s.frames));
+  std::printf("chunks:         %llu (%u videos per chunk)\n",
+              static_cast<unsigned long long>(s.chunks), s.videos_per_chunk);
+  std::printf("frame bytes:    %llu (+%llu garbage)\n",
+              static_cast<unsigned long long>(s.live_bytes),
+              static_cast<unsigned long long>(s.garbage_bytes));
+  std::printf("index bytes:    %llu\n", static_cast<unsigned long long>(s.index_bytes));
+  std::printf("checksums:      %s\n", s.checksums ? "crc32c per frame" : "none");
+  return 0;
+}
+
+int RunLs(const std::vector<std::string>& args) {
+  po::options_description o("ls options");
+  bool json = false, meta = false;
+  uint64_t limit = 0;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "json", po::bool_switch(&json), "one JSON object per line")(
+      "meta", po::bool_switch(&meta), "also print each video's meta_data")(
+      "limit", po::value(&limit)->default_value(0), "print at most N videos (0: all)");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb ls DIR [--json] [--meta] [--limit N]", o, {"dir"}, &vm)) return 0;
+  uint64_t shown = 0;
+  OpenRo(vm["dir"].as<std::string>())->ForEach([&](const VideoInfo& v) {
+    if (json) {
+      std::printf("{\"id\": %s, \"frames\": %zu, \"chunk\": %u%s%s}\n",
+                  PythonJsonString(v.id).c_str(), v.frames.size(), v.chunk,
+                  meta ? ", \"meta_data\": " : "", meta ? v.meta_data.c_str() : "");
+    } else {
+      std::printf("%s\t%zu%s%s\n", v.id.c_str(), v.frames.size(), meta ? "\t" : "",
+                  meta ? v.meta_data.c_str() : "");
+    }
+    return ++shown != limit;
+  });
+  return 0;
+}
+
+int RunShow(const std::vector<std::string>& args) {
+  po::options_description o("show options");
+  bool json = false;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "id", po::value<std::string>(), "video id")("json", po::bool_switch(&json),
+                                                  "machine-readable output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb show DIR ID [--json]", o, {"dir", "id"}, &vm)) return 0;
+  const VideoInfo v = OpenRo(vm["dir"].as<std::string>())->Get(vm["id"].as<std::string>());
+  std::string frame_info = "[";
+  for (size_t i = 0; i < v.frames.size(); ++i) {
+    if (i != 0) frame_info += ", ";
+    frame_info += "[" + std::to_string(v.frames[i].offset) + ", " + std::to_string(v.frames[i].pad) +
+                  ", " + std::to_string(v.frames[i].length) + "]";
+  }
+  frame_info += "]";
+  if (json) {
+    std::printf("{\"id\": %s, \"chunk\": %u, \"frame_info\": %s, \"meta_data\": %s}\n",
+                PythonJsonString(v.id).c_str(), v.chunk, frame_info.c_str(), v.meta_data.c_str());
+  } else {
+    std::printf("id:         %s\nchunk:      %u\nframes:     %zu\nframe_info: %s\nmeta_data:  %s\n",
+                v.id.c_str(), v.chunk, v.frames.size(), frame_info.c_str(), v.meta_data.c_str());
+  }
+  return 0;
+}
+
+// ---- extract / remove ----------------------------------------------------------------
+
+int RunExtract(const std::vector<std::string>& args) {
+  po::options_description o("extract options");
+  std::string out, frames;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "id", po::value<std::string>(), "video id")("output,o", po::value(&out)->required(),
+                                                  "output directory (created if missing)")(
+      "frames", po::value(&frames)->default_value("all"),
+      "frames to write: all, start:stop[:step] or i,j,k");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb extract DIR ID -o OUTDIR [--frames SEL]", o, {"dir", "id"}, &vm)) {
+    return 0;
+  }
+  const std::string id = vm["id"].as<std::string>();
+  const JpegFrames jpegs = OpenRo(vm["dir"].as<std::string>())->ReadJpegs(id, Selection::Parse(frames));
+  if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("create", out, errno);
+  const std::string stem = SafeName(id);
+  for (size_t i = 0; i < jpegs.size(); ++i) {
+    char index[16];
+    std::snprintf(index, sizeof(index), "%05u", jpegs.indices()[i]);
+    const std::string path = out + "/" + stem + "_" + index + ".jpg";
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(jpegs[i].data(), static_cast<std::streamsize>(jpegs[i].size()));
+    if (!f) throw IoError("write " + path + ": failed");
+  }
+  std::printf("wrote %zu frames of %s to %s\n", jpegs.size(), id.c_str(), out.c_str());
+  return 0;
+}
+
+int RunRemove(const std::vector<std::string>& args) {
+  po::options_description o("remove options");
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "ids", po::value<std::vector<std::string>>(), "ids to remove");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb remove DIR ID...", o, {"dir", "ids..."}, &vm)) return 0;
+  const auto ids = vm["ids"].as<std::vector<std::string>>();
+  const size_t removed = OpenRw(vm["dir"].as<std::string>())->Remove(ids);
+  std::printf("removed %zu of %zu ids\n", removed, ids.size());
+  return removed == ids.size() ? 0 : 1;
+}
+
+}  // namespace
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"create", "create an empty dataset", RunCreate},
+      {"ingest", "add videos from folders of JPEG frames", RunIngest},
+      {"info", "summary of a dataset", RunInfo},
+      {"ls", "list ids with their frame counts", RunLs},
+      {"show", "meta and frame_info of one video", RunShow},
+      {"extract", "write a video's frames as .jpg files", RunExtract},
+      {"remove", "remove videos from the index", RunRemove},
+  };
+  return commands;
+}
+
+}  // namespace gulpdb::cli

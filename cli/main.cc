@@ -1,0 +1,59 @@
+// gulpdb: build, inspect and check gulpdb datasets from the command line.
+#include <boost/program_options/errors.hpp>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "gulpdb/error.h"
+
+namespace {
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out, "usage: gulpdb <command> [options]\n\ncommands:\n");
+  for (const auto& c : gulpdb::cli::Commands()) std::fprintf(out, "  %-9s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nRun 'gulpdb <command> --help' for a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  if (name == "--version") {
+    std::printf("gulpdb %s\n", GULPDB_VERSION);
+    return 0;
+  }
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  for (const auto& command : gulpdb::cli::Commands()) {
+    if (name != command.name) continue;
+    try {
+      return command.run(args);
+    } catch (const gulpdb::cli::UsageError& e) {
+      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name, e.what(),
+                   command.name);
+      return 2;
+    } catch (const boost::program_options::error& e) {
+      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name, e.what(),
+                   command.name);
+      return 2;
+    } catch (const gulpdb::Error& e) {
+      std::fprintf(stderr, "gulpdb: %s: %s\n", gulpdb::ErrorCodeName(e.code()), e.what());
+      return 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gulpdb: %s\n", e.what());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "gulpdb: unknown command '%s'\n", name.c_str());
+  PrintUsage(stderr);
+  return 2;
+}

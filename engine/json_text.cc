@@ -1,0 +1,784 @@
+#include "engine/json_text.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "gulpdb/error.h"
+
+namespace gulpdb::engine {
+namespace {
+
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+// How a byte inside a string is treated. The order matters: classes up to
+// kDel need no attention while validating, classes up to kPlain none while
+// re-emitting.
+enum CharClass : uint8_t {
+  kPlain = 0,  // printable ASCII other than '"' and '\\': copied as is
+  kDel,        // 0x7f: valid input, but Python writes it as \u007f
+  kQuote,
+  kBackslash,
+  kControl,  // 0x00..0x1f: must be escaped in JSON
+  kHigh,     // 0x80..0xff: part of a UTF-8 sequence
+};
+
+constexpr std::array<uint8_t, 256> MakeClassTable() {
+  std::array<uint8_t, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    uint8_t cls = kPlain;
+    if (c < 0x20) {
+      cls = kControl;
+    } else if (c == '"') {
+      cls = kQuote;
+    } else if (c == '\\') {
+      cls = kBackslash;
+    } else if (c == 0x7f) {
+      cls = kDel;
+    } else if (c >= 0x80) {
+      cls = kHigh;
+    }
+    table[static_cast<size_t>(c)] = cls;
+  }
+  return table;
+}
+constexpr std::array<uint8_t, 256> kClass = MakeClassTable();
+
+inline uint8_t Byte(char c) { return static_cast<uint8_t>(c); }
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline bool IsJsonSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Names a byte for an error message: 'x' when printable, else 0xNN.
+std::string DescribeByte(char c) {
+  const uint8_t b = Byte(c);
+  if (b >= 0x21 && b <= 0x7e) return std::string("'") + c + "'";
+  std::string s = "0x";
+  s += kHexDigits[b >> 4];
+  s += kHexDigits[b & 0xf];
+  return s;
+}
+
+void AppendEscapedUnit(uint32_t unit, std::string* out) {
+  char buf[6] = {'\\', 'u', kHexDigits[(unit >> 12) & 0xf], kHexDigits[(unit >> 8) & 0xf],
+                 kHexDigits[(unit >> 4) & 0xf], kHexDigits[unit & 0xf]};
+  out->append(buf, sizeof(buf));
+}
+
+// Appends one UTF-16 code unit the way Python's ensure_ascii encoder writes it.
+void AppendPythonUnit(uint32_t unit, std::string* out) {
+  switch (unit) {
+    case '"': out->append("\\\""); return;
+    case '\\': out->append("\\\\"); return;
+    case '\n': out->append("\\n"); return;
+    case '\r': out->append("\\r"); return;
+    case '\t': out->append("\\t"); return;
+    case '\b': out->append("\\b"); return;
+    case '\f': out->append("\\f"); return;
+    default: break;
+  }
+  if (unit >= 0x20 && unit <= 0x7e) {
+    out->push_back(static_cast<char>(unit));
+  } else {
+    AppendEscapedUnit(unit, out);
+  }
+}
+
+// Appends a code point above 0x7f as Python does: \uXXXX, or a surrogate pair.
+void AppendPythonCodePoint(uint32_t cp, std::string* out) {
+  if (cp >= 0x10000) {
+    cp -= 0x10000;
+    AppendEscapedUnit(0xd800 + (cp >> 10), out);
+    AppendEscapedUnit(0xdc00 + (cp & 0x3ff), out);
+  } else {
+    AppendEscapedUnit(cp, out);
+  }
+}
+
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+enum class Step { kOk, kTruncated, kInvalid };
+
+// Decodes the UTF-8 sequence starting at text[pos] (a byte >= 0x80) into *cp
+// and *len. Rejects overlong forms, encoded surrogates and values above
+// U+10FFFF (Unicode's table 3-7). kTruncated when text ends inside a sequence
+// that is valid so far.
+Step DecodeUtf8(std::string_view text, size_t pos, uint32_t* cp, size_t* len) {
+  const uint8_t b0 = Byte(text[pos]);
+  size_t n = 0;
+  uint8_t lo = 0x80;
+  uint8_t hi = 0xbf;
+  uint32_t value = 0;
+  if (b0 < 0xc2) {
+    return Step::kInvalid;  // a continuation byte, or an overlong 2-byte lead
+  } else if (b0 < 0xe0) {
+    n = 2;
+    value = b0 & 0x1fu;
+  } else if (b0 < 0xf0) {
+    n = 3;
+    if (b0 == 0xe0) lo = 0xa0;  // overlong
+    if (b0 == 0xed) hi = 0x9f;  // surrogates
+    value = b0 & 0x0fu;
+  } else if (b0 < 0xf5) {
+    n = 4;
+    if (b0 == 0xf0) lo = 0x90;  // overlong
+    if (b0 == 0xf4) hi = 0x8f;  // above U+10FFFF
+    value = b0 & 0x07u;
+  } else {
+    return Step::kInvalid;
+  }
+  for (size_t k = 1; k < n; ++k) {
+    if (pos + k >= text.size()) return Step::kTruncated;
+    const uint8_t b = Byte(text[pos + k]);
+    if (b < lo || b > hi) return Step::kInvalid;
+    lo = 0x80;
+    hi = 0xbf;
+    value = (value << 6) | (b & 0x3fu);
+  }
+  *cp = value;
+  *len = n;
+  return Step::kOk;
+}
+
+std::string InvalidUtf8Message(std::string_view text, size_t pos) {
+  return "invalid UTF-8 sequence starting with byte " + DescribeByte(text[pos]);
+}
+
+// Reads the four hex digits of a \u escape whose backslash is at text[pos].
+// On kInvalid, *bad is the offset of the offending character.
+Step ParseUnicodeEscape(std::string_view text, size_t pos, uint32_t* unit, size_t* bad) {
+  uint32_t value = 0;
+  for (size_t k = 2; k < 6; ++k) {
+    if (pos + k >= text.size()) return Step::kTruncated;
+    const int h = HexValue(text[pos + k]);
+    if (h < 0) {
+      *bad = pos + k;
+      return Step::kInvalid;
+    }
+    value = (value << 4) | static_cast<uint32_t>(h);
+  }
+  *unit = value;
+  return Step::kOk;
+}
+
+// Validates one JSON value, and when kEmit re-emits it in Python's form into
+// *out. Iterative, so hostile nesting costs a bit per level, not stack frames.
+template <bool kEmit>
+class ValueScanner {
+ public:
+  ValueScanner(std::string_view text, bool input_complete, std::string* out)
+      : text_(text), input_complete_(input_complete), out_(out) {}
+
+  JsonScanResult Scan(size_t pos) {
+    pos_ = pos;
+    depth_ = 0;
+    open_objects_ = 0;
+    result_ = JsonScanResult{};
+    if (Run()) {
+      result_.status = JsonScanStatus::kOk;
+      result_.pos = pos_;
+    }
+    return std::move(result_);
+  }
+
+ private:
+  enum class State { kValue, kKey, kAfterValue };
+
+  bool Fail(size_t at, std::string message) {
+    result_.status = JsonScanStatus::kInvalid;
+    result_.pos = at;
+    result_.error = std::move(message);
+    return false;
+  }
+  bool Truncated() {
+    result_.status = JsonScanStatus::kTruncated;
+    result_.pos = text_.size();
+    return false;
+  }
+  bool AtEnd() const { return pos_ >= text_.size(); }
+  char Cur() const { return text_[pos_]; }
+
+  void Emit(char c) {
+    if constexpr (kEmit) out_->push_back(c);
+  }
+  void Emit(std::string_view s) {
+    if constexpr (kEmit) out_->append(s.data(), s.size());
+  }
+
+  void SkipSpace() {
+    while (pos_ < text_.size() && IsJsonSpace(text_[pos_])) ++pos_;
+  }
+
+  bool Run() {
+    State state = State::kValue;
+    for (;;) {
+      switch (state) {
+        case State::kValue:
+          if (AtEnd()) return Truncated();
+          switch (Cur()) {
+            case '{':
+            case '[': {
+              const bool is_object = Cur() == '{';
+              if (!Push(is_object)) return false;
+              Emit(Cur());
+              ++pos_;
+              SkipSpace();
+              if (AtEnd()) return Truncated();
+              if (Cur() == (is_object ? '}' : ']')) {
+                Emit(Cur());
+                ++pos_;
+                Pop();
+                state = State::kAfterValue;
+              } else {
+                state = is_object ? State::kKey : State::kValue;
+              }
+              break;
+            }
+            case '"':
+              if (!ScanString()) return false;
+              state = State::kAfterValue;
+              break;
+            case 't':
+              if (!ScanLiteral("true")) return false;
+              state = State::kAfterValue;
+              break;
+            case 'f':
+              if (!ScanLiteral("false")) return false;
+              state = State::kAfterValue;
+              break;
+            case 'n':
+              if (!ScanLiteral("null")) return false;
+              state = State::kAfterValue;
+              break;
+            case 'N':
+              if (!ScanLiteral("NaN")) return false;
+              state = State::kAfterValue;
+              break;
+            case 'I':
+              if (!ScanLiteral("Infinity")) return false;
+              state = State::kAfterValue;
+              break;
+            default:
+              if (Cur() != '-' && !IsDigit(Cur())) {
+                return Fail(pos_, "expected a JSON value, found " + DescribeByte(Cur()));
+              }
+              if (!ScanNumber()) return false;
+              state = State::kAfterValue;
+              break;
+          }
+          break;
+
+        case State::kKey: {
+          if (AtEnd()) return Truncated();
+          if (Cur() != '"') {
+            return Fail(pos_, "expected a string key, found " + DescribeByte(Cur()));
+          }
+          size_t key_begin = 0;
+          if constexpr (kEmit) key_begin = out_->size();
+          if (!ScanString()) return false;
+          if constexpr (kEmit) {
+            objects_[open_objects_ - 1].push_back(Member{key_begin, out_->size(), 0});
+          }
+          SkipSpace();
+          if (AtEnd()) return Truncated();
+          if (Cur() != ':') {
+            return Fail(pos_, "expected ':' after an object key, found " + DescribeByte(Cur()));
+          }
+          ++pos_;
+          Emit(": ");
+          SkipSpace();
+          state = State::kValue;
+          break;
+        }
+
+        case State::kAfterValue: {
+          if (depth_ == 0) return true;
+          const bool in_object = TopIsObject();
+          if constexpr (kEmit) {
+            if (in_object) objects_[open_objects_ - 1].back().value_end = out_->size();
+          }
+          SkipSpace();
+          if (AtEnd()) return Truncated();
+          const char c = Cur();
+          if (c == ',') {
+            ++pos_;
+            Emit(", ");
+            SkipSpace();
+            state = in_object ? State::kKey : State::kValue;
+          } else if (c == (in_object ? '}' : ']')) {
+            if constexpr (kEmit) {
+              if (in_object) MergeDuplicateKeys();
+            }
+            Emit(c);
+            ++pos_;
+            Pop();
+          } else {
+            return Fail(pos_, std::string(in_object ? "expected ',' or '}' after an object member"
+                                                    : "expected ',' or ']' after an array element") +
+                                  ", found " + DescribeByte(c));
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  bool Push(bool is_object) {
+    if (depth_ >= kMaxJsonDepth) {
+      return Fail(pos_, "nesting deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+    const auto d = static_cast<size_t>(depth_);
+    const uint64_t bit = uint64_t{1} << (d % 64);
+    if (is_object) {
+      kinds_[d / 64] |= bit;
+      if constexpr (kEmit) {
+        if (open_objects_ == objects_.size()) objects_.emplace_back();
+        objects_[open_objects_].clear();
+        ++open_objects_;
+      }
+    } else {
+      kinds_[d / 64] &= ~bit;
+    }
+    ++depth_;
+    return true;
+  }
+
+  void Pop() {
+    if constexpr (kEmit) {
+      if (TopIsObject()) --open_objects_;
+    }
+    --depth_;
+  }
+
+  bool TopIsObject() const {
+    const auto d = static_cast<size_t>(depth_ - 1);
+    return ((kinds_[d / 64] >> (d % 64)) & 1u) != 0;
+  }
+
+  bool ScanLiteral(std::string_view word) {
+    for (size_t k = 0; k < word.size(); ++k) {
+      if (pos_ + k >= text_.size()) return Truncated();
+      if (text_[pos_ + k] != word[k]) {
+        return Fail(pos_, "invalid literal (expected " + std::string(word) + ")");
+      }
+    }
+    Emit(word);
+    pos_ += word.size();
+    return true;
+  }
+
+  // Python's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)? or -Infinity.
+  // Kept verbatim: its value is never computed.
+  bool ScanNumber() {
+    const size_t start = pos_;
+    if (Cur() == '-') {
+      ++pos_;
+      if (AtEnd()) return Truncated();
+      if (Cur() == 'I') {
+        Emit('-');
+        return ScanLiteral("Infinity");
+      }
+    }
+    if (!ScanDigits("expected a digit")) return false;
+    const size_t int_begin = text_[start] == '-' ? start + 1 : start;
+    if (text_[int_begin] == '0' && pos_ - int_begin > 1) {
+      return Fail(start, "leading zeros are not allowed in a number");
+    }
+    if (AtEnd()) return EndNumber(start);
+    if (Cur() == '.') {
+      ++pos_;
+      if (!ScanDigits("expected a digit after the decimal point")) return false;
+      if (AtEnd()) return EndNumber(start);
+    }
+    if (Cur() == 'e' || Cur() == 'E') {
+      ++pos_;
+      if (AtEnd()) return Truncated();
+      if (Cur() == '+' || Cur() == '-') ++pos_;
+      if (!ScanDigits("expected a digit in the exponent")) return false;
+      if (AtEnd()) return EndNumber(start);
+    }
+    Emit(text_.substr(start, pos_ - start));
+    return true;
+  }
+
+  // A number that runs into the end of the text is complete only when the
+  // text is all there is.
+  bool EndNumber(size_t start) {
+    if (!input_complete_) return Truncated();
+    Emit(text_.substr(start, pos_ - start));
+    return true;
+  }
+
+  // One or more digits.
+  bool ScanDigits(const char* what) {
+    if (AtEnd()) return Truncated();
+    if (!IsDigit(Cur())) return Fail(pos_, std::string(what) + ", found " + DescribeByte(Cur()));
+    do {
+      ++pos_;
+    } while (pos_ < text_.size() && IsDigit(text_[pos_]));
+    return true;
+  }
+
+  bool ScanString() {
+    Emit('"');
+    ++pos_;
+    const char* data = text_.data();
+    const size_t size = text_.size();
+    for (;;) {
+      // The common case: a run of bytes that need nothing.
+      const size_t run_begin = pos_;
+      if constexpr (kEmit) {
+        while (pos_ < size && kClass[Byte(data[pos_])] == kPlain) ++pos_;
+        out_->append(data + run_begin, pos_ - run_begin);
+      } else {
+        while (pos_ < size && kClass[Byte(data[pos_])] <= kDel) ++pos_;
+      }
+      if (pos_ >= size) return Truncated();
+      switch (kClass[Byte(data[pos_])]) {
+        case kQuote:
+          Emit('"');
+          ++pos_;
+          return true;
+        case kBackslash:
+          if (!ScanEscape()) return false;
+          break;
+        case kControl:
+          return Fail(pos_, "control character " + DescribeByte(data[pos_]) +
+                                " in a string (must be escaped)");
+        case kDel:  // only reached when emitting
+          Emit("\\u007f");
+          ++pos_;
+          break;
+        default: {  // kHigh
+          uint32_t cp = 0;
+          size_t len = 0;
+          switch (DecodeUtf8(text_, pos_, &cp, &len)) {
+            case Step::kTruncated: return Truncated();
+            case Step::kInvalid: return Fail(pos_, InvalidUtf8Message(text_, pos_));
+            case Step::kOk: break;
+          }
+          if constexpr (kEmit) AppendPythonCodePoint(cp, out_);
+          pos_ += len;
+          break;
+        }
+      }
+    }
+  }
+
+  // At a backslash inside a string.
+  bool ScanEscape() {
+    if (pos_ + 1 >= text_.size()) return Truncated();
+    const char e = text_[pos_ + 1];
+    switch (e) {
+      case '"': Emit("\\\""); break;
+      case '\\': Emit("\\\\"); break;
+      case '/': Emit('/'); break;  // Python never escapes '/'
+      case 'b': Emit("\\b"); break;
+      case 'f': Emit("\\f"); break;
+      case 'n': Emit("\\n"); break;
+      case 'r': Emit("\\r"); break;
+      case 't': Emit("\\t"); break;
+      case 'u': {
+        uint32_t unit = 0;
+        size_t bad = 0;
+        switch (ParseUnicodeEscape(text_, pos_, &unit, &bad)) {
+          case Step::kTruncated: return Truncated();
+          case Step::kInvalid:
+            return Fail(bad, "invalid \\u escape: expected 4 hex digits, found " +
+                                 DescribeByte(text_[bad]));
+          case Step::kOk: break;
+        }
+        // Surrogates, paired or not, stay escaped (lowercase), which is what
+        // Python's decode-then-encode round trip gives.
+        if constexpr (kEmit) AppendPythonUnit(unit, out_);
+        pos_ += 6;
+        return true;
+      }
+      default:
+        return Fail(pos_, "invalid escape \\" + std::string(1, e) + " in a string");
+    }
+    pos_ += 2;
+    return true;
+  }
+
+  struct Member {
+    size_t key_begin;  // offsets into *out_: the quoted key ...
+    size_t key_end;
+    size_t value_end;  // ... and, after ": ", its value
+  };
+
+  // Python's json.loads keeps the last value of a repeated key at the place
+  // where the key first appeared; rewrite the object body accordingly.
+  void MergeDuplicateKeys() {
+    std::vector<Member>& members = objects_[open_objects_ - 1];
+    if (members.size() < 2) return;
+    auto key = [this](const Member& m) {
+      return std::string_view(*out_).substr(m.key_begin, m.key_end - m.key_begin);
+    };
+    order_.resize(members.size());
+    for (size_t i = 0; i < members.size(); ++i) order_[i] = i;
+    // Stable: equal keys stay in document order.
+    std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+      return key(members[a]) < key(members[b]);
+    });
+    bool duplicates = false;
+    for (size_t i = 1; i < order_.size() && !duplicates; ++i) {
+      duplicates = key(members[order_[i - 1]]) == key(members[order_[i]]);
+    }
+    if (!duplicates) return;
+    // winner[i]: for the first occurrence i of a key, the index of its last one;
+    // members.size() for later occurrences (dropped).
+    std::vector<size_t> winner(members.size(), members.size());
+    for (size_t i = 0; i < order_.size();) {
+      size_t j = i;
+      while (j + 1 < order_.size() && key(members[order_[j + 1]]) == key(members[order_[i]])) ++j;
+      winner[order_[i]] = order_[j];
+      i = j + 1;
+    }
+    std::string body;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (winner[i] == members.size()) continue;
+      if (!body.empty()) body.append(", ");
+      const Member& last = members[winner[i]];
+      body.append(key(members[i]));
+      body.append(": ");
+      body.append(*out_, last.key_end + 2, last.value_end - last.key_end - 2);
+    }
+    out_->resize(members.front().key_begin);
+    out_->append(body);
+  }
+
+  std::string_view text_;
+  bool input_complete_;
+  std::string* out_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  // Bit d set: the container at depth d is an object (else an array).
+  uint64_t kinds_[(kMaxJsonDepth + 63) / 64] = {};
+  // Emit mode only: the members of each open object, innermost last.
+  std::vector<std::vector<Member>> objects_;
+  size_t open_objects_ = 0;
+  std::vector<size_t> order_;
+  JsonScanResult result_;
+};
+
+size_t SkipSpace(std::string_view text, size_t pos) {
+  while (pos < text.size() && IsJsonSpace(text[pos])) ++pos;
+  return pos;
+}
+
+[[noreturn]] void ThrowInvalid(const char* operation, size_t pos, const std::string& what) {
+  throw InvalidArgumentError(std::string(operation) + ": byte " + std::to_string(pos) + ": " +
+                             what);
+}
+
+}  // namespace
+
+JsonScanResult ScanJsonValue(std::string_view text, size_t pos, bool input_complete) {
+  ValueScanner<false> scanner(text, input_complete, nullptr);
+  return scanner.Scan(pos);
+}
+
+std::string NormalizeJson(std::string_view text) {
+  constexpr const char* kOperation = "parse json";
+  if (text.substr(0, 3) == "\xef\xbb\xbf") {
+    ThrowInvalid(kOperation, 0, "a UTF-8 byte order mark is not allowed");
+  }
+  std::string out;
+  out.reserve(text.size());
+  ValueScanner<true> scanner(text, /*input_complete=*/true, &out);
+  const JsonScanResult result = scanner.Scan(SkipSpace(text, 0));
+  switch (result.status) {
+    case JsonScanStatus::kTruncated: ThrowInvalid(kOperation, text.size(), "unexpected end of input");
+    case JsonScanStatus::kInvalid: ThrowInvalid(kOperation, result.pos, result.error);
+    case JsonScanStatus::kOk: break;
+  }
+  const size_t end = SkipSpace(text, result.pos);
+  if (end != text.size()) {
+    ThrowInvalid(kOperation, end, "unexpected " + DescribeByte(text[end]) + " after the JSON value");
+  }
+  return out;
+}
+
+void AppendPythonJsonString(std::string_view utf8, std::string* out) {
+  const size_t old_size = out->size();
+  out->push_back('"');
+  const char* data = utf8.data();
+  size_t pos = 0;
+  while (pos < utf8.size()) {
+    const size_t run_begin = pos;
+    while (pos < utf8.size() && kClass[Byte(data[pos])] == kPlain) ++pos;
+    out->append(data + run_begin, pos - run_begin);
+    if (pos >= utf8.size()) break;
+    const uint8_t b = Byte(data[pos]);
+    if (b < 0x80) {
+      AppendPythonUnit(b, out);
+      ++pos;
+      continue;
+    }
+    uint32_t cp = 0;
+    size_t len = 0;
+    if (DecodeUtf8(utf8, pos, &cp, &len) != Step::kOk) {
+      out->resize(old_size);
+      ThrowInvalid("encode json string", pos, InvalidUtf8Message(utf8, pos));
+    }
+    AppendPythonCodePoint(cp, out);
+    pos += len;
+  }
+  out->push_back('"');
+}
+
+std::string PythonJsonString(std::string_view utf8) {
+  std::string out;
+  out.reserve(utf8.size() + 2);
+  AppendPythonJsonString(utf8, &out);
+  return out;
+}
+
+JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* utf8) {
+  JsonScanResult result;
+  auto fail = [&result](size_t at, std::string message) {
+    result.status = JsonScanStatus::kInvalid;
+    result.pos = at;
+    result.error = std::move(message);
+    return std::move(result);
+  };
+  auto truncated = [&result, &text]() {
+    result.status = JsonScanStatus::kTruncated;
+    result.pos = text.size();
+    return std::move(result);
+  };
+  utf8->clear();
+  if (pos >= text.size()) return truncated();
+  if (text[pos] != '"') return fail(pos, "expected a string, found " + DescribeByte(text[pos]));
+  ++pos;
+  const char* data = text.data();
+  for (;;) {
+    const size_t run_begin = pos;
+    while (pos < text.size() && kClass[Byte(data[pos])] <= kDel) ++pos;
+    utf8->append(data + run_begin, pos - run_begin);
+    if (pos >= text.size()) return truncated();
+    switch (kClass[Byte(data[pos])]) {
+      case kQuote:
+        result.pos = pos + 1;
+        return result;
+      case kControl:
+        return fail(pos, "control character " + DescribeByte(data[pos]) +
+                             " in a string (must be escaped)");
+      case kBackslash: {
+        if (pos + 1 >= text.size()) return truncated();
+        const char e = data[pos + 1];
+        char plain = 0;
+        switch (e) {
+          case '"': plain = '"'; break;
+          case '\\': plain = '\\'; break;
+          case '/': plain = '/'; break;
+          case 'b': plain = '\b'; break;
+          case 'f': plain = '\f'; break;
+          case 'n': plain = '\n'; break;
+          case 'r': plain = '\r'; break;
+          case 't': plain = '\t'; break;
+          case 'u': break;
+          default: return fail(pos, "invalid escape \\" + std::string(1, e) + " in a string");
+        }
+        if (e != 'u') {
+          utf8->push_back(plain);
+          pos += 2;
+          break;
+        }
+        uint32_t unit = 0;
+        size_t bad = 0;
+        switch (ParseUnicodeEscape(text, pos, &unit, &bad)) {
+          case Step::kTruncated: return truncated();
+          case Step::kInvalid:
+            return fail(bad,
+                        "invalid \\u escape: expected 4 hex digits, found " + DescribeByte(data[bad]));
+          case Step::kOk: break;
+        }
+        const std::string escape(text.substr(pos, 6));
+        if (unit >= 0xdc00 && unit <= 0xdfff) {
+          return fail(pos, "lone surrogate " + escape +
+                               " (a low surrogate without a high one cannot be UTF-8)");
+        }
+        if (unit >= 0xd800 && unit <= 0xdbff) {
+          // Must be followed by \u and a low surrogate.
+          const size_t next = pos + 6;
+          const std::string lone = "lone surrogate " + escape +
+                                   " (not followed by a low surrogate, cannot be UTF-8)";
+          if (next >= text.size()) return truncated();
+          if (data[next] != '\\') return fail(pos, lone);
+          if (next + 1 >= text.size()) return truncated();
+          if (data[next + 1] != 'u') return fail(pos, lone);
+          uint32_t low = 0;
+          switch (ParseUnicodeEscape(text, next, &low, &bad)) {
+            case Step::kTruncated: return truncated();
+            case Step::kInvalid:
+              return fail(bad, "invalid \\u escape: expected 4 hex digits, found " +
+                                   DescribeByte(data[bad]));
+            case Step::kOk: break;
+          }
+          if (low < 0xdc00 || low > 0xdfff) return fail(pos, lone);
+          unit = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+          pos += 6;
+        }
+        AppendUtf8(unit, utf8);
+        pos += 6;
+        break;
+      }
+      default: {  // kHigh
+        uint32_t cp = 0;
+        size_t len = 0;
+        switch (DecodeUtf8(text, pos, &cp, &len)) {
+          case Step::kTruncated: return truncated();
+          case Step::kInvalid: return fail(pos, InvalidUtf8Message(text, pos));
+          case Step::kOk: break;
+        }
+        utf8->append(data + pos, len);
+        pos += len;
+        break;
+      }
+    }
+  }
+}
+
+std::string DecodeJsonString(std::string_view quoted_token) {
+  constexpr const char* kOperation = "decode json string";
+  std::string utf8;
+  const JsonScanResult result = ScanJsonString(quoted_token, 0, &utf8);
+  switch (result.status) {
+    case JsonScanStatus::kTruncated:
+      ThrowInvalid(kOperation, quoted_token.size(), "unexpected end of input (unterminated string)");
+    case JsonScanStatus::kInvalid: ThrowInvalid(kOperation, result.pos, result.error);
+    case JsonScanStatus::kOk: break;
+  }
+  if (result.pos != quoted_token.size()) {
+    ThrowInvalid(kOperation, result.pos, "unexpected characters after the closing quote");
+  }
+  return utf8;
+}
+
+}  // namespace gulpdb::engine

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# End-to-end checks of the gulpdb command: every subcommand, and its error
+# paths (exit status 1 for failures, 2 for usage errors).
+#   cli_test.sh GULPDB_BINARY FIXTURES_DIR
+set -uo pipefail
+gulpdb=$1
+fixtures=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+passes=0
+
+check() {  # check NAME EXPECTED_STATUS COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, wanted $want"; cat "$tmp/out" "$tmp/err"
+    failures=$((failures + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+expect_out() {  # expect_out NAME PATTERN: the last command's stdout+stderr matches
+  if grep -qE "$2" "$tmp/out" "$tmp/err"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL $1: output lacks /$2/"; cat "$tmp/out" "$tmp/err"
+    failures=$((failures + 1))
+  fi
+}
+
+ds=$tmp/ds
+check ingest 0 "$gulpdb" ingest "$ds" --frames-dir "$fixtures/frames_src" \
+  --labels "$fixtures/frames_src/labels.csv" --videos-per-chunk 4 --quiet
+expect_out ingest_summary "ingested 22 videos \(67 frames\)"
+check label2idx 0 grep -q '"circle": 0' "$ds/label2idx.json"
+check reingest_skips 0 "$gulpdb" ingest "$ds" --frames-dir "$fixtures/frames_src" \
+  --labels "$fixtures/frames_src/labels.csv" --quiet
+expect_out reingest_summary "ingested 0 videos .* 22 already present"
+check info 0 "$gulpdb" info "$ds"
+expect_out info_videos "videos: +22"
+check info_json 0 "$gulpdb" info "$ds" --json
+expect_out info_json_frames '"frames": 67'
+check ls 0 "$gulpdb" ls "$ds" --limit 2
+check ls_count 0 test "$(wc -l <"$tmp/out")" -eq 2
+check show 0 "$gulpdb" show "$ds" 3 --json
+expect_out show_meta '"label": "square"'
+check extract 0 "$gulpdb" extract "$ds" 0 -o "$tmp/frames" --frames 1,3
+check extract_files 0 test -f "$tmp/frames/0_00001.jpg" -a -f "$tmp/frames/0_00003.jpg"
+check extract_bytes 0 cmp "$tmp/frames/0_00001.jpg" "$fixtures/frames_src/0/0001.jpg"
+
+# An id with path separators never writes outside the output directory.
+mkdir -p "$tmp/evil_src/a" "$tmp/b"
+cp "$fixtures/frames_src/0/0000.jpg" "$tmp/b/"
+printf 'a/../../b;bad\n' >"$tmp/evil.csv"
+check ingest_evil 0 "$gulpdb" ingest "$tmp/evil_ds" --frames-dir "$tmp/evil_src" --labels "$tmp/evil.csv" --quiet
+check extract_evil 0 "$gulpdb" extract "$tmp/evil_ds" "a/../../b" -o "$tmp/evil_out"
+check extract_evil_inside 0 test "$(ls "$tmp/evil_out" | wc -l)" -eq 1
+check extract_evil_nothing_outside 1 test -e "$tmp/b_00000.jpg"
+
+# Error paths.
+check unknown_id 1 "$gulpdb" show "$ds" no_such_id
+expect_out unknown_id_message "gulpdb: not found: .*no_such_id"
+check missing_dataset 1 "$gulpdb" info "$tmp/nowhere"
+expect_out missing_dataset_message "no such directory"
+check bad_flag 2 "$gulpdb" info "$ds" --no-such-flag
+check missing_arg 2 "$gulpdb" show "$ds"
+check unknown_command 2 "$gulpdb" frobnicate
+check bad_selection 1 "$gulpdb" extract "$ds" 0 -o "$tmp/f2" --frames 99
+mkdir -p "$tmp/bad_src/broken" "$tmp/bad_src/empty"
+printf 'not a jpeg' >"$tmp/bad_src/broken/0000.jpg"
+check corrupt_source_skipped 0 "$gulpdb" ingest "$tmp/bad_ds" --frames-dir "$tmp/bad_src" --quiet
+expect_out corrupt_source_reported "skipping .*broken"
+check corrupt_source_strict 1 "$gulpdb" ingest "$tmp/bad_ds2" --frames-dir "$tmp/bad_src" --quiet --strict
+check remove 0 "$gulpdb" remove "$ds" 0 1
+check removed 1 "$gulpdb" show "$ds" 0
+check remove_missing 1 "$gulpdb" remove "$ds" 0
+check help 0 "$gulpdb" ingest --help
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
