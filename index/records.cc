@@ -2,6 +2,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <cstring>
+
 #include "gulpdb/error.h"
 #include "index/records_generated.h"
 
@@ -15,10 +17,23 @@ namespace fbs = gulpdb::index::fb;
   throw CorruptionError("decode " + std::string(kind) + " " + std::string(what) + ": " + detail);
 }
 
+// FlatBuffers reads scalars in place and needs the buffer aligned; LMDB only
+// guarantees 2-byte alignment of values. Misaligned records are copied into
+// a per-thread buffer, valid until the next decode on the same thread.
+const uint8_t* Aligned(std::string_view bytes) {
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) == 0) {
+    return reinterpret_cast<const uint8_t*>(bytes.data());
+  }
+  thread_local std::vector<uint64_t> storage;
+  storage.resize(bytes.size() / sizeof(uint64_t) + 1);
+  std::memcpy(storage.data(), bytes.data(), bytes.size());
+  return reinterpret_cast<const uint8_t*>(storage.data());
+}
+
 template <typename T>
 const T* VerifiedRoot(std::string_view bytes, std::string_view kind, std::string_view what,
                       const char* identifier) {
-  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* data = Aligned(bytes);
   flatbuffers::Verifier verifier(data, bytes.size());
   if (!verifier.VerifyBuffer<T>(identifier)) {
     ThrowCorrupt(kind, what, "record fails FlatBuffers verification (" +
