@@ -18,8 +18,8 @@ namespace gulpdb {
 
 enum class ErrorCode {
   kNotFound,           // an id, file or dataset that does not exist
-  kInvalidArgument,    // bad input from the caller: empty id, bad selection, bad JPEG ...
-  kCorruption,         // data on disk contradicts itself or the index
+  kInvalidArgument,    // bad input from the caller: empty id, bad selection, bad options ...
+  kCorruption,         // data on disk contradicts itself or the index; undecodable JPEG
   kIoError,            // the operating system refused a read, write or sync
   kBusy,               // another process holds the writer lock
   kResourceExhausted,  // a configured limit (map size, key size) was hit
