@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "engine/chunk_file.h"
+#include "engine/thread_pool.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
 #include "index/records.h"
@@ -47,6 +48,9 @@ struct Dataset::Impl {
   index::Dbi videos = 0, chunks = 0, order = 0, info = 0;
   ChunkFileCache files;
 
+  // The pool that decodes frames, started on first use.
+  engine::ThreadPool& DecodePool() const;
+
   Impl(std::string dir_in, const OpenOptions& options_in);
 
   std::string ChunkPath(const std::string& file_name) const { return dir + "/" + file_name; }
@@ -62,6 +66,10 @@ struct Dataset::Impl {
   VideoInfo ToVideoInfo(std::string_view id, index::VideoRecord&& record) const;
   void ScanOrder(std::string_view from_key, std::string_view until_key,
                  const std::function<bool(const VideoInfo&)>& fn) const;
+
+ private:
+  mutable std::once_flag pool_once_;
+  mutable std::unique_ptr<engine::ThreadPool> pool_;
 };
 
 }  // namespace gulpdb

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gulpdb/jpeg.h"
 #include "gulpdb/selection.h"
 #include "gulpdb/types.h"
 
@@ -42,6 +43,9 @@ struct OpenOptions {
   bool read_only = true;
   size_t max_open_chunk_files = 256;  // descriptors cached for reading
   bool verify_checksums = false;      // check each frame's CRC-32C on every read
+  // Threads that decode the frames of one read or batch: 0 = one per core,
+  // 1 = decode on the calling thread only.
+  size_t decode_threads = 0;
 };
 
 // What the index knows of one video.
@@ -102,6 +106,41 @@ class JpegFrames {
   std::vector<uint32_t> indices_;
 };
 
+// Decoded pixels of the frames of one read, in selection order, in one
+// buffer that this object owns. When every frame has the same shape
+// (uniform()), the buffer is one C-contiguous N×H×W×C uint8 array; otherwise
+// frame i is the H_i×W_i×C_i array at data(i). Movable, not copyable.
+class DecodedFrames {
+ public:
+  size_t size() const { return shapes_.size(); }
+  bool empty() const { return shapes_.empty(); }
+  const ImageShape& shape(size_t i) const { return shapes_[i]; }
+  const uint8_t* data(size_t i) const { return buffer_.get() + offsets_[i]; }
+  uint8_t* mutable_data(size_t i) { return buffer_.get() + offsets_[i]; }
+  // True when there is at least one frame and all frames share one shape.
+  bool uniform() const;
+  size_t byte_size() const { return byte_size_; }
+  // The frame index (in the video) of each returned frame.
+  const std::vector<uint32_t>& indices() const { return indices_; }
+
+ private:
+  friend class Dataset;
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t, Free> buffer_;
+  size_t byte_size_ = 0;
+  std::vector<ImageShape> shapes_;
+  std::vector<size_t> offsets_;
+  std::vector<uint32_t> indices_;
+};
+
+// One request of a batch read.
+struct FrameRequest {
+  std::string id;
+  Selection selection = Selection::All();
+};
+
 enum class OnDuplicate {
   kError,    // appending an existing id throws InvalidArgumentError
   kSkip,     // the append is ignored (Append returns false)
@@ -146,6 +185,19 @@ class Dataset {
 
   // JPEG bytes of the selected frames: one pread per run of adjacent frames.
   JpegFrames ReadJpegs(std::string_view id, const Selection& selection = Selection::All()) const;
+
+  // Decoded pixels of the selected frames (see jpeg.h for formats, DCT
+  // methods and scaling). The frames are decoded in parallel on the dataset's
+  // decode threads. A frame that fails to decode throws CorruptionError naming
+  // the id, the frame index and where it lives.
+  DecodedFrames ReadFrames(std::string_view id, const Selection& selection = Selection::All(),
+                           const DecodeOptions& options = {}) const;
+  // Reads and decodes many (id, selection) requests at once, decoding all their
+  // frames in parallel; results are in request order. Errors are as ReadFrames.
+  std::vector<DecodedFrames> ReadBatch(const std::vector<FrameRequest>& requests,
+                                       const DecodeOptions& options = {}) const;
+  // JPEG bytes of many requests at once, in request order.
+  std::vector<JpegFrames> ReadJpegBatch(const std::vector<FrameRequest>& requests) const;
 
   // Every id in (chunk, insertion) order. Memory grows with the dataset; for
   // large ones prefer ForEach.

@@ -63,6 +63,19 @@ GULPDB_DEFINE_ERROR(ResourceExhaustedError, kResourceExhausted);
 
 #undef GULPDB_DEFINE_ERROR
 
+// Throws the Error subclass that matches `code`.
+[[noreturn]] inline void ThrowError(ErrorCode code, const std::string& message) {
+  switch (code) {
+    case ErrorCode::kNotFound: throw NotFoundError(message);
+    case ErrorCode::kInvalidArgument: throw InvalidArgumentError(message);
+    case ErrorCode::kCorruption: throw CorruptionError(message);
+    case ErrorCode::kIoError: throw IoError(message);
+    case ErrorCode::kBusy: throw BusyError(message);
+    case ErrorCode::kResourceExhausted: throw ResourceExhaustedError(message);
+  }
+  throw Error(code, message);
+}
+
 // Throws the error for a failed system call: "<operation> <path>: <strerror(err)>".
 // ENOENT becomes NotFoundError, ENOSPC/EDQUOT ResourceExhaustedError, the rest IoError.
 [[noreturn]] inline void ThrowErrno(const std::string& operation, const std::string& path,
