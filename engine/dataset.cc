@@ -15,7 +15,9 @@ namespace {
 
 constexpr size_t kScanBatch = 256;  // videos per read transaction in scans
 
-std::string IndexDir(const std::string& dir) { return dir + "/" + kIndexDirName; }
+std::string IndexDir(const std::string& dir, const std::string& override_dir) {
+  return override_dir.empty() ? dir + "/" + kIndexDirName : override_dir;
+}
 
 // LMDB forbids opening one environment twice in a process (closing either
 // would drop the other's locks), so Datasets on the same directory share
@@ -82,7 +84,7 @@ void ChunkFileCache::Clear() const {
 
 Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
     : dir(std::move(dir_in)),
-      index_dir(IndexDir(dir)),
+      index_dir(IndexDir(dir, options_in.index_dir)),
       options(options_in),
       files(options_in.max_open_chunk_files) {}
 
@@ -164,8 +166,8 @@ void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_
 Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
-bool Dataset::Exists(const std::string& dir) {
-  return engine::PathExists(IndexDir(dir) + "/data.mdb");
+bool Dataset::Exists(const std::string& dir, const std::string& index_dir) {
+  return engine::PathExists(IndexDir(dir, index_dir) + "/data.mdb");
 }
 
 std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOptions& options) {
@@ -177,10 +179,10 @@ std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOpt
   if (!engine::IsDirectory(dir)) {
     throw InvalidArgumentError("create dataset " + dir + ": exists and is not a directory");
   }
-  if (Exists(dir)) {
+  if (Exists(dir, options.index_dir)) {
     throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
   }
-  const std::string index_dir = IndexDir(dir);
+  const std::string index_dir = IndexDir(dir, options.index_dir);
   if (::mkdir(index_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     ThrowErrno("create dataset", index_dir, errno);
   }
@@ -204,6 +206,7 @@ std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOpt
   engine::SyncDirectory(dir);
   OpenOptions open_options;
   open_options.read_only = false;
+  open_options.index_dir = options.index_dir;
   return Open(dir, open_options);
 }
 
@@ -211,9 +214,10 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
   if (!engine::IsDirectory(dir)) {
     throw NotFoundError("open dataset " + dir + ": no such directory");
   }
-  if (!Exists(dir)) {
-    throw NotFoundError("open dataset " + dir + ": no gulpdb index (" + kIndexDirName +
-                        "/) in it; create a dataset or import a GulpIO directory");
+  if (!Exists(dir, options.index_dir)) {
+    throw NotFoundError("open dataset " + dir + ": no gulpdb index (" +
+                        IndexDir(dir, options.index_dir) +
+                        ") found; create a dataset or import a GulpIO directory");
   }
   auto impl = std::make_unique<Impl>(dir, options);
   index::EnvOptions env_options;

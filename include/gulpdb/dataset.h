@@ -37,6 +37,9 @@ struct CreateOptions {
   uint64_t bytes_per_chunk = 0;     // also start a new chunk past this size (0: no limit)
   bool checksums = true;            // store a CRC-32C per frame
   size_t initial_map_size = size_t{1} << 30;  // LMDB map; grows by doubling when full
+  // Where the index lives; empty: <dir>/gulpdb.index (see interop.h for why
+  // it may live elsewhere).
+  std::string index_dir;
 };
 
 struct OpenOptions {
@@ -46,6 +49,8 @@ struct OpenOptions {
   // Threads that decode the frames of one read or batch: 0 = one per core,
   // 1 = decode on the calling thread only.
   size_t decode_threads = 0;
+  // Where the index lives; empty: <dir>/gulpdb.index.
+  std::string index_dir;
 };
 
 // What the index knows of one video.
@@ -166,7 +171,8 @@ class Dataset {
   // Opens an existing dataset. O(1) in the number of videos. Throws
   // NotFoundError if `dir` holds no gulpdb index.
   static std::unique_ptr<Dataset> Open(const std::string& dir, const OpenOptions& options = {});
-  static bool Exists(const std::string& dir);
+  // True if `dir` (or `index_dir`, when given) holds a gulpdb index.
+  static bool Exists(const std::string& dir, const std::string& index_dir = "");
 
   ~Dataset();
   Dataset(const Dataset&) = delete;

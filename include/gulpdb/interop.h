@@ -1,0 +1,92 @@
+// GulpIO / GulpIO2 interoperability: index an existing GulpIO directory in
+// place, export .gmeta files that unmodified GulpIO2 reads, and check a
+// dataset's health.
+//
+// Thread safety: each function takes the dataset's writer lock when it
+// writes (import, export of an index being written is still consistent: it
+// reads one snapshot). Errors are gulpdb::Error subclasses (error.h).
+#ifndef GULPDB_INTEROP_H_
+#define GULPDB_INTEROP_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gulpdb {
+
+class Dataset;
+
+enum class DuplicatePolicy {
+  kError,      // an id in two chunks is an error listing the ids
+  kKeepFirst,  // the chunk that comes first in numeric order wins
+  kKeepLast,   // the chunk that comes last wins
+};
+
+struct ImportOptions {
+  DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
+  // A data_N.gulp without meta_N.gmeta: an error by default; with this set it
+  // is skipped and a warning is reported.
+  bool skip_missing_meta = false;
+  // Where the index goes; empty: <dir>/gulpdb.index. A read-only GulpIO
+  // directory can be indexed into a writable place elsewhere.
+  std::string index_dir;
+  // Called after each chunk with (chunks done, chunks in total).
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+struct ImportReport {
+  uint64_t chunks = 0;
+  uint64_t videos = 0;
+  uint64_t frames = 0;
+  uint64_t gmeta_bytes = 0;  // JSON read
+  std::vector<std::string> warnings;
+};
+
+// Indexes the GulpIO directory `dir` in place, in one transaction: no byte of
+// any .gulp file is changed. Chunks are the data*.gulp / meta*.gmeta pairs,
+// numbered by the first run of digits in the file name. Every frame_info is
+// checked against its data file (inside the file, pad 0..4, length >= pad,
+// no overlap). label2idx.json stays where it is. Throws InvalidArgumentError
+// if `dir` is already indexed, CorruptionError naming the file, id and byte
+// offset for bad .gmeta content. On any error no index is left behind.
+ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options = {});
+
+struct ExportReport {
+  uint64_t chunks = 0;
+  uint64_t videos = 0;
+  uint64_t bytes_written = 0;
+};
+
+// Writes meta_<N>.gmeta for every chunk of `dataset` into `out_dir` (empty:
+// the dataset directory) in Python json.dump format, each atomically
+// (temp file, fsync, rename). A chunk imported from a .gmeta keeps that
+// file's name. For an imported dataset that has not changed, the files are
+// byte-identical to the originals.
+ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = "");
+
+struct CheckOptions {
+  bool deep = false;  // also decode every frame and verify stored checksums
+  std::function<void(uint64_t, uint64_t)> progress;  // (videos done, total)
+};
+
+struct CheckProblem {
+  std::string where;  // file, id and frame
+  std::string what;
+};
+
+struct CheckReport {
+  uint64_t chunks = 0;
+  uint64_t videos = 0;
+  uint64_t frames = 0;
+  std::vector<CheckProblem> problems;
+  bool healthy() const { return problems.empty(); }
+};
+
+// Checks a dataset: a strict superset of GulpIO2's sanity check. Problems are
+// reported, not thrown; only a dataset that cannot be opened throws.
+CheckReport Check(const std::string& dir, const CheckOptions& options = {});
+
+}  // namespace gulpdb
+
+#endif  // GULPDB_INTEROP_H_
