@@ -16,6 +16,7 @@
 #include "engine/json_text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/interop.h"
 
 namespace gulpdb::cli {
 namespace {
@@ -395,6 +396,110 @@ int RunRemove(const std::vector<std::string>& args) {
   return removed == ids.size() ? 0 : 1;
 }
 
+// ---- import / export / check ----------------------------------------------------------
+
+int RunImport(const std::vector<std::string>& args) {
+  po::options_description o("import options");
+  std::string on_dup;
+  bool skip_missing = false, quiet = false;
+  ImportOptions options;
+  o.add_options()("dir", po::value<std::string>(), "GulpIO or GulpIO2 directory")(
+      "on-duplicate", po::value(&on_dup)->default_value("error"),
+      "an id in several chunks: error, keep-first or keep-last")(
+      "skip-missing-meta", po::bool_switch(&skip_missing),
+      "skip a data file without its .gmeta (with a warning) instead of failing")(
+      "index-dir", po::value(&options.index_dir),
+      "put the index here instead of DIR/gulpdb.index (for read-only directories)")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb import DIR [options]", o, {"dir"}, &vm)) return 0;
+  if (on_dup == "error") {
+    options.on_duplicate = DuplicatePolicy::kError;
+  } else if (on_dup == "keep-first") {
+    options.on_duplicate = DuplicatePolicy::kKeepFirst;
+  } else if (on_dup == "keep-last") {
+    options.on_duplicate = DuplicatePolicy::kKeepLast;
+  } else {
+    throw UsageError("--on-duplicate must be error, keep-first or keep-last, not '" + on_dup + "'");
+  }
+  options.skip_missing_meta = skip_missing;
+  std::unique_ptr<Progress> progress;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    if (!progress) progress = std::make_unique<Progress>("import", total, quiet);
+    progress->Update(done);
+  };
+  const std::string dir = vm["dir"].as<std::string>();
+  const ImportReport r = ImportGulpio(dir, options);
+  if (progress) progress->Finish();
+  for (const std::string& w : r.warnings) std::fprintf(stderr, "gulpdb import: warning: %s\n", w.c_str());
+  std::printf("imported %s: %llu chunks, %llu videos, %llu frames (%.1f MB of .gmeta)\n",
+              dir.c_str(), static_cast<unsigned long long>(r.chunks),
+              static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
+              static_cast<double>(r.gmeta_bytes) / 1e6);
+  return 0;
+}
+
+int RunExport(const std::vector<std::string>& args) {
+  po::options_description o("export options");
+  std::string out;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "output,o", po::value(&out), "write the .gmeta files here (default: DIR)");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb export DIR [-o OUTDIR]", o, {"dir"}, &vm)) return 0;
+  const std::string dir = vm["dir"].as<std::string>();
+  if (!out.empty() && ::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
+    ThrowErrno("create", out, errno);
+  }
+  const ExportReport r = ExportGmeta(*OpenRo(dir), out);
+  std::printf("exported %llu chunks (%llu videos, %llu bytes of .gmeta) to %s\n",
+              static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
+              static_cast<unsigned long long>(r.bytes_written), out.empty() ? dir.c_str() : out.c_str());
+  return 0;
+}
+
+int RunCheck(const std::vector<std::string>& args) {
+  po::options_description o("check options");
+  CheckOptions options;
+  bool json = false, quiet = false;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "deep", po::bool_switch(&options.deep), "also decode every frame and verify checksums")(
+      "index-dir", po::value(&options.index_dir), "the index, when not in DIR/gulpdb.index")(
+      "json", po::bool_switch(&json), "machine-readable output")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb check DIR [--deep] [--json]", o, {"dir"}, &vm)) return 0;
+  const std::string dir = vm["dir"].as<std::string>();
+  std::unique_ptr<Progress> progress;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    if (!progress) progress = std::make_unique<Progress>("check", total, quiet || json);
+    progress->Update(done);
+  };
+  const CheckReport r = Check(dir, options);
+  if (progress) progress->Finish();
+  if (json) {
+    std::string problems;
+    for (const CheckProblem& p : r.problems) {
+      problems += (problems.empty() ? "" : ", ") + std::string("{\"where\": ") +
+                  PythonJsonString(p.where) + ", \"what\": " + PythonJsonString(p.what) + "}";
+    }
+    std::string notes;
+    for (const std::string& n : r.notes) notes += (notes.empty() ? "" : ", ") + PythonJsonString(n);
+    std::printf("{\"healthy\": %s, \"deep\": %s, \"chunks\": %llu, \"videos\": %llu, "
+                "\"frames\": %llu, \"problems\": [%s], \"notes\": [%s]}\n",
+                r.healthy() ? "true" : "false", options.deep ? "true" : "false",
+                static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
+                static_cast<unsigned long long>(r.frames), problems.c_str(), notes.c_str());
+  } else {
+    for (const std::string& n : r.notes) std::printf("note: %s\n", n.c_str());
+    for (const CheckProblem& p : r.problems) std::printf("%s: %s\n", p.where.c_str(), p.what.c_str());
+    std::printf("%s: %llu chunks, %llu videos, %llu frames checked%s: %s\n", dir.c_str(),
+                static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
+                static_cast<unsigned long long>(r.frames), options.deep ? " (deep)" : "",
+                r.healthy() ? "healthy" : (std::to_string(r.problems.size()) + " problems").c_str());
+  }
+  return r.healthy() ? 0 : 1;
+}
+
 }  // namespace
 
 const std::vector<Command>& Commands() {
@@ -406,6 +511,9 @@ const std::vector<Command>& Commands() {
       {"show", "meta and frame_info of one video", RunShow},
       {"extract", "write a video's frames as .jpg files", RunExtract},
       {"remove", "remove videos from the index", RunRemove},
+      {"import", "index a GulpIO/GulpIO2 directory in place", RunImport},
+      {"export", "write .gmeta files that GulpIO2 reads", RunExport},
+      {"check", "verify a dataset's files and index", RunCheck},
   };
   return commands;
 }

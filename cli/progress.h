@@ -15,6 +15,8 @@ class Progress {
   Progress(std::string label, uint64_t total, bool quiet);
   ~Progress();
   void Advance(uint64_t n = 1);
+  // Sets the amount done (for callers that count themselves).
+  void Update(uint64_t done) { Advance(done > done_ ? done - done_ : 0); }
   void Finish();
 
  private:

@@ -1,10 +1,12 @@
 #include "engine/file_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <thread>
 
@@ -95,6 +97,28 @@ void SyncDirectory(const std::string& path) {
 bool PathExists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+void RemoveFlatDirectory(const std::string& path) {
+  if (!PathExists(path)) return;
+  for (const std::string& name : ListDirectory(path)) {
+    const std::string child = path + "/" + name;
+    if (::unlink(child.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", child, errno);
+  }
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+}
+
+std::vector<std::string> ListDirectory(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) ThrowErrno("list", dir, errno);
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 bool IsDirectory(const std::string& path) {

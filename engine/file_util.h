@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gulpdb::engine {
 
@@ -51,6 +52,11 @@ void Truncate(int fd, uint64_t size, const std::string& path);
 // fsync on a directory, so that created, renamed or removed entries are durable.
 void SyncDirectory(const std::string& path);
 bool PathExists(const std::string& path);
+// Removes a directory and the plain files in it (not recursive); a missing
+// directory is not an error.
+void RemoveFlatDirectory(const std::string& path);
+// Names of the entries of `dir` (not "." or ".."), sorted.
+std::vector<std::string> ListDirectory(const std::string& dir);
 bool IsDirectory(const std::string& path);
 
 // An exclusive advisory lock (flock) on a lock file, held while the object

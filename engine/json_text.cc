@@ -68,22 +68,37 @@ std::string DescribeByte(char c) {
 }
 
 void AppendEscapedUnit(uint32_t unit, std::string* out) {
-  char buf[6] = {'\\', 'u', kHexDigits[(unit >> 12) & 0xf], kHexDigits[(unit >> 8) & 0xf],
-                 kHexDigits[(unit >> 4) & 0xf], kHexDigits[unit & 0xf]};
+  char buf[6] = {'\\', 'u'};
+  for (int i = 0; i < 4; ++i) buf[2 + i] = kHexDigits[(unit >> (12 - 4 * i)) & 0xf];
   out->append(buf, sizeof(buf));
 }
 
 // Appends one UTF-16 code unit the way Python's ensure_ascii encoder writes it.
 void AppendPythonUnit(uint32_t unit, std::string* out) {
   switch (unit) {
-    case '"': out->append("\\\""); return;
-    case '\\': out->append("\\\\"); return;
-    case '\n': out->append("\\n"); return;
-    case '\r': out->append("\\r"); return;
-    case '\t': out->append("\\t"); return;
-    case '\b': out->append("\\b"); return;
-    case '\f': out->append("\\f"); return;
-    default: break;
+    case '"':
+      out->append("\\\"");
+      return;
+    case '\\':
+      out->append("\\\\");
+      return;
+    case '\n':
+      out->append("\\n");
+      return;
+    case '\r':
+      out->append("\\r");
+      return;
+    case '\t':
+      out->append("\\t");
+      return;
+    case '\b':
+      out->append("\\b");
+      return;
+    case '\f':
+      out->append("\\f");
+      return;
+    default:
+      break;
   }
   if (unit >= 0x20 && unit <= 0x7e) {
     out->push_back(static_cast<char>(unit));
@@ -337,9 +352,10 @@ class ValueScanner {
             ++pos_;
             Pop();
           } else {
-            return Fail(pos_, std::string(in_object ? "expected ',' or '}' after an object member"
-                                                    : "expected ',' or ']' after an array element") +
-                                  ", found " + DescribeByte(c));
+            return Fail(pos_,
+                        std::string(in_object ? "expected ',' or '}' after an object member"
+                                              : "expected ',' or ']' after an array element") +
+                            ", found " + DescribeByte(c));
           }
           break;
         }
@@ -477,9 +493,12 @@ class ValueScanner {
           uint32_t cp = 0;
           size_t len = 0;
           switch (DecodeUtf8(text_, pos_, &cp, &len)) {
-            case Step::kTruncated: return Truncated();
-            case Step::kInvalid: return Fail(pos_, InvalidUtf8Message(text_, pos_));
-            case Step::kOk: break;
+            case Step::kTruncated:
+              return Truncated();
+            case Step::kInvalid:
+              return Fail(pos_, InvalidUtf8Message(text_, pos_));
+            case Step::kOk:
+              break;
           }
           if constexpr (kEmit) AppendPythonCodePoint(cp, out_);
           pos_ += len;
@@ -494,23 +513,41 @@ class ValueScanner {
     if (pos_ + 1 >= text_.size()) return Truncated();
     const char e = text_[pos_ + 1];
     switch (e) {
-      case '"': Emit("\\\""); break;
-      case '\\': Emit("\\\\"); break;
-      case '/': Emit('/'); break;  // Python never escapes '/'
-      case 'b': Emit("\\b"); break;
-      case 'f': Emit("\\f"); break;
-      case 'n': Emit("\\n"); break;
-      case 'r': Emit("\\r"); break;
-      case 't': Emit("\\t"); break;
+      case '"':
+        Emit("\\\"");
+        break;
+      case '\\':
+        Emit("\\\\");
+        break;
+      case '/':
+        Emit('/');
+        break;  // Python never escapes '/'
+      case 'b':
+        Emit("\\b");
+        break;
+      case 'f':
+        Emit("\\f");
+        break;
+      case 'n':
+        Emit("\\n");
+        break;
+      case 'r':
+        Emit("\\r");
+        break;
+      case 't':
+        Emit("\\t");
+        break;
       case 'u': {
         uint32_t unit = 0;
         size_t bad = 0;
         switch (ParseUnicodeEscape(text_, pos_, &unit, &bad)) {
-          case Step::kTruncated: return Truncated();
+          case Step::kTruncated:
+            return Truncated();
           case Step::kInvalid:
             return Fail(bad, "invalid \\u escape: expected 4 hex digits, found " +
                                  DescribeByte(text_[bad]));
-          case Step::kOk: break;
+          case Step::kOk:
+            break;
         }
         // Surrogates, paired or not, stay escaped (lowercase), which is what
         // Python's decode-then-encode round trip gives.
@@ -535,33 +572,43 @@ class ValueScanner {
   // where the key first appeared; rewrite the object body accordingly.
   void MergeDuplicateKeys() {
     std::vector<Member>& members = objects_[open_objects_ - 1];
-    if (members.size() < 2) return;
+    const size_t n = members.size();
+    if (n < 2) return;
     auto key = [this](const Member& m) {
       return std::string_view(*out_).substr(m.key_begin, m.key_end - m.key_begin);
     };
-    order_.resize(members.size());
-    for (size_t i = 0; i < members.size(); ++i) order_[i] = i;
-    // Stable: equal keys stay in document order.
-    std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-      return key(members[a]) < key(members[b]);
-    });
+    // Canonical text is a one-to-one form of the decoded key, so comparing
+    // it compares the keys. Objects are small in practice: pairwise first.
     bool duplicates = false;
-    for (size_t i = 1; i < order_.size() && !duplicates; ++i) {
-      duplicates = key(members[order_[i - 1]]) == key(members[order_[i]]);
+    if (n <= 16) {
+      for (size_t i = 1; i < n && !duplicates; ++i) {
+        for (size_t j = 0; j < i && !duplicates; ++j) {
+          duplicates = key(members[i]) == key(members[j]);
+        }
+      }
+      if (!duplicates) return;
     }
-    if (!duplicates) return;
-    // winner[i]: for the first occurrence i of a key, the index of its last one;
-    // members.size() for later occurrences (dropped).
-    std::vector<size_t> winner(members.size(), members.size());
-    for (size_t i = 0; i < order_.size();) {
+    // Sorted by key, equal keys in document order.
+    order_.resize(n);
+    for (size_t i = 0; i < n; ++i) order_[i] = i;
+    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+      const int c = key(members[a]).compare(key(members[b]));
+      return c < 0 || (c == 0 && a < b);
+    });
+    // winner[i]: for the first occurrence i of a key, the index of its last
+    // occurrence; n for the later occurrences, which are dropped.
+    std::vector<size_t> winner(n, n);
+    for (size_t i = 0; i < n;) {
       size_t j = i;
-      while (j + 1 < order_.size() && key(members[order_[j + 1]]) == key(members[order_[i]])) ++j;
+      while (j + 1 < n && key(members[order_[j + 1]]) == key(members[order_[i]])) ++j;
       winner[order_[i]] = order_[j];
+      duplicates = duplicates || j > i;
       i = j + 1;
     }
+    if (!duplicates) return;
     std::string body;
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (winner[i] == members.size()) continue;
+    for (size_t i = 0; i < n; ++i) {
+      if (winner[i] == n) continue;
       if (!body.empty()) body.append(", ");
       const Member& last = members[winner[i]];
       body.append(key(members[i]));
@@ -613,13 +660,17 @@ std::string NormalizeJson(std::string_view text) {
   ValueScanner<true> scanner(text, /*input_complete=*/true, &out);
   const JsonScanResult result = scanner.Scan(SkipSpace(text, 0));
   switch (result.status) {
-    case JsonScanStatus::kTruncated: ThrowInvalid(kOperation, text.size(), "unexpected end of input");
-    case JsonScanStatus::kInvalid: ThrowInvalid(kOperation, result.pos, result.error);
-    case JsonScanStatus::kOk: break;
+    case JsonScanStatus::kTruncated:
+      ThrowInvalid(kOperation, text.size(), "unexpected end of input");
+    case JsonScanStatus::kInvalid:
+      ThrowInvalid(kOperation, result.pos, result.error);
+    case JsonScanStatus::kOk:
+      break;
   }
   const size_t end = SkipSpace(text, result.pos);
   if (end != text.size()) {
-    ThrowInvalid(kOperation, end, "unexpected " + DescribeByte(text[end]) + " after the JSON value");
+    ThrowInvalid(kOperation, end,
+                 "unexpected " + DescribeByte(text[end]) + " after the JSON value");
   }
   return out;
 }
@@ -687,23 +738,41 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
         result.pos = pos + 1;
         return result;
       case kControl:
-        return fail(pos, "control character " + DescribeByte(data[pos]) +
-                             " in a string (must be escaped)");
+        return fail(
+            pos, "control character " + DescribeByte(data[pos]) + " in a string (must be escaped)");
       case kBackslash: {
         if (pos + 1 >= text.size()) return truncated();
         const char e = data[pos + 1];
         char plain = 0;
         switch (e) {
-          case '"': plain = '"'; break;
-          case '\\': plain = '\\'; break;
-          case '/': plain = '/'; break;
-          case 'b': plain = '\b'; break;
-          case 'f': plain = '\f'; break;
-          case 'n': plain = '\n'; break;
-          case 'r': plain = '\r'; break;
-          case 't': plain = '\t'; break;
-          case 'u': break;
-          default: return fail(pos, "invalid escape \\" + std::string(1, e) + " in a string");
+          case '"':
+            plain = '"';
+            break;
+          case '\\':
+            plain = '\\';
+            break;
+          case '/':
+            plain = '/';
+            break;
+          case 'b':
+            plain = '\b';
+            break;
+          case 'f':
+            plain = '\f';
+            break;
+          case 'n':
+            plain = '\n';
+            break;
+          case 'r':
+            plain = '\r';
+            break;
+          case 't':
+            plain = '\t';
+            break;
+          case 'u':
+            break;
+          default:
+            return fail(pos, "invalid escape \\" + std::string(1, e) + " in a string");
         }
         if (e != 'u') {
           utf8->push_back(plain);
@@ -713,11 +782,13 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
         uint32_t unit = 0;
         size_t bad = 0;
         switch (ParseUnicodeEscape(text, pos, &unit, &bad)) {
-          case Step::kTruncated: return truncated();
+          case Step::kTruncated:
+            return truncated();
           case Step::kInvalid:
-            return fail(bad,
-                        "invalid \\u escape: expected 4 hex digits, found " + DescribeByte(data[bad]));
-          case Step::kOk: break;
+            return fail(
+                bad, "invalid \\u escape: expected 4 hex digits, found " + DescribeByte(data[bad]));
+          case Step::kOk:
+            break;
         }
         const std::string escape(text.substr(pos, 6));
         if (unit >= 0xdc00 && unit <= 0xdfff) {
@@ -727,19 +798,21 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
         if (unit >= 0xd800 && unit <= 0xdbff) {
           // Must be followed by \u and a low surrogate.
           const size_t next = pos + 6;
-          const std::string lone = "lone surrogate " + escape +
-                                   " (not followed by a low surrogate, cannot be UTF-8)";
+          const std::string lone =
+              "lone surrogate " + escape + " (not followed by a low surrogate, cannot be UTF-8)";
           if (next >= text.size()) return truncated();
           if (data[next] != '\\') return fail(pos, lone);
           if (next + 1 >= text.size()) return truncated();
           if (data[next + 1] != 'u') return fail(pos, lone);
           uint32_t low = 0;
           switch (ParseUnicodeEscape(text, next, &low, &bad)) {
-            case Step::kTruncated: return truncated();
+            case Step::kTruncated:
+              return truncated();
             case Step::kInvalid:
               return fail(bad, "invalid \\u escape: expected 4 hex digits, found " +
                                    DescribeByte(data[bad]));
-            case Step::kOk: break;
+            case Step::kOk:
+              break;
           }
           if (low < 0xdc00 || low > 0xdfff) return fail(pos, lone);
           unit = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
@@ -753,9 +826,12 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
         uint32_t cp = 0;
         size_t len = 0;
         switch (DecodeUtf8(text, pos, &cp, &len)) {
-          case Step::kTruncated: return truncated();
-          case Step::kInvalid: return fail(pos, InvalidUtf8Message(text, pos));
-          case Step::kOk: break;
+          case Step::kTruncated:
+            return truncated();
+          case Step::kInvalid:
+            return fail(pos, InvalidUtf8Message(text, pos));
+          case Step::kOk:
+            break;
         }
         utf8->append(data + pos, len);
         pos += len;
@@ -771,9 +847,12 @@ std::string DecodeJsonString(std::string_view quoted_token) {
   const JsonScanResult result = ScanJsonString(quoted_token, 0, &utf8);
   switch (result.status) {
     case JsonScanStatus::kTruncated:
-      ThrowInvalid(kOperation, quoted_token.size(), "unexpected end of input (unterminated string)");
-    case JsonScanStatus::kInvalid: ThrowInvalid(kOperation, result.pos, result.error);
-    case JsonScanStatus::kOk: break;
+      ThrowInvalid(kOperation, quoted_token.size(),
+                   "unexpected end of input (unterminated string)");
+    case JsonScanStatus::kInvalid:
+      ThrowInvalid(kOperation, result.pos, result.error);
+    case JsonScanStatus::kOk:
+      break;
   }
   if (result.pos != quoted_token.size()) {
     ThrowInvalid(kOperation, result.pos, "unexpected characters after the closing quote");

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "engine/crc32c.h"
+#include "engine/json_text.h"
 #include "engine/dataset_impl.h"
 #include "gulpdb/error.h"
 
@@ -213,6 +214,19 @@ struct Writer::Impl {
   bool Append(std::string_view id_view, const std::vector<std::string_view>& jpegs,
               std::string_view meta_json) {
     ValidateAppend(id_view, jpegs);
+    // Stored in the form Python's json.dumps writes, so that exported .gmeta
+    // files read back exactly as GulpIO2 wrote them.
+    std::string meta;
+    try {
+      meta = engine::NormalizeJson(meta_json);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError("append '" + std::string(id_view) + "' to " + ds->dir +
+                                 ": meta is not valid JSON: " + e.what());
+    }
+    if (meta.empty() || meta.front() != '{') {
+      throw InvalidArgumentError("append '" + std::string(id_view) + "' to " + ds->dir +
+                                 ": meta must be a JSON object, not " + meta.substr(0, 40));
+    }
     std::string id(id_view);
     if (!ResolveDuplicate(id)) return false;
 
@@ -236,7 +250,7 @@ struct Writer::Impl {
       record.crc32c.reserve(jpegs.size());
       for (std::string_view j : jpegs) record.crc32c.push_back(engine::Crc32c(j.data(), j.size()));
     }
-    record.meta_data = "[" + std::string(meta_json) + "]";
+    record.meta_data = "[" + meta + "]";
     pending_by_id[id] = pending.size();
     pending.push_back(Pending{std::move(id), std::move(record), false});
     return true;

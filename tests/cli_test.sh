@@ -79,5 +79,31 @@ check removed 1 "$gulpdb" show "$ds" 0
 check remove_missing 1 "$gulpdb" remove "$ds" 0
 check help 0 "$gulpdb" ingest --help
 
+# GulpIO interop: import in place, check, export byte for byte.
+gio=$tmp/gio
+cp -r "$fixtures/gulpio2_csv_jpeg" "$gio"
+chmod -R u+w "$gio"
+check import 0 "$gulpdb" import "$gio" --quiet
+expect_out import_summary "11 chunks, 22 videos, 67 frames"
+check import_again 1 "$gulpdb" import "$gio" --quiet
+expect_out import_again_message "already indexed"
+check import_missing 1 "$gulpdb" import "$tmp/nowhere"
+check import_bad_policy 2 "$gulpdb" import "$gio" --on-duplicate sometimes
+check check_healthy 0 "$gulpdb" check "$gio" --deep --quiet
+expect_out check_healthy_message "healthy"
+check export 0 "$gulpdb" export "$gio" -o "$tmp/gio_export"
+check export_identical 0 cmp "$gio/meta_10.gmeta" "$tmp/gio_export/meta_10.gmeta"
+check export_labels 0 cmp "$gio/label2idx.json" "$tmp/gio_export/label2idx.json"
+check check_all_fixtures 0 sh -c "for d in '$fixtures'/gulpio*; do cp -r \"\$d\" '$tmp'/fx_\$(basename \"\$d\") && chmod -R u+w '$tmp'/fx_\$(basename \"\$d\") && '$gulpdb' import '$tmp'/fx_\$(basename \"\$d\") -q >/dev/null && '$gulpdb' check '$tmp'/fx_\$(basename \"\$d\") --deep -q >/dev/null || exit 1; done"
+# A non-zero pad byte makes check fail: frame 0 of video "0" has pad 2 at offset 938.
+printf 'x' | dd of="$gio/data_0.gulp" bs=1 seek=939 conv=notrunc status=none
+check check_bad_pad 1 "$gulpdb" check "$gio" --quiet
+expect_out check_bad_pad_message "pad byte"
+check check_json 1 "$gulpdb" check "$gio" --json
+expect_out check_json_message '"healthy": false'
+truncate -s 100 "$gio/data_3.gulp"
+check check_truncated 1 "$gulpdb" check "$gio" --quiet
+expect_out check_truncated_message "data_3.gulp: truncated"
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

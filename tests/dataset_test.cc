@@ -60,6 +60,16 @@ BOOST_AUTO_TEST_CASE(real_frames_round_trip_byte_for_byte) {
   BOOST_TEST(test::ReadFile(tmp / "data_0.gulp") == expected);
 }
 
+BOOST_AUTO_TEST_CASE(meta_is_stored_as_python_writes_it) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  auto w = ds->NewWriter();
+  w->Append("m", {FakeJpeg(8, 1)}, "{\"label\":\"caf\xc3\xa9\",\"n\":[1,NaN, 18446744073709551617]}");
+  w->Commit();
+  BOOST_TEST(ds->Get("m").meta_data ==
+             "[{\"label\": \"caf\\u00e9\", \"n\": [1, NaN, 18446744073709551617]}]");
+}
+
 BOOST_AUTO_TEST_CASE(selections_pick_the_right_bytes) {
   TempDir tmp;
   auto ds = CreateIn(tmp);
@@ -261,6 +271,8 @@ BOOST_AUTO_TEST_CASE(bad_input_is_rejected_and_dataset_stays_intact) {
   BOOST_CHECK_THROW(w->Append(std::string(512, 'k'), {FakeJpeg(32, 1)}), InvalidArgumentError);
   BOOST_CHECK_THROW(w->Append("empty_frame", {std::string()}), InvalidArgumentError);
   BOOST_CHECK_THROW(w->Append("not_jpeg", {std::string("hello world")}), InvalidArgumentError);
+  BOOST_CHECK_THROW(w->Append("bad_meta", {FakeJpeg(32, 1)}, "{\"a\": }"), InvalidArgumentError);
+  BOOST_CHECK_THROW(w->Append("list_meta", {FakeJpeg(32, 1)}, "[1]"), InvalidArgumentError);
   BOOST_TEST(w->Append(std::string(511, 'k'), {FakeJpeg(32, 1)}));
   w->Commit();
   BOOST_TEST(ds->Count() == 2u);

@@ -225,8 +225,10 @@ class Dataset {
   // Convenience: removes `ids` in one transaction; returns how many existed.
   size_t Remove(const std::vector<std::string>& ids);
 
+  // Internals, for the engine's own modules (interop); not a stable API.
   struct Impl;
   Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
 
  private:
   explicit Dataset(std::unique_ptr<Impl> impl);

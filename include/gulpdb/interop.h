@@ -67,6 +67,7 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = ""
 
 struct CheckOptions {
   bool deep = false;  // also decode every frame and verify stored checksums
+  std::string index_dir;  // where the index lives; empty: <dir>/gulpdb.index
   std::function<void(uint64_t, uint64_t)> progress;  // (videos done, total)
 };
 
@@ -80,6 +81,9 @@ struct CheckReport {
   uint64_t videos = 0;
   uint64_t frames = 0;
   std::vector<CheckProblem> problems;
+  // Observations that do not make the dataset unhealthy, e.g. bytes an
+  // interrupted writer left past a chunk's committed length.
+  std::vector<std::string> notes;
   bool healthy() const { return problems.empty(); }
 };
 

@@ -1,0 +1,226 @@
+// The dataset health check (interop.h): everything GulpIO2's sanity check
+// looks at, plus record verification, JPEG markers, pad bytes, index
+// consistency and, in deep mode, decoding and checksums.
+#include <fcntl.h>
+
+#include <map>
+#include <mutex>
+
+#include "engine/crc32c.h"
+#include "engine/dataset_impl.h"
+#include "engine/file_util.h"
+#include "gulpdb/error.h"
+#include "gulpdb/interop.h"
+#include "gulpdb/jpeg.h"
+
+namespace gulpdb {
+namespace {
+
+constexpr size_t kBatch = 512;
+
+struct ChunkState {
+  index::ChunkRecord record;
+  std::shared_ptr<engine::ChunkFile> file;  // null when the file cannot be opened
+  uint64_t size = 0;
+  uint32_t live_videos = 0;  // recomputed from the video records
+  uint64_t live_bytes = 0;
+};
+
+class Checker {
+ public:
+  Checker(Dataset& ds, const CheckOptions& options, CheckReport* report)
+      : impl_(ds.impl()), options_(options), report_(report) {}
+
+  void Run() {
+    CheckChunks();
+    CheckVideos();
+    CheckTotals();
+  }
+
+ private:
+  void Problem(std::string where, std::string what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    report_->problems.push_back({std::move(where), std::move(what)});
+  }
+
+  void CheckChunks() {
+    index::Txn txn = impl_.env->BeginRead();
+    index::Cursor cursor(txn, impl_.chunks);
+    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+      uint32_t n = 0;
+      try {
+        n = index::DecodeChunkKey(cursor.key());
+        ChunkState state;
+        state.record = index::DecodeChunkRecord(cursor.value(), "chunk " + std::to_string(n));
+        const std::string path = impl_.ChunkPath(state.record.file_name);
+        try {
+          state.file = std::make_shared<engine::ChunkFile>(path, engine::ChunkFile::Mode::kRead);
+          state.size = state.file->Size();
+        } catch (const Error& e) {
+          Problem(state.record.file_name, std::string("cannot open: ") + e.what());
+        }
+        if (state.file && state.size < state.record.committed_length) {
+          Problem(state.record.file_name,
+                  "truncated: " + std::to_string(state.size) + " bytes, the index committed " +
+                      std::to_string(state.record.committed_length));
+        } else if (state.file && state.size > state.record.committed_length) {
+          report_->notes.push_back(state.record.file_name + ": " +
+                                   std::to_string(state.size - state.record.committed_length) +
+                                   " uncommitted bytes past the committed length (removed by "
+                                   "the next writer)");
+        }
+        chunks_.emplace(n, std::move(state));
+        ++report_->chunks;
+      } catch (const CorruptionError& e) {
+        Problem("chunk record " + std::to_string(n), e.what());
+      }
+    }
+  }
+
+  // Checks one video's frames against its chunk file. Runs on pool threads.
+  void CheckFrames(const std::string& id, const index::VideoRecord& record,
+                   const ChunkState& chunk) {
+    const std::string where_video = chunk.record.file_name + " id '" + id + "'";
+    std::string buf;
+    for (size_t i = 0; i < record.frames.size(); ++i) {
+      const FrameInfo& f = record.frames[i];
+      const std::string where = where_video + " frame " + std::to_string(i) + " (offset " +
+                                std::to_string(f.offset) + ")";
+      if (f.offset + f.length > chunk.record.committed_length) {
+        Problem(where, "extends past the committed length " +
+                           std::to_string(chunk.record.committed_length) + " of its chunk");
+        continue;
+      }
+      if (!chunk.file || f.offset + f.length > chunk.size) continue;  // reported with the chunk
+      buf.resize(f.length);
+      try {
+        chunk.file->ReadAt(f.offset, buf.data(), f.length);
+      } catch (const Error& e) {
+        Problem(where, e.what());
+        continue;
+      }
+      const std::string_view jpeg(buf.data(), f.jpeg_size());
+      const auto byte = [&](size_t k) { return static_cast<uint8_t>(jpeg[k]); };
+      if (jpeg.size() < 4 || byte(0) != 0xff || byte(1) != 0xd8) {
+        Problem(where, "does not start with the JPEG SOI marker FFD8");
+      } else if (byte(jpeg.size() - 2) != 0xff || byte(jpeg.size() - 1) != 0xd9) {
+        Problem(where, "does not end with the JPEG EOI marker FFD9");
+      }
+      for (size_t k = f.jpeg_size(); k < f.length; ++k) {
+        if (buf[k] != 0) {
+          Problem(where, "pad byte " + std::to_string(k - f.jpeg_size()) + " is not zero");
+          break;
+        }
+      }
+      if (!options_.deep) continue;
+      if (!record.crc32c.empty() && engine::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[i]) {
+        Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
+      }
+      try {
+        ThreadLocalDecoder().Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size());
+      } catch (const Error& e) {
+        Problem(where, e.what());
+      }
+    }
+  }
+
+  void CheckVideos() {
+    std::string resume;
+    std::vector<std::pair<std::string, index::VideoRecord>> batch;
+    const uint64_t total = impl_.env->BeginRead().Count(impl_.videos);
+    for (bool exhausted = false; !exhausted;) {
+      batch.clear();
+      {
+        index::Txn txn = impl_.env->BeginRead();
+        index::Cursor cursor(txn, impl_.videos);
+        bool ok = resume.empty() ? cursor.First() : cursor.Seek(resume);
+        for (; ok && batch.size() < kBatch; ok = cursor.Next()) {
+          const std::string id(cursor.key());
+          resume = id + '\0';
+          index::VideoRecord record;
+          try {
+            record = index::DecodeVideoRecord(cursor.value(), id);
+          } catch (const CorruptionError& e) {
+            Problem("id '" + id + "'", e.what());
+            continue;
+          }
+          std::string_view order_id;
+          if (!txn.Get(impl_.order, index::OrderKey(record.chunk, record.seq), &order_id) ||
+              order_id != id) {
+            Problem("id '" + id + "'", "missing from the order table");
+          }
+          batch.emplace_back(id, std::move(record));
+        }
+        exhausted = !ok;
+      }
+      impl_.DecodePool().ParallelFor(batch.size(), [&](size_t i) {
+        const auto& [id, record] = batch[i];
+        auto it = chunks_.find(record.chunk);
+        if (it == chunks_.end()) {
+          Problem("id '" + id + "'", "points to chunk " + std::to_string(record.chunk) +
+                                         " which the index does not have");
+          return;
+        }
+        CheckFrames(id, record, it->second);
+      });
+      for (const auto& [id, record] : batch) {
+        auto it = chunks_.find(record.chunk);
+        if (it != chunks_.end()) {
+          ++it->second.live_videos;
+          it->second.live_bytes += record.frame_bytes();
+        }
+        ++report_->videos;
+        report_->frames += record.frames.size();
+      }
+      if (options_.progress) options_.progress(report_->videos, total);
+    }
+  }
+
+  void CheckTotals() {
+    for (const auto& [n, c] : chunks_) {
+      if (c.live_videos != c.record.live_videos || c.live_bytes != c.record.live_bytes) {
+        Problem(c.record.file_name,
+                "the chunk record counts " + std::to_string(c.record.live_videos) + " videos / " +
+                    std::to_string(c.record.live_bytes) + " bytes but the videos add up to " +
+                    std::to_string(c.live_videos) + " / " + std::to_string(c.live_bytes));
+      }
+      if (c.file && c.size == 0 && c.live_videos > 0) Problem(c.record.file_name, "is empty");
+    }
+    index::Txn txn = impl_.env->BeginRead();
+    const uint64_t videos = txn.Count(impl_.videos);
+    const uint64_t order = txn.Count(impl_.order);
+    if (videos != order) {
+      Problem("index", "the order table has " + std::to_string(order) + " entries for " +
+                           std::to_string(videos) + " videos");
+    }
+    try {
+      const index::DatasetInfo info = impl_.GetInfo(txn);
+      if (info.total_videos != videos || info.total_frames != report_->frames) {
+        Problem("index", "dataset totals say " + std::to_string(info.total_videos) + " videos / " +
+                             std::to_string(info.total_frames) + " frames, found " +
+                             std::to_string(videos) + " / " + std::to_string(report_->frames));
+      }
+    } catch (const CorruptionError& e) {
+      Problem("index", e.what());
+    }
+  }
+
+  Dataset::Impl& impl_;
+  const CheckOptions& options_;
+  CheckReport* report_;
+  std::mutex mu_;
+  std::map<uint32_t, ChunkState> chunks_;
+};
+
+}  // namespace
+
+CheckReport Check(const std::string& dir, const CheckOptions& options) {
+  OpenOptions open;
+  open.index_dir = options.index_dir;
+  std::unique_ptr<Dataset> ds = Dataset::Open(dir, open);
+  CheckReport report;
+  Checker(*ds, options, &report).Run();
+  return report;
+}
+
+}  // namespace gulpdb

@@ -1,0 +1,326 @@
+// GulpIO interoperability against the fixtures written by GulpIO and GulpIO2:
+// import in place, byte-identical export, appends after import, hostile
+// .gmeta files, duplicate policies and the health check.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <map>
+
+#include "engine/gmeta.h"
+#include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
+#include "gulpdb/interop.h"
+#include "support/manifest.h"
+#include "support/sha256.h"
+#include "support/test_util.h"
+
+namespace gulpdb {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Manifest;
+using test::TempDir;
+
+std::string Sha(std::string_view bytes) { return test::Sha256Hex(bytes.data(), bytes.size()); }
+
+// Copies a fixture directory (without its manifest) to `to`, writable.
+void CopyFixture(const std::string& from, const std::string& to) {
+  fs::create_directories(to);
+  for (const auto& e : fs::directory_iterator(from)) {
+    if (e.path().filename() == "manifest.json") continue;
+    const fs::path target = fs::path(to) / e.path().filename();
+    fs::copy_file(e.path(), target, fs::copy_options::overwrite_existing);
+    fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::add);
+  }
+}
+
+std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
+  OpenOptions o;
+  o.read_only = false;
+  return Dataset::Open(dir, o);
+}
+
+// Asserts that importing `dir` fails with `Expected` and leaves no index behind.
+template <typename Expected>
+void ExpectImportFails(const std::string& dir, const std::string& fragment,
+                       const ImportOptions& options = {}) {
+  try {
+    ImportGulpio(dir, options);
+    BOOST_ERROR("import of " << dir << " should fail with '" << fragment << "'");
+  } catch (const Expected& e) {
+    BOOST_TEST_INFO("message: " << e.what());
+    BOOST_TEST(std::string(e.what()).find(fragment) != std::string::npos);
+  }
+  BOOST_TEST(!Dataset::Exists(dir));
+  for (const auto& e : fs::directory_iterator(dir)) {
+    BOOST_TEST(e.path().filename().string().find("gulpdb.index") == std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE(interop_test)
+
+BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
+  size_t dirs = 0;
+  for (const std::string& fixture : test::GulpFixtureDirs()) {
+    BOOST_TEST_CONTEXT("fixture " << fixture) {
+      const Manifest m = test::ReadManifest(fixture);
+      TempDir tmp;
+      const std::string dir = tmp / "d";
+      CopyFixture(fixture, dir);
+      const ImportReport report = ImportGulpio(dir);
+      BOOST_TEST(report.chunks == m.chunks.size());
+      BOOST_TEST(report.videos == m.items.size());
+      BOOST_TEST(report.frames == m.frame_count());
+
+      // No byte of any .gulp changed.
+      for (const auto& c : m.chunks) {
+        BOOST_TEST(Sha(test::ReadFile(dir + "/" + c.data_file)) == c.data_sha256);
+      }
+      auto ds = Dataset::Open(dir);
+      BOOST_TEST(ds->Count() == m.items.size());
+      for (const auto& item : m.items) {
+        const VideoInfo v = ds->Get(item.id);
+        BOOST_TEST(v.meta_data == item.meta_data);
+        BOOST_TEST(v.chunk == static_cast<uint32_t>(item.chunk_id));
+        BOOST_REQUIRE_EQUAL(v.frames.size(), item.frame_info.size());
+        for (size_t i = 0; i < v.frames.size(); ++i) BOOST_TEST((v.frames[i] == item.frame_info[i]));
+        const JpegFrames jpegs = ds->ReadJpegs(item.id);
+        BOOST_REQUIRE_EQUAL(jpegs.size(), item.frames.size());
+        for (size_t i = 0; i < jpegs.size(); ++i) {
+          BOOST_TEST(Sha(jpegs[i]) == item.frames[i].jpeg_sha256);
+        }
+      }
+      // Chunk order and id order within each chunk.
+      const std::vector<ChunkInfo> chunks = ds->Chunks();
+      BOOST_REQUIRE_EQUAL(chunks.size(), m.chunks.size());
+      for (const ChunkInfo& c : chunks) {
+        const auto& mc = m.chunk(c.number);
+        BOOST_TEST(c.file_name == mc.data_file);
+        BOOST_TEST(c.meta_file == mc.meta_file);
+        std::vector<std::string> ids;
+        ds->ForEachInChunk(c.number, [&](const VideoInfo& v) {
+          ids.push_back(v.id);
+          return true;
+        });
+        BOOST_TEST(ids == mc.ids_in_order, boost::test_tools::per_element());
+      }
+      CheckOptions deep;
+      deep.deep = true;
+      const CheckReport check = Check(dir, deep);
+      for (const auto& p : check.problems) BOOST_ERROR(p.where << ": " << p.what);
+      BOOST_TEST(check.frames == m.frame_count());
+
+      // Export into an empty directory and in place: byte-identical .gmeta.
+      const std::string out = tmp / "export";
+      fs::create_directories(out);
+      const ExportReport exported = ExportGmeta(*ds, out);
+      BOOST_TEST(exported.chunks == m.chunks.size());
+      ExportGmeta(*ds);
+      for (const auto& c : m.chunks) {
+        BOOST_TEST(Sha(test::ReadFile(out + "/" + c.meta_file)) == c.meta_sha256);
+        BOOST_TEST(Sha(test::ReadFile(dir + "/" + c.meta_file)) == c.meta_sha256);
+      }
+      if (fs::exists(dir + "/label2idx.json")) {
+        BOOST_TEST(test::ReadFile(out + "/label2idx.json") == test::ReadFile(dir + "/label2idx.json"));
+      }
+      // Importing again is a clear error, never a second copy.
+      ds.reset();
+      BOOST_CHECK_THROW(ImportGulpio(dir), InvalidArgumentError);
+      ++dirs;
+    }
+  }
+  BOOST_TEST(dirs == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(appends_after_import_export_as_gulpio_expects) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  const auto frames = test::FixtureFrames("7");
+  {
+    auto ds = OpenRw(dir);
+    auto w = ds->NewWriter();
+    w->Append("new_a", test::Views(frames), R"({"label": "circle", "idx": 0})");
+    w->Append("new_b", {frames[0]}, "{}");
+    w->Commit();
+    ExportGmeta(*ds);
+  }
+  // Read every .gmeta as GulpIO2 would: frame_info triples must point at the
+  // right bytes of the matching data file.
+  std::map<std::string, std::vector<std::string>> read;  // id -> jpeg bytes
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("meta", 0) != 0) continue;
+    const std::string data = test::ReadFile(dir + "/data" + name.substr(4, name.size() - 10) + ".gulp");
+    engine::ReadGmeta(e.path().string(), [&](engine::GmetaEntry&& entry) {
+      for (const FrameInfo& f : entry.frame_info) {
+        BOOST_REQUIRE(f.offset + f.length <= data.size());
+        read[entry.id].push_back(data.substr(f.offset, f.length - f.pad));
+      }
+    });
+  }
+  BOOST_TEST(read.size() == 24u);
+  BOOST_TEST(read["new_a"] == frames, boost::test_tools::per_element());
+  BOOST_TEST(read["new_b"].at(0) == frames[0]);
+  BOOST_TEST(Check(dir).healthy());
+}
+
+// Writes `text` as meta_0.gmeta of a copy of the edge-case fixture.
+std::string HostileCopy(const TempDir& tmp, const std::string& name, const std::string& text) {
+  const std::string dir = tmp / name;
+  CopyFixture(test::FixturesDir() + "/gulpio2_edge_cases", dir);
+  test::WriteFile(dir + "/meta_0.gmeta", text);
+  return dir;
+}
+
+BOOST_AUTO_TEST_CASE(hostile_gmeta_files_are_rejected_with_where_and_what) {
+  TempDir tmp;
+  const std::string good = test::ReadFile(test::FixturesDir() + "/gulpio2_edge_cases/meta_0.gmeta");
+  ExpectImportFails<CorruptionError>(HostileCopy(tmp, "truncated", good.substr(0, good.size() / 2)),
+                                     "meta_0.gmeta: byte");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "types", R"({"a": {"frame_info": "no", "meta_data": []}})"), "byte");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "past_end", R"({"a": {"frame_info": [[7000, 0, 1000]], "meta_data": [{}]}})"),
+      "ends past the end of data_0.gulp");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "negative", R"({"a": {"frame_info": [[-4, 0, 8]], "meta_data": [{}]}})"),
+      "byte");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "overlap",
+                  R"({"a": {"frame_info": [[0, 1, 744]], "meta_data": [{}]}, )"
+                  R"("b": {"frame_info": [[740, 0, 8]], "meta_data": [{}]}})"),
+      "frames overlap");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "pad", R"({"a": {"frame_info": [[0, 9, 744]], "meta_data": [{}]}})"),
+      "pad is over");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "pad_len", R"({"a": {"frame_info": [[0, 3, 2]], "meta_data": [{}]}})"),
+      "smaller than pad");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "twice", R"({"a": {"frame_info": [], "meta_data": [{}]}, "a": {"frame_info": [], "meta_data": [{}]}})"),
+      "appears twice");
+  ExpectImportFails<CorruptionError>(
+      HostileCopy(tmp, "meta_type", R"({"a": {"frame_info": [], "meta_data": {"x": 1}}})"), "byte");
+
+  const std::string missing = tmp / "missing_meta";
+  CopyFixture(test::FixturesDir() + "/gulpio2_edge_cases", missing);
+  fs::remove(missing + "/meta_1.gmeta");
+  ExpectImportFails<InvalidArgumentError>(missing, "data_1.gulp has no meta file");
+  ImportOptions skip;
+  skip.skip_missing_meta = true;
+  const ImportReport report = ImportGulpio(missing, skip);
+  BOOST_TEST(report.chunks == 1u);
+  BOOST_REQUIRE_EQUAL(report.warnings.size(), 1u);
+  BOOST_TEST(report.warnings[0].find("data_1.gulp") != std::string::npos);
+
+  BOOST_CHECK_THROW(ImportGulpio(tmp / "nowhere"), NotFoundError);
+  fs::create_directories(tmp / "empty");
+  ExpectImportFails<InvalidArgumentError>(tmp / "empty", "no data*.gulp");
+}
+
+BOOST_AUTO_TEST_CASE(duplicate_ids_across_chunks_follow_the_policy) {
+  TempDir tmp;
+  // Chunk 1 of the CSV fixture holds ids "2" and "3"; rename "2" to "0",
+  // which chunk 0 has.
+  const auto make = [&](const std::string& name) {
+    const std::string dir = tmp / name;
+    CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+    std::string meta = test::ReadFile(dir + "/meta_1.gmeta");
+    const size_t at = meta.find("\"2\": ");
+    BOOST_REQUIRE(at != std::string::npos);
+    meta.replace(at, 3, "\"0\"");
+    test::WriteFile(dir + "/meta_1.gmeta", meta);
+    return dir;
+  };
+  ExpectImportFails<InvalidArgumentError>(make("error"), "ids appear in more than one chunk: 0");
+  ImportOptions first;
+  first.on_duplicate = DuplicatePolicy::kKeepFirst;
+  const std::string d1 = make("first");
+  ImportGulpio(d1, first);
+  BOOST_TEST(Dataset::Open(d1)->Get("0").chunk == 0u);
+  BOOST_TEST(Dataset::Open(d1)->Count() == 21u);
+  BOOST_TEST(Check(d1).healthy());
+  ImportOptions last;
+  last.on_duplicate = DuplicatePolicy::kKeepLast;
+  const std::string d2 = make("last");
+  ImportGulpio(d2, last);
+  BOOST_TEST(Dataset::Open(d2)->Get("0").chunk == 1u);
+  BOOST_TEST(Dataset::Open(d2)->Count() == 21u);
+  BOOST_TEST(Check(d2).healthy());
+}
+
+BOOST_AUTO_TEST_CASE(index_can_live_outside_a_read_only_directory) {
+  TempDir tmp;
+  const std::string dir = tmp / "ro";
+  CopyFixture(test::FixturesDir() + "/gulpio2_json_videos", dir);
+  ImportOptions options;
+  options.index_dir = tmp / "cache_index";
+  ImportGulpio(dir, options);
+  BOOST_TEST(!Dataset::Exists(dir));
+  OpenOptions open;
+  open.index_dir = options.index_dir;
+  BOOST_TEST(Dataset::Open(dir, open)->Count() > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(check_finds_damage_and_passes_healthy_data) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  std::string frame_path;
+  uint64_t frame_offset = 0;
+  {
+    auto ds = Dataset::Create(dir);
+    auto w = ds->NewWriter();
+    w->Append("a", test::Views(test::FixtureFrames("0")));
+    w->Append("b", test::Views(test::FixtureFrames("1")));  // 3 frames
+    w->Commit();
+    frame_offset = ds->Get("b").frames[1].offset;
+  }
+  BOOST_TEST(Check(dir).healthy());
+  CheckOptions deep;
+  deep.deep = true;
+  BOOST_TEST(Check(dir, deep).healthy());
+  const std::string chunk = dir + "/data_0.gulp";
+  const std::string original = test::ReadFile(chunk);
+
+  // A flipped byte inside a frame: only the deep check reads that far.
+  std::string flipped = original;
+  flipped[frame_offset + 300] = static_cast<char>(flipped[frame_offset + 300] ^ 0x10);
+  test::WriteFile(chunk, flipped);
+  BOOST_TEST(Check(dir).healthy());
+  const CheckReport r1 = Check(dir, deep);
+  BOOST_REQUIRE(!r1.healthy());
+  BOOST_TEST(r1.problems[0].where.find("id 'b' frame 1") != std::string::npos);
+
+  // A non-zero pad byte.
+  const VideoInfo a = Dataset::Open(dir)->Get("a");
+  size_t padded = 0;
+  while (padded < a.frames.size() && a.frames[padded].pad == 0) ++padded;
+  BOOST_REQUIRE(padded < a.frames.size());
+  std::string bad_pad = original;
+  bad_pad[a.frames[padded].offset + a.frames[padded].length - 1] = 'x';
+  test::WriteFile(chunk, bad_pad);
+  const CheckReport r2 = Check(dir);
+  BOOST_REQUIRE(!r2.healthy());
+  BOOST_TEST(r2.problems[0].what.find("pad byte") != std::string::npos);
+
+  // A truncated chunk.
+  test::WriteFile(chunk, original.substr(0, original.size() - 10));
+  const CheckReport r3 = Check(dir);
+  BOOST_REQUIRE(!r3.healthy());
+  BOOST_TEST(r3.problems[0].what.find("truncated") != std::string::npos);
+
+  // Bytes past the committed length are a note, not a problem.
+  test::WriteFile(chunk, original + "garbage!");
+  const CheckReport r4 = Check(dir);
+  BOOST_TEST(r4.healthy());
+  BOOST_TEST(r4.notes.size() == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace gulpdb
