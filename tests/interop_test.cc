@@ -80,6 +80,7 @@ BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
       }
       auto ds = Dataset::Open(dir);
       BOOST_TEST(ds->Count() == m.items.size());
+      size_t decoded_frames = 0;
       for (const auto& item : m.items) {
         const VideoInfo v = ds->Get(item.id);
         BOOST_TEST(v.meta_data == item.meta_data);
@@ -90,6 +91,21 @@ BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
         BOOST_REQUIRE_EQUAL(jpegs.size(), item.frames.size());
         for (size_t i = 0; i < jpegs.size(); ++i) {
           BOOST_TEST(Sha(jpegs[i]) == item.frames[i].jpeg_sha256);
+        }
+        // Decoded through the dataset: GulpIO2's pixels by default (fast DCT),
+        // GulpIO's with the accurate DCT; grayscale frames have one channel.
+        DecodeOptions accurate;
+        accurate.dct = DctMethod::kAccurate;
+        const DecodedFrames fast_px = ds->ReadFrames(item.id);
+        const DecodedFrames accurate_px = ds->ReadFrames(item.id, Selection::All(), accurate);
+        BOOST_REQUIRE_EQUAL(fast_px.size(), item.frames.size());
+        for (size_t i = 0; i < fast_px.size(); ++i) {
+          const auto& f = item.frames[i];
+          BOOST_TEST(test::Sha256Hex(fast_px.data(i), fast_px.shape(i).bytes()) == f.sha_fast);
+          BOOST_TEST(test::Sha256Hex(accurate_px.data(i), accurate_px.shape(i).bytes()) ==
+                     f.sha_accurate);
+          BOOST_TEST(fast_px.shape(i).channels == (f.decoded_shape.size() == 3 ? 3 : 1));
+          ++decoded_frames;
         }
       }
       // Chunk order and id order within each chunk.
@@ -106,6 +122,7 @@ BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
         });
         BOOST_TEST(ids == mc.ids_in_order, boost::test_tools::per_element());
       }
+      BOOST_TEST(decoded_frames == m.frame_count());
       CheckOptions deep;
       deep.deep = true;
       const CheckReport check = Check(dir, deep);

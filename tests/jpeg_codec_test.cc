@@ -2,7 +2,6 @@
 // decodes batches (engine/thread_pool.h) and the SHA-256 used to compare pixels
 // with the interop fixtures.
 #include <fcntl.h>
-#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +23,7 @@
 #include "engine/thread_pool.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
+#include "tests/support/manifest.h"
 #include "tests/support/sha256.h"
 
 namespace gulpdb {
@@ -128,106 +128,36 @@ std::string PreadFile(const fs::path& path, uint64_t offset, size_t size) {
 
 // ---- fixture manifests ----
 
-struct FixtureFrame {
+// One frame of a fixture, with the data file that holds it.
+struct FixtureFrame : test::ManifestFrame {
   std::string item_id;
-  int64_t chunk_id = -1;
-  uint64_t loc = 0;
-  uint64_t jpeg_len = 0;
-  std::string jpeg_sha256;
-  std::string colorspace;
-  std::vector<int> decoded_shape;
-  std::string sha_fast;
-  std::string sha_accurate;
+  std::string data_file;
 };
 
 struct Manifest {
-  std::map<int64_t, std::string> data_files;  // chunk_id -> data file name
   std::vector<FixtureFrame> frames;
   size_t frame_info_total = 0;  // sum of len(frame_info) over items
 };
 
-// Reads the fields this suite needs. Fields are matched by name as they come,
-// and every other value (notably meta_data, which holds NaN and Infinity in the
-// edge-case fixture, not valid JSON) is skipped by On-Demand without being
-// parsed.
-Manifest ReadManifest(const fs::path& path) {
-  namespace od = simdjson::ondemand;
-  Manifest manifest;
-  simdjson::padded_string json = simdjson::padded_string::load(path.string());
-  od::parser parser;
-  od::document doc = parser.iterate(json);
-  for (od::field top : doc.get_object()) {
-    const std::string_view top_key = top.unescaped_key();
-    if (top_key == "chunks") {
-      for (od::object chunk : top.value().get_array()) {
-        int64_t chunk_id = -1;
-        std::string data_file;
-        for (od::field f : chunk) {
-          const std::string_view key = f.unescaped_key();
-          if (key == "chunk_id") chunk_id = f.value().get_int64();
-          if (key == "data_file") data_file = std::string(std::string_view(f.value()));
-        }
-        manifest.data_files[chunk_id] = data_file;
-      }
-    } else if (top_key == "items") {
-      for (od::object item : top.value().get_array()) {
-        std::string id;
-        int64_t chunk_id = -1;
-        std::vector<FixtureFrame> frames;
-        for (od::field f : item) {
-          const std::string_view key = f.unescaped_key();
-          if (key == "id") {
-            id = std::string(std::string_view(f.value()));
-          } else if (key == "chunk_id") {
-            chunk_id = f.value().get_int64();
-          } else if (key == "frame_info") {
-            od::array frame_info = f.value().get_array();
-            manifest.frame_info_total += frame_info.count_elements();
-          } else if (key == "frames") {
-            for (od::object frame_json : f.value().get_array()) {
-              FixtureFrame frame;
-              for (od::field ff : frame_json) {
-                const std::string_view k = ff.unescaped_key();
-                if (k == "loc") {
-                  frame.loc = ff.value().get_uint64();
-                } else if (k == "jpeg_len") {
-                  frame.jpeg_len = ff.value().get_uint64();
-                } else if (k == "jpeg_sha256") {
-                  frame.jpeg_sha256 = std::string(std::string_view(ff.value()));
-                } else if (k == "jpeg_colorspace") {
-                  frame.colorspace = std::string(std::string_view(ff.value()));
-                } else if (k == "decoded_shape") {
-                  for (int64_t d : ff.value().get_array())
-                    frame.decoded_shape.push_back(static_cast<int>(d));
-                } else if (k == "decoded_sha256_fast") {
-                  frame.sha_fast = std::string(std::string_view(ff.value()));
-                } else if (k == "decoded_sha256_accurate") {
-                  frame.sha_accurate = std::string(std::string_view(ff.value()));
-                }
-              }
-              frames.push_back(std::move(frame));
-            }
-          }
-          // meta_data and anything else: skipped unparsed.
-        }
-        for (FixtureFrame& frame : frames) {
-          frame.item_id = id;
-          frame.chunk_id = chunk_id;
-          manifest.frames.push_back(std::move(frame));
-        }
-      }
+Manifest ReadManifest(const fs::path& dir) {
+  const test::Manifest m = test::ReadManifest(dir.string());
+  Manifest out;
+  out.frame_info_total = m.frame_count();
+  for (const test::ManifestItem& item : m.items) {
+    for (const test::ManifestFrame& f : item.frames) {
+      FixtureFrame frame;
+      static_cast<test::ManifestFrame&>(frame) = f;
+      frame.item_id = item.id;
+      frame.data_file = m.chunk(item.chunk_id).data_file;
+      out.frames.push_back(std::move(frame));
     }
   }
-  return manifest;
+  return out;
 }
 
 std::vector<fs::path> GulpFixtureDirs() {
   std::vector<fs::path> dirs;
-  for (const fs::directory_entry& entry : fs::directory_iterator(GULPDB_FIXTURES_DIR)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && name.rfind("gulpio", 0) == 0) dirs.push_back(entry.path());
-  }
-  std::sort(dirs.begin(), dirs.end());
+  for (const std::string& d : test::GulpFixtureDirs()) dirs.emplace_back(d);
   return dirs;
 }
 
@@ -301,13 +231,12 @@ BOOST_AUTO_TEST_CASE(fixture_frames_decode_to_recorded_pixels) {
   size_t all_frames = 0;
   for (const fs::path& dir : dirs) {
     BOOST_TEST_CONTEXT("fixture " << dir.filename().string()) {
-      const Manifest manifest = ReadManifest(dir / "manifest.json");
+      const Manifest manifest = ReadManifest(dir);
       size_t checked = 0;
       size_t gray = 0;
       for (const FixtureFrame& frame : manifest.frames) {
         BOOST_TEST_CONTEXT("item " << frame.item_id << " loc " << frame.loc) {
-          BOOST_TEST_REQUIRE(manifest.data_files.count(frame.chunk_id) == 1u);
-          const std::string jpeg = PreadFile(dir / manifest.data_files.at(frame.chunk_id),
+          const std::string jpeg = PreadFile(dir / frame.data_file,
                                              frame.loc, static_cast<size_t>(frame.jpeg_len));
           BOOST_TEST(HexOf(jpeg) == frame.jpeg_sha256);
           const ImageShape expected = ShapeFromManifest(frame.decoded_shape);
@@ -349,11 +278,11 @@ BOOST_AUTO_TEST_CASE(fixture_frames_decode_to_recorded_pixels) {
 // same bytes as one thread.
 BOOST_AUTO_TEST_CASE(parallel_batch_decode_matches_serial) {
   const fs::path dir = fs::path(GULPDB_FIXTURES_DIR) / "gulpio2_json_videos";
-  const Manifest manifest = ReadManifest(dir / "manifest.json");
+  const Manifest manifest = ReadManifest(dir);
   BOOST_TEST_REQUIRE(manifest.frames.size() == 40u);
   std::vector<std::string> jpegs;
   for (const FixtureFrame& frame : manifest.frames) {
-    jpegs.push_back(PreadFile(dir / manifest.data_files.at(frame.chunk_id), frame.loc,
+    jpegs.push_back(PreadFile(dir / frame.data_file, frame.loc,
                               static_cast<size_t>(frame.jpeg_len)));
   }
   // A batch holds frames of one shape (the videos of this fixture differ):
