@@ -17,6 +17,7 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
+#include "gulpdb/maintenance.h"
 
 namespace gulpdb::cli {
 namespace {
@@ -500,6 +501,66 @@ int RunCheck(const std::vector<std::string>& args) {
   return r.healthy() ? 0 : 1;
 }
 
+// ---- compact / merge -------------------------------------------------------------------
+
+int RunCompact(const std::vector<std::string>& args) {
+  po::options_description o("compact options");
+  CompactOptions options;
+  bool quiet = false;
+  double wait_s = 0;
+  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+      "min-garbage", po::value(&options.min_garbage_fraction)->default_value(0.0),
+      "only rewrite chunks with at least this fraction of garbage bytes (0..1)")(
+      "wait", po::value(&wait_s)->default_value(0), "seconds to wait for another writer")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb compact DIR [--min-garbage F]", o, {"dir"}, &vm)) return 0;
+  options.lock_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+  std::unique_ptr<Progress> progress;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    if (!progress) progress = std::make_unique<Progress>("compact", total, quiet);
+    progress->Update(done);
+  };
+  const CompactReport r = Compact(*OpenRw(vm["dir"].as<std::string>()), options);
+  if (progress) progress->Finish();
+  std::printf("compacted %llu chunks: moved %llu videos, reclaimed %llu bytes, removed %zu files\n",
+              static_cast<unsigned long long>(r.chunks_rewritten),
+              static_cast<unsigned long long>(r.videos_moved),
+              static_cast<unsigned long long>(r.bytes_reclaimed), r.files_removed.size());
+  return 0;
+}
+
+int RunMerge(const std::vector<std::string>& args) {
+  po::options_description o("merge options");
+  std::string on_dup;
+  bool quiet = false;
+  o.add_options()("out", po::value<std::string>(), "output dataset (created if missing)")(
+      "shards", po::value<std::vector<std::string>>(), "shard datasets")(
+      "on-duplicate", po::value(&on_dup)->default_value("error"),
+      "an id already in the output: error, skip or replace")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb merge OUT SHARD...", o, {"out", "shards..."}, &vm)) return 0;
+  MergeOptions options;
+  options.on_duplicate = ParseOnDuplicate(on_dup);
+  std::unique_ptr<Progress> progress;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    if (!progress) progress = std::make_unique<Progress>("merge", total, quiet);
+    progress->Update(done);
+  };
+  const std::string out = vm["out"].as<std::string>();
+  const MergeReport r = Merge(out, vm["shards"].as<std::vector<std::string>>(), options);
+  if (progress) progress->Finish();
+  std::printf("merged %llu shards into %s: %llu videos (%llu chunks attached in place, %llu "
+              "videos copied, %llu duplicates skipped)\n",
+              static_cast<unsigned long long>(r.shards), out.c_str(),
+              static_cast<unsigned long long>(r.videos),
+              static_cast<unsigned long long>(r.chunks_attached),
+              static_cast<unsigned long long>(r.videos_copied),
+              static_cast<unsigned long long>(r.skipped));
+  return 0;
+}
+
 }  // namespace
 
 const std::vector<Command>& Commands() {
@@ -514,6 +575,8 @@ const std::vector<Command>& Commands() {
       {"import", "index a GulpIO/GulpIO2 directory in place", RunImport},
       {"export", "write .gmeta files that GulpIO2 reads", RunExport},
       {"check", "verify a dataset's files and index", RunCheck},
+      {"compact", "rewrite chunks to drop removed and replaced bytes", RunCompact},
+      {"merge", "attach or copy shard datasets into one", RunMerge},
   };
   return commands;
 }

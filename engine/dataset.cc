@@ -39,7 +39,18 @@ std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir, const index
     }
     return env;
   }
-  std::shared_ptr<index::Env> env = index::Env::Open(index_dir, opts);
+  // Open read-write whenever the files allow it, even for a read-only
+  // Dataset, so that a later read-write Dataset in this process can share it;
+  // read-only Datasets never write through it.
+  index::EnvOptions rw = opts;
+  rw.read_only = false;
+  std::shared_ptr<index::Env> env;
+  try {
+    env = index::Env::Open(index_dir, rw);
+  } catch (const IoError&) {
+    if (!opts.read_only) throw;
+    env = index::Env::Open(index_dir, opts);  // read-only media or permissions
+  }
   envs[key] = env;
   return env;
 }

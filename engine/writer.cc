@@ -7,6 +7,9 @@
 //   3. A crash before (2) leaves bytes past the committed lengths: the
 //      DatasetInfo lists the chunks a writer may have written ("dirty"), and
 //      the next writer truncates them before it writes anything.
+#include <unistd.h>
+
+#include <cerrno>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -56,6 +59,7 @@ struct Writer::Impl {
   std::shared_ptr<engine::ChunkFile> file;   // its read-write handle
   uint64_t write_pos = 0;                    // next byte to write in it
   uint32_t batch_videos_in_chunk = 0;        // appended to it in this batch
+  bool started_new_chunk = false;            // for WriterOptions::start_new_chunk
 
   std::vector<Pending> pending;
   std::unordered_map<std::string, size_t> pending_by_id;
@@ -98,6 +102,19 @@ struct Writer::Impl {
         f.Sync();
       }
     }
+    if (!info.obsolete_files.empty()) {
+      for (const std::string& name : info.obsolete_files) {
+        const std::string path = ChunkPath(name);
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+      }
+      engine::SyncDirectory(ds->dir);
+      ds->env->Update([&](index::Txn& txn) {
+        index::DatasetInfo current = ds->GetInfo(txn);
+        current.obsolete_files.clear();
+        txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
+      });
+      info.obsolete_files.clear();
+    }
     if (last) {
       have_chunk = true;
       chunk = last->first;
@@ -121,6 +138,7 @@ struct Writer::Impl {
   }
 
   bool ChunkIsFull(uint64_t video_bytes) const {
+    if (chunk_record.state == index::ChunkState::kFull) return true;
     if (chunk_record.appended_videos + batch_videos_in_chunk >= info.videos_per_chunk) return true;
     return info.bytes_per_chunk != 0 && write_pos > 0 &&
            write_pos + video_bytes > info.bytes_per_chunk;
@@ -211,28 +229,39 @@ struct Writer::Impl {
     return true;
   }
 
-  bool Append(std::string_view id_view, const std::vector<std::string_view>& jpegs,
-              std::string_view meta_json) {
-    ValidateAppend(id_view, jpegs);
-    // Stored in the form Python's json.dumps writes, so that exported .gmeta
-    // files read back exactly as GulpIO2 wrote them.
+  // Normalizes `json` (one meta object, or a list of them when `is_list`) to
+  // the form Python's json.dumps writes, so that exported .gmeta files read
+  // back exactly as GulpIO2 wrote them.
+  std::string NormalizeMeta(std::string_view id, std::string_view json, bool is_list) const {
     std::string meta;
     try {
-      meta = engine::NormalizeJson(meta_json);
+      meta = engine::NormalizeJson(json);
     } catch (const InvalidArgumentError& e) {
-      throw InvalidArgumentError("append '" + std::string(id_view) + "' to " + ds->dir +
+      throw InvalidArgumentError("append '" + std::string(id) + "' to " + ds->dir +
                                  ": meta is not valid JSON: " + e.what());
     }
-    if (meta.empty() || meta.front() != '{') {
-      throw InvalidArgumentError("append '" + std::string(id_view) + "' to " + ds->dir +
-                                 ": meta must be a JSON object, not " + meta.substr(0, 40));
+    if (meta.empty() || meta.front() != (is_list ? '[' : '{')) {
+      throw InvalidArgumentError("append '" + std::string(id) + "' to " + ds->dir + ": meta must be " +
+                                 (is_list ? "a JSON list" : "a JSON object") + ", not " +
+                                 meta.substr(0, 40));
     }
+    return meta;
+  }
+
+  bool Append(std::string_view id_view, const std::vector<std::string_view>& jpegs,
+              std::string_view meta_json, bool meta_is_list) {
+    ValidateAppend(id_view, jpegs);
+    std::string meta = NormalizeMeta(id_view, meta_json, meta_is_list);
+    if (!meta_is_list) meta = "[" + meta + "]";
     std::string id(id_view);
     if (!ResolveDuplicate(id)) return false;
 
     uint64_t bytes = 0;
     for (std::string_view j : jpegs) bytes += j.size() + PadFor(j.size());
-    if (!have_chunk || ChunkIsFull(bytes)) StartNewChunk();
+    if (!have_chunk || ChunkIsFull(bytes) || (options.start_new_chunk && !started_new_chunk)) {
+      StartNewChunk();
+      started_new_chunk = true;
+    }
 
     Touched& t = touched[chunk];
     if (!t.file) {
@@ -250,7 +279,7 @@ struct Writer::Impl {
       record.crc32c.reserve(jpegs.size());
       for (std::string_view j : jpegs) record.crc32c.push_back(engine::Crc32c(j.data(), j.size()));
     }
-    record.meta_data = "[" + meta + "]";
+    record.meta_data = std::move(meta);
     pending_by_id[id] = pending.size();
     pending.push_back(Pending{std::move(id), std::move(record), false});
     return true;
@@ -376,7 +405,12 @@ Writer::~Writer() {
 
 bool Writer::Append(std::string_view id, const std::vector<std::string_view>& jpegs,
                     std::string_view meta_json) {
-  return impl_->Append(id, jpegs, meta_json);
+  return impl_->Append(id, jpegs, meta_json, /*meta_is_list=*/false);
+}
+
+bool Writer::AppendEntry(std::string_view id, const std::vector<std::string_view>& jpegs,
+                         std::string_view meta_data_list) {
+  return impl_->Append(id, jpegs, meta_data_list, /*meta_is_list=*/true);
 }
 
 bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }

@@ -208,6 +208,7 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   flatbuffers::FlatBufferBuilder builder(128);
   const auto creator = builder.CreateString(info.creator);
   const auto dirty = builder.CreateVector(info.dirty_chunks);
+  const auto obsolete = builder.CreateVectorOfStrings(info.obsolete_files);
   fbs::DatasetInfoBuilder b(builder);
   b.add_format_version(info.format_version);
   b.add_creator(creator);
@@ -218,6 +219,7 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   b.add_total_videos(info.total_videos);
   b.add_total_frames(info.total_frames);
   b.add_dirty_chunks(dirty);
+  b.add_obsolete_files(obsolete);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -241,6 +243,11 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
   out.total_frames = r->total_frames();
   if (r->dirty_chunks() != nullptr) {
     out.dirty_chunks.assign(r->dirty_chunks()->begin(), r->dirty_chunks()->end());
+  }
+  if (r->obsolete_files() != nullptr) {
+    for (const auto* name : *r->obsolete_files()) {
+      if (name != nullptr) out.obsolete_files.push_back(name->str());
+    }
   }
   return out;
 }

@@ -61,6 +61,7 @@ struct DatasetInfo {
   uint64_t total_videos = 0;
   uint64_t total_frames = 0;
   std::vector<uint32_t> dirty_chunks;
+  std::vector<std::string> obsolete_files;
 };
 
 // Encoders pick the most compact form: frames that follow each other

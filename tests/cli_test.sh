@@ -105,5 +105,20 @@ truncate -s 100 "$gio/data_3.gulp"
 check check_truncated 1 "$gulpdb" check "$gio" --quiet
 expect_out check_truncated_message "data_3.gulp: truncated"
 
+# compact and merge.
+check compact 0 "$gulpdb" compact "$ds" --quiet
+expect_out compact_summary "compacted 1 chunks"
+check compact_check 0 "$gulpdb" check "$ds" --deep --quiet
+check compact_info 0 "$gulpdb" info "$ds" --json
+expect_out compact_no_garbage '"garbage_bytes": 0'
+mkdir -p "$tmp/merged/shards"
+check shard_a 0 "$gulpdb" ingest "$tmp/merged/shards/a" --frames-dir "$fixtures/frames_src" --labels "$fixtures/frames_src/labels.csv" --quiet
+check merge 0 "$gulpdb" merge "$tmp/merged" "$tmp/merged/shards/a" "$tmp/evil_ds" --quiet
+expect_out merge_summary "23 videos \(1 chunks attached in place, 1 videos copied"
+check merge_dup 1 "$gulpdb" merge "$tmp/merged" "$tmp/evil_ds" --quiet
+check merge_skip 0 "$gulpdb" merge "$tmp/merged" "$tmp/evil_ds" --on-duplicate skip --quiet
+check merge_check 0 "$gulpdb" check "$tmp/merged" --deep --quiet
+check compact_missing 1 "$gulpdb" compact "$tmp/nowhere"
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -158,6 +158,8 @@ struct WriterOptions {
   std::chrono::milliseconds lock_timeout{0};
   // Reject frames that do not start with the JPEG SOI marker and end with EOI.
   bool check_jpeg_markers = true;
+  // Start a new chunk for the first append instead of filling the last one.
+  bool start_new_chunk = false;
 };
 
 class Writer;
@@ -254,6 +256,10 @@ class Writer {
   // under OnDuplicate::kError (also within one batch).
   bool Append(std::string_view id, const std::vector<std::string_view>& jpegs,
               std::string_view meta_json = "{}");
+  // As Append, with the video's whole GulpIO meta_data list (the JSON text of
+  // a list of objects, one per append in GulpIO's terms) instead of one object.
+  bool AppendEntry(std::string_view id, const std::vector<std::string_view>& jpegs,
+                   std::string_view meta_data_list);
   // Removes a committed or pending video; returns false if it does not exist.
   bool Remove(std::string_view id);
 

@@ -1,0 +1,69 @@
+// Dataset maintenance: compaction (reclaiming the bytes of removed and
+// replaced videos) and merging shard datasets into one index.
+//
+// Both take the dataset's writer lock for their whole run and are crash-safe:
+// at any point of a crash the dataset is healthy and holds every committed
+// video. Errors are gulpdb::Error subclasses (error.h).
+#ifndef GULPDB_MAINTENANCE_H_
+#define GULPDB_MAINTENANCE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gulpdb/dataset.h"
+
+namespace gulpdb {
+
+struct CompactOptions {
+  // Rewrite a chunk when at least this fraction of its committed bytes is
+  // garbage (0: any garbage at all).
+  double min_garbage_fraction = 0.0;
+  std::chrono::milliseconds lock_timeout{0};
+  std::function<void(uint64_t, uint64_t)> progress;  // (chunks done, chunks to do)
+};
+
+struct CompactReport {
+  uint64_t chunks_rewritten = 0;
+  uint64_t videos_moved = 0;
+  uint64_t bytes_reclaimed = 0;
+  std::vector<std::string> files_removed;
+};
+
+// Moves the live videos of every chunk with enough garbage into new chunks
+// (each batch committed as a normal write transaction), then drops the
+// emptied chunks from the index and deletes their files (and their .gmeta,
+// which no longer describes them). Videos keep their ids, frames, meta and
+// checksums; their chunk and insertion sequence change. Readers that hold a
+// snapshot from before the compaction may fail to open a deleted file;
+// readers that start afterwards see the compacted dataset.
+CompactReport Compact(Dataset& dataset, const CompactOptions& options = {});
+
+struct MergeOptions {
+  OnDuplicate on_duplicate = OnDuplicate::kError;
+  std::chrono::milliseconds lock_timeout{0};
+  std::function<void(uint64_t, uint64_t)> progress;  // (shards done, shards)
+};
+
+struct MergeReport {
+  uint64_t shards = 0;
+  uint64_t chunks_attached = 0;  // referenced in place
+  uint64_t videos_copied = 0;    // frames copied into the output's own chunks
+  uint64_t videos = 0;
+  uint64_t skipped = 0;          // duplicates skipped
+};
+
+// Adds the videos of each shard dataset to `out` (a dataset, created when
+// missing). A shard inside `out`'s directory is attached: its chunk files are
+// referenced where they are and no frame is copied; such chunks are closed
+// to further appends, and the shard must not be written on its own any more.
+// Other shards are copied through a Writer. Each shard is one transaction.
+// Duplicate ids follow `on_duplicate` (an error names the id and shard).
+MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
+                  const MergeOptions& options = {});
+
+}  // namespace gulpdb
+
+#endif  // GULPDB_MAINTENANCE_H_

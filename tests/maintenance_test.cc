@@ -1,0 +1,218 @@
+// Compaction and merging: what they keep, what they reclaim, and that a
+// crash at any moment of a compaction leaves a healthy dataset.
+#include "gulpdb/maintenance.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <filesystem>
+#include <map>
+
+#include "gulpdb/error.h"
+#include "gulpdb/interop.h"
+#include "support/test_util.h"
+
+namespace gulpdb {
+namespace {
+
+namespace fs = std::filesystem;
+using test::FakeJpeg;
+using test::TempDir;
+
+using Contents = std::map<std::string, std::pair<std::vector<std::string>, std::string>>;
+
+// Every video's frames and meta.
+Contents Snapshot(const Dataset& ds) {
+  Contents out;
+  ds.ForEach([&](const VideoInfo& v) {
+    const JpegFrames jpegs = ds.ReadJpegs(v.id);
+    std::vector<std::string> frames;
+    for (size_t i = 0; i < jpegs.size(); ++i) frames.emplace_back(jpegs[i]);
+    out[v.id] = {frames, v.meta_data};
+    return true;
+  });
+  return out;
+}
+
+std::unique_ptr<Dataset> Filled(const std::string& dir, int videos, uint32_t per_chunk) {
+  CreateOptions c;
+  c.videos_per_chunk = per_chunk;
+  auto ds = Dataset::Create(dir, c);
+  auto w = ds->NewWriter();
+  for (int i = 0; i < videos; ++i) {
+    std::vector<std::string> frames;
+    for (uint32_t f = 0; f < 3; ++f) frames.push_back(FakeJpeg(40 + static_cast<size_t>(i) + f, static_cast<uint32_t>(i) * 7 + f));
+    w->Append("v" + std::to_string(i), test::Views(frames), "{\"i\": " + std::to_string(i) + "}");
+  }
+  w->Commit();
+  return ds;
+}
+
+BOOST_AUTO_TEST_SUITE(maintenance_test)
+
+BOOST_AUTO_TEST_CASE(compact_reclaims_garbage_and_keeps_every_video) {
+  TempDir tmp;
+  auto ds = Filled(tmp / "d", 12, 4);
+  ds->Remove({"v0", "v1", "v5", "v6", "v7"});
+  {
+    WriterOptions replace;
+    replace.on_duplicate = OnDuplicate::kReplace;
+    auto w = ds->NewWriter(replace);
+    w->Append("v9", {FakeJpeg(99, 1)}, "{\"replaced\": true}");
+    w->Commit();
+  }
+  const Contents before = Snapshot(*ds);
+  const DatasetStats stats_before = ds->Stats();
+  BOOST_TEST(stats_before.garbage_bytes > 0u);
+
+  const CompactReport report = Compact(*ds);
+  BOOST_TEST(report.chunks_rewritten == 3u);  // chunks 0, 1 and 2 all had garbage
+  BOOST_TEST(report.bytes_reclaimed == stats_before.garbage_bytes);
+  const DatasetStats after = ds->Stats();
+  BOOST_TEST(after.garbage_bytes == 0u);
+  BOOST_TEST(after.videos == stats_before.videos);
+  BOOST_TEST(after.frames == stats_before.frames);
+  BOOST_TEST((Snapshot(*ds) == before));
+  for (const std::string& name : report.files_removed) BOOST_TEST(!fs::exists(tmp / ("d/" + name)));
+  BOOST_TEST(!fs::exists(tmp / "d/data_0.gulp"));
+  CheckOptions deep;
+  deep.deep = false;
+  const CheckReport check = Check(tmp / "d", deep);
+  for (const auto& p : check.problems) BOOST_ERROR(p.where << ": " << p.what);
+  BOOST_TEST(!ds->Get("v2").checksums.empty());
+  // Nothing left to do the second time.
+  BOOST_TEST(Compact(*ds).chunks_rewritten == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(compact_keeps_gulpio_meta_lists_of_imported_data) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(test::FixturesDir() + "/gulpio2_edge_cases")) {
+    fs::copy_file(e.path(), dir + "/" + e.path().filename().string());
+    fs::permissions(dir + "/" + e.path().filename().string(), fs::perms::owner_write,
+                    fs::perm_options::add);
+  }
+  ImportGulpio(dir);
+  OpenOptions rw;
+  rw.read_only = false;
+  auto ds = Dataset::Open(dir, rw);
+  const std::string dup_meta = ds->Get("dup").meta_data;
+  ds->Remove({"42"});
+  const Contents before = Snapshot(*ds);
+  Compact(*ds);
+  BOOST_TEST((Snapshot(*ds) == before));
+  BOOST_TEST(ds->Get("dup").meta_data == dup_meta);
+  BOOST_TEST(!fs::exists(dir + "/data_0.gulp"));
+  BOOST_TEST(!fs::exists(dir + "/meta_0.gmeta"));  // it described the removed file
+  BOOST_TEST(fs::exists(dir + "/data_1.gulp"));    // no garbage there: untouched
+  BOOST_TEST(Check(dir).healthy());
+  ExportGmeta(*ds);
+  BOOST_TEST(Check(dir).healthy());
+}
+
+// A compaction killed at many different moments: the dataset always opens,
+// checks healthy and holds every video with its bytes.
+BOOST_AUTO_TEST_CASE(compact_killed_at_any_moment_leaves_a_healthy_dataset) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  Contents expected;
+  {
+    auto ds = Filled(dir, 120, 10);
+    std::vector<std::string> drop;
+    for (int i = 0; i < 120; i += 2) drop.push_back("v" + std::to_string(i));
+    ds->Remove(drop);
+    expected = Snapshot(*ds);
+  }
+  for (int delay_us : {200, 1000, 3000, 6000, 10000, 20000, 40000}) {
+    const pid_t pid = ::fork();
+    BOOST_REQUIRE(pid >= 0);
+    if (pid == 0) {
+      try {
+        OpenOptions rw;
+        rw.read_only = false;
+        auto ds = Dataset::Open(dir, rw);
+        Compact(*ds);
+      } catch (...) {
+        ::_exit(3);
+      }
+      ::_exit(0);
+    }
+    ::usleep(static_cast<useconds_t>(delay_us));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    BOOST_TEST_CONTEXT("killed after " << delay_us << " us") {
+      BOOST_TEST(!(WIFEXITED(status) && WEXITSTATUS(status) == 3));
+      const CheckReport check = Check(dir);
+      for (const auto& p : check.problems) BOOST_ERROR(p.where << ": " << p.what);
+      BOOST_TEST((Snapshot(*Dataset::Open(dir)) == expected));
+    }
+  }
+  // A last, uninterrupted run finishes the job.
+  OpenOptions rw;
+  rw.read_only = false;
+  auto ds = Dataset::Open(dir, rw);
+  Compact(*ds);
+  BOOST_TEST(ds->Stats().garbage_bytes == 0u);
+  BOOST_TEST((Snapshot(*ds) == expected));
+  BOOST_TEST(Check(dir).healthy());
+}
+
+BOOST_AUTO_TEST_CASE(merge_attaches_inner_shards_and_copies_outer_ones) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  fs::create_directories(out + "/shards");
+  Filled(out + "/shards/a", 7, 3).reset();
+  {
+    auto b = Dataset::Create(tmp / "b");
+    auto w = b->NewWriter();
+    w->Append("b0", {FakeJpeg(30, 1)}, "{}");
+    w->Append("b1", {FakeJpeg(31, 2), FakeJpeg(32, 3)}, "{\"x\": 1}");
+    w->Commit();
+  }
+  const Contents a = Snapshot(*Dataset::Open(out + "/shards/a"));
+  const Contents b = Snapshot(*Dataset::Open(tmp / "b"));
+  const MergeReport report = Merge(out, {out + "/shards/a", tmp / "b"});
+  BOOST_TEST(report.shards == 2u);
+  BOOST_TEST(report.chunks_attached == 3u);
+  BOOST_TEST(report.videos_copied == 2u);
+  BOOST_TEST(report.videos == 9u);
+  auto ds = Dataset::Open(out);
+  Contents merged = Snapshot(*ds);
+  Contents want = a;
+  want.insert(b.begin(), b.end());
+  BOOST_TEST((merged == want));
+  // The attached chunks are the shard's own files: nothing was copied for them.
+  BOOST_TEST(ds->Chunks().at(0).file_name == "shards/a/data_0.gulp");
+  BOOST_TEST(Check(out).healthy());
+
+  // Running it again: duplicates are an error by default, skipped on request.
+  BOOST_CHECK_THROW(Merge(out, {tmp / "b"}), InvalidArgumentError);
+  MergeOptions skip;
+  skip.on_duplicate = OnDuplicate::kSkip;
+  const MergeReport again = Merge(out, {out + "/shards/a", tmp / "b"}, skip);
+  BOOST_TEST(again.videos == 0u);
+  BOOST_TEST(Dataset::Open(out)->Count() == 9u);
+
+  // New appends go to the output's own chunk, not into a shard's file.
+  OpenOptions rw;
+  rw.read_only = false;
+  auto writable = Dataset::Open(out, rw);
+  auto w = writable->NewWriter();
+  w->Append("new", {FakeJpeg(20, 5)}, "{}");
+  w->Commit();
+  const uint32_t chunk = writable->Get("new").chunk;
+  for (const ChunkInfo& c : writable->Chunks()) {
+    if (c.number == chunk) BOOST_TEST(c.file_name.find('/') == std::string::npos);
+  }
+  BOOST_TEST(Check(out).healthy());
+  BOOST_CHECK_THROW(Merge(out, {out}), InvalidArgumentError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace gulpdb
