@@ -110,7 +110,14 @@ void Txn::Commit() {
 }
 
 void Txn::Abort() noexcept {
-  if (txn_ != nullptr) mdb_txn_abort(std::exchange(txn_, nullptr));
+  if (txn_ != nullptr) {
+    MDB_txn* txn = std::exchange(txn_, nullptr);
+    if (read_only_) {
+      env_->ReleaseReader(txn);
+    } else {
+      mdb_txn_abort(txn);
+    }
+  }
   if (lock_.owns_lock()) lock_.unlock();
 }
 
@@ -164,7 +171,28 @@ Env::~Env() {
   // A child process must not close its parent's environment: the handle's
   // reader slots and locks belong to the parent. The child's copy of the
   // mapping goes away when the child exits.
-  if (env_ != nullptr && getpid() == owner_pid_) mdb_env_close(env_);
+  if (env_ != nullptr && getpid() == owner_pid_) {
+    DropIdleReaders();
+    mdb_env_close(env_);
+  }
+}
+
+void Env::ReleaseReader(MDB_txn* txn) noexcept {
+  // A reset transaction keeps its reader slot, so renewing it later skips
+  // the search for a free slot under LMDB's inter-process mutex.
+  mdb_txn_reset(txn);
+  std::lock_guard<std::mutex> lock(idle_mutex_);
+  if (idle_readers_.size() < kMaxIdleReaders) {
+    idle_readers_.push_back(txn);
+  } else {
+    mdb_txn_abort(txn);
+  }
+}
+
+void Env::DropIdleReaders() noexcept {
+  std::lock_guard<std::mutex> lock(idle_mutex_);
+  for (MDB_txn* txn : idle_readers_) mdb_txn_abort(txn);
+  idle_readers_.clear();
 }
 
 std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& options) {
@@ -211,6 +239,25 @@ Txn Env::Begin(bool read_only) {
   for (int attempt = 0;; ++attempt) {
     std::shared_lock<std::shared_mutex> lock(resize_mutex_);
     MDB_txn* txn = nullptr;
+    if (read_only) {
+      {
+        std::lock_guard<std::mutex> idle(idle_mutex_);
+        if (!idle_readers_.empty()) {
+          txn = idle_readers_.back();
+          idle_readers_.pop_back();
+        }
+      }
+      if (txn != nullptr) {
+        const int rc = mdb_txn_renew(txn);
+        if (rc == 0) return Txn(this, txn, true, std::move(lock));
+        mdb_txn_abort(txn);
+        txn = nullptr;
+        if (rc != MDB_MAP_RESIZED) ThrowLmdb(rc, "mdb_txn_renew", path_);
+        lock.unlock();
+        AdoptNewMapSize();
+        continue;
+      }
+    }
     const int rc = mdb_txn_begin(env_, nullptr, read_only ? MDB_RDONLY : 0u, &txn);
     if (rc == 0) return Txn(this, txn, read_only, std::move(lock));
     if (rc != MDB_MAP_RESIZED || attempt > 8) ThrowLmdb(rc, "mdb_txn_begin", path_);
@@ -224,6 +271,7 @@ Txn Env::BeginWrite() { return Begin(false); }
 
 void Env::AdoptNewMapSize() {
   std::unique_lock<std::shared_mutex> lock(resize_mutex_);
+  DropIdleReaders();
   // Size 0 makes LMDB adopt the size another process recorded.
   const int rc = mdb_env_set_mapsize(env_, 0);
   if (rc != 0) ThrowLmdb(rc, "mdb_env_set_mapsize", path_);
@@ -231,6 +279,7 @@ void Env::AdoptNewMapSize() {
 
 void Env::Grow(size_t current) {
   std::unique_lock<std::shared_mutex> lock(resize_mutex_);
+  DropIdleReaders();
   MDB_envinfo info;
   mdb_env_info(env_, &info);
   if (info.me_mapsize > current) return;  // another thread grew it already

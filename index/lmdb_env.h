@@ -27,6 +27,8 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <vector>
+#include <mutex>
 
 #include "gulpdb/error.h"
 
@@ -157,6 +159,10 @@ class Env {
  private:
   Env(std::string path, bool read_only, const EnvOptions& options);
   Txn Begin(bool read_only);
+  friend class Txn;
+  void ReleaseReader(MDB_txn* txn) noexcept;
+  void DropIdleReaders() noexcept;
+  static constexpr size_t kMaxIdleReaders = 64;
   void Grow(size_t current);
   void AdoptNewMapSize();
 
@@ -166,6 +172,8 @@ class Env {
   int owner_pid_;  // the process that opened the environment
   MDB_env* env_ = nullptr;
   std::shared_mutex resize_mutex_;  // shared: live transactions; exclusive: resizing
+  std::mutex idle_mutex_;
+  std::vector<MDB_txn*> idle_readers_;  // reset read transactions, ready to renew
 };
 
 // Translates a non-zero LMDB return code into a typed error naming `operation`

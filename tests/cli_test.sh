@@ -32,7 +32,7 @@ expect_out() {  # expect_out NAME PATTERN: the last command's stdout+stderr matc
 }
 
 ds=$tmp/ds
-check ingest 0 "$gulpdb" ingest "$ds" --frames-dir "$fixtures/frames_src" \
+check ingest 0 "$gulpdb" ingest "$ds" --keep-jpeg --frames-dir "$fixtures/frames_src" \
   --labels "$fixtures/frames_src/labels.csv" --videos-per-chunk 4 --quiet
 expect_out ingest_summary "ingested 22 videos \(67 frames\)"
 check label2idx 0 grep -q '"circle": 0' "$ds/label2idx.json"
