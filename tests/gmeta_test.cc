@@ -446,25 +446,7 @@ BOOST_AUTO_TEST_CASE(random_corruption_is_read_or_rejected_never_crashes) {
   size_t accepted = 0;
   for (int iteration = 0; iteration < 3000; ++iteration) {
     std::string text = sources[rng() % sources.size()];
-    const int edits = 1 + static_cast<int>(rng() % 3);
-    for (int e = 0; e < edits && !text.empty(); ++e) {
-      const size_t at = rng() % text.size();
-      const char c = alphabet[rng() % alphabet.size()];
-      switch (rng() % 4) {
-        case 0:
-          text[at] = c;
-          break;
-        case 1:
-          text.insert(at, 1, c);
-          break;
-        case 2:
-          text.erase(at, 1);
-          break;
-        default:
-          text.resize(at);
-          break;
-      }
-    }
+    test::MutateText(&text, alphabet, rng);
     test::WriteFile(path, text);
     try {
       const std::vector<GmetaEntry> entries = ReadAll(path);

@@ -396,25 +396,7 @@ BOOST_AUTO_TEST_CASE(random_mutations_never_crash) {
   size_t accepted = 0;
   for (int iteration = 0; iteration < 20000; ++iteration) {
     std::string text = seeds[rng() % seeds.size()];
-    const int edits = 1 + static_cast<int>(rng() % 3);
-    for (int e = 0; e < edits && !text.empty(); ++e) {
-      const size_t at = rng() % text.size();
-      const char c = alphabet[rng() % alphabet.size()];
-      switch (rng() % 4) {
-        case 0:
-          text[at] = c;
-          break;
-        case 1:
-          text.insert(at, 1, c);
-          break;
-        case 2:
-          text.erase(at, 1);
-          break;
-        default:
-          text.resize(at);
-          break;
-      }
-    }
+    test::MutateText(&text, alphabet, rng);
     try {
       const std::string out = NormalizeJson(text);
       BOOST_TEST(NormalizeJson(out) == out);

@@ -100,4 +100,26 @@ std::vector<std::string_view> Views(const std::vector<std::string>& frames) {
   return std::vector<std::string_view>(frames.begin(), frames.end());
 }
 
+void MutateText(std::string* text, std::string_view alphabet, std::mt19937& rng) {
+  const int edits = 1 + static_cast<int>(rng() % 3);
+  for (int e = 0; e < edits && !text->empty(); ++e) {
+    const size_t at = rng() % text->size();
+    const char c = alphabet[rng() % alphabet.size()];
+    switch (rng() % 4) {
+      case 0:
+        (*text)[at] = c;
+        break;
+      case 1:
+        text->insert(at, 1, c);
+        break;
+      case 2:
+        text->erase(at, 1);
+        break;
+      default:
+        text->resize(at);
+        break;
+    }
+  }
+}
+
 }  // namespace gulpdb::test

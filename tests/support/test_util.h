@@ -4,6 +4,7 @@
 #define GULPDB_TESTS_SUPPORT_TEST_UTIL_H_
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,10 @@ std::string FakeJpeg(size_t size, uint32_t seed);
 // The real JPEG frames of one video in tests/fixtures/frames_src/<name>/.
 std::vector<std::string> FixtureFrames(const std::string& name);
 std::vector<std::string_view> Views(const std::vector<std::string>& frames);
+
+// Applies one to three random edits to `*text` (replace, insert or delete a
+// character drawn from `alphabet`, or truncate), for fuzz-style tests.
+void MutateText(std::string* text, std::string_view alphabet, std::mt19937& rng);
 
 }  // namespace gulpdb::test
 
