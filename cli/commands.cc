@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/ingest.h"
 #include "cli/progress.h"
 #include "engine/json_text.h"
 #include "gulpdb/dataset.h"
@@ -60,37 +61,6 @@ std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
   return Dataset::Open(dir, o);
 }
 
-std::vector<std::string> ListDir(const std::string& dir, bool want_dirs) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) ThrowErrno("list", dir, errno);
-  while (dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    struct stat st;
-    if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode) == want_dirs) names.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw NotFoundError("read " + path + ": cannot open the file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool HasSuffix(const std::string& s, const std::string& suffix) {
-  if (s.size() < suffix.size()) return false;
-  std::string tail = s.substr(s.size() - suffix.size());
-  std::transform(tail.begin(), tail.end(), tail.begin(), ::tolower);
-  return tail == suffix;
-}
-
 OnDuplicate ParseOnDuplicate(const std::string& s) {
   if (s == "error") return OnDuplicate::kError;
   if (s == "skip") return OnDuplicate::kSkip;
@@ -132,135 +102,72 @@ int RunCreate(const std::vector<std::string>& args) {
 
 // ---- ingest --------------------------------------------------------------------
 
-struct Source {
-  std::string id;
-  std::string label;
-  std::string folder;
-};
-
-std::vector<Source> ReadFrameFolders(const std::string& root, const std::string& labels_csv) {
-  std::vector<Source> sources;
-  if (labels_csv.empty()) {
-    for (const std::string& name : ListDir(root, true)) sources.push_back({name, "", root + "/" + name});
-    return sources;
-  }
-  std::istringstream lines(ReadWholeFile(labels_csv));
-  std::string line;
-  int number = 0;
-  while (std::getline(lines, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const size_t sep = line.find(';');
-    if (sep == std::string::npos || sep == 0) {
-      throw InvalidArgumentError("read " + labels_csv + ": line " + std::to_string(number) +
-                                 " is not 'id;label'");
-    }
-    const std::string id = line.substr(0, sep);
-    sources.push_back({id, line.substr(sep + 1), root + "/" + id});
-  }
-  return sources;
-}
-
 int RunIngest(const std::vector<std::string>& args) {
   po::options_description o("ingest options");
-  std::string frames_dir, labels, on_dup;
-  uint32_t videos_per_chunk = 100;
-  size_t batch = 100;
-  bool quiet = false, strict = false;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory (created if missing)")(
-      "frames-dir", po::value(&frames_dir)->required(),
-      "folder with one sub-folder of JPEG frames per video")(
-      "labels", po::value(&labels), "20BN-style CSV 'id;label' (default: every sub-folder)")(
-      "videos-per-chunk", po::value(&videos_per_chunk)->default_value(100),
-      "videos per chunk file, for a new dataset")(
-      "batch", po::value(&batch)->default_value(100), "videos per committed transaction")(
-      "on-duplicate", po::value(&on_dup)->default_value("skip"),
-      "an id already in the dataset: error, skip or replace")(
-      "strict", po::bool_switch(&strict), "stop at the first bad source instead of skipping it")(
-      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  IngestOptions in;
+  std::string on_dup;
+  int frame_size = 0;
+  auto add = o.add_options();
+  add("dir", po::value(&in.dir), "dataset directory (created if missing)");
+  add("videos-dir", po::value(&in.videos_dir),
+      "videos, each DIR/<id>.<ext> or the one file in DIR/<id>/, decoded by ffmpeg");
+  add("frames-dir", po::value(&in.frames_dir), "one sub-folder of JPEG frames per video");
+  add("images-dir", po::value(&in.images_dir),
+      "one sub-folder of images per class (with --image-list: the root of its paths)");
+  add("image-list", po::value(&in.image_list),
+      "text file of image paths, one per line, each optionally followed by ;label");
+  add("labels", po::value(&in.labels),
+      "for --videos-dir or --frames-dir: a 20BN-style JSON list [{\"id\": ..., \"label\": ...}] "
+      "or CSV id;label (default: every video found, unlabeled)");
+  add("label-name", po::value(&in.label_name)->default_value("label"),
+      "key of the label in a JSON list (e.g. template)");
+  add("frame-rate", po::value(&in.frame_rate)->default_value(8, "8"),
+      "frames per second taken from videos (0: every frame)");
+  add("frame-size", po::value(&frame_size)->default_value(0),
+      "resize frames so that their short edge has this many pixels (0: keep the size)");
+  add("quality", po::value(&in.quality)->default_value(90), "JPEG quality of encoded frames");
+  add("keep-jpeg", po::bool_switch(&in.keep_jpeg),
+      "store JPEG frames and images byte for byte instead of re-encoding them");
+  add("num-workers,j", po::value(&in.num_workers)->default_value(0),
+      "threads that decode and encode (0: one per core)");
+  add("shuffle", po::bool_switch(&in.shuffle), "ingest the sources in random order");
+  add("seed", po::value<uint64_t>(), "seed of --shuffle (default: random, printed)");
+  add("videos-per-chunk", po::value(&in.videos_per_chunk)->default_value(100),
+      "videos per chunk file, for a new dataset");
+  add("batch", po::value(&in.batch)->default_value(100), "videos per committed transaction");
+  add("on-duplicate", po::value(&on_dup)->default_value("skip"),
+      "an id already in the dataset: error, skip or replace");
+  add("strict", po::bool_switch(&in.strict), "stop at the first bad source instead of skipping it");
+  add("quiet,q", po::bool_switch(&in.quiet), "no progress output");
   po::variables_map vm;
-  if (!Parse(args, "gulpdb ingest DIR --frames-dir SRC [--labels CSV] [options]", o, {"dir"}, &vm)) {
+  if (!Parse(args,
+             "gulpdb ingest DIR (--videos-dir D [--labels LIST] | --frames-dir D [--labels LIST] | "
+             "--images-dir D | --image-list FILE [--images-dir ROOT]) [options]",
+             o, {"dir"}, &vm)) {
     return 0;
   }
-  const std::string dir = vm["dir"].as<std::string>();
-  if (batch == 0) throw UsageError("--batch must be positive");
-  WriterOptions wo;
-  wo.on_duplicate = ParseOnDuplicate(on_dup);
-
-  std::unique_ptr<Dataset> ds;
-  if (Dataset::Exists(dir)) {
-    ds = OpenRw(dir);
-  } else {
-    CreateOptions c;
-    c.videos_per_chunk = videos_per_chunk;
-    ds = Dataset::Create(dir, c);
+  in.on_duplicate = ParseOnDuplicate(on_dup);
+  if (frame_size < 0) throw UsageError("--frame-size must not be negative");
+  in.frame_size = frame_size;
+  if (vm.count("seed") != 0) in.seed = vm["seed"].as<uint64_t>();
+  if (const std::string problem = ValidateIngestOptions(in); !problem.empty()) {
+    throw UsageError(problem);
   }
-  const std::vector<Source> sources = ReadFrameFolders(frames_dir, labels);
-  std::set<std::string> label_set;
-  for (const Source& s : sources) {
-    if (!s.label.empty()) label_set.insert(s.label);
+  const IngestReport r = Ingest(in);
+  std::string extra;
+  if (r.duplicates != 0) extra += ", " + std::to_string(r.duplicates) + " listed twice";
+  if (r.interrupted_by != 0) {
+    std::fprintf(stderr,
+                 "gulpdb ingest: interrupted by signal %d; every committed video stays, and "
+                 "running the same command again resumes\n",
+                 r.interrupted_by);
   }
-  std::map<std::string, int> label2idx;
-  for (const std::string& l : label_set) label2idx.emplace(l, static_cast<int>(label2idx.size()));
-
-  auto writer = ds->NewWriter(wo);
-  Progress progress("ingest", sources.size(), quiet);
-  size_t added = 0, skipped = 0, bad = 0, frames_total = 0;
-  for (const Source& s : sources) {
-    progress.Advance();
-    std::vector<std::string> frames;
-    std::string problem;
-    try {
-      for (const std::string& f : ListDir(s.folder, false)) {
-        if (HasSuffix(f, ".jpg") || HasSuffix(f, ".jpeg")) {
-          frames.push_back(ReadWholeFile(s.folder + "/" + f));
-        }
-      }
-      if (frames.empty()) problem = "no JPEG frames";
-    } catch (const Error& e) {
-      problem = e.what();
-    }
-    std::string meta = "{\"id\": " + PythonJsonString(s.id);
-    if (!s.label.empty()) {
-      meta += ", \"label\": " + PythonJsonString(s.label) +
-              ", \"idx\": " + std::to_string(label2idx[s.label]);
-    }
-    meta += "}";
-    if (problem.empty()) {
-      try {
-        if (writer->Append(s.id, std::vector<std::string_view>(frames.begin(), frames.end()), meta)) {
-          ++added;
-          frames_total += frames.size();
-        } else {
-          ++skipped;
-        }
-      } catch (const InvalidArgumentError& e) {
-        if (wo.on_duplicate == OnDuplicate::kError) throw;
-        problem = e.what();
-      }
-    }
-    if (!problem.empty()) {
-      if (strict) throw InvalidArgumentError("ingest " + s.folder + ": " + problem);
-      std::fprintf(stderr, "gulpdb ingest: skipping %s: %s\n", s.folder.c_str(), problem.c_str());
-      ++bad;
-    }
-    if (writer->pending_videos() >= batch) writer->Commit();
-  }
-  writer->Commit();
-  progress.Finish();
-  if (!label2idx.empty()) {
-    std::string json = "{";
-    for (const auto& [label, idx] : label2idx) {
-      if (json.size() > 1) json += ", ";
-      json += PythonJsonString(label) + ": " + std::to_string(idx);
-    }
-    json += "}";
-    std::ofstream(dir + "/label2idx.json", std::ios::binary) << json;
-  }
-  std::printf("ingested %zu videos (%zu frames) into %s; %zu already present, %zu bad sources skipped\n",
-              added, frames_total, dir.c_str(), skipped, bad);
-  return bad != 0 && strict ? 1 : 0;
+  std::printf(
+      "ingested %zu videos (%llu frames) into %s; %zu already present, %zu bad sources "
+      "skipped%s\n",
+      r.added, static_cast<unsigned long long>(r.frames), in.dir.c_str(), r.present, r.bad,
+      extra.c_str());
+  return r.interrupted_by != 0 ? 128 + r.interrupted_by : 0;
 }
 
 // ---- info / ls / show ----------------------------------------------------------------
@@ -566,7 +473,7 @@ int RunMerge(const std::vector<std::string>& args) {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
       {"create", "create an empty dataset", RunCreate},
-      {"ingest", "add videos from folders of JPEG frames", RunIngest},
+      {"ingest", "add videos, frame folders or images", RunIngest},
       {"info", "summary of a dataset", RunInfo},
       {"ls", "list ids with their frame counts", RunLs},
       {"show", "meta and frame_info of one video", RunShow},

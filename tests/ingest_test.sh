@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# End-to-end checks of `gulpdb ingest`: every source kind (videos with a JSON
+# list, frame folders with a CSV, an image folder, an image list), frame
+# counts against ffmpeg's own, label2idx.json and meta as GulpIO writes them,
+# bad sources (skipped and reported, or --strict), --keep-jpeg byte identity,
+# and an ingest killed midway that a re-run completes without duplicates.
+#   ingest_test.sh GULPDB_BINARY FIXTURES_DIR
+set -uo pipefail
+gulpdb=$1
+fixtures=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+passes=0
+realshort=/usr/lib/python3/dist-packages/imageio/resources/images/realshort.mp4
+
+check() {  # check NAME EXPECTED_STATUS COMMAND...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    echo "FAIL $name: exit $got, wanted $want"; cat "$tmp/out" "$tmp/err"
+    failures=$((failures + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+expect_out() {  # expect_out NAME PATTERN: the last command's stdout+stderr matches
+  if grep -qE "$2" "$tmp/out" "$tmp/err"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL $1: output lacks /$2/"; cat "$tmp/out" "$tmp/err"
+    failures=$((failures + 1))
+  fi
+}
+expect_eq() {  # expect_eq NAME GOT WANTED
+  if [ "$2" == "$3" ]; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL $1: got '$2', wanted '$3'"
+    failures=$((failures + 1))
+  fi
+}
+# Frames ffmpeg itself decodes from the first video stream of FILE at 8 fps.
+ffmpeg_frames() {
+  ffmpeg -nostdin -v error -i "file:$1" -map 0:v:0 -vf fps=8 -f null - -progress pipe:1 |
+    sed -n 's/^frame=//p' | tail -1
+}
+# Frames gulpdb stored for ID in DS.
+stored_frames() { "$gulpdb" ls "$1" | awk -F'\t' -v id="$2" '$1 == id { print $2 }'; }
+# WxH of a JPEG file.
+jpeg_size() { ffprobe -v error -show_entries stream=width,height -of csv=s=x:p=0 "$1"; }
+
+videos=$fixtures/videos_src
+
+# ---- videos + a 20BN JSON list, extended by a second list ----------------------
+ds=$tmp/videos
+check video_ingest 0 "$gulpdb" ingest "$ds" --videos-dir "$videos" --labels "$videos/videos.json" \
+  --label-name template --videos-per-chunk 2 --quiet
+expect_out video_ingest_summary "ingested 3 videos .* 0 bad sources"
+check video_extend 0 "$gulpdb" ingest "$ds" --videos-dir "$videos" \
+  --labels "$videos/videos_extend.json" --label-name template --quiet
+expect_out video_extend_summary "ingested 1 videos"
+# label2idx.json: sorted on the first run, new labels numbered after the old ones.
+check video_label2idx 0 cmp "$ds/label2idx.json" "$fixtures/gulpio2_json_videos/label2idx.json"
+# Meta as GulpIO2's video adapter writes it (compared with the fixture it wrote).
+cp -r "$fixtures/gulpio2_json_videos" "$tmp/gio_videos" && chmod -R u+w "$tmp/gio_videos"
+"$gulpdb" import "$tmp/gio_videos" --quiet >/dev/null
+expect_eq video_meta_as_gulpio2 "$("$gulpdb" ls "$ds" --meta | cut -f1,3 | sort)" \
+  "$("$gulpdb" ls "$tmp/gio_videos" --meta | cut -f1,3 | sort)"
+for id in 100 101 102 103; do
+  expect_eq "video_${id}_frames_as_ffmpeg" "$(stored_frames "$ds" $id)" \
+    "$(ffmpeg_frames "$videos/$id/$id.mp4")"
+done
+check video_check 0 "$gulpdb" check "$ds" --deep --quiet
+check video_rerun_skips 0 "$gulpdb" ingest "$ds" --videos-dir "$videos" --labels "$videos/videos.json" \
+  --label-name template --quiet
+expect_out video_rerun_summary "ingested 0 videos .* 3 already present"
+check video_rerun_error 1 "$gulpdb" ingest "$ds" --videos-dir "$videos" \
+  --labels "$videos/videos.json" --on-duplicate error --quiet
+expect_out video_rerun_error_message "already in the dataset"
+
+# Numeric ids, a video file named <id>.<ext>, a file name with spaces and quotes.
+mkdir -p "$tmp/numeric/7" && cp "$videos/100/100.mp4" "$tmp/numeric/7/clip 'one'.mp4"
+cp "$videos/101/101.mp4" "$tmp/numeric/8.mp4"
+printf '[{"id": 7, "label": "b"}, {"id": 8, "label": "a"}]' >"$tmp/numeric.json"
+check numeric_ids 0 "$gulpdb" ingest "$tmp/numeric_ds" --videos-dir "$tmp/numeric" \
+  --labels "$tmp/numeric.json" --quiet
+check numeric_id_meta 0 "$gulpdb" show "$tmp/numeric_ds" 7 --json
+expect_out numeric_id_meta_text '"meta_data": \[\{"id": 7, "label": "b", "idx": 1\}\]'
+
+# A real H.264 video (with audio), at 8 fps and resized by its short edge.
+if [ -f "$realshort" ]; then
+  mkdir -p "$tmp/real" && cp "$realshort" "$tmp/real/"
+  check real_ingest 0 "$gulpdb" ingest "$tmp/real_ds" --videos-dir "$tmp/real" --quiet
+  want=$(ffmpeg_frames "$realshort")
+  check real_ffmpeg_counted 0 test "${want:-0}" -gt 0
+  expect_eq real_frames_as_ffmpeg "$(stored_frames "$tmp/real_ds" realshort)" "$want"
+  check real_resized 0 "$gulpdb" ingest "$tmp/real_small" --videos-dir "$tmp/real" --frame-size 120 \
+    --quiet
+  "$gulpdb" extract "$tmp/real_small" realshort -o "$tmp/real_frames" --frames 0 >/dev/null
+  expect_eq real_short_edge "$(jpeg_size "$tmp/real_frames/realshort_00000.jpg")" 160x120
+  check real_check 0 "$gulpdb" check "$tmp/real_ds" --deep --quiet
+else
+  echo "SKIP real_video: $realshort is absent (not counted as passed)"
+fi
+
+# ---- frame folders + a 20BN CSV ------------------------------------------------
+check frames_ingest 0 "$gulpdb" ingest "$tmp/frames" --frames-dir "$fixtures/frames_src" \
+  --labels "$fixtures/frames_src/labels.csv" --quiet
+expect_out frames_summary "ingested 22 videos \(67 frames\)"
+check frames_label2idx 0 cmp "$tmp/frames/label2idx.json" "$fixtures/gulpio2_csv_jpeg/label2idx.json"
+check frames_meta 0 "$gulpdb" show "$tmp/frames" 3 --json
+expect_out frames_meta_text '"meta_data": \[\{"id": "3", "label": "square", "idx": [0-9]+\}\]'
+check frames_check 0 "$gulpdb" check "$tmp/frames" --deep --quiet
+# Re-encoded (the default): the stored bytes are not the source bytes.
+"$gulpdb" extract "$tmp/frames" 0 -o "$tmp/reenc" >/dev/null
+check frames_reencoded 1 cmp -s "$tmp/reenc/0_00001.jpg" "$fixtures/frames_src/0/0001.jpg"
+# --keep-jpeg: every stored frame is byte-identical to its source file.
+check keep_ingest 0 "$gulpdb" ingest "$tmp/keep" --frames-dir "$fixtures/frames_src" --keep-jpeg --quiet
+keep_diff=0
+mkdir -p "$tmp/keep_out"
+for d in "$fixtures"/frames_src/*/; do
+  id=$(basename "$d")
+  "$gulpdb" extract "$tmp/keep" "$id" -o "$tmp/keep_out/$id" >/dev/null || keep_diff=1
+  i=0
+  for f in "$d"*.jpg; do
+    cmp -s "$f" "$tmp/keep_out/$id/${id}_$(printf %05d $i).jpg" || keep_diff=1
+    i=$((i + 1))
+  done
+done
+expect_eq keep_jpeg_bytes_identical "$keep_diff" 0
+check keep_with_resize_is_usage_error 2 "$gulpdb" ingest "$tmp/k2" --frames-dir "$fixtures/frames_src" \
+  --keep-jpeg --frame-size 16
+check frames_resized 0 "$gulpdb" ingest "$tmp/frames_small" --frames-dir "$fixtures/frames_src" \
+  --frame-size 8 --quiet
+"$gulpdb" extract "$tmp/frames_small" 0 -o "$tmp/small_out" --frames 0 >/dev/null
+src_size=$(jpeg_size "$fixtures/frames_src/0/0000.jpg")
+w=${src_size%x*} h=${src_size#*x}
+if [ "$h" -lt "$w" ]; then want="$((8 * w / h))x8"; else want="8x$((8 * h / w))"; fi
+expect_eq frames_short_edge "$(jpeg_size "$tmp/small_out/0_00000.jpg")" "$want"
+
+# Shuffling with a seed is reproducible and changes the order.
+"$gulpdb" ingest "$tmp/sh1" --frames-dir "$fixtures/frames_src" --shuffle --seed 7 -q >/dev/null
+"$gulpdb" ingest "$tmp/sh2" --frames-dir "$fixtures/frames_src" --shuffle --seed 7 -q >/dev/null
+expect_eq shuffle_reproducible "$("$gulpdb" ls "$tmp/sh1" | cut -f1 | tr '\n' ' ')" \
+  "$("$gulpdb" ls "$tmp/sh2" | cut -f1 | tr '\n' ' ')"
+check shuffle_changes_order 1 test "$("$gulpdb" ls "$tmp/sh1" | cut -f1 | tr '\n' ' ')" == \
+  "$("$gulpdb" ls "$tmp/keep" | cut -f1 | tr '\n' ' ')"
+
+# ---- an image folder and an image list -------------------------------------------
+mkdir -p "$tmp/imgs/cat" "$tmp/imgs/dog/more"
+cp "$fixtures/frames_src/0/0000.jpg" "$tmp/imgs/cat/a.jpg"
+cp "$fixtures/frames_src/1/0000.jpg" "$tmp/imgs/dog/more/b.JPG"
+ffmpeg -nostdin -v error -f lavfi -i testsrc=size=40x30 -frames:v 1 "$tmp/imgs/dog/c.png"
+check images_ingest 0 "$gulpdb" ingest "$tmp/images" --images-dir "$tmp/imgs" --quiet
+expect_out images_summary "ingested 3 videos \(3 frames\)"
+check images_meta 0 "$gulpdb" show "$tmp/images" dog/more/b.JPG --json
+expect_out images_meta_text '"meta_data": \[\{"id": "dog/more/b.JPG", "label": "dog", "idx": 1\}\]'
+check images_label2idx 0 grep -qx '{"cat": 0, "dog": 1}' "$tmp/images/label2idx.json"
+"$gulpdb" extract "$tmp/images" dog/c.png -o "$tmp/png_out" >/dev/null
+expect_eq images_png_size "$(jpeg_size "$tmp/png_out/dog_c.png_00000.jpg")" 40x30
+printf 'cat/a.jpg;feline\ndog/c.png\n' >"$tmp/imgs/list.txt"
+check image_list_ingest 0 "$gulpdb" ingest "$tmp/list" --image-list "$tmp/imgs/list.txt" --quiet
+expect_out image_list_summary "ingested 2 videos"
+check image_list_meta 0 "$gulpdb" ls "$tmp/list" --meta
+expect_out image_list_meta_text 'cat/a.jpg.*"label": "feline", "idx": 0'
+check images_check 0 "$gulpdb" check "$tmp/list" --deep --quiet
+
+# ---- bad sources ------------------------------------------------------------------
+mkdir -p "$tmp/badv"
+cp "$videos/100/100.mp4" "$tmp/badv/good.mp4"
+head -c 4000 "$videos/101/101.mp4" >"$tmp/badv/truncated.mp4"
+check bad_videos_skipped 0 "$gulpdb" ingest "$tmp/badv_ds" --videos-dir "$tmp/badv" --quiet
+expect_out bad_videos_reported "skipping 'truncated': .*truncated.mp4"
+expect_out bad_videos_summary "ingested 1 videos .* 1 bad sources skipped"
+check bad_videos_strict 1 "$gulpdb" ingest "$tmp/badv_strict" --videos-dir "$tmp/badv" --quiet --strict
+expect_out bad_videos_strict_message "truncated.mp4"
+printf '[{"id": "nowhere", "label": "x"}]' >"$tmp/missing.json"
+check missing_video_skipped 0 "$gulpdb" ingest "$tmp/missing_ds" --videos-dir "$tmp/badv" \
+  --labels "$tmp/missing.json" --quiet
+expect_out missing_video_reported "skipping 'nowhere': find video nowhere"
+mkdir -p "$tmp/badf/good" "$tmp/badf/notjpeg" "$tmp/badf/empty"
+cp "$fixtures/frames_src/0/0000.jpg" "$tmp/badf/good/"
+printf 'this is not a jpeg' >"$tmp/badf/notjpeg/0000.jpg"
+for mode in "" --keep-jpeg; do
+  check "bad_frames_skipped$mode" 0 "$gulpdb" ingest "$tmp/badf_ds$mode" --frames-dir "$tmp/badf" $mode --quiet
+  expect_out "bad_frames_notjpeg_reported$mode" "skipping 'notjpeg': .*0000.jpg"
+  expect_out "bad_frames_empty_reported$mode" "skipping 'empty': .*no JPEG frames"
+  check "bad_frames_only_good$mode" 0 test "$("$gulpdb" ls "$tmp/badf_ds$mode" | cut -f1)" == good
+done
+printf '0;a\n0;b\n1;a\n' >"$tmp/twice.csv"
+check listed_twice_skipped 0 "$gulpdb" ingest "$tmp/twice_ds" --frames-dir "$fixtures/frames_src" \
+  --labels "$tmp/twice.csv" --quiet
+expect_out listed_twice_summary "ingested 2 videos .* 1 listed twice"
+check listed_twice_first_wins 0 "$gulpdb" show "$tmp/twice_ds" 0
+expect_out listed_twice_first_label '"label": "a"'
+check listed_twice_error 1 "$gulpdb" ingest "$tmp/twice_err" --frames-dir "$fixtures/frames_src" \
+  --labels "$tmp/twice.csv" --on-duplicate error --quiet
+check listed_twice_error_nothing_created 1 test -e "$tmp/twice_err"
+check bad_frames_strict 1 "$gulpdb" ingest "$tmp/badf_strict" --frames-dir "$tmp/badf" --strict --quiet
+printf '[{"id": 1},' >"$tmp/bad_list.json"
+check bad_list 1 "$gulpdb" ingest "$tmp/badlist_ds" --videos-dir "$videos" --labels "$tmp/bad_list.json" --quiet
+expect_out bad_list_message "bad_list.json: byte"
+
+check bad_list_nothing_created 1 test -e "$tmp/badlist_ds"
+check no_source 2 "$gulpdb" ingest "$tmp/nosrc"
+check two_sources 2 "$gulpdb" ingest "$tmp/nosrc" --frames-dir "$tmp/badf" --videos-dir "$videos"
+check no_ffmpeg 1 env PATH=/nonexistent "$gulpdb" ingest "$tmp/noff" --videos-dir "$videos" --quiet
+expect_out no_ffmpeg_message "run ffmpeg: No such file"
+
+# ---- an ingest killed midway, then re-run -------------------------------------------
+# 300 frame folders of 12 frames each (hard links to 12 generated JPEGs).
+ffmpeg -nostdin -v error -f lavfi -i testsrc=size=192x144:rate=25 -frames:v 12 -q:v 3 \
+  "$tmp/gen_%02d.jpg"
+mkdir "$tmp/many"
+for i in $(seq -w 1 300); do
+  mkdir "$tmp/many/v$i"
+  ln "$tmp"/gen_*.jpg "$tmp/many/v$i/"
+done
+kill_ds=$tmp/killed
+"$gulpdb" ingest "$kill_ds" --frames-dir "$tmp/many" --batch 10 --num-workers 1 --quiet \
+  >/dev/null 2>&1 &
+pid=$!
+committed=0
+for _ in $(seq 1 500); do
+  committed=$("$gulpdb" info "$kill_ds" --json 2>/dev/null | sed -n 's/.*"videos": \([0-9]*\).*/\1/p')
+  [ "${committed:-0}" -ge 20 ] && break
+  sleep 0.01
+done
+{ kill -KILL $pid && wait $pid; } 2>/dev/null
+committed=$("$gulpdb" info "$kill_ds" --json | sed -n 's/.*"videos": \([0-9]*\).*/\1/p')
+echo "killed the ingest with ${committed:-?} of 300 videos committed"
+check killed_midway 0 test "${committed:-0}" -ge 10 -a "${committed:-0}" -lt 300
+check killed_batches_whole 0 test $((${committed:-1} % 10)) -eq 0
+check killed_healthy 0 "$gulpdb" check "$kill_ds" --quiet
+check killed_rerun 0 "$gulpdb" ingest "$kill_ds" --frames-dir "$tmp/many" --batch 10 --quiet
+expect_out killed_rerun_summary "ingested $((300 - ${committed:-0})) videos .* ${committed:-0} already present"
+"$gulpdb" ls "$kill_ds" | cut -f1 >"$tmp/ids"
+expect_eq killed_rerun_count "$(wc -l <"$tmp/ids")" 300
+expect_eq killed_rerun_unique "$(sort -u "$tmp/ids" | wc -l)" 300
+check killed_rerun_deep 0 "$gulpdb" check "$kill_ds" --deep --quiet
+
+# SIGINT (Ctrl-C) stops the workers and their ffmpeg children, commits what
+# was appended and exits 130; a re-run completes.
+mkdir -p "$tmp/sigv"
+for i in $(seq -w 1 40); do ln "$videos/101/101.mp4" "$tmp/sigv/v$i.mp4"; done
+"$gulpdb" ingest "$tmp/sig_ds" --videos-dir "$tmp/sigv" --batch 4 --quiet >"$tmp/sig_out" 2>&1 &
+pid=$!
+for _ in $(seq 1 500); do
+  n=$("$gulpdb" info "$tmp/sig_ds" --json 2>/dev/null | sed -n 's/.*"videos": \([0-9]*\).*/\1/p')
+  [ "${n:-0}" -ge 4 ] && break
+  sleep 0.01
+done
+kill -INT $pid
+wait $pid
+expect_eq sigint_exit $? 130
+check sigint_reported 0 grep -q "interrupted by signal 2" "$tmp/sig_out"
+check sigint_no_children_left 1 pgrep -f "$tmp/sigv"
+check sigint_healthy 0 "$gulpdb" check "$tmp/sig_ds" --quiet
+check sigint_rerun 0 "$gulpdb" ingest "$tmp/sig_ds" --videos-dir "$tmp/sigv" --quiet
+expect_eq sigint_rerun_count "$("$gulpdb" ls "$tmp/sig_ds" | wc -l)" 40
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
