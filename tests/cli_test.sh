@@ -5,31 +5,7 @@
 set -uo pipefail
 gulpdb=$1
 fixtures=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
-
-check() {  # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, wanted $want"; cat "$tmp/out" "$tmp/err"
-    failures=$((failures + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
-expect_out() {  # expect_out NAME PATTERN: the last command's stdout+stderr matches
-  if grep -qE "$2" "$tmp/out" "$tmp/err"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL $1: output lacks /$2/"; cat "$tmp/out" "$tmp/err"
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/cli_lib.sh"
 
 ds=$tmp/ds
 check ingest 0 "$gulpdb" ingest "$ds" --keep-jpeg --frames-dir "$fixtures/frames_src" \
@@ -120,5 +96,4 @@ check merge_skip 0 "$gulpdb" merge "$tmp/merged" "$tmp/evil_ds" --on-duplicate s
 check merge_check 0 "$gulpdb" check "$tmp/merged" --deep --quiet
 check compact_missing 1 "$gulpdb" compact "$tmp/nowhere"
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -8,40 +8,8 @@
 set -uo pipefail
 gulpdb=$1
 fixtures=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-passes=0
+source "$(dirname "$0")/cli_lib.sh"
 realshort=/usr/lib/python3/dist-packages/imageio/resources/images/realshort.mp4
-
-check() {  # check NAME EXPECTED_STATUS COMMAND...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" -ne "$want" ]; then
-    echo "FAIL $name: exit $got, wanted $want"; cat "$tmp/out" "$tmp/err"
-    failures=$((failures + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
-expect_out() {  # expect_out NAME PATTERN: the last command's stdout+stderr matches
-  if grep -qE "$2" "$tmp/out" "$tmp/err"; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL $1: output lacks /$2/"; cat "$tmp/out" "$tmp/err"
-    failures=$((failures + 1))
-  fi
-}
-expect_eq() {  # expect_eq NAME GOT WANTED
-  if [ "$2" == "$3" ]; then
-    passes=$((passes + 1))
-  else
-    echo "FAIL $1: got '$2', wanted '$3'"
-    failures=$((failures + 1))
-  fi
-}
 # Frames ffmpeg itself decodes from the first video stream of FILE at 8 fps.
 ffmpeg_frames() {
   ffmpeg -nostdin -v error -i "file:$1" -map 0:v:0 -vf fps=8 -f null - -progress pipe:1 |
@@ -262,5 +230,4 @@ check sigint_healthy 0 "$gulpdb" check "$tmp/sig_ds" --quiet
 check sigint_rerun 0 "$gulpdb" ingest "$tmp/sig_ds" --videos-dir "$tmp/sigv" --quiet
 expect_eq sigint_rerun_count "$("$gulpdb" ls "$tmp/sig_ds" | wc -l)" 40
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
