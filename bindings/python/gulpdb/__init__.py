@@ -1,0 +1,150 @@
+"""gulpdb: an embedded storage engine for deep-learning video datasets.
+
+Frames are JPEG bytes in GulpIO-format ``.gulp`` chunk files; an LMDB index
+finds a video by id in O(1), whatever the size of the dataset. Reads decode in
+parallel in C++ without the GIL and hand NumPy arrays over without copying.
+
+The native API::
+
+    import gulpdb
+
+    with gulpdb.Dataset("/data/clips", "a") as ds:
+        with ds.writer() as w:                          # one transaction
+            w.append("clip_1", frames, {"label": "cat"})  # uint8 arrays or JPEG bytes
+    ds = gulpdb.Dataset("/data/clips")                  # read-only
+    clip = ds.read("clip_1", slice(0, 16, 2))           # 8×H×W×3 uint8
+    jpegs = ds.read_jpegs("clip_1", [0, 5])
+    batch = ds.read_batch(["clip_1", "clip_2"], slice(0, 16))
+
+GulpIO2's API, on gulpdb datasets and on GulpIO directories (indexed on first
+open)::
+
+    import gulpdb as gulpio2
+    gd = gulpio2.GulpDirectory("/data/gulps")
+    frames, meta = gd["clip_1", 1:10:2]
+
+PyTorch datasets are in :mod:`gulpdb.torch` (importing torch only there).
+
+Errors: KeyError for a missing id, IndexError for a frame index out of range,
+ValueError/TypeError for bad arguments, FileNotFoundError for a missing
+dataset, :class:`BusyError` (an OSError) when another writer is active,
+:class:`CorruptionError` (an OSError) for damaged data, OSError for I/O
+failures, MemoryError when memory runs out.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, Optional, Union
+
+from . import _gulpdb
+from ._dataset import Dataset, FrameSelection, Frames, Writer
+from ._gulpdb import (
+    BusyError,
+    ChunkInfo,
+    CorruptionError,
+    DatasetStats,
+    VideoInfo,
+    decode_jpeg,
+    encode_jpeg,
+)
+from .adapters import AbstractDatasetAdapter, JpegFolderAdapter
+from .fileio import (
+    ChunkWriter,
+    GulpChunk,
+    GulpDirectory,
+    GulpIngestor,
+    calculate_chunk_slices,
+)
+
+__version__: str = _gulpdb.__version__
+
+__all__ = [
+    "__version__",
+    "Dataset",
+    "Writer",
+    "FrameSelection",
+    "Frames",
+    "VideoInfo",
+    "ChunkInfo",
+    "DatasetStats",
+    "BusyError",
+    "CorruptionError",
+    "decode_jpeg",
+    "encode_jpeg",
+    "import_gulpio",
+    "export_gmeta",
+    "check",
+    "GulpDirectory",
+    "GulpChunk",
+    "ChunkWriter",
+    "GulpIngestor",
+    "calculate_chunk_slices",
+    "AbstractDatasetAdapter",
+    "JpegFolderAdapter",
+]
+
+Progress = Optional[Callable[[int, int], Any]]
+
+
+def import_gulpio(
+    path: Union[str, "os.PathLike[str]"],
+    *,
+    index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    on_duplicate: str = "error",
+    skip_missing_meta: bool = False,
+    progress: Progress = None,
+) -> Dict[str, Any]:
+    """Indexes a GulpIO/GulpIO2 directory in place; no byte of a ``.gulp`` file changes.
+
+    Args:
+        path: the directory of ``data*.gulp`` / ``meta*.gmeta`` pairs.
+        index_dir: put the index there instead of ``<path>/gulpdb.index``
+            (for a read-only directory); open it with
+            ``Dataset(path, index_dir=...)``.
+        on_duplicate: an id in two chunks is an ``"error"`` (ValueError), or
+            ``"keep_first"`` / ``"keep_last"`` chunk wins.
+        skip_missing_meta: skip a data file without its ``.gmeta`` (with a
+            warning in the report) instead of failing.
+        progress: called as ``progress(chunks_done, chunks_total)``.
+
+    Returns:
+        ``{'chunks', 'videos', 'frames', 'gmeta_bytes', 'warnings'}``.
+
+    Raises:
+        ValueError: already indexed, or bad file names.
+        gulpdb.CorruptionError: a ``.gmeta`` that does not match its data file.
+    """
+    return _gulpdb.import_gulpio(
+        os.fspath(path),
+        index_dir=os.fspath(index_dir) if index_dir is not None else "",
+        on_duplicate=on_duplicate,
+        skip_missing_meta=skip_missing_meta,
+        progress=progress,
+    )
+
+
+def export_gmeta(
+    dataset: Dataset, out_dir: Optional[Union[str, "os.PathLike[str]"]] = None
+) -> Dict[str, Any]:
+    """Writes ``meta_<N>.gmeta`` files so that unmodified GulpIO2 reads the dataset.
+
+    For an imported directory that has not changed, the files are
+    byte-identical to the originals. ``out_dir`` defaults to the dataset
+    directory. Returns ``{'chunks', 'videos', 'bytes_written'}``.
+    """
+    return _gulpdb.export_gmeta(
+        dataset.native, os.fspath(out_dir) if out_dir is not None else ""
+    )
+
+
+def check(
+    path: Union[str, "os.PathLike[str]"], *, deep: bool = False, progress: Progress = None
+) -> Dict[str, Any]:
+    """Checks a dataset's health (a superset of GulpIO2's sanity check).
+
+    With ``deep``, also decodes every frame and verifies stored checksums.
+    Problems are reported, not raised: returns ``{'chunks', 'videos',
+    'frames', 'problems': [(where, what), ...], 'healthy'}``.
+    """
+    return _gulpdb.check(os.fspath(path), deep=deep, progress=progress)

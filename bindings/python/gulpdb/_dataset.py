@@ -1,0 +1,503 @@
+"""gulpdb.Dataset and gulpdb.Writer: the native dataset with Python meta handling.
+
+A :class:`Dataset` is safe to share between threads, to pickle, and to use in
+processes forked after it was opened: it remembers the process that opened the
+native dataset and opens it again, lazily, in any other process (LMDB
+environments must never be used across a fork). Pickling keeps only the path
+and the options, so a dataset sent to a spawned worker opens there on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import (
+    Any,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
+
+import numpy as np
+
+from . import _gulpdb
+
+__all__ = ["Dataset", "Writer", "FrameSelection", "Frames"]
+
+#: What selects frames of a video: None (all), a slice, an int, a sequence or
+#: 1-D integer array of indices (negative ones count from the end, repeats
+#: allowed), or a selection string such as ``"0:16:2"`` or ``"1,5,6"``.
+FrameSelection = Union[None, slice, int, Sequence[int], np.ndarray, str]
+
+#: Decoded frames: one N×H×W×C array when the selected frames share a shape,
+#: else a list of H×W×C arrays.
+Frames = Union[np.ndarray, List[np.ndarray]]
+
+_MODES = ("r", "r+", "a", "x")
+
+
+def _meta_json(meta: Optional[Mapping[str, Any]]) -> str:
+    """Serialises one meta dict as Python's json.dumps does by default."""
+    if meta is None:
+        return "{}"
+    if not isinstance(meta, Mapping):
+        raise TypeError(f"meta must be a dict, not {type(meta).__name__}")
+    return json.dumps(dict(meta))
+
+
+class Dataset:
+    """A gulpdb dataset: JPEG frames in GulpIO chunk files, an LMDB index by id.
+
+    Args:
+        path: the dataset directory.
+        mode: ``"r"`` read-only (the default); ``"r+"`` read-write, the dataset
+            must exist; ``"a"`` read-write, created if missing; ``"x"`` create,
+            FileExistsError if a dataset is already there.
+        index_dir: where the index lives when not in ``<path>/gulpdb.index``
+            (for example an index built for a read-only GulpIO directory).
+        decode_threads: threads decoding the frames of one read or batch
+            (0: one per core, 1: the calling thread only).
+        verify_checksums: check each frame's CRC-32C on every read.
+        max_open_chunk_files: chunk file descriptors kept open for reading.
+        videos_per_chunk, bytes_per_chunk, checksums: settings of a dataset
+            created by modes ``"a"`` and ``"x"``.
+
+    Errors: a missing dataset is FileNotFoundError; a missing id KeyError; a
+    frame index out of range IndexError; bad arguments ValueError or TypeError;
+    damaged files :class:`gulpdb.CorruptionError`; another writer
+    :class:`gulpdb.BusyError`.
+
+    Thread safety: any number of threads may read at once; reads release the GIL.
+    """
+
+    def __init__(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        mode: str = "r",
+        *,
+        index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+        decode_threads: int = 0,
+        verify_checksums: bool = False,
+        max_open_chunk_files: int = 256,
+        videos_per_chunk: int = 100,
+        bytes_per_chunk: int = 0,
+        checksums: bool = True,
+    ) -> None:
+        if mode not in _MODES:
+            raise ValueError(f"mode must be one of {_MODES}, not {mode!r}")
+        self._path = os.fspath(path)
+        self._mode = mode
+        self._options: Dict[str, Any] = dict(
+            index_dir=os.fspath(index_dir) if index_dir is not None else "",
+            decode_threads=int(decode_threads),
+            verify_checksums=bool(verify_checksums),
+            max_open_chunk_files=int(max_open_chunk_files),
+        )
+        self._closed = False
+        # (pid, native): replaced as a whole, so threads never see a mix.
+        self._state: Optional[Tuple[int, _gulpdb.NativeDataset]] = None
+        native = self._open_native(
+            create=mode in ("a", "x"),
+            exclusive=mode == "x",
+            create_options=dict(
+                videos_per_chunk=int(videos_per_chunk),
+                bytes_per_chunk=int(bytes_per_chunk),
+                checksums=bool(checksums),
+            ),
+        )
+        self._state = (os.getpid(), native)
+
+    # ---- opening, fork safety, pickling ---------------------------------------
+
+    def _open_native(
+        self,
+        create: bool = False,
+        exclusive: bool = False,
+        create_options: Optional[Dict[str, Any]] = None,
+    ) -> _gulpdb.NativeDataset:
+        index_dir = self._options["index_dir"]
+        if create:
+            if not _gulpdb.NativeDataset.exists(self._path, index_dir):
+                try:
+                    _gulpdb.NativeDataset.create(
+                        self._path, index_dir=index_dir, **(create_options or {})
+                    ).close()
+                except ValueError:
+                    # Another process created it in the meantime.
+                    if exclusive or not _gulpdb.NativeDataset.exists(self._path, index_dir):
+                        raise
+            elif exclusive:
+                raise FileExistsError(
+                    f"create dataset {self._path}: a gulpdb dataset is already there"
+                )
+        return _gulpdb.NativeDataset.open(
+            self._path, read_only=self._mode == "r", **self._options
+        )
+
+    def _native(self) -> _gulpdb.NativeDataset:
+        """The native dataset of this process, opened again after a fork."""
+        state = self._state
+        if state is not None and state[0] == os.getpid():
+            return state[1]
+        if self._closed:
+            raise ValueError("I/O operation on a closed dataset")
+        # A dataset opened by another process (before a fork): dropping that
+        # handle leaves its C++ objects alone (the native side leaks them on
+        # purpose); open our own. Two threads racing here both open one, and
+        # the engine shares the LMDB environment between them.
+        native = self._open_native()
+        self._state = (os.getpid(), native)
+        return native
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {
+            "path": self._path,
+            # Unpickling never creates a dataset.
+            "mode": "r" if self._mode == "r" else "r+",
+            "options": dict(self._options),
+            "closed": self._closed,
+        }
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._path = state["path"]
+        self._mode = state["mode"]
+        self._options = state["options"]
+        self._closed = state["closed"]
+        self._state = None  # opened on first use, in whichever process that is
+
+    def close(self) -> None:
+        """Closes the dataset. Reads running in other threads finish first."""
+        self._closed = True
+        state, self._state = self._state, None
+        if state is not None and state[0] == os.getpid():
+            state[1].close()
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def __enter__(self) -> "Dataset":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return f"<gulpdb.Dataset {self._path!r} mode={self._mode!r} (closed)>"
+        try:
+            count = f"videos={len(self)}"
+        except Exception:  # a repr must not raise (e.g. the directory vanished)
+            count = "unavailable"
+        return f"<gulpdb.Dataset {self._path!r} mode={self._mode!r} {count}>"
+
+    # ---- properties ------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        """The dataset directory."""
+        return self._path
+
+    @property
+    def mode(self) -> str:
+        """The mode it was opened with (``"r"``, ``"r+"``, ``"a"`` or ``"x"``)."""
+        return self._mode
+
+    @property
+    def read_only(self) -> bool:
+        """True when opened with mode ``"r"``."""
+        return self._mode == "r"
+
+    @property
+    def index_dir(self) -> Optional[str]:
+        """The index location when it is not inside the dataset directory."""
+        return self._options["index_dir"] or None
+
+    @property
+    def native(self) -> _gulpdb.NativeDataset:
+        """The :class:`gulpdb._gulpdb.NativeDataset` of the current process."""
+        return self._native()
+
+    @staticmethod
+    def exists(path: Union[str, "os.PathLike[str]"], index_dir: Optional[str] = None) -> bool:
+        """True if ``path`` (or ``index_dir``) holds a gulpdb index."""
+        return _gulpdb.NativeDataset.exists(os.fspath(path), index_dir or "")
+
+    # ---- lookups ----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._native())
+
+    def __contains__(self, id: object) -> bool:
+        return isinstance(id, str) and id in self._native()
+
+    def __iter__(self) -> Iterator[str]:
+        """Iterates over the ids in (chunk, insertion) order, one chunk at a time."""
+        native = self._native()
+        for chunk in native.chunks():
+            yield from native.chunk_ids(chunk.number)
+
+    def ids(self) -> List[str]:
+        """Every id in (chunk, insertion) order, as one list."""
+        return self._native().ids()
+
+    def info(self, id: str) -> _gulpdb.VideoInfo:
+        """The index entry of ``id``: chunk, frame_info, checksums, meta_data text."""
+        return self._native().info(id)
+
+    def frame_count(self, id: str) -> int:
+        """Number of frames of ``id``."""
+        return self._native().frame_count(id)
+
+    def meta_data(self, id: str) -> List[Any]:
+        """The full meta_data list of ``id`` (one entry per GulpIO append)."""
+        return json.loads(self._native().meta_json(id))
+
+    def meta(self, id: str) -> Any:
+        """The meta dict of ``id``: the first meta_data entry, as GulpIO2 returns it.
+
+        Parsed with Python's json, so integers beyond 64 bits, NaN and
+        Infinity come back exactly as they were written.
+        """
+        meta_data = self.meta_data(id)
+        return meta_data[0] if meta_data else {}
+
+    def chunks(self) -> List[_gulpdb.ChunkInfo]:
+        """Every chunk file of the dataset, by number."""
+        return self._native().chunks()
+
+    def stats(self) -> _gulpdb.DatasetStats:
+        """Counts and sizes: videos, frames, chunks, bytes, garbage, index size."""
+        return self._native().stats()
+
+    # ---- reads --------------------------------------------------------------------
+
+    def read(
+        self,
+        id: str,
+        frames: FrameSelection = None,
+        *,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        lenient: bool = False,
+        as_list: bool = False,
+    ) -> Frames:
+        """Decoded frames of one video.
+
+        Args:
+            id: the video id.
+            frames: which frames (see :data:`FrameSelection`); all by default.
+            colorspace: ``"rgb"`` (default) or ``"bgr"`` give H×W×3 frames,
+                ``"gray"`` H×W×1; ``"auto"`` gives RGB for colour JPEGs and H×W
+                (no channel axis) for grayscale ones, as GulpIO2 does.
+            dct: ``"fast"`` (GulpIO2's pixels exactly) or ``"accurate"``
+                (libjpeg's defaults: GulpIO, Pillow, OpenCV).
+            downscale: decode at 1/1, 1/2, 1/4 or 1/8 of the size (cheaper).
+            lenient: accept JPEGs that libjpeg only warns about.
+            as_list: always return a list of per-frame arrays.
+
+        Returns:
+            A uint8 N×H×W×C array when every selected frame has the same shape
+            (an empty 0×0×0×C array when none is selected), else a list of
+            arrays. The arrays are views of one buffer filled by the decoder, not
+            copies; they are writable and own their memory through a capsule.
+
+        Raises:
+            KeyError: no such id. IndexError: a frame index out of range.
+            gulpdb.CorruptionError: a frame does not decode.
+        """
+        return self._native().read(id, frames, colorspace, dct, downscale, lenient, as_list)
+
+    def __getitem__(self, key: Union[str, Tuple[str, FrameSelection]]) -> Frames:
+        """``ds[id]`` reads all frames, ``ds[id, 0:16:2]`` or ``ds[id, [1, 5]]`` some."""
+        if isinstance(key, tuple):
+            if len(key) != 2:
+                raise TypeError("expected ds[id] or ds[id, frames]")
+            return self.read(key[0], key[1])
+        return self.read(key)
+
+    def read_jpegs(self, id: str, frames: FrameSelection = None) -> List[bytes]:
+        """The JPEG bytes of the selected frames, exactly as stored."""
+        return self._native().read_jpegs(id, frames)
+
+    def read_batch(
+        self,
+        requests: Sequence[Union[str, Tuple[str, FrameSelection]]],
+        frames: FrameSelection = None,
+        *,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        lenient: bool = False,
+        as_list: bool = False,
+    ) -> List[Frames]:
+        """Reads many videos at once, decoding all their frames in parallel.
+
+        ``requests`` holds ids (each read with ``frames``) or ``(id, frames)``
+        pairs. Results are in request order, each as :meth:`read` returns it.
+        """
+        ids, selections = _split_requests(requests, frames)
+        return self._native().read_batch(
+            ids, selections, colorspace, dct, downscale, lenient, as_list
+        )
+
+    def read_jpeg_batch(
+        self,
+        requests: Sequence[Union[str, Tuple[str, FrameSelection]]],
+        frames: FrameSelection = None,
+    ) -> List[List[bytes]]:
+        """JPEG bytes of many videos; ``requests`` as in :meth:`read_batch`."""
+        ids, selections = _split_requests(requests, frames)
+        return self._native().read_jpeg_batch(ids, selections)
+
+    # ---- writes ----------------------------------------------------------------
+
+    def writer(
+        self,
+        *,
+        on_duplicate: str = "error",
+        lock_timeout: float = 0.0,
+        check_jpeg_markers: bool = True,
+        quality: int = 90,
+        subsampling: str = "444",
+        encode_threads: int = 0,
+    ) -> "Writer":
+        """Starts a write transaction; use it as a context manager::
+
+            with ds.writer() as w:
+                w.append("video_1", frames, {"label": "cat"})
+
+        The batch commits when the block ends normally and rolls back when it
+        raises. Only one writer exists per dataset across all processes:
+        :class:`gulpdb.BusyError` if another is active and does not finish
+        within ``lock_timeout`` seconds.
+
+        Args:
+            on_duplicate: ``"error"`` (ValueError), ``"skip"`` or ``"replace"``
+                for an id that already exists.
+            check_jpeg_markers: reject JPEG bytes without SOI/EOI markers.
+            quality, subsampling: how images given as arrays are encoded
+                (GulpIO2's settings by default: 90, 4:4:4).
+            encode_threads: threads encoding the images of one append (0: one
+                per core).
+        """
+        if self.read_only:
+            raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
+        native = self._native().writer(
+            on_duplicate, lock_timeout, check_jpeg_markers, quality, subsampling, encode_threads
+        )
+        return Writer(native, self)
+
+    def remove(self, ids: Iterable[str]) -> int:
+        """Removes videos in one transaction; returns how many existed."""
+        if self.read_only:
+            raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
+        return self._native().remove(list(ids))
+
+
+def _split_requests(
+    requests: Sequence[Union[str, Tuple[str, FrameSelection]]], frames: FrameSelection
+) -> Tuple[List[str], Optional[List[FrameSelection]]]:
+    if isinstance(requests, str):
+        raise TypeError("requests must be a sequence of ids or (id, frames) pairs, not a str")
+    ids: List[str] = []
+    selections: List[FrameSelection] = []
+    per_request = False
+    for request in requests:
+        if isinstance(request, tuple):
+            ids.append(request[0])
+            selections.append(request[1])
+            per_request = True
+        else:
+            ids.append(request)
+            selections.append(frames)
+    if not per_request and frames is None:
+        return ids, None
+    return ids, selections
+
+
+class Writer:
+    """A write transaction on a :class:`Dataset` (see :meth:`Dataset.writer`).
+
+    Append and remove any number of videos, then :meth:`commit` (all of the
+    batch becomes visible at once) or :meth:`rollback`. As a context manager it
+    commits on normal exit and rolls back on an exception, then releases the
+    writer lock. A crash loses nothing committed and shows nothing uncommitted.
+
+    A writer belongs to the process that started it; calls from several
+    threads are serialised (frames are still encoded in parallel).
+    """
+
+    def __init__(self, native: _gulpdb.NativeWriter, dataset: Dataset) -> None:
+        self._native = native
+        self._dataset = dataset
+
+    def append(
+        self,
+        id: str,
+        frames: Union[Sequence[Union[bytes, np.ndarray]], np.ndarray],
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> bool:
+        """Appends a video.
+
+        Args:
+            id: the video id (1 to 511 bytes of UTF-8).
+            frames: JPEG ``bytes`` (stored as they are) and/or uint8 images
+                (H×W gray or H×W×3 RGB; encoded by gulpdb, in parallel), or one
+                N×H×W×C / N×H×W uint8 array.
+            meta: a JSON-serialisable dict (stored as ``json.dumps(meta)``).
+
+        Returns:
+            False if the id exists and the writer skips duplicates, else True.
+        """
+        return self._native.append(id, frames, _meta_json(meta))
+
+    def remove(self, id: str) -> bool:
+        """Removes a committed or pending video; False if it does not exist."""
+        return self._native.remove(id)
+
+    def commit(self) -> None:
+        """Makes the batch durable (frames are synced first) and visible."""
+        self._native.commit()
+
+    def rollback(self) -> None:
+        """Discards the batch."""
+        self._native.rollback()
+
+    @property
+    def pending_videos(self) -> int:
+        """Videos appended since the last commit or rollback."""
+        return self._native.pending_videos
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close` (or the end of a ``with`` block)."""
+        return self._native.closed
+
+    def close(self) -> None:
+        """Rolls back an open batch and releases the writer lock."""
+        self._native.close()
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            if exc_type is None:
+                self.commit()
+            else:
+                self.rollback()
+        finally:
+            self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"pending_videos={self.pending_videos}"
+        return f"<gulpdb.Writer on {self._dataset.path!r} {state}>"

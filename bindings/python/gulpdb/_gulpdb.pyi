@@ -1,0 +1,324 @@
+"""Type stubs of ``gulpdb._gulpdb``, the native half of the gulpdb package.
+
+Most code uses the Python classes around it (:class:`gulpdb.Dataset`,
+:class:`gulpdb.Writer`, :class:`gulpdb.GulpDirectory`); this module is what they
+call. Every function that reads or writes data releases the GIL while it works.
+
+Frame selections (``frames`` arguments): None (all frames), a slice, an int, a
+sequence or 1-D integer array of indices (negative ones count from the end,
+repeats allowed), or a string ``"start:stop[:step]"`` / ``"i,j,k"`` / ``"all"``.
+
+Colorspaces: ``"rgb"``, ``"bgr"`` (H×W×3), ``"gray"`` (H×W×1), ``"auto"`` (H×W×3
+for colour JPEGs, H×W for grayscale ones, as GulpIO2). DCT: ``"fast"`` (GulpIO2's
+pixels) or ``"accurate"``. ``downscale``: 1, 2, 4 or 8.
+"""
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+__version__: str
+
+_Selection = Union[None, slice, int, Sequence[int], np.ndarray, str]
+_Frames = Union[np.ndarray, List[np.ndarray]]
+_Progress = Optional[Callable[[int, int], Any]]
+
+class BusyError(OSError):
+    """Another writer (in this or another process) holds the dataset's writer lock.
+
+    A subclass of OSError; its errno is EBUSY.
+    """
+
+class CorruptionError(OSError):
+    """Damaged data: files and index disagree, or a frame is not a decodable JPEG.
+
+    A subclass of OSError (like Pillow's errors for broken images).
+    """
+
+class VideoInfo:
+    """What the index knows of one video (read-only)."""
+
+    @property
+    def id(self) -> str:
+        """The video id."""
+    @property
+    def chunk(self) -> int:
+        """The number of the chunk holding its frames."""
+    @property
+    def seq(self) -> int:
+        """Insertion sequence number."""
+    @property
+    def frame_info(self) -> List[Tuple[int, int, int]]:
+        """GulpIO's frame_info: (offset, pad, length) of each frame in the chunk file."""
+    @property
+    def checksums(self) -> List[int]:
+        """CRC-32C of each frame, or an empty list when the dataset stores none."""
+    @property
+    def meta_data(self) -> str:
+        """The meta_data JSON list as stored (text), one entry per append."""
+    @property
+    def frame_count(self) -> int:
+        """Number of frames."""
+
+class ChunkInfo:
+    """One chunk file of a dataset (read-only)."""
+
+    @property
+    def number(self) -> int:
+        """The chunk number (GulpIO's chunk id)."""
+    @property
+    def file_name(self) -> str:
+        """The ``.gulp`` file, relative to the dataset directory."""
+    @property
+    def committed_length(self) -> int:
+        """Bytes of the file covered by committed writes."""
+    @property
+    def appended_videos(self) -> int:
+        """Videos ever appended to the chunk."""
+    @property
+    def live_videos(self) -> int:
+        """Videos the index still points to."""
+    @property
+    def live_bytes(self) -> int:
+        """Bytes of those videos' frames."""
+    @property
+    def full(self) -> bool:
+        """True once no more videos go to this chunk."""
+    @property
+    def meta_file(self) -> str:
+        """The ``.gmeta`` file the chunk was imported from, or ``''``."""
+
+class DatasetStats:
+    """Counts and sizes of a dataset (read-only)."""
+
+    @property
+    def format_version(self) -> int:
+        """Version of the on-disk format."""
+    @property
+    def creator(self) -> str:
+        """What created the dataset."""
+    @property
+    def videos(self) -> int:
+        """Number of videos."""
+    @property
+    def frames(self) -> int:
+        """Number of frames."""
+    @property
+    def chunks(self) -> int:
+        """Number of chunk files."""
+    @property
+    def committed_bytes(self) -> int:
+        """Sum of the chunks' committed lengths."""
+    @property
+    def live_bytes(self) -> int:
+        """Bytes of frames the index points to."""
+    @property
+    def garbage_bytes(self) -> int:
+        """Committed bytes of removed or replaced videos."""
+    @property
+    def index_bytes(self) -> int:
+        """Size of the LMDB data in use."""
+    @property
+    def videos_per_chunk(self) -> int:
+        """A new chunk starts after this many videos."""
+    @property
+    def bytes_per_chunk(self) -> int:
+        """A new chunk starts past this size (0: no limit)."""
+    @property
+    def checksums(self) -> bool:
+        """Whether a CRC-32C is stored per frame."""
+
+class NativeWriter:
+    """A write transaction; see :meth:`gulpdb.Dataset.writer`."""
+
+    def append(
+        self,
+        id: str,
+        frames: Union[Sequence[Union[bytes, np.ndarray]], np.ndarray],
+        meta_json: str = "{}",
+    ) -> bool:
+        """Appends a video.
+
+        ``frames``: JPEG bytes (stored as they are) and/or uint8 images (H×W or
+        H×W×C with C in 1, 3; encoded in parallel), or one N×H×W×C / N×H×W
+        array. ``meta_json``: the JSON text of one object. Returns False if the
+        id exists and the writer skips duplicates.
+        """
+    def remove(self, id: str) -> bool:
+        """Removes a committed or pending video; False if it does not exist."""
+    def commit(self) -> None:
+        """Makes the batch durable and visible."""
+    def rollback(self) -> None:
+        """Discards the batch."""
+    @property
+    def pending_videos(self) -> int:
+        """Videos appended since the last commit or rollback."""
+    def close(self) -> None:
+        """Rolls back an open batch and releases the writer lock."""
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+
+class NativeDataset:
+    """An open dataset; see :class:`gulpdb.Dataset`, which wraps it.
+
+    Belongs to the process that opened it: in a forked child every method
+    raises RuntimeError, and dropping it there leaves the parent's resources alone.
+    """
+
+    @staticmethod
+    def open(
+        path: str,
+        read_only: bool = True,
+        max_open_chunk_files: int = 256,
+        verify_checksums: bool = False,
+        decode_threads: int = 0,
+        index_dir: str = "",
+    ) -> NativeDataset:
+        """Opens an existing dataset; FileNotFoundError if there is none."""
+    @staticmethod
+    def create(
+        path: str,
+        videos_per_chunk: int = 100,
+        bytes_per_chunk: int = 0,
+        checksums: bool = True,
+        index_dir: str = "",
+    ) -> NativeDataset:
+        """Creates a dataset, opened read-write; ValueError if one is already there."""
+    @staticmethod
+    def exists(path: str, index_dir: str = "") -> bool:
+        """True if ``path`` (or ``index_dir``) holds a gulpdb index."""
+    @property
+    def path(self) -> str:
+        """The dataset directory."""
+    @property
+    def read_only(self) -> bool:
+        """True when opened read-only."""
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+    @property
+    def in_owner_process(self) -> bool:
+        """False in a child forked after this object was opened."""
+    def close(self) -> None:
+        """Closes the dataset; reads in flight in other threads finish first."""
+    def __len__(self) -> int:
+        """Number of videos."""
+    def __contains__(self, id: str) -> bool:
+        """True if the id exists."""
+    def ids(self) -> List[str]:
+        """Every id in (chunk, insertion) order."""
+    def find(self, id: str) -> Optional[VideoInfo]:
+        """The video's index entry, or None."""
+    def info(self, id: str) -> VideoInfo:
+        """The video's index entry; KeyError if absent."""
+    def meta_json(self, id: str) -> str:
+        """The stored meta_data JSON list text; KeyError if absent."""
+    def frame_count(self, id: str) -> int:
+        """Number of frames of the video; KeyError if absent."""
+    def read(
+        self,
+        id: str,
+        frames: _Selection = None,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        lenient: bool = False,
+        as_list: bool = False,
+    ) -> _Frames:
+        """Decoded frames of one video as NumPy views of one buffer (no copy).
+
+        One N×H×W×C array when the frames share a shape and ``as_list`` is
+        False (an empty 0×0×0×C array when none is selected), else a list.
+        """
+    def read_batch(
+        self,
+        ids: Sequence[str],
+        frames: Optional[Sequence[_Selection]] = None,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        lenient: bool = False,
+        as_list: bool = False,
+    ) -> List[_Frames]:
+        """Decoded frames of many videos, all frames decoded in parallel.
+
+        ``frames`` is None (all frames) or one selection per id.
+        """
+    def read_jpegs(self, id: str, frames: _Selection = None) -> List[bytes]:
+        """JPEG bytes of the selected frames."""
+    def read_jpeg_batch(
+        self, ids: Sequence[str], frames: Optional[Sequence[_Selection]] = None
+    ) -> List[List[bytes]]:
+        """JPEG bytes of many videos; ``frames`` as in :meth:`read_batch`."""
+    def chunks(self) -> List[ChunkInfo]:
+        """Every chunk, by number."""
+    def chunk_videos(self, chunk: int) -> List[VideoInfo]:
+        """The videos of one chunk in insertion order."""
+    def chunk_ids(self, chunk: int) -> List[str]:
+        """The ids of one chunk in insertion order."""
+    def stats(self) -> DatasetStats:
+        """Counts and sizes."""
+    def remove(self, ids: Sequence[str]) -> int:
+        """Removes ids in one transaction; returns how many existed."""
+    def writer(
+        self,
+        on_duplicate: str = "error",
+        lock_timeout: float = 0.0,
+        check_jpeg_markers: bool = True,
+        quality: int = 90,
+        subsampling: str = "444",
+        encode_threads: int = 0,
+    ) -> NativeWriter:
+        """Starts a write transaction; BusyError if another writer is active.
+
+        ``on_duplicate``: ``"error"``, ``"skip"`` or ``"replace"``.
+        ``lock_timeout``: seconds to wait for another writer.
+        ``quality``/``subsampling`` (``"444"``, ``"422"``, ``"420"``, ``"gray"``):
+        how images given as arrays are encoded. ``encode_threads``: 0 = one per core.
+        """
+
+def decode_jpeg(
+    data: Union[bytes, bytearray, memoryview],
+    colorspace: str = "auto",
+    dct: str = "fast",
+    downscale: int = 1,
+    lenient: bool = False,
+) -> np.ndarray:
+    """Decodes one JPEG into a new uint8 array (H×W×C; H×W for a gray JPEG with ``"auto"``).
+
+    Raises CorruptionError for bytes that are not a decodable JPEG.
+    """
+
+def encode_jpeg(image: np.ndarray, quality: int = 90, subsampling: str = "444") -> bytes:
+    """Encodes a uint8 H×W (gray) or H×W×3 (RGB) image as baseline JPEG bytes."""
+
+def import_gulpio(
+    path: str,
+    index_dir: str = "",
+    on_duplicate: str = "error",
+    skip_missing_meta: bool = False,
+    progress: _Progress = None,
+) -> Dict[str, Any]:
+    """Indexes a GulpIO directory in place; see :func:`gulpdb.import_gulpio`."""
+
+def export_gmeta(dataset: NativeDataset, out_dir: str = "") -> Dict[str, Any]:
+    """Writes GulpIO2-readable ``.gmeta`` files; see :func:`gulpdb.export_gmeta`."""
+
+def check(path: str, deep: bool = False, progress: _Progress = None) -> Dict[str, Any]:
+    """Checks a dataset; see :func:`gulpdb.check`."""
+
+def _time_reads(
+    dataset: NativeDataset,
+    ids: Sequence[str],
+    starts: Sequence[int],
+    length: int,
+    threads: int = 1,
+    colorspace: str = "rgb",
+    dct: str = "fast",
+) -> Tuple[float, int]:
+    """Benchmark helper: times ReadFrames of clips ``[start, start + length)`` in C++.
+
+    Runs on ``threads`` threads, each taking every ``threads``-th clip.
+    Returns (seconds, bytes decoded).
+    """

@@ -1,0 +1,172 @@
+"""Finding or building the gulpdb index of a directory for the GulpIO API.
+
+A directory is either a gulpdb dataset (it has an index), a plain GulpIO /
+GulpIO2 directory (``data*.gulp`` + ``meta*.gmeta`` files, no index), or empty.
+A plain GulpIO directory is indexed on first open with the engine's importer,
+which never changes a byte of the ``.gulp`` files:
+
+- in the directory itself (``<dir>/gulpdb.index``) when it is writable;
+- otherwise in a per-user cache, ``$GULPDB_CACHE_DIR`` or
+  ``${XDG_CACHE_HOME:-~/.cache}/gulpdb``, under a hash of the directory's real
+  path and of the name, size and modification time of every GulpIO file; when
+  those change (GulpIO2 appended a chunk, say) the index is built again in a
+  new place and the old one removed.
+
+A progress message goes to stderr while indexing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from typing import Any, List, Optional, Tuple
+
+from . import _gulpdb
+from ._dataset import Dataset
+
+__all__ = ["cache_root", "cached_index_dir", "open_for_gulpio"]
+
+
+def cache_root() -> str:
+    """The directory holding indexes built for read-only GulpIO directories."""
+    explicit = os.environ.get("GULPDB_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gulpdb")
+
+
+def cached_index_dir(path: str) -> str:
+    """Where the index of the read-only GulpIO directory ``path`` is cached.
+
+    The name holds a hash of the directory's real path and one of its GulpIO
+    files' names, sizes and modification times: when they change, the index
+    gets a new place (processes still reading the old one are not disturbed).
+    """
+    real = os.path.realpath(path)
+    key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    files = json.dumps(_fingerprint(path, _gulpio_files(path)))
+    generation = hashlib.sha256(files.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return os.path.join(cache_root(), f"{key}.{generation}")
+
+
+def _gulpio_files(path: str) -> List[str]:
+    try:
+        names = os.listdir(path)
+    except FileNotFoundError:
+        return []
+    return sorted(
+        n
+        for n in names
+        if (n.startswith("data") and n.endswith(".gulp"))
+        or (n.startswith("meta") and n.endswith(".gmeta"))
+    )
+
+
+def _fingerprint(path: str, names: List[str]) -> List[Tuple[str, int, int]]:
+    out = []
+    for name in names:
+        st = os.stat(os.path.join(path, name))
+        out.append((name, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def _dir_is_writable(path: str) -> bool:
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+class _Progress:
+    """Prints "indexing ..." to stderr: a running count on a terminal."""
+
+    def __init__(self, path: str, where: str, quiet: bool) -> None:
+        self._quiet = quiet
+        self._tty = sys.stderr.isatty()
+        self._start = time.monotonic()
+        if not quiet:
+            print(f"gulpdb: indexing GulpIO directory {path} into {where}", file=sys.stderr)
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self._quiet and self._tty:
+            print(f"\rgulpdb: {done}/{total} chunks", end="", file=sys.stderr, flush=True)
+
+    def finish(self, report: Any) -> None:
+        if self._quiet:
+            return
+        if self._tty:
+            print(file=sys.stderr)
+        seconds = time.monotonic() - self._start
+        print(
+            f"gulpdb: indexed {report['videos']} videos ({report['frames']} frames, "
+            f"{report['chunks']} chunks) in {seconds:.1f} s",
+            file=sys.stderr,
+        )
+        for warning in report["warnings"]:
+            print(f"gulpdb: warning: {warning}", file=sys.stderr)
+
+
+def _import(path: str, index_dir: str, quiet: bool) -> None:
+    progress = _Progress(path, index_dir or os.path.join(path, "gulpdb.index"), quiet)
+    try:
+        report = _gulpdb.import_gulpio(path, index_dir=index_dir, progress=progress)
+    except (ValueError, _gulpdb.BusyError):
+        # Another process indexed it first (the import is all-or-nothing).
+        if _gulpdb.NativeDataset.exists(path, index_dir):
+            return
+        raise
+    progress.finish(report)
+
+
+def open_for_gulpio(
+    path: str,
+    *,
+    mode: str = "r",
+    index_dir: Optional[str] = None,
+    quiet: bool = False,
+    decode_threads: int = 0,
+) -> Tuple[Optional[Dataset], bool]:
+    """Opens the dataset behind the GulpIO directory ``path``.
+
+    Returns ``(dataset, cached)``: ``dataset`` is None for a directory with
+    neither an index nor GulpIO files (GulpIO2 reads such a directory as
+    empty), and ``cached`` is True when the index lives in the per-user cache.
+    An explicit ``index_dir`` is used as it is (and built there if missing).
+    """
+    if index_dir is not None:
+        index_dir = os.fspath(index_dir)
+        if not Dataset.exists(path, index_dir):
+            _import(path, index_dir, quiet)
+        return Dataset(path, mode, index_dir=index_dir, decode_threads=decode_threads), False
+
+    if Dataset.exists(path):
+        return Dataset(path, mode, decode_threads=decode_threads), False
+    names = _gulpio_files(path)
+    if not any(n.endswith(".gulp") for n in names):
+        return None, False
+    if _dir_is_writable(path):
+        _import(path, "", quiet)
+        return Dataset(path, mode, decode_threads=decode_threads), False
+
+    # A read-only GulpIO directory: index it into the cache.
+    cache = cached_index_dir(path)
+    if not Dataset.exists(path, cache):
+        key = os.path.basename(cache).split(".")[0]
+        root = os.path.dirname(cache)
+        # Earlier generations only: "<key>.<16 hex digits>" (not another
+        # process's import in progress, which the engine names otherwise).
+        names = os.listdir(root) if os.path.isdir(root) else []
+        stale = [n for n in names if re.fullmatch(re.escape(key) + r"\.[0-9a-f]{16}", n)]
+        if stale and not quiet:
+            print(
+                f"gulpdb: {path} changed since it was indexed; indexing it again",
+                file=sys.stderr,
+            )
+        os.makedirs(root, exist_ok=True)
+        _import(path, cache, quiet)
+        for name in stale:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    return Dataset(path, "r", index_dir=cache, decode_threads=decode_threads), True

@@ -1,0 +1,442 @@
+"""PyTorch datasets over gulpdb (this module is the only one importing torch).
+
+- :class:`VideoDataset`: map-style; one item per video id, with frame sampling
+  (all frames, N evenly spaced segments, or a clip of N frames with a stride),
+  a label taken from the meta, and an optional transform.
+- :class:`ImageDataset`: map-style; one image (a frame) per id.
+- :class:`IterableVideoDataset`: the same items, sharded deterministically by
+  distributed rank and DataLoader worker, so that all ranks together read every
+  id exactly once per epoch.
+- :func:`shard_ids`: the split that sharding uses, for your own loops.
+
+All of them work with ``DataLoader(num_workers>0)`` under fork (a dataset
+opened in the parent reopens itself in each worker) and spawn (they pickle by
+path), and the map-style ones with ``DistributedSampler``.
+
+Random sampling is reproducible: an item's random numbers depend only on
+``seed``, the epoch (:meth:`VideoDataset.set_epoch`) and the item's index,
+never on which worker reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+import torch.utils.data
+
+from ._dataset import Dataset
+from .fileio import GulpDirectory
+
+__all__ = [
+    "VideoDataset",
+    "ImageDataset",
+    "IterableVideoDataset",
+    "shard_ids",
+    "sample_frame_indices",
+]
+
+Source = Union[str, "os.PathLike[str]", Dataset, GulpDirectory]
+Label = Union[None, str, Callable[[Any], Any]]
+
+_SAMPLINGS = ("all", "segments", "random_segments", "clip", "center_clip")
+
+
+def _as_dataset(source: Source) -> Dataset:
+    if isinstance(source, Dataset):
+        return source
+    if isinstance(source, GulpDirectory):
+        if source.dataset is None:
+            raise ValueError(f"{source.output_dir} holds no videos")
+        return source.dataset
+    path = os.fspath(source)
+    if Dataset.exists(path):
+        return Dataset(path)
+    dataset = GulpDirectory(path).dataset  # a GulpIO directory: indexed on first open
+    if dataset is None:
+        raise FileNotFoundError(f"{path} is neither a gulpdb dataset nor a GulpIO directory")
+    return dataset
+
+
+def sample_frame_indices(
+    frame_count: int,
+    num_frames: Optional[int],
+    sampling: str = "all",
+    stride: int = 1,
+    rng: Optional[np.random.Generator] = None,
+) -> np.ndarray:
+    """Which frames of a video of ``frame_count`` frames to read.
+
+    Args:
+        sampling: ``"all"``: every frame. ``"segments"``: the middle frame of
+            each of ``num_frames`` equal segments. ``"random_segments"``: a
+            random frame of each segment (TSN training). ``"clip"``:
+            ``num_frames`` frames ``stride`` apart from a random start.
+            ``"center_clip"``: the same clip, centred.
+        rng: the generator for the random samplings.
+
+    A video shorter than a clip repeats its last frame; one with fewer frames
+    than segments repeats frames. Returns int64 indices.
+    """
+    if sampling not in _SAMPLINGS:
+        raise ValueError(f"sampling must be one of {_SAMPLINGS}, not {sampling!r}")
+    if sampling == "all":
+        return np.arange(frame_count, dtype=np.int64)
+    if frame_count <= 0:
+        raise ValueError("cannot sample frames of a video with no frames")
+    if num_frames is None or num_frames <= 0:
+        raise ValueError(f"sampling {sampling!r} needs num_frames > 0")
+    if stride <= 0:
+        raise ValueError("stride must be positive")
+    if sampling in ("segments", "random_segments"):
+        edges = np.arange(num_frames + 1, dtype=np.float64) * frame_count / num_frames
+        if sampling == "segments":
+            points = (edges[:-1] + edges[1:]) / 2
+        else:
+            rng = rng if rng is not None else np.random.default_rng()
+            points = edges[:-1] + rng.random(num_frames) * (edges[1:] - edges[:-1])
+        return np.minimum(points.astype(np.int64), frame_count - 1)
+    span = (num_frames - 1) * stride + 1
+    if frame_count >= span:
+        if sampling == "center_clip":
+            start = (frame_count - span) // 2
+        else:
+            rng = rng if rng is not None else np.random.default_rng()
+            start = int(rng.integers(0, frame_count - span + 1))
+    else:
+        start = 0
+    indices = start + np.arange(num_frames, dtype=np.int64) * stride
+    return np.minimum(indices, frame_count - 1)
+
+
+def shard_ids(
+    ids: Sequence[str], rank: Optional[int] = None, world_size: Optional[int] = None
+) -> List[str]:
+    """The ids of one rank: every ``world_size``-th id starting at ``rank``.
+
+    Deterministic, disjoint, and together the shards hold every id exactly
+    once (they differ in length by at most one). ``rank`` and ``world_size``
+    default to those of the initialised ``torch.distributed`` process group,
+    else 0 and 1.
+    """
+    if rank is None or world_size is None:
+        default_rank, default_world = _distributed_rank()
+        rank = default_rank if rank is None else rank
+        world_size = default_world if world_size is None else world_size
+    if world_size <= 0 or not 0 <= rank < world_size:
+        raise ValueError(f"rank {rank} is not in a world of size {world_size}")
+    return list(ids)[rank::world_size]
+
+
+def _distributed_rank() -> Tuple[int, int]:
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+class _VideoReader:
+    """What the video datasets share: sampling, decoding, labels, transforms."""
+
+    def __init__(
+        self,
+        source: Source,
+        ids: Optional[Sequence[str]],
+        label: Label,
+        transform: Optional[Callable[[torch.Tensor], Any]],
+        num_frames: Optional[int],
+        sampling: str,
+        stride: int,
+        seed: Optional[int],
+        colorspace: str,
+        dct: str,
+        downscale: int,
+        decode_threads: Optional[int],
+    ) -> None:
+        if sampling not in _SAMPLINGS:
+            raise ValueError(f"sampling must be one of {_SAMPLINGS}, not {sampling!r}")
+        if sampling != "all" and (num_frames is None or num_frames <= 0):
+            raise ValueError(f"sampling {sampling!r} needs num_frames > 0")
+        self.dataset = _as_dataset(source)
+        self.ids: List[str] = list(ids) if ids is not None else self.dataset.ids()
+        self.label = label
+        self.transform = transform
+        self.num_frames = num_frames
+        self.sampling = sampling
+        self.stride = int(stride)
+        self.seed = seed
+        self.colorspace = colorspace
+        self.dct = dct
+        self.downscale = int(downscale)
+        self.decode_threads = decode_threads
+        self.epoch = 0
+        self._worker_dataset: Optional[Tuple[int, Dataset]] = None
+
+    def set_epoch(self, epoch: int) -> None:
+        """Changes the random sampling of the next epoch (as DistributedSampler.set_epoch)."""
+        self.epoch = int(epoch)
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_worker_dataset"] = None
+        return state
+
+    def _reader_dataset(self) -> Dataset:
+        """The dataset to read from in this process.
+
+        In a DataLoader worker the parallelism comes from the workers, so
+        unless ``decode_threads`` was given each worker decodes on its own
+        thread (no pool of one thread per core in every worker).
+        """
+        threads = self.decode_threads
+        if threads is None and torch.utils.data.get_worker_info() is not None:
+            threads = 1
+        if threads is None:
+            return self.dataset
+        cached = self._worker_dataset
+        if cached is not None and cached[0] == os.getpid():
+            return cached[1]
+        ds = Dataset(
+            self.dataset.path,
+            "r",
+            index_dir=self.dataset.index_dir,
+            decode_threads=threads,
+        )
+        self._worker_dataset = (os.getpid(), ds)
+        return ds
+
+    def _rng(self, index: int) -> np.random.Generator:
+        if self.seed is None:
+            return np.random.default_rng()
+        return np.random.default_rng([self.seed, self.epoch, index])
+
+    def _label_of(self, ds: Dataset, id_: str) -> Any:
+        meta = ds.meta(id_)
+        if callable(self.label):
+            return self.label(meta)
+        return meta[self.label]
+
+    def read_item(self, index: int, id_: str) -> Any:
+        ds = self._reader_dataset()
+        if self.sampling == "all":
+            selection: Any = None
+        else:
+            selection = sample_frame_indices(
+                ds.frame_count(id_), self.num_frames, self.sampling, self.stride, self._rng(index)
+            )
+        frames = ds.read(
+            id_, selection, colorspace=self.colorspace, dct=self.dct, downscale=self.downscale
+        )
+        if isinstance(frames, list):  # frames of different sizes: copy into one array
+            frames = np.stack(frames)
+        clip = torch.from_numpy(frames)  # shares the decoded buffer
+        if self.transform is not None:
+            clip = self.transform(clip)
+        if self.label is None:
+            return clip
+        return clip, self._label_of(ds, id_)
+
+
+class VideoDataset(torch.utils.data.Dataset):
+    """A map-style dataset of the videos of a gulpdb dataset or GulpIO directory.
+
+    Args:
+        source: a dataset path, a GulpIO directory, a :class:`gulpdb.Dataset`
+            or a :class:`gulpdb.GulpDirectory`.
+        ids: the videos, in item order (default: every id, in dataset order).
+        label: a meta key (``"idx"``), a callable ``meta -> label``, or None.
+        transform: applied to the uint8 T×H×W×C tensor of each item.
+        num_frames, sampling, stride: see :func:`sample_frame_indices`.
+        seed: seeds the random samplings (None: not reproducible).
+        colorspace, dct, downscale: decoding, as :meth:`gulpdb.Dataset.read`.
+        decode_threads: decode threads per read (default: one per core in the
+            main process, one per DataLoader worker).
+
+    Items are ``(clip, label)``, or ``clip`` alone when ``label`` is None;
+    ``clip`` is a T×H×W×C uint8 tensor (after ``transform``, whatever it returns).
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        ids: Optional[Sequence[str]] = None,
+        *,
+        label: Label = None,
+        transform: Optional[Callable[[torch.Tensor], Any]] = None,
+        num_frames: Optional[int] = None,
+        sampling: str = "all",
+        stride: int = 1,
+        seed: Optional[int] = 0,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        decode_threads: Optional[int] = None,
+    ) -> None:
+        self._reader = _VideoReader(
+            source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
+            downscale, decode_threads,
+        )
+
+    @property
+    def ids(self) -> List[str]:
+        """The video ids, in item order."""
+        return self._reader.ids
+
+    @property
+    def dataset(self) -> Dataset:
+        """The :class:`gulpdb.Dataset` read from."""
+        return self._reader.dataset
+
+    def set_epoch(self, epoch: int) -> None:
+        """Changes the random sampling of the next epoch."""
+        self._reader.set_epoch(epoch)
+
+    def __len__(self) -> int:
+        return len(self._reader.ids)
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            index += len(self)
+        return self._reader.read_item(index, self._reader.ids[index])
+
+    def __repr__(self) -> str:
+        r = self._reader
+        return (
+            f"<gulpdb.torch.VideoDataset {r.dataset.path!r}: {len(self)} videos, "
+            f"sampling={r.sampling!r}, num_frames={r.num_frames}>"
+        )
+
+
+class ImageDataset(torch.utils.data.Dataset):
+    """A map-style dataset of images: one frame (``frame``, default 0) per id.
+
+    Items are ``(image, label)`` or ``image`` alone when ``label`` is None;
+    ``image`` is an H×W×C uint8 tensor (before ``transform``). Other arguments
+    are as for :class:`VideoDataset`.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        ids: Optional[Sequence[str]] = None,
+        *,
+        label: Label = None,
+        transform: Optional[Callable[[torch.Tensor], Any]] = None,
+        frame: int = 0,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        decode_threads: Optional[int] = None,
+    ) -> None:
+        self._reader = _VideoReader(
+            source, ids, label, None, None, "all", 1, 0, colorspace, dct, downscale,
+            decode_threads,
+        )
+        self.transform = transform
+        self.frame = int(frame)
+
+    @property
+    def ids(self) -> List[str]:
+        """The image ids, in item order."""
+        return self._reader.ids
+
+    def __len__(self) -> int:
+        return len(self._reader.ids)
+
+    def __getitem__(self, index: int) -> Any:
+        r = self._reader
+        id_ = r.ids[index]
+        ds = r._reader_dataset()
+        frames = ds.read(
+            id_, [self.frame], colorspace=r.colorspace, dct=r.dct, downscale=r.downscale
+        )
+        image = torch.from_numpy(frames[0])
+        if self.transform is not None:
+            image = self.transform(image)
+        if r.label is None:
+            return image
+        return image, r._label_of(ds, id_)
+
+    def __repr__(self) -> str:
+        return f"<gulpdb.torch.ImageDataset {self._reader.dataset.path!r}: {len(self)} images>"
+
+
+class IterableVideoDataset(torch.utils.data.IterableDataset):
+    """The items of :class:`VideoDataset`, sharded by rank and DataLoader worker.
+
+    Each epoch the ids are (optionally) shuffled with a permutation that
+    depends only on ``seed`` and the epoch — the same on every rank — then
+    rank r takes ``ids[r::world_size]`` (:func:`shard_ids`) and DataLoader
+    worker w of that rank every ``num_workers``-th of those. All ranks and
+    workers together yield every id exactly once, with no padding.
+
+    Args:
+        rank, world_size: default to the ``torch.distributed`` process group
+            (else 0 and 1), looked up when iteration starts.
+        shuffle: shuffle the ids each epoch.
+        return_id: yield ``(id, item)`` pairs.
+        Other arguments are as for :class:`VideoDataset`.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        ids: Optional[Sequence[str]] = None,
+        *,
+        rank: Optional[int] = None,
+        world_size: Optional[int] = None,
+        shuffle: bool = False,
+        return_id: bool = False,
+        label: Label = None,
+        transform: Optional[Callable[[torch.Tensor], Any]] = None,
+        num_frames: Optional[int] = None,
+        sampling: str = "all",
+        stride: int = 1,
+        seed: Optional[int] = 0,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        decode_threads: Optional[int] = None,
+    ) -> None:
+        super().__init__()
+        self._reader = _VideoReader(
+            source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
+            downscale, decode_threads,
+        )
+        self.rank = rank
+        self.world_size = world_size
+        self.shuffle = shuffle
+        self.return_id = return_id
+
+    def set_epoch(self, epoch: int) -> None:
+        """Changes the shuffle and the random sampling of the next epoch."""
+        self._reader.set_epoch(epoch)
+
+    def _rank_items(self) -> List[Tuple[int, str]]:
+        r = self._reader
+        order = np.arange(len(r.ids))
+        if self.shuffle:
+            seed = 0 if r.seed is None else r.seed
+            order = np.random.default_rng([seed, r.epoch]).permutation(len(r.ids))
+        items = [(int(i), r.ids[i]) for i in order]
+        return shard_ids(items, self.rank, self.world_size)  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(self._rank_items())
+
+    def __iter__(self) -> Iterator[Any]:
+        items = self._rank_items()
+        worker = torch.utils.data.get_worker_info()
+        if worker is not None:
+            items = items[worker.id :: worker.num_workers]
+        for index, id_ in items:
+            item = self._reader.read_item(index, id_)
+            yield (id_, item) if self.return_id else item
+
+    def __repr__(self) -> str:
+        return (
+            f"<gulpdb.torch.IterableVideoDataset {self._reader.dataset.path!r}: "
+            f"{len(self._reader.ids)} videos, rank={self.rank}, world_size={self.world_size}>"
+        )

@@ -1,0 +1,136 @@
+// Shared pieces of the `_gulpdb` extension module: the per-file Bind*
+// functions, conversions between Python objects and gulpdb values, and the
+// handle types that own the C++ objects behind Python ones.
+//
+// GIL discipline: every function here that takes py:: arguments runs with the
+// GIL held. Long work (index and chunk I/O, JPEG decode and encode) runs inside
+// py::gil_scoped_release and touches no Python object there: arguments are
+// converted to C++ values first, results are turned into Python objects after.
+//
+// Processes: a handle created before fork() is never used or destroyed by the
+// child (LMDB environments, thread pools and writer locks do not survive a
+// fork). The Python layer reopens datasets in the child; a handle the child
+// drops is deliberately leaked instead of destroyed (see ForkGuard).
+#ifndef GULPDB_BINDINGS_SRC_BINDINGS_H_
+#define GULPDB_BINDINGS_SRC_BINDINGS_H_
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gulpdb/dataset.h"
+#include "gulpdb/jpeg.h"
+#include "gulpdb/selection.h"
+
+namespace gulpdb::python {
+
+namespace py = pybind11;
+
+// ---- module parts (one per source file) --------------------------------------
+
+void RegisterErrors(py::module_& m);
+void BindDataset(py::module_& m);
+void BindCodec(py::module_& m);
+void BindInterop(py::module_& m);
+void BindBench(py::module_& m);
+
+// ---- errors -----------------------------------------------------------------
+
+// Raises the Python exception for a gulpdb::Error whose kind is "the path does
+// not exist" (FileNotFoundError), for calls that open a directory: the
+// registered translator maps NotFoundError to KeyError, which is right for ids
+// only.
+[[noreturn]] void RaiseFileNotFound(const std::string& message);
+
+// ---- conversions --------------------------------------------------------------
+
+// A frame selection from Python: None (all frames), a slice, an int, a
+// sequence or 1-D integer NumPy array of indices, or the text forms of
+// Selection::Parse ("all", "1:10:2", "1,5,6"). Raises TypeError otherwise.
+Selection ToSelection(const py::handle& frames);
+
+// Decode options from their Python spelling: colorspace "auto", "rgb", "bgr"
+// or "gray" (case-insensitive; "grey" and "l" too), dct "fast" or "accurate",
+// downscale 1, 2, 4 or 8. Raises ValueError for anything else.
+DecodeOptions ToDecodeOptions(const std::string& colorspace, const std::string& dct, int downscale,
+                              bool lenient);
+EncodeOptions ToEncodeOptions(int quality, const std::string& subsampling);
+
+// Hands decoded frames to NumPy without copying: the DecodedFrames move to the
+// heap and a capsule owns them; the arrays are views whose base is that
+// capsule. Returns one N×H×W×C array when every frame has the same shape and
+// `as_list` is false, else a list of H×W×C arrays sharing the capsule. With
+// PixelFormat::kAuto, 1-channel frames drop their channel axis (H×W), as
+// GulpIO2 returns them. No frames: an empty list, or with `as_list` false an
+// empty 0×0×0×C array (C = 1 for kGray, else 3).
+py::object ToArrays(DecodedFrames frames, PixelFormat format, bool as_list);
+
+// The bytes of any object with the buffer protocol (bytearray, memoryview,
+// ...), copied: such buffers may change while the GIL is released.
+std::string CopyBuffer(const py::handle& buffer);
+
+// Copies the JPEG bytes of a read into a list of `bytes`.
+py::list ToBytesList(const JpegFrames& frames);
+
+// ---- handles ----------------------------------------------------------------
+
+// Remembers the process that created an object. A C++ object created before a
+// fork must not be destroyed by the child: its destructor would join threads
+// that do not exist there, close an LMDB environment the parent still uses,
+// or roll back the parent's writes.
+class ForkGuard {
+ public:
+  ForkGuard() : pid_(::getpid()) {}
+  bool InOwnerProcess() const { return ::getpid() == pid_; }
+
+  // Keeps `object` alive until the process exits, without ever running its
+  // destructor (the process image is discarded at exit anyway).
+  template <typename T>
+  static void Abandon(T object) {
+    static auto* abandoned = new std::vector<std::shared_ptr<void>>();  // never freed, on purpose
+    abandoned->push_back(std::shared_ptr<void>(new T(std::move(object)), [](void*) {}));
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// Owns the Dataset behind a Python `_gulpdb.NativeDataset`. Reads copy the
+// shared_ptr (with the GIL held) before releasing the GIL, so close() from
+// another thread never frees a Dataset under a running read.
+class DatasetHandle {
+ public:
+  explicit DatasetHandle(std::shared_ptr<Dataset> dataset);
+  ~DatasetHandle();
+  DatasetHandle(const DatasetHandle&) = delete;
+  DatasetHandle& operator=(const DatasetHandle&) = delete;
+
+  // The dataset; raises ValueError once closed, RuntimeError in a forked child.
+  std::shared_ptr<Dataset> Get() const;
+  void Close();
+  bool closed() const { return dataset_ == nullptr; }
+  bool in_owner_process() const { return guard_.InOwnerProcess(); }
+
+ private:
+  std::shared_ptr<Dataset> dataset_;
+  ForkGuard guard_;
+};
+
+// Runs fn(0) ... fn(n - 1) on up to `max_threads` threads (0: one per core),
+// the calling thread included; rethrows the first exception. Plain
+// std::threads started for the call: nothing outlives it, so nothing can be
+// caught half-way by a fork. Must be called without the GIL when fn does not
+// need it.
+void ParallelFor(size_t n, size_t max_threads, const std::function<void(size_t)>& fn);
+
+}  // namespace gulpdb::python
+
+#endif  // GULPDB_BINDINGS_SRC_BINDINGS_H_

@@ -1,0 +1,240 @@
+// Conversions between Python objects and gulpdb values, and ParallelFor
+// (bindings.h).
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "bindings/src/bindings.h"
+#include "gulpdb/error.h"
+
+namespace gulpdb::python {
+namespace {
+
+std::optional<int64_t> OptionalIndex(const py::handle& value) {
+  if (value.is_none()) return std::nullopt;
+  return py::cast<int64_t>(value);
+}
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+Selection FromIndexArray(const py::array& array) {
+  const char kind = array.dtype().kind();
+  if (kind != 'i' && kind != 'u') {
+    throw py::type_error("frame indices must be integers, not an array of dtype " +
+                         py::str(array.dtype()).cast<std::string>() +
+                         (kind == 'b' ? " (for a boolean mask use numpy.flatnonzero(mask))" : ""));
+  }
+  if (array.ndim() == 0) return Selection::Indices({py::cast<int64_t>(array.attr("item")())});
+  if (array.ndim() != 1) {
+    throw py::value_error("frame indices must be a 1-D array, not " + std::to_string(array.ndim()) +
+                          "-D");
+  }
+  if (kind == 'u' && array.itemsize() == 8) {
+    // uint64 does not convert to int64 safely; anything that large is out of
+    // range anyway, and the engine says so.
+    auto values = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>::ensure(array);
+    std::vector<int64_t> indices;
+    indices.reserve(static_cast<size_t>(values.size()));
+    for (py::ssize_t i = 0; i < values.size(); ++i) {
+      const uint64_t v = values.data()[i];
+      indices.push_back(v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v));
+    }
+    return Selection::Indices(std::move(indices));
+  }
+  auto values = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(array);
+  if (!values) throw py::error_already_set();
+  return Selection::Indices(std::vector<int64_t>(values.data(), values.data() + values.size()));
+}
+
+void DeleteFrames(void* frames) { delete static_cast<DecodedFrames*>(frames); }
+
+py::array ViewOf(const DecodedFrames& frames, size_t i, bool squeeze, const py::capsule& base) {
+  const ImageShape& s = frames.shape(i);
+  const auto h = static_cast<py::ssize_t>(s.height);
+  const auto w = static_cast<py::ssize_t>(s.width);
+  const auto c = static_cast<py::ssize_t>(s.channels);
+  if (squeeze && c == 1) {
+    return py::array(py::dtype::of<uint8_t>(), {h, w}, {w, py::ssize_t{1}}, frames.data(i), base);
+  }
+  return py::array(py::dtype::of<uint8_t>(), {h, w, c}, {w * c, c, py::ssize_t{1}}, frames.data(i),
+                   base);
+}
+
+}  // namespace
+
+Selection ToSelection(const py::handle& frames) {
+  if (frames.is_none()) return Selection::All();
+  if (py::isinstance<py::slice>(frames)) {
+    return Selection::Slice(OptionalIndex(frames.attr("start")), OptionalIndex(frames.attr("stop")),
+                            OptionalIndex(frames.attr("step")));
+  }
+  if (py::isinstance<py::str>(frames)) return Selection::Parse(frames.cast<std::string>());
+  if (py::isinstance<py::array>(frames)) {
+    return FromIndexArray(py::reinterpret_borrow<py::array>(frames));
+  }
+  if (py::isinstance<py::bool_>(frames)) {
+    throw py::type_error("a bool is not a frame selection");
+  }
+  if (PyIndex_Check(frames.ptr())) return Selection::Indices({py::cast<int64_t>(frames)});
+  if (py::isinstance<py::sequence>(frames) && !py::isinstance<py::bytes>(frames)) {
+    std::vector<int64_t> indices;
+    indices.reserve(py::len(frames));
+    for (const py::handle& item : frames) {
+      if (!PyIndex_Check(item.ptr()) || py::isinstance<py::bool_>(item)) {
+        throw py::type_error("frame indices must be integers, not " +
+                             std::string(Py_TYPE(item.ptr())->tp_name));
+      }
+      indices.push_back(py::cast<int64_t>(item));
+    }
+    return Selection::Indices(std::move(indices));
+  }
+  throw py::type_error(
+      "frames must be None, a slice, an int, a sequence or 1-D array of ints, or a "
+      "selection string such as '0:16:2', not " +
+      std::string(Py_TYPE(frames.ptr())->tp_name));
+}
+
+DecodeOptions ToDecodeOptions(const std::string& colorspace, const std::string& dct, int downscale,
+                              bool lenient) {
+  DecodeOptions options;
+  const std::string cs = Lower(colorspace);
+  if (cs == "auto") {
+    options.format = PixelFormat::kAuto;
+  } else if (cs == "rgb") {
+    options.format = PixelFormat::kRGB;
+  } else if (cs == "bgr") {
+    options.format = PixelFormat::kBGR;
+  } else if (cs == "gray" || cs == "grey" || cs == "l") {
+    options.format = PixelFormat::kGray;
+  } else {
+    throw py::value_error("colorspace must be 'auto', 'rgb', 'bgr' or 'gray', not '" + colorspace +
+                          "'");
+  }
+  const std::string d = Lower(dct);
+  if (d == "fast") {
+    options.dct = DctMethod::kFast;
+  } else if (d == "accurate") {
+    options.dct = DctMethod::kAccurate;
+  } else {
+    throw py::value_error("dct must be 'fast' or 'accurate', not '" + dct + "'");
+  }
+  if (downscale != 1 && downscale != 2 && downscale != 4 && downscale != 8) {
+    throw py::value_error("downscale must be 1, 2, 4 or 8, not " + std::to_string(downscale));
+  }
+  options.scale_denom = downscale;
+  options.lenient = lenient;
+  return options;
+}
+
+EncodeOptions ToEncodeOptions(int quality, const std::string& subsampling) {
+  EncodeOptions options;
+  if (quality < 1 || quality > 100) {
+    throw py::value_error("quality must be in 1..100, not " + std::to_string(quality));
+  }
+  options.quality = quality;
+  const std::string s = Lower(subsampling);
+  if (s == "444" || s == "4:4:4") {
+    options.subsampling = Subsampling::k444;
+  } else if (s == "422" || s == "4:2:2") {
+    options.subsampling = Subsampling::k422;
+  } else if (s == "420" || s == "4:2:0") {
+    options.subsampling = Subsampling::k420;
+  } else if (s == "gray" || s == "grey") {
+    options.subsampling = Subsampling::kGray;
+  } else {
+    throw py::value_error("subsampling must be '444', '422', '420' or 'gray', not '" + subsampling +
+                          "'");
+  }
+  return options;
+}
+
+py::object ToArrays(DecodedFrames frames, PixelFormat format, bool as_list) {
+  const bool squeeze = format == PixelFormat::kAuto;
+  if (frames.empty()) {
+    if (as_list) return py::list();
+    const py::ssize_t channels = format == PixelFormat::kGray ? 1 : 3;
+    return py::array_t<uint8_t>(std::vector<py::ssize_t>{0, 0, 0, channels});
+  }
+  auto owned = std::make_unique<DecodedFrames>(std::move(frames));
+  // The capsule takes ownership only once it exists (if creating it throws,
+  // `owned` still frees the frames).
+  py::capsule base(owned.get(), &DeleteFrames);
+  const DecodedFrames& f = *owned.release();
+
+  if (f.uniform() && !as_list) {
+    const ImageShape& s = f.shape(0);
+    const auto n = static_cast<py::ssize_t>(f.size());
+    const auto h = static_cast<py::ssize_t>(s.height);
+    const auto w = static_cast<py::ssize_t>(s.width);
+    const auto c = static_cast<py::ssize_t>(s.channels);
+    if (squeeze && c == 1) {
+      return py::array(py::dtype::of<uint8_t>(), {n, h, w}, {h * w, w, py::ssize_t{1}}, f.data(0),
+                       base);
+    }
+    return py::array(py::dtype::of<uint8_t>(), {n, h, w, c}, {h * w * c, w * c, c, py::ssize_t{1}},
+                     f.data(0), base);
+  }
+  py::list out(f.size());
+  for (size_t i = 0; i < f.size(); ++i) out[i] = ViewOf(f, i, squeeze, base);
+  return out;
+}
+
+std::string CopyBuffer(const py::handle& buffer) {
+  const auto bytes = py::reinterpret_steal<py::bytes>(PyBytes_FromObject(buffer.ptr()));
+  if (!bytes) throw py::error_already_set();
+  return bytes.cast<std::string>();
+}
+
+py::list ToBytesList(const JpegFrames& frames) {
+  py::list out(frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const std::string_view jpeg = frames[i];
+    out[i] = py::bytes(jpeg.data(), jpeg.size());
+  }
+  return out;
+}
+
+void ParallelFor(size_t n, size_t max_threads, const std::function<void(size_t)>& fn) {
+  if (max_threads == 0) max_threads = std::max<size_t>(1, std::thread::hardware_concurrency());
+  const size_t threads = std::min(n, max_threads);
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(threads);
+  const auto run = [&](size_t t) {
+    try {
+      // Thread t takes items t, t + threads, ...: frames of one video are
+      // usually of one size, so shares stay even.
+      for (size_t i = t; i < n; i += threads) fn(i);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  size_t started = 1;
+  try {
+    for (; started < threads; ++started) pool.emplace_back(run, started);
+  } catch (const std::system_error&) {
+    // No more threads to be had: this thread also takes the shares of the
+    // threads that did not start.
+  }
+  run(0);
+  for (size_t t = started; t < threads; ++t) run(t);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+}  // namespace gulpdb::python

@@ -1,0 +1,126 @@
+// The one place where gulpdb::Error becomes a Python exception.
+//
+//   NotFoundError          KeyError (a missing id), FileNotFoundError (a missing
+//                          file or directory: see RaiseFileNotFound and below)
+//   InvalidArgumentError   ValueError; IndexError for a frame index out of range
+//   IoError                OSError
+//   BusyError              gulpdb.BusyError, a subclass of OSError
+//   CorruptionError        gulpdb.CorruptionError, a subclass of OSError (as
+//                          Pillow's "image file is truncated" is an OSError)
+//   ResourceExhaustedError MemoryError when memory ran out or a decode would
+//                          exceed the pixel limit; OSError otherwise (a full
+//                          disk, the LMDB map size limit)
+#include <Python.h>
+
+#include <cerrno>
+#include <exception>
+#include <string>
+
+#include "bindings/src/bindings.h"
+#include "gulpdb/error.h"
+
+namespace gulpdb::python {
+namespace {
+
+bool Contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool StartsWith(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+// Sets an OSError subclass with errno and message, as OSError(errno, message).
+void SetOsError(PyObject* type, int err, const std::string& message) {
+  PyObject* args = Py_BuildValue("(is)", err, message.c_str());
+  if (args == nullptr) return;  // the error from Py_BuildValue stays set
+  PyErr_SetObject(type, args);
+  Py_DECREF(args);
+}
+
+// The engine's messages name the operation first ("<operation> <what>:
+// <detail>"): lookups of an id say "look up id", "read id", "decode id".
+bool IsIdLookup(const std::string& message) {
+  return StartsWith(message, "look up id") || StartsWith(message, "read id") ||
+         StartsWith(message, "decode id") || StartsWith(message, "remove id");
+}
+
+// Memory ran out, or an allocation was refused because it would be too large
+// (a JPEG header claiming more pixels than DecodeOptions::max_pixels); the
+// other ResourceExhaustedErrors are about disks and the index map.
+bool IsMemory(const std::string& message) {
+  return Contains(message, "out of memory") || Contains(message, "cannot allocate") ||
+         Contains(message, "pixels exceeds the limit") ||
+         StartsWith(message, "create turbojpeg instance");
+}
+
+PyObject* busy_error = nullptr;        // gulpdb.BusyError (set by RegisterErrors)
+PyObject* corruption_error = nullptr;  // gulpdb.CorruptionError
+
+void Translate(const Error& e) {
+  const std::string message = e.what();
+  switch (e.code()) {
+    case ErrorCode::kNotFound:
+      if (IsIdLookup(message)) {
+        PyErr_SetString(PyExc_KeyError, message.c_str());
+      } else {
+        SetOsError(PyExc_FileNotFoundError, ENOENT, message);
+      }
+      return;
+    case ErrorCode::kInvalidArgument:
+      PyErr_SetString(Contains(message, "out of range") ? PyExc_IndexError : PyExc_ValueError,
+                      message.c_str());
+      return;
+    case ErrorCode::kCorruption:
+      PyErr_SetString(corruption_error, message.c_str());
+      return;
+    case ErrorCode::kIoError:
+      PyErr_SetString(PyExc_OSError, message.c_str());
+      return;
+    case ErrorCode::kBusy:
+      SetOsError(busy_error, EBUSY, message);
+      return;
+    case ErrorCode::kResourceExhausted:
+      if (IsMemory(message)) {
+        PyErr_SetString(PyExc_MemoryError, message.c_str());
+      } else {
+        PyErr_SetString(PyExc_OSError, message.c_str());
+      }
+      return;
+  }
+  PyErr_SetString(PyExc_RuntimeError, message.c_str());
+}
+
+}  // namespace
+
+[[noreturn]] void RaiseFileNotFound(const std::string& message) {
+  SetOsError(PyExc_FileNotFoundError, ENOENT, message);
+  throw py::error_already_set();
+}
+
+void RegisterErrors(py::module_& m) {
+  // New references that are never released: the classes live as long as the
+  // process (a static py::object would be released after the interpreter).
+  busy_error = PyErr_NewExceptionWithDoc(
+      "gulpdb.BusyError",
+      "Another writer (in this or another process) holds the dataset's writer lock.\n\n"
+      "A subclass of OSError; its errno is EBUSY.",
+      PyExc_OSError, nullptr);
+  if (busy_error == nullptr) throw py::error_already_set();
+  corruption_error = PyErr_NewExceptionWithDoc(
+      "gulpdb.CorruptionError",
+      "The files of a dataset contradict each other or the index, or a frame is not a\n"
+      "decodable JPEG. A subclass of OSError (like Pillow's errors for broken images).",
+      PyExc_OSError, nullptr);
+  if (corruption_error == nullptr) throw py::error_already_set();
+  m.attr("BusyError") = py::reinterpret_borrow<py::object>(busy_error);
+  m.attr("CorruptionError") = py::reinterpret_borrow<py::object>(corruption_error);
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const Error& e) {
+      Translate(e);
+    }
+  });
+}
+
+}  // namespace gulpdb::python

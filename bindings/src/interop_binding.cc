@@ -1,0 +1,112 @@
+// import_gulpio / export_gmeta / check (gulpdb/interop.h).
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "bindings/src/bindings.h"
+#include "gulpdb/error.h"
+#include "gulpdb/interop.h"
+
+namespace gulpdb::python {
+namespace {
+
+// Wraps a Python callable (or None) as a progress callback that the engine
+// calls without the GIL: it takes the GIL for the call. An exception raised by
+// the callable (KeyboardInterrupt included) stops the operation.
+// The callable is captured as a borrowed pointer, so that copies of the
+// std::function made by the engine (without the GIL) touch no reference
+// count; the caller's argument keeps it alive for the whole call.
+std::function<void(uint64_t, uint64_t)> Progress(const py::object& callback) {
+  if (callback.is_none()) return {};
+  PyObject* fn = callback.ptr();
+  return [fn](uint64_t done, uint64_t total) {
+    py::gil_scoped_acquire acquire;
+    py::handle{fn}(done, total);
+  };
+}
+
+DuplicatePolicy ToDuplicatePolicy(const std::string& text) {
+  if (text == "error") return DuplicatePolicy::kError;
+  if (text == "keep_first") return DuplicatePolicy::kKeepFirst;
+  if (text == "keep_last") return DuplicatePolicy::kKeepLast;
+  throw py::value_error("on_duplicate must be 'error', 'keep_first' or 'keep_last', not '" + text +
+                        "'");
+}
+
+py::dict ImportGulpioPy(const std::string& path, const std::string& index_dir,
+                        const std::string& on_duplicate, bool skip_missing_meta,
+                        const py::object& progress) {
+  ImportOptions options;
+  options.on_duplicate = ToDuplicatePolicy(on_duplicate);
+  options.skip_missing_meta = skip_missing_meta;
+  options.index_dir = index_dir;
+  options.progress = Progress(progress);
+  ImportReport report;
+  try {
+    py::gil_scoped_release release;
+    report = ImportGulpio(path, options);
+  } catch (const NotFoundError& e) {
+    RaiseFileNotFound(e.what());
+  }
+  py::dict out;
+  out["chunks"] = report.chunks;
+  out["videos"] = report.videos;
+  out["frames"] = report.frames;
+  out["gmeta_bytes"] = report.gmeta_bytes;
+  out["warnings"] = report.warnings;
+  return out;
+}
+
+py::dict ExportGmetaPy(const DatasetHandle& h, const std::string& out_dir) {
+  auto ds = h.Get();
+  ExportReport report;
+  {
+    py::gil_scoped_release release;
+    report = ExportGmeta(*ds, out_dir);
+  }
+  py::dict out;
+  out["chunks"] = report.chunks;
+  out["videos"] = report.videos;
+  out["bytes_written"] = report.bytes_written;
+  return out;
+}
+
+py::dict CheckPy(const std::string& path, bool deep, const py::object& progress) {
+  CheckOptions options;
+  options.deep = deep;
+  options.progress = Progress(progress);
+  CheckReport report;
+  try {
+    py::gil_scoped_release release;
+    report = Check(path, options);
+  } catch (const NotFoundError& e) {
+    RaiseFileNotFound(e.what());
+  }
+  py::list problems;
+  for (const CheckProblem& p : report.problems) problems.append(py::make_tuple(p.where, p.what));
+  py::dict out;
+  out["chunks"] = report.chunks;
+  out["videos"] = report.videos;
+  out["frames"] = report.frames;
+  out["problems"] = problems;
+  out["healthy"] = report.healthy();
+  return out;
+}
+
+}  // namespace
+
+void BindInterop(py::module_& m) {
+  m.def("import_gulpio", &ImportGulpioPy, py::arg("path"), py::arg("index_dir") = "",
+        py::arg("on_duplicate") = "error", py::arg("skip_missing_meta") = false,
+        py::arg("progress") = py::none(),
+        "Indexes a GulpIO directory in place (no .gulp byte changes); returns a report dict.");
+  m.def("export_gmeta", &ExportGmetaPy, py::arg("dataset"), py::arg("out_dir") = "",
+        "Writes meta_<N>.gmeta files that unmodified GulpIO2 reads; returns a report dict.");
+  m.def("check", &CheckPy, py::arg("path"), py::arg("deep") = false,
+        py::arg("progress") = py::none(),
+        "Checks a dataset; returns a report dict whose 'problems' lists (where, what).");
+}
+
+}  // namespace gulpdb::python

@@ -1,0 +1,15 @@
+// The `gulpdb._gulpdb` extension module. The public Python API is the
+// `gulpdb` package around it (bindings/python/gulpdb); this module is its
+// native half and is documented in _gulpdb.pyi.
+#include "bindings/src/bindings.h"
+
+PYBIND11_MODULE(_gulpdb, m) {
+  namespace python = gulpdb::python;
+  m.doc() = "Native half of the gulpdb package (see gulpdb/_gulpdb.pyi).";
+  m.attr("__version__") = GULPDB_VERSION;
+  python::RegisterErrors(m);
+  python::BindDataset(m);
+  python::BindCodec(m);
+  python::BindInterop(m);
+  python::BindBench(m);
+}

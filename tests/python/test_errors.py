@@ -1,0 +1,137 @@
+"""Each gulpdb error kind becomes the Python exception the package documents."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import gulpdb
+from conftest import PYTHON, python_subprocess_env, synthetic_frames
+
+
+def test_exception_classes():
+    assert issubclass(gulpdb.BusyError, OSError)
+    assert issubclass(gulpdb.CorruptionError, OSError)
+    assert gulpdb.BusyError.__module__ == "gulpdb" and gulpdb.BusyError.__doc__
+    assert gulpdb.CorruptionError.__doc__
+
+
+def test_missing_id_is_key_error(small_dataset):
+    ds = gulpdb.Dataset(small_dataset.path)
+    for call in (
+        lambda: ds.read("nope"),
+        lambda: ds.read_jpegs("nope"),
+        lambda: ds.meta("nope"),
+        lambda: ds.info("nope"),
+        lambda: ds.frame_count("nope"),
+        lambda: ds.read_batch(["video_0", "nope"]),
+    ):
+        with pytest.raises(KeyError, match="nope"):
+            call()
+
+
+def test_frame_index_out_of_range_is_index_error(small_dataset):
+    ds = gulpdb.Dataset(small_dataset.path)
+    with pytest.raises(IndexError, match="out of range"):
+        ds.read("video_0", [6])
+    with pytest.raises(IndexError):
+        ds.read("video_0", [-7])
+    with pytest.raises(IndexError):
+        ds.read_jpegs("video_0", np.array([100]))
+
+
+def test_invalid_arguments_are_value_errors(small_dataset):
+    ds = gulpdb.Dataset(small_dataset.path)
+    with pytest.raises(ValueError, match="step"):
+        ds.read("video_0", slice(None, None, 0))
+    with pytest.raises(ValueError, match="mode"):
+        gulpdb.Dataset(small_dataset.path, "rw")
+    # A frame that is not JPEG is refused by the writer as bad input.
+    ds.close()
+    with gulpdb.Dataset(small_dataset.path, "r+") as rw, rw.writer() as w:
+        with pytest.raises(ValueError):
+            w.append("bad", [b"\x00\x01"])
+
+
+def test_missing_dataset_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        gulpdb.Dataset(str(tmp_path / "none"))
+    assert info.value.errno == errno.ENOENT
+    os.mkdir(tmp_path / "empty")
+    with pytest.raises(FileNotFoundError, match="no gulpdb index"):
+        gulpdb.Dataset(str(tmp_path / "empty"))
+
+
+def test_second_writer_is_busy_error_across_processes(small_dataset):
+    ds = gulpdb.Dataset(small_dataset.path, "r+")
+    with ds.writer():
+        with pytest.raises(gulpdb.BusyError) as info:
+            ds.writer()
+        assert info.value.errno == errno.EBUSY
+        script = (
+            "import gulpdb, sys\n"
+            "ds = gulpdb.Dataset(sys.argv[1], 'r+')\n"
+            "try:\n"
+            "    ds.writer()\n"
+            "except gulpdb.BusyError as e:\n"
+            "    assert isinstance(e, OSError)\n"
+            "    print('busy')\n"
+        )
+        out = subprocess.run(
+            [PYTHON, "-c", script, small_dataset.path],
+            env=python_subprocess_env(), capture_output=True, text=True, timeout=60,
+        )
+        assert out.stdout.strip() == "busy", out.stderr
+    with ds.writer():  # the lock is free again
+        pass
+
+
+def test_corrupt_frame_is_corruption_error(tmp_path):
+    path = str(tmp_path / "ds")
+    with gulpdb.Dataset(path, "x", checksums=True) as ds, ds.writer() as w:
+        w.append("v", synthetic_frames(0, 2, 64, 64))
+    ds = gulpdb.Dataset(path)
+    offset, pad, length = ds.info("v").frame_info[0]
+    chunk = os.path.join(path, "data_0.gulp")
+    with open(chunk, "r+b") as f:
+        f.seek(offset + 2)
+        f.write(b"\x00" * (length - pad - 4))  # wipe everything but SOI and EOI
+    with pytest.raises(gulpdb.CorruptionError) as info:
+        ds.read("v")
+    assert isinstance(info.value, OSError) and "frame 0" in str(info.value)
+    assert len(ds.read_jpegs("v")) == 2  # the raw bytes can still be read
+    # With checksum verification the damage is seen without decoding.
+    checked = gulpdb.Dataset(path, verify_checksums=True)
+    with pytest.raises(gulpdb.CorruptionError, match="checksum"):
+        checked.read_jpegs("v")
+    with pytest.raises(gulpdb.CorruptionError):
+        gulpdb.decode_jpeg(b"\xff\xd8\xff\xd9")
+
+
+def test_io_failure_is_os_error(tmp_path):
+    path = str(tmp_path / "ds")
+    with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:
+        w.append("v", synthetic_frames(0, 1))
+    chunk = os.path.join(path, "data_0.gulp")
+    os.remove(chunk)
+    os.mkdir(chunk)  # reading a directory fails with EISDIR
+    ds = gulpdb.Dataset(path)
+    with pytest.raises(OSError) as info:
+        ds.read("v")
+    assert not isinstance(info.value, (gulpdb.CorruptionError, gulpdb.BusyError))
+    shutil.rmtree(chunk)
+    with pytest.raises(FileNotFoundError):  # a missing chunk file is not a missing id
+        gulpdb.Dataset(path).read("v")
+
+
+def test_resource_exhausted_is_memory_error():
+    jpeg = bytearray(gulpdb.encode_jpeg(np.zeros((8, 8, 3), np.uint8)))
+    sof = jpeg.find(b"\xff\xc0")
+    jpeg[sof + 5 : sof + 9] = (60000).to_bytes(2, "big") * 2  # claims 60000×60000 pixels
+    with pytest.raises(MemoryError, match="limit"):
+        gulpdb.decode_jpeg(bytes(jpeg))
