@@ -273,7 +273,7 @@ std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
 VideoInfo Dataset::Get(std::string_view id) const {
   std::optional<VideoInfo> info = Find(id);
   if (!info) {
-    throw NotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
   }
   return std::move(*info);
 }
@@ -282,7 +282,7 @@ uint32_t Dataset::FrameCount(std::string_view id) const {
   index::Txn txn = impl_->env->BeginRead();
   std::string_view bytes;
   if (!txn.Get(impl_->videos, id, &bytes)) {
-    throw NotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
   }
   return index::DecodeFrameCount(bytes, id);
 }
@@ -294,7 +294,7 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
     index::Txn txn = impl_->env->BeginRead();
     auto found = impl_->FindRecord(txn, id);
     if (!found) {
-      throw NotFoundError("read id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+      throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
     }
     record = std::move(*found);
     file = impl_->ChunkForRead(txn, record.chunk);

@@ -120,7 +120,7 @@ std::vector<uint32_t> Selection::Resolve(uint32_t frame_count, std::string_view 
       for (int64_t index : indices_) {
         const int64_t i = index < 0 ? index + n : index;
         if (i < 0 || i >= n) {
-          throw InvalidArgumentError("select frames of " + std::string(id) + ": index " +
+          throw OutOfRangeError("select frames of " + std::string(id) + ": index " +
                                      std::to_string(index) + " is out of range for " +
                                      std::to_string(n) + " frames");
         }

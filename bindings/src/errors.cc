@@ -36,13 +36,6 @@ void SetOsError(PyObject* type, int err, const std::string& message) {
   Py_DECREF(args);
 }
 
-// The engine's messages name the operation first ("<operation> <what>:
-// <detail>"): lookups of an id say "look up id", "read id", "decode id".
-bool IsIdLookup(const std::string& message) {
-  return StartsWith(message, "look up id") || StartsWith(message, "read id") ||
-         StartsWith(message, "decode id") || StartsWith(message, "remove id");
-}
-
 // Memory ran out, or an allocation was refused because it would be too large
 // (a JPEG header claiming more pixels than DecodeOptions::max_pixels); the
 // other ResourceExhaustedErrors are about disks and the index map.
@@ -59,14 +52,15 @@ void Translate(const Error& e) {
   const std::string message = e.what();
   switch (e.code()) {
     case ErrorCode::kNotFound:
-      if (IsIdLookup(message)) {
+      if (dynamic_cast<const IdNotFoundError*>(&e) != nullptr) {
         PyErr_SetString(PyExc_KeyError, message.c_str());
       } else {
         SetOsError(PyExc_FileNotFoundError, ENOENT, message);
       }
       return;
     case ErrorCode::kInvalidArgument:
-      PyErr_SetString(Contains(message, "out of range") ? PyExc_IndexError : PyExc_ValueError,
+      PyErr_SetString(dynamic_cast<const OutOfRangeError*>(&e) != nullptr ? PyExc_IndexError
+                                                                           : PyExc_ValueError,
                       message.c_str());
       return;
     case ErrorCode::kCorruption:

@@ -63,6 +63,19 @@ GULPDB_DEFINE_ERROR(ResourceExhaustedError, kResourceExhausted);
 
 #undef GULPDB_DEFINE_ERROR
 
+// A video id that is not in the dataset (as opposed to a missing file or
+// directory): lookups by id throw this.
+class IdNotFoundError : public NotFoundError {
+ public:
+  using NotFoundError::NotFoundError;
+};
+
+// A frame index outside the video's frames.
+class OutOfRangeError : public InvalidArgumentError {
+ public:
+  using InvalidArgumentError::InvalidArgumentError;
+};
+
 // Throws the Error subclass that matches `code`.
 [[noreturn]] inline void ThrowError(ErrorCode code, const std::string& message) {
   switch (code) {
