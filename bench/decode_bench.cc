@@ -1,350 +1,358 @@
-// Decode throughput: gulpdb's JPEG decoder against a bare TurboJPEG loop, and
-// the thread pool against one thread.
+// Decoded clips per second through the dataset (Dataset::ReadFrames and
+// ReadBatch, OpenOptions::decode_threads 1 and 2), against a bare TurboJPEG
+// loop over the same clips measured in the same run.
 //
-//   decode_bench [--smoke] [--frames N] [--reps R] [--video PATH] [--json PATH]
+//   decode_bench --dir D --clips FILE [--reps R] [--batch B]
+//   decode_bench --smoke
 //
-// Input: N real 640x480 frames from a video (decoded to RGB by ffmpeg, encoded
-// with gulpdb's JpegEncoder at quality 90, 4:4:4 — GulpIO2's settings). Without
-// ffmpeg or the video, a synthetic gradient + noise image is used instead, and
-// the output says so.
+// Clips come from FILE ("id<TAB>start<TAB>count" lines); page cache warm.
+// Methods, each a pass over every clip:
+//   bare_1t              pread of the clip's bytes (offsets resolved beforehand,
+//                        descriptors opened beforehand) and tjDecompress2 of each
+//                        frame into one reused N×H×W×3 buffer, with the flags
+//                        gulpdb uses by default (fast DCT, fast upsampling)
+//   bare_1t_alloc        bare_1t decoding into a buffer malloc'ed per clip (as any
+//                        API that returns a new array per read must), to show
+//                        what the page faults of fresh memory cost
+//   bare_2t              the same on two threads, each taking every other clip
+//   read_frames_1t       ReadFrames(id, start:start+count), decode_threads = 1
+//   read_frames_1t_accurate  the same with DctMethod::kAccurate (the IDCT and
+//                        upsampling Pillow uses), for a like-for-like comparison
+//   read_frames_2t       the same with decode_threads = 2 (a clip's frames in parallel)
+//   read_batch_2t        ReadBatch of B clips at a time, decode_threads = 2
+//   read_frames_2callers two threads calling ReadFrames on a decode_threads = 1
+//                        dataset, each taking every other clip (DataLoader-style)
+// Before timing, the first clip's pixels from gulpdb and from bare TurboJPEG
+// are compared. Repetitions are interleaved across methods. Minor page faults
+// per clip (getrusage) are reported for each method, and throughput per
+// CPU-second (user + system time of the process), which other load on the
+// machine disturbs much less than wall time.
 //
-// Measured, each over R repetitions of decoding all N frames (min/median/max):
-//   (a) bare TurboJPEG: tjDecompress2 with the same flags into one reused buffer
-//   (b) JpegDecoder on one thread into a caller-provided N×H×W×C batch buffer
-//   (c) the same with ThreadPool over all hardware threads
-//   (d) the same with plain std::threads, each decoding a fixed share: what the
-//       machine's cores deliver without a pool, to tell pool overhead from a
-//       host that does not scale (e.g. vCPUs sharing one physical core)
-// Targets: (b)/(a) >= 0.95 (the wrapper costs nothing that matters) and
-// (c)/(b) >= 1.8 on 2 cores. Ratios are given for the medians and for the best
-// repetitions (less sensitive to a noisy host). Timings are reported, never
-// asserted.
-//
-// --smoke: a tiny synthetic run (well under a second) that checks the three
-// paths agree; the test suite runs it.
-//
-// This benchmark includes <turbojpeg.h> for the baseline; it is not part of the
-// library.
+// This benchmark includes <turbojpeg.h> for the baseline; the library's own
+// code reaches TurboJPEG only through engine/jpeg_codec.cc.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <turbojpeg.h>
+#include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdint>
-#include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <fstream>
 #include <functional>
-#include <random>
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "engine/thread_pool.h"
+#include "bench/bench_util.h"
+#include "gulpdb/dataset.h"
 #include "gulpdb/jpeg.h"
 
+namespace gulpdb::bench {
 namespace {
 
-constexpr const char* kDefaultVideo =
-    "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4";
+constexpr int kBareFlags = TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE | TJFLAG_LIMITSCANS;
 
-struct Config {
-  bool smoke = false;
-  int frames = 64;
-  int reps = 15;
-  int width = 640;
-  int height = 480;
-  std::string video = kDefaultVideo;
-  std::string json_path;
-};
+// One thread's bare decoder: a TurboJPEG handle and its buffers.
+class BareDecoder {
+ public:
+  BareDecoder(size_t max_clip_bytes, size_t max_clip_pixels_bytes)
+      : handle_(tjInitDecompress()), jpeg_(max_clip_bytes), pixels_(max_clip_pixels_bytes, 1) {
+    if (handle_ == nullptr) Die("tjInitDecompress failed");
+  }
+  ~BareDecoder() { tjDestroy(handle_); }
+  BareDecoder(const BareDecoder&) = delete;
+  BareDecoder& operator=(const BareDecoder&) = delete;
 
-struct Frames {
-  std::vector<std::string> jpegs;
-  std::string source;  // what the frames were made from
-};
-
-struct Stats {
-  double min = 0;
-  double median = 0;
-  double max = 0;
-};
-
-[[noreturn]] void Die(const std::string& message) {
-  std::fprintf(stderr, "decode_bench: %s\n", message.c_str());
-  std::exit(1);
-}
-
-Stats Summarize(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  Stats stats;
-  stats.min = values.front();
-  stats.max = values.back();
-  const size_t mid = values.size() / 2;
-  stats.median = values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-  return stats;
-}
-
-// Single-quotes `text` for /bin/sh.
-std::string ShellQuote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
+  // Reads and decodes one clip into `out` (of `out_size` bytes; by default
+  // this decoder's own reused buffer); returns its decoded bytes.
+  size_t DecodeClip(int fd, const ClipExtent& clip, uint8_t* out_buffer = nullptr,
+                    size_t out_size = 0) {
+    if (out_buffer == nullptr) {
+      out_buffer = pixels_.data();
+      out_size = pixels_.size();
     }
-  }
-  return quoted + "'";
-}
-
-// Decodes up to `count` frames of `video` to width×height RGB with ffmpeg and
-// encodes each with JpegEncoder. Returns fewer (possibly no) frames on failure.
-std::vector<std::string> FramesFromVideo(const Config& config, int count) {
-  std::vector<std::string> jpegs;
-  if (std::ifstream(config.video).fail()) return jpegs;
-  const std::string command = "ffmpeg -nostdin -loglevel error -i " + ShellQuote(config.video) +
-                              " -vf scale=" + std::to_string(config.width) + ":" +
-                              std::to_string(config.height) + " -frames:v " +
-                              std::to_string(count) + " -f rawvideo -pix_fmt rgb24 - 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return jpegs;
-  const size_t frame_bytes =
-      static_cast<size_t>(config.width) * static_cast<size_t>(config.height) * 3;
-  std::vector<uint8_t> rgb(frame_bytes);
-  gulpdb::EncodeOptions options;  // quality 90, 4:4:4
-  while (static_cast<int>(jpegs.size()) < count &&
-         std::fread(rgb.data(), 1, frame_bytes, pipe) == frame_bytes) {
-    jpegs.push_back(
-        gulpdb::ThreadLocalEncoder().Encode(rgb.data(), config.width, config.height, 3, options));
-  }
-  if (pclose(pipe) != 0 && static_cast<int>(jpegs.size()) < count) jpegs.clear();
-  return jpegs;
-}
-
-// A gradient with noise: compresses like a camera frame rather than a flat one.
-std::vector<std::string> SyntheticFrames(const Config& config, int count) {
-  std::vector<std::string> jpegs;
-  std::mt19937 rng(12345);
-  std::vector<uint8_t> rgb(static_cast<size_t>(config.width) * static_cast<size_t>(config.height) *
-                           3);
-  for (int f = 0; f < count; ++f) {
-    size_t k = 0;
-    for (int y = 0; y < config.height; ++y) {
-      for (int x = 0; x < config.width; ++x) {
-        for (int c = 0; c < 3; ++c) {
-          const int base = (x * 255 / config.width + y * 255 / config.height + 40 * c + 7 * f) / 2;
-          const int noise = static_cast<int>(rng() % 33) - 16;
-          rgb[k++] = static_cast<uint8_t>(std::clamp(base + noise, 0, 255));
-        }
+    uint64_t done = 0;
+    while (done < clip.size) {
+      const ssize_t n = ::pread(fd, jpeg_.data() + done, clip.size - done,
+                                static_cast<off_t>(clip.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) Die("pread failed");
+      done += static_cast<uint64_t>(n);
+    }
+    size_t out = 0;
+    uint64_t at = 0;
+    for (const FrameInfo& f : clip.frames) {
+      int width = 0, height = 0, subsampling = 0, colorspace = 0;
+      const auto* data = reinterpret_cast<const unsigned char*>(jpeg_.data() + at);
+      const auto size = static_cast<unsigned long>(f.jpeg_size());
+      if (tjDecompressHeader3(handle_, data, size, &width, &height, &subsampling, &colorspace) !=
+          0) {
+        Die(std::string("tjDecompressHeader3: ") + tjGetErrorStr2(handle_));
       }
-    }
-    jpegs.push_back(
-        gulpdb::ThreadLocalEncoder().Encode(rgb.data(), config.width, config.height, 3, {}));
-  }
-  return jpegs;
-}
-
-Frames LoadFrames(const Config& config) {
-  Frames frames;
-  if (!config.smoke) {
-    frames.jpegs = FramesFromVideo(config, config.frames);
-    if (static_cast<int>(frames.jpegs.size()) == config.frames) {
-      frames.source = config.video;
-      return frames;
-    }
-    std::printf("NOTE: could not read %d frames of %s with ffmpeg; using synthetic frames\n",
-                config.frames, config.video.c_str());
-  }
-  frames.jpegs = SyntheticFrames(config, config.frames);
-  frames.source = "synthetic gradient+noise";
-  return frames;
-}
-
-double Seconds(const std::function<void()>& run) {
-  const auto start = std::chrono::steady_clock::now();
-  run();
-  const auto stop = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(stop - start).count();
-}
-
-void PrintStats(const char* name, const Stats& fps) {
-  std::printf("  %-34s %9.1f %9.1f %9.1f frames/s (min/median/max)\n", name, fps.min, fps.median,
-              fps.max);
-}
-
-void WriteStatsJson(std::ofstream& out, const char* name, const Stats& fps, bool last) {
-  out << "    \"" << name << "\": {\"fps_min\": " << fps.min << ", \"fps_median\": " << fps.median
-      << ", \"fps_max\": " << fps.max << "}" << (last ? "\n" : ",\n");
-}
-
-Config ParseArgs(int argc, char** argv) {
-  Config config;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) Die("missing value after " + arg);
-      return argv[++i];
-    };
-    if (arg == "--smoke") {
-      config.smoke = true;
-    } else if (arg == "--frames") {
-      config.frames = std::atoi(value().c_str());
-    } else if (arg == "--reps") {
-      config.reps = std::atoi(value().c_str());
-    } else if (arg == "--video") {
-      config.video = value();
-    } else if (arg == "--json") {
-      config.json_path = value();
-    } else if (arg == "--help" || arg == "-h") {
-      std::printf(
-          "usage: decode_bench [--smoke] [--frames N] [--reps R] [--video PATH] "
-          "[--json PATH]\n");
-      std::exit(0);
-    } else {
-      Die("unknown argument " + arg);
-    }
-  }
-  if (config.smoke) {
-    config.frames = 6;
-    config.reps = 3;
-    config.width = 96;
-    config.height = 64;
-  }
-  if (config.frames < 1 || config.reps < 1) Die("--frames and --reps must be >= 1");
-  return config;
-}
-
-int Run(const Config& config) {
-  const Frames frames = LoadFrames(config);
-  const size_t n = frames.jpegs.size();
-  const gulpdb::DecodeOptions options;  // RGB, fast DCT + fast upsampling, strict
-  const gulpdb::ImageShape shape = gulpdb::ThreadLocalDecoder().OutputShape(
-      reinterpret_cast<const uint8_t*>(frames.jpegs[0].data()), frames.jpegs[0].size(), options);
-  const size_t frame_bytes = shape.bytes();
-  size_t jpeg_bytes = 0;
-  for (const std::string& jpeg : frames.jpegs) jpeg_bytes += jpeg.size();
-  gulpdb::engine::ThreadPool pool;  // all hardware threads
-
-  std::printf(
-      "decode_bench: %zu frames of %dx%dx%d from %s, %.1f KiB/frame, %d reps, "
-      "%zu threads\n",
-      n, shape.width, shape.height, shape.channels, frames.source.c_str(),
-      static_cast<double>(jpeg_bytes) / static_cast<double>(n) / 1024.0, config.reps, pool.size());
-
-  // (a) The baseline: the flags gulpdb uses by default, one reused buffer.
-  const int flags = TJFLAG_FASTDCT | TJFLAG_FASTUPSAMPLE | TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
-  tjhandle handle = tjInitDecompress();
-  if (handle == nullptr) Die("tjInitDecompress failed");
-  std::vector<uint8_t> reused(frame_bytes);
-  auto bare = [&] {
-    for (const std::string& jpeg : frames.jpegs) {
-      if (tjDecompress2(handle, reinterpret_cast<const unsigned char*>(jpeg.data()),
-                        static_cast<unsigned long>(jpeg.size()), reused.data(), 0, 0, 0, TJPF_RGB,
-                        flags) != 0) {
-        Die(std::string("tjDecompress2: ") + tjGetErrorStr2(handle));
+      const size_t bytes = static_cast<size_t>(width) * static_cast<size_t>(height) * 3;
+      if (out + bytes > out_size) Die("clip larger than its buffer");
+      if (tjDecompress2(handle_, data, size, out_buffer + out, width, 0, height, TJPF_RGB,
+                        kBareFlags) != 0) {
+        Die(std::string("tjDecompress2: ") + tjGetErrorStr2(handle_));
       }
+      out += bytes;
+      at += f.length;
     }
-  };
-  // (b) and (c) write into an N×H×W×C batch, touched beforehand so that page
-  // faults are not measured.
-  std::vector<uint8_t> batch_single(frame_bytes * n, 1);
-  std::vector<uint8_t> batch_pool(frame_bytes * n, 2);
-  auto decode_one = [&](std::vector<uint8_t>& batch, size_t i) {
-    const std::string& jpeg = frames.jpegs[i];
-    gulpdb::ThreadLocalDecoder().DecodeInto(reinterpret_cast<const uint8_t*>(jpeg.data()),
-                                            jpeg.size(), options, batch.data() + i * frame_bytes,
-                                            frame_bytes);
-  };
-  auto single = [&] {
-    for (size_t i = 0; i < n; ++i) decode_one(batch_single, i);
-  };
-  auto pooled = [&] { pool.ParallelFor(n, [&](size_t i) { decode_one(batch_pool, i); }); };
-  std::vector<uint8_t> batch_threads(frame_bytes * n, 3);
-  auto threaded = [&] {
-    std::vector<std::thread> threads;
-    for (size_t t = 0; t < pool.size(); ++t) {
-      threads.emplace_back([&, t] {
-        for (size_t i = t; i < n; i += pool.size()) decode_one(batch_threads, i);
-      });
+    return out;
+  }
+  const uint8_t* pixels() const { return pixels_.data(); }
+
+ private:
+  tjhandle handle_;
+  std::vector<char> jpeg_;
+  std::vector<uint8_t> pixels_;
+};
+
+struct Method {
+  Method(std::string name_in, int threads_in, std::function<size_t()> pass_in)
+      : name(std::move(name_in)), threads(threads_in), pass(std::move(pass_in)) {}
+
+  std::string name;
+  int threads = 1;
+  std::function<size_t()> pass;  // decoded bytes
+  std::vector<double> seconds;
+  std::vector<double> minor_faults;  // per pass
+  std::vector<double> cpu_seconds;   // per pass, all threads
+};
+
+uint64_t MinorFaults() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_minflt);
+}
+
+// Runs fn(t) on `threads` threads (the caller is thread 0) and waits for them.
+void OnThreads(int threads, const std::function<void(int)>& fn) {
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back(fn, t);
+  fn(0);
+  for (std::thread& th : others) th.join();
+}
+
+int Run(const std::string& dir, const std::string& clips_path, uint64_t reps, size_t batch,
+        bool smoke) {
+  const std::vector<Clip> clips = ReadClips(clips_path);
+  OpenOptions one, two;
+  one.decode_threads = 1;
+  two.decode_threads = 2;
+  std::unique_ptr<Dataset> ds1 = Dataset::Open(dir, one);
+  std::unique_ptr<Dataset> ds2 = Dataset::Open(dir, two);
+  const std::vector<ClipExtent> extents = ResolveClips(*ds1, clips);
+
+  std::map<std::string, int> fd_of;
+  std::vector<int> clip_fd;
+  size_t max_clip = 0;
+  for (const ClipExtent& e : extents) {
+    auto it = fd_of.find(e.chunk_path);
+    if (it == fd_of.end()) {
+      const int fd = ::open(e.chunk_path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) Die("open " + e.chunk_path + ": " + std::strerror(errno));
+      it = fd_of.emplace(e.chunk_path, fd).first;
     }
-    for (std::thread& thread : threads) thread.join();
+    clip_fd.push_back(it->second);
+    max_clip = std::max<size_t>(max_clip, e.size);
+  }
+  // Decoded size of the largest clip, from the first pass of gulpdb itself.
+  const DecodedFrames first = ds1->ReadFrames(
+      clips[0].id, Selection::Slice(clips[0].start, int64_t{clips[0].start} + clips[0].count));
+  const ImageShape shape = first.shape(0);
+  size_t max_pixels = 0;
+  for (const Clip& c : clips) max_pixels = std::max<size_t>(max_pixels, c.count * shape.bytes());
+  max_pixels *= 2;  // room for frames of other sizes; the decoder checks
+  std::vector<std::unique_ptr<BareDecoder>> bare;
+  for (int t = 0; t < 2; ++t) bare.push_back(std::make_unique<BareDecoder>(max_clip, max_pixels));
+  bare[0]->DecodeClip(clip_fd[0], extents[0]);
+  if (std::memcmp(bare[0]->pixels(), first.data(0), first.byte_size()) != 0) {
+    Die("gulpdb's pixels differ from bare TurboJPEG's for clip 0");
+  }
+
+  std::vector<Selection> selections;
+  std::vector<FrameRequest> requests;
+  for (const Clip& c : clips) {
+    selections.push_back(Selection::Slice(c.start, int64_t{c.start} + c.count));
+    requests.push_back(FrameRequest{c.id, selections.back()});
+  }
+  const auto bare_pass = [&](int threads) {
+    std::vector<size_t> bytes(static_cast<size_t>(threads), 0);
+    OnThreads(threads, [&](int t) {
+      for (size_t i = static_cast<size_t>(t); i < extents.size();
+           i += static_cast<size_t>(threads)) {
+        bytes[static_cast<size_t>(t)] +=
+            bare[static_cast<size_t>(t)]->DecodeClip(clip_fd[i], extents[i]);
+      }
+    });
+    size_t total = 0;
+    for (size_t b : bytes) total += b;
+    return total;
   };
-
-  // Warm up (thread-local decoders, caches), then check the three paths agree.
-  bare();
-  single();
-  pooled();
-  threaded();
-  if (batch_single != batch_pool) Die("thread pool output differs from single-thread output");
-  if (batch_single != batch_threads) Die("std::thread output differs from single-thread output");
-  if (std::memcmp(reused.data(), batch_single.data() + (n - 1) * frame_bytes, frame_bytes) != 0) {
-    Die("JpegDecoder output differs from bare TurboJPEG output");
+  DecodeOptions accurate;
+  accurate.dct = DctMethod::kAccurate;
+  const auto frames_pass = [&](const Dataset& ds, int callers, const DecodeOptions& options = {}) {
+    std::vector<size_t> bytes(static_cast<size_t>(callers), 0);
+    OnThreads(callers, [&](int t) {
+      for (size_t i = static_cast<size_t>(t); i < clips.size(); i += static_cast<size_t>(callers)) {
+        bytes[static_cast<size_t>(t)] +=
+            ds.ReadFrames(clips[i].id, selections[i], options).byte_size();
+      }
+    });
+    size_t total = 0;
+    for (size_t b : bytes) total += b;
+    return total;
+  };
+  std::vector<Method> methods = {
+      {"bare_1t", 1, [&] { return bare_pass(1); }},
+      {"bare_1t_alloc", 1,
+       [&] {
+         size_t total = 0;
+         for (size_t i = 0; i < extents.size(); ++i) {
+           const size_t size = extents[i].frames.size() * shape.bytes();
+           std::unique_ptr<uint8_t, void (*)(void*)> out(static_cast<uint8_t*>(std::malloc(size)),
+                                                         std::free);
+           total += bare[0]->DecodeClip(clip_fd[i], extents[i], out.get(), size);
+         }
+         return total;
+       }},
+      {"read_frames_1t", 1, [&] { return frames_pass(*ds1, 1); }},
+      {"read_frames_1t_accurate", 1, [&] { return frames_pass(*ds1, 1, accurate); }},
+      {"bare_2t", 2, [&] { return bare_pass(2); }},
+      {"read_frames_2t", 2, [&] { return frames_pass(*ds2, 1); }},
+      {"read_batch_2t", 2,
+       [&] {
+         size_t total = 0;
+         for (size_t i = 0; i < requests.size(); i += batch) {
+           const std::vector<FrameRequest> part(
+               requests.begin() + static_cast<std::ptrdiff_t>(i),
+               requests.begin() +
+                   static_cast<std::ptrdiff_t>(std::min(i + batch, requests.size())));
+           for (const DecodedFrames& d : ds2->ReadBatch(part)) total += d.byte_size();
+         }
+         return total;
+       }},
+      {"read_frames_2callers", 2, [&] { return frames_pass(*ds1, 2); }},
+  };
+  size_t expected = 0;
+  for (Method& m : methods) {
+    const size_t bytes = m.pass();  // warm-up, and every method decodes the same pixels
+    if (expected == 0) expected = bytes;
+    if (bytes != expected) Die(m.name + " decoded a different number of bytes");
   }
-
-  // Interleaved repetitions, so that drift in machine load hits all three alike.
-  std::vector<double> fps_bare, fps_single, fps_pool, fps_threads;
-  const double frames_per_pass = static_cast<double>(n);
-  for (int r = 0; r < config.reps; ++r) {
-    fps_bare.push_back(frames_per_pass / Seconds(bare));
-    fps_single.push_back(frames_per_pass / Seconds(single));
-    fps_pool.push_back(frames_per_pass / Seconds(pooled));
-    fps_threads.push_back(frames_per_pass / Seconds(threaded));
+  for (uint64_t r = 0; r < reps; ++r) {
+    for (Method& m : methods) {
+      const uint64_t faults = MinorFaults();
+      const double cpu = ProcessCpuSeconds();
+      const auto start = Clock::now();
+      m.pass();
+      m.seconds.push_back(SecondsSince(start));
+      m.cpu_seconds.push_back(ProcessCpuSeconds() - cpu);
+      m.minor_faults.push_back(static_cast<double>(MinorFaults() - faults));
+    }
   }
-  tjDestroy(handle);
+  for (const auto& [path, fd] : fd_of) ::close(fd);
 
-  const Stats a = Summarize(fps_bare);
-  const Stats b = Summarize(fps_single);
-  const Stats c = Summarize(fps_pool);
-  const Stats d = Summarize(fps_threads);
-  const double wrapper_ratio = b.median / a.median;
-  const double pool_ratio = c.median / b.median;
-  const double threads_ratio = d.median / b.median;
-  PrintStats("(a) bare TurboJPEG tjDecompress2", a);
-  PrintStats("(b) JpegDecoder, 1 thread, batch", b);
-  PrintStats("(c) ThreadPool, all threads, batch", c);
-  PrintStats("(d) plain std::threads, batch", d);
-  std::printf("  (b)/(a) = %.3f median, %.3f best  (target >= 0.95: %s)\n", wrapper_ratio,
-              b.max / a.max, wrapper_ratio >= 0.95 ? "met" : "NOT met");
-  std::printf("  (c)/(b) = %.3f median, %.3f best  (target >= 1.8 on 2 cores: %s)\n", pool_ratio,
-              c.max / b.max, pool_ratio >= 1.8 ? "met" : "NOT met");
-  std::printf("  (d)/(b) = %.3f median, %.3f best  (what the host's threads give)\n", threads_ratio,
-              d.max / b.max);
-  std::printf("  (c)/(d) = %.3f median, %.3f best  (pool against plain threads)\n",
-              c.median / d.median, c.max / d.max);
-  if (config.smoke) std::printf("  (smoke run: timings are not meaningful)\n");
-
-  if (!config.json_path.empty()) {
-    std::ofstream out(config.json_path);
-    if (!out) Die("cannot write " + config.json_path);
-    out << "{\n  \"benchmark\": \"decode_bench\",\n  \"smoke\": "
-        << (config.smoke ? "true" : "false") << ",\n  \"source\": \""
-        << (frames.source == config.video ? "video" : "synthetic") << "\",\n  \"frames\": " << n
-        << ",\n  \"height\": " << shape.height << ",\n  \"width\": " << shape.width
-        << ",\n  \"channels\": " << shape.channels << ",\n  \"mean_jpeg_bytes\": " << jpeg_bytes / n
-        << ",\n  \"reps\": " << config.reps << ",\n  \"threads\": " << pool.size()
-        << ",\n  \"results\": {\n";
-    WriteStatsJson(out, "bare_turbojpeg", a, false);
-    WriteStatsJson(out, "jpeg_decoder_single_thread", b, false);
-    WriteStatsJson(out, "thread_pool", c, false);
-    WriteStatsJson(out, "plain_threads", d, true);
-    out << "  },\n  \"ratios\": {\"decoder_over_bare\": " << wrapper_ratio
-        << ", \"pool_over_single\": " << pool_ratio
-        << ", \"plain_threads_over_single\": " << threads_ratio
-        << ", \"decoder_over_bare_best\": " << b.max / a.max
-        << ", \"pool_over_single_best\": " << c.max / b.max << "},\n"
-        << "  \"targets\": {\"decoder_over_bare\": 0.95, \"pool_over_single\": 1.8}\n}\n";
-    if (!out) Die("cannot write " + config.json_path);
+  uint64_t frames = 0;
+  for (const Clip& c : clips) frames += c.count;
+  Json results;
+  for (const Method& m : methods) {
+    std::vector<double> clips_per_s, frames_per_s, clips_per_cpu_s;
+    for (double s : m.seconds) {
+      clips_per_s.push_back(static_cast<double>(clips.size()) / s);
+      frames_per_s.push_back(static_cast<double>(frames) / s);
+    }
+    for (double s : m.cpu_seconds) clips_per_cpu_s.push_back(static_cast<double>(clips.size()) / s);
+    Json j;
+    j.Integer("threads", m.threads)
+        .Stats("clips_per_s", clips_per_s)
+        .Stats("frames_per_s", frames_per_s)
+        .Stats("clips_per_cpu_s", clips_per_cpu_s)
+        .Number("minor_faults_per_clip",
+                Summarize(m.minor_faults).median / static_cast<double>(clips.size()));
+    results.Object(m.name, j);
+    const Summary s = Summarize(clips_per_s);
+    Log("%-24s %8.1f clips/s (min %.1f, max %.1f), %.1f per CPU-second, %.0f minor faults per "
+        "clip",
+        m.name.c_str(), s.median, s.min, s.max, Summarize(clips_per_cpu_s).median,
+        Summarize(m.minor_faults).median / static_cast<double>(clips.size()));
   }
+  uint64_t jpeg_bytes = 0;
+  for (const ClipExtent& e : extents) jpeg_bytes += e.jpeg_bytes;
+  Json json;
+  json.String("benchmark", "decode")
+      .Boolean("smoke", smoke)
+      .Integer("clips", static_cast<int64_t>(clips.size()))
+      .Integer("frames_per_clip", clips.front().count)
+      .Integer("width", shape.width)
+      .Integer("height", shape.height)
+      .Integer("channels", shape.channels)
+      .Number("mean_jpeg_bytes", static_cast<double>(jpeg_bytes) / static_cast<double>(frames))
+      .Integer("batch", static_cast<int64_t>(batch))
+      .Integer("hardware_threads", std::thread::hardware_concurrency())
+      .Object("methods", results);
+  json.Print();
   return 0;
 }
 
+// A few synthetic clips in a temporary dataset: checks that every path runs
+// and agrees.
+int RunSmoke() {
+  const std::string root = ScratchDir("decode_bench_smoke");
+  RemoveTree(root);
+  if (::mkdir(root.c_str(), 0755) != 0) Die("mkdir " + root);
+  const std::string dir = root + "/ds", clips = root + "/clips.tsv";
+  {
+    std::unique_ptr<Dataset> ds = Dataset::Create(dir);
+    std::unique_ptr<Writer> w = ds->NewWriter();
+    std::vector<uint8_t> rgb(96 * 64 * 3);
+    std::string lines;
+    for (int v = 0; v < 4; ++v) {
+      std::vector<std::string> jpegs;
+      for (int f = 0; f < 8; ++f) {
+        for (size_t i = 0; i < rgb.size(); ++i) {
+          rgb[i] = static_cast<uint8_t>((i * 7 + static_cast<size_t>(v * 31 + f * 3)) % 251);
+        }
+        jpegs.push_back(ThreadLocalEncoder().Encode(rgb.data(), 96, 64, 3));
+      }
+      w->Append(VideoId(static_cast<uint64_t>(v)),
+                std::vector<std::string_view>(jpegs.begin(), jpegs.end()));
+      lines += VideoId(static_cast<uint64_t>(v)) + "\t1\t6\n";
+    }
+    w->Commit();
+    WriteWholeFile(clips, lines);
+  }
+  const int rc = Run(dir, clips, 1, 2, true);
+  RemoveTree(root);
+  return rc;
+}
+
+int Main(int argc, char** argv) {
+  Options opt(argc, argv, 1, "decode_bench --dir D --clips FILE [--reps R] [--batch B] | --smoke");
+  if (opt.Flag("smoke")) {
+    opt.Finish();
+    return RunSmoke();
+  }
+  const std::string dir = opt.Required("dir");
+  const std::string clips = opt.Required("clips");
+  const uint64_t reps = std::max<uint64_t>(1, opt.Uint("reps", 5));
+  const size_t batch = std::max<size_t>(1, opt.Uint("batch", 8));
+  opt.Finish();
+  return Run(dir, clips, reps, batch, false);
+}
+
 }  // namespace
+}  // namespace gulpdb::bench
 
 int main(int argc, char** argv) {
+  gulpdb::bench::SetProgramName("decode_bench");
   try {
-    return Run(ParseArgs(argc, argv));
+    return gulpdb::bench::Main(argc, argv);
   } catch (const std::exception& e) {
-    Die(e.what());
+    gulpdb::bench::Die(e.what());
   }
 }
