@@ -12,7 +12,6 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
-#include <unordered_set>
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
@@ -96,8 +95,13 @@ std::vector<ChunkFiles> FindChunks(const std::string& dir, const ImportOptions& 
 struct Pending {
   std::string id;
   index::VideoRecord record;
+  uint64_t offset = 0;  // of the entry in its .gmeta, for messages
 };
 
+// Reads the chunks one after another and writes their videos in batches of
+// kVideosPerTransaction, whatever the chunk boundaries. The temporary index
+// is not synced per transaction (see ImportGulpio): the import is all or
+// nothing, so only its end needs to be durable.
 class Importer {
  public:
   Importer(Dataset::Impl& ds, const std::string& dir, const ImportOptions& options,
@@ -107,67 +111,77 @@ class Importer {
   void ImportChunk(const ChunkFiles& files) {
     const std::string data_path = dir_ + "/" + files.data;
     const std::string meta_path = dir_ + "/" + files.meta;
-    engine::UniqueFd fd = engine::OpenFile(data_path, O_RDONLY);
-    const uint64_t data_size = engine::FileSize(fd.get(), data_path);
-    report_->gmeta_bytes += engine::FileSize(engine::OpenFile(meta_path, O_RDONLY).get(), meta_path);
+    const uint64_t data_size =
+        engine::FileSize(engine::OpenFile(data_path, O_RDONLY).get(), data_path);
+    report_->gmeta_bytes +=
+        engine::FileSize(engine::OpenFile(meta_path, O_RDONLY).get(), meta_path);
 
-    chunk_ = files.number;
-    chunk_record_ = index::ChunkRecord();
-    chunk_record_.file_name = files.data;
-    chunk_record_.meta_file = files.meta;
-    chunk_record_.committed_length = data_size;
-    chunk_record_.state = index::ChunkState::kFull;
-    ids_in_chunk_.clear();
-    std::vector<std::pair<uint64_t, uint64_t>> extents;  // (offset, end) of every frame
+    const uint32_t chunk = files.number;
+    index::ChunkRecord& record = unflushed_[chunk];
+    record.file_name = files.data;
+    record.meta_file = files.meta;
+    record.committed_length = data_size;
+    record.state = index::ChunkState::kFull;
+    meta_paths_[chunk] = meta_path;
+    extents_.clear();
+    uint64_t videos_in_chunk = 0;
 
     engine::ReadGmeta(meta_path, [&](engine::GmetaEntry&& e) {
-      const std::string where = "import " + meta_path + ": byte " + std::to_string(e.offset) +
-                                ": id '" + e.id + "'";
-      if (e.id.empty()) throw CorruptionError(where + ": empty id");
-      if (e.id.size() > ds_.env->max_key_size()) {
-        throw CorruptionError(where + ": id longer than " +
-                              std::to_string(ds_.env->max_key_size()) + " bytes");
+      // Messages are built only when a check fails: this runs for every video.
+      const auto fail = [&](const std::string& what) {
+        throw CorruptionError("import " + meta_path + ": byte " + std::to_string(e.offset) +
+                              ": id '" + e.id + "'" + what);
+      };
+      if (e.id.empty()) fail(": empty id");
+      if (e.id.size() > max_key_size_) {
+        fail(": id longer than " + std::to_string(max_key_size_) + " bytes");
       }
-      if (!ids_in_chunk_.insert(e.id).second) throw CorruptionError(where + ": id appears twice");
       for (size_t i = 0; i < e.frame_info.size(); ++i) {
         const FrameInfo& f = e.frame_info[i];
-        const std::string frame = where + " frame " + std::to_string(i) + " [" +
-                                  std::to_string(f.offset) + ", " + std::to_string(f.pad) + ", " +
-                                  std::to_string(f.length) + "]";
-        if (f.pad > kMaxPad) throw CorruptionError(frame + ": pad is over " + std::to_string(kMaxPad));
-        if (f.length < f.pad) throw CorruptionError(frame + ": length is smaller than pad");
-        if (f.offset > data_size || f.length > data_size - f.offset) {
-          throw CorruptionError(frame + ": ends past the end of " + files.data + " (" +
-                                std::to_string(data_size) + " bytes)");
+        // Cheap checks first; the message is built only for a bad frame.
+        const bool bad_pad = f.pad > kMaxPad;
+        const bool bad_length = f.length < f.pad;
+        const bool past_end = f.offset > data_size || f.length > data_size - f.offset;
+        if (bad_pad || bad_length || past_end) {
+          fail(" frame " + std::to_string(i) + " [" + std::to_string(f.offset) + ", " +
+               std::to_string(f.pad) + ", " + std::to_string(f.length) + "]: " +
+               (bad_pad ? std::string("pad is over 4")
+                : bad_length
+                    ? std::string("length is smaller than pad")
+                    : "ends past the end of " + files.data + " (" + std::to_string(data_size) +
+                          " bytes)"));
         }
-        extents.emplace_back(f.offset, f.offset + f.length);
+        extents_.emplace_back(f.offset, f.offset + f.length);
       }
       Pending p;
-      p.id = std::move(e.id);
-      p.record.chunk = chunk_;
-      p.record.frames = std::move(e.frame_info);
       try {
         p.record.meta_data = engine::NormalizeJson(e.meta_data);
       } catch (const InvalidArgumentError& err) {
-        throw CorruptionError(where + ": meta_data: " + err.what());
+        fail(std::string(": meta_data: ") + err.what());
       }
+      p.id = std::move(e.id);
+      p.offset = e.offset;
+      p.record.chunk = chunk;
+      p.record.frames = std::move(e.frame_info);
       pending_.push_back(std::move(p));
+      ++videos_in_chunk;
       if (pending_.size() >= kVideosPerTransaction) Flush();
     });
 
-    std::sort(extents.begin(), extents.end());
-    for (size_t i = 1; i < extents.size(); ++i) {
-      if (extents[i].first < extents[i - 1].second) {
+    // GulpIO writes frames in file order, so this is almost always sorted already.
+    if (!std::is_sorted(extents_.begin(), extents_.end())) std::sort(extents_.begin(), extents_.end());
+    for (size_t i = 1; i < extents_.size(); ++i) {
+      if (extents_[i].first < extents_[i - 1].second) {
         throw CorruptionError("import " + meta_path + ": frames overlap in " + files.data +
-                              " at offset " + std::to_string(extents[i].first));
+                              " at offset " + std::to_string(extents_[i].first));
       }
     }
-    max_videos_in_chunk_ = std::max<uint64_t>(max_videos_in_chunk_, ids_in_chunk_.size());
-    Flush(/*chunk_done=*/true);
+    max_videos_in_chunk_ = std::max(max_videos_in_chunk_, videos_in_chunk);
     ++report_->chunks;
   }
 
   void Finish() {
+    Flush();
     if (!duplicates_.empty()) {
       std::string list;
       for (const std::string& id : duplicates_) list += (list.empty() ? "" : ", ") + id;
@@ -192,49 +206,58 @@ class Importer {
   }
 
  private:
-  // Writes the pending videos (and the current chunk's record) in one transaction.
-  void Flush(bool chunk_done = false) {
-    if (pending_.empty() && !chunk_done) return;
-    uint64_t videos = videos_, frames = total_frames_, seq = next_seq_;
-    index::ChunkRecord chunk_record = chunk_record_;
+  // Writes the pending videos and the records of the chunks they belong to in
+  // one transaction. Runs again from the start if the map has to grow, so it
+  // keeps its results in locals until the transaction has committed.
+  void Flush() {
+    if (pending_.empty() && unflushed_.empty()) return;
+    uint64_t videos = 0, frames = 0, seq = 0, duplicate_count = 0;
     std::vector<std::string> duplicates;
-    uint64_t duplicate_count = 0;
+    std::map<uint32_t, index::ChunkRecord> records;
     ds_.env->Update([&](index::Txn& txn) {
       videos = videos_, frames = total_frames_, seq = next_seq_;
-      chunk_record = chunk_record_;
       duplicates.clear();
       duplicate_count = 0;
-      std::map<uint32_t, index::ChunkRecord> older;  // chunks that lose a video to keep-last
-      for (const Pending& p : pending_) {
+      records = unflushed_;
+      auto chunk_ref = [&](uint32_t n) -> index::ChunkRecord& {
+        auto it = records.find(n);
+        if (it == records.end()) it = records.emplace(n, ds_.GetChunk(txn, n)).first;
+        return it->second;
+      };
+      for (Pending& p : pending_) {
         if (auto old = ds_.FindRecord(txn, p.id)) {
+          if (old->chunk == p.record.chunk) {
+            throw CorruptionError("import " + meta_paths_.at(p.record.chunk) + ": byte " +
+                                  std::to_string(p.offset) + ": id '" + p.id +
+                                  "' appears twice");
+          }
           ++duplicate_count;
           if (duplicates_.size() + duplicates.size() < kDuplicatesListed) duplicates.push_back(p.id);
           if (options_.on_duplicate != DuplicatePolicy::kKeepLast) continue;
-          auto it = older.find(old->chunk);
-          if (it == older.end()) it = older.emplace(old->chunk, ds_.GetChunk(txn, old->chunk)).first;
-          it->second.live_videos -= 1;
-          it->second.live_bytes -= old->frame_bytes();
+          index::ChunkRecord& c = chunk_ref(old->chunk);
+          c.live_videos -= 1;
+          c.live_bytes -= old->frame_bytes();
           txn.Del(ds_.order, index::OrderKey(old->chunk, old->seq));
           frames -= old->frames.size();
           --videos;
         }
-        index::VideoRecord record = p.record;
-        record.seq = seq++;
-        txn.Put(ds_.videos, p.id, index::EncodeVideoRecord(record));
-        txn.Put(ds_.order, index::OrderKey(chunk_, record.seq), p.id);
-        ++chunk_record.appended_videos;
-        ++chunk_record.live_videos;
-        chunk_record.live_bytes += record.frame_bytes();
+        p.record.seq = seq++;
+        txn.Put(ds_.videos, p.id, index::EncodeVideoRecord(p.record));
+        txn.Put(ds_.order, index::OrderKey(p.record.chunk, p.record.seq), p.id);
+        index::ChunkRecord& c = chunk_ref(p.record.chunk);
+        ++c.appended_videos;
+        ++c.live_videos;
+        c.live_bytes += p.record.frame_bytes();
         ++videos;
-        frames += record.frames.size();
+        frames += p.record.frames.size();
       }
-      for (const auto& [n, c] : older) txn.Put(ds_.chunks, index::ChunkKey(n), index::EncodeChunkRecord(c));
-      txn.Put(ds_.chunks, index::ChunkKey(chunk_), index::EncodeChunkRecord(chunk_record));
+      for (const auto& [n, c] : records) {
+        txn.Put(ds_.chunks, index::ChunkKey(n), index::EncodeChunkRecord(c));
+      }
     });
     videos_ = videos;
     total_frames_ = frames;
     next_seq_ = seq;
-    chunk_record_ = chunk_record;
     duplicate_count_ += duplicate_count;
     if (options_.on_duplicate == DuplicatePolicy::kError) {
       duplicates_.insert(duplicates_.end(), duplicates.begin(), duplicates.end());
@@ -242,16 +265,24 @@ class Importer {
       duplicate_count_ = 0;
     }
     pending_.clear();
+    // Only the chunk being read stays in memory; the others are in the index.
+    const uint32_t current = unflushed_.empty() ? 0 : unflushed_.rbegin()->first;
+    unflushed_.clear();
+    if (!records.empty() && records.count(current) != 0) unflushed_[current] = records[current];
+    // The pages just written stay in the page cache; they need not stay in
+    // this process's resident set as well.
+    ds_.env->ReleaseMappedPages();
   }
 
   Dataset::Impl& ds_;
   const std::string& dir_;
   const ImportOptions& options_;
   ImportReport* report_;
+  const size_t max_key_size_ = ds_.env->max_key_size();
 
-  uint32_t chunk_ = 0;
-  index::ChunkRecord chunk_record_;
-  std::unordered_set<std::string> ids_in_chunk_;
+  std::map<uint32_t, index::ChunkRecord> unflushed_;  // chunk records not yet in the index
+  std::map<uint32_t, std::string> meta_paths_;         // for messages
+  std::vector<std::pair<uint64_t, uint64_t>> extents_;  // (offset, end) of the chunk's frames
   std::vector<Pending> pending_;
   uint64_t next_seq_ = 0, videos_ = 0, total_frames_ = 0, max_videos_in_chunk_ = 0;
   std::vector<std::string> duplicates_;
@@ -300,6 +331,9 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
     create.index_dir = temp_index;
     create.checksums = false;
     std::unique_ptr<Dataset> ds = Dataset::Create(dir, create);
+    // Nothing of the temporary index matters until it is renamed into place,
+    // so its transactions skip the sync; one Sync below makes it durable.
+    ds->impl().env->SetDurable(false);
     Importer importer(ds->impl(), dir, options, &report);
     for (size_t i = 0; i < chunks.size(); ++i) {
       importer.ImportChunk(chunks[i]);

@@ -2,6 +2,7 @@
 
 #include <lmdb.h>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -320,6 +321,22 @@ size_t Env::used_bytes() const {
   MDB_stat stat;
   mdb_env_stat(env_, &stat);
   return (info.me_last_pgno + 1) * stat.ms_psize;
+}
+
+void Env::SetDurable(bool durable) {
+  const int rc = mdb_env_set_flags(env_, MDB_NOSYNC, durable ? 0 : 1);
+  if (rc != 0) ThrowLmdb(rc, "mdb_env_set_flags", path_);
+}
+
+void Env::ReleaseMappedPages() {
+  MDB_envinfo info;
+  mdb_env_info(env_, &info);
+  const size_t used = std::min(used_bytes(), info.me_mapsize);
+  if (info.me_mapaddr != nullptr && used > 0) {
+    // The map is a shared read-only file mapping: MADV_DONTNEED only unmaps
+    // the pages from this process; the next access faults them back in.
+    ::madvise(info.me_mapaddr, used, MADV_DONTNEED);
+  }
 }
 
 size_t Env::max_key_size() const {

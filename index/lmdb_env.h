@@ -153,6 +153,13 @@ class Env {
   size_t used_bytes() const;
   // Flushes the data file to disk (for environments opened without sync).
   void Sync();
+  // With `durable` false, commits do not sync the data file (MDB_NOSYNC): a
+  // crash may lose the latest transactions but never corrupts the
+  // environment. Sync() makes everything durable.
+  void SetDurable(bool durable);
+  // Drops this process's mappings of index pages (they stay in the page
+  // cache), so that writing a large index does not grow the resident set.
+  void ReleaseMappedPages();
   // The longest key LMDB accepts (511 bytes in Debian's build).
   size_t max_key_size() const;
 
