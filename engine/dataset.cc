@@ -1,8 +1,10 @@
 #include "gulpdb/dataset.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -93,11 +95,22 @@ void ChunkFileCache::Clear() const {
 
 // ---- Dataset::Impl -------------------------------------------------------------
 
+namespace {
+
+size_t OpenFileBudget(size_t asked) {
+  if (asked != 0) return asked;
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 2, 64, 4096);
+}
+
+}  // namespace
+
 Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
     : dir(std::move(dir_in)),
       index_dir(IndexDir(dir, options_in.index_dir)),
       options(options_in),
-      files(options_in.max_open_chunk_files) {}
+      files(OpenFileBudget(options_in.max_open_chunk_files)) {}
 
 std::optional<index::VideoRecord> Dataset::Impl::FindRecord(const index::Txn& txn,
                                                             std::string_view id) const {

@@ -44,7 +44,9 @@ struct CreateOptions {
 
 struct OpenOptions {
   bool read_only = true;
-  size_t max_open_chunk_files = 256;  // descriptors cached for reading
+  // Chunk files kept open for reading; 0: half the process's descriptor limit
+  // (at most 4096).
+  size_t max_open_chunk_files = 0;
   bool verify_checksums = false;      // check each frame's CRC-32C on every read
   // Threads that decode the frames of one read or batch: 0 = one per core,
   // 1 = decode on the calling thread only.
@@ -130,7 +132,11 @@ class DecodedFrames {
 
  private:
   friend class Dataset;
+  // Returns the buffer to a small process-wide pool, so that the next read
+  // of a similar size reuses memory that is already mapped (no page faults).
   struct Free {
+    Free() noexcept : capacity(0) {}
+    size_t capacity;
     void operator()(uint8_t* p) const;
   };
   std::unique_ptr<uint8_t, Free> buffer_;
