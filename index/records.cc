@@ -61,18 +61,30 @@ uint64_t GetBigEndian(std::string_view in, size_t pos, int bytes) {
   return value;
 }
 
-// Checks the shape invariants of a verified VideoRecord and returns its frame count.
+// Checks the shape invariants of a verified VideoRecord and returns its frame
+// count. The forms a record may take are in docs/format/index_format.md.
 uint32_t CheckVideoShape(const fbs::VideoRecord& r, std::string_view what) {
-  const size_t runs = SizeOf(r.run_offsets());
-  if (SizeOf(r.run_frames()) != runs) {
-    ThrowCorrupt("video", what, "run_offsets and run_frames differ in length");
+  if ((r.jpeg_sizes() == nullptr) == (r.jpeg_sizes16() == nullptr)) {
+    ThrowCorrupt("video", what, "exactly one of jpeg_sizes and jpeg_sizes16 must be stored");
   }
-  uint64_t frames = 0;
-  for (size_t i = 0; i < runs; ++i) frames += r.run_frames()->Get(static_cast<uint32_t>(i));
-  if (frames != SizeOf(r.jpeg_sizes())) {
-    ThrowCorrupt("video", what,
-                 "runs hold " + std::to_string(frames) + " frames but " +
-                     std::to_string(SizeOf(r.jpeg_sizes())) + " sizes are stored");
+  const size_t sizes =
+      r.jpeg_sizes() != nullptr ? r.jpeg_sizes()->size() : r.jpeg_sizes16()->size();
+  uint64_t frames = sizes;
+  if (r.run_offsets() == nullptr) {
+    if (r.run_frames() != nullptr) ThrowCorrupt("video", what, "run_frames without run_offsets");
+  } else {
+    if (r.run_offset() != 0) ThrowCorrupt("video", what, "both run_offset and run_offsets");
+    const size_t runs = r.run_offsets()->size();
+    if (SizeOf(r.run_frames()) != runs) {
+      ThrowCorrupt("video", what, "run_offsets and run_frames differ in length");
+    }
+    frames = 0;
+    for (size_t i = 0; i < runs; ++i) frames += r.run_frames()->Get(static_cast<uint32_t>(i));
+    if (frames != sizes) {
+      ThrowCorrupt("video", what,
+                   "runs hold " + std::to_string(frames) + " frames but " + std::to_string(sizes) +
+                       " sizes are stored");
+    }
   }
   if (r.pads() != nullptr && r.pads()->size() != frames) {
     ThrowCorrupt("video", what, "pads do not match the frame count");
@@ -82,6 +94,42 @@ uint32_t CheckVideoShape(const fbs::VideoRecord& r, std::string_view what) {
   }
   if (r.meta_data() == nullptr) ThrowCorrupt("video", what, "meta_data is missing");
   return static_cast<uint32_t>(frames);
+}
+
+// Video records are verified without a file identifier: records written
+// before the identifier was dropped still carry "GDBV" (the root offset skips
+// it), newer ones do not. The shape checks (one size vector, consistent runs,
+// meta_data present) stand in for it against bytes that are not a VideoRecord.
+const fbs::VideoRecord& VerifiedVideo(std::string_view bytes, std::string_view what) {
+  return *VerifiedRoot<fbs::VideoRecord>(bytes, "video", what, nullptr);
+}
+
+VideoRecord DecodeVideo(std::string_view bytes, std::string_view what, bool with_meta) {
+  const fbs::VideoRecord& r = VerifiedVideo(bytes, what);
+  const uint32_t frame_count = CheckVideoShape(r, what);
+  const auto* sizes32 = r.jpeg_sizes();
+  const auto* sizes16 = r.jpeg_sizes16();
+  const auto* run_offsets = r.run_offsets();
+  const uint32_t runs = run_offsets != nullptr ? run_offsets->size() : 1;
+  VideoRecord out;
+  out.chunk = r.chunk();
+  out.seq = r.seq();
+  if (with_meta) out.meta_data = r.meta_data()->str();
+  out.frames.reserve(frame_count);
+  uint32_t frame = 0;
+  for (uint32_t run = 0; run < runs; ++run) {
+    uint64_t offset = run_offsets != nullptr ? run_offsets->Get(run) : r.run_offset();
+    const uint32_t run_frames = run_offsets != nullptr ? r.run_frames()->Get(run) : frame_count;
+    for (uint32_t i = 0; i < run_frames; ++i, ++frame) {
+      const uint32_t size = sizes16 != nullptr ? sizes16->Get(frame) : sizes32->Get(frame);
+      const uint32_t pad = r.pads() != nullptr ? r.pads()->Get(frame) : PadFor(size);
+      if (size > UINT32_MAX - pad) ThrowCorrupt("video", what, "frame length overflows");
+      out.frames.push_back(FrameInfo{offset, pad, size + pad});
+      offset += size + pad;
+    }
+  }
+  if (r.crc32c() != nullptr) out.crc32c.assign(r.crc32c()->begin(), r.crc32c()->end());
+  return out;
 }
 
 }  // namespace
@@ -98,10 +146,9 @@ std::string EncodeVideoRecord(const VideoRecord& record) {
   }
   std::vector<uint64_t> run_offsets;
   std::vector<uint32_t> run_frames;
-  std::vector<uint32_t> jpeg_sizes;
   std::vector<uint8_t> pads;
   bool canonical_pads = true;
-  jpeg_sizes.reserve(record.frames.size());
+  bool small_sizes = true;
   pads.reserve(record.frames.size());
   uint64_t next_offset = 0;
   for (const FrameInfo& f : record.frames) {
@@ -115,58 +162,65 @@ std::string EncodeVideoRecord(const VideoRecord& record) {
     }
     ++run_frames.back();
     next_offset = f.offset + f.length;
-    jpeg_sizes.push_back(f.jpeg_size());
     pads.push_back(static_cast<uint8_t>(f.pad));
     canonical_pads = canonical_pads && f.pad == PadFor(f.jpeg_size());
+    small_sizes = small_sizes && f.jpeg_size() <= UINT16_MAX;
   }
+  // The one-run form: no run vectors, the run's start in the run_offset scalar.
+  const bool one_run = run_offsets.size() <= 1;
 
   flatbuffers::FlatBufferBuilder builder(128 + 4 * record.frames.size() + record.meta_data.size());
-  const auto offsets_vec = builder.CreateVector(run_offsets);
-  const auto frames_vec = builder.CreateVector(run_frames);
-  const auto sizes_vec = builder.CreateVector(jpeg_sizes);
-  const auto pads_vec = canonical_pads ? 0 : builder.CreateVector(pads);
-  const auto crc_vec = record.crc32c.empty() ? 0 : builder.CreateVector(record.crc32c);
+  // Built back to front: the meta string first so that the 4-byte-aligned
+  // vectors pack against it with the least padding.
   const auto meta = builder.CreateString(record.meta_data);
+  const auto crc_vec = record.crc32c.empty() ? 0 : builder.CreateVector(record.crc32c);
+  const auto pads_vec = canonical_pads ? 0 : builder.CreateVector(pads);
+  flatbuffers::Offset<flatbuffers::Vector<uint16_t>> sizes16_vec = 0;
+  flatbuffers::Offset<flatbuffers::Vector<uint32_t>> sizes32_vec = 0;
+  if (small_sizes) {
+    std::vector<uint16_t> sizes;
+    sizes.reserve(record.frames.size());
+    for (const FrameInfo& f : record.frames) sizes.push_back(static_cast<uint16_t>(f.jpeg_size()));
+    sizes16_vec = builder.CreateVector(sizes);
+  } else {
+    std::vector<uint32_t> sizes;
+    sizes.reserve(record.frames.size());
+    for (const FrameInfo& f : record.frames) sizes.push_back(f.jpeg_size());
+    sizes32_vec = builder.CreateVector(sizes);
+  }
+  const auto frames_vec = one_run ? 0 : builder.CreateVector(run_frames);
+  const auto offsets_vec = one_run ? 0 : builder.CreateVector(run_offsets);
   fbs::VideoRecordBuilder b(builder);
-  b.add_chunk(record.chunk);
   b.add_seq(record.seq);
-  b.add_run_offsets(offsets_vec);
-  b.add_run_frames(frames_vec);
-  b.add_jpeg_sizes(sizes_vec);
+  if (one_run) {
+    b.add_run_offset(run_offsets.empty() ? 0 : run_offsets[0]);
+  } else {
+    b.add_run_offsets(offsets_vec);
+    b.add_run_frames(frames_vec);
+  }
+  b.add_chunk(record.chunk);
+  if (small_sizes) {
+    b.add_jpeg_sizes16(sizes16_vec);
+  } else {
+    b.add_jpeg_sizes(sizes32_vec);
+  }
   if (!canonical_pads) b.add_pads(pads_vec);
   if (!record.crc32c.empty()) b.add_crc32c(crc_vec);
   b.add_meta_data(meta);
-  builder.Finish(b.Finish(), fbs::VideoRecordIdentifier());
+  builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
 
 VideoRecord DecodeVideoRecord(std::string_view bytes, std::string_view what) {
-  const auto* r =
-      VerifiedRoot<fbs::VideoRecord>(bytes, "video", what, fbs::VideoRecordIdentifier());
-  const uint32_t frame_count = CheckVideoShape(*r, what);
-  VideoRecord out;
-  out.chunk = r->chunk();
-  out.seq = r->seq();
-  out.meta_data = r->meta_data()->str();
-  out.frames.reserve(frame_count);
-  uint32_t frame = 0;
-  for (uint32_t run = 0; run < SizeOf(r->run_offsets()); ++run) {
-    uint64_t offset = r->run_offsets()->Get(run);
-    for (uint32_t i = 0; i < r->run_frames()->Get(run); ++i, ++frame) {
-      const uint32_t size = r->jpeg_sizes()->Get(frame);
-      const uint32_t pad = r->pads() != nullptr ? r->pads()->Get(frame) : PadFor(size);
-      if (size > UINT32_MAX - pad) ThrowCorrupt("video", what, "frame length overflows");
-      out.frames.push_back(FrameInfo{offset, pad, size + pad});
-      offset += size + pad;
-    }
-  }
-  if (r->crc32c() != nullptr) out.crc32c.assign(r->crc32c()->begin(), r->crc32c()->end());
-  return out;
+  return DecodeVideo(bytes, what, /*with_meta=*/true);
+}
+
+VideoRecord DecodeVideoFrames(std::string_view bytes, std::string_view what) {
+  return DecodeVideo(bytes, what, /*with_meta=*/false);
 }
 
 uint32_t DecodeFrameCount(std::string_view bytes, std::string_view what) {
-  return CheckVideoShape(
-      *VerifiedRoot<fbs::VideoRecord>(bytes, "video", what, fbs::VideoRecordIdentifier()), what);
+  return CheckVideoShape(VerifiedVideo(bytes, what), what);
 }
 
 std::string EncodeChunkRecord(const ChunkRecord& record) {

@@ -65,12 +65,18 @@ struct DatasetInfo {
 };
 
 // Encoders pick the most compact form: frames that follow each other
-// back to back share one run, and pads are stored only when one breaks
-// GulpIO's rule. Throws InvalidArgumentError when `crc32c` is neither empty
-// nor one per frame, or a frame's length is smaller than its pad.
+// back to back share one run (a video that is one run stores no run vectors),
+// sizes take 2 bytes when every JPEG is under 64 KiB, and pads are stored only
+// when one breaks GulpIO's rule. Throws InvalidArgumentError when `crc32c` is
+// neither empty nor one per frame, or a frame's length is smaller than its pad.
 std::string EncodeVideoRecord(const VideoRecord& record);
-// `what` names the record in errors (usually the video id).
+// `what` names the record in errors (usually the video id). Reads every form
+// a record has had (docs/format/index_format.md); throws CorruptionError when
+// the bytes fail verification or the shape checks.
 VideoRecord DecodeVideoRecord(std::string_view bytes, std::string_view what);
+// As DecodeVideoRecord, verified the same way, but leaves `meta_data` empty
+// instead of copying it: for the read path, which needs only the frames.
+VideoRecord DecodeVideoFrames(std::string_view bytes, std::string_view what);
 // The frame count alone, without materialising frames (still verified).
 uint32_t DecodeFrameCount(std::string_view bytes, std::string_view what);
 

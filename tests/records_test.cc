@@ -1,6 +1,9 @@
 #include "index/records.h"
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <boost/test/unit_test.hpp>
+#include <optional>
 
 #include "gulpdb/error.h"
 
@@ -20,6 +23,67 @@ VideoRecord Contiguous(uint32_t frames) {
   r.meta_data = R"([{"label": "x"}])";
   return r;
 }
+
+std::string FromHex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+// Records written by the first encoder (run_offsets + run_frames + [uint]
+// jpeg_sizes, file identifier "GDBV"), byte for byte as it wrote them.
+// chunk 3, seq 77, frames of 1001, 1002 and 70000 bytes from offset 128, one run.
+constexpr std::string_view kOldContiguous =
+    "1c00000047444256140020001c00140010000c00080000000000040014000000"
+    "1c000000300000003c000000400000004d000000000000000300000010000000"
+    "5b7b226c6162656c223a202278227d5d0000000003000000e9030000ea030000"
+    "701101000100000003000000010000008000000000000000";
+// chunk 0, seq 5, the frames of non_contiguous_and_odd_pads_round_trip, CRCs 1-5.
+constexpr std::string_view kOldRuns =
+    "1c000000474442561400280000001c001800140010000c000800040014000000"
+    "2400000030000000440000004c00000060000000700000000500000000000000"
+    "00000000080000005b7b7d2c207b7d5d00000000050000000100000002000000"
+    "03000000040000000500000005000000010100040000000005000000e7020000"
+    "e7020000e8020000640000000000000004000000020000000100000001000000"
+    "0100000004000000000000000000000004140000000000002823000000000000"
+    "204e000000000000";
+// No frames, meta "[{}]".
+constexpr std::string_view kOldEmpty =
+    "1c00000047444256140014000000000010000c00080000000000040014000000"
+    "10000000180000001800000018000000040000005b7b7d5d0000000000000000"
+    "0000000000000000";
+
+// Builds a VideoRecord table field by field (field id i lives at vtable
+// offset 4 + 2 i), so that tests can write any layout, old or malformed.
+struct RawVideo {
+  std::optional<std::vector<uint64_t>> run_offsets;   // id 2
+  std::optional<std::vector<uint32_t>> run_frames;    // id 3
+  std::optional<std::vector<uint32_t>> jpeg_sizes;    // id 4
+  std::optional<std::vector<uint16_t>> jpeg_sizes16;  // id 8
+  uint64_t run_offset = 0;                            // id 9
+  std::optional<std::string> meta_data = "[]";        // id 7
+  const char* identifier = nullptr;
+
+  std::string Build() const {
+    flatbuffers::FlatBufferBuilder fbb;
+    const auto meta = meta_data ? fbb.CreateString(*meta_data).o : 0;
+    const auto offsets = run_offsets ? fbb.CreateVector(*run_offsets).o : 0;
+    const auto frames = run_frames ? fbb.CreateVector(*run_frames).o : 0;
+    const auto sizes = jpeg_sizes ? fbb.CreateVector(*jpeg_sizes).o : 0;
+    const auto sizes16 = jpeg_sizes16 ? fbb.CreateVector(*jpeg_sizes16).o : 0;
+    const auto start = fbb.StartTable();
+    fbb.AddElement<uint64_t>(4 + 2 * 9, run_offset, 0);
+    if (offsets) fbb.AddOffset(4 + 2 * 2, flatbuffers::Offset<void>(offsets));
+    if (frames) fbb.AddOffset(4 + 2 * 3, flatbuffers::Offset<void>(frames));
+    if (sizes) fbb.AddOffset(4 + 2 * 4, flatbuffers::Offset<void>(sizes));
+    if (sizes16) fbb.AddOffset(4 + 2 * 8, flatbuffers::Offset<void>(sizes16));
+    if (meta) fbb.AddOffset(4 + 2 * 7, flatbuffers::Offset<void>(meta));
+    fbb.Finish(flatbuffers::Offset<void>(fbb.EndTable(start)), identifier);
+    return std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+  }
+};
 
 void CheckSame(const VideoRecord& a, const VideoRecord& b) {
   BOOST_TEST(a.chunk == b.chunk);
@@ -48,6 +112,135 @@ BOOST_AUTO_TEST_CASE(non_contiguous_and_odd_pads_round_trip) {
   CheckSame(r, DecodeVideoRecord(EncodeVideoRecord(r), "dup"));
 }
 
+BOOST_AUTO_TEST_CASE(contiguous_small_frames_cost_two_bytes_a_frame) {
+  // Guards the compact form: [ushort] sizes, no run vectors, no identifier.
+  // 136 bytes today; the first encoder took 216. (With "[{}]" the string is
+  // 4 bytes longer and 8-byte alignment makes the record 144.)
+  VideoRecord r = Contiguous(30);
+  r.meta_data = "[]";
+  const std::string bytes = EncodeVideoRecord(r);
+  CheckSame(r, DecodeVideoRecord(bytes, "v"));
+  BOOST_TEST(bytes.size() <= 30 * 2 + 80);
+  // The checksums add their 4 bytes a frame and little else.
+  r.crc32c.assign(30, 0xdeadbeef);
+  const std::string with_crc = EncodeVideoRecord(r);
+  CheckSame(r, DecodeVideoRecord(with_crc, "v"));
+  BOOST_TEST(with_crc.size() <= 30 * 6 + 88);
+}
+
+BOOST_AUTO_TEST_CASE(large_frames_fall_back_to_four_byte_sizes) {
+  for (const uint32_t big : {65535u, 65536u, 70001u, 0xfffffff0u}) {
+    VideoRecord r = Contiguous(3);
+    const uint64_t offset = r.frames.back().offset + r.frames.back().length;
+    r.frames.push_back(FrameInfo{offset, PadFor(big), big + PadFor(big)});
+    const std::string bytes = EncodeVideoRecord(r);
+    CheckSame(r, DecodeVideoRecord(bytes, "big"));
+    BOOST_TEST(DecodeFrameCount(bytes, "big") == 4u);
+  }
+  BOOST_TEST(EncodeVideoRecord(Contiguous(100)).size() <= 100 * 2 + 96);
+}
+
+BOOST_AUTO_TEST_CASE(one_run_at_offset_zero_round_trips) {
+  VideoRecord r = Contiguous(5);
+  uint64_t offset = 0;
+  for (FrameInfo& f : r.frames) {
+    f.offset = offset;
+    offset += f.length;
+  }
+  CheckSame(r, DecodeVideoRecord(EncodeVideoRecord(r), "v"));
+  r.frames.resize(1);
+  CheckSame(r, DecodeVideoRecord(EncodeVideoRecord(r), "v"));
+}
+
+BOOST_AUTO_TEST_CASE(records_from_the_first_encoder_still_decode) {
+  VideoRecord contiguous;
+  contiguous.chunk = 3;
+  contiguous.seq = 77;
+  contiguous.frames = {{128, 3, 1004}, {1132, 2, 1004}, {2136, 0, 70000}};
+  contiguous.meta_data = R"([{"label": "x"}])";
+  CheckSame(contiguous, DecodeVideoRecord(FromHex(kOldContiguous), "old"));
+  BOOST_TEST(DecodeFrameCount(FromHex(kOldContiguous), "old") == 3u);
+
+  VideoRecord runs;
+  runs.seq = 5;
+  runs.frames = {{0, 1, 744}, {744, 1, 744}, {5124, 0, 744}, {9000, 4, 104}, {20000, 0, 0}};
+  runs.crc32c = {1, 2, 3, 4, 5};
+  runs.meta_data = "[{}, {}]";
+  CheckSame(runs, DecodeVideoRecord(FromHex(kOldRuns), "old"));
+  BOOST_TEST(DecodeFrameCount(FromHex(kOldRuns), "old") == 5u);
+
+  VideoRecord empty;
+  empty.meta_data = "[{}]";
+  CheckSame(empty, DecodeVideoRecord(FromHex(kOldEmpty), "old"));
+  BOOST_TEST(DecodeFrameCount(FromHex(kOldEmpty), "old") == 0u);
+
+  // The same layout built field by field, with and without the identifier.
+  RawVideo old;
+  old.run_offsets = std::vector<uint64_t>{100, 4000};
+  old.run_frames = std::vector<uint32_t>{2, 1};
+  old.jpeg_sizes = std::vector<uint32_t>{10, 12, 70000};
+  for (const char* identifier : {"GDBV", static_cast<const char*>(nullptr)}) {
+    old.identifier = identifier;
+    const VideoRecord d = DecodeVideoRecord(old.Build(), "raw");
+    BOOST_REQUIRE_EQUAL(d.frames.size(), 3u);
+    BOOST_TEST((d.frames[0] == FrameInfo{100, 2, 12}));
+    BOOST_TEST((d.frames[1] == FrameInfo{112, 0, 12}));
+    BOOST_TEST((d.frames[2] == FrameInfo{4000, 0, 70000}));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(frames_only_decode_skips_meta) {
+  VideoRecord r = Contiguous(7);
+  r.crc32c.assign(7, 9);
+  const std::string bytes = EncodeVideoRecord(r);
+  VideoRecord expected = r;
+  expected.meta_data.clear();
+  CheckSame(expected, DecodeVideoFrames(bytes, "v"));
+  CheckSame(r, DecodeVideoRecord(bytes, "v"));
+  CheckSame(VideoRecord{}, DecodeVideoFrames(FromHex(kOldEmpty), "old"));
+  BOOST_CHECK_THROW(DecodeVideoFrames(bytes.substr(0, bytes.size() / 2), "v"), CorruptionError);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_record_shapes_are_corruption) {
+  const auto check_corrupt = [](const RawVideo& raw) {
+    const std::string bytes = raw.Build();
+    BOOST_CHECK_THROW(DecodeVideoRecord(bytes, "bad"), CorruptionError);
+    BOOST_CHECK_THROW(DecodeVideoFrames(bytes, "bad"), CorruptionError);
+    BOOST_CHECK_THROW(DecodeFrameCount(bytes, "bad"), CorruptionError);
+  };
+  RawVideo good;
+  good.jpeg_sizes16 = std::vector<uint16_t>{10, 11};
+  good.run_offset = 64;
+  BOOST_TEST(DecodeFrameCount(good.Build(), "good") == 2u);
+
+  RawVideo both = good;  // both size vectors
+  both.jpeg_sizes = std::vector<uint32_t>{10, 11};
+  check_corrupt(both);
+  RawVideo neither = good;  // no size vector at all
+  neither.jpeg_sizes16.reset();
+  check_corrupt(neither);
+  RawVideo frames_alone = good;  // run_frames without run_offsets
+  frames_alone.run_frames = std::vector<uint32_t>{2};
+  check_corrupt(frames_alone);
+  RawVideo two_starts = good;  // run_offset and run_offsets
+  two_starts.run_offsets = std::vector<uint64_t>{64};
+  two_starts.run_frames = std::vector<uint32_t>{2};
+  check_corrupt(two_starts);
+  RawVideo short_runs = good;  // runs hold fewer frames than sizes
+  short_runs.run_offset = 0;
+  short_runs.run_offsets = std::vector<uint64_t>{64};
+  short_runs.run_frames = std::vector<uint32_t>{1};
+  check_corrupt(short_runs);
+  RawVideo no_meta = good;
+  no_meta.meta_data.reset();
+  check_corrupt(no_meta);
+  RawVideo huge_runs = good;  // run counts that overflow 32 bits
+  huge_runs.run_offset = 0;
+  huge_runs.run_offsets = std::vector<uint64_t>{0, 0};
+  huge_runs.run_frames = std::vector<uint32_t>{0xffffffffu, 3};
+  check_corrupt(huge_runs);
+}
+
 BOOST_AUTO_TEST_CASE(empty_video_round_trips) {
   VideoRecord r;
   r.meta_data = "[{}]";
@@ -64,19 +257,41 @@ BOOST_AUTO_TEST_CASE(encoder_rejects_inconsistent_input) {
 }
 
 BOOST_AUTO_TEST_CASE(garbage_and_truncated_records_are_corruption) {
-  const std::string good = EncodeVideoRecord(Contiguous(10));
-  for (size_t cut = 0; cut < good.size(); cut += 3) {
-    BOOST_CHECK_THROW(DecodeVideoRecord(good.substr(0, cut), "v"), CorruptionError);
-  }
-  std::string flipped = good;
-  for (size_t i = 0; i < flipped.size(); ++i) {
-    flipped[i] = static_cast<char>(flipped[i] ^ 0x5a);
-    // Either it still decodes to something self-consistent or it is reported.
-    try {
-      DecodeVideoRecord(flipped, "v");
-    } catch (const CorruptionError&) {
+  VideoRecord runs;
+  runs.frames = {{0, 1, 744}, {744, 1, 744}, {5124, 0, 744}, {9000, 4, 100004}};
+  runs.crc32c = {1, 2, 3, 4};
+  runs.meta_data = "[{}]";
+  for (const std::string& good :
+       {EncodeVideoRecord(Contiguous(10)), EncodeVideoRecord(runs), FromHex(kOldRuns)}) {
+    const VideoRecord whole = DecodeVideoRecord(good, "v");
+    for (size_t cut = 0; cut < good.size(); ++cut) {
+      // Only the alignment padding after the last string may go unnoticed.
+      try {
+        CheckSame(whole, DecodeVideoRecord(good.substr(0, cut), "v"));
+        BOOST_TEST(cut + 4 > good.size());
+      } catch (const CorruptionError&) {
+      }
     }
-    flipped[i] = good[i];
+    std::string flipped = good;
+    for (size_t i = 0; i < flipped.size(); ++i) {
+      for (const char mask : {'\x5a', '\x01', '\x80'}) {
+        flipped[i] = static_cast<char>(flipped[i] ^ mask);
+        // Either it still decodes to something self-consistent or it is reported.
+        try {
+          DecodeVideoRecord(flipped, "v");
+        } catch (const CorruptionError&) {
+        }
+        try {
+          DecodeVideoFrames(flipped, "v");
+        } catch (const CorruptionError&) {
+        }
+        try {
+          DecodeFrameCount(flipped, "v");
+        } catch (const CorruptionError&) {
+        }
+        flipped[i] = good[i];
+      }
+    }
   }
   BOOST_CHECK_THROW(DecodeVideoRecord(std::string(64, '\x7f'), "v"), CorruptionError);
   BOOST_CHECK_THROW(DecodeChunkRecord("xx", "c"), CorruptionError);
