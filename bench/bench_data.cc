@@ -309,6 +309,7 @@ Json RecordBreakdown(const Dataset& ds) {
   const Dataset::Impl& impl = ds.impl();
   index::Txn txn = impl.env->BeginRead();
   uint64_t videos = 0, key_bytes = 0, value_bytes = 0, frames = 0, crcs = 0, meta = 0, runs = 0;
+  uint64_t size_bytes = 0;  // the per-frame JPEG sizes: 2 bytes each when all fit, else 4
   {
     index::Cursor cursor(txn, impl.videos);
     for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
@@ -319,6 +320,9 @@ Json RecordBreakdown(const Dataset& ds) {
       frames += r.frames.size();
       crcs += r.crc32c.size();
       meta += r.meta_data.size();
+      uint32_t largest = 0;
+      for (const FrameInfo& f : r.frames) largest = std::max(largest, f.jpeg_size());
+      size_bytes += (largest < 65536 ? 2 : 4) * r.frames.size();
       for (size_t i = 0; i < r.frames.size(); ++i) {
         if (i == 0 || r.frames[i].offset != r.frames[i - 1].offset + r.frames[i - 1].length) ++runs;
       }
@@ -337,13 +341,14 @@ Json RecordBreakdown(const Dataset& ds) {
   };
   // What a record holds besides the per-frame sizes, checksums and meta text:
   // FlatBuffers tables, vtables, vector lengths, run offsets, alignment.
-  const uint64_t other = value_bytes - 4 * frames - 4 * crcs - meta;
+  const uint64_t fixed = size_bytes + 4 * crcs + meta;
+  const uint64_t other = value_bytes > fixed ? value_bytes - fixed : 0;
   Json json;
   json.Integer("videos", static_cast<int64_t>(videos))
       .Integer("runs", static_cast<int64_t>(runs))
       .Number("key_bytes_per_frame", per_frame(key_bytes))
       .Number("record_bytes_per_frame", per_frame(value_bytes))
-      .Number("jpeg_size_bytes_per_frame", per_frame(4 * frames))
+      .Number("jpeg_size_bytes_per_frame", per_frame(size_bytes))
       .Number("checksum_bytes_per_frame", per_frame(4 * crcs))
       .Number("meta_bytes_per_frame", per_frame(meta))
       .Number("other_record_bytes_per_frame", per_frame(other))

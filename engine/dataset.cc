@@ -305,7 +305,11 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
   std::shared_ptr<const engine::ChunkFile> file;
   {
     index::Txn txn = impl_->env->BeginRead();
-    auto found = impl_->FindRecord(txn, id);
+    // Frames only: the read path has no use for the meta text.
+    std::string_view bytes;
+    const bool present = txn.Get(impl_->videos, id, &bytes);
+    std::optional<index::VideoRecord> found;
+    if (present) found = index::DecodeVideoFrames(bytes, id);
     if (!found) {
       throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
     }
