@@ -140,21 +140,7 @@ class ManifestParser {
   size_t pos_ = 0;
 };
 
-// `bytes` with everything but printable ASCII as \xNN, for messages.
-std::string Printable(std::string_view bytes) {
-  std::string out;
-  for (char c : bytes.substr(0, 300)) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b >= 0x20 && b < 0x7f) {
-      out += c;
-    } else {
-      out += "\\x";
-      out += "0123456789abcdef"[b >> 4];
-      out += "0123456789abcdef"[b & 0xf];
-    }
-  }
-  return out;
-}
+std::string Printable(std::string_view bytes) { return test::Printable(bytes.substr(0, 300)); }
 
 // Expects reading `text` (stored in a file) to fail with CorruptionError at
 // byte `offset`, naming `fragment`.

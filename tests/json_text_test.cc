@@ -26,21 +26,7 @@ std::vector<std::string> FixtureGmetaFiles() {
   return files;
 }
 
-// `bytes` with everything but printable ASCII as \xNN, for messages.
-std::string Printable(std::string_view bytes) {
-  std::string out;
-  for (char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b >= 0x20 && b < 0x7f) {
-      out += c;
-    } else {
-      out += "\\x";
-      out += "0123456789abcdef"[b >> 4];
-      out += "0123456789abcdef"[b & 0xf];
-    }
-  }
-  return out;
-}
+using test::Printable;
 
 // Runs `fn`, which must throw InvalidArgumentError naming `byte` and `fragment`.
 template <typename Fn>

@@ -100,6 +100,21 @@ std::vector<std::string_view> Views(const std::vector<std::string>& frames) {
   return std::vector<std::string_view>(frames.begin(), frames.end());
 }
 
+std::string Printable(std::string_view bytes) {
+  std::string out;
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x";
+      out += "0123456789abcdef"[b >> 4];
+      out += "0123456789abcdef"[b & 0xf];
+    }
+  }
+  return out;
+}
+
 void MutateText(std::string* text, std::string_view alphabet, std::mt19937& rng) {
   const int edits = 1 + static_cast<int>(rng() % 3);
   for (int e = 0; e < edits && !text->empty(); ++e) {

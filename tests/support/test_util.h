@@ -37,6 +37,9 @@ std::string FakeJpeg(size_t size, uint32_t seed);
 std::vector<std::string> FixtureFrames(const std::string& name);
 std::vector<std::string_view> Views(const std::vector<std::string>& frames);
 
+// `bytes` with everything but printable ASCII as \xNN, for messages.
+std::string Printable(std::string_view bytes);
+
 // Applies one to three random edits to `*text` (replace, insert or delete a
 // character drawn from `alphabet`, or truncate), for fuzz-style tests.
 void MutateText(std::string* text, std::string_view alphabet, std::mt19937& rng);
