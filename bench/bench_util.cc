@@ -32,6 +32,20 @@ std::string FormatNumber(double value) {
   return buf;
 }
 
+// The entries of directory `path` as full paths, sorted; dies on error.
+std::vector<std::string> ChildPaths(const std::string& path) {
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) Die("opendir " + path + ": " + std::strerror(errno));
+  std::vector<std::string> children;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") children.push_back(path + "/" + name);
+  }
+  ::closedir(dir);
+  std::sort(children.begin(), children.end());
+  return children;
+}
+
 // Calls fn(path) for every regular file below `path` (or `path` itself).
 template <typename Fn>
 void ForEachFile(const std::string& path, Fn&& fn) {
@@ -42,16 +56,7 @@ void ForEachFile(const std::string& path, Fn&& fn) {
     return;
   }
   if (!S_ISDIR(st.st_mode)) return;
-  DIR* dir = ::opendir(path.c_str());
-  if (dir == nullptr) Die("opendir " + path + ": " + std::strerror(errno));
-  std::vector<std::string> children;
-  while (const dirent* entry = ::readdir(dir)) {
-    const std::string name = entry->d_name;
-    if (name != "." && name != "..") children.push_back(path + "/" + name);
-  }
-  ::closedir(dir);
-  std::sort(children.begin(), children.end());
-  for (const std::string& child : children) ForEachFile(child, fn);
+  for (const std::string& child : ChildPaths(path)) ForEachFile(child, fn);
 }
 
 // The first run of digits in `name`, or UINT64_MAX when it has none.
@@ -446,15 +451,7 @@ void RemoveTree(const std::string& path) {
     Die("stat " + path + ": " + std::strerror(errno));
   }
   if (S_ISDIR(st.st_mode)) {
-    DIR* dir = ::opendir(path.c_str());
-    if (dir == nullptr) Die("opendir " + path + ": " + std::strerror(errno));
-    std::vector<std::string> children;
-    while (const dirent* entry = ::readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name != "." && name != "..") children.push_back(path + "/" + name);
-    }
-    ::closedir(dir);
-    for (const std::string& child : children) RemoveTree(child);
+    for (const std::string& child : ChildPaths(path)) RemoveTree(child);
     if (::rmdir(path.c_str()) != 0) Die("rmdir " + path + ": " + std::strerror(errno));
   } else if (::unlink(path.c_str()) != 0) {
     Die("unlink " + path + ": " + std::strerror(errno));
