@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <thread>
 
+#include "engine/fault_injection.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb::engine {
@@ -39,7 +40,12 @@ size_t PreadFull(int fd, void* dst, size_t size, uint64_t offset, const std::str
   auto* out = static_cast<char*>(dst);
   size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    const fault::Injection inject = fault::Inject(fault::Op::kRead, path, offset + done, size - done);
+    if (inject.error != 0) {
+      ThrowErrno("read", path + " at offset " + std::to_string(offset + done), inject.error);
+    }
+    const ssize_t n = ::pread(fd, out + done, std::min(size - done, std::max<size_t>(1, inject.max_bytes)),
+                              static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       ThrowErrno("read", path + " at offset " + std::to_string(offset + done), errno);
@@ -52,7 +58,21 @@ size_t PreadFull(int fd, void* dst, size_t size, uint64_t offset, const std::str
 
 void PwritevFull(int fd, struct iovec* iov, int iovcnt, uint64_t offset, const std::string& path) {
   while (iovcnt > 0) {
-    const ssize_t n = ::pwritev(fd, iov, iovcnt, static_cast<off_t>(offset));
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
+    const fault::Injection inject = fault::Inject(fault::Op::kWrite, path, offset, total);
+    if (inject.error != 0) {
+      ThrowErrno("write", path + " at offset " + std::to_string(offset), inject.error);
+    }
+    ssize_t n;
+    if (inject.max_bytes < total) {
+      // A short write, as a full disk or a signal gives: only the first
+      // max_bytes go through (at least one, or the loop would not progress).
+      const size_t first = std::max<size_t>(1, std::min(inject.max_bytes, iov[0].iov_len));
+      n = ::pwrite(fd, iov[0].iov_base, first, static_cast<off_t>(offset));
+    } else {
+      n = ::pwritev(fd, iov, iovcnt, static_cast<off_t>(offset));
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       ThrowErrno("write", path + " at offset " + std::to_string(offset), errno);
@@ -78,10 +98,14 @@ uint64_t FileSize(int fd, const std::string& path) {
 }
 
 void DataSync(int fd, const std::string& path) {
+  const fault::Injection inject = fault::Inject(fault::Op::kSync, path, 0, 0);
+  if (inject.error != 0) ThrowErrno("fdatasync", path, inject.error);
   if (::fdatasync(fd) != 0) ThrowErrno("fdatasync", path, errno);
 }
 
 void Truncate(int fd, uint64_t size, const std::string& path) {
+  const fault::Injection inject = fault::Inject(fault::Op::kTruncate, path, size, 0);
+  if (inject.error != 0) ThrowErrno("truncate", path, inject.error);
   int rc;
   do {
     rc = ::ftruncate(fd, static_cast<off_t>(size));

@@ -17,6 +17,7 @@
 #include "engine/crc32c.h"
 #include "engine/json_text.h"
 #include "engine/dataset_impl.h"
+#include "engine/fault_injection.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {
@@ -158,6 +159,7 @@ struct Writer::Impl {
     auto created = std::make_shared<engine::ChunkFile>(ChunkPath(ChunkFileName(n)),
                                                        engine::ChunkFile::Mode::kCreate);
     engine::SyncDirectory(ds->dir);
+    engine::fault::Reached(engine::fault::Point::kChunkCreated);
     index::ChunkRecord record;
     record.file_name = ChunkFileName(n);
     std::vector<uint32_t> dirty;
@@ -170,6 +172,7 @@ struct Writer::Impl {
       txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
     });
     info.dirty_chunks = dirty;
+    engine::fault::Reached(engine::fault::Point::kChunkRegistered);
     have_chunk = true;
     chunk = n;
     chunk_record = record;
@@ -274,6 +277,7 @@ struct Writer::Impl {
     record.frames = file->AppendFrames(write_pos, jpegs);
     write_pos += bytes;
     t.end = write_pos;
+    engine::fault::Reached(engine::fault::Point::kFramesWritten);
     ++batch_videos_in_chunk;
     if (info.checksums) {
       record.crc32c.reserve(jpegs.size());
@@ -355,15 +359,19 @@ struct Writer::Impl {
     txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(next));
     *out_info = std::move(next);
     *out_chunks = std::move(chunks);
+    engine::fault::Reached(engine::fault::Point::kBeforeIndexCommit);
   }
 
   void Commit() {
     if (pending.empty() && removals.empty()) return;
     try {
+      engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
       for (auto& [n, t] : touched) t.file->Sync();
+      engine::fault::Reached(engine::fault::Point::kAfterDataSync);
       index::DatasetInfo next;
       std::map<uint32_t, index::ChunkRecord> chunks;
       ds->env->Update([&](index::Txn& txn) { ApplyBatch(txn, &next, &chunks); });
+      engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
       info = std::move(next);
       auto it = chunks.find(chunk);
       if (it != chunks.end()) chunk_record = it->second;
