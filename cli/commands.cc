@@ -309,13 +309,15 @@ int RunRemove(const std::vector<std::string>& args) {
 int RunImport(const std::vector<std::string>& args) {
   po::options_description o("import options");
   std::string on_dup;
-  bool skip_missing = false, quiet = false;
+  bool skip_missing = false, quiet = false, no_checksums = false;
   ImportOptions options;
   o.add_options()("dir", po::value<std::string>(), "GulpIO or GulpIO2 directory")(
       "on-duplicate", po::value(&on_dup)->default_value("error"),
       "an id in several chunks: error, keep-first or keep-last")(
       "skip-missing-meta", po::bool_switch(&skip_missing),
       "skip a data file without its .gmeta (with a warning) instead of failing")(
+      "no-checksums", po::bool_switch(&no_checksums),
+      "do not read the data files to store a CRC-32C per frame (only the .gmeta files are read)")(
       "index-dir", po::value(&options.index_dir),
       "put the index here instead of DIR/gulpdb.index (for read-only directories)")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
@@ -331,6 +333,7 @@ int RunImport(const std::vector<std::string>& args) {
     throw UsageError("--on-duplicate must be error, keep-first or keep-last, not '" + on_dup + "'");
   }
   options.skip_missing_meta = skip_missing;
+  options.checksums = !no_checksums;
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {
     if (!progress) progress = std::make_unique<Progress>("import", total, quiet);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <map>
 
+#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
@@ -111,8 +112,8 @@ class Importer {
   void ImportChunk(const ChunkFiles& files) {
     const std::string data_path = dir_ + "/" + files.data;
     const std::string meta_path = dir_ + "/" + files.meta;
-    const uint64_t data_size =
-        engine::FileSize(engine::OpenFile(data_path, O_RDONLY).get(), data_path);
+    data_fd_ = engine::OpenFile(data_path, O_RDONLY);
+    const uint64_t data_size = engine::FileSize(data_fd_.get(), data_path);
     report_->gmeta_bytes +=
         engine::FileSize(engine::OpenFile(meta_path, O_RDONLY).get(), meta_path);
 
@@ -159,6 +160,7 @@ class Importer {
       } catch (const InvalidArgumentError& err) {
         fail(std::string(": meta_data: ") + err.what());
       }
+      if (options_.checksums) p.record.crc32c = FrameChecksums(data_path, e.frame_info);
       p.id = std::move(e.id);
       p.offset = e.offset;
       p.record.chunk = chunk;
@@ -193,7 +195,7 @@ class Importer {
     ds_.env->Update([&](index::Txn& txn) {
       index::DatasetInfo info = ds_.GetInfo(txn);
       info.creator += " (imported from GulpIO)";
-      info.checksums = false;
+      info.checksums = options_.checksums;
       info.videos_per_chunk = static_cast<uint32_t>(std::max<uint64_t>(max_videos_in_chunk_, 1));
       info.next_seq = next_seq_;
       info.total_videos = txn.Count(ds_.videos);
@@ -206,6 +208,24 @@ class Importer {
   }
 
  private:
+  // The CRC-32C of each frame's JPEG bytes (padding excluded, as the writer
+  // computes it). The frames were checked to lie inside the file.
+  std::vector<uint32_t> FrameChecksums(const std::string& data_path,
+                                       const std::vector<FrameInfo>& frames) {
+    std::vector<uint32_t> crcs;
+    crcs.reserve(frames.size());
+    for (const FrameInfo& f : frames) {
+      const size_t size = f.length - f.pad;
+      if (read_buffer_.size() < size) read_buffer_.resize(size);
+      if (engine::PreadFull(data_fd_.get(), read_buffer_.data(), size, f.offset, data_path) != size) {
+        throw CorruptionError("import " + data_path + ": the file ended while reading " +
+                              std::to_string(size) + " bytes at offset " + std::to_string(f.offset));
+      }
+      crcs.push_back(engine::Crc32c(read_buffer_.data(), size));
+    }
+    return crcs;
+  }
+
   // Writes the pending videos and the records of the chunks they belong to in
   // one transaction. Runs again from the start if the map has to grow, so it
   // keeps its results in locals until the transaction has committed.
@@ -279,6 +299,8 @@ class Importer {
   const ImportOptions& options_;
   ImportReport* report_;
   const size_t max_key_size_ = ds_.env->max_key_size();
+  engine::UniqueFd data_fd_;      // the current chunk's data file
+  std::string read_buffer_;       // one frame, for checksums
 
   std::map<uint32_t, index::ChunkRecord> unflushed_;  // chunk records not yet in the index
   std::map<uint32_t, std::string> meta_paths_;         // for messages
@@ -329,7 +351,7 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
   {
     CreateOptions create;
     create.index_dir = temp_index;
-    create.checksums = false;
+    create.checksums = options.checksums;
     std::unique_ptr<Dataset> ds = Dataset::Create(dir, create);
     // Nothing of the temporary index matters until it is renamed into place,
     // so its transactions skip the sync; one Sync below makes it durable.

@@ -703,6 +703,37 @@ void AppendPythonJsonString(std::string_view utf8, std::string* out) {
   out->push_back('"');
 }
 
+std::string PrintableBytes(std::string_view bytes, size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < bytes.size() && i < max_bytes; ++i) {
+    const uint8_t b = Byte(bytes[i]);
+    if (b >= 0x20 && b < 0x7f && b != '\\') {
+      out += static_cast<char>(b);
+    } else {
+      out += "\\x";
+      out += kHex[b >> 4];
+      out += kHex[b & 0xf];
+    }
+  }
+  if (bytes.size() > max_bytes) out += "...";
+  return out;
+}
+
+size_t FindInvalidUtf8(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    if (Byte(text[pos]) < 0x80) {
+      ++pos;
+      continue;
+    }
+    uint32_t cp = 0;
+    size_t len = 0;
+    if (DecodeUtf8(text, pos, &cp, &len) != Step::kOk) return pos;
+    pos += len;
+  }
+  return std::string_view::npos;
+}
+
 std::string PythonJsonString(std::string_view utf8) {
   std::string out;
   out.reserve(utf8.size() + 2);

@@ -45,6 +45,14 @@ inline constexpr int kMaxJsonDepth = 1000;
 // Throws InvalidArgumentError "parse json: byte <offset>: <what is wrong>".
 std::string NormalizeJson(std::string_view text);
 
+// The offset of the first byte of `text` that does not begin a valid UTF-8
+// sequence (as PythonJsonString judges it), or std::string_view::npos.
+size_t FindInvalidUtf8(std::string_view text);
+
+// `bytes` for an error message: printable ASCII as is, every other byte as
+// \xNN, cut after `max_bytes` input bytes with "..." appended.
+std::string PrintableBytes(std::string_view bytes, size_t max_bytes = 80);
+
 // Returns the quoted JSON string Python writes for the UTF-8 text `utf8`
 // (json.dumps with ensure_ascii, the default). Throws InvalidArgumentError when
 // `utf8` is not valid UTF-8 (overlong forms and encoded surrogates included).

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "gulpdb/error.h"
@@ -89,7 +90,17 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       const VideoInfo video = dataset.Get(id);
       const JpegFrames jpegs = dataset.ReadJpegs(id);
       std::vector<std::string_view> views;
-      for (size_t i = 0; i < jpegs.size(); ++i) views.push_back(jpegs[i]);
+      for (size_t i = 0; i < jpegs.size(); ++i) {
+        // A damaged frame must not be copied under a fresh checksum.
+        if (!video.checksums.empty() &&
+            engine::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
+          throw CorruptionError("compact " + dataset.dir() + ": id '" + id + "' frame " +
+                                std::to_string(i) + " in " + c.file_name + " at offset " +
+                                std::to_string(video.frames[i].offset) +
+                                ": checksum mismatch (compaction stopped; the frame was not copied)");
+        }
+        views.push_back(jpegs[i]);
+      }
       writer->AppendEntry(id, views, video.meta_data);
       ++report.videos_moved;
       if (writer->pending_videos() >= kCompactBatchVideos) writer->Commit();

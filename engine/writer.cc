@@ -189,6 +189,11 @@ struct Writer::Impl {
                                  " bytes is longer than the " +
                                  std::to_string(ds->env->max_key_size()) + "-byte limit");
     }
+    if (const size_t bad = engine::FindInvalidUtf8(id); bad != std::string_view::npos) {
+      throw InvalidArgumentError("append to " + ds->dir + ": id '" + engine::PrintableBytes(id, 40) +
+                                 "' is not valid UTF-8 at byte " + std::to_string(bad) +
+                                 " (ids must be text, as .gmeta and Python need them)");
+    }
     for (size_t i = 0; i < jpegs.size(); ++i) {
       if (jpegs[i].empty()) {
         throw InvalidArgumentError(where + ": frame " + std::to_string(i) + " is empty");

@@ -2,10 +2,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
+#include <filesystem>
 #include <thread>
 
+#include "engine/json_text.h"
 #include "gulpdb/error.h"
+#include "gulpdb/interop.h"
 #include "index/lmdb_env.h"
 #include "index/records.h"
 #include "support/test_util.h"
@@ -283,6 +287,95 @@ BOOST_AUTO_TEST_CASE(bad_input_is_rejected_and_dataset_stays_intact) {
   BOOST_CHECK_THROW(Dataset::Create(tmp.path()), InvalidArgumentError);
   auto ro = Dataset::Open(tmp.path());
   BOOST_CHECK_THROW(ro->NewWriter(), InvalidArgumentError);
+}
+
+// Ids are arbitrary UTF-8 text of 1..511 bytes: NUL bytes, path separators,
+// dot-dot, control characters and non-ASCII all round trip through append,
+// lookup, listing, removal and a .gmeta export + import. Ids that cannot be
+// stored (too long, not UTF-8) are refused with a message that says why and
+// never echoes the raw bytes; lookups of such ids simply miss.
+BOOST_AUTO_TEST_CASE(hostile_ids_round_trip_or_are_refused_clearly) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  const std::vector<std::string> ids = {
+      std::string("nul\0inside", 10), std::string("\0", 1), "a/b/c", "../../etc/passwd", "/abs",
+      "back\\slash", "line\nbreak\ttab\x7f", "quote\"and'", "\xc3\xa9t\xc3\xa9 \xf0\x9f\x8e\xa5",
+      std::string(511, 'x'), " ", "%s%n{}[]"};
+  {
+    auto ds = Dataset::Create(dir);
+    auto w = ds->NewWriter();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      BOOST_TEST_CONTEXT("id " << test::Printable(ids[i])) {
+        BOOST_TEST(w->Append(ids[i], {FakeJpeg(40 + i, static_cast<uint32_t>(i))},
+                             R"({"n": )" + std::to_string(i) + "}"));
+      }
+    }
+    w->Commit();
+  }
+  auto check_all = [&](const Dataset& ds, const std::string& what) {
+    BOOST_TEST_CONTEXT(what) {
+      BOOST_TEST(ds.Count() == ids.size());
+      std::vector<std::string> listed = ds.Ids();
+      std::sort(listed.begin(), listed.end());
+      std::vector<std::string> want = ids;
+      std::sort(want.begin(), want.end());
+      BOOST_TEST(listed == want, boost::test_tools::per_element());
+      for (size_t i = 0; i < ids.size(); ++i) {
+        BOOST_TEST_CONTEXT("id " << test::Printable(ids[i])) {
+          BOOST_TEST((ds.ReadJpegs(ids[i])[0] == FakeJpeg(40 + i, static_cast<uint32_t>(i))));
+          BOOST_TEST(ds.Get(ids[i]).meta_data == R"([{"n": )" + std::to_string(i) + "}]");
+        }
+      }
+    }
+  };
+  {
+    auto ds = Dataset::Open(dir);
+    check_all(*ds, "as written");
+    BOOST_TEST(!ds->Contains("nul"));  // a prefix before the NUL is another id
+    BOOST_TEST(!ds->Find(std::string(10 * 1024, 'k')).has_value());
+    BOOST_TEST(!ds->Find("\xff\xfe").has_value());
+    // Export, then import the exported .gmeta files next to copies of the chunks.
+    const std::string copy = tmp / "copy";
+    std::filesystem::create_directories(copy);
+    for (const ChunkInfo& c : ds->Chunks()) {
+      std::filesystem::copy_file(dir + "/" + c.file_name, copy + "/" + c.file_name);
+    }
+    ExportGmeta(*ds, copy);
+    ImportGulpio(copy);
+    check_all(*Dataset::Open(copy), "after export and import");
+  }
+
+  OpenOptions rw;
+  rw.read_only = false;
+  auto ds = Dataset::Open(dir, rw);
+  auto w = ds->NewWriter();
+  const auto refused = [&](const std::string& id, const std::string& fragment) {
+    BOOST_TEST_CONTEXT("id " << test::Printable(id.substr(0, 40))) {
+      try {
+        w->Append(id, {FakeJpeg(40, 1)});
+        BOOST_ERROR("append should fail");
+      } catch (const InvalidArgumentError& e) {
+        const std::string message = e.what();
+        BOOST_TEST_INFO("message: " << test::Printable(message));
+        BOOST_TEST(message.find(fragment) != std::string::npos);
+        BOOST_TEST(message.find(dir) != std::string::npos);
+        BOOST_TEST(message.size() < 400u);
+        BOOST_TEST(engine::FindInvalidUtf8(message) == std::string::npos);
+      }
+    }
+  };
+  refused(std::string(512, 'k'), "512 bytes is longer than the 511-byte limit");
+  refused(std::string(10 * 1024, 'k'), "10240 bytes is longer");
+  refused("bad\xff", "not valid UTF-8 at byte 3");
+  refused("\xc0\x80", "not valid UTF-8 at byte 0");            // overlong NUL
+  refused("\xed\xa0\x80", "not valid UTF-8 at byte 0");        // a surrogate
+  refused("cut\xe2\x82", "not valid UTF-8 at byte 3");         // truncated sequence
+  refused(std::string(600, '\xff'), "longer than the 511-byte limit");
+  BOOST_TEST(w->pending_videos() == 0u);
+  w.reset();
+  BOOST_TEST(ds->Remove({ids[0], ids[2], std::string(10 * 1024, 'k')}) == 2u);
+  BOOST_TEST(!ds->Contains(ids[0]));
+  BOOST_TEST(ds->Contains(ids[1]));
 }
 
 BOOST_AUTO_TEST_CASE(second_writer_is_busy_or_waits) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "engine/crc32c.h"
 #include "engine/gmeta.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
@@ -149,6 +150,55 @@ BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
     }
   }
   BOOST_TEST(dirs == 4u);
+}
+
+// Import stores a CRC-32C per frame like the writer, so damage to GulpIO
+// data after the import is found by check --deep and verify-on-read; with
+// checksums off nothing but the .gmeta files is read.
+BOOST_AUTO_TEST_CASE(import_stores_frame_checksums_that_catch_later_damage) {
+  const std::string fixture = test::GulpFixtureDirs().front();
+  const Manifest m = test::ReadManifest(fixture);
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  CopyFixture(fixture, dir);
+  ImportGulpio(dir);
+  const auto& item = m.items.front();
+  FrameInfo target;
+  std::string data_file;
+  {
+    auto ds = Dataset::Open(dir);
+    BOOST_TEST(ds->Stats().checksums);
+    const VideoInfo v = ds->Get(item.id);
+    BOOST_REQUIRE_EQUAL(v.checksums.size(), v.frames.size());
+    const JpegFrames jpegs = ds->ReadJpegs(item.id);
+    for (size_t i = 0; i < jpegs.size(); ++i) {
+      BOOST_TEST(v.checksums[i] == engine::Crc32c(jpegs[i].data(), jpegs[i].size()));
+    }
+    target = v.frames.back();
+    data_file = dir + "/" + m.chunk(v.chunk).data_file;
+  }
+  std::string bytes = test::ReadFile(data_file);
+  const size_t at = target.offset + (target.length - target.pad) / 2;
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+  test::WriteFile(data_file, bytes);
+  CheckOptions deep;
+  deep.deep = true;
+  const CheckReport report = Check(dir, deep);
+  BOOST_REQUIRE(!report.healthy());
+  BOOST_TEST(report.problems[0].where.find(item.id) != std::string::npos);
+  OpenOptions verify;
+  verify.verify_checksums = true;
+  BOOST_CHECK_THROW(Dataset::Open(dir, verify)->ReadJpegs(item.id), CorruptionError);
+
+  TempDir tmp2;
+  const std::string plain = tmp2 / "d";
+  CopyFixture(fixture, plain);
+  ImportOptions no_crc;
+  no_crc.checksums = false;
+  ImportGulpio(plain, no_crc);
+  auto ds = Dataset::Open(plain);
+  BOOST_TEST(!ds->Stats().checksums);
+  BOOST_TEST(ds->Get(item.id).checksums.empty());
 }
 
 BOOST_AUTO_TEST_CASE(appends_after_import_export_as_gulpio_expects) {

@@ -86,6 +86,31 @@ BOOST_AUTO_TEST_CASE(compact_reclaims_garbage_and_keeps_every_video) {
   BOOST_TEST(Compact(*ds).chunks_rewritten == 0u);
 }
 
+// Compaction copies frames under new checksums, so it must not launder a
+// damaged frame: it stops with an error naming the id and leaves every
+// committed video where it was.
+BOOST_AUTO_TEST_CASE(compact_refuses_to_copy_a_damaged_frame) {
+  TempDir tmp;
+  auto ds = Filled(tmp / "d", 4, 4);
+  ds->Remove({"v0"});
+  const VideoInfo victim = ds->Get("v2");
+  const std::string chunk = tmp / ("d/" + ds->Chunks()[victim.chunk].file_name);
+  std::string bytes = test::ReadFile(chunk);
+  bytes[victim.frames[1].offset + 5] = static_cast<char>(bytes[victim.frames[1].offset + 5] ^ 0x40);
+  test::WriteFile(chunk, bytes);
+  try {
+    Compact(*ds);
+    BOOST_ERROR("compacting over a damaged frame should fail");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST_INFO("message: " << e.what());
+    BOOST_TEST(std::string(e.what()).find("'v2' frame 1") != std::string::npos);
+    BOOST_TEST(std::string(e.what()).find("checksum mismatch") != std::string::npos);
+  }
+  BOOST_TEST(ds->Get("v2").chunk == victim.chunk);
+  BOOST_TEST(ds->Get("v2").frames[1].offset == victim.frames[1].offset);
+  BOOST_TEST(ds->Count() == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(compact_keeps_gulpio_meta_lists_of_imported_data) {
   TempDir tmp;
   const std::string dir = tmp / "gio";

@@ -28,6 +28,10 @@ struct ImportOptions {
   // A data_N.gulp without meta_N.gmeta: an error by default; with this set it
   // is skipped and a warning is reported.
   bool skip_missing_meta = false;
+  // Store a CRC-32C of every frame, as the writer does, so that `check
+  // --deep` and verify-on-read can tell a damaged frame later. Costs one read
+  // of every data file; off: only the .gmeta files are read.
+  bool checksums = true;
   // Where the index goes; empty: <dir>/gulpdb.index. A read-only GulpIO
   // directory can be indexed into a writable place elsewhere.
   std::string index_dir;
