@@ -93,12 +93,17 @@ int Run(int argc, char** argv) {
     Measure(ids, &txn_verify, [&](const std::string& id) {
       index::Txn t = impl.env->BeginRead();
       std::string_view v;
-      if (t.Get(impl.videos, id, &v)) sink += index::DecodeFrameCount(v, id);
+      if (t.Get(impl.videos, id, &v)) {
+        sink += index::DecodeFrameCount(impl.Unseal(id, v, Dataset::Impl::RecordKind::kVideo), id);
+      }
     });
     Measure(ids, &txn_decode, [&](const std::string& id) {
       index::Txn t = impl.env->BeginRead();
       std::string_view v;
-      if (t.Get(impl.videos, id, &v)) sink += index::DecodeVideoRecord(v, id).frames.size();
+      if (t.Get(impl.videos, id, &v)) {
+        sink += index::DecodeVideoRecord(impl.Unseal(id, v, Dataset::Impl::RecordKind::kVideo), id)
+                    .frames.size();
+      }
     });
     Measure(ids, &find, [&](const std::string& id) { sink += ds->Find(id)->frames.size(); });
     Measure(ids, &read, [&](const std::string& id) {

@@ -51,7 +51,7 @@ class Checker {
       try {
         n = index::DecodeChunkKey(cursor.key());
         ChunkState state;
-        state.record = index::DecodeChunkRecord(cursor.value(), "chunk " + std::to_string(n));
+        state.record = impl_.DecodeChunkAt(cursor.key(), cursor.value());
         const std::string path = impl_.ChunkPath(state.record.file_name);
         try {
           state.file = std::make_shared<engine::ChunkFile>(path, engine::ChunkFile::Mode::kRead);
@@ -139,7 +139,7 @@ class Checker {
           resume = id + '\0';
           index::VideoRecord record;
           try {
-            record = index::DecodeVideoRecord(cursor.value(), id);
+            record = index::DecodeVideoRecord(impl_.Unseal(id, cursor.value(), Dataset::Impl::RecordKind::kVideo), id);
           } catch (const CorruptionError& e) {
             Problem("id '" + id + "'", e.what());
             continue;
@@ -217,8 +217,15 @@ class Checker {
 CheckReport Check(const std::string& dir, const CheckOptions& options) {
   OpenOptions open;
   open.index_dir = options.index_dir;
-  std::unique_ptr<Dataset> ds = Dataset::Open(dir, open);
+  open.verify_index = true;  // LMDB must not walk a damaged tree
   CheckReport report;
+  std::unique_ptr<Dataset> ds;
+  try {
+    ds = Dataset::Open(dir, open);
+  } catch (const CorruptionError& e) {
+    report.problems.push_back(CheckProblem{"index", e.what()});
+    return report;
+  }
   Checker(*ds, options, &report).Run();
   return report;
 }

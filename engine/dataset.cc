@@ -112,20 +112,67 @@ Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
       options(options_in),
       files(OpenFileBudget(options_in.max_open_chunk_files)) {}
 
+std::string Dataset::Impl::Seal(std::string_view key, std::string value) const {
+  if (!sealed) return value;
+  const uint32_t crc = engine::Crc32c(value.data(), value.size(), engine::Crc32c(key.data(), key.size()));
+  for (int i = 0; i < 4; ++i) value.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  return value;
+}
+
+std::string_view Dataset::Impl::Unseal(std::string_view key, std::string_view value,
+                                       RecordKind kind) const {
+  if (!sealed) return value;
+  // Built only on failure: this runs for every record read.
+  const auto what = [&] {
+    return kind == RecordKind::kChunk ? "chunk " + std::to_string(index::DecodeChunkKey(key))
+                                      : "id '" + std::string(key) + "'";
+  };
+  if (value.size() < 4) {
+    throw CorruptionError("read " + what() + " in " + dir + ": the index entry is " +
+                          std::to_string(value.size()) + " bytes, too short for its seal");
+  }
+  const std::string_view body = value.substr(0, value.size() - 4);
+  uint32_t stored = 0;
+  for (int i = 0; i < 4; ++i) {
+    stored |= uint32_t{static_cast<uint8_t>(value[body.size() + static_cast<size_t>(i)])} << (8 * i);
+  }
+  if (engine::Crc32c(body.data(), body.size(), engine::Crc32c(key.data(), key.size())) != stored) {
+    throw CorruptionError("read " + what() + " in " + dir +
+                          ": the index entry is damaged (record checksum mismatch)");
+  }
+  return body;
+}
+
+void Dataset::Impl::PutVideo(index::Txn& txn, std::string_view id,
+                             const index::VideoRecord& record) const {
+  txn.Put(videos, id, Seal(id, index::EncodeVideoRecord(record)));
+}
+
+void Dataset::Impl::PutChunk(index::Txn& txn, uint32_t chunk, const index::ChunkRecord& record) const {
+  const std::string key = index::ChunkKey(chunk);
+  txn.Put(chunks, key, Seal(key, index::EncodeChunkRecord(record)));
+}
+
+index::ChunkRecord Dataset::Impl::DecodeChunkAt(std::string_view key, std::string_view value) const {
+  const std::string_view bytes = Unseal(key, value, RecordKind::kChunk);
+  return index::DecodeChunkRecord(bytes, "chunk " + std::to_string(index::DecodeChunkKey(key)));
+}
+
 std::optional<index::VideoRecord> Dataset::Impl::FindRecord(const index::Txn& txn,
                                                             std::string_view id) const {
   std::string_view bytes;
   if (!txn.Get(videos, id, &bytes)) return std::nullopt;
-  return index::DecodeVideoRecord(bytes, id);
+  return index::DecodeVideoRecord(Unseal(id, bytes, RecordKind::kVideo), id);
 }
 
 index::ChunkRecord Dataset::Impl::GetChunk(const index::Txn& txn, uint32_t chunk) const {
   std::string_view bytes;
   const std::string what = "chunk " + std::to_string(chunk) + " of " + dir;
-  if (!txn.Get(chunks, index::ChunkKey(chunk), &bytes)) {
+  const std::string key = index::ChunkKey(chunk);
+  if (!txn.Get(chunks, key, &bytes)) {
     throw CorruptionError("read " + what + ": a video points to a chunk the index lacks");
   }
-  return index::DecodeChunkRecord(bytes, what);
+  return index::DecodeChunkRecord(Unseal(key, bytes, RecordKind::kChunk), what);
 }
 
 index::DatasetInfo Dataset::Impl::GetInfo(const index::Txn& txn) const {
@@ -247,6 +294,15 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
   index::EnvOptions env_options;
   env_options.read_only = options.read_only;
   impl->env = AcquireEnv(impl->index_dir, env_options);
+  if (options.verify_index) {
+    const index::IndexFileReport report = impl->env->VerifyFile();
+    if (!report.healthy()) {
+      throw CorruptionError("open dataset " + dir + ": the index is damaged: " + report.problems[0] +
+                            (report.problems.size() > 1
+                                 ? " (and " + std::to_string(report.problems.size() - 1) + " more)"
+                                 : std::string()));
+    }
+  }
   const bool create = !options.read_only;
   impl->videos = impl->env->OpenDb(index::kVideosDb, create);
   impl->chunks = impl->env->OpenDb(index::kChunksDb, create);
@@ -254,7 +310,7 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
   impl->info = impl->env->OpenDb(index::kInfoDb, create);
   {
     index::Txn txn = impl->env->BeginRead();
-    impl->GetInfo(txn);  // verifies the format version
+    impl->sealed = impl->GetInfo(txn).format_version >= index::kFirstSealedFormat;  // also verifies it
   }
   return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
 }
@@ -297,7 +353,7 @@ uint32_t Dataset::FrameCount(std::string_view id) const {
   if (!txn.Get(impl_->videos, id, &bytes)) {
     throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
   }
-  return index::DecodeFrameCount(bytes, id);
+  return index::DecodeFrameCount(impl_->Unseal(id, bytes, Impl::RecordKind::kVideo), id);
 }
 
 JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
@@ -309,7 +365,9 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
     std::string_view bytes;
     const bool present = txn.Get(impl_->videos, id, &bytes);
     std::optional<index::VideoRecord> found;
-    if (present) found = index::DecodeVideoFrames(bytes, id);
+    if (present) {
+      found = index::DecodeVideoFrames(impl_->Unseal(id, bytes, Impl::RecordKind::kVideo), id);
+    }
     if (!found) {
       throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
     }
@@ -383,8 +441,7 @@ std::vector<ChunkInfo> Dataset::Chunks() const {
   for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
     ChunkInfo c;
     c.number = index::DecodeChunkKey(cursor.key());
-    index::ChunkRecord r =
-        index::DecodeChunkRecord(cursor.value(), "chunk " + std::to_string(c.number));
+    index::ChunkRecord r = impl_->DecodeChunkAt(cursor.key(), cursor.value());
     c.file_name = std::move(r.file_name);
     c.committed_length = r.committed_length;
     c.appended_videos = r.appended_videos;

@@ -55,6 +55,20 @@ struct Dataset::Impl {
 
   std::string ChunkPath(const std::string& file_name) const { return dir + "/" + file_name; }
 
+  // Format 2 seals every video and chunk record: its value is followed by a
+  // CRC-32C of key and value, so that a damaged index entry is an error, not
+  // wrong data (docs/format/index_format.md). Set at open from DatasetInfo.
+  bool sealed = false;
+  std::string Seal(std::string_view key, std::string value) const;
+  // The record bytes of a stored value; CorruptionError naming the video id
+  // or chunk number if the seal does not match.
+  enum class RecordKind { kVideo, kChunk };
+  std::string_view Unseal(std::string_view key, std::string_view value, RecordKind kind) const;
+  void PutVideo(index::Txn& txn, std::string_view id, const index::VideoRecord& record) const;
+  void PutChunk(index::Txn& txn, uint32_t chunk, const index::ChunkRecord& record) const;
+  // Decodes the value at a cursor over the chunks database.
+  index::ChunkRecord DecodeChunkAt(std::string_view key, std::string_view value) const;
+
   // Readers of records inside a caller's transaction; they throw
   // CorruptionError for records that fail verification.
   std::optional<index::VideoRecord> FindRecord(const index::Txn& txn, std::string_view id) const;

@@ -40,7 +40,7 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
     index::Cursor cursor(txn, impl.chunks);
     for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
       const uint32_t n = index::DecodeChunkKey(cursor.key());
-      chunks.emplace_back(n, index::DecodeChunkRecord(cursor.value(), "chunk " + std::to_string(n)));
+      chunks.emplace_back(n, impl.DecodeChunkAt(cursor.key(), cursor.value()));
     }
   }
   for (const auto& [n, chunk] : chunks) {

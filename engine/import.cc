@@ -262,7 +262,7 @@ class Importer {
           --videos;
         }
         p.record.seq = seq++;
-        txn.Put(ds_.videos, p.id, index::EncodeVideoRecord(p.record));
+        ds_.PutVideo(txn, p.id, p.record);
         txn.Put(ds_.order, index::OrderKey(p.record.chunk, p.record.seq), p.id);
         index::ChunkRecord& c = chunk_ref(p.record.chunk);
         ++c.appended_videos;
@@ -272,7 +272,7 @@ class Importer {
         frames += p.record.frames.size();
       }
       for (const auto& [n, c] : records) {
-        txn.Put(ds_.chunks, index::ChunkKey(n), index::EncodeChunkRecord(c));
+        ds_.PutChunk(txn, n, c);
       }
     });
     videos_ = videos;

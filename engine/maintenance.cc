@@ -153,7 +153,7 @@ void AttachShard(Dataset::Impl& out, const Dataset& shard, const std::string& re
       index::Cursor cursor(txn, out.chunks);
       for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
         const uint32_t n = index::DecodeChunkKey(cursor.key());
-        attached.insert(index::DecodeChunkRecord(cursor.value(), "chunk").file_name);
+        attached.insert(out.DecodeChunkAt(cursor.key(), cursor.value()).file_name);
         next_chunk = n + 1;
       }
     }
@@ -164,7 +164,7 @@ void AttachShard(Dataset::Impl& out, const Dataset& shard, const std::string& re
       index::Cursor cursor(shard_txn, in.chunks);
       for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
         const uint32_t n = index::DecodeChunkKey(cursor.key());
-        const index::ChunkRecord c = index::DecodeChunkRecord(cursor.value(), "shard chunk");
+        const index::ChunkRecord c = in.DecodeChunkAt(cursor.key(), cursor.value());
         const std::string name = relative + "/" + c.file_name;
         if (c.committed_length == 0 || attached.count(name) != 0) continue;
         index::ChunkRecord r;
@@ -208,7 +208,7 @@ void AttachShard(Dataset::Impl& out, const Dataset& shard, const std::string& re
       index::VideoRecord record = std::move(*video);
       record.chunk = mapped->second;
       record.seq = info.next_seq++;
-      txn.Put(out.videos, id, index::EncodeVideoRecord(record));
+      out.PutVideo(txn, id, record);
       txn.Put(out.order, index::OrderKey(record.chunk, record.seq), id);
       index::ChunkRecord& c = chunk_ref(record.chunk);
       ++c.appended_videos;
@@ -218,7 +218,7 @@ void AttachShard(Dataset::Impl& out, const Dataset& shard, const std::string& re
       info.total_frames += record.frames.size();
       ++delta.videos;
     }
-    for (const auto& [n, c] : records) txn.Put(out.chunks, index::ChunkKey(n), index::EncodeChunkRecord(c));
+    for (const auto& [n, c] : records) out.PutChunk(txn, n, c);
     txn.Put(out.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
   });
   report->chunks_attached += delta.chunks_attached;

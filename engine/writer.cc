@@ -86,7 +86,7 @@ struct Writer::Impl {
       index::Cursor cursor(txn, ds->chunks);
       if (cursor.Last()) {
         const uint32_t n = index::DecodeChunkKey(cursor.key());
-        last.emplace(n, index::DecodeChunkRecord(cursor.value(), "chunk " + std::to_string(n)));
+        last.emplace(n, ds->DecodeChunkAt(cursor.key(), cursor.value()));
       }
     }
     for (const auto& [n, record] : dirty) {
@@ -168,7 +168,7 @@ struct Writer::Impl {
     ds->env->Update([&](index::Txn& txn) {
       index::DatasetInfo current = ds->GetInfo(txn);
       current.dirty_chunks = dirty;
-      txn.Put(ds->chunks, index::ChunkKey(n), index::EncodeChunkRecord(record));
+      ds->PutChunk(txn, n, record);
       txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
     });
     info.dirty_chunks = dirty;
@@ -343,7 +343,7 @@ struct Writer::Impl {
       if (auto old = ds->FindRecord(txn, p.id)) forget(p.id, *old);
       index::VideoRecord record = p.record;
       record.seq = next.next_seq++;
-      txn.Put(ds->videos, p.id, index::EncodeVideoRecord(record));
+      ds->PutVideo(txn, p.id, record);
       txn.Put(ds->order, index::OrderKey(record.chunk, record.seq), p.id);
       index::ChunkRecord& c = chunk_ref(record.chunk);
       ++c.live_videos;
@@ -359,7 +359,7 @@ struct Writer::Impl {
     for (const Pending& p : pending) ++chunk_ref(p.record.chunk).appended_videos;
     next.dirty_chunks.assign(1, chunk);
     for (const auto& [n, c] : chunks) {
-      txn.Put(ds->chunks, index::ChunkKey(n), index::EncodeChunkRecord(c));
+      ds->PutChunk(txn, n, c);
     }
     txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(next));
     *out_info = std::move(next);

@@ -3,10 +3,12 @@
 #include <lmdb.h>
 
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -21,6 +23,22 @@ MDB_val ToVal(std::string_view s) {
 
 std::string_view FromVal(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+// LMDB reports a page write that the file system cut short as EIO ("short
+// write, filesystem full?"), which is what a full disk does to a write of
+// several pages. When the file system holding `path` is indeed (nearly)
+// full, throw the ENOSPC error the caller needs to see instead.
+void ThrowIfFileSystemFull(const std::string& operation, const std::string& path) {
+  constexpr uint64_t kNearlyFull = 1 << 20;
+  struct statvfs st;
+  if (::statvfs(path.c_str(), &st) != 0) return;
+  const uint64_t blocks = ::geteuid() == 0 ? st.f_bfree : st.f_bavail;
+  const uint64_t free_bytes = blocks * st.f_frsize;
+  if (free_bytes >= kNearlyFull) return;
+  throw ResourceExhaustedError(operation + " " + path + ": " + std::strerror(ENOSPC) + " (" +
+                               std::to_string(free_bytes) +
+                               " bytes free; LMDB reported a short write as an I/O error)");
 }
 
 }  // namespace
@@ -99,6 +117,8 @@ uint64_t Txn::Count(Dbi dbi) const {
   return stat.ms_entries;
 }
 
+uint64_t Txn::id() const { return mdb_txn_id(txn_); }
+
 void Txn::Commit() {
   if (txn_ == nullptr) throw InvalidArgumentError("commit " + env_->path() + ": transaction ended");
   if (open_cursors_ != 0) {
@@ -107,6 +127,7 @@ void Txn::Commit() {
   // LMDB frees the transaction whether or not the commit succeeds.
   const int rc = mdb_txn_commit(std::exchange(txn_, nullptr));
   if (lock_.owns_lock()) lock_.unlock();
+  if (rc == EIO) ThrowIfFileSystemFull("mdb_txn_commit", env_->path());
   if (rc != 0) ThrowLmdb(rc, "mdb_txn_commit", env_->path());
 }
 
@@ -197,6 +218,11 @@ void Env::DropIdleReaders() noexcept {
 }
 
 std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& options) {
+  // LMDB maps the file and trusts it: a truncated data.mdb would end the
+  // process with SIGBUS at the first read past its end. Two page reads rule
+  // that out (and a file that is not LMDB's) before it is mapped.
+  const std::string data_file = path + "/data.mdb";
+  if (::access(data_file.c_str(), F_OK) == 0) CheckIndexFileHeader(data_file);
   std::unique_ptr<Env> env(new Env(path, options.read_only, options));
   auto try_open = [&](unsigned extra_flags) -> int {
     if (env->env_ != nullptr) {
@@ -222,6 +248,11 @@ std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& option
   }
   if (rc != 0) ThrowLmdb(rc, "open index", path);
   return env;
+}
+
+IndexFileReport Env::VerifyFile() {
+  Txn txn = BeginRead();
+  return VerifyIndexFile(path_ + "/data.mdb", txn.id());
 }
 
 Dbi Env::OpenDb(const std::string& name, bool create) {

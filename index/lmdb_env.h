@@ -31,6 +31,7 @@
 #include <mutex>
 
 #include "gulpdb/error.h"
+#include "index/lmdb_verify.h"
 
 struct MDB_env;
 struct MDB_txn;
@@ -77,7 +78,11 @@ class Txn {
   bool Del(Dbi dbi, std::string_view key);
   // Number of entries in `dbi` as seen by this transaction.
   uint64_t Count(Dbi dbi) const;
+  // LMDB's id of the snapshot this transaction sees.
+  uint64_t id() const;
 
+  // A full file system is a ResourceExhaustedError ("No space left on
+  // device"), also when LMDB reports it as a short write (EIO).
   void Commit();
   void Abort() noexcept;
 
@@ -162,6 +167,11 @@ class Env {
   void ReleaseMappedPages();
   // The longest key LMDB accepts (511 bytes in Debian's build).
   size_t max_key_size() const;
+
+  // Walks the data file of the current snapshot with bounds-checked reads
+  // (lmdb_verify.h), holding a read transaction so that its pages stay put.
+  // Call it before anything walks a tree of an index that is not trusted.
+  IndexFileReport VerifyFile();
 
  private:
   Env(std::string path, bool read_only, const EnvOptions& options);

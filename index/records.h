@@ -26,7 +26,11 @@ inline constexpr const char* kOrderDb = "order";    // order key -> id
 inline constexpr const char* kInfoDb = "info";      // "dataset" -> DatasetInfo
 inline constexpr const char* kDatasetInfoKey = "dataset";
 
-inline constexpr uint32_t kFormatVersion = 1;
+// 1: the first format. 2: video and chunk records are sealed with a CRC-32C
+// of key and value (the engine adds and checks the seal). Version 1 datasets
+// are read and appended to as they are.
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFirstSealedFormat = 2;
 
 struct VideoRecord {
   uint32_t chunk = 0;

@@ -461,7 +461,7 @@ BOOST_AUTO_TEST_CASE(stats_count_everything) {
   BOOST_TEST(s.chunks == 2u);
   BOOST_TEST(s.committed_bytes == 8u + 12u + 12u + 12u);
   BOOST_TEST(s.garbage_bytes == 0u);
-  BOOST_TEST(s.format_version == 1u);
+  BOOST_TEST(s.format_version == 2u);
   BOOST_TEST(s.videos_per_chunk == 2u);
 }
 

@@ -91,8 +91,11 @@ struct CheckReport {
   bool healthy() const { return problems.empty(); }
 };
 
-// Checks a dataset: a strict superset of GulpIO2's sanity check. Problems are
-// reported, not thrown; only a dataset that cannot be opened throws.
+// Checks a dataset: a strict superset of GulpIO2's sanity check. The index
+// file is walked with bounds-checked reads first (OpenOptions::verify_index);
+// if it is damaged, that is the report and nothing else is read. Problems are
+// reported, not thrown; only a dataset that cannot be opened for another
+// reason (missing, unreadable) throws.
 CheckReport Check(const std::string& dir, const CheckOptions& options = {});
 
 }  // namespace gulpdb
