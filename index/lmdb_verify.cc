@@ -201,7 +201,10 @@ class Walker {
               std::to_string(db.branch_pages) + "/" + std::to_string(db.leaf_pages) + "/" +
               std::to_string(db.overflow_pages) + ")");
     }
-    report_->entries += counts.entries;
+    if (!is_free) report_->entries += counts.entries;
+    report_->branch_pages += counts.branch;
+    report_->leaf_pages += counts.leaf;
+    report_->overflow_pages += counts.overflow;
   }
 
   void MarkFreePages() {

@@ -30,7 +30,7 @@ struct IndexFileReport {
   uint64_t leaf_pages = 0;
   uint64_t overflow_pages = 0;
   uint64_t free_pages = 0;
-  uint64_t entries = 0;        // key/value pairs in every database
+  uint64_t entries = 0;        // key/value pairs in every database but the free list
   std::vector<std::string> problems;  // "<file>: page N: <what>"; empty: healthy
   bool healthy() const { return problems.empty(); }
 };

@@ -92,6 +92,8 @@ class WriterHandle {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(mutex_);
     writer_.reset();
+    // A closed writer must not keep the dataset (and its index mapping) open.
+    dataset_.reset();
     closed_ = true;
   }
 
@@ -260,13 +262,15 @@ std::unique_ptr<DatasetHandle> Wrap(std::unique_ptr<Dataset> dataset) {
 
 std::unique_ptr<DatasetHandle> OpenDataset(const std::string& path, bool read_only,
                                            size_t max_open_chunk_files, bool verify_checksums,
-                                           size_t decode_threads, const std::string& index_dir) {
+                                           size_t decode_threads, const std::string& index_dir,
+                                           bool verify_index) {
   OpenOptions options;
   options.read_only = read_only;
   options.max_open_chunk_files = max_open_chunk_files;
   options.verify_checksums = verify_checksums;
   options.decode_threads = decode_threads;
   options.index_dir = index_dir;
+  options.verify_index = verify_index;
   std::unique_ptr<Dataset> dataset;
   try {
     py::gil_scoped_release release;
@@ -422,6 +426,7 @@ void BindDataset(py::module_& m) {
       .def_static("open", &OpenDataset, py::arg("path"), py::arg("read_only") = true,
                   py::arg("max_open_chunk_files") = 256, py::arg("verify_checksums") = false,
                   py::arg("decode_threads") = 0, py::arg("index_dir") = "",
+                  py::arg("verify_index") = false,
                   "Opens an existing dataset; FileNotFoundError if there is none.")
       .def_static("create", &CreateDataset, py::arg("path"), py::arg("videos_per_chunk") = 100,
                   py::arg("bytes_per_chunk") = 0, py::arg("checksums") = true,

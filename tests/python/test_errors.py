@@ -135,3 +135,37 @@ def test_resource_exhausted_is_memory_error():
     jpeg[sof + 5 : sof + 9] = (60000).to_bytes(2, "big") * 2  # claims 60000×60000 pixels
     with pytest.raises(MemoryError, match="limit"):
         gulpdb.decode_jpeg(bytes(jpeg))
+
+
+def test_damaged_index_is_corruption_error(tmp_path):
+    path = str(tmp_path / "ds")
+    with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:
+        for i in range(40):
+            w.append(f"v{i}", synthetic_frames(i, 1, 8, 8), meta={"tag": f"needle-{i:03d}"})
+    index = os.path.join(path, "gulpdb.index", "data.mdb")
+    with open(index, "rb") as f:
+        original = f.read()
+
+    # A flipped byte inside one record: its seal no longer matches.
+    at = original.index(b"needle-017")
+    with open(index, "r+b") as f:
+        f.seek(at + 7)
+        f.write(b"9")
+    ds = gulpdb.Dataset(path)
+    with pytest.raises(gulpdb.CorruptionError, match="v17.*record checksum mismatch"):
+        ds.meta("v17")
+    assert ds.meta("v16") == {"tag": "needle-016"}
+    ds.close()
+
+    # Pages overwritten: verify_index refuses the file before LMDB reads it.
+    page = 4096
+    damaged = original[: 2 * page] + bytes(len(original) - 2 * page)
+    with open(index, "wb") as f:
+        f.write(damaged)
+    with pytest.raises(gulpdb.CorruptionError, match="index is damaged"):
+        gulpdb.Dataset(path, verify_index=True)
+    # A truncated index is refused by every open, verified or not.
+    with open(index, "wb") as f:
+        f.write(original[: 3 * page])
+    with pytest.raises(gulpdb.CorruptionError, match="truncated"):
+        gulpdb.Dataset(path)

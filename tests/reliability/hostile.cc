@@ -291,6 +291,15 @@ int Main(int argc, char** argv) {
   const std::string copy = root + "/copy";
   const Expected expected = Build(base, videos, seed);
 
+  // The control: an undamaged copy must verify and read back exactly, or
+  // every "detected" below could be a false alarm.
+  CopyDir(base, copy);
+  const int control = RunInChild([&] { return Probe(copy, expected, true); });
+  if (!ExitedWith(control, kOutcomeHarmless)) {
+    std::printf("FAIL control: the undamaged dataset does not verify (%s)\n", DescribeStatus(control).c_str());
+    return 1;
+  }
+
   std::mt19937_64 rng(seed);
   std::map<std::string, std::map<int, int>> outcomes;  // damage -> outcome -> count
   int failures = 0;

@@ -64,6 +64,9 @@ class Dataset:
         decode_threads: threads decoding the frames of one read or batch
             (0: one per core, 1: the calling thread only).
         verify_checksums: check each frame's CRC-32C on every read.
+        verify_index: walk the whole index file with bounds-checked reads at
+            open and raise :class:`gulpdb.CorruptionError` if it is damaged
+            (for an index that may have been damaged; LMDB trusts its pages).
         max_open_chunk_files: chunk file descriptors kept open for reading.
         videos_per_chunk, bytes_per_chunk, checksums: settings of a dataset
             created by modes ``"a"`` and ``"x"``.
@@ -84,6 +87,7 @@ class Dataset:
         index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
         decode_threads: int = 0,
         verify_checksums: bool = False,
+        verify_index: bool = False,
         max_open_chunk_files: int = 256,
         videos_per_chunk: int = 100,
         bytes_per_chunk: int = 0,
@@ -97,6 +101,7 @@ class Dataset:
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
             decode_threads=int(decode_threads),
             verify_checksums=bool(verify_checksums),
+            verify_index=bool(verify_index),
             max_open_chunk_files=int(max_open_chunk_files),
         )
         self._closed = False

@@ -174,6 +174,7 @@ class NativeDataset:
         verify_checksums: bool = False,
         decode_threads: int = 0,
         index_dir: str = "",
+        verify_index: bool = False,
     ) -> NativeDataset:
         """Opens an existing dataset; FileNotFoundError if there is none."""
     @staticmethod
