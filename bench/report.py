@@ -193,6 +193,11 @@ def details(results):
         if tmpfs:
             out.append("| gulpdb ImportGulpio, index on tmpfs (1 run) | %s | %s | %s |" % (
                 fmt(tmpfs["seconds"]), fmt(tmpfs["mb_per_s"]), fmt(tmpfs["peak_rss_mb"])))
+        crc = r.get("import_with_checksums")
+        if crc:
+            out.append("| gulpdb ImportGulpio with per-frame checksums, reading every data file "
+                       "(1 run) | %s | %s | %s |" % (
+                           fmt(crc["seconds"]), fmt(crc["mb_per_s"]), fmt(crc["peak_rss_mb"])))
         imp = r["import"]
         if imp and "peak_rss_anon_mb" in imp[0]:
             out += ["", "ImportGulpio's peak RSS split (sampled every 10 ms): private (RssAnon) "
