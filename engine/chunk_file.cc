@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <limits.h>
 
+#include <algorithm>
+
 #include "gulpdb/error.h"
 
 namespace gulpdb::engine {
@@ -31,9 +33,11 @@ ChunkFile::ChunkFile(std::string path, Mode mode)
 void ChunkFile::ReadAt(uint64_t offset, void* dst, size_t size) const {
   const size_t got = PreadFull(fd_.get(), dst, size, offset, path_);
   if (got != size) {
+    // Where the file really ends: a read that starts past the end gets no
+    // byte, so offset + got would name the offset, not the end.
     throw CorruptionError("read " + path_ + ": wanted " + std::to_string(size) +
                           " bytes at offset " + std::to_string(offset) + " but the file ends at " +
-                          std::to_string(offset + got));
+                          std::to_string(std::min(offset + got, Size())));
   }
 }
 
