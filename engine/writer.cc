@@ -7,6 +7,7 @@
 //   3. A crash before (2) leaves bytes past the committed lengths: the
 //      DatasetInfo lists the chunks a writer may have written ("dirty"), and
 //      the next writer truncates them before it writes anything.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -116,6 +117,7 @@ struct Writer::Impl {
       });
       info.obsolete_files.clear();
     }
+    RemoveAbandonedChunkFiles(last ? last->first + 1 : 0);
     if (last) {
       have_chunk = true;
       chunk = last->first;
@@ -127,6 +129,24 @@ struct Writer::Impl {
     std::vector<uint32_t> want;
     if (have_chunk) want.push_back(chunk);
     if (want != info.dirty_chunks) SetDirty(want);
+  }
+
+  // A writer killed between creating a chunk file and registering it
+  // (StartNewChunk) leaves an empty data_<N>.gulp that the index does not
+  // know, at the first free name past the last chunk. GulpIO readers pair
+  // every data*.gulp with a meta*.gmeta, so such a file would break an
+  // exported directory: remove it. Files holding bytes are not ours and stay.
+  void RemoveAbandonedChunkFiles(uint32_t first) {
+    bool removed = false;
+    for (uint32_t n = first; n - first < static_cast<uint32_t>(kMaxChunkNameAttempts); ++n) {
+      const std::string path = ChunkPath(ChunkFileName(n));
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0) break;  // where StartNewChunk stops looking
+      if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+      removed = true;
+    }
+    if (removed) engine::SyncDirectory(ds->dir);
   }
 
   void SetDirty(const std::vector<uint32_t>& dirty) {
@@ -150,7 +170,8 @@ struct Writer::Impl {
   void StartNewChunk() {
     uint32_t n = have_chunk ? chunk + 1 : 0;
     // A data_<N>.gulp the index does not know (left by another program) is
-    // never touched: the new chunk takes the next free number.
+    // never touched, unless it is empty (RemoveAbandonedChunkFiles): the new
+    // chunk takes the next free number.
     for (int attempt = 0; engine::PathExists(ChunkPath(ChunkFileName(n))); ++attempt, ++n) {
       if (attempt >= kMaxChunkNameAttempts) {
         throw InvalidArgumentError("create chunk in " + ds->dir + ": too many foreign data_*.gulp files");

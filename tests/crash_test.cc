@@ -7,7 +7,9 @@
 
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <filesystem>
 
+#include "engine/fault_injection.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "support/test_util.h"
@@ -144,6 +146,43 @@ BOOST_AUTO_TEST_CASE(kill_after_rollover_truncates_every_dirty_chunk) {
   }
   BOOST_TEST(ds->Count() == static_cast<uint64_t>(kBatch));
   for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, 0, i));
+}
+
+// A writer killed after creating a chunk file but before registering it
+// leaves an empty data_<N>.gulp the index does not know. The next writer
+// removes it (an exported directory would otherwise hold a data file without
+// its .gmeta, which GulpIO refuses) and takes that number itself.
+BOOST_AUTO_TEST_CASE(kill_between_chunk_creation_and_registration_leaves_no_file) {
+  TempDir tmp;
+  CreateOptions small;
+  small.videos_per_chunk = 5;
+  Dataset::Create(tmp.path(), small).reset();
+  static const std::function<void()>* crash = nullptr;
+  RunAndKill([&](const std::function<void()>& crash_here) {
+    auto ds = OpenRw(tmp.path());
+    auto w = ds->NewWriter();
+    AppendBatch(*w, 0);  // chunk 0, full
+    w->Commit();
+    crash = &crash_here;
+    engine::fault::SetPointHook(
+        [](engine::fault::Point point, void*) {
+          if (point == engine::fault::Point::kChunkCreated) (*crash)();
+        },
+        nullptr);
+    AppendBatch(*w, 1);  // creates data_1.gulp, then the kill
+  });
+  BOOST_TEST(test::FileSizeOf(tmp / "data_1.gulp") == 0u);
+  auto ds = OpenRw(tmp.path());
+  BOOST_TEST(ds->Chunks().size() == 1u);
+  {
+    auto w = ds->NewWriter();
+    BOOST_TEST(!std::filesystem::exists(tmp / "data_1.gulp"));
+    AppendBatch(*w, 2);
+    w->Commit();
+  }
+  BOOST_TEST(ds->Chunks().size() == 2u);
+  BOOST_TEST(ds->Chunks().back().file_name == "data_1.gulp");
+  for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, 2, i));
 }
 
 BOOST_AUTO_TEST_CASE(kill_right_after_commit_keeps_the_batch) {
