@@ -7,8 +7,9 @@
 //   harmless   every read returned the original data and check is healthy
 //              (the damage hit bytes nothing uses, e.g. free space);
 //   detected   an operation threw a gulpdb::Error or check reported problems;
-//   silent     no error, but some read returned data that differs from the
-//              original (must be 0);
+//   silent     some read returned data that differs from the original
+//              without an error, or a committed id vanished and check did
+//              not report it (must be 0);
 //   crashed    the child died of a signal or an unexpected exception, or hung
 //              (must be 0).
 // Damage kinds: flipped bytes in one page of data.mdb (any page: meta,
@@ -18,7 +19,7 @@
 //   gulpdb_hostile [--trials N] [--seed S] [--videos V] [--verbose]
 //
 // Quick mode (CTest reliability_hostile): the default trial count. Long mode:
-// --trials 5000.
+// --trials 5000 (scripts/reliability.sh).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -92,7 +93,9 @@ void CopyDir(const std::string& from, const std::string& to) {
 // What a child finds in a damaged copy; returns an outcome code.
 int Probe(const std::string& dir, const Expected& expected, bool verbose) {
   bool detected = false;
-  bool silent = false;
+  bool silent = false;         // wrong bytes or meta returned as if valid
+  bool vanished = false;       // a committed id not found (an error, but the wrong one)
+  bool check_found = false;
   auto say = [&](const std::string& what) {
     if (verbose) std::fprintf(stderr, "  %s\n", what.c_str());
   };
@@ -106,7 +109,9 @@ int Probe(const std::string& dir, const Expected& expected, bool verbose) {
       try {
         const std::optional<VideoInfo> info = ds->Find(id);
         if (!info) {
-          silent = true;  // a committed video vanished without an error
+          // The reader gets "no such video": an error, not wrong data, but
+          // only check can say that the index is damaged.
+          vanished = true;
           say("missing " + id);
           continue;
         }
@@ -147,19 +152,19 @@ int Probe(const std::string& dir, const Expected& expected, bool verbose) {
     const CheckReport report = Check(dir, deep);
     if (!report.healthy()) {
       detected = true;
+      check_found = true;
       say("check: " + report.problems[0].where + ": " + report.problems[0].what);
     }
   } catch (const Error& e) {
     detected = true;
+    check_found = true;
     say(std::string("check: ") + e.what());
   }
-  // Wrong data counts as silent even when something else was detected:
-  // a reader that never ran check would have used it.
-  if (silent && !detected) return kOutcomeSilent;
-  if (silent) {
-    say("wrong data, but check or another read reported damage");
-  }
-  return detected ? kOutcomeDetected : kOutcomeHarmless;
+  // Wrong data returned without an error is silent even when check or
+  // another read found damage: a reader that never ran check would use it.
+  if (silent) return kOutcomeSilent;
+  if (vanished && !check_found) return kOutcomeSilent;  // a lost id nobody reports
+  return detected || vanished ? kOutcomeDetected : kOutcomeHarmless;
 }
 
 std::string ReadWhole(const std::string& path) {
