@@ -216,53 +216,57 @@ void* JpegDecoder::Handle() {
   return handle_.get();
 }
 
-// When tjDecompressHeader3 fails, TurboJPEG 2.1 returns without aborting its
-// decompressor, which stays in the middle of a header: the next call would go
-// on parsing the new image from that state and fail on valid data. So after
-// any failure the instance is dropped; the next call creates a fresh one.
-// Failures are rare, and creating an instance costs microseconds.
+// Every call decodes with a TurboJPEG instance of its own, dropped when the
+// call returns, because an instance carries state from one image to the next:
+//   - libjpeg keeps the quantization and Huffman tables of the last image (for
+//     abbreviated datastreams), so an image that lacks tables would decode,
+//     strict or lenient, with whatever tables the decoder's previous image had
+//     instead of failing;
+//   - after a warning the instance decodes the same damaged image to other
+//     pixels the next time;
+//   - when tjDecompressHeader3 fails, TurboJPEG 2.1 leaves the decompressor in
+//     the middle of a header, and the next call would go on parsing the new
+//     image from there.
+// Creating an instance costs about a microsecond, against tens of
+// microseconds for decoding even a tiny frame.
+namespace {
+template <typename Handle>
+struct DropAtExit {
+  Handle& handle;
+  ~DropAtExit() { handle.reset(); }
+};
+}  // namespace
+
 ImageShape JpegDecoder::OutputShape(const uint8_t* jpeg, size_t size,
                                     const DecodeOptions& options) {
-  try {
-    return Plan(Handle(), jpeg, size, options).shape;
-  } catch (...) {
-    handle_.reset();
-    throw;
-  }
+  DropAtExit<decltype(handle_)> drop{handle_};
+  return Plan(Handle(), jpeg, size, options).shape;
 }
 
 void JpegDecoder::DecodeInto(const uint8_t* jpeg, size_t size, const DecodeOptions& options,
                              uint8_t* out, size_t out_size) {
-  try {
-    tjhandle handle = Handle();
-    const DecodePlan plan = Plan(handle, jpeg, size, options);
-    if (out == nullptr || out_size != plan.shape.bytes()) {
-      throw InvalidArgumentError(
-          "decode jpeg: output buffer of " + std::to_string(out == nullptr ? 0 : out_size) +
-          " bytes" + (out == nullptr ? " (null)" : "") + ", the image needs " +
-          std::to_string(plan.shape.bytes()) + " (" + std::to_string(plan.shape.height) + "x" +
-          std::to_string(plan.shape.width) + "x" + std::to_string(plan.shape.channels) + ")");
-    }
-    Decompress(handle, jpeg, size, plan, options.lenient, out);
-  } catch (...) {
-    handle_.reset();
-    throw;
+  DropAtExit<decltype(handle_)> drop{handle_};
+  tjhandle handle = Handle();
+  const DecodePlan plan = Plan(handle, jpeg, size, options);
+  if (out == nullptr || out_size != plan.shape.bytes()) {
+    throw InvalidArgumentError(
+        "decode jpeg: output buffer of " + std::to_string(out == nullptr ? 0 : out_size) +
+        " bytes" + (out == nullptr ? " (null)" : "") + ", the image needs " +
+        std::to_string(plan.shape.bytes()) + " (" + std::to_string(plan.shape.height) + "x" +
+        std::to_string(plan.shape.width) + "x" + std::to_string(plan.shape.channels) + ")");
   }
+  Decompress(handle, jpeg, size, plan, options.lenient, out);
 }
 
 std::vector<uint8_t> JpegDecoder::Decode(const uint8_t* jpeg, size_t size,
                                          const DecodeOptions& options, ImageShape* shape) {
-  try {
-    tjhandle handle = Handle();
-    const DecodePlan plan = Plan(handle, jpeg, size, options);
-    std::vector<uint8_t> pixels(plan.shape.bytes());
-    Decompress(handle, jpeg, size, plan, options.lenient, pixels.data());
-    if (shape != nullptr) *shape = plan.shape;
-    return pixels;
-  } catch (...) {
-    handle_.reset();
-    throw;
-  }
+  DropAtExit<decltype(handle_)> drop{handle_};
+  tjhandle handle = Handle();
+  const DecodePlan plan = Plan(handle, jpeg, size, options);
+  std::vector<uint8_t> pixels(plan.shape.bytes());
+  Decompress(handle, jpeg, size, plan, options.lenient, pixels.data());
+  if (shape != nullptr) *shape = plan.shape;
+  return pixels;
 }
 
 // ---- JpegEncoder ----

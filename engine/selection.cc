@@ -108,10 +108,18 @@ std::vector<uint32_t> Selection::Resolve(uint32_t frame_count, std::string_view 
       const int64_t step = step_.value_or(1);
       const int64_t start = AdjustBound(start_, n, step, true);
       const int64_t stop = AdjustBound(stop_, n, step, false);
+      // Stops before stepping past `stop`: with a step near the int64 limits
+      // i + step would overflow.
       if (step > 0) {
-        for (int64_t i = start; i < stop; i += step) out.push_back(static_cast<uint32_t>(i));
+        for (int64_t i = start; i < stop; i += step) {
+          out.push_back(static_cast<uint32_t>(i));
+          if (step > stop - i) break;
+        }
       } else {
-        for (int64_t i = start; i > stop; i += step) out.push_back(static_cast<uint32_t>(i));
+        for (int64_t i = start; i > stop; i += step) {
+          out.push_back(static_cast<uint32_t>(i));
+          if (step < stop - i) break;
+        }
       }
       break;
     }

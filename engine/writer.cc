@@ -106,6 +106,15 @@ struct Writer::Impl {
     }
     if (!info.obsolete_files.empty()) {
       for (const std::string& name : info.obsolete_files) {
+        // Names come from the index: one that could leave the dataset
+        // directory is damage, never something to delete.
+        if (name.empty() || name.front() == '/' || name == ".." || name.rfind("../", 0) == 0 ||
+            name.find("/../") != std::string::npos ||
+            (name.size() >= 3 && name.compare(name.size() - 3, 3, "/..") == 0)) {
+          throw CorruptionError("recover " + ds->dir + ": the index lists '" +
+                                engine::PrintableBytes(name) +
+                                "' as an obsolete file, which is not inside the dataset");
+        }
         const std::string path = ChunkPath(name);
         if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
       }

@@ -74,6 +74,13 @@ uint32_t CheckVideoShape(const fbs::VideoRecord& r, std::string_view what) {
     if (r.run_frames() != nullptr) ThrowCorrupt("video", what, "run_frames without run_offsets");
   } else {
     if (r.run_offset() != 0) ThrowCorrupt("video", what, "both run_offset and run_offsets");
+    // The Verifier checks that a vector's length field is 4-byte aligned, not
+    // that 8-byte elements are 8-byte aligned, and reading misaligned ones is
+    // undefined behaviour. Builders always align them (the buffer is aligned,
+    // see Aligned()), so a misaligned vector is corruption.
+    if (reinterpret_cast<uintptr_t>(r.run_offsets()->Data()) % alignof(uint64_t) != 0) {
+      ThrowCorrupt("video", what, "run_offsets are misaligned");
+    }
     const size_t runs = r.run_offsets()->size();
     if (SizeOf(r.run_frames()) != runs) {
       ThrowCorrupt("video", what, "run_offsets and run_frames differ in length");
@@ -93,6 +100,17 @@ uint32_t CheckVideoShape(const fbs::VideoRecord& r, std::string_view what) {
     ThrowCorrupt("video", what, "checksums do not match the frame count");
   }
   if (r.meta_data() == nullptr) ThrowCorrupt("video", what, "meta_data is missing");
+  // Each frame's length (JPEG size plus pad) must fit frame_info's 32 bits.
+  // Only 4-byte sizes can overflow (a 2-byte size plus a pad of at most 255
+  // cannot); checked here so that DecodeFrameCount rejects what
+  // DecodeVideoRecord rejects.
+  if (const auto* sizes32 = r.jpeg_sizes(); sizes32 != nullptr) {
+    for (uint32_t i = 0; i < sizes32->size(); ++i) {
+      const uint32_t size = sizes32->Get(i);
+      const uint32_t pad = r.pads() != nullptr ? r.pads()->Get(i) : PadFor(size);
+      if (size > UINT32_MAX - pad) ThrowCorrupt("video", what, "frame length overflows");
+    }
+  }
   return static_cast<uint32_t>(frames);
 }
 
@@ -123,7 +141,6 @@ VideoRecord DecodeVideo(std::string_view bytes, std::string_view what, bool with
     for (uint32_t i = 0; i < run_frames; ++i, ++frame) {
       const uint32_t size = sizes16 != nullptr ? sizes16->Get(frame) : sizes32->Get(frame);
       const uint32_t pad = r.pads() != nullptr ? r.pads()->Get(frame) : PadFor(size);
-      if (size > UINT32_MAX - pad) ThrowCorrupt("video", what, "frame length overflows");
       out.frames.push_back(FrameInfo{offset, pad, size + pad});
       offset += size + pad;
     }
@@ -246,6 +263,11 @@ ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what) {
   }
   if (r->live_bytes() > r->committed_length()) {
     ThrowCorrupt("chunk", what, "live bytes exceed the committed length");
+  }
+  // An unknown state would read as open, and a writer would append to it.
+  if (r->state() != fbs::ChunkState::Open && r->state() != fbs::ChunkState::Full) {
+    ThrowCorrupt("chunk", what,
+                 "unknown state " + std::to_string(static_cast<unsigned>(r->state())));
   }
   ChunkRecord out;
   out.file_name = r->file_name()->str();

@@ -13,6 +13,7 @@ packages=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pil
   python3-torch python3-imageio python3-matplotlib
   ffmpeg
+  clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer + sanitizer runtimes, llvm-symbolizer
 )
 
 missing=()

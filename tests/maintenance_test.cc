@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "engine/dataset_impl.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "support/test_util.h"
@@ -109,6 +110,31 @@ BOOST_AUTO_TEST_CASE(compact_refuses_to_copy_a_damaged_frame) {
   BOOST_TEST(ds->Get("v2").chunk == victim.chunk);
   BOOST_TEST(ds->Get("v2").frames[1].offset == victim.frames[1].offset);
   BOOST_TEST(ds->Count() == 3u);
+}
+
+// The obsolete-file list comes from the index; a damaged entry pointing
+// outside the dataset must stop recovery, not delete someone else's file.
+BOOST_AUTO_TEST_CASE(obsolete_files_outside_the_dataset_are_never_deleted) {
+  TempDir tmp;
+  auto ds = Filled(tmp / "d", 2, 4);
+  for (const std::string name : {"../victim", "/tmp/../victim", "a/../../victim", ".."}) {
+    test::WriteFile(tmp / "victim", "keep me");
+    Dataset::Impl& impl = ds->impl();
+    impl.env->Update([&](index::Txn& txn) {
+      index::DatasetInfo info = impl.GetInfo(txn);
+      info.obsolete_files = {name};
+      txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+    BOOST_TEST_CONTEXT("name " << name) {
+      try {
+        ds->NewWriter();
+        BOOST_ERROR("recovery should refuse the name");
+      } catch (const CorruptionError& e) {
+        BOOST_TEST(std::string(e.what()).find("not inside the dataset") != std::string::npos);
+      }
+      BOOST_TEST(test::ReadFile(tmp / "victim") == "keep me");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(compact_keeps_gulpio_meta_lists_of_imported_data) {

@@ -112,11 +112,11 @@ int ScaledDimension(int dimension, int scale_denom);
 
 // Decodes JPEG images with one TurboJPEG decompressor.
 //
-// Move-only. The TurboJPEG instance is created on first use (so constructing
-// one never fails) and destroyed with the object; a moved-from decoder creates
-// a new one if used again, and so does a decoder after a failed call (TurboJPEG
-// 2.1 can leave its instance mid-header). Inputs are only read during a call
-// and never retained.
+// Move-only. Each call creates its own TurboJPEG instance and drops it when
+// it returns (so constructing one never fails): libjpeg carries tables and
+// error state from one image to the next, and a call's result must not depend
+// on what the decoder decoded before. Inputs are only read during a call and
+// never retained.
 class JpegDecoder {
  public:
   JpegDecoder() noexcept;
