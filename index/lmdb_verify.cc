@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -71,15 +72,21 @@ class File {
       fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     } while (fd_ < 0 && errno == EINTR);
     if (fd_ < 0) ThrowErrno("open", path, errno);
-    struct stat st;
-    if (::fstat(fd_, &st) != 0) ThrowErrno("stat", path, errno);
-    size_ = static_cast<uint64_t>(st.st_size);
+    Refresh();
   }
   ~File() { ::close(fd_); }
   File(const File&) = delete;
   File& operator=(const File&) = delete;
 
   uint64_t size() const { return size_; }
+  // Measures the size again. The writer of an LMDB file only ever grows it,
+  // and writes a transaction's pages before the meta page naming them.
+  uint64_t Refresh() {
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) ThrowErrno("stat", path_, errno);
+    size_ = static_cast<uint64_t>(st.st_size);
+    return size_;
+  }
   // Reads exactly `n` bytes at `offset`; false if the file is shorter.
   bool Read(uint64_t offset, uint8_t* out, size_t n) const {
     size_t done = 0;
@@ -122,8 +129,18 @@ std::optional<std::string> ParseMeta(const uint8_t* page, uint64_t pgno, Meta* m
   return std::nullopt;
 }
 
+std::atomic<void (*)()> g_before_meta_read{nullptr};
+
 // Reads both meta pages; picks the one for `txnid` (0: the newer).
-Meta ReadMeta(const File& file, const std::string& path, uint64_t txnid) {
+//
+// The size check must measure the file after reading the meta pages: a
+// writer committing between a size measured first and the meta read would
+// make a healthy, growing index look truncated (the meta names pages the
+// stale size does not cover). Measured afterwards, the size covers every
+// page any meta we read names, since LMDB writes (and syncs) a
+// transaction's pages before its meta page.
+Meta ReadMeta(File& file, const std::string& path, uint64_t txnid) {
+  if (auto hook = g_before_meta_read.load(std::memory_order_relaxed)) hook();
   // Meta page 0 sits at offset 0; its page size says where page 1 is.
   std::vector<uint8_t> first(kPageHeader + 136);
   if (!file.Read(0, first.data(), first.size())) {
@@ -149,7 +166,7 @@ Meta ReadMeta(const File& file, const std::string& path, uint64_t txnid) {
     }
   }
   const uint64_t need = (pick->last_page + 1) * pick->page_size;
-  if (pick->last_page < 1 || pick->last_page > (uint64_t{1} << 40) || file.size() < need) {
+  if (pick->last_page < 1 || pick->last_page > (uint64_t{1} << 40) || file.Refresh() < need) {
     throw CorruptionError("verify index " + path + ": transaction " + std::to_string(pick->txnid) +
                           " uses " + std::to_string(pick->last_page + 1) + " pages (" +
                           std::to_string(need) + " bytes) but the file has " +
@@ -427,6 +444,8 @@ class Walker {
 };
 
 }  // namespace
+
+void SetBeforeMetaReadHookForTesting(void (*hook)()) { g_before_meta_read.store(hook); }
 
 void CheckIndexFileHeader(const std::string& data_path) {
   File file(data_path);

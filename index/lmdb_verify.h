@@ -41,6 +41,10 @@ struct IndexFileReport {
 // Throws CorruptionError naming `data_path` and what is wrong, or IoError.
 void CheckIndexFileHeader(const std::string& data_path);
 
+// Tests only: `hook` runs after the data file is opened and before its meta
+// pages are read (nullptr: none), where a concurrent commit is most harmful.
+void SetBeforeMetaReadHookForTesting(void (*hook)());
+
 // Walks every database of the snapshot `txnid` (0: the newest meta's). Reads
 // each reachable page once. Never throws for damage (it is reported, at most
 // `max_problems` of it); throws IoError if the file cannot be read.

@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <string>
+#include <utility>
+
 #include <boost/test/unit_test.hpp>
 
 #include "support/test_util.h"
@@ -105,6 +108,48 @@ BOOST_AUTO_TEST_CASE(verifier_accepts_healthy_files_and_finds_damage) {
   // Not an LMDB file at all.
   test::WriteFile(data, std::string(8192, 'x'));
   BOOST_CHECK_THROW(Env::Open(tmp.path(), EnvOptions{}), CorruptionError);
+}
+
+// A commit that grows the file while an open checks its header (the race a
+// DataLoader worker opening a dataset being appended to hit): the check must
+// measure the file after reading the meta pages, never call it truncated.
+Env* g_growing_env = nullptr;
+Dbi g_growing_db = 0;
+int g_growing_commits = 0;
+
+void GrowIndexOnce() {
+  if (g_growing_env == nullptr) return;
+  Env* env = std::exchange(g_growing_env, nullptr);
+  env->Update([](Txn& txn) {
+    for (int i = 0; i < 200; ++i) {
+      txn.Put(g_growing_db, "grow" + std::to_string(g_growing_commits) + "_" + std::to_string(i),
+              std::string(3000, 'g'));
+    }
+  });
+  ++g_growing_commits;
+}
+
+BOOST_AUTO_TEST_CASE(header_check_never_calls_a_growing_index_truncated) {
+  test::TempDir tmp;
+  auto env = Env::Open(tmp.path(), EnvOptions{});
+  g_growing_db = env->OpenDb("t", true);
+  env->Update([](Txn& txn) { txn.Put(g_growing_db, "a", "1"); });
+  const std::string data = tmp.path() + "/data.mdb";
+  SetBeforeMetaReadHookForTesting(&GrowIndexOnce);
+  for (int round = 0; round < 3; ++round) {
+    struct stat before;
+    BOOST_REQUIRE(::stat(data.c_str(), &before) == 0);
+    g_growing_env = env.get();
+    BOOST_CHECK_NO_THROW(CheckIndexFileHeader(data));
+    g_growing_env = env.get();
+    const IndexFileReport report = VerifyIndexFile(data);
+    BOOST_TEST(report.healthy(), (report.problems.empty() ? "" : report.problems[0]));
+    struct stat after;
+    BOOST_REQUIRE(::stat(data.c_str(), &after) == 0);
+    BOOST_TEST(after.st_size > before.st_size);  // the hook did grow the file
+  }
+  SetBeforeMetaReadHookForTesting(nullptr);
+  BOOST_TEST(g_growing_commits == 6);
 }
 
 BOOST_AUTO_TEST_CASE(map_grows_instead_of_failing_full) {

@@ -27,6 +27,11 @@
 //     (ReadJpegBatch), decoded pixels (ReadFrames, compared with a decode of
 //     the regenerated JPEG) or its index entry (Find: frame_info, checksums,
 //     meta). Everything is compared byte for byte with the regenerated video.
+//   - the opener opens the dataset afresh over and over while the writer
+//     commits (every other open with verify_index), reads one committed
+//     video and closes it again, so every open runs the index-file header
+//     check against a file the writer is growing. An index that only grows
+//     must never be called truncated or damaged by a concurrent open.
 //   - the exporter runs ExportGmeta into fresh directories while the writer
 //     works, and once more after it finished. Every export is parsed back
 //     (engine/gmeta.h) and must be a consistent snapshot: exactly the videos
@@ -292,6 +297,11 @@ struct Shared {
   uint64_t commits;
   uint64_t writer_ns;
   PauseRecord pauses[kPauses];
+
+  // Written by the opener.
+  uint64_t opens;
+  uint64_t opens_during_commits;  // opens that overlapped a commit
+  uint64_t open_errors;
 
   // Written by the exporter.
   uint64_t exports_completed;
@@ -832,6 +842,48 @@ int WriterMain(Shared* sh, const Config& config, const std::vector<uint64_t>& bo
   return 0;
 }
 
+// ---- The opener ----------------------------------------------------------------------
+
+// Opens the dataset again and again while the writer commits. Each open gets
+// a fresh LMDB environment (the previous Dataset is closed first), so each
+// runs the header check of Env::Open, and every other one the full
+// verify_index walk, against an index file that the writer is growing.
+int OpenerMain(Shared* sh, const Config& config, const std::vector<uint64_t>& bounds) {
+  ExpectedCache cache(config.seed);
+  int reported = 0;
+  for (uint64_t k = 0; sh->writer_done.load() == 0 && sh->stop.load() == 0; ++k) {
+    const uint64_t gen_before = sh->commit_gen.load();
+    const uint64_t confirmed = sh->committed_videos.load();
+    try {
+      OpenOptions options;
+      options.verify_index = (k % 2) == 1;
+      options.decode_threads = 1;
+      auto ds = Dataset::Open(config.dataset_dir(), options);
+      const uint64_t count = ds->Count();
+      if (count < confirmed || !IsBound(bounds, count)) {
+        throw std::runtime_error("open " + std::to_string(k) + " sees " + std::to_string(count) +
+                                 " videos, not a whole number of committed batches (at least " +
+                                 std::to_string(confirmed) + ")");
+      }
+      if (count > 0) {
+        const uint64_t n = k % count;
+        const JpegFrames got = ds->ReadJpegs(VideoId(n));
+        const auto want = cache.Get(n);
+        bool same = got.size() == want->frames.size();
+        for (size_t i = 0; same && i < got.size(); ++i) same = got[i] == want->frames[i];
+        if (!same) throw std::runtime_error("open " + std::to_string(k) + " read a wrong " + VideoId(n));
+      }
+    } catch (const std::exception& e) {
+      ++sh->open_errors;
+      if (reported++ < 10) std::fprintf(stderr, "opener: %s\n", e.what());
+    }
+    ++sh->opens;
+    const uint64_t gen_after = sh->commit_gen.load();
+    if (gen_after != gen_before || (gen_before & 1) != 0) ++sh->opens_during_commits;
+  }
+  return 0;
+}
+
 // ---- The exporter --------------------------------------------------------------------
 
 class Exporter {
@@ -1126,6 +1178,7 @@ int Main(int argc, char** argv) {
     children[Spawn("threaded_reader", [&] { return ThreadedReaderMain(sh, config, bounds); })] = {
         "threaded_reader", false};
   }
+  children[Spawn("opener", [&] { return OpenerMain(sh, config, bounds); })] = {"opener", false};
   children[Spawn("exporter", [&] { return Exporter(sh, config, bounds).Run(); })] = {"exporter",
                                                                                      false};
 
@@ -1256,6 +1309,9 @@ int Main(int argc, char** argv) {
   std::printf("read_errors: %llu\n", ull(errors));
   std::printf("incomplete_or_wrong_reads: %llu\n", ull(wrong));
   std::printf("checksum_failures: %llu\n", ull(checksum));
+  std::printf("opens: %llu\n", ull(sh->opens));
+  std::printf("opens_during_commits: %llu\n", ull(sh->opens_during_commits));
+  std::printf("open_errors: %llu\n", ull(sh->open_errors));
   std::printf("exports_completed: %llu\n", ull(sh->exports_completed));
   std::printf("exports_during_writes: %llu\n", ull(sh->exports_during_writes));
   std::printf("export_errors: %llu\n", ull(sh->export_errors));
@@ -1300,6 +1356,8 @@ int Main(int argc, char** argv) {
   if (errors != 0) reasons.push_back("read_errors");
   if (wrong != 0) reasons.push_back("incomplete_or_wrong_reads");
   if (checksum != 0) reasons.push_back("checksum_failures");
+  if (sh->open_errors != 0) reasons.push_back("open_errors");
+  if (sh->opens_during_commits == 0) reasons.push_back("no open overlapped a commit");
   if (sh->export_errors != 0) reasons.push_back("export_errors");
   if (sh->export_inconsistent != 0) reasons.push_back("exports_inconsistent");
   if (sh->exports_during_writes == 0) reasons.push_back("no export ran while the writer worked");
