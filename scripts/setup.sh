@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package gulpdb needs to build, test and benchmark.
 # Idempotent: when everything is already installed it prints nothing and exits 0.
+# Also installs the S3 test server s3rver from the npm registry (build/tools).
 set -euo pipefail
 
 packages=(
@@ -14,19 +15,39 @@ packages=(
   python3-torch python3-imageio python3-matplotlib
   ffmpeg
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer + sanitizer runtimes, llvm-symbolizer
+  libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (remote/)
+  python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)
+  python3-boto3 python3-torchvision  # benchmark baselines only
+  python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging
+  help2man dpkg-dev              # the man page; dpkg-shlibdeps for the .deb's Depends
 )
 
 missing=()
+# Node.js and npm run the S3 test server (s3rver, installed below); any
+# Node.js >= 12 will do, so a machine that already has one keeps it.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "setup: installing ${missing[*]}" >&2
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The S3-compatible test server, from the npm registry, into a folder this
+# script owns (not committed): build/tools/s3rver/node_modules/.bin/s3rver.
+s3rver_version=3.7.1
+tools=$(cd "$(dirname "$0")/.." && pwd)/build/tools
+if [ ! -x "$tools/s3rver/node_modules/.bin/s3rver" ] ||
+   ! grep -q "\"version\": \"$s3rver_version\"" "$tools/s3rver/node_modules/s3rver/package.json" 2>/dev/null; then
+  echo "setup: installing s3rver@$s3rver_version (npm) into $tools/s3rver" >&2
+  mkdir -p "$tools/s3rver"
+  npm install --prefix "$tools/s3rver" --no-audit --no-fund --loglevel=error \
+    "s3rver@$s3rver_version" >/dev/null
+fi
