@@ -314,7 +314,8 @@ Json RecordBreakdown(const Dataset& ds) {
     index::Cursor cursor(txn, impl.videos);
     for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
       const index::VideoRecord r = index::DecodeVideoRecord(
-          impl.Unseal(cursor.key(), cursor.value(), Dataset::Impl::RecordKind::kVideo), cursor.key());
+          impl.Unseal(cursor.key(), cursor.value(), Dataset::Impl::RecordKind::kVideo),
+          cursor.key());
       ++videos;
       key_bytes += cursor.key().size();
       value_bytes += cursor.value().size();

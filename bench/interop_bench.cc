@@ -125,7 +125,8 @@ int RunSmoke() {
 
 int Main(int argc, char** argv) {
   const std::string usage =
-      "interop_bench import --dir D [--index-dir I] [--checksums] | export --dir D --out O | --smoke";
+      "interop_bench import --dir D [--index-dir I] [--checksums] | export --dir D --out O | "
+      "--smoke";
   if (argc >= 2 && std::string(argv[1]) == "--smoke") return RunSmoke();
   if (argc < 2) Options(argc, argv, 1, usage).Usage("missing mode");
   const std::string mode = argv[1];

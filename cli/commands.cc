@@ -47,7 +47,8 @@ bool Parse(const std::vector<std::string>& args, const char* usage, po::options_
   }
   po::notify(*vm);
   for (const std::string& p : positionals) {
-    const std::string name = p.size() > 3 && p.substr(p.size() - 3) == "..." ? p.substr(0, p.size() - 3) : p;
+    const std::string name =
+        p.size() > 3 && p.substr(p.size() - 3) == "..." ? p.substr(0, p.size() - 3) : p;
     if (vm->count(name) == 0) throw UsageError("missing argument " + name);
   }
   return true;
@@ -248,8 +249,8 @@ int RunShow(const std::vector<std::string>& args) {
   std::string frame_info = "[";
   for (size_t i = 0; i < v.frames.size(); ++i) {
     if (i != 0) frame_info += ", ";
-    frame_info += "[" + std::to_string(v.frames[i].offset) + ", " + std::to_string(v.frames[i].pad) +
-                  ", " + std::to_string(v.frames[i].length) + "]";
+    frame_info += "[" + std::to_string(v.frames[i].offset) + ", " +
+                  std::to_string(v.frames[i].pad) + ", " + std::to_string(v.frames[i].length) + "]";
   }
   frame_info += "]";
   if (json) {
@@ -277,7 +278,8 @@ int RunExtract(const std::vector<std::string>& args) {
     return 0;
   }
   const std::string id = vm["id"].as<std::string>();
-  const JpegFrames jpegs = OpenRo(vm["dir"].as<std::string>())->ReadJpegs(id, Selection::Parse(frames));
+  const JpegFrames jpegs =
+      OpenRo(vm["dir"].as<std::string>())->ReadJpegs(id, Selection::Parse(frames));
   if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("create", out, errno);
   const std::string stem = SafeName(id);
   for (size_t i = 0; i < jpegs.size(); ++i) {
@@ -342,7 +344,8 @@ int RunImport(const std::vector<std::string>& args) {
   const std::string dir = vm["dir"].as<std::string>();
   const ImportReport r = ImportGulpio(dir, options);
   if (progress) progress->Finish();
-  for (const std::string& w : r.warnings) std::fprintf(stderr, "gulpdb import: warning: %s\n", w.c_str());
+  for (const std::string& w : r.warnings)
+    std::fprintf(stderr, "gulpdb import: warning: %s\n", w.c_str());
   std::printf("imported %s: %llu chunks, %llu videos, %llu frames (%.1f MB of .gmeta)\n",
               dir.c_str(), static_cast<unsigned long long>(r.chunks),
               static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
@@ -364,7 +367,8 @@ int RunExport(const std::vector<std::string>& args) {
   const ExportReport r = ExportGmeta(*OpenRo(dir), out);
   std::printf("exported %llu chunks (%llu videos, %llu bytes of .gmeta) to %s\n",
               static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
-              static_cast<unsigned long long>(r.bytes_written), out.empty() ? dir.c_str() : out.c_str());
+              static_cast<unsigned long long>(r.bytes_written),
+              out.empty() ? dir.c_str() : out.c_str());
   return 0;
 }
 
@@ -375,8 +379,8 @@ int RunCheck(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "deep", po::bool_switch(&options.deep), "also decode every frame and verify checksums")(
       "index-dir", po::value(&options.index_dir), "the index, when not in DIR/gulpdb.index")(
-      "json", po::bool_switch(&json), "machine-readable output")(
-      "quiet,q", po::bool_switch(&quiet), "no progress output");
+      "json", po::bool_switch(&json), "machine-readable output")("quiet,q", po::bool_switch(&quiet),
+                                                                 "no progress output");
   po::variables_map vm;
   if (!Parse(args, "gulpdb check DIR [--deep] [--json]", o, {"dir"}, &vm)) return 0;
   const std::string dir = vm["dir"].as<std::string>();
@@ -395,18 +399,21 @@ int RunCheck(const std::vector<std::string>& args) {
     }
     std::string notes;
     for (const std::string& n : r.notes) notes += (notes.empty() ? "" : ", ") + PythonJsonString(n);
-    std::printf("{\"healthy\": %s, \"deep\": %s, \"chunks\": %llu, \"videos\": %llu, "
-                "\"frames\": %llu, \"problems\": [%s], \"notes\": [%s]}\n",
-                r.healthy() ? "true" : "false", options.deep ? "true" : "false",
-                static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
-                static_cast<unsigned long long>(r.frames), problems.c_str(), notes.c_str());
+    std::printf(
+        "{\"healthy\": %s, \"deep\": %s, \"chunks\": %llu, \"videos\": %llu, "
+        "\"frames\": %llu, \"problems\": [%s], \"notes\": [%s]}\n",
+        r.healthy() ? "true" : "false", options.deep ? "true" : "false",
+        static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
+        static_cast<unsigned long long>(r.frames), problems.c_str(), notes.c_str());
   } else {
     for (const std::string& n : r.notes) std::printf("note: %s\n", n.c_str());
-    for (const CheckProblem& p : r.problems) std::printf("%s: %s\n", p.where.c_str(), p.what.c_str());
-    std::printf("%s: %llu chunks, %llu videos, %llu frames checked%s: %s\n", dir.c_str(),
-                static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
-                static_cast<unsigned long long>(r.frames), options.deep ? " (deep)" : "",
-                r.healthy() ? "healthy" : (std::to_string(r.problems.size()) + " problems").c_str());
+    for (const CheckProblem& p : r.problems)
+      std::printf("%s: %s\n", p.where.c_str(), p.what.c_str());
+    std::printf(
+        "%s: %llu chunks, %llu videos, %llu frames checked%s: %s\n", dir.c_str(),
+        static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
+        static_cast<unsigned long long>(r.frames), options.deep ? " (deep)" : "",
+        r.healthy() ? "healthy" : (std::to_string(r.problems.size()) + " problems").c_str());
   }
   return r.healthy() ? 0 : 1;
 }
@@ -447,8 +454,8 @@ int RunMerge(const std::vector<std::string>& args) {
   o.add_options()("out", po::value<std::string>(), "output dataset (created if missing)")(
       "shards", po::value<std::vector<std::string>>(), "shard datasets")(
       "on-duplicate", po::value(&on_dup)->default_value("error"),
-      "an id already in the output: error, skip or replace")(
-      "quiet,q", po::bool_switch(&quiet), "no progress output");
+      "an id already in the output: error, skip or replace")("quiet,q", po::bool_switch(&quiet),
+                                                             "no progress output");
   po::variables_map vm;
   if (!Parse(args, "gulpdb merge OUT SHARD...", o, {"out", "shards..."}, &vm)) return 0;
   MergeOptions options;
@@ -461,13 +468,12 @@ int RunMerge(const std::vector<std::string>& args) {
   const std::string out = vm["out"].as<std::string>();
   const MergeReport r = Merge(out, vm["shards"].as<std::vector<std::string>>(), options);
   if (progress) progress->Finish();
-  std::printf("merged %llu shards into %s: %llu videos (%llu chunks attached in place, %llu "
-              "videos copied, %llu duplicates skipped)\n",
-              static_cast<unsigned long long>(r.shards), out.c_str(),
-              static_cast<unsigned long long>(r.videos),
-              static_cast<unsigned long long>(r.chunks_attached),
-              static_cast<unsigned long long>(r.videos_copied),
-              static_cast<unsigned long long>(r.skipped));
+  std::printf(
+      "merged %llu shards into %s: %llu videos (%llu chunks attached in place, %llu "
+      "videos copied, %llu duplicates skipped)\n",
+      static_cast<unsigned long long>(r.shards), out.c_str(),
+      static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.chunks_attached),
+      static_cast<unsigned long long>(r.videos_copied), static_cast<unsigned long long>(r.skipped));
   return 0;
 }
 

@@ -41,8 +41,9 @@ void Progress::Draw(bool final) {
   if (tty_) {
     constexpr int kWidth = 30;
     const int filled =
-        total_ == 0 ? kWidth : static_cast<int>(kWidth * static_cast<double>(done_) /
-                                                static_cast<double>(total_));
+        total_ == 0
+            ? kWidth
+            : static_cast<int>(kWidth * static_cast<double>(done_) / static_cast<double>(total_));
     std::string bar(static_cast<size_t>(filled), '#');
     bar.resize(kWidth, '.');
     std::fprintf(stderr, "\r%s [%s] %llu/%llu  %.1f/s  ETA %.0fs ", label_.c_str(), bar.c_str(),

@@ -60,9 +60,9 @@ class Checker {
           Problem(state.record.file_name, std::string("cannot open: ") + e.what());
         }
         if (state.file && state.size < state.record.committed_length) {
-          Problem(state.record.file_name,
-                  "truncated: " + std::to_string(state.size) + " bytes, the index committed " +
-                      std::to_string(state.record.committed_length));
+          Problem(state.record.file_name, "truncated: " + std::to_string(state.size) +
+                                              " bytes, the index committed " +
+                                              std::to_string(state.record.committed_length));
         } else if (state.file && state.size > state.record.committed_length) {
           report_->notes.push_back(state.record.file_name + ": " +
                                    std::to_string(state.size - state.record.committed_length) +
@@ -139,7 +139,8 @@ class Checker {
           resume = id + '\0';
           index::VideoRecord record;
           try {
-            record = index::DecodeVideoRecord(impl_.Unseal(id, cursor.value(), Dataset::Impl::RecordKind::kVideo), id);
+            record = index::DecodeVideoRecord(
+                impl_.Unseal(id, cursor.value(), Dataset::Impl::RecordKind::kVideo), id);
           } catch (const CorruptionError& e) {
             Problem("id '" + id + "'", e.what());
             continue;

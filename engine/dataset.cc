@@ -24,7 +24,8 @@ std::string IndexDir(const std::string& dir, const std::string& override_dir) {
 // LMDB forbids opening one environment twice in a process (closing either
 // would drop the other's locks), so Datasets on the same directory share
 // their Env. Entries are per process: a child after fork() opens its own.
-std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir, const index::EnvOptions& opts) {
+std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
+                                       const index::EnvOptions& opts) {
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<index::Env>> envs;
   char* real = ::realpath(index_dir.c_str(), nullptr);
@@ -114,7 +115,8 @@ Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
 
 std::string Dataset::Impl::Seal(std::string_view key, std::string value) const {
   if (!sealed) return value;
-  const uint32_t crc = engine::Crc32c(value.data(), value.size(), engine::Crc32c(key.data(), key.size()));
+  const uint32_t crc =
+      engine::Crc32c(value.data(), value.size(), engine::Crc32c(key.data(), key.size()));
   for (int i = 0; i < 4; ++i) value.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
   return value;
 }
@@ -134,7 +136,8 @@ std::string_view Dataset::Impl::Unseal(std::string_view key, std::string_view va
   const std::string_view body = value.substr(0, value.size() - 4);
   uint32_t stored = 0;
   for (int i = 0; i < 4; ++i) {
-    stored |= uint32_t{static_cast<uint8_t>(value[body.size() + static_cast<size_t>(i)])} << (8 * i);
+    stored |= uint32_t{static_cast<uint8_t>(value[body.size() + static_cast<size_t>(i)])}
+              << (8 * i);
   }
   if (engine::Crc32c(body.data(), body.size(), engine::Crc32c(key.data(), key.size())) != stored) {
     throw CorruptionError("read " + what() + " in " + dir +
@@ -148,12 +151,14 @@ void Dataset::Impl::PutVideo(index::Txn& txn, std::string_view id,
   txn.Put(videos, id, Seal(id, index::EncodeVideoRecord(record)));
 }
 
-void Dataset::Impl::PutChunk(index::Txn& txn, uint32_t chunk, const index::ChunkRecord& record) const {
+void Dataset::Impl::PutChunk(index::Txn& txn, uint32_t chunk,
+                             const index::ChunkRecord& record) const {
   const std::string key = index::ChunkKey(chunk);
   txn.Put(chunks, key, Seal(key, index::EncodeChunkRecord(record)));
 }
 
-index::ChunkRecord Dataset::Impl::DecodeChunkAt(std::string_view key, std::string_view value) const {
+index::ChunkRecord Dataset::Impl::DecodeChunkAt(std::string_view key,
+                                                std::string_view value) const {
   const std::string_view bytes = Unseal(key, value, RecordKind::kChunk);
   return index::DecodeChunkRecord(bytes, "chunk " + std::to_string(index::DecodeChunkKey(key)));
 }
@@ -297,7 +302,8 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
   if (options.verify_index) {
     const index::IndexFileReport report = impl->env->VerifyFile();
     if (!report.healthy()) {
-      throw CorruptionError("open dataset " + dir + ": the index is damaged: " + report.problems[0] +
+      throw CorruptionError("open dataset " + dir +
+                            ": the index is damaged: " + report.problems[0] +
                             (report.problems.size() > 1
                                  ? " (and " + std::to_string(report.problems.size() - 1) + " more)"
                                  : std::string()));
@@ -310,7 +316,8 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
   impl->info = impl->env->OpenDb(index::kInfoDb, create);
   {
     index::Txn txn = impl->env->BeginRead();
-    impl->sealed = impl->GetInfo(txn).format_version >= index::kFirstSealedFormat;  // also verifies it
+    impl->sealed =
+        impl->GetInfo(txn).format_version >= index::kFirstSealedFormat;  // also verifies it
   }
   return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
 }
@@ -342,7 +349,8 @@ std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
 VideoInfo Dataset::Get(std::string_view id) const {
   std::optional<VideoInfo> info = Find(id);
   if (!info) {
-    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir +
+                          ": no such video");
   }
   return std::move(*info);
 }
@@ -351,7 +359,8 @@ uint32_t Dataset::FrameCount(std::string_view id) const {
   index::Txn txn = impl_->env->BeginRead();
   std::string_view bytes;
   if (!txn.Get(impl_->videos, id, &bytes)) {
-    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir +
+                          ": no such video");
   }
   return index::DecodeFrameCount(impl_->Unseal(id, bytes, Impl::RecordKind::kVideo), id);
 }
@@ -369,7 +378,8 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
       found = index::DecodeVideoFrames(impl_->Unseal(id, bytes, Impl::RecordKind::kVideo), id);
     }
     if (!found) {
-      throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl_->dir + ": no such video");
+      throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl_->dir +
+                            ": no such video");
     }
     record = std::move(*found);
     file = impl_->ChunkForRead(txn, record.chunk);
@@ -397,7 +407,8 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
     total += f.length;
   }
   out.buffer_.reset(static_cast<char*>(std::malloc(total == 0 ? 1 : total)));
-  if (!out.buffer_) throw ResourceExhaustedError("read id '" + std::string(id) + "': out of memory");
+  if (!out.buffer_)
+    throw ResourceExhaustedError("read id '" + std::string(id) + "': out of memory");
   for (const Run& run : runs) {
     file->ReadAt(run.offset, out.buffer_.get() + run.buffer_pos, run.size);
   }
@@ -405,11 +416,10 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
     for (size_t i = 0; i < out.indices_.size(); ++i) {
       const std::string_view jpeg = out[i];
       if (engine::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[out.indices_[i]]) {
-        throw CorruptionError("read id '" + std::string(id) + "' frame " +
-                              std::to_string(out.indices_[i]) + " in " + file->path() +
-                              " at offset " +
-                              std::to_string(record.frames[out.indices_[i]].offset) +
-                              ": checksum mismatch");
+        throw CorruptionError(
+            "read id '" + std::string(id) + "' frame " + std::to_string(out.indices_[i]) + " in " +
+            file->path() + " at offset " + std::to_string(record.frames[out.indices_[i]].offset) +
+            ": checksum mismatch");
       }
     }
   }
@@ -429,7 +439,8 @@ void Dataset::ForEach(const std::function<bool(const VideoInfo&)>& fn) const {
   impl_->ScanOrder({}, {}, fn);
 }
 
-void Dataset::ForEachInChunk(uint32_t chunk, const std::function<bool(const VideoInfo&)>& fn) const {
+void Dataset::ForEachInChunk(uint32_t chunk,
+                             const std::function<bool(const VideoInfo&)>& fn) const {
   const std::string until = chunk == UINT32_MAX ? std::string() : index::OrderKey(chunk + 1, 0);
   impl_->ScanOrder(index::OrderKey(chunk, 0), until, fn);
 }
@@ -481,7 +492,8 @@ DatasetStats Dataset::Stats() const {
 size_t Dataset::Remove(const std::vector<std::string>& ids) {
   std::unique_ptr<Writer> writer = NewWriter();
   size_t removed = 0;
-  for (const std::string& id : ids) if (writer->Remove(id)) ++removed;
+  for (const std::string& id : ids)
+    if (writer->Remove(id)) ++removed;
   writer->Commit();
   return removed;
 }

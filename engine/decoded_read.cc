@@ -76,8 +76,8 @@ bool DecodedFrames::uniform() const {
 
 engine::ThreadPool& Dataset::Impl::DecodePool() const {
   std::call_once(pool_once_, [this] {
-    const size_t n = options.decode_threads == 0 ? engine::ThreadPool::DefaultSize()
-                                                 : options.decode_threads;
+    const size_t n =
+        options.decode_threads == 0 ? engine::ThreadPool::DefaultSize() : options.decode_threads;
     pool_ = std::make_unique<engine::ThreadPool>(n);
   });
   return *pool_;
@@ -104,8 +104,8 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
   // Rethrows a codec error with the frame it belongs to.
   const auto with_context = [&](size_t request, size_t frame, const Error& e) {
     ThrowError(e.code(), "decode id '" + requests[request].id + "' frame " +
-                             std::to_string(jpegs[request].indices()[frame]) + " in " +
-                             impl_->dir + ": " + e.what());
+                             std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
+                             ": " + e.what());
   };
   std::vector<DecodedFrames> out(requests.size());
   std::vector<std::pair<size_t, size_t>> jobs;  // (request, frame)

@@ -51,8 +51,8 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
     engine::GmetaWriter writer(path);
     index::Cursor cursor(txn, impl.order);
     const std::string end = index::OrderKey(n + 1, 0);
-    for (bool ok = cursor.Seek(index::OrderKey(n, 0)); ok && (n == UINT32_MAX || cursor.key() < end);
-         ok = cursor.Next()) {
+    for (bool ok = cursor.Seek(index::OrderKey(n, 0));
+         ok && (n == UINT32_MAX || cursor.key() < end); ok = cursor.Next()) {
       const std::string_view id = cursor.value();
       const std::optional<index::VideoRecord> video = impl.FindRecord(txn, id);
       if (!video) {

@@ -37,23 +37,34 @@ void SetIoHook(IoHook hook, void* context) {
 
 const char* PointName(Point point) {
   switch (point) {
-    case Point::kChunkCreated: return "chunk_created";
-    case Point::kChunkRegistered: return "chunk_registered";
-    case Point::kFramesWritten: return "frames_written";
-    case Point::kBeforeDataSync: return "before_data_sync";
-    case Point::kAfterDataSync: return "after_data_sync";
-    case Point::kBeforeIndexCommit: return "before_index_commit";
-    case Point::kAfterIndexCommit: return "after_index_commit";
+    case Point::kChunkCreated:
+      return "chunk_created";
+    case Point::kChunkRegistered:
+      return "chunk_registered";
+    case Point::kFramesWritten:
+      return "frames_written";
+    case Point::kBeforeDataSync:
+      return "before_data_sync";
+    case Point::kAfterDataSync:
+      return "after_data_sync";
+    case Point::kBeforeIndexCommit:
+      return "before_index_commit";
+    case Point::kAfterIndexCommit:
+      return "after_index_commit";
   }
   return "unknown";
 }
 
 const char* OpName(Op op) {
   switch (op) {
-    case Op::kRead: return "read";
-    case Op::kWrite: return "write";
-    case Op::kSync: return "sync";
-    case Op::kTruncate: return "truncate";
+    case Op::kRead:
+      return "read";
+    case Op::kWrite:
+      return "write";
+    case Op::kSync:
+      return "sync";
+    case Op::kTruncate:
+      return "truncate";
   }
   return "unknown";
 }

@@ -40,12 +40,14 @@ size_t PreadFull(int fd, void* dst, size_t size, uint64_t offset, const std::str
   auto* out = static_cast<char*>(dst);
   size_t done = 0;
   while (done < size) {
-    const fault::Injection inject = fault::Inject(fault::Op::kRead, path, offset + done, size - done);
+    const fault::Injection inject =
+        fault::Inject(fault::Op::kRead, path, offset + done, size - done);
     if (inject.error != 0) {
       ThrowErrno("read", path + " at offset " + std::to_string(offset + done), inject.error);
     }
-    const ssize_t n = ::pread(fd, out + done, std::min(size - done, std::max<size_t>(1, inject.max_bytes)),
-                              static_cast<off_t>(offset + done));
+    const ssize_t n =
+        ::pread(fd, out + done, std::min(size - done, std::max<size_t>(1, inject.max_bytes)),
+                static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       ThrowErrno("read", path + " at offset " + std::to_string(offset + done), errno);
@@ -150,8 +152,7 @@ bool IsDirectory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-FileLock::FileLock(const std::string& path, std::chrono::milliseconds wait,
-                   const std::string& what)
+FileLock::FileLock(const std::string& path, std::chrono::milliseconds wait, const std::string& what)
     : fd_(OpenFile(path, O_RDWR | O_CREAT)) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {

@@ -77,7 +77,8 @@ std::vector<ChunkFiles> FindChunks(const std::string& dir, const ImportOptions& 
     if (c.meta.empty()) {
       if (!options.skip_missing_meta) {
         throw InvalidArgumentError("import " + dir + ": " + c.data + " has no meta file meta_" +
-                                   std::to_string(n) + ".gmeta (skip such chunks with the "
+                                   std::to_string(n) +
+                                   ".gmeta (skip such chunks with the "
                                    "skip-missing-meta option)");
       }
       report->warnings.push_back("skipped " + c.data + ": no meta file");
@@ -88,7 +89,8 @@ std::vector<ChunkFiles> FindChunks(const std::string& dir, const ImportOptions& 
     }
     out.push_back(std::move(c));
   }
-  if (out.empty()) throw InvalidArgumentError("import " + dir + ": no data*.gulp / meta*.gmeta pairs");
+  if (out.empty())
+    throw InvalidArgumentError("import " + dir + ": no data*.gulp / meta*.gmeta pairs");
   return out;
 }
 
@@ -146,11 +148,10 @@ class Importer {
         if (bad_pad || bad_length || past_end) {
           fail(" frame " + std::to_string(i) + " [" + std::to_string(f.offset) + ", " +
                std::to_string(f.pad) + ", " + std::to_string(f.length) + "]: " +
-               (bad_pad ? std::string("pad is over 4")
-                : bad_length
-                    ? std::string("length is smaller than pad")
-                    : "ends past the end of " + files.data + " (" + std::to_string(data_size) +
-                          " bytes)"));
+               (bad_pad      ? std::string("pad is over 4")
+                : bad_length ? std::string("length is smaller than pad")
+                             : "ends past the end of " + files.data + " (" +
+                                   std::to_string(data_size) + " bytes)"));
         }
         extents_.emplace_back(f.offset, f.offset + f.length);
       }
@@ -171,7 +172,8 @@ class Importer {
     });
 
     // GulpIO writes frames in file order, so this is almost always sorted already.
-    if (!std::is_sorted(extents_.begin(), extents_.end())) std::sort(extents_.begin(), extents_.end());
+    if (!std::is_sorted(extents_.begin(), extents_.end()))
+      std::sort(extents_.begin(), extents_.end());
     for (size_t i = 1; i < extents_.size(); ++i) {
       if (extents_[i].first < extents_[i - 1].second) {
         throw CorruptionError("import " + meta_path + ": frames overlap in " + files.data +
@@ -217,9 +219,11 @@ class Importer {
     for (const FrameInfo& f : frames) {
       const size_t size = f.length - f.pad;
       if (read_buffer_.size() < size) read_buffer_.resize(size);
-      if (engine::PreadFull(data_fd_.get(), read_buffer_.data(), size, f.offset, data_path) != size) {
+      if (engine::PreadFull(data_fd_.get(), read_buffer_.data(), size, f.offset, data_path) !=
+          size) {
         throw CorruptionError("import " + data_path + ": the file ended while reading " +
-                              std::to_string(size) + " bytes at offset " + std::to_string(f.offset));
+                              std::to_string(size) + " bytes at offset " +
+                              std::to_string(f.offset));
       }
       crcs.push_back(engine::Crc32c(read_buffer_.data(), size));
     }
@@ -248,11 +252,11 @@ class Importer {
         if (auto old = ds_.FindRecord(txn, p.id)) {
           if (old->chunk == p.record.chunk) {
             throw CorruptionError("import " + meta_paths_.at(p.record.chunk) + ": byte " +
-                                  std::to_string(p.offset) + ": id '" + p.id +
-                                  "' appears twice");
+                                  std::to_string(p.offset) + ": id '" + p.id + "' appears twice");
           }
           ++duplicate_count;
-          if (duplicates_.size() + duplicates.size() < kDuplicatesListed) duplicates.push_back(p.id);
+          if (duplicates_.size() + duplicates.size() < kDuplicatesListed)
+            duplicates.push_back(p.id);
           if (options_.on_duplicate != DuplicatePolicy::kKeepLast) continue;
           index::ChunkRecord& c = chunk_ref(old->chunk);
           c.live_videos -= 1;
@@ -299,11 +303,11 @@ class Importer {
   const ImportOptions& options_;
   ImportReport* report_;
   const size_t max_key_size_ = ds_.env->max_key_size();
-  engine::UniqueFd data_fd_;      // the current chunk's data file
-  std::string read_buffer_;       // one frame, for checksums
+  engine::UniqueFd data_fd_;  // the current chunk's data file
+  std::string read_buffer_;   // one frame, for checksums
 
-  std::map<uint32_t, index::ChunkRecord> unflushed_;  // chunk records not yet in the index
-  std::map<uint32_t, std::string> meta_paths_;         // for messages
+  std::map<uint32_t, index::ChunkRecord> unflushed_;    // chunk records not yet in the index
+  std::map<uint32_t, std::string> meta_paths_;          // for messages
   std::vector<std::pair<uint64_t, uint64_t>> extents_;  // (offset, end) of the chunk's frames
   std::vector<Pending> pending_;
   uint64_t next_seq_ = 0, videos_ = 0, total_frames_ = 0, max_videos_in_chunk_ = 0;

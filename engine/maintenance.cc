@@ -58,13 +58,14 @@ void RemoveObsoleteFiles(Dataset::Impl& ds, std::vector<std::string>* removed) {
 
 CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
   if (options.min_garbage_fraction < 0 || options.min_garbage_fraction > 1) {
-    throw InvalidArgumentError("compact " + dataset.dir() + ": the garbage fraction must be in [0, 1]");
+    throw InvalidArgumentError("compact " + dataset.dir() +
+                               ": the garbage fraction must be in [0, 1]");
   }
   WriterOptions wo;
   wo.on_duplicate = OnDuplicate::kReplace;
   wo.lock_timeout = options.lock_timeout;
   wo.start_new_chunk = true;
-  wo.check_jpeg_markers = false;  // move bytes exactly as they are
+  wo.check_jpeg_markers = false;                           // move bytes exactly as they are
   std::unique_ptr<Writer> writer = dataset.NewWriter(wo);  // the lock, and crash recovery
   Dataset::Impl& ds = dataset.impl();
   CompactReport report;
@@ -94,10 +95,10 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
         // A damaged frame must not be copied under a fresh checksum.
         if (!video.checksums.empty() &&
             engine::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
-          throw CorruptionError("compact " + dataset.dir() + ": id '" + id + "' frame " +
-                                std::to_string(i) + " in " + c.file_name + " at offset " +
-                                std::to_string(video.frames[i].offset) +
-                                ": checksum mismatch (compaction stopped; the frame was not copied)");
+          throw CorruptionError(
+              "compact " + dataset.dir() + ": id '" + id + "' frame " + std::to_string(i) + " in " +
+              c.file_name + " at offset " + std::to_string(video.frames[i].offset) +
+              ": checksum mismatch (compaction stopped; the frame was not copied)");
         }
         views.push_back(jpegs[i]);
       }
@@ -158,7 +159,7 @@ void AttachShard(Dataset::Impl& out, const Dataset& shard, const std::string& re
       }
     }
     index::Txn shard_txn = in.env->BeginRead();
-    std::map<uint32_t, uint32_t> chunk_map;  // shard chunk -> out chunk
+    std::map<uint32_t, uint32_t> chunk_map;          // shard chunk -> out chunk
     std::map<uint32_t, index::ChunkRecord> records;  // out chunks touched
     {
       index::Cursor cursor(shard_txn, in.chunks);

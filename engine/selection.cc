@@ -129,8 +129,8 @@ std::vector<uint32_t> Selection::Resolve(uint32_t frame_count, std::string_view 
         const int64_t i = index < 0 ? index + n : index;
         if (i < 0 || i >= n) {
           throw OutOfRangeError("select frames of " + std::string(id) + ": index " +
-                                     std::to_string(index) + " is out of range for " +
-                                     std::to_string(n) + " frames");
+                                std::to_string(index) + " is out of range for " +
+                                std::to_string(n) + " frames");
         }
         out.push_back(static_cast<uint32_t>(i));
       }

@@ -16,9 +16,9 @@
 #include <unordered_set>
 
 #include "engine/crc32c.h"
-#include "engine/json_text.h"
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
+#include "engine/json_text.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {
@@ -56,12 +56,12 @@ struct Writer::Impl {
   index::DatasetInfo info;  // as last committed (settings are fixed)
 
   bool have_chunk = false;
-  uint32_t chunk = 0;                        // the chunk appends go to
-  index::ChunkRecord chunk_record;           // its committed state
-  std::shared_ptr<engine::ChunkFile> file;   // its read-write handle
-  uint64_t write_pos = 0;                    // next byte to write in it
-  uint32_t batch_videos_in_chunk = 0;        // appended to it in this batch
-  bool started_new_chunk = false;            // for WriterOptions::start_new_chunk
+  uint32_t chunk = 0;                       // the chunk appends go to
+  index::ChunkRecord chunk_record;          // its committed state
+  std::shared_ptr<engine::ChunkFile> file;  // its read-write handle
+  uint64_t write_pos = 0;                   // next byte to write in it
+  uint32_t batch_videos_in_chunk = 0;       // appended to it in this batch
+  bool started_new_chunk = false;           // for WriterOptions::start_new_chunk
 
   std::vector<Pending> pending;
   std::unordered_map<std::string, size_t> pending_by_id;
@@ -183,7 +183,8 @@ struct Writer::Impl {
     // chunk takes the next free number.
     for (int attempt = 0; engine::PathExists(ChunkPath(ChunkFileName(n))); ++attempt, ++n) {
       if (attempt >= kMaxChunkNameAttempts) {
-        throw InvalidArgumentError("create chunk in " + ds->dir + ": too many foreign data_*.gulp files");
+        throw InvalidArgumentError("create chunk in " + ds->dir +
+                                   ": too many foreign data_*.gulp files");
       }
     }
     auto created = std::make_shared<engine::ChunkFile>(ChunkPath(ChunkFileName(n)),
@@ -220,8 +221,9 @@ struct Writer::Impl {
                                  std::to_string(ds->env->max_key_size()) + "-byte limit");
     }
     if (const size_t bad = engine::FindInvalidUtf8(id); bad != std::string_view::npos) {
-      throw InvalidArgumentError("append to " + ds->dir + ": id '" + engine::PrintableBytes(id, 40) +
-                                 "' is not valid UTF-8 at byte " + std::to_string(bad) +
+      throw InvalidArgumentError("append to " + ds->dir + ": id '" +
+                                 engine::PrintableBytes(id, 40) + "' is not valid UTF-8 at byte " +
+                                 std::to_string(bad) +
                                  " (ids must be text, as .gmeta and Python need them)");
     }
     for (size_t i = 0; i < jpegs.size(); ++i) {
@@ -279,9 +281,9 @@ struct Writer::Impl {
                                  ": meta is not valid JSON: " + e.what());
     }
     if (meta.empty() || meta.front() != (is_list ? '[' : '{')) {
-      throw InvalidArgumentError("append '" + std::string(id) + "' to " + ds->dir + ": meta must be " +
-                                 (is_list ? "a JSON list" : "a JSON object") + ", not " +
-                                 meta.substr(0, 40));
+      throw InvalidArgumentError("append '" + std::string(id) + "' to " + ds->dir +
+                                 ": meta must be " + (is_list ? "a JSON list" : "a JSON object") +
+                                 ", not " + meta.substr(0, 40));
     }
     return meta;
   }

@@ -1,13 +1,12 @@
 #include "index/lmdb_env.h"
 
 #include <lmdb.h>
-
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -370,9 +369,7 @@ void Env::ReleaseMappedPages() {
   }
 }
 
-size_t Env::max_key_size() const {
-  return static_cast<size_t>(mdb_env_get_maxkeysize(env_));
-}
+size_t Env::max_key_size() const { return static_cast<size_t>(mdb_env_get_maxkeysize(env_)); }
 
 void Env::Sync() {
   const int rc = mdb_env_sync(env_, 1);

@@ -24,11 +24,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
-#include <mutex>
 
 #include "gulpdb/error.h"
 #include "index/lmdb_verify.h"

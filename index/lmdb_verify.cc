@@ -110,7 +110,8 @@ class File {
 
 // Parses a meta page; an error message if it is not one.
 std::optional<std::string> ParseMeta(const uint8_t* page, uint64_t pgno, Meta* meta) {
-  if (Load<uint32_t>(page + kMetaMagic) != kMagic) return "meta page " + std::to_string(pgno) + ": not an LMDB file (bad magic)";
+  if (Load<uint32_t>(page + kMetaMagic) != kMagic)
+    return "meta page " + std::to_string(pgno) + ": not an LMDB file (bad magic)";
   if (Load<uint32_t>(page + kMetaVersion) != kDataVersion) {
     return "meta page " + std::to_string(pgno) + ": unsupported LMDB format version " +
            std::to_string(Load<uint32_t>(page + kMetaVersion));
@@ -123,8 +124,10 @@ std::optional<std::string> ParseMeta(const uint8_t* page, uint64_t pgno, Meta* m
   meta->main_db = ParseDb(page + kMetaMainDb);
   meta->last_page = Load<uint64_t>(page + kMetaLastPage);
   meta->txnid = Load<uint64_t>(page + kMetaTxnid);
-  if (meta->page_size < 512 || meta->page_size > 65536 || (meta->page_size & (meta->page_size - 1)) != 0) {
-    return "meta page " + std::to_string(pgno) + ": implausible page size " + std::to_string(meta->page_size);
+  if (meta->page_size < 512 || meta->page_size > 65536 ||
+      (meta->page_size & (meta->page_size - 1)) != 0) {
+    return "meta page " + std::to_string(pgno) + ": implausible page size " +
+           std::to_string(meta->page_size);
   }
   return std::nullopt;
 }
@@ -148,12 +151,14 @@ Meta ReadMeta(File& file, const std::string& path, uint64_t txnid) {
                           std::to_string(file.size()) + " bytes)");
   }
   Meta metas[2];
-  if (auto error = ParseMeta(first.data(), 0, &metas[0])) throw CorruptionError("verify index " + path + ": " + *error);
+  if (auto error = ParseMeta(first.data(), 0, &metas[0]))
+    throw CorruptionError("verify index " + path + ": " + *error);
   std::vector<uint8_t> second(first.size());
   if (!file.Read(metas[0].page_size, second.data(), second.size())) {
     throw CorruptionError("verify index " + path + ": the file ends inside meta page 1");
   }
-  if (auto error = ParseMeta(second.data(), 1, &metas[1])) throw CorruptionError("verify index " + path + ": " + *error);
+  if (auto error = ParseMeta(second.data(), 1, &metas[1]))
+    throw CorruptionError("verify index " + path + ": " + *error);
   if (metas[0].page_size != metas[1].page_size) {
     throw CorruptionError("verify index " + path + ": the meta pages disagree on the page size");
   }
@@ -185,8 +190,13 @@ class Walker {
  public:
   Walker(const File& file, const std::string& path, const Meta& meta, size_t max_problems,
          IndexFileReport* report)
-      : file_(file), path_(path), meta_(meta), max_problems_(max_problems), report_(report),
-        page_(meta.page_size), used_(meta.last_page + 1, false) {
+      : file_(file),
+        path_(path),
+        meta_(meta),
+        max_problems_(max_problems),
+        report_(report),
+        page_(meta.page_size),
+        used_(meta.last_page + 1, false) {
     used_[0] = used_[1] = true;  // the meta pages
   }
 
@@ -194,7 +204,8 @@ class Walker {
   // whose leaves hold the records of the named databases.
   void WalkDb(const DbRecord& db, const std::string& name, bool is_main, bool is_free) {
     if (db.root == kInvalidPage) {
-      if (db.entries != 0 || db.depth != 0) Problem(name + ": empty tree with " + std::to_string(db.entries) + " entries");
+      if (db.entries != 0 || db.depth != 0)
+        Problem(name + ": empty tree with " + std::to_string(db.entries) + " entries");
       return;
     }
     // gulpdb's databases use LMDB's default byte order; only the free list
@@ -210,13 +221,13 @@ class Walker {
     Counts counts;
     Walk(db.root, db, name, 1, std::nullopt, std::nullopt, is_main, is_free, &counts);
     if (report_->problems.size() >= max_problems_) return;
-    if (counts.entries != db.entries || counts.branch != db.branch_pages || counts.leaf != db.leaf_pages ||
-        counts.overflow != db.overflow_pages) {
-      Problem(name + ": counts disagree with its record (entries " + std::to_string(counts.entries) + " vs " +
-              std::to_string(db.entries) + ", pages " + std::to_string(counts.branch) + "/" +
-              std::to_string(counts.leaf) + "/" + std::to_string(counts.overflow) + " vs " +
-              std::to_string(db.branch_pages) + "/" + std::to_string(db.leaf_pages) + "/" +
-              std::to_string(db.overflow_pages) + ")");
+    if (counts.entries != db.entries || counts.branch != db.branch_pages ||
+        counts.leaf != db.leaf_pages || counts.overflow != db.overflow_pages) {
+      Problem(name + ": counts disagree with its record (entries " +
+              std::to_string(counts.entries) + " vs " + std::to_string(db.entries) + ", pages " +
+              std::to_string(counts.branch) + "/" + std::to_string(counts.leaf) + "/" +
+              std::to_string(counts.overflow) + " vs " + std::to_string(db.branch_pages) + "/" +
+              std::to_string(db.leaf_pages) + "/" + std::to_string(db.overflow_pages) + ")");
     }
     if (!is_free) report_->entries += counts.entries;
     report_->branch_pages += counts.branch;
@@ -296,7 +307,8 @@ class Walker {
       return;
     }
     if (lower < kPageHeader || upper > size || lower > upper || (lower - kPageHeader) % 2 != 0) {
-      Problem(where + ": bad free-space bounds " + std::to_string(lower) + ".." + std::to_string(upper));
+      Problem(where + ": bad free-space bounds " + std::to_string(lower) + ".." +
+              std::to_string(upper));
       return;
     }
     const size_t n = (lower - kPageHeader) / 2;
@@ -375,13 +387,15 @@ class Walker {
           return;
         }
         const uint64_t first = Load<uint64_t>(node + kNodeHeader + ksize);
-        if (!Overflow(first, dsize, node_where, (is_main || is_free) ? &data : nullptr, counts)) return;
+        if (!Overflow(first, dsize, node_where, (is_main || is_free) ? &data : nullptr, counts))
+          return;
       } else {
         if (at + kNodeHeader + ksize + dsize > size) {
           Problem(node_where + ": value of " + std::to_string(dsize) + " bytes runs past the page");
           return;
         }
-        if (is_main || is_free) data.assign(node + kNodeHeader + ksize, node + kNodeHeader + ksize + dsize);
+        if (is_main || is_free)
+          data.assign(node + kNodeHeader + ksize, node + kNodeHeader + ksize + dsize);
       }
       if (is_main) {
         if ((node_flags & kSubData) == 0 || data.size() != kDbRecordSize) {
@@ -395,25 +409,28 @@ class Walker {
       }
       if (is_free) {
         // An ID list: a count, then that many page numbers.
-        if (data.size() < 8 || data.size() % 8 != 0 || Load<uint64_t>(data.data()) != data.size() / 8 - 1) {
+        if (data.size() < 8 || data.size() % 8 != 0 ||
+            Load<uint64_t>(data.data()) != data.size() / 8 - 1) {
           Problem(node_where + ": malformed free-page list");
           return;
         }
-        for (size_t k = 8; k < data.size(); k += 8) free_list_.push_back(Load<uint64_t>(data.data() + k));
+        for (size_t k = 8; k < data.size(); k += 8)
+          free_list_.push_back(Load<uint64_t>(data.data() + k));
       }
     }
   }
 
-  bool Overflow(uint64_t first, uint64_t dsize, const std::string& where, std::vector<uint8_t>* data,
-                Counts* counts) {
+  bool Overflow(uint64_t first, uint64_t dsize, const std::string& where,
+                std::vector<uint8_t>* data, Counts* counts) {
     std::vector<uint8_t> head;
     if (first < 2 || first > meta_.last_page) {
       return Problem(where + ": overflow page " + std::to_string(first) + " is outside the file");
     }
     if (!ReadPage(first, &head)) return false;
     const uint32_t pages = Load<uint32_t>(head.data() + 12);
-    if ((Load<uint16_t>(head.data() + 10) & kTypeBits) != kOverflow || Load<uint64_t>(head.data()) != first ||
-        pages == 0 || dsize > uint64_t{pages} * meta_.page_size - kPageHeader ||
+    if ((Load<uint16_t>(head.data() + 10) & kTypeBits) != kOverflow ||
+        Load<uint64_t>(head.data()) != first || pages == 0 ||
+        dsize > uint64_t{pages} * meta_.page_size - kPageHeader ||
         dsize + kPageHeader <= uint64_t{pages - 1} * meta_.page_size) {
       return Problem(where + ": overflow page " + std::to_string(first) + " does not hold " +
                      std::to_string(dsize) + " bytes");

@@ -23,14 +23,14 @@
 namespace gulpdb::index {
 
 struct IndexFileReport {
-  uint64_t txnid = 0;          // the snapshot verified
+  uint64_t txnid = 0;  // the snapshot verified
   uint64_t page_size = 0;
-  uint64_t pages = 0;          // pages the snapshot says exist
+  uint64_t pages = 0;  // pages the snapshot says exist
   uint64_t branch_pages = 0;
   uint64_t leaf_pages = 0;
   uint64_t overflow_pages = 0;
   uint64_t free_pages = 0;
-  uint64_t entries = 0;        // key/value pairs in every database but the free list
+  uint64_t entries = 0;               // key/value pairs in every database but the free list
   std::vector<std::string> problems;  // "<file>: page N: <what>"; empty: healthy
   bool healthy() const { return problems.empty(); }
 };

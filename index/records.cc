@@ -36,8 +36,9 @@ const T* VerifiedRoot(std::string_view bytes, std::string_view kind, std::string
   const uint8_t* data = Aligned(bytes);
   flatbuffers::Verifier verifier(data, bytes.size());
   if (!verifier.VerifyBuffer<T>(identifier)) {
-    ThrowCorrupt(kind, what, "record fails FlatBuffers verification (" +
-                                 std::to_string(bytes.size()) + " bytes)");
+    ThrowCorrupt(
+        kind, what,
+        "record fails FlatBuffers verification (" + std::to_string(bytes.size()) + " bytes)");
   }
   return flatbuffers::GetRoot<T>(data);
 }
@@ -307,8 +308,8 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
   if (out.format_version == 0 || out.format_version > kFormatVersion) {
     ThrowCorrupt("dataset info", what,
                  "format version " + std::to_string(out.format_version) +
-                     " is not supported (this build reads up to " +
-                     std::to_string(kFormatVersion) + ")");
+                     " is not supported (this build reads up to " + std::to_string(kFormatVersion) +
+                     ")");
   }
   if (r->creator() != nullptr) out.creator = r->creator()->str();
   out.videos_per_chunk = r->videos_per_chunk();

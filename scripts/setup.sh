@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git clang-format
   liblmdb-dev lmdb-utils
   libturbojpeg0-dev libjpeg62-turbo-dev
   libflatbuffers-dev flatbuffers-compiler

@@ -22,7 +22,9 @@ using test::TempDir;
 
 constexpr int kBatch = 5;
 
-std::string VideoId(int batch, int i) { return "b" + std::to_string(batch) + "v" + std::to_string(i); }
+std::string VideoId(int batch, int i) {
+  return "b" + std::to_string(batch) + "v" + std::to_string(i);
+}
 // Deterministic frames for a video, so any process can check what it reads.
 std::vector<std::string> VideoFrames(int batch, int i) {
   std::vector<std::string> frames;
@@ -140,7 +142,7 @@ BOOST_AUTO_TEST_CASE(kill_after_rollover_truncates_every_dirty_chunk) {
     if (test::FileSizeOf(tmp / c.file_name) > c.committed_length) ++with_garbage;
   }
   BOOST_TEST(with_garbage >= 2);  // the old last chunk and the ones created after it
-  ds->NewWriter().reset();  // recovery
+  ds->NewWriter().reset();        // recovery
   for (const ChunkInfo& c : ds->Chunks()) {
     BOOST_TEST(test::FileSizeOf(tmp / c.file_name) == c.committed_length);
   }

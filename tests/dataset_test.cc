@@ -68,7 +68,8 @@ BOOST_AUTO_TEST_CASE(meta_is_stored_as_python_writes_it) {
   TempDir tmp;
   auto ds = CreateIn(tmp);
   auto w = ds->NewWriter();
-  w->Append("m", {FakeJpeg(8, 1)}, "{\"label\":\"caf\xc3\xa9\",\"n\":[1,NaN, 18446744073709551617]}");
+  w->Append("m", {FakeJpeg(8, 1)},
+            "{\"label\":\"caf\xc3\xa9\",\"n\":[1,NaN, 18446744073709551617]}");
   w->Commit();
   BOOST_TEST(ds->Get("m").meta_data ==
              "[{\"label\": \"caf\\u00e9\", \"n\": [1, NaN, 18446744073709551617]}]");
@@ -165,8 +166,8 @@ BOOST_AUTO_TEST_CASE(chunks_roll_over_by_videos_and_bytes) {
   auto ds = CreateIn(tmp, /*videos_per_chunk=*/3, /*bytes_per_chunk=*/1000);
   auto w = ds->NewWriter();
   for (uint32_t i = 0; i < 7; ++i) w->Append("v" + std::to_string(i), {FakeJpeg(100, i)});
-  w->Append("big", {FakeJpeg(904, 9)});   // 100 + 904 > 1000: new chunk
-  w->Append("huge", {FakeJpeg(5000, 9)}); // alone in its own chunk, over the limit
+  w->Append("big", {FakeJpeg(904, 9)});    // 100 + 904 > 1000: new chunk
+  w->Append("huge", {FakeJpeg(5000, 9)});  // alone in its own chunk, over the limit
   w->Commit();
   const std::vector<ChunkInfo> chunks = ds->Chunks();
   BOOST_REQUIRE_EQUAL(chunks.size(), 5u);
@@ -297,10 +298,18 @@ BOOST_AUTO_TEST_CASE(bad_input_is_rejected_and_dataset_stays_intact) {
 BOOST_AUTO_TEST_CASE(hostile_ids_round_trip_or_are_refused_clearly) {
   TempDir tmp;
   const std::string dir = tmp / "d";
-  const std::vector<std::string> ids = {
-      std::string("nul\0inside", 10), std::string("\0", 1), "a/b/c", "../../etc/passwd", "/abs",
-      "back\\slash", "line\nbreak\ttab\x7f", "quote\"and'", "\xc3\xa9t\xc3\xa9 \xf0\x9f\x8e\xa5",
-      std::string(511, 'x'), " ", "%s%n{}[]"};
+  const std::vector<std::string> ids = {std::string("nul\0inside", 10),
+                                        std::string("\0", 1),
+                                        "a/b/c",
+                                        "../../etc/passwd",
+                                        "/abs",
+                                        "back\\slash",
+                                        "line\nbreak\ttab\x7f",
+                                        "quote\"and'",
+                                        "\xc3\xa9t\xc3\xa9 \xf0\x9f\x8e\xa5",
+                                        std::string(511, 'x'),
+                                        " ",
+                                        "%s%n{}[]"};
   {
     auto ds = Dataset::Create(dir);
     auto w = ds->NewWriter();
@@ -367,9 +376,9 @@ BOOST_AUTO_TEST_CASE(hostile_ids_round_trip_or_are_refused_clearly) {
   refused(std::string(512, 'k'), "512 bytes is longer than the 511-byte limit");
   refused(std::string(10 * 1024, 'k'), "10240 bytes is longer");
   refused("bad\xff", "not valid UTF-8 at byte 3");
-  refused("\xc0\x80", "not valid UTF-8 at byte 0");            // overlong NUL
-  refused("\xed\xa0\x80", "not valid UTF-8 at byte 0");        // a surrogate
-  refused("cut\xe2\x82", "not valid UTF-8 at byte 3");         // truncated sequence
+  refused("\xc0\x80", "not valid UTF-8 at byte 0");      // overlong NUL
+  refused("\xed\xa0\x80", "not valid UTF-8 at byte 0");  // a surrogate
+  refused("cut\xe2\x82", "not valid UTF-8 at byte 3");   // truncated sequence
   refused(std::string(600, '\xff'), "longer than the 511-byte limit");
   BOOST_TEST(w->pending_videos() == 0u);
   w.reset();

@@ -1,6 +1,8 @@
 // GulpIO interoperability against the fixtures written by GulpIO and GulpIO2:
 // import in place, byte-identical export, appends after import, hostile
 // .gmeta files, duplicate policies and the health check.
+#include "gulpdb/interop.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,7 +14,6 @@
 #include "engine/gmeta.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
-#include "gulpdb/interop.h"
 #include "support/manifest.h"
 #include "support/sha256.h"
 #include "support/test_util.h"
@@ -87,7 +88,8 @@ BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
         BOOST_TEST(v.meta_data == item.meta_data);
         BOOST_TEST(v.chunk == static_cast<uint32_t>(item.chunk_id));
         BOOST_REQUIRE_EQUAL(v.frames.size(), item.frame_info.size());
-        for (size_t i = 0; i < v.frames.size(); ++i) BOOST_TEST((v.frames[i] == item.frame_info[i]));
+        for (size_t i = 0; i < v.frames.size(); ++i)
+          BOOST_TEST((v.frames[i] == item.frame_info[i]));
         const JpegFrames jpegs = ds->ReadJpegs(item.id);
         BOOST_REQUIRE_EQUAL(jpegs.size(), item.frames.size());
         for (size_t i = 0; i < jpegs.size(); ++i) {
@@ -141,7 +143,8 @@ BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
         BOOST_TEST(Sha(test::ReadFile(dir + "/" + c.meta_file)) == c.meta_sha256);
       }
       if (fs::exists(dir + "/label2idx.json")) {
-        BOOST_TEST(test::ReadFile(out + "/label2idx.json") == test::ReadFile(dir + "/label2idx.json"));
+        BOOST_TEST(test::ReadFile(out + "/label2idx.json") ==
+                   test::ReadFile(dir + "/label2idx.json"));
       }
       // Importing again is a clear error, never a second copy.
       ds.reset();
@@ -221,7 +224,8 @@ BOOST_AUTO_TEST_CASE(appends_after_import_export_as_gulpio_expects) {
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name.rfind("meta", 0) != 0) continue;
-    const std::string data = test::ReadFile(dir + "/data" + name.substr(4, name.size() - 10) + ".gulp");
+    const std::string data =
+        test::ReadFile(dir + "/data" + name.substr(4, name.size() - 10) + ".gulp");
     engine::ReadGmeta(e.path().string(), [&](engine::GmetaEntry&& entry) {
       for (const FrameInfo& f : entry.frame_info) {
         BOOST_REQUIRE(f.offset + f.length <= data.size());
@@ -251,7 +255,8 @@ BOOST_AUTO_TEST_CASE(hostile_gmeta_files_are_rejected_with_where_and_what) {
   ExpectImportFails<CorruptionError>(
       HostileCopy(tmp, "types", R"({"a": {"frame_info": "no", "meta_data": []}})"), "byte");
   ExpectImportFails<CorruptionError>(
-      HostileCopy(tmp, "past_end", R"({"a": {"frame_info": [[7000, 0, 1000]], "meta_data": [{}]}})"),
+      HostileCopy(tmp, "past_end",
+                  R"({"a": {"frame_info": [[7000, 0, 1000]], "meta_data": [{}]}})"),
       "ends past the end of data_0.gulp");
   ExpectImportFails<CorruptionError>(
       HostileCopy(tmp, "negative", R"({"a": {"frame_info": [[-4, 0, 8]], "meta_data": [{}]}})"),
@@ -268,7 +273,9 @@ BOOST_AUTO_TEST_CASE(hostile_gmeta_files_are_rejected_with_where_and_what) {
       HostileCopy(tmp, "pad_len", R"({"a": {"frame_info": [[0, 3, 2]], "meta_data": [{}]}})"),
       "smaller than pad");
   ExpectImportFails<CorruptionError>(
-      HostileCopy(tmp, "twice", R"({"a": {"frame_info": [], "meta_data": [{}]}, "a": {"frame_info": [], "meta_data": [{}]}})"),
+      HostileCopy(
+          tmp, "twice",
+          R"({"a": {"frame_info": [], "meta_data": [{}]}, "a": {"frame_info": [], "meta_data": [{}]}})"),
       "appears twice");
   ExpectImportFails<CorruptionError>(
       HostileCopy(tmp, "meta_type", R"({"a": {"frame_info": [], "meta_data": {"x": 1}}})"), "byte");

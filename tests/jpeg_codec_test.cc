@@ -236,8 +236,8 @@ BOOST_AUTO_TEST_CASE(fixture_frames_decode_to_recorded_pixels) {
       size_t gray = 0;
       for (const FixtureFrame& frame : manifest.frames) {
         BOOST_TEST_CONTEXT("item " << frame.item_id << " loc " << frame.loc) {
-          const std::string jpeg = PreadFile(dir / frame.data_file,
-                                             frame.loc, static_cast<size_t>(frame.jpeg_len));
+          const std::string jpeg =
+              PreadFile(dir / frame.data_file, frame.loc, static_cast<size_t>(frame.jpeg_len));
           BOOST_TEST(HexOf(jpeg) == frame.jpeg_sha256);
           const ImageShape expected = ShapeFromManifest(frame.decoded_shape);
 
@@ -282,8 +282,8 @@ BOOST_AUTO_TEST_CASE(parallel_batch_decode_matches_serial) {
   BOOST_TEST_REQUIRE(manifest.frames.size() == 40u);
   std::vector<std::string> jpegs;
   for (const FixtureFrame& frame : manifest.frames) {
-    jpegs.push_back(PreadFile(dir / frame.data_file, frame.loc,
-                              static_cast<size_t>(frame.jpeg_len)));
+    jpegs.push_back(
+        PreadFile(dir / frame.data_file, frame.loc, static_cast<size_t>(frame.jpeg_len)));
   }
   // A batch holds frames of one shape (the videos of this fixture differ):
   // size it from the first header and keep the frames that match.

@@ -2,10 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <boost/test/unit_test.hpp>
 #include <string>
 #include <utility>
-
-#include <boost/test/unit_test.hpp>
 
 #include "support/test_util.h"
 
@@ -50,14 +49,16 @@ BOOST_AUTO_TEST_CASE(verifier_accepts_healthy_files_and_finds_damage) {
   for (int round = 0; round < 4; ++round) {
     env->Update([&](Txn& txn) {
       for (int i = 0; i < 3000; ++i) {
-        const std::string key = "key" + std::to_string(i * 7919 % 3001) + std::string(static_cast<size_t>(i % 50), 'k');
+        const std::string key =
+            "key" + std::to_string(i * 7919 % 3001) + std::string(static_cast<size_t>(i % 50), 'k');
         txn.Put(small, key, std::string(static_cast<size_t>(i % 90), 'v'));
         if (i % 100 == 0) txn.Put(big, key, std::string(static_cast<size_t>(5000 + i), 'b'));
       }
     });
     env->Update([&](Txn& txn) {
       for (int i = round; i < 3000; i += 5) {
-        txn.Del(small, "key" + std::to_string(i * 7919 % 3001) + std::string(static_cast<size_t>(i % 50), 'k'));
+        txn.Del(small, "key" + std::to_string(i * 7919 % 3001) +
+                           std::string(static_cast<size_t>(i % 50), 'k'));
       }
     });
   }
@@ -80,8 +81,9 @@ BOOST_AUTO_TEST_CASE(verifier_accepts_healthy_files_and_finds_damage) {
   const size_t page_size = report.page_size;
   size_t damaged_pages = 0, found = 0;
   for (size_t page = 2; page * page_size < original.size(); ++page) {
-    const uint16_t flags = static_cast<uint16_t>(static_cast<uint8_t>(original[page * page_size + 10]) |
-                                                 static_cast<uint8_t>(original[page * page_size + 11]) << 8);
+    const uint16_t flags =
+        static_cast<uint16_t>(static_cast<uint8_t>(original[page * page_size + 10]) |
+                              static_cast<uint8_t>(original[page * page_size + 11]) << 8);
     if ((flags & 0x03) == 0) continue;  // not a branch or leaf page
     std::string bytes = original;
     bytes[page * page_size + 16] = '\xff';  // the first node's offset, low byte
@@ -170,7 +172,6 @@ BOOST_AUTO_TEST_CASE(map_grows_instead_of_failing_full) {
   BOOST_TEST(env->map_size() > options.initial_map_size);
   Txn txn = env->BeginRead();
   BOOST_TEST(txn.Count(db) == 4000u);
-
 }
 
 BOOST_AUTO_TEST_CASE(map_limit_is_a_clear_error) {
@@ -182,9 +183,8 @@ BOOST_AUTO_TEST_CASE(map_limit_is_a_clear_error) {
   const Dbi db = env->OpenDb("t", true);
   const std::string value(4000, 'x');
   BOOST_CHECK_THROW(
-      for (int i = 0; i < 200; ++i) {
-        env->Update([&](Txn& txn) { txn.Put(db, std::to_string(i), value); });
-      },
+      for (int i = 0; i < 200;
+           ++i) { env->Update([&](Txn& txn) { txn.Put(db, std::to_string(i), value); }); },
       ResourceExhaustedError);
 }
 

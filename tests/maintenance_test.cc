@@ -44,7 +44,8 @@ std::unique_ptr<Dataset> Filled(const std::string& dir, int videos, uint32_t per
   auto w = ds->NewWriter();
   for (int i = 0; i < videos; ++i) {
     std::vector<std::string> frames;
-    for (uint32_t f = 0; f < 3; ++f) frames.push_back(FakeJpeg(40 + static_cast<size_t>(i) + f, static_cast<uint32_t>(i) * 7 + f));
+    for (uint32_t f = 0; f < 3; ++f)
+      frames.push_back(FakeJpeg(40 + static_cast<size_t>(i) + f, static_cast<uint32_t>(i) * 7 + f));
     w->Append("v" + std::to_string(i), test::Views(frames), "{\"i\": " + std::to_string(i) + "}");
   }
   w->Commit();

@@ -18,8 +18,9 @@ BOOST_AUTO_TEST_CASE(all_picks_every_frame) {
 
 // Expected values are what Python's list(range(10))[slice] gives.
 BOOST_AUTO_TEST_CASE(slices_follow_python) {
-  const auto r = [](std::optional<int64_t> a, std::optional<int64_t> b,
-                    std::optional<int64_t> c) { return Selection::Slice(a, b, c).Resolve(10); };
+  const auto r = [](std::optional<int64_t> a, std::optional<int64_t> b, std::optional<int64_t> c) {
+    return Selection::Slice(a, b, c).Resolve(10);
+  };
   BOOST_TEST(r(1, 10, 2) == (V{1, 3, 5, 7, 9}), boost::test_tools::per_element());
   BOOST_TEST(r(-3, std::nullopt, std::nullopt) == (V{7, 8, 9}), boost::test_tools::per_element());
   BOOST_TEST(r(std::nullopt, -7, std::nullopt) == (V{0, 1, 2}), boost::test_tools::per_element());

@@ -59,9 +59,9 @@ void Translate(const Error& e) {
       }
       return;
     case ErrorCode::kInvalidArgument:
-      PyErr_SetString(dynamic_cast<const OutOfRangeError*>(&e) != nullptr ? PyExc_IndexError
-                                                                           : PyExc_ValueError,
-                      message.c_str());
+      PyErr_SetString(
+          dynamic_cast<const OutOfRangeError*>(&e) != nullptr ? PyExc_IndexError : PyExc_ValueError,
+          message.c_str());
       return;
     case ErrorCode::kCorruption:
       PyErr_SetString(corruption_error, message.c_str());

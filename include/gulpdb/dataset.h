@@ -47,7 +47,7 @@ struct OpenOptions {
   // Chunk files kept open for reading; 0: half the process's descriptor limit
   // (at most 4096).
   size_t max_open_chunk_files = 0;
-  bool verify_checksums = false;      // check each frame's CRC-32C on every read
+  bool verify_checksums = false;  // check each frame's CRC-32C on every read
   // Walk the whole index file with bounds-checked reads before using it, and
   // refuse it (CorruptionError) if any page is damaged. LMDB itself trusts
   // its pages; use this for an index that may have been damaged (costs one

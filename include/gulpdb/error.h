@@ -28,29 +28,34 @@ enum class ErrorCode {
 // Returns a stable lowercase name for `code` ("not found", "corruption", ...).
 inline const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kCorruption: return "corruption";
-    case ErrorCode::kIoError: return "i/o error";
-    case ErrorCode::kBusy: return "busy";
-    case ErrorCode::kResourceExhausted: return "resource exhausted";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kCorruption:
+      return "corruption";
+    case ErrorCode::kIoError:
+      return "i/o error";
+    case ErrorCode::kBusy:
+      return "busy";
+    case ErrorCode::kResourceExhausted:
+      return "resource exhausted";
   }
   return "error";
 }
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
 
  private:
   ErrorCode code_;
 };
 
-#define GULPDB_DEFINE_ERROR(Name, Code)                                         \
-  class Name : public Error {                                                   \
-   public:                                                                      \
+#define GULPDB_DEFINE_ERROR(Name, Code)                                            \
+  class Name : public Error {                                                      \
+   public:                                                                         \
     explicit Name(const std::string& message) : Error(ErrorCode::Code, message) {} \
   }
 
@@ -79,12 +84,18 @@ class OutOfRangeError : public InvalidArgumentError {
 // Throws the Error subclass that matches `code`.
 [[noreturn]] inline void ThrowError(ErrorCode code, const std::string& message) {
   switch (code) {
-    case ErrorCode::kNotFound: throw NotFoundError(message);
-    case ErrorCode::kInvalidArgument: throw InvalidArgumentError(message);
-    case ErrorCode::kCorruption: throw CorruptionError(message);
-    case ErrorCode::kIoError: throw IoError(message);
-    case ErrorCode::kBusy: throw BusyError(message);
-    case ErrorCode::kResourceExhausted: throw ResourceExhaustedError(message);
+    case ErrorCode::kNotFound:
+      throw NotFoundError(message);
+    case ErrorCode::kInvalidArgument:
+      throw InvalidArgumentError(message);
+    case ErrorCode::kCorruption:
+      throw CorruptionError(message);
+    case ErrorCode::kIoError:
+      throw IoError(message);
+    case ErrorCode::kBusy:
+      throw BusyError(message);
+    case ErrorCode::kResourceExhausted:
+      throw ResourceExhaustedError(message);
   }
   throw Error(code, message);
 }

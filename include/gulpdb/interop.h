@@ -70,7 +70,7 @@ struct ExportReport {
 ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = "");
 
 struct CheckOptions {
-  bool deep = false;  // also decode every frame and verify stored checksums
+  bool deep = false;      // also decode every frame and verify stored checksums
   std::string index_dir;  // where the index lives; empty: <dir>/gulpdb.index
   std::function<void(uint64_t, uint64_t)> progress;  // (videos done, total)
 };

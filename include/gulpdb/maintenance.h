@@ -52,7 +52,7 @@ struct MergeReport {
   uint64_t chunks_attached = 0;  // referenced in place
   uint64_t videos_copied = 0;    // frames copied into the output's own chunks
   uint64_t videos = 0;
-  uint64_t skipped = 0;          // duplicates skipped
+  uint64_t skipped = 0;  // duplicates skipped
 };
 
 // Adds the videos of each shard dataset to `out` (a dataset, created when

@@ -93,8 +93,8 @@ void CopyDir(const std::string& from, const std::string& to) {
 // What a child finds in a damaged copy; returns an outcome code.
 int Probe(const std::string& dir, const Expected& expected, bool verbose) {
   bool detected = false;
-  bool silent = false;         // wrong bytes or meta returned as if valid
-  bool vanished = false;       // a committed id not found (an error, but the wrong one)
+  bool silent = false;    // wrong bytes or meta returned as if valid
+  bool vanished = false;  // a committed id not found (an error, but the wrong one)
   bool check_found = false;
   auto say = [&](const std::string& what) {
     if (verbose) std::fprintf(stderr, "  %s\n", what.c_str());
@@ -193,16 +193,29 @@ void XorBytes(const std::string& path, uint64_t offset, const std::vector<uint8_
   WriteWhole(path, bytes);
 }
 
-enum class Damage { kFlipPageBytes, kRandomPage, kZeroPage, kTruncateIndex, kTruncateChunk, kFlipChunkBytes };
+enum class Damage {
+  kFlipPageBytes,
+  kRandomPage,
+  kZeroPage,
+  kTruncateIndex,
+  kTruncateChunk,
+  kFlipChunkBytes
+};
 constexpr int kDamageKinds = 6;
 const char* DamageName(Damage d) {
   switch (d) {
-    case Damage::kFlipPageBytes: return "flip_index_page_bytes";
-    case Damage::kRandomPage: return "random_index_page";
-    case Damage::kZeroPage: return "zero_index_page";
-    case Damage::kTruncateIndex: return "truncate_index";
-    case Damage::kTruncateChunk: return "truncate_chunk";
-    case Damage::kFlipChunkBytes: return "flip_chunk_bytes";
+    case Damage::kFlipPageBytes:
+      return "flip_index_page_bytes";
+    case Damage::kRandomPage:
+      return "random_index_page";
+    case Damage::kZeroPage:
+      return "zero_index_page";
+    case Damage::kTruncateIndex:
+      return "truncate_index";
+    case Damage::kTruncateChunk:
+      return "truncate_chunk";
+    case Damage::kFlipChunkBytes:
+      return "flip_chunk_bytes";
   }
   return "?";
 }
@@ -266,7 +279,8 @@ std::string Inflict(const std::string& dir, Damage kind, std::mt19937_64& rng) {
 int Main(int argc, char** argv) {
   int trials = 120;
   int videos = 600;
-  uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) % 1000000;
+  uint64_t seed =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) % 1000000;
   bool verbose = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -283,13 +297,15 @@ int Main(int argc, char** argv) {
     } else if (a == "--verbose") {
       verbose = true;
     } else {
-      std::fprintf(stderr, "usage: gulpdb_hostile [--trials N] [--seed S] [--videos V] [--verbose]\n");
+      std::fprintf(stderr,
+                   "usage: gulpdb_hostile [--trials N] [--seed S] [--videos V] [--verbose]\n");
       return 2;
     }
   }
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   std::fflush(stdout);
-  const std::string root = fs::temp_directory_path() / ("gulpdb_hostile_" + std::to_string(::getpid()));
+  const std::string root =
+      fs::temp_directory_path() / ("gulpdb_hostile_" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root);
   const std::string base = root + "/base";
@@ -301,7 +317,8 @@ int Main(int argc, char** argv) {
   CopyDir(base, copy);
   const int control = RunInChild([&] { return Probe(copy, expected, true); });
   if (!ExitedWith(control, kOutcomeHarmless)) {
-    std::printf("FAIL control: the undamaged dataset does not verify (%s)\n", DescribeStatus(control).c_str());
+    std::printf("FAIL control: the undamaged dataset does not verify (%s)\n",
+                DescribeStatus(control).c_str());
     return 1;
   }
 
@@ -311,10 +328,10 @@ int Main(int argc, char** argv) {
   for (int t = 0; t < trials; ++t) {
     // Most trials damage the index, the part LMDB trusts blindly.
     const uint64_t pick = rng() % 10;
-    const Damage kind = pick < 4 ? Damage::kFlipPageBytes
+    const Damage kind = pick < 4   ? Damage::kFlipPageBytes
                         : pick < 6 ? Damage::kRandomPage
                         : pick < 7 ? Damage::kZeroPage
-                        : static_cast<Damage>(3 + (rng() % 3));
+                                   : static_cast<Damage>(3 + (rng() % 3));
     CopyDir(base, copy);
     const std::string what = Inflict(copy, kind, rng);
     if (verbose) std::fprintf(stderr, "trial %d: %s\n", t, what.c_str());
@@ -347,8 +364,8 @@ int Main(int argc, char** argv) {
     silent += get(kOutcomeSilent);
     crashed += get(-1);
   }
-  std::printf("trials %d\nharmless %d\ndetected %d\nsilent corruption %d\ncrashed or hung %d\n", trials,
-              harmless, detected, silent, crashed);
+  std::printf("trials %d\nharmless %d\ndetected %d\nsilent corruption %d\ncrashed or hung %d\n",
+              trials, harmless, detected, silent, crashed);
   fs::remove_all(root);
   return failures == 0 ? 0 : 1;
 }

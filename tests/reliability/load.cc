@@ -871,7 +871,8 @@ int OpenerMain(Shared* sh, const Config& config, const std::vector<uint64_t>& bo
         const auto want = cache.Get(n);
         bool same = got.size() == want->frames.size();
         for (size_t i = 0; same && i < got.size(); ++i) same = got[i] == want->frames[i];
-        if (!same) throw std::runtime_error("open " + std::to_string(k) + " read a wrong " + VideoId(n));
+        if (!same)
+          throw std::runtime_error("open " + std::to_string(k) + " read a wrong " + VideoId(n));
       }
     } catch (const std::exception& e) {
       ++sh->open_errors;

@@ -26,7 +26,8 @@ std::vector<std::string> MetaDataTexts(const std::string& text) {
   for (size_t pos = text.find(key); pos != std::string::npos; pos = text.find(key, pos)) {
     pos += key.size();
     const engine::JsonScanResult r = engine::ScanJsonValue(text, pos, true);
-    if (r.status != engine::JsonScanStatus::kOk) throw std::runtime_error("bad meta_data in manifest");
+    if (r.status != engine::JsonScanStatus::kOk)
+      throw std::runtime_error("bad meta_data in manifest");
     out.push_back(engine::NormalizeJson(std::string_view(text).substr(pos, r.pos - pos)));
     pos = r.pos;
   }
