@@ -250,8 +250,19 @@ std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& option
 }
 
 IndexFileReport Env::VerifyFile() {
-  Txn txn = BeginRead();
-  return VerifyIndexFile(path_ + "/data.mdb", txn.id());
+  // LMDB keeps two meta pages: once two commits follow the read transaction
+  // begun here, its meta page is gone (VerifyIndexFile throws BusyError) although
+  // its pages stay put. A writer committing as fast as that is no reason to
+  // fail an open: begin again with a newer snapshot, a bounded number of times.
+  constexpr int kAttempts = 20;
+  for (int attempt = 1;; ++attempt) {
+    Txn txn = BeginRead();
+    try {
+      return VerifyIndexFile(path_ + "/data.mdb", txn.id());
+    } catch (const BusyError&) {
+      if (attempt >= kAttempts) throw;
+    }
+  }
 }
 
 Dbi Env::OpenDb(const std::string& name, bool create) {

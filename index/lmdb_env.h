@@ -171,6 +171,8 @@ class Env {
   // Walks the data file of the current snapshot with bounds-checked reads
   // (lmdb_verify.h), holding a read transaction so that its pages stay put.
   // Call it before anything walks a tree of an index that is not trusted.
+  // Safe while another process commits (it retries with a newer snapshot
+  // when commits overwrite both meta pages during the walk's start).
   IndexFileReport VerifyFile();
 
  private:

@@ -154,6 +154,37 @@ BOOST_AUTO_TEST_CASE(header_check_never_calls_a_growing_index_truncated) {
   BOOST_TEST(g_growing_commits == 6);
 }
 
+// Two commits between the verifier's read transaction and its meta read
+// overwrite both meta pages: an open with verify_index must retry with a
+// newer snapshot, not fail a healthy index that is being appended to.
+int g_commits_left = 0;
+
+void CommitTwice() {
+  while (g_commits_left > 0 && g_growing_env != nullptr) {
+    --g_commits_left;
+    g_growing_env->Update([](Txn& txn) {
+      txn.Put(g_growing_db, "twice" + std::to_string(g_commits_left), std::string(100, 't'));
+    });
+  }
+}
+
+BOOST_AUTO_TEST_CASE(verify_file_survives_commits_overwriting_both_meta_pages) {
+  test::TempDir tmp;
+  auto env = Env::Open(tmp.path(), EnvOptions{});
+  g_growing_db = env->OpenDb("t", true);
+  env->Update([](Txn& txn) { txn.Put(g_growing_db, "a", "1"); });
+  g_growing_env = env.get();
+  g_commits_left = 2;
+  SetBeforeMetaReadHookForTesting(&CommitTwice);
+  IndexFileReport report;
+  BOOST_CHECK_NO_THROW(report = env->VerifyFile());
+  SetBeforeMetaReadHookForTesting(nullptr);
+  g_growing_env = nullptr;
+  BOOST_TEST(g_commits_left == 0);  // both commits happened inside the first attempt
+  BOOST_TEST(report.healthy(), (report.problems.empty() ? "" : report.problems[0]));
+  BOOST_TEST(report.entries >= 3u);
+}
+
 BOOST_AUTO_TEST_CASE(map_grows_instead_of_failing_full) {
   test::TempDir tmp;
   EnvOptions options;
