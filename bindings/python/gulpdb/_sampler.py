@@ -136,7 +136,8 @@ class VideoSampler(torch.utils.data.Sampler):
         seed: int = 0,
         drop_last: bool = False,
     ) -> None:
-        super().__init__(dataset)
+        # No Sampler.__init__: it does nothing, and newer torch warns that its
+        # argument is unused (DistributedSampler does not call it either).
         if num_replicas is None or rank is None:
             group_rank, group_size = _process_group()
             num_replicas = group_size if num_replicas is None else num_replicas
