@@ -37,7 +37,7 @@ def torchrun(ranks: int, script: str, args: List[str], log_dir: str) -> str:
     """Runs the script with torchrun, as the document does; returns its stdout.
 
     The rendezvous is on 127.0.0.1 at a free port (``--standalone`` would take
-    the fixed port 29400, which concurrent runs would share); the agent checks
+    the fixed port 29400, which concurrent runs would share); torchrun checks
     its workers every 0.5 s instead of 5 s.
     """
     command = [
