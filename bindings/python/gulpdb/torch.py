@@ -28,6 +28,7 @@ import torch
 import torch.utils.data
 
 from ._dataset import Dataset
+from ._sampler import VideoSampler
 from .fileio import GulpDirectory
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "IterableVideoDataset",
     "shard_ids",
     "sample_frame_indices",
+    "VideoSampler",
 ]
 
 Source = Union[str, "os.PathLike[str]", Dataset, GulpDirectory]
