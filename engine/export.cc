@@ -8,23 +8,6 @@
 #include "gulpdb/interop.h"
 
 namespace gulpdb {
-namespace {
-
-void CopyFile(const std::string& from, const std::string& to) {
-  engine::UniqueFd in = engine::OpenFile(from, O_RDONLY);
-  const uint64_t size = engine::FileSize(in.get(), from);
-  std::string bytes(size, '\0');
-  if (engine::PreadFull(in.get(), bytes.data(), size, 0, from) != size) {
-    throw IoError("copy " + from + ": the file shrank while being read");
-  }
-  engine::UniqueFd out = engine::OpenFile(to, O_WRONLY | O_CREAT | O_TRUNC);
-  struct iovec iov = {bytes.data(), bytes.size()};
-  engine::PwritevFull(out.get(), &iov, 1, 0, to);
-  engine::DataSync(out.get(), to);
-}
-
-}  // namespace
-
 ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) {
   const std::string out_dir = out_dir_in.empty() ? dataset.dir() : out_dir_in;
   if (!engine::IsDirectory(out_dir)) {
@@ -68,7 +51,7 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   }
   const std::string labels = dataset.dir() + "/label2idx.json";
   if (out_dir != dataset.dir() && engine::PathExists(labels)) {
-    CopyFile(labels, out_dir + "/label2idx.json");
+    engine::CopyFile(labels, out_dir + "/label2idx.json");
   }
   return report;
 }
