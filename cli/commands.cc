@@ -12,11 +12,11 @@
 #include <set>
 #include <sstream>
 
-#include "cli/ingest.h"
 #include "cli/progress.h"
 #include "engine/json_text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/ingest.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/maintenance.h"
 
@@ -105,7 +105,7 @@ int RunCreate(const std::vector<std::string>& args) {
 
 int RunIngest(const std::vector<std::string>& args) {
   po::options_description o("ingest options");
-  IngestOptions in;
+  ingest::IngestOptions in;
   std::string on_dup;
   int frame_size = 0;
   auto add = o.add_options();
@@ -151,10 +151,16 @@ int RunIngest(const std::vector<std::string>& args) {
   if (frame_size < 0) throw UsageError("--frame-size must not be negative");
   in.frame_size = frame_size;
   if (vm.count("seed") != 0) in.seed = vm["seed"].as<uint64_t>();
-  if (const std::string problem = ValidateIngestOptions(in); !problem.empty()) {
+  if (const std::string problem = ingest::ValidateIngestOptions(in); !problem.empty()) {
     throw UsageError(problem);
   }
-  const IngestReport r = Ingest(in);
+  std::unique_ptr<Progress> progress;
+  in.on_progress = [&](const ingest::IngestProgress& p) {
+    if (!progress) progress = std::make_unique<Progress>("ingest", p.total, in.quiet);
+    progress->Update(p.done);
+  };
+  const ingest::IngestReport r = ingest::Ingest(in);
+  if (progress) progress->Finish();
   std::string extra;
   if (r.duplicates != 0) extra += ", " + std::to_string(r.duplicates) + " listed twice";
   if (r.interrupted_by != 0) {
