@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -13,19 +15,17 @@
 #include <sstream>
 
 #include "cli/progress.h"
-#include "engine/json_text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/ingest.h"
 #include "gulpdb/interop.h"
+#include "gulpdb/json.h"
 #include "gulpdb/maintenance.h"
 
 namespace gulpdb::cli {
 namespace {
 
 namespace po = boost::program_options;
-
-using engine::PythonJsonString;
 
 // Parses `args` against `options` and the named positionals (a name ending in
 // "..." takes the rest). Returns false after printing help when --help is given.
@@ -67,6 +67,14 @@ OnDuplicate ParseOnDuplicate(const std::string& s) {
   if (s == "skip") return OnDuplicate::kSkip;
   if (s == "replace") return OnDuplicate::kReplace;
   throw UsageError("--on-duplicate must be error, skip or replace, not '" + s + "'");
+}
+
+// Creates directory `path` unless it exists.
+void MakeDirectory(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return;
+  const std::string message = "create " + path + ": " + std::strerror(errno);
+  if (errno == ENOENT) throw NotFoundError(message);
+  throw IoError(message);
 }
 
 // A file name for `id` that cannot leave the output directory.
@@ -286,7 +294,7 @@ int RunExtract(const std::vector<std::string>& args) {
   const std::string id = vm["id"].as<std::string>();
   const JpegFrames jpegs =
       OpenRo(vm["dir"].as<std::string>())->ReadJpegs(id, Selection::Parse(frames));
-  if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("create", out, errno);
+  MakeDirectory(out);
   const std::string stem = SafeName(id);
   for (size_t i = 0; i < jpegs.size(); ++i) {
     char index[16];
@@ -367,9 +375,7 @@ int RunExport(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb export DIR [-o OUTDIR]", o, {"dir"}, &vm)) return 0;
   const std::string dir = vm["dir"].as<std::string>();
-  if (!out.empty() && ::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
-    ThrowErrno("create", out, errno);
-  }
+  if (!out.empty()) MakeDirectory(out);
   const ExportReport r = ExportGmeta(*OpenRo(dir), out);
   std::printf("exported %llu chunks (%llu videos, %llu bytes of .gmeta) to %s\n",
               static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),

@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <map>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "index/seal.h"
+#include "index/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -114,36 +116,12 @@ Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
       files(OpenFileBudget(options_in.max_open_chunk_files)) {}
 
 std::string Dataset::Impl::Seal(std::string_view key, std::string value) const {
-  if (!sealed) return value;
-  const uint32_t crc =
-      engine::Crc32c(value.data(), value.size(), engine::Crc32c(key.data(), key.size()));
-  for (int i = 0; i < 4; ++i) value.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-  return value;
+  return sealed ? index::Seal(key, std::move(value)) : value;
 }
 
 std::string_view Dataset::Impl::Unseal(std::string_view key, std::string_view value,
                                        RecordKind kind) const {
-  if (!sealed) return value;
-  // Built only on failure: this runs for every record read.
-  const auto what = [&] {
-    return kind == RecordKind::kChunk ? "chunk " + std::to_string(index::DecodeChunkKey(key))
-                                      : "id '" + std::string(key) + "'";
-  };
-  if (value.size() < 4) {
-    throw CorruptionError("read " + what() + " in " + dir + ": the index entry is " +
-                          std::to_string(value.size()) + " bytes, too short for its seal");
-  }
-  const std::string_view body = value.substr(0, value.size() - 4);
-  uint32_t stored = 0;
-  for (int i = 0; i < 4; ++i) {
-    stored |= uint32_t{static_cast<uint8_t>(value[body.size() + static_cast<size_t>(i)])}
-              << (8 * i);
-  }
-  if (engine::Crc32c(body.data(), body.size(), engine::Crc32c(key.data(), key.size())) != stored) {
-    throw CorruptionError("read " + what() + " in " + dir +
-                          ": the index entry is damaged (record checksum mismatch)");
-  }
-  return body;
+  return sealed ? index::Unseal(key, value, kind, dir) : value;
 }
 
 void Dataset::Impl::PutVideo(index::Txn& txn, std::string_view id,
@@ -415,7 +393,7 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
   if (impl_->options.verify_checksums && !record.crc32c.empty()) {
     for (size_t i = 0; i < out.indices_.size(); ++i) {
       const std::string_view jpeg = out[i];
-      if (engine::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[out.indices_[i]]) {
+      if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[out.indices_[i]]) {
         throw CorruptionError(
             "read id '" + std::string(id) + "' frame " + std::to_string(out.indices_[i]) + " in " +
             file->path() + " at offset " + std::to_string(record.frames[out.indices_[i]].offset) +

@@ -15,7 +15,7 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   }
   // One read transaction is one snapshot: a writer may commit meanwhile
   // (in this process or another) without the export seeing half of it.
-  const Dataset::Impl& impl = dataset.impl();
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
   ExportReport report;
   index::Txn txn = impl.env->BeginRead();
   std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;

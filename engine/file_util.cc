@@ -13,6 +13,7 @@
 
 #include "engine/fault_injection.h"
 #include "gulpdb/error.h"
+#include "index/sys_error.h"
 
 namespace gulpdb::engine {
 

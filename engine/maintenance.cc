@@ -8,10 +8,11 @@
 #include <map>
 #include <set>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "index/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -34,7 +35,7 @@ std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir) {
 
 // Deletes the files listed as obsolete and clears the list. The caller holds
 // the writer lock.
-void RemoveObsoleteFiles(Dataset::Impl& ds, std::vector<std::string>* removed) {
+void RemoveObsoleteFiles(engine::DatasetImpl& ds, std::vector<std::string>* removed) {
   index::DatasetInfo info;
   {
     index::Txn txn = ds.env->BeginRead();
@@ -67,7 +68,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
   wo.start_new_chunk = true;
   wo.check_jpeg_markers = false;                           // move bytes exactly as they are
   std::unique_ptr<Writer> writer = dataset.NewWriter(wo);  // the lock, and crash recovery
-  Dataset::Impl& ds = dataset.impl();
+  engine::DatasetImpl& ds = engine::DatasetAccess::Of(dataset);
   CompactReport report;
 
   std::vector<ChunkInfo> todo;
@@ -94,7 +95,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       for (size_t i = 0; i < jpegs.size(); ++i) {
         // A damaged frame must not be copied under a fresh checksum.
         if (!video.checksums.empty() &&
-            engine::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
+            index::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
           throw CorruptionError(
               "compact " + dataset.dir() + ": id '" + id + "' frame " + std::to_string(i) + " in " +
               c.file_name + " at offset " + std::to_string(video.frames[i].offset) +
@@ -140,9 +141,9 @@ namespace {
 
 // Attaches the chunks of `shard` (which lives at `relative` inside the output
 // directory) to `out` in one transaction. The caller holds out's writer lock.
-void AttachShard(Dataset::Impl& out, const Dataset& shard, const std::string& relative,
+void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::string& relative,
                  const MergeOptions& options, MergeReport* report) {
-  const Dataset::Impl& in = shard.impl();
+  const engine::DatasetImpl& in = engine::DatasetAccess::Of(shard);
   MergeReport delta;
   out.env->Update([&](index::Txn& txn) {
     delta = MergeReport();
@@ -268,9 +269,10 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shards
   MergeReport report;
   uint64_t done = 0;
   if (!attach.empty()) {
-    engine::FileLock lock(ds->impl().index_dir + "/" + kWriterLockName, options.lock_timeout, out);
+    engine::FileLock lock(engine::DatasetAccess::Of(*ds).index_dir + "/" + kWriterLockName,
+                          options.lock_timeout, out);
     for (auto& [shard, relative] : attach) {
-      AttachShard(ds->impl(), *shard, relative, options, &report);
+      AttachShard(engine::DatasetAccess::Of(*ds), *shard, relative, options, &report);
       ++report.shards;
       if (options.progress) options.progress(++done, shards.size());
     }

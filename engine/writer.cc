@@ -15,11 +15,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "index/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -50,7 +51,7 @@ struct Writer::Impl {
     bool dropped = false;  // replaced later in the same batch
   };
 
-  Dataset::Impl* ds;
+  engine::DatasetImpl* ds;
   WriterOptions options;
   engine::FileLock lock;
   index::DatasetInfo info;  // as last committed (settings are fixed)
@@ -68,7 +69,7 @@ struct Writer::Impl {
   std::unordered_set<std::string> removals;
   std::map<uint32_t, Touched> touched;
 
-  Impl(Dataset::Impl* dataset, const WriterOptions& opts)
+  Impl(engine::DatasetImpl* dataset, const WriterOptions& opts)
       : ds(dataset),
         options(opts),
         lock(ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
@@ -318,7 +319,7 @@ struct Writer::Impl {
     ++batch_videos_in_chunk;
     if (info.checksums) {
       record.crc32c.reserve(jpegs.size());
-      for (std::string_view j : jpegs) record.crc32c.push_back(engine::Crc32c(j.data(), j.size()));
+      for (std::string_view j : jpegs) record.crc32c.push_back(index::Crc32c(j.data(), j.size()));
     }
     record.meta_data = std::move(meta);
     pending_by_id[id] = pending.size();

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <utility>
 
+#include "index/sys_error.h"
+
 namespace gulpdb::index {
 namespace {
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "gulpdb/error.h"
+#include "index/sys_error.h"
 
 extern char** environ;
 

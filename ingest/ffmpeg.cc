@@ -11,6 +11,7 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
+#include "index/sys_error.h"
 
 namespace gulpdb::ingest {
 namespace {

@@ -120,7 +120,7 @@ BOOST_AUTO_TEST_CASE(obsolete_files_outside_the_dataset_are_never_deleted) {
   auto ds = Filled(tmp / "d", 2, 4);
   for (const std::string name : {"../victim", "/tmp/../victim", "a/../../victim", ".."}) {
     test::WriteFile(tmp / "victim", "keep me");
-    Dataset::Impl& impl = ds->impl();
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
     impl.env->Update([&](index::Txn& txn) {
       index::DatasetInfo info = impl.GetInfo(txn);
       info.obsolete_files = {name};

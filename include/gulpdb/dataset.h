@@ -174,6 +174,9 @@ struct WriterOptions {
 };
 
 class Writer;
+namespace engine {
+class DatasetAccess;
+}  // namespace engine
 
 class Dataset {
  public:
@@ -238,12 +241,11 @@ class Dataset {
   // Convenience: removes `ids` in one transaction; returns how many existed.
   size_t Remove(const std::vector<std::string>& ids);
 
-  // Internals, for the engine's own modules (interop); not a stable API.
-  struct Impl;
-  Impl& impl() { return *impl_; }
-  const Impl& impl() const { return *impl_; }
-
  private:
+  struct Impl;
+  // The engine's own modules (interop, maintenance, check) reach the
+  // internals through engine::DatasetAccess (engine/dataset_impl.h).
+  friend class engine::DatasetAccess;
   explicit Dataset(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

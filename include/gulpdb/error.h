@@ -9,8 +9,6 @@
 #ifndef GULPDB_ERROR_H_
 #define GULPDB_ERROR_H_
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -98,16 +96,6 @@ class OutOfRangeError : public InvalidArgumentError {
       throw ResourceExhaustedError(message);
   }
   throw Error(code, message);
-}
-
-// Throws the error for a failed system call: "<operation> <path>: <strerror(err)>".
-// ENOENT becomes NotFoundError, ENOSPC/EDQUOT ResourceExhaustedError, the rest IoError.
-[[noreturn]] inline void ThrowErrno(const std::string& operation, const std::string& path,
-                                    int err) {
-  const std::string message = operation + " " + path + ": " + std::strerror(err);
-  if (err == ENOENT) throw NotFoundError(message);
-  if (err == ENOSPC || err == EDQUOT) throw ResourceExhaustedError(message);
-  throw IoError(message);
 }
 
 }  // namespace gulpdb
