@@ -10,6 +10,7 @@
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
+#include "engine/obsolete_files.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/sys_error.h"
@@ -31,28 +32,6 @@ std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir) {
   OpenOptions o;
   o.read_only = false;
   return Dataset::Open(dir, o);
-}
-
-// Deletes the files listed as obsolete and clears the list. The caller holds
-// the writer lock.
-void RemoveObsoleteFiles(engine::DatasetImpl& ds, std::vector<std::string>* removed) {
-  index::DatasetInfo info;
-  {
-    index::Txn txn = ds.env->BeginRead();
-    info = ds.GetInfo(txn);
-  }
-  if (info.obsolete_files.empty()) return;
-  for (const std::string& name : info.obsolete_files) {
-    const std::string path = ds.ChunkPath(name);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
-    if (removed != nullptr) removed->push_back(name);
-  }
-  engine::SyncDirectory(ds.dir);
-  ds.env->Update([&](index::Txn& txn) {
-    index::DatasetInfo current = ds.GetInfo(txn);
-    current.obsolete_files.clear();
-    txn.Put(ds.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
-  });
 }
 
 }  // namespace
@@ -78,6 +57,15 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
     if (static_cast<double>(garbage) <
         options.min_garbage_fraction * static_cast<double>(c.committed_length)) {
       continue;
+    }
+    // The file will be listed as obsolete and deleted: its name, read from
+    // the index, must not lead outside the dataset (checked before anything
+    // moves).
+    engine::CheckInsideDataset(ds, "compact", "chunk " + std::to_string(c.number) + " has the file",
+                               c.file_name);
+    if (!c.meta_file.empty()) {
+      engine::CheckInsideDataset(
+          ds, "compact", "chunk " + std::to_string(c.number) + " has the .gmeta file", c.meta_file);
     }
     todo.push_back(c);
   }
@@ -132,7 +120,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       txn.Put(ds.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
     ds.files.Clear();
-    RemoveObsoleteFiles(ds, &report.files_removed);
+    engine::RemoveObsoleteFiles(ds, "compact", &report.files_removed);
   }
   return report;
 }

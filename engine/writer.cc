@@ -18,6 +18,7 @@
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
 #include "engine/json_text.h"
+#include "engine/obsolete_files.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/sys_error.h"
@@ -106,25 +107,7 @@ struct Writer::Impl {
       }
     }
     if (!info.obsolete_files.empty()) {
-      for (const std::string& name : info.obsolete_files) {
-        // Names come from the index: one that could leave the dataset
-        // directory is damage, never something to delete.
-        if (name.empty() || name.front() == '/' || name == ".." || name.rfind("../", 0) == 0 ||
-            name.find("/../") != std::string::npos ||
-            (name.size() >= 3 && name.compare(name.size() - 3, 3, "/..") == 0)) {
-          throw CorruptionError("recover " + ds->dir + ": the index lists '" +
-                                engine::PrintableBytes(name) +
-                                "' as an obsolete file, which is not inside the dataset");
-        }
-        const std::string path = ChunkPath(name);
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
-      }
-      engine::SyncDirectory(ds->dir);
-      ds->env->Update([&](index::Txn& txn) {
-        index::DatasetInfo current = ds->GetInfo(txn);
-        current.obsolete_files.clear();
-        txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
-      });
+      engine::RemoveObsoleteFiles(*ds, "recover");
       info.obsolete_files.clear();
     }
     RemoveAbandonedChunkFiles(last ? last->first + 1 : 0);
