@@ -385,8 +385,7 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
     total += f.length;
   }
   out.buffer_.reset(static_cast<char*>(std::malloc(total == 0 ? 1 : total)));
-  if (!out.buffer_)
-    throw ResourceExhaustedError("read id '" + std::string(id) + "': out of memory");
+  if (!out.buffer_) throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
   for (const Run& run : runs) {
     file->ReadAt(run.offset, out.buffer_.get() + run.buffer_pos, run.size);
   }

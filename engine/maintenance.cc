@@ -233,7 +233,7 @@ void CopyShard(Writer& writer, const Dataset& shard, MergeReport* report) {
     writer.Commit();
   } catch (const Error& e) {
     writer.Rollback();
-    ThrowError(e.code(), "merge " + shard.dir() + ": " + e.what());
+    e.ThrowWithContext("merge " + shard.dir() + ": ");
   }
 }
 

@@ -317,8 +317,8 @@ void Env::Grow(size_t current) {
   mdb_env_info(env_, &info);
   if (info.me_mapsize > current) return;  // another thread grew it already
   if (current >= options_.max_map_size) {
-    throw ResourceExhaustedError("grow index " + path_ + ": map size limit of " +
-                                 std::to_string(options_.max_map_size) + " bytes reached");
+    throw LimitExceededError("grow index " + path_ + ": map size limit of " +
+                             std::to_string(options_.max_map_size) + " bytes reached");
   }
   const size_t next = std::min(current * 2, options_.max_map_size);
   const int rc = mdb_env_set_mapsize(env_, next);

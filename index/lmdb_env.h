@@ -43,9 +43,12 @@ using Dbi = unsigned int;  // an MDB_dbi
 
 // Thrown when a write transaction runs out of map space; Env::Update catches
 // it, grows the map and retries.
-class MapFullError : public ResourceExhaustedError {
+class MapFullError : public LimitExceededError {
  public:
-  using ResourceExhaustedError::ResourceExhaustedError;
+  using LimitExceededError::LimitExceededError;
+  [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
+    throw MapFullError(message);
+  }
 };
 
 struct EnvOptions {

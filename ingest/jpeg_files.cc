@@ -40,7 +40,7 @@ std::vector<std::string> LoadJpegFiles(const std::vector<std::string>& paths,
       for (std::string_view prefix : {"decode jpeg: ", "encode jpeg: "}) {
         if (detail.substr(0, prefix.size()) == prefix) detail.remove_prefix(prefix.size());
       }
-      ThrowError(e.code(), "decode " + path + ": " + std::string(detail));
+      e.ThrowWithMessage("decode " + path + ": " + std::string(detail));
     }
   }
   return frames;

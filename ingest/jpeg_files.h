@@ -13,8 +13,9 @@
 
 namespace gulpdb::ingest {
 
-// The frames of `paths`, in order. Throws a gulpdb::Error naming the file
-// that cannot be read or decoded.
+// The frames of `paths`, in order. Throws the codec's error (its type kept)
+// naming the file that cannot be decoded, or the file layer's error for one
+// that cannot be read.
 std::vector<std::string> LoadJpegFiles(const std::vector<std::string>& paths,
                                        const FrameSettings& settings);
 

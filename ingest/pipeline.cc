@@ -34,9 +34,10 @@ namespace {
 // What a worker made of one source.
 struct Encoded {
   std::vector<std::string> frames;
-  std::string path;     // the file or folder read
-  std::string problem;  // non-empty: a bad source
-  ErrorCode code = ErrorCode::kCorruption;
+  std::string path;            // the file or folder read
+  std::string problem;         // non-empty: a bad source
+  std::exception_ptr error;    // the gulpdb::Error behind `problem`
+  std::string problem_prefix;  // what `problem` adds before the error's message
   std::string warning;
   std::exception_ptr fatal;
 };
@@ -74,11 +75,21 @@ Encoded Produce(const SourceSpec& source, const FrameSettings& settings,
   } catch (const Error& error) {
     e.frames.clear();
     e.problem = error.what();
-    e.code = error.code();
+    e.error = std::current_exception();
   } catch (...) {
     e.fatal = std::current_exception();
   }
   return e;
+}
+
+// Rethrows the gulpdb::Error in `error`, of its own type, with `prefix`
+// before its message.
+[[noreturn]] void ThrowWithContext(const std::exception_ptr& error, const std::string& prefix) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    e.ThrowWithContext(prefix);
+  }
 }
 
 // Uniform integer in [0, n) from `rng`, the same on every platform (unlike
@@ -313,14 +324,15 @@ IngestReport Ingest(const IngestOptions& o) {
           ++report.present;
         }
       } catch (const InvalidArgumentError& error) {  // the writer refused the id or a frame
-        e.problem = "(" + e.path + ") " + error.what();
-        e.code = error.code();
+        e.problem_prefix = "(" + e.path + ") ";
+        e.problem = e.problem_prefix + error.what();
+        e.error = std::current_exception();
       }
     }
     if (!e.problem.empty()) {
       if (o.strict) {
         commit();
-        ThrowError(e.code, "ingest '" + s.id + "': " + e.problem);
+        ThrowWithContext(e.error, "ingest '" + s.id + "': " + e.problem_prefix);
       }
       ReportProblem(o, SourceProblem{s.id, e.path, e.problem, /*skipped=*/true});
       ++report.bad;
