@@ -217,7 +217,7 @@ void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_
 
 // ---- Dataset -------------------------------------------------------------------
 
-Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dataset::Dataset(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
 bool Dataset::Exists(const std::string& dir, const std::string& index_dir) {
@@ -273,7 +273,7 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
                         IndexDir(dir, options.index_dir) +
                         ") found; create a dataset or import a GulpIO directory");
   }
-  auto impl = std::make_unique<Impl>(dir, options);
+  auto impl = std::make_shared<Impl>(dir, options);
   index::EnvOptions env_options;
   env_options.read_only = options.read_only;
   impl->env = AcquireEnv(impl->index_dir, env_options);

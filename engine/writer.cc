@@ -52,7 +52,7 @@ struct Writer::Impl {
     bool dropped = false;  // replaced later in the same batch
   };
 
-  engine::DatasetImpl* ds;
+  std::shared_ptr<engine::DatasetImpl> ds;  // shared: the Writer may outlive its Dataset
   WriterOptions options;
   engine::FileLock lock;
   index::DatasetInfo info;  // as last committed (settings are fixed)
@@ -70,8 +70,8 @@ struct Writer::Impl {
   std::unordered_set<std::string> removals;
   std::map<uint32_t, Touched> touched;
 
-  Impl(engine::DatasetImpl* dataset, const WriterOptions& opts)
-      : ds(dataset),
+  Impl(std::shared_ptr<engine::DatasetImpl> dataset, const WriterOptions& opts)
+      : ds(std::move(dataset)),
         options(opts),
         lock(ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
 
@@ -451,7 +451,7 @@ std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
   if (read_only()) {
     throw InvalidArgumentError("open writer " + impl_->dir + ": the dataset is open read-only");
   }
-  auto impl = std::make_unique<Writer::Impl>(impl_.get(), options);
+  auto impl = std::make_unique<Writer::Impl>(impl_, options);
   impl->Recover();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }

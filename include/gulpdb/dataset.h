@@ -233,7 +233,8 @@ class Dataset {
   std::vector<ChunkInfo> Chunks() const;
   DatasetStats Stats() const;
 
-  // Starts a write transaction. Needs a dataset opened read-write. Throws
+  // Starts a write transaction (see Writer for its lifetime). Needs a
+  // dataset opened read-write. Throws
   // BusyError when another writer (in any process) is active and does not
   // finish within options.lock_timeout.
   std::unique_ptr<Writer> NewWriter(const WriterOptions& options = {});
@@ -246,8 +247,9 @@ class Dataset {
   // The engine's own modules (interop, maintenance, check) reach the
   // internals through engine::DatasetAccess (engine/dataset_impl.h).
   friend class engine::DatasetAccess;
-  explicit Dataset(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Dataset(std::shared_ptr<Impl> impl);
+  // Shared with the Writers of this Dataset, which may outlive it.
+  std::shared_ptr<Impl> impl_;
 };
 
 // A write transaction: Append and Remove any number of times, then Commit
@@ -255,6 +257,11 @@ class Dataset {
 // A Writer destroyed without Commit rolls back. After Commit or Rollback the
 // Writer may start another batch. A crash at any point loses nothing
 // committed and leaves nothing uncommitted visible.
+//
+// Lifetime: a Writer shares ownership of its dataset's internals (the index
+// environment, the writer lock, open files), so it stays fully usable when
+// the Dataset that made it is destroyed first; the dataset is closed when
+// the last of them goes.
 class Writer {
  public:
   ~Writer();
