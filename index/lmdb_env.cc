@@ -77,12 +77,15 @@ void ThrowLmdb(int rc, const std::string& operation, const std::string& what) {
 Txn::Txn(Env* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> lock)
     : env_(env), txn_(txn), read_only_(read_only), lock_(std::move(lock)) {}
 
-Txn::Txn(Txn&& other) noexcept
-    : env_(other.env_),
-      txn_(std::exchange(other.txn_, nullptr)),
-      read_only_(other.read_only_),
-      open_cursors_(other.open_cursors_),
-      lock_(std::move(other.lock_)) {}
+Txn::Txn(Txn&& other) : env_(other.env_), txn_(nullptr), read_only_(other.read_only_) {
+  if (other.open_cursors_ != 0) {
+    throw InvalidArgumentError("move a transaction on " + env_->path() + " with " +
+                               std::to_string(other.open_cursors_) +
+                               " open cursors (they would point to the moved-from object)");
+  }
+  txn_ = std::exchange(other.txn_, nullptr);
+  lock_ = std::move(other.lock_);
+}
 
 Txn::~Txn() { Abort(); }
 

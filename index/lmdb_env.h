@@ -66,7 +66,9 @@ class Env;
 // transaction ends (or, in a write transaction, until the next write).
 class Txn {
  public:
-  Txn(Txn&& other) noexcept;
+  // Cursors point to the Txn they were opened on, so a Txn with open cursors
+  // cannot move: that throws InvalidArgumentError and leaves both as they were.
+  Txn(Txn&& other);
   Txn& operator=(Txn&&) = delete;
   Txn(const Txn&) = delete;
   ~Txn();
