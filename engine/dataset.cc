@@ -240,10 +240,13 @@ std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOpt
   if (::mkdir(index_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     ThrowErrno("create dataset", index_dir, errno);
   }
+  // Kept until Open has shared it, so that the returned Dataset uses the
+  // environment opened with options.initial_map_size.
+  std::shared_ptr<index::Env> env;
   {
     index::EnvOptions env_options;
     env_options.initial_map_size = options.initial_map_size;
-    std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);
+    env = AcquireEnv(index_dir, env_options);
     const index::Dbi info_db = env->OpenDb(index::kInfoDb, true);
     for (const char* name : {index::kVideosDb, index::kChunksDb, index::kOrderDb}) {
       env->OpenDb(name, true);
