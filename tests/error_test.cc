@@ -6,8 +6,8 @@
 #include <boost/test/unit_test.hpp>
 #include <functional>
 #include <memory>
-#include <typeinfo>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "engine/fault_injection.h"

@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "index/crc32c.h"
 #include "engine/gmeta.h"
 #include "engine/json_text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
+#include "index/crc32c.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace {

@@ -22,11 +22,11 @@
 #include <utility>
 #include <vector>
 
-#include "index/crc32c.h"
 #include "engine/gmeta.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
+#include "index/crc32c.h"
 #include "index/records.h"
 #include "index/records_generated.h"
 #include "tests/fuzz/fuzz_util.h"

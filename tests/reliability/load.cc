@@ -95,7 +95,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "index/crc32c.h"
 #include "engine/fault_injection.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
@@ -103,6 +102,7 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
+#include "index/crc32c.h"
 #include "index/sys_error.h"
 #include "tests/reliability/common.h"
 
