@@ -63,7 +63,9 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   });
   if (!same) return false;
   *report = ExportReport();
-  for (const auto& [n, chunk] : chunks) {
+  for (const auto& entry : chunks) {
+    const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
+    const index::ChunkRecord& chunk = entry.second;
     if (chunk.live_videos == 0 && chunk.committed_length == 0) continue;  // never written to
     const std::string name =
         chunk.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : chunk.meta_file;
