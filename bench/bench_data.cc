@@ -306,7 +306,7 @@ int RunGulpio(Options& opt) {
 // Where the bytes of the index go: the payload of every record of the videos
 // and order databases (LMDB's own page and node overhead comes on top).
 Json RecordBreakdown(const Dataset& ds) {
-  const Dataset::Impl& impl = ds.impl();
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(ds);
   index::Txn txn = impl.env->BeginRead();
   uint64_t videos = 0, key_bytes = 0, value_bytes = 0, frames = 0, crcs = 0, meta = 0, runs = 0;
   uint64_t size_bytes = 0;  // the per-frame JPEG sizes: 2 bytes each when all fit, else 4
@@ -314,8 +314,7 @@ Json RecordBreakdown(const Dataset& ds) {
     index::Cursor cursor(txn, impl.videos);
     for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
       const index::VideoRecord r = index::DecodeVideoRecord(
-          impl.Unseal(cursor.key(), cursor.value(), Dataset::Impl::RecordKind::kVideo),
-          cursor.key());
+          impl.Unseal(cursor.key(), cursor.value(), index::RecordKind::kVideo), cursor.key());
       ++videos;
       key_bytes += cursor.key().size();
       value_bytes += cursor.value().size();

@@ -80,7 +80,7 @@ int Run(int argc, char** argv) {
   ids.reserve(lookups);
   for (uint64_t i = 0; i < lookups; ++i) ids.push_back(VideoId(rng() % videos));
 
-  const Dataset::Impl& impl = ds->impl();
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
   size_t sink = 0;
   for (const std::string& id : ids) sink += ds->Contains(id) ? 1u : 0u;  // warm the B-tree pages
   Latencies txn_get, txn_verify, txn_decode, find, read;
@@ -94,14 +94,14 @@ int Run(int argc, char** argv) {
       index::Txn t = impl.env->BeginRead();
       std::string_view v;
       if (t.Get(impl.videos, id, &v)) {
-        sink += index::DecodeFrameCount(impl.Unseal(id, v, Dataset::Impl::RecordKind::kVideo), id);
+        sink += index::DecodeFrameCount(impl.Unseal(id, v, index::RecordKind::kVideo), id);
       }
     });
     Measure(ids, &txn_decode, [&](const std::string& id) {
       index::Txn t = impl.env->BeginRead();
       std::string_view v;
       if (t.Get(impl.videos, id, &v)) {
-        sink += index::DecodeVideoRecord(impl.Unseal(id, v, Dataset::Impl::RecordKind::kVideo), id)
+        sink += index::DecodeVideoRecord(impl.Unseal(id, v, index::RecordKind::kVideo), id)
                     .frames.size();
       }
     });

@@ -5,27 +5,27 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "cli/ingest.h"
 #include "cli/progress.h"
-#include "engine/json_text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/ingest.h"
 #include "gulpdb/interop.h"
+#include "gulpdb/json.h"
 #include "gulpdb/maintenance.h"
 
 namespace gulpdb::cli {
 namespace {
 
 namespace po = boost::program_options;
-
-using engine::PythonJsonString;
 
 // Parses `args` against `options` and the named positionals (a name ending in
 // "..." takes the rest). Returns false after printing help when --help is given.
@@ -69,6 +69,14 @@ OnDuplicate ParseOnDuplicate(const std::string& s) {
   throw UsageError("--on-duplicate must be error, skip or replace, not '" + s + "'");
 }
 
+// Creates directory `path` unless it exists.
+void MakeDirectory(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return;
+  const std::string message = "create " + path + ": " + std::strerror(errno);
+  if (errno == ENOENT) throw NotFoundError(message);
+  throw IoError(message);
+}
+
 // A file name for `id` that cannot leave the output directory.
 std::string SafeName(const std::string& id) {
   std::string out;
@@ -105,7 +113,7 @@ int RunCreate(const std::vector<std::string>& args) {
 
 int RunIngest(const std::vector<std::string>& args) {
   po::options_description o("ingest options");
-  IngestOptions in;
+  ingest::IngestOptions in;
   std::string on_dup;
   int frame_size = 0;
   auto add = o.add_options();
@@ -151,10 +159,16 @@ int RunIngest(const std::vector<std::string>& args) {
   if (frame_size < 0) throw UsageError("--frame-size must not be negative");
   in.frame_size = frame_size;
   if (vm.count("seed") != 0) in.seed = vm["seed"].as<uint64_t>();
-  if (const std::string problem = ValidateIngestOptions(in); !problem.empty()) {
+  if (const std::string problem = ingest::ValidateIngestOptions(in); !problem.empty()) {
     throw UsageError(problem);
   }
-  const IngestReport r = Ingest(in);
+  std::unique_ptr<Progress> progress;
+  in.on_progress = [&](const ingest::IngestProgress& p) {
+    if (!progress) progress = std::make_unique<Progress>("ingest", p.total, in.quiet);
+    progress->Update(p.done);
+  };
+  const ingest::IngestReport r = ingest::Ingest(in);
+  if (progress) progress->Finish();
   std::string extra;
   if (r.duplicates != 0) extra += ", " + std::to_string(r.duplicates) + " listed twice";
   if (r.interrupted_by != 0) {
@@ -280,7 +294,7 @@ int RunExtract(const std::vector<std::string>& args) {
   const std::string id = vm["id"].as<std::string>();
   const JpegFrames jpegs =
       OpenRo(vm["dir"].as<std::string>())->ReadJpegs(id, Selection::Parse(frames));
-  if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("create", out, errno);
+  MakeDirectory(out);
   const std::string stem = SafeName(id);
   for (size_t i = 0; i < jpegs.size(); ++i) {
     char index[16];
@@ -361,9 +375,7 @@ int RunExport(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb export DIR [-o OUTDIR]", o, {"dir"}, &vm)) return 0;
   const std::string dir = vm["dir"].as<std::string>();
-  if (!out.empty() && ::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST) {
-    ThrowErrno("create", out, errno);
-  }
+  if (!out.empty()) MakeDirectory(out);
   const ExportReport r = ExportGmeta(*OpenRo(dir), out);
   std::printf("exported %llu chunks (%llu videos, %llu bytes of .gmeta) to %s\n",
               static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),

@@ -6,12 +6,12 @@
 #include <map>
 #include <mutex>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
+#include "index/crc32c.h"
 
 namespace gulpdb {
 namespace {
@@ -29,7 +29,7 @@ struct ChunkState {
 class Checker {
  public:
   Checker(Dataset& ds, const CheckOptions& options, CheckReport* report)
-      : impl_(ds.impl()), options_(options), report_(report) {}
+      : impl_(engine::DatasetAccess::Of(ds)), options_(options), report_(report) {}
 
   void Run() {
     CheckChunks();
@@ -113,7 +113,7 @@ class Checker {
         }
       }
       if (!options_.deep) continue;
-      if (!record.crc32c.empty() && engine::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[i]) {
+      if (!record.crc32c.empty() && index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[i]) {
         Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
       }
       try {
@@ -140,7 +140,7 @@ class Checker {
           index::VideoRecord record;
           try {
             record = index::DecodeVideoRecord(
-                impl_.Unseal(id, cursor.value(), Dataset::Impl::RecordKind::kVideo), id);
+                impl_.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
           } catch (const CorruptionError& e) {
             Problem("id '" + id + "'", e.what());
             continue;
@@ -206,7 +206,7 @@ class Checker {
     }
   }
 
-  Dataset::Impl& impl_;
+  engine::DatasetImpl& impl_;
   const CheckOptions& options_;
   CheckReport* report_;
   std::mutex mu_;

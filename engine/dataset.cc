@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <map>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "index/seal.h"
+#include "index/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -114,36 +116,12 @@ Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
       files(OpenFileBudget(options_in.max_open_chunk_files)) {}
 
 std::string Dataset::Impl::Seal(std::string_view key, std::string value) const {
-  if (!sealed) return value;
-  const uint32_t crc =
-      engine::Crc32c(value.data(), value.size(), engine::Crc32c(key.data(), key.size()));
-  for (int i = 0; i < 4; ++i) value.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-  return value;
+  return sealed ? index::Seal(key, std::move(value)) : value;
 }
 
 std::string_view Dataset::Impl::Unseal(std::string_view key, std::string_view value,
                                        RecordKind kind) const {
-  if (!sealed) return value;
-  // Built only on failure: this runs for every record read.
-  const auto what = [&] {
-    return kind == RecordKind::kChunk ? "chunk " + std::to_string(index::DecodeChunkKey(key))
-                                      : "id '" + std::string(key) + "'";
-  };
-  if (value.size() < 4) {
-    throw CorruptionError("read " + what() + " in " + dir + ": the index entry is " +
-                          std::to_string(value.size()) + " bytes, too short for its seal");
-  }
-  const std::string_view body = value.substr(0, value.size() - 4);
-  uint32_t stored = 0;
-  for (int i = 0; i < 4; ++i) {
-    stored |= uint32_t{static_cast<uint8_t>(value[body.size() + static_cast<size_t>(i)])}
-              << (8 * i);
-  }
-  if (engine::Crc32c(body.data(), body.size(), engine::Crc32c(key.data(), key.size())) != stored) {
-    throw CorruptionError("read " + what() + " in " + dir +
-                          ": the index entry is damaged (record checksum mismatch)");
-  }
-  return body;
+  return sealed ? index::Unseal(key, value, kind, dir) : value;
 }
 
 void Dataset::Impl::PutVideo(index::Txn& txn, std::string_view id,
@@ -239,7 +217,7 @@ void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_
 
 // ---- Dataset -------------------------------------------------------------------
 
-Dataset::Dataset(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dataset::Dataset(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
 bool Dataset::Exists(const std::string& dir, const std::string& index_dir) {
@@ -262,10 +240,13 @@ std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOpt
   if (::mkdir(index_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     ThrowErrno("create dataset", index_dir, errno);
   }
+  // Kept until Open has shared it, so that the returned Dataset uses the
+  // environment opened with options.initial_map_size.
+  std::shared_ptr<index::Env> env;
   {
     index::EnvOptions env_options;
     env_options.initial_map_size = options.initial_map_size;
-    std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);
+    env = AcquireEnv(index_dir, env_options);
     const index::Dbi info_db = env->OpenDb(index::kInfoDb, true);
     for (const char* name : {index::kVideosDb, index::kChunksDb, index::kOrderDb}) {
       env->OpenDb(name, true);
@@ -295,7 +276,7 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
                         IndexDir(dir, options.index_dir) +
                         ") found; create a dataset or import a GulpIO directory");
   }
-  auto impl = std::make_unique<Impl>(dir, options);
+  auto impl = std::make_shared<Impl>(dir, options);
   index::EnvOptions env_options;
   env_options.read_only = options.read_only;
   impl->env = AcquireEnv(impl->index_dir, env_options);
@@ -407,15 +388,14 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
     total += f.length;
   }
   out.buffer_.reset(static_cast<char*>(std::malloc(total == 0 ? 1 : total)));
-  if (!out.buffer_)
-    throw ResourceExhaustedError("read id '" + std::string(id) + "': out of memory");
+  if (!out.buffer_) throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
   for (const Run& run : runs) {
     file->ReadAt(run.offset, out.buffer_.get() + run.buffer_pos, run.size);
   }
   if (impl_->options.verify_checksums && !record.crc32c.empty()) {
     for (size_t i = 0; i < out.indices_.size(); ++i) {
       const std::string_view jpeg = out[i];
-      if (engine::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[out.indices_[i]]) {
+      if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[out.indices_[i]]) {
         throw CorruptionError(
             "read id '" + std::string(id) + "' frame " + std::to_string(out.indices_[i]) + " in " +
             file->path() + " at offset " + std::to_string(record.frames[out.indices_[i]].offset) +

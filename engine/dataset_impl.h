@@ -16,6 +16,7 @@
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
 #include "index/records.h"
+#include "index/seal.h"
 
 namespace gulpdb {
 
@@ -55,14 +56,13 @@ struct Dataset::Impl {
 
   std::string ChunkPath(const std::string& file_name) const { return dir + "/" + file_name; }
 
-  // Format 2 seals every video and chunk record: its value is followed by a
-  // CRC-32C of key and value, so that a damaged index entry is an error, not
-  // wrong data (docs/format/index_format.md). Set at open from DatasetInfo.
+  // Format 2 seals every video and chunk record (index/seal.h). Set at open
+  // from DatasetInfo.
   bool sealed = false;
   std::string Seal(std::string_view key, std::string value) const;
   // The record bytes of a stored value; CorruptionError naming the video id
   // or chunk number if the seal does not match.
-  enum class RecordKind { kVideo, kChunk };
+  using RecordKind = index::RecordKind;
   std::string_view Unseal(std::string_view key, std::string_view value, RecordKind kind) const;
   void PutVideo(index::Txn& txn, std::string_view id, const index::VideoRecord& record) const;
   void PutChunk(index::Txn& txn, uint32_t chunk, const index::ChunkRecord& record) const;
@@ -86,6 +86,20 @@ struct Dataset::Impl {
   mutable std::unique_ptr<engine::ThreadPool> pool_;
 };
 
+namespace engine {
+
+// The one door from the engine's modules to a Dataset's internals (a friend
+// of Dataset), so that the public header exposes none of them.
+class DatasetAccess {
+ public:
+  using Impl = Dataset::Impl;
+  static Impl& Of(Dataset& dataset) { return *dataset.impl_; }
+  static const Impl& Of(const Dataset& dataset) { return *dataset.impl_; }
+};
+
+using DatasetImpl = DatasetAccess::Impl;
+
+}  // namespace engine
 }  // namespace gulpdb
 
 #endif  // GULPDB_ENGINE_DATASET_IMPL_H_

@@ -101,11 +101,11 @@ DecodedFrames Dataset::ReadFrames(std::string_view id, const Selection& selectio
 std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& requests,
                                               const DecodeOptions& options) const {
   const std::vector<JpegFrames> jpegs = ReadJpegBatch(requests);
-  // Rethrows a codec error with the frame it belongs to.
+  // Rethrows a codec error, of its own type, with the frame it belongs to.
   const auto with_context = [&](size_t request, size_t frame, const Error& e) {
-    ThrowError(e.code(), "decode id '" + requests[request].id + "' frame " +
-                             std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
-                             ": " + e.what());
+    e.ThrowWithContext("decode id '" + requests[request].id + "' frame " +
+                       std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
+                       ": ");
   };
   std::vector<DecodedFrames> out(requests.size());
   std::vector<std::pair<size_t, size_t>> jobs;  // (request, frame)
@@ -136,8 +136,8 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
     DecodedFrames::Free deleter;
     uint8_t* buffer = BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
     if (buffer == nullptr) {
-      throw ResourceExhaustedError("decode id '" + requests[r].id + "': cannot allocate " +
-                                   std::to_string(d.byte_size_) + " bytes");
+      throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
+                             std::to_string(d.byte_size_) + " bytes");
     }
     d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
   }

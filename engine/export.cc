@@ -1,5 +1,18 @@
 // Writing .gmeta files that unmodified GulpIO2 reads (interop.h).
+//
+// Snapshot: the export reads the index in batches of short read
+// transactions, not in one long one, because a read transaction that stays
+// open keeps a writer in this process from growing the LMDB map (resizing
+// needs every transaction of the process to end). Each batch checks that its
+// transaction sees the same snapshot (LMDB's transaction id) as the first; if
+// a writer committed in between, the export starts again from the first
+// chunk, so that the files always describe one committed state. After
+// kMaxRestarts restarts it reads the rest in one transaction, as a last
+// resort against a writer that commits faster than a pass takes.
 #include <fcntl.h>
+
+#include <functional>
+#include <optional>
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
@@ -10,17 +23,85 @@
 namespace gulpdb {
 namespace {
 
-void CopyFile(const std::string& from, const std::string& to) {
-  engine::UniqueFd in = engine::OpenFile(from, O_RDONLY);
-  const uint64_t size = engine::FileSize(in.get(), from);
-  std::string bytes(size, '\0');
-  if (engine::PreadFull(in.get(), bytes.data(), size, 0, from) != size) {
-    throw IoError("copy " + from + ": the file shrank while being read");
+constexpr size_t kExportBatch = 1024;  // videos per read transaction
+constexpr int kMaxRestarts = 3;
+
+struct Entry {
+  std::string id;
+  std::vector<FrameInfo> frames;
+  std::string meta_data;
+};
+
+// Exports every chunk from one snapshot. Returns false, leaving the files
+// written so far, when the snapshot changed between two batches.
+bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
+                    const std::string& out_dir, bool one_transaction, ExportReport* report) {
+  std::optional<index::Txn> held;
+  if (one_transaction) held.emplace(impl.env->BeginRead());
+  std::optional<uint64_t> snapshot;
+  // Runs `fn` in a read transaction of the export's snapshot; false if a
+  // writer committed since the first batch.
+  const auto in_snapshot = [&](const std::function<void(index::Txn&)>& fn) {
+    if (held) {
+      fn(*held);
+      return true;
+    }
+    index::Txn txn = impl.env->BeginRead();
+    if (!snapshot) snapshot = txn.id();
+    if (txn.id() != *snapshot) return false;
+    fn(txn);
+    return true;
+  };
+
+  std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
+  const bool same = in_snapshot([&](index::Txn& txn) {
+    index::Cursor cursor(txn, impl.chunks);
+    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+      const uint32_t n = index::DecodeChunkKey(cursor.key());
+      chunks.emplace_back(n, impl.DecodeChunkAt(cursor.key(), cursor.value()));
+    }
+  });
+  if (!same) return false;
+  *report = ExportReport();
+  for (const auto& entry : chunks) {
+    const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
+    const index::ChunkRecord& chunk = entry.second;
+    if (chunk.live_videos == 0 && chunk.committed_length == 0) continue;  // never written to
+    const std::string name =
+        chunk.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : chunk.meta_file;
+    const std::string path = out_dir + "/" + name;
+    engine::GmetaWriter writer(path);
+    const std::string end = index::OrderKey(n + 1, 0);
+    std::string resume = index::OrderKey(n, 0);
+    std::vector<Entry> batch;
+    do {
+      batch.clear();
+      const bool unchanged = in_snapshot([&](index::Txn& txn) {
+        index::Cursor cursor(txn, impl.order);
+        for (bool ok = cursor.Seek(resume);
+             ok && (n == UINT32_MAX || cursor.key() < end) && batch.size() < kExportBatch;
+             ok = cursor.Next()) {
+          const std::string_view id = cursor.value();
+          std::optional<index::VideoRecord> video = impl.FindRecord(txn, id);
+          if (!video) {
+            throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
+                                  std::string(id) + "' that has no record");
+          }
+          batch.push_back(
+              Entry{std::string(id), std::move(video->frames), std::move(video->meta_data)});
+          resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
+        }
+      });
+      if (!unchanged) return false;  // the temporary file goes with `writer`
+      // Written outside the transaction: a slow disk holds no snapshot.
+      for (const Entry& e : batch) writer.Add(e.id, e.frames, e.meta_data);
+      report->videos += batch.size();
+    } while (batch.size() == kExportBatch);
+    writer.Commit();
+    report->bytes_written += engine::FileSize(engine::OpenFile(path, O_RDONLY).get(), path);
+    ++report->chunks;
   }
-  engine::UniqueFd out = engine::OpenFile(to, O_WRONLY | O_CREAT | O_TRUNC);
-  struct iovec iov = {bytes.data(), bytes.size()};
-  engine::PwritevFull(out.get(), &iov, 1, 0, to);
-  engine::DataSync(out.get(), to);
+  return true;
 }
 
 }  // namespace
@@ -30,45 +111,14 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   if (!engine::IsDirectory(out_dir)) {
     throw NotFoundError("export " + dataset.dir() + ": no such directory " + out_dir);
   }
-  // One read transaction is one snapshot: a writer may commit meanwhile
-  // (in this process or another) without the export seeing half of it.
-  const Dataset::Impl& impl = dataset.impl();
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
   ExportReport report;
-  index::Txn txn = impl.env->BeginRead();
-  std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
-  {
-    index::Cursor cursor(txn, impl.chunks);
-    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-      const uint32_t n = index::DecodeChunkKey(cursor.key());
-      chunks.emplace_back(n, impl.DecodeChunkAt(cursor.key(), cursor.value()));
-    }
-  }
-  for (const auto& [n, chunk] : chunks) {
-    if (chunk.live_videos == 0 && chunk.committed_length == 0) continue;  // never written to
-    const std::string name =
-        chunk.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : chunk.meta_file;
-    const std::string path = out_dir + "/" + name;
-    engine::GmetaWriter writer(path);
-    index::Cursor cursor(txn, impl.order);
-    const std::string end = index::OrderKey(n + 1, 0);
-    for (bool ok = cursor.Seek(index::OrderKey(n, 0));
-         ok && (n == UINT32_MAX || cursor.key() < end); ok = cursor.Next()) {
-      const std::string_view id = cursor.value();
-      const std::optional<index::VideoRecord> video = impl.FindRecord(txn, id);
-      if (!video) {
-        throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
-                              std::string(id) + "' that has no record");
-      }
-      writer.Add(id, video->frames, video->meta_data);
-      ++report.videos;
-    }
-    writer.Commit();
-    report.bytes_written += engine::FileSize(engine::OpenFile(path, O_RDONLY).get(), path);
-    ++report.chunks;
+  for (int attempt = 0;; ++attempt) {
+    if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report)) break;
   }
   const std::string labels = dataset.dir() + "/label2idx.json";
   if (out_dir != dataset.dir() && engine::PathExists(labels)) {
-    CopyFile(labels, out_dir + "/label2idx.json");
+    engine::CopyFile(labels, out_dir + "/label2idx.json");
   }
   return report;
 }

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <thread>
 
 #include "engine/fault_injection.h"
 #include "gulpdb/error.h"
+#include "index/sys_error.h"
 
 namespace gulpdb::engine {
 
@@ -113,6 +115,113 @@ void Truncate(int fd, uint64_t size, const std::string& path) {
     rc = ::ftruncate(fd, static_cast<off_t>(size));
   } while (rc != 0 && errno == EINTR);
   if (rc != 0) ThrowErrno("truncate", path, errno);
+}
+
+std::string ReadFile(const std::string& path) {
+  UniqueFd fd = OpenFile(path, O_RDONLY);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) ThrowErrno("stat", path, errno);
+  if (!S_ISREG(st.st_mode)) throw InvalidArgumentError("read " + path + ": not a regular file");
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  data.resize(PreadFull(fd.get(), data.data(), data.size(), 0, path));
+  return data;
+}
+
+namespace {
+
+std::atomic<uint64_t> g_temp_counter{0};
+
+std::string ParentDirectory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+AtomicFile::AtomicFile(std::string path, int mode) : path_(std::move(path)) {
+  // O_EXCL with a name unique to this process and call; retried in the
+  // unlikely case a stale file of a dead process with our pid is in the way.
+  for (int attempt = 0;; ++attempt) {
+    temp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." +
+                 std::to_string(g_temp_counter.fetch_add(1));
+    const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd >= 0) {
+      fd_ = UniqueFd(fd);
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EEXIST || attempt >= 100) ThrowErrno("create", temp_path_, errno);
+  }
+}
+
+AtomicFile::AtomicFile(AtomicFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      fd_(std::move(other.fd_)),
+      size_(other.size_),
+      done_(std::exchange(other.done_, true)) {}
+
+AtomicFile::~AtomicFile() {
+  if (!done_) Fail();
+}
+
+void AtomicFile::Fail() noexcept {
+  fd_ = UniqueFd();
+  ::unlink(temp_path_.c_str());
+  done_ = true;
+}
+
+void AtomicFile::Append(std::string_view bytes) {
+  if (done_)
+    throw InvalidArgumentError("write " + path_ + ": the file was already committed or failed");
+  try {
+    struct iovec iov = {const_cast<char*>(bytes.data()), bytes.size()};
+    PwritevFull(fd_.get(), &iov, 1, size_, temp_path_);
+  } catch (...) {
+    Fail();
+    throw;
+  }
+  size_ += bytes.size();
+}
+
+void AtomicFile::Commit() {
+  if (done_)
+    throw InvalidArgumentError("commit " + path_ + ": the file was already committed or failed");
+  try {
+    DataSync(fd_.get(), temp_path_);
+    fd_ = UniqueFd();  // after a successful sync, close(2) has nothing left to report
+    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) ThrowErrno("rename", temp_path_, errno);
+  } catch (...) {
+    Fail();
+    throw;
+  }
+  done_ = true;
+  SyncDirectory(ParentDirectory(path_));  // makes the rename durable
+}
+
+void WriteFileAtomically(const std::string& path, std::string_view data, int mode) {
+  AtomicFile file(path, mode);
+  file.Append(data);
+  file.Commit();
+}
+
+void CopyFile(const std::string& from, const std::string& to) {
+  UniqueFd in = OpenFile(from, O_RDONLY);
+  struct stat st;
+  if (::fstat(in.get(), &st) != 0) ThrowErrno("stat", from, errno);
+  if (!S_ISREG(st.st_mode)) throw InvalidArgumentError("copy " + from + ": not a regular file");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  AtomicFile out(to);
+  std::string block(static_cast<size_t>(std::min<uint64_t>(size, uint64_t{1} << 20)), '\0');
+  for (uint64_t done = 0; done < size;) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(block.size(), size - done));
+    const size_t got = PreadFull(in.get(), block.data(), want, done, from);
+    if (got != want) throw IoError("copy " + from + ": the file shrank while being read");
+    out.Append(std::string_view(block.data(), got));
+    done += got;
+  }
+  out.Commit();
 }
 
 void SyncDirectory(const std::string& path) {

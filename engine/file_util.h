@@ -1,9 +1,13 @@
-// Small POSIX helpers: an owning file descriptor, whole-buffer pread/pwrite
-// with EINTR and short-transfer handling, directory fsync and advisory locks.
+// The file layer: an owning file descriptor, whole-buffer pread/pwrite with
+// EINTR and short-transfer handling, whole-file reads, atomic file
+// replacement and copies, directory fsync and advisory locks. Every read,
+// write, sync and truncate goes through the fault-injection hooks
+// (engine/fault_injection.h), so that the reliability suite can fail any of
+// them; nothing else in gulpdb calls read/write/fsync on a data file itself.
 //
 // Every failure throws a gulpdb::Error naming the operation and the path.
-// Thread safety: UniqueFd is move-only and not synchronised; the free
-// functions are safe from any thread.
+// Thread safety: UniqueFd and AtomicFile are move-only and not synchronised;
+// the free functions are safe from any thread.
 #ifndef GULPDB_ENGINE_FILE_UTIL_H_
 #define GULPDB_ENGINE_FILE_UTIL_H_
 
@@ -13,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,6 +52,57 @@ size_t PreadFull(int fd, void* dst, size_t size, uint64_t offset, const std::str
 void PwritevFull(int fd, struct iovec* iov, int iovcnt, uint64_t offset, const std::string& path);
 
 uint64_t FileSize(int fd, const std::string& path);
+
+// The whole content of the regular file at `path`. Throws NotFoundError when
+// it is missing, InvalidArgumentError when it is not a regular file, IoError
+// when a read fails or the file shrinks while being read.
+std::string ReadFile(const std::string& path);
+
+// A file that replaces `path` atomically: bytes go to a temporary file beside
+// it ("<path>.tmp.<pid>.<n>", created with O_EXCL and `mode` minus the
+// umask); Commit() fdatasyncs it, renames it over `path` and fsyncs the
+// directory. Until Commit() renames, a file already at `path` is untouched;
+// on every failure before the rename, and when the object is destroyed
+// without Commit(), the temporary file is removed. If only the final
+// directory fsync fails, the new file is in place but its rename may not
+// survive a crash.
+class AtomicFile {
+ public:
+  // Creates the temporary file. Throws NotFoundError when the directory does
+  // not exist, IoError or ResourceExhaustedError otherwise.
+  explicit AtomicFile(std::string path, int mode = 0644);
+  ~AtomicFile();
+  AtomicFile(AtomicFile&&) noexcept;
+  AtomicFile& operator=(AtomicFile&&) = delete;
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Appends `bytes` to the temporary file. Throws IoError or
+  // ResourceExhaustedError; the temporary file is then removed and the
+  // object unusable (further calls throw InvalidArgumentError).
+  void Append(std::string_view bytes);
+  // Syncs, renames over path() and syncs the directory; see above.
+  void Commit();
+
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_path_; }
+
+ private:
+  void Fail() noexcept;  // closes and removes the temporary file
+
+  std::string path_;
+  std::string temp_path_;
+  UniqueFd fd_;
+  uint64_t size_ = 0;
+  bool done_ = false;  // committed, or failed and cleaned up
+};
+
+// Replaces `path` with `data` through an AtomicFile.
+void WriteFileAtomically(const std::string& path, std::string_view data, int mode = 0644);
+
+// Copies the regular file `from` to `to` through an AtomicFile, in blocks
+// (memory does not grow with the file). Throws as ReadFile and AtomicFile.
+void CopyFile(const std::string& from, const std::string& to);
 void DataSync(int fd, const std::string& path);
 void Truncate(int fd, uint64_t size, const std::string& path);
 // fsync on a directory, so that created, renamed or removed entries are durable.

@@ -191,15 +191,14 @@ class GmetaReader::Impl {
       capacity_ *= 2;
       buf_.resize(capacity_ + 1);
     }
-    ssize_t n = 0;
-    do {
-      n = ::read(fd_.get(), buf_.data() + end_, capacity_ - end_);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) ThrowErrno("read gmeta", path_, errno);
+    // The file layer's pread (fault hooks included); it returns less than
+    // asked only at the end of the file.
+    const size_t n =
+        PreadFull(fd_.get(), buf_.data() + end_, capacity_ - end_, base_ + end_, path_);
     if (n == 0) {
       eof_ = true;
     } else {
-      end_ += static_cast<size_t>(n);
+      end_ += n;
     }
     buf_[end_] = kSentinel;
   }
@@ -504,8 +503,6 @@ namespace {
 // Output is flushed to the file in pieces of about this size.
 constexpr size_t kWriteBufferSize = size_t{1} << 20;
 
-std::atomic<uint64_t> g_temp_counter{0};
-
 void AppendNumber(uint64_t value, std::string* out) {
   char digits[24];
   const auto result = std::to_chars(digits, digits + sizeof(digits), value);
@@ -516,32 +513,16 @@ void AppendNumber(uint64_t value, std::string* out) {
 
 class GmetaWriter::Impl {
  public:
-  explicit Impl(std::string path) : path_(std::move(path)) {
-    // O_EXCL with a name unique to this process and call; retried in the
-    // unlikely case a stale file of a dead process with our pid is in the way.
-    for (int attempt = 0;; ++attempt) {
-      temp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." +
-                   std::to_string(g_temp_counter.fetch_add(1));
-      const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd >= 0) {
-        fd_ = UniqueFd(fd);
-        break;
-      }
-      if (errno != EEXIST || attempt >= 100) ThrowErrno("write gmeta", temp_path_, errno);
-    }
+  // Mode 0666 minus the umask, as Python's open() gives.
+  explicit Impl(std::string path) : file_(std::move(path), 0666) {
     buffer_.reserve(kWriteBufferSize + (kWriteBufferSize >> 2));
-  }
-
-  ~Impl() {
-    fd_ = UniqueFd();
-    if (!renamed_) ::unlink(temp_path_.c_str());
   }
 
   void Add(std::string_view id_utf8, const std::vector<FrameInfo>& frame_info,
            std::string_view meta_data_json) {
     CheckUsable("add to");
     if (meta_data_json.empty() || meta_data_json.front() != '[') {
-      throw InvalidArgumentError("write gmeta " + path_ + ": id " + SafeId(id_utf8) +
+      throw InvalidArgumentError("write gmeta " + path() + ": id " + SafeId(id_utf8) +
                                  ": meta_data must be a JSON list");
     }
     const JsonScanResult r = ScanJsonValue(meta_data_json, 0, /*input_complete=*/true);
@@ -550,7 +531,7 @@ class GmetaWriter::Impl {
                                : r.status == JsonScanStatus::kTruncated
                                    ? "unexpected end of the text"
                                    : "unexpected characters after the list";
-      throw InvalidArgumentError("write gmeta " + path_ + ": id " + SafeId(id_utf8) +
+      throw InvalidArgumentError("write gmeta " + path() + ": id " + SafeId(id_utf8) +
                                  ": meta_data: byte " + std::to_string(r.pos) + ": " + what);
     }
     const size_t old_size = buffer_.size();
@@ -559,7 +540,7 @@ class GmetaWriter::Impl {
       AppendPythonJsonString(id_utf8, &buffer_);
     } catch (const InvalidArgumentError& e) {
       buffer_.resize(old_size);
-      throw InvalidArgumentError("write gmeta " + path_ + ": id: " + e.what());
+      throw InvalidArgumentError("write gmeta " + path() + ": id: " + e.what());
     }
     buffer_.append(": {\"frame_info\": [");
     for (size_t i = 0; i < frame_info.size(); ++i) {
@@ -584,31 +565,23 @@ class GmetaWriter::Impl {
     broken_ = true;  // until every step below succeeded
     buffer_.append(count_ == 0 ? "{}" : "}");
     Flush();
-    if (::fsync(fd_.get()) != 0) ThrowErrno("write gmeta", temp_path_, errno);
-    fd_ = UniqueFd();  // after a successful fsync, close(2) has nothing left to report
-    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-      ThrowErrno("write gmeta", path_, errno);
-    }
-    renamed_ = true;
-    committed_ = true;
+    committed_ = true;  // from here on, even if only the directory sync fails
     broken_ = false;
-    // Makes the rename durable.
-    std::string dir = std::filesystem::path(path_).parent_path().string();
-    SyncDirectory(dir.empty() ? "." : dir);
+    file_.Commit();
   }
 
-  const std::string& path() const { return path_; }
-  const std::string& temp_path() const { return temp_path_; }
+  const std::string& path() const { return file_.path(); }
+  const std::string& temp_path() const { return file_.temp_path(); }
   size_t entry_count() const { return count_; }
 
  private:
   void CheckUsable(const char* what) const {
     if (committed_) {
-      throw InvalidArgumentError("write gmeta " + path_ + ": cannot " + what +
+      throw InvalidArgumentError("write gmeta " + path() + ": cannot " + what +
                                  " a writer that was committed");
     }
     if (broken_) {
-      throw InvalidArgumentError("write gmeta " + path_ + ": cannot " + what +
+      throw InvalidArgumentError("write gmeta " + path() + ": cannot " + what +
                                  " a writer after a failed write");
     }
   }
@@ -622,26 +595,16 @@ class GmetaWriter::Impl {
   }
 
   void Flush() {
-    size_t done = 0;
-    while (done < buffer_.size()) {
-      const ssize_t n = ::write(fd_.get(), buffer_.data() + done, buffer_.size() - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        broken_ = true;
-        ThrowErrno("write gmeta", temp_path_, errno);
-      }
-      done += static_cast<size_t>(n);
-    }
+    broken_ = true;  // until the write succeeded
+    file_.Append(buffer_);
+    broken_ = false;
     buffer_.clear();
   }
 
-  std::string path_;
-  std::string temp_path_;
-  UniqueFd fd_;
+  AtomicFile file_;
   std::string buffer_;
   size_t count_ = 0;
   bool committed_ = false;
-  bool renamed_ = false;
   bool broken_ = false;
 };
 

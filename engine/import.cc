@@ -13,13 +13,14 @@
 #include <cstdio>
 #include <map>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
+#include "index/crc32c.h"
+#include "index/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -107,7 +108,7 @@ struct Pending {
 // nothing, so only its end needs to be durable.
 class Importer {
  public:
-  Importer(Dataset::Impl& ds, const std::string& dir, const ImportOptions& options,
+  Importer(engine::DatasetImpl& ds, const std::string& dir, const ImportOptions& options,
            ImportReport* report)
       : ds_(ds), dir_(dir), options_(options), report_(report) {}
 
@@ -225,7 +226,7 @@ class Importer {
                               std::to_string(size) + " bytes at offset " +
                               std::to_string(f.offset));
       }
-      crcs.push_back(engine::Crc32c(read_buffer_.data(), size));
+      crcs.push_back(index::Crc32c(read_buffer_.data(), size));
     }
     return crcs;
   }
@@ -298,7 +299,7 @@ class Importer {
     ds_.env->ReleaseMappedPages();
   }
 
-  Dataset::Impl& ds_;
+  engine::DatasetImpl& ds_;
   const std::string& dir_;
   const ImportOptions& options_;
   ImportReport* report_;
@@ -359,14 +360,14 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
     std::unique_ptr<Dataset> ds = Dataset::Create(dir, create);
     // Nothing of the temporary index matters until it is renamed into place,
     // so its transactions skip the sync; one Sync below makes it durable.
-    ds->impl().env->SetDurable(false);
-    Importer importer(ds->impl(), dir, options, &report);
+    engine::DatasetAccess::Of(*ds).env->SetDurable(false);
+    Importer importer(engine::DatasetAccess::Of(*ds), dir, options, &report);
     for (size_t i = 0; i < chunks.size(); ++i) {
       importer.ImportChunk(chunks[i]);
       if (options.progress) options.progress(i + 1, chunks.size());
     }
     importer.Finish();
-    ds->impl().env->Sync();
+    engine::DatasetAccess::Of(*ds).env->Sync();
   }  // the environment is closed before it moves
   if (::rename(temp_index.c_str(), final_index.c_str()) != 0) {
     ThrowErrno("import " + dir + ": move index into place", final_index, errno);

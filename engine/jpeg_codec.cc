@@ -52,7 +52,7 @@ TjStatus LastStatus(tjhandle handle) {
   switch (operation) {
     case TjOperation::kCreate:
       // tjInit* fails only when it cannot allocate its instance.
-      throw ResourceExhaustedError("create turbojpeg instance: " + status.message);
+      throw OutOfMemoryError("create turbojpeg instance: " + status.message);
     case TjOperation::kDecode:
       if (status.warning) {
         throw CorruptionError("decode jpeg: " + status.message +
@@ -130,10 +130,10 @@ DecodePlan Plan(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodeO
   }
   const uint64_t pixels = static_cast<uint64_t>(width) * static_cast<uint64_t>(height);
   if (pixels > options.max_pixels) {
-    throw ResourceExhaustedError("decode jpeg: image of " + std::to_string(width) + "x" +
-                                 std::to_string(height) + " pixels exceeds the limit of " +
-                                 std::to_string(options.max_pixels) +
-                                 " pixels (DecodeOptions::max_pixels)");
+    throw OutOfMemoryError("decode jpeg: image of " + std::to_string(width) + "x" +
+                           std::to_string(height) + " pixels exceeds the limit of " +
+                           std::to_string(options.max_pixels) +
+                           " pixels (DecodeOptions::max_pixels)");
   }
 
   switch (options.format) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gulpdb/error.h"
+#include "gulpdb/json.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -892,3 +893,9 @@ std::string DecodeJsonString(std::string_view quoted_token) {
 }
 
 }  // namespace gulpdb::engine
+
+namespace gulpdb {
+
+std::string PythonJsonString(std::string_view utf8) { return engine::PythonJsonString(utf8); }
+
+}  // namespace gulpdb

@@ -8,10 +8,12 @@
 #include <map>
 #include <set>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
+#include "engine/obsolete_files.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "index/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -32,28 +34,6 @@ std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir) {
   return Dataset::Open(dir, o);
 }
 
-// Deletes the files listed as obsolete and clears the list. The caller holds
-// the writer lock.
-void RemoveObsoleteFiles(Dataset::Impl& ds, std::vector<std::string>* removed) {
-  index::DatasetInfo info;
-  {
-    index::Txn txn = ds.env->BeginRead();
-    info = ds.GetInfo(txn);
-  }
-  if (info.obsolete_files.empty()) return;
-  for (const std::string& name : info.obsolete_files) {
-    const std::string path = ds.ChunkPath(name);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
-    if (removed != nullptr) removed->push_back(name);
-  }
-  engine::SyncDirectory(ds.dir);
-  ds.env->Update([&](index::Txn& txn) {
-    index::DatasetInfo current = ds.GetInfo(txn);
-    current.obsolete_files.clear();
-    txn.Put(ds.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
-  });
-}
-
 }  // namespace
 
 CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
@@ -67,7 +47,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
   wo.start_new_chunk = true;
   wo.check_jpeg_markers = false;                           // move bytes exactly as they are
   std::unique_ptr<Writer> writer = dataset.NewWriter(wo);  // the lock, and crash recovery
-  Dataset::Impl& ds = dataset.impl();
+  engine::DatasetImpl& ds = engine::DatasetAccess::Of(dataset);
   CompactReport report;
 
   std::vector<ChunkInfo> todo;
@@ -77,6 +57,15 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
     if (static_cast<double>(garbage) <
         options.min_garbage_fraction * static_cast<double>(c.committed_length)) {
       continue;
+    }
+    // The file will be listed as obsolete and deleted: its name, read from
+    // the index, must not lead outside the dataset (checked before anything
+    // moves).
+    engine::CheckInsideDataset(ds, "compact", "chunk " + std::to_string(c.number) + " has the file",
+                               c.file_name);
+    if (!c.meta_file.empty()) {
+      engine::CheckInsideDataset(
+          ds, "compact", "chunk " + std::to_string(c.number) + " has the .gmeta file", c.meta_file);
     }
     todo.push_back(c);
   }
@@ -94,7 +83,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       for (size_t i = 0; i < jpegs.size(); ++i) {
         // A damaged frame must not be copied under a fresh checksum.
         if (!video.checksums.empty() &&
-            engine::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
+            index::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
           throw CorruptionError(
               "compact " + dataset.dir() + ": id '" + id + "' frame " + std::to_string(i) + " in " +
               c.file_name + " at offset " + std::to_string(video.frames[i].offset) +
@@ -131,7 +120,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       txn.Put(ds.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
     ds.files.Clear();
-    RemoveObsoleteFiles(ds, &report.files_removed);
+    engine::RemoveObsoleteFiles(ds, "compact", &report.files_removed);
   }
   return report;
 }
@@ -140,9 +129,9 @@ namespace {
 
 // Attaches the chunks of `shard` (which lives at `relative` inside the output
 // directory) to `out` in one transaction. The caller holds out's writer lock.
-void AttachShard(Dataset::Impl& out, const Dataset& shard, const std::string& relative,
+void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::string& relative,
                  const MergeOptions& options, MergeReport* report) {
-  const Dataset::Impl& in = shard.impl();
+  const engine::DatasetImpl& in = engine::DatasetAccess::Of(shard);
   MergeReport delta;
   out.env->Update([&](index::Txn& txn) {
     delta = MergeReport();
@@ -244,7 +233,7 @@ void CopyShard(Writer& writer, const Dataset& shard, MergeReport* report) {
     writer.Commit();
   } catch (const Error& e) {
     writer.Rollback();
-    ThrowError(e.code(), "merge " + shard.dir() + ": " + e.what());
+    e.ThrowWithContext("merge " + shard.dir() + ": ");
   }
 }
 
@@ -268,9 +257,10 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shards
   MergeReport report;
   uint64_t done = 0;
   if (!attach.empty()) {
-    engine::FileLock lock(ds->impl().index_dir + "/" + kWriterLockName, options.lock_timeout, out);
+    engine::FileLock lock(engine::DatasetAccess::Of(*ds).index_dir + "/" + kWriterLockName,
+                          options.lock_timeout, out);
     for (auto& [shard, relative] : attach) {
-      AttachShard(ds->impl(), *shard, relative, options, &report);
+      AttachShard(engine::DatasetAccess::Of(*ds), *shard, relative, options, &report);
       ++report.shards;
       if (options.progress) options.progress(++done, shards.size());
     }

@@ -15,11 +15,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "engine/crc32c.h"
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
 #include "engine/json_text.h"
+#include "engine/obsolete_files.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "index/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -50,7 +52,7 @@ struct Writer::Impl {
     bool dropped = false;  // replaced later in the same batch
   };
 
-  Dataset::Impl* ds;
+  std::shared_ptr<engine::DatasetImpl> ds;  // shared: the Writer may outlive its Dataset
   WriterOptions options;
   engine::FileLock lock;
   index::DatasetInfo info;  // as last committed (settings are fixed)
@@ -68,8 +70,8 @@ struct Writer::Impl {
   std::unordered_set<std::string> removals;
   std::map<uint32_t, Touched> touched;
 
-  Impl(Dataset::Impl* dataset, const WriterOptions& opts)
-      : ds(dataset),
+  Impl(std::shared_ptr<engine::DatasetImpl> dataset, const WriterOptions& opts)
+      : ds(std::move(dataset)),
         options(opts),
         lock(ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
 
@@ -105,25 +107,7 @@ struct Writer::Impl {
       }
     }
     if (!info.obsolete_files.empty()) {
-      for (const std::string& name : info.obsolete_files) {
-        // Names come from the index: one that could leave the dataset
-        // directory is damage, never something to delete.
-        if (name.empty() || name.front() == '/' || name == ".." || name.rfind("../", 0) == 0 ||
-            name.find("/../") != std::string::npos ||
-            (name.size() >= 3 && name.compare(name.size() - 3, 3, "/..") == 0)) {
-          throw CorruptionError("recover " + ds->dir + ": the index lists '" +
-                                engine::PrintableBytes(name) +
-                                "' as an obsolete file, which is not inside the dataset");
-        }
-        const std::string path = ChunkPath(name);
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
-      }
-      engine::SyncDirectory(ds->dir);
-      ds->env->Update([&](index::Txn& txn) {
-        index::DatasetInfo current = ds->GetInfo(txn);
-        current.obsolete_files.clear();
-        txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
-      });
+      engine::RemoveObsoleteFiles(*ds, "recover");
       info.obsolete_files.clear();
     }
     RemoveAbandonedChunkFiles(last ? last->first + 1 : 0);
@@ -318,7 +302,7 @@ struct Writer::Impl {
     ++batch_videos_in_chunk;
     if (info.checksums) {
       record.crc32c.reserve(jpegs.size());
-      for (std::string_view j : jpegs) record.crc32c.push_back(engine::Crc32c(j.data(), j.size()));
+      for (std::string_view j : jpegs) record.crc32c.push_back(index::Crc32c(j.data(), j.size()));
     }
     record.meta_data = std::move(meta);
     pending_by_id[id] = pending.size();
@@ -467,7 +451,7 @@ std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
   if (read_only()) {
     throw InvalidArgumentError("open writer " + impl_->dir + ": the dataset is open read-only");
   }
-  auto impl = std::make_unique<Writer::Impl>(impl_.get(), options);
+  auto impl = std::make_unique<Writer::Impl>(impl_, options);
   impl->Recover();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }

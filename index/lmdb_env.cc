@@ -11,6 +11,8 @@
 #include <mutex>
 #include <utility>
 
+#include "index/sys_error.h"
+
 namespace gulpdb::index {
 namespace {
 
@@ -75,12 +77,15 @@ void ThrowLmdb(int rc, const std::string& operation, const std::string& what) {
 Txn::Txn(Env* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> lock)
     : env_(env), txn_(txn), read_only_(read_only), lock_(std::move(lock)) {}
 
-Txn::Txn(Txn&& other) noexcept
-    : env_(other.env_),
-      txn_(std::exchange(other.txn_, nullptr)),
-      read_only_(other.read_only_),
-      open_cursors_(other.open_cursors_),
-      lock_(std::move(other.lock_)) {}
+Txn::Txn(Txn&& other) : env_(other.env_), txn_(nullptr), read_only_(other.read_only_) {
+  if (other.open_cursors_ != 0) {
+    throw InvalidArgumentError("move a transaction on " + env_->path() + " with " +
+                               std::to_string(other.open_cursors_) +
+                               " open cursors (they would point to the moved-from object)");
+  }
+  txn_ = std::exchange(other.txn_, nullptr);
+  lock_ = std::move(other.lock_);
+}
 
 Txn::~Txn() { Abort(); }
 
@@ -326,8 +331,8 @@ void Env::Grow(size_t current) {
   mdb_env_info(env_, &info);
   if (info.me_mapsize > current) return;  // another thread grew it already
   if (current >= options_.max_map_size) {
-    throw ResourceExhaustedError("grow index " + path_ + ": map size limit of " +
-                                 std::to_string(options_.max_map_size) + " bytes reached");
+    throw LimitExceededError("grow index " + path_ + ": map size limit of " +
+                             std::to_string(options_.max_map_size) + " bytes reached");
   }
   const size_t next = std::min(current * 2, options_.max_map_size);
   const int rc = mdb_env_set_mapsize(env_, next);

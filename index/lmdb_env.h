@@ -43,9 +43,12 @@ using Dbi = unsigned int;  // an MDB_dbi
 
 // Thrown when a write transaction runs out of map space; Env::Update catches
 // it, grows the map and retries.
-class MapFullError : public ResourceExhaustedError {
+class MapFullError : public LimitExceededError {
  public:
-  using ResourceExhaustedError::ResourceExhaustedError;
+  using LimitExceededError::LimitExceededError;
+  [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
+    throw MapFullError(message);
+  }
 };
 
 struct EnvOptions {
@@ -63,7 +66,9 @@ class Env;
 // transaction ends (or, in a write transaction, until the next write).
 class Txn {
  public:
-  Txn(Txn&& other) noexcept;
+  // Cursors point to the Txn they were opened on, so a Txn with open cursors
+  // cannot move: that throws InvalidArgumentError and leaves both as they were.
+  Txn(Txn&& other);
   Txn& operator=(Txn&&) = delete;
   Txn(const Txn&) = delete;
   ~Txn();

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "gulpdb/error.h"
+#include "index/sys_error.h"
 
 namespace gulpdb::index {
 namespace {

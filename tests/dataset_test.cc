@@ -32,6 +32,34 @@ std::unique_ptr<Dataset> CreateIn(const TempDir& tmp, uint32_t videos_per_chunk 
 
 BOOST_AUTO_TEST_SUITE(dataset_test)
 
+// A Writer shares the dataset's internals: destroying the Dataset first
+// leaves it fully usable (this was a use after free, seen under ASan).
+BOOST_AUTO_TEST_CASE(writer_outlives_its_dataset) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  std::unique_ptr<Writer> writer = Dataset::Create(dir)->NewWriter();  // the Dataset is gone
+  writer->Append("a", test::Views({test::FakeJpeg(50, 1), test::FakeJpeg(61, 2)}), "{}");
+  writer->Commit();
+  writer->Append("b", test::Views({test::FakeJpeg(70, 3)}), "{}");
+  writer->Rollback();
+  writer->Append("c", test::Views({test::FakeJpeg(30, 4)}), "{}");
+  BOOST_TEST(writer->Remove("a"));
+  writer->Commit();
+  writer.reset();
+  {
+    OpenOptions rw;
+    rw.read_only = false;
+    auto ds = Dataset::Open(dir, rw);
+    std::unique_ptr<Writer> second = ds->NewWriter();
+    second->Append("d", test::Views({test::FakeJpeg(40, 5)}), "{}");
+    ds.reset();
+    // Destroyed with a pending batch and no Dataset: it rolls back.
+  }
+  auto ds = Dataset::Open(dir);
+  BOOST_TEST(ds->Ids() == std::vector<std::string>{"c"}, boost::test_tools::per_element());
+  BOOST_TEST(ds->ReadJpegs("c")[0] == test::FakeJpeg(30, 4));
+}
+
 BOOST_AUTO_TEST_CASE(real_frames_round_trip_byte_for_byte) {
   TempDir tmp;
   auto ds = CreateIn(tmp);

@@ -6,11 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <map>
 
-#include "engine/crc32c.h"
+#include "engine/fault_injection.h"
 #include "engine/gmeta.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
@@ -62,6 +65,73 @@ void ExpectImportFails(const std::string& dir, const std::string& fragment,
 }
 
 BOOST_AUTO_TEST_SUITE(interop_test)
+
+// An export must not hold a read transaction while it writes files: a writer
+// in the same process that needs to grow the index map would wait for the
+// whole export (LMDB resizes only when no transaction of the process is
+// open). Here the writer commits, and must grow the map, while the export
+// writes its first file; the export then still describes one state.
+BOOST_AUTO_TEST_CASE(export_lets_a_same_process_writer_grow_the_map) {
+  TempDir tmp;
+  CreateOptions create;
+  create.videos_per_chunk = 4;
+  create.initial_map_size = 256 * 1024;
+  auto ds = Dataset::Create(tmp / "d", create);
+  {
+    auto w = ds->NewWriter();
+    for (int i = 0; i < 12; ++i) {
+      w->Append("v" + std::to_string(i), test::Views({test::FakeJpeg(64, 1)}), "{}");
+    }
+    w->Commit();
+  }
+  // A batch whose commit needs several times the initial map.
+  std::unique_ptr<Writer> writer = ds->NewWriter();
+  const std::string big_meta = "{\"pad\": \"" + std::string(4000, 'x') + "\"}";
+  for (int i = 0; i < 300; ++i) {
+    writer->Append("w" + std::to_string(i), test::Views({test::FakeJpeg(64, 2)}), big_meta);
+  }
+  struct Context {
+    Writer* writer;
+    std::atomic<bool> fired{false};
+    bool committed_in_time = false;
+    std::future<void> commit;
+  } context;
+  context.writer = writer.get();
+  engine::fault::SetIoHook(
+      [](engine::fault::Op op, const std::string& path, uint64_t, size_t,
+         void* c) -> engine::fault::Injection {
+        auto* ctx = static_cast<Context*>(c);
+        if (op != engine::fault::Op::kWrite || path.find(".gmeta.tmp") == std::string::npos ||
+            ctx->fired.exchange(true)) {
+          return {};
+        }
+        ctx->commit = std::async(std::launch::async, [w = ctx->writer] { w->Commit(); });
+        ctx->committed_in_time =
+            ctx->commit.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+        return {};
+      },
+      &context);
+  ExportReport report;
+  try {
+    report = ExportGmeta(*ds, "");
+  } catch (...) {
+    engine::fault::SetIoHook(nullptr, nullptr);
+    throw;
+  }
+  engine::fault::SetIoHook(nullptr, nullptr);
+  BOOST_REQUIRE(context.fired);
+  context.commit.get();
+  BOOST_TEST(context.committed_in_time);
+  // The export restarted on the new state: every video, once.
+  BOOST_TEST(report.videos == 312u);
+  BOOST_TEST(ds->Count() == 312u);
+  size_t entries = 0;
+  for (const ChunkInfo& c : ds->Chunks()) {
+    engine::ReadGmeta(tmp / ("d/meta_" + std::to_string(c.number) + ".gmeta"),
+                      [&](engine::GmetaEntry&&) { ++entries; });
+  }
+  BOOST_TEST(entries == 312u);
+}
 
 BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
   size_t dirs = 0;
@@ -175,7 +245,7 @@ BOOST_AUTO_TEST_CASE(import_stores_frame_checksums_that_catch_later_damage) {
     BOOST_REQUIRE_EQUAL(v.checksums.size(), v.frames.size());
     const JpegFrames jpegs = ds->ReadJpegs(item.id);
     for (size_t i = 0; i < jpegs.size(); ++i) {
-      BOOST_TEST(v.checksums[i] == engine::Crc32c(jpegs[i].data(), jpegs[i].size()));
+      BOOST_TEST(v.checksums[i] == test::ReferenceCrc32c(jpegs[i].data(), jpegs[i].size()));
     }
     target = v.frames.back();
     data_file = dir + "/" + m.chunk(v.chunk).data_file;

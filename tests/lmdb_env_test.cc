@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <boost/test/unit_test.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -216,7 +217,35 @@ BOOST_AUTO_TEST_CASE(map_limit_is_a_clear_error) {
   BOOST_CHECK_THROW(
       for (int i = 0; i < 200;
            ++i) { env->Update([&](Txn& txn) { txn.Put(db, std::to_string(i), value); }); },
-      ResourceExhaustedError);
+      LimitExceededError);
+}
+
+// Cursors point to their Txn: moving a Txn with open cursors would leave
+// them on the moved-from object (and the moved-to one counting cursors it
+// does not have, so that Commit refused forever). It is refused instead.
+BOOST_AUTO_TEST_CASE(a_transaction_with_open_cursors_cannot_move) {
+  test::TempDir tmp;
+  auto env = Env::Open(tmp.path(), EnvOptions{});
+  const Dbi db = env->OpenDb("t", true);
+  env->Update([&](Txn& txn) {
+    txn.Put(db, "a", "1");
+    txn.Put(db, "b", "2");
+  });
+  Txn write = env->BeginWrite();
+  std::optional<Txn> moved;
+  {
+    Cursor cursor(write, db);
+    BOOST_TEST(cursor.First());
+    BOOST_CHECK_THROW(moved.emplace(std::move(write)), InvalidArgumentError);
+    BOOST_TEST(cursor.Next());  // the cursor and its transaction are intact
+    BOOST_TEST(cursor.key() == "b");
+  }
+  BOOST_REQUIRE(!moved.has_value());
+  write.Put(db, "c", "3");
+  moved.emplace(std::move(write));  // no cursor open: it moves
+  moved->Commit();
+  Txn read = env->BeginRead();
+  BOOST_TEST(read.Count(db) == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(read_only_env_refuses_writes_and_missing_dbs) {

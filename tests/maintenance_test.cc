@@ -120,7 +120,7 @@ BOOST_AUTO_TEST_CASE(obsolete_files_outside_the_dataset_are_never_deleted) {
   auto ds = Filled(tmp / "d", 2, 4);
   for (const std::string name : {"../victim", "/tmp/../victim", "a/../../victim", ".."}) {
     test::WriteFile(tmp / "victim", "keep me");
-    Dataset::Impl& impl = ds->impl();
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
     impl.env->Update([&](index::Txn& txn) {
       index::DatasetInfo info = impl.GetInfo(txn);
       info.obsolete_files = {name};
@@ -136,6 +136,36 @@ BOOST_AUTO_TEST_CASE(obsolete_files_outside_the_dataset_are_never_deleted) {
       BOOST_TEST(test::ReadFile(tmp / "victim") == "keep me");
     }
   }
+}
+
+// Compaction lists the files of the chunks it empties as obsolete, taking
+// their names from the index: a damaged chunk name pointing outside the
+// dataset must stop it before anything moves, not delete someone else's file.
+BOOST_AUTO_TEST_CASE(compaction_never_deletes_a_chunk_file_named_outside_the_dataset) {
+  TempDir tmp;
+  auto ds = Filled(tmp / "d", 12, 4);  // chunks 0, 1, 2
+  ds->Remove({"v0"});                  // garbage in chunk 0
+  engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+  // The chunk record now names ../victim, and the file is there.
+  fs::rename(tmp / "d/data_0.gulp", tmp / "victim");
+  impl.env->Update([&](index::Txn& txn) {
+    index::ChunkRecord record = impl.GetChunk(txn, 0);
+    record.file_name = "../victim";
+    impl.PutChunk(txn, 0, record);
+  });
+  const std::string victim = test::ReadFile(tmp / "victim");
+  const Contents before = Snapshot(*ds);
+  try {
+    Compact(*ds);
+    BOOST_ERROR("compaction accepted a chunk file outside the dataset");
+  } catch (const CorruptionError& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("'../victim'") != std::string::npos, what);
+    BOOST_TEST(what.find("not inside the dataset") != std::string::npos, what);
+  }
+  BOOST_REQUIRE(fs::exists(tmp / "victim"));
+  BOOST_TEST(test::ReadFile(tmp / "victim") == victim);
+  BOOST_TEST(Snapshot(*ds) == before);
 }
 
 BOOST_AUTO_TEST_CASE(compact_keeps_gulpio_meta_lists_of_imported_data) {

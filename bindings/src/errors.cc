@@ -7,9 +7,10 @@
 //   BusyError              gulpdb.BusyError, a subclass of OSError
 //   CorruptionError        gulpdb.CorruptionError, a subclass of OSError (as
 //                          Pillow's "image file is truncated" is an OSError)
-//   ResourceExhaustedError MemoryError when memory ran out or a decode would
-//                          exceed the pixel limit; OSError otherwise (a full
-//                          disk, the LMDB map size limit)
+//   ResourceExhaustedError MemoryError for an OutOfMemoryError (memory ran
+//                          out, or a decode would exceed the pixel limit);
+//                          OSError otherwise (a full disk, LimitExceededError
+//                          for the index map size limit)
 #include <Python.h>
 
 #include <cerrno>
@@ -22,27 +23,12 @@
 namespace gulpdb::python {
 namespace {
 
-bool Contains(const std::string& text, const char* part) {
-  return text.find(part) != std::string::npos;
-}
-
-bool StartsWith(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
 // Sets an OSError subclass with errno and message, as OSError(errno, message).
 void SetOsError(PyObject* type, int err, const std::string& message) {
   PyObject* args = Py_BuildValue("(is)", err, message.c_str());
   if (args == nullptr) return;  // the error from Py_BuildValue stays set
   PyErr_SetObject(type, args);
   Py_DECREF(args);
-}
-
-// Memory ran out, or an allocation was refused because it would be too large
-// (a JPEG header claiming more pixels than DecodeOptions::max_pixels); the
-// other ResourceExhaustedErrors are about disks and the index map.
-bool IsMemory(const std::string& message) {
-  return Contains(message, "out of memory") || Contains(message, "cannot allocate") ||
-         Contains(message, "pixels exceeds the limit") ||
-         StartsWith(message, "create turbojpeg instance");
 }
 
 PyObject* busy_error = nullptr;        // gulpdb.BusyError (set by RegisterErrors)
@@ -73,7 +59,7 @@ void Translate(const Error& e) {
       SetOsError(busy_error, EBUSY, message);
       return;
     case ErrorCode::kResourceExhausted:
-      if (IsMemory(message)) {
+      if (dynamic_cast<const OutOfMemoryError*>(&e) != nullptr) {
         PyErr_SetString(PyExc_MemoryError, message.c_str());
       } else {
         PyErr_SetString(PyExc_OSError, message.c_str());

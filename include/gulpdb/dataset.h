@@ -174,6 +174,9 @@ struct WriterOptions {
 };
 
 class Writer;
+namespace engine {
+class DatasetAccess;
+}  // namespace engine
 
 class Dataset {
  public:
@@ -230,7 +233,8 @@ class Dataset {
   std::vector<ChunkInfo> Chunks() const;
   DatasetStats Stats() const;
 
-  // Starts a write transaction. Needs a dataset opened read-write. Throws
+  // Starts a write transaction (see Writer for its lifetime). Needs a
+  // dataset opened read-write. Throws
   // BusyError when another writer (in any process) is active and does not
   // finish within options.lock_timeout.
   std::unique_ptr<Writer> NewWriter(const WriterOptions& options = {});
@@ -238,14 +242,14 @@ class Dataset {
   // Convenience: removes `ids` in one transaction; returns how many existed.
   size_t Remove(const std::vector<std::string>& ids);
 
-  // Internals, for the engine's own modules (interop); not a stable API.
-  struct Impl;
-  Impl& impl() { return *impl_; }
-  const Impl& impl() const { return *impl_; }
-
  private:
-  explicit Dataset(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  struct Impl;
+  // The engine's own modules (interop, maintenance, check) reach the
+  // internals through engine::DatasetAccess (engine/dataset_impl.h).
+  friend class engine::DatasetAccess;
+  explicit Dataset(std::shared_ptr<Impl> impl);
+  // Shared with the Writers of this Dataset, which may outlive it.
+  std::shared_ptr<Impl> impl_;
 };
 
 // A write transaction: Append and Remove any number of times, then Commit
@@ -253,6 +257,11 @@ class Dataset {
 // A Writer destroyed without Commit rolls back. After Commit or Rollback the
 // Writer may start another batch. A crash at any point loses nothing
 // committed and leaves nothing uncommitted visible.
+//
+// Lifetime: a Writer shares ownership of its dataset's internals (the index
+// environment, the writer lock, open files), so it stays fully usable when
+// the Dataset that made it is destroyed first; the dataset is closed when
+// the last of them goes.
 class Writer {
  public:
   ~Writer();

@@ -9,8 +9,7 @@
 #ifndef GULPDB_ERROR_H_
 #define GULPDB_ERROR_H_
 
-#include <cerrno>
-#include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -22,7 +21,7 @@ enum class ErrorCode {
   kCorruption,         // data on disk contradicts itself or the index; undecodable JPEG
   kIoError,            // the operating system refused a read, write or sync
   kBusy,               // another process holds the writer lock
-  kResourceExhausted,  // a configured limit (map size, key size) was hit
+  kResourceExhausted,  // out of memory or disk, or a configured limit (map size) was hit
 };
 
 // Returns a stable lowercase name for `code` ("not found", "corruption", ...).
@@ -47,41 +46,79 @@ inline const char* ErrorCodeName(ErrorCode code) {
 class Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ~Error() override = default;
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
   ErrorCode code() const noexcept { return code_; }
+
+  // Throws a copy of this error, of the same dynamic type, whose message is
+  // `prefix` followed by this one's: how a layer adds what it was doing
+  // without turning, say, an IdNotFoundError into a plain NotFoundError
+  // (which Python would raise as FileNotFoundError instead of KeyError).
+  [[noreturn]] void ThrowWithContext(const std::string& prefix) const {
+    ThrowWithMessage(prefix + what());
+    std::terminate();  // not reached: every ThrowWithMessage throws
+  }
+  // Throws a copy of this error, of the same dynamic type, with `message`.
+  // Every subclass below overrides it; a subclass defined elsewhere that does
+  // not is thrown as its nearest base that does.
+  [[noreturn]] virtual void ThrowWithMessage(const std::string& message) const {
+    throw Error(code_, message);
+  }
 
  private:
   ErrorCode code_;
 };
 
-#define GULPDB_DEFINE_ERROR(Name, Code)                                            \
-  class Name : public Error {                                                      \
-   public:                                                                         \
-    explicit Name(const std::string& message) : Error(ErrorCode::Code, message) {} \
+// Defines `Name` deriving from `Base`, with the same code, and its
+// ThrowWithMessage.
+#define GULPDB_DEFINE_ERROR(Name, Base)                                             \
+  class Name : public Base {                                                        \
+   public:                                                                          \
+    using Base::Base;                                                               \
+    [[noreturn]] void ThrowWithMessage(const std::string& message) const override { \
+      throw Name(message);                                                          \
+    }                                                                               \
   }
 
-GULPDB_DEFINE_ERROR(NotFoundError, kNotFound);
-GULPDB_DEFINE_ERROR(InvalidArgumentError, kInvalidArgument);
-GULPDB_DEFINE_ERROR(CorruptionError, kCorruption);
-GULPDB_DEFINE_ERROR(IoError, kIoError);
-GULPDB_DEFINE_ERROR(BusyError, kBusy);
-GULPDB_DEFINE_ERROR(ResourceExhaustedError, kResourceExhausted);
+// The six kinds, one per code.
+#define GULPDB_DEFINE_KIND(Name, Code)                                              \
+  class Name : public Error {                                                       \
+   public:                                                                          \
+    explicit Name(const std::string& message) : Error(ErrorCode::Code, message) {}  \
+    [[noreturn]] void ThrowWithMessage(const std::string& message) const override { \
+      throw Name(message);                                                          \
+    }                                                                               \
+  }
 
-#undef GULPDB_DEFINE_ERROR
+GULPDB_DEFINE_KIND(NotFoundError, kNotFound);
+GULPDB_DEFINE_KIND(InvalidArgumentError, kInvalidArgument);
+GULPDB_DEFINE_KIND(CorruptionError, kCorruption);
+GULPDB_DEFINE_KIND(IoError, kIoError);
+GULPDB_DEFINE_KIND(BusyError, kBusy);
+GULPDB_DEFINE_KIND(ResourceExhaustedError, kResourceExhausted);
+
+#undef GULPDB_DEFINE_KIND
 
 // A video id that is not in the dataset (as opposed to a missing file or
 // directory): lookups by id throw this.
-class IdNotFoundError : public NotFoundError {
- public:
-  using NotFoundError::NotFoundError;
-};
+GULPDB_DEFINE_ERROR(IdNotFoundError, NotFoundError);
 
 // A frame index outside the video's frames.
-class OutOfRangeError : public InvalidArgumentError {
- public:
-  using InvalidArgumentError::InvalidArgumentError;
-};
+GULPDB_DEFINE_ERROR(OutOfRangeError, InvalidArgumentError);
 
-// Throws the Error subclass that matches `code`.
+// Memory could not be had: an allocation failed, or a request needs more
+// memory than a configured memory limit allows (DecodeOptions::max_pixels).
+GULPDB_DEFINE_ERROR(OutOfMemoryError, ResourceExhaustedError);
+
+// A configured size limit other than memory was reached (the index map's
+// maximum size). A full disk is a plain ResourceExhaustedError.
+GULPDB_DEFINE_ERROR(LimitExceededError, ResourceExhaustedError);
+
+#undef GULPDB_DEFINE_ERROR
+
+// Throws the Error subclass that matches `code` (to raise a new error from a
+// code; to add context to a caught error, use Error::ThrowWithContext).
 [[noreturn]] inline void ThrowError(ErrorCode code, const std::string& message) {
   switch (code) {
     case ErrorCode::kNotFound:
@@ -98,16 +135,6 @@ class OutOfRangeError : public InvalidArgumentError {
       throw ResourceExhaustedError(message);
   }
   throw Error(code, message);
-}
-
-// Throws the error for a failed system call: "<operation> <path>: <strerror(err)>".
-// ENOENT becomes NotFoundError, ENOSPC/EDQUOT ResourceExhaustedError, the rest IoError.
-[[noreturn]] inline void ThrowErrno(const std::string& operation, const std::string& path,
-                                    int err) {
-  const std::string message = operation + " " + path + ": " + std::strerror(err);
-  if (err == ENOENT) throw NotFoundError(message);
-  if (err == ENOSPC || err == EDQUOT) throw ResourceExhaustedError(message);
-  throw IoError(message);
 }
 
 }  // namespace gulpdb

@@ -67,6 +67,15 @@ struct ExportReport {
 // (temp file, fsync, rename). A chunk imported from a .gmeta keeps that
 // file's name. For an imported dataset that has not changed, the files are
 // byte-identical to the originals.
+//
+// Snapshot: all files describe one committed state, even while a writer (in
+// this or another process) commits. The index is read in batches of short
+// read transactions, each checked to see the same snapshot as the first; when
+// a writer commits in between, the export starts again. After 3 restarts it
+// finishes in one read transaction, which, while it lasts, delays a writer in
+// this process that needs to grow the index map (other processes are not
+// affected). Files are replaced one by one: a reader of `out_dir` during the
+// export may see some files of the new state beside older ones.
 ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = "");
 
 struct CheckOptions {

@@ -22,11 +22,11 @@
 #include <utility>
 #include <vector>
 
-#include "engine/crc32c.h"
 #include "engine/gmeta.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
+#include "index/crc32c.h"
 #include "index/records.h"
 #include "index/records_generated.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -170,7 +170,7 @@ void RecordSeeds() {
       if (n % 2 == 0) Put("record", stem + "-video-v1", FirstFormatRecord(r));
       if (n % 3 == 0 || r.frames.size() > 2) {
         for (const FrameInfo& f : r.frames) {
-          r.crc32c.push_back(gulpdb::engine::Crc32c(data.data() + f.offset, f.jpeg_size()));
+          r.crc32c.push_back(gulpdb::index::Crc32c(data.data() + f.offset, f.jpeg_size()));
         }
         Put("record", stem + "-video-crc", gulpdb::index::EncodeVideoRecord(r));
         Put("record", stem + "-video-crc-v1", FirstFormatRecord(r));

@@ -137,6 +137,23 @@ def test_resource_exhausted_is_memory_error():
         gulpdb.decode_jpeg(bytes(jpeg))
 
 
+
+def test_resource_exhausted_keeps_its_type_through_a_dataset_read(tmp_path):
+    # The dataset adds the id and frame to the codec's error; the error must
+    # stay a memory error (typed, not recognised by its text).
+    jpeg = bytearray(gulpdb.encode_jpeg(np.zeros((8, 8, 3), np.uint8)))
+    sof = jpeg.find(b"\xff\xc0")
+    jpeg[sof + 5 : sof + 9] = (60000).to_bytes(2, "big") * 2
+    path = str(tmp_path / "ds")
+    with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:
+        w.append("bomb", [bytes(jpeg)])
+    ds = gulpdb.Dataset(path)
+    with pytest.raises(MemoryError, match="frame 0.*limit"):
+        ds.read("bomb")
+    with pytest.raises(KeyError):
+        ds.read("missing")
+
+
 def test_damaged_index_is_corruption_error(tmp_path):
     path = str(tmp_path / "ds")
     with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:

@@ -95,7 +95,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/crc32c.h"
 #include "engine/fault_injection.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
@@ -103,6 +102,8 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
+#include "index/crc32c.h"
+#include "index/sys_error.h"
 #include "tests/reliability/common.h"
 
 namespace gulpdb::reliability {
@@ -200,7 +201,7 @@ class ExpectedCache {
     auto video = std::make_shared<Expected>();
     video->frames = MakeFrames(VideoSeed(seed_, n), FrameCountOf(seed_, n));
     for (const std::string& f : video->frames) {
-      video->crcs.push_back(engine::Crc32c(f.data(), f.size()));
+      video->crcs.push_back(index::Crc32c(f.data(), f.size()));
     }
     video->meta_data = "[" + MetaOf(n) + "]";
     std::unique_lock<std::shared_mutex> lock(mutex_);

@@ -37,6 +37,10 @@ std::string FakeJpeg(size_t size, uint32_t seed);
 std::vector<std::string> FixtureFrames(const std::string& name);
 std::vector<std::string_view> Views(const std::vector<std::string>& frames);
 
+// CRC-32C computed bit by bit, straight from the definition (reflected
+// polynomial 0x82F63B78): an independent reference for index::Crc32c.
+uint32_t ReferenceCrc32c(const void* data, size_t size);
+
 // `bytes` with everything but printable ASCII as \xNN, for messages.
 std::string Printable(std::string_view bytes);
 

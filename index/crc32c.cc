@@ -1,9 +1,9 @@
-#include "engine/crc32c.h"
+#include "index/crc32c.h"
 
 #include <array>
 #include <cstring>
 
-namespace gulpdb::engine {
+namespace gulpdb::index {
 namespace {
 
 constexpr uint32_t kPolynomial = 0x82f63b78;  // reflected Castagnoli polynomial
@@ -59,4 +59,16 @@ uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
   return ~crc;
 }
 
-}  // namespace gulpdb::engine
+uint32_t Crc32cPortable(const void* data, size_t size, uint32_t crc) {
+  return ~Software(static_cast<const uint8_t*>(data), size, ~crc);
+}
+
+bool Crc32cUsesHardware() {
+#if defined(__x86_64__)
+  return kHaveSse42;
+#else
+  return false;
+#endif
+}
+
+}  // namespace gulpdb::index

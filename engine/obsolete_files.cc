@@ -1,0 +1,58 @@
+#include "engine/obsolete_files.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "engine/file_util.h"
+#include "engine/json_text.h"
+#include "gulpdb/error.h"
+#include "index/sys_error.h"
+
+namespace gulpdb::engine {
+
+bool IsInsideDataset(std::string_view name) {
+  if (name.empty() || name.front() == '/') return false;
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = name.find('/', start);
+    const std::string_view part = name.substr(
+        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (part == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    start = slash + 1;
+  }
+}
+
+void CheckInsideDataset(const DatasetImpl& ds, const std::string& operation,
+                        const std::string& whose, std::string_view name) {
+  if (IsInsideDataset(name)) return;
+  throw CorruptionError(operation + " " + ds.dir + ": " + whose + " '" + PrintableBytes(name) +
+                        "' is not inside the dataset (a damaged index?); nothing was deleted");
+}
+
+void RemoveObsoleteFiles(DatasetImpl& ds, const std::string& operation,
+                         std::vector<std::string>* removed) {
+  index::DatasetInfo info;
+  {
+    index::Txn txn = ds.env->BeginRead();
+    info = ds.GetInfo(txn);
+  }
+  if (info.obsolete_files.empty()) return;
+  for (const std::string& name : info.obsolete_files) {
+    CheckInsideDataset(ds, operation, "the index lists as an obsolete file", name);
+  }
+  for (const std::string& name : info.obsolete_files) {
+    const std::string path = ds.ChunkPath(name);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+    if (removed != nullptr) removed->push_back(name);
+  }
+  SyncDirectory(ds.dir);
+  ds.env->Update([&](index::Txn& txn) {
+    index::DatasetInfo current = ds.GetInfo(txn);
+    current.obsolete_files.clear();
+    txn.Put(ds.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
+  });
+}
+
+}  // namespace gulpdb::engine

@@ -1,0 +1,203 @@
+// Ingest: builds or extends a dataset from one of four kinds of source, or
+// from an explicit list of sources.
+//
+//   videos       videos_dir DIR [labels LIST]: each video is DIR/<id>.<ext>
+//                or the single file in DIR/<id>/, decoded by ffmpeg at
+//                `frame_rate` frames per second. LIST is a 20BN-style JSON list
+//                ([{"id": ..., "<label_name>": ...}, ...], ids strings or
+//                numbers) or an `id;label` CSV; without it every video in DIR.
+//   frame folders frames_dir DIR [labels LIST]: each video is the folder
+//                DIR/<id> of .jpg/.jpeg frames, in file-name order.
+//   image folder images_dir DIR: one sub-folder per class; every image
+//                below it is a one-frame video, id = path relative to DIR,
+//                label = the class folder.
+//   image list   image_list FILE [images_dir ROOT]: one image path per
+//                line, optionally followed by `;label`; relative paths are
+//                taken from ROOT, or else from FILE's folder.
+//   explicit     `sources`: SourceSpecs made by the caller, typically one
+//                partition of what ListSources returned on another machine.
+//
+// Frames are stored as JPEG: video frames (and non-JPEG images, which ffmpeg
+// decodes too) are encoded with gulpdb's JpegEncoder at `quality`, 4:4:4, as
+// GulpIO2 does. JPEG sources are decoded and re-encoded the same way, unless
+// `keep_jpeg` asks to store their bytes untouched (then only their headers are
+// decoded, to catch non-JPEG files; `gulpdb check --deep` decodes every
+// frame). `frame_size` resizes every frame so that its short edge has that
+// many pixels (GulpIO's rule: the long edge becomes trunc(size * long / short)).
+//
+// Meta of each video is GulpIO's {"id": <id as listed>, "label": <label>,
+// "idx": <label index>} (just {"id": ...} for unlabeled sources), and
+// <dir>/label2idx.json maps sorted labels to indices; labels already in an
+// existing label2idx.json keep their index and new ones are numbered after
+// them (ComputeLabelMap). A distributed ingest computes that map once, up
+// front, and gives it to every shard's ingest as `label_map`.
+//
+// Pipeline: `num_workers` threads read, decode and encode sources (one ffmpeg
+// child per worker busy with a video); the calling thread owns the Writer and
+// appends the videos in list order (after shuffling, when asked), committing
+// every `batch` appended videos. Workers run at most a window of
+// max(4, 2 × workers) sources ahead of the writer, so memory holds at most
+// that many encoded videos (plus one decoded frame per worker) however long
+// the list is. Appending in list order rather than in completion order costs
+// little (a slow video holds back at most a window of finished ones) and
+// makes the dataset's layout the same on every run of a given list and seed.
+//
+// Failure modes:
+//   - A bad source (missing, unreadable or undecodable video, corrupt JPEG,
+//     no frames, an id the index refuses) is reported through `on_problem`
+//     (by default on stderr, by id and path) and skipped; with `strict`, the
+//     videos before it are committed and Ingest throws the source's error
+//     (its type kept, the id added to its message); nothing is ever written
+//     as an empty video.
+//   - Bad options, a malformed label list, or a label missing from a given
+//     `label_map` throw InvalidArgumentError before the dataset is touched. A
+//     missing ffmpeg, a Writer failure (I/O, disk full) or another writer
+//     holding the lock throws; committed batches stay.
+//   - SIGINT or SIGTERM stops the workers (and kills their ffmpeg children),
+//     commits the videos already appended and returns with `interrupted_by`
+//     set; a second signal kills the process at once. A crash or SIGKILL at
+//     any point loses nothing committed. Ids already in the dataset are
+//     skipped (OnDuplicate::kSkip), so re-running the same command resumes.
+//   - An id listed twice: kError throws before the dataset is touched, kSkip
+//     ingests its first entry, kReplace its last.
+//
+// Thread safety: Ingest may be called from one thread at a time per process
+// (it installs SIGINT/SIGTERM handlers for its duration). The callbacks run
+// on the calling thread.
+#ifndef GULPDB_INGEST_H_
+#define GULPDB_INGEST_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gulpdb/dataset.h"
+
+namespace gulpdb::ingest {
+
+enum class SourceKind {
+  kVideo,        // a video file, decoded by ffmpeg
+  kFrameFolder,  // a folder of JPEG frames (or an explicit list of frame files)
+  kImage,        // one image file: a one-frame video
+};
+
+// One video to ingest.
+struct SourceSpec {
+  SourceKind kind = SourceKind::kVideo;
+  std::string id;  // the dataset key (valid UTF-8)
+  // How the id is written into meta ("id": ...): a JSON string, or a number as
+  // a label list gave it. Empty: the id as a JSON string.
+  std::string id_json;
+  std::optional<std::string> label;  // as listed; none for unlabeled sources
+  // The video file, frame folder or image file. A video that ListSources could
+  // not find has an empty path, and Ingest reports it as a bad source.
+  std::string path;
+  // For kFrameFolder: the frame files in order. Empty: the .jpg/.jpeg files of
+  // `path` in file-name order, listed when the source is read.
+  std::vector<std::string> frame_paths;
+};
+
+// label -> index, as label2idx.json holds it.
+using LabelMap = std::map<std::string, int64_t>;
+
+// Progress of Ingest: videos handled (appended, or skipped as bad) out of
+// the videos to handle (listed, minus ids already present or listed twice).
+struct IngestProgress {
+  size_t done = 0;
+  size_t total = 0;
+};
+
+// A source that was skipped, or that was ingested with a warning from ffmpeg.
+struct SourceProblem {
+  std::string id;
+  std::string path;     // the file or folder read, when known
+  std::string message;  // what went wrong, naming the file
+  bool skipped = true;  // false: a warning only, the video was ingested
+};
+
+struct IngestOptions {
+  std::string dir;  // the dataset, created when it does not exist
+
+  // The source: exactly one of videos_dir, frames_dir, image_list, images_dir
+  // alone (with image_list, images_dir is the root of its paths), or `sources`.
+  std::string videos_dir;
+  std::string frames_dir;
+  std::string images_dir;
+  std::string image_list;
+  std::string labels;                // JSON list or id;label CSV, for videos and frame folders
+  std::string label_name = "label";  // key of the label in a JSON list
+  std::vector<SourceSpec> sources;   // non-empty: ingest these, list no directory
+
+  // Label indices: unset, computed as ComputeLabelMap does and merged into
+  // label2idx.json. Set, used as given: every label of the sources must be in
+  // it (else InvalidArgumentError before anything is written), and labels
+  // already in label2idx.json must keep their index.
+  std::optional<LabelMap> label_map;
+  bool write_label_map = true;  // false: leave <dir>/label2idx.json alone
+
+  double frame_rate = 8;          // frames per second taken from videos; 0: every frame
+  int frame_size = 0;             // short edge after resizing; 0: keep the size
+  int quality = 90;               // JPEG quality of encoded frames
+  bool keep_jpeg = false;         // store JPEG sources byte for byte (not with frame_size)
+  std::string ffmpeg = "ffmpeg";  // the program, looked up on PATH
+
+  size_t num_workers = 0;  // 0: one per core
+  bool shuffle = false;
+  std::optional<uint64_t> seed;  // shuffle seed; unset: a random one, reported
+
+  uint32_t videos_per_chunk = 100;  // for a new dataset
+  size_t batch = 100;               // appended videos per committed transaction
+  OnDuplicate on_duplicate = OnDuplicate::kSkip;
+  bool strict = false;
+  bool quiet = false;  // the default on_note prints nothing
+
+  // Called after each handled video, on the calling thread. Unset: nothing.
+  std::function<void(const IngestProgress&)> on_progress;
+  // Called for each bad source and each warning. Unset: a line on stderr,
+  // "gulpdb ingest: skipping '<id>': <message>" (or "warning: '<id>': ...").
+  std::function<void(const SourceProblem&)> on_problem;
+  // Called with notes such as the random shuffle seed. Unset: a line on
+  // stderr unless `quiet`.
+  std::function<void(const std::string&)> on_note;
+};
+
+struct IngestReport {
+  size_t listed = 0;       // sources in the list
+  size_t added = 0;        // videos appended and committed
+  uint64_t frames = 0;     // frames of the added videos
+  size_t present = 0;      // skipped: the id was already in the dataset
+  size_t duplicates = 0;   // left out: the id was listed more than once
+  size_t bad = 0;          // bad sources reported and skipped
+  uint64_t seed = 0;       // the shuffle seed used, when shuffled
+  int interrupted_by = 0;  // the signal that stopped the run, or 0
+};
+
+// Returns what is wrong with `options` (one line), or an empty string.
+std::string ValidateIngestOptions(const IngestOptions& options);
+
+// The sources the directory options of `options` describe, in list order
+// (before shuffling), with video files looked up in videos_dir. Reads the
+// label list and the directories, touches no dataset. Throws
+// InvalidArgumentError for invalid options (as ValidateIngestOptions, or
+// `sources` already given) or a malformed list, NotFoundError or IoError when
+// a directory or list cannot be read.
+std::vector<SourceSpec> ListSources(const IngestOptions& options);
+
+// The label map an ingest of `sources` into `dir` would use: the indices of
+// <dir>/label2idx.json (when it exists) kept, the labels it lacks sorted and
+// numbered after its largest index. Throws CorruptionError for an unreadable
+// label2idx.json.
+LabelMap ComputeLabelMap(const std::string& dir, const std::vector<SourceSpec>& sources);
+
+// Runs the ingest described above and returns what it did. Throws a
+// gulpdb::Error as listed under "Failure modes" (after committing whatever
+// was appended, for a bad source under `strict`).
+IngestReport Ingest(const IngestOptions& options);
+
+}  // namespace gulpdb::ingest
+
+#endif  // GULPDB_INGEST_H_

@@ -1,0 +1,175 @@
+#include "ingest/ffmpeg.h"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "gulpdb/error.h"
+#include "gulpdb/jpeg.h"
+#include "index/sys_error.h"
+
+namespace gulpdb::ingest {
+namespace {
+
+std::string FirstLine(const std::string& text) {
+  const size_t nl = text.find('\n');
+  return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
+std::string FormatRate(double rate) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", rate);
+  return text;
+}
+
+}  // namespace
+
+bool PpmStream::Next(std::vector<uint8_t>* pixels, int* width, int* height) {
+  size_t header_end = 0;
+  while (!ParseHeader(&header_end, width, height)) {
+    if (header_.size() > 64) Corrupt("bad frame header");
+    char chunk[4096];
+    const size_t n = Read(chunk, sizeof(chunk));
+    if (n == 0) {
+      if (header_.empty()) return false;
+      Corrupt("the output ends inside a frame header");
+    }
+    header_.append(chunk, n);
+  }
+  const size_t need = static_cast<size_t>(*width) * static_cast<size_t>(*height) * size_t{3};
+  pixels->resize(need);
+  size_t have = std::min(need, header_.size() - header_end);
+  std::memcpy(pixels->data(), header_.data() + header_end, have);
+  header_.erase(0, header_end + have);
+  while (have < need) {
+    const size_t n = Read(pixels->data() + have, need - have);
+    if (n == 0) Corrupt("the output ends inside a frame");
+    have += n;
+  }
+  return true;
+}
+
+const std::string& PpmStream::DrainErrors() {
+  while (child_->err() >= 0) ReadErrors();
+  return errors_;
+}
+
+void PpmStream::Corrupt(const std::string& detail) {
+  throw CorruptionError("decode " + what_ + ": ffmpeg output: " + detail);
+}
+
+bool PpmStream::ParseHeader(size_t* end, int* width, int* height) {
+  size_t pos = 0;
+  uint64_t values[3] = {0, 0, 0};
+  auto space = [&](size_t p) {
+    return p < header_.size() &&
+           (header_[p] == ' ' || header_[p] == '\n' || header_[p] == '\r' || header_[p] == '\t');
+  };
+  if (header_.size() < 2) return false;
+  if (header_[0] != 'P' || header_[1] != '6') Corrupt("not a PPM frame");
+  pos = 2;
+  for (uint64_t& v : values) {
+    if (pos >= header_.size()) return false;
+    if (!space(pos)) Corrupt("bad frame header");
+    while (space(pos)) ++pos;
+    const size_t digits = pos;
+    while (pos < header_.size() && header_[pos] >= '0' && header_[pos] <= '9' && v < 1000000) {
+      v = v * 10 + static_cast<uint64_t>(header_[pos] - '0');
+      ++pos;
+    }
+    if (pos >= header_.size()) return false;
+    if (pos == digits || !space(pos)) Corrupt("bad frame header");
+  }
+  if (values[2] != 255) Corrupt("not 8-bit RGB");
+  if (values[0] < 1 || values[0] > 65500 || values[1] < 1 || values[1] > 65500) {
+    Corrupt("frame size out of range");
+  }
+  *width = static_cast<int>(values[0]);
+  *height = static_cast<int>(values[1]);
+  *end = pos + 1;
+  return true;
+}
+
+void PpmStream::ReadErrors() {
+  char chunk[4096];
+  const ssize_t n = ::read(child_->err(), chunk, sizeof(chunk));
+  if (n < 0 && errno == EINTR) return;
+  if (n <= 0) {
+    child_->CloseErr();
+    return;
+  }
+  if (errors_.size() < 8192) errors_.append(chunk, static_cast<size_t>(n));
+}
+
+size_t PpmStream::Read(void* dst, size_t max) {
+  for (;;) {
+    pollfd fds[2] = {{child_->out(), POLLIN, 0}, {child_->err(), POLLIN, 0}};
+    const nfds_t count = child_->err() >= 0 ? 2 : 1;
+    if (::poll(fds, count, -1) < 0) {
+      if (errno == EINTR) continue;
+      ThrowErrno("poll ffmpeg output of", what_, errno);
+    }
+    if (count == 2 && fds[1].revents != 0) ReadErrors();
+    if (fds[0].revents != 0) {
+      const ssize_t n = ::read(child_->out(), dst, max);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) ThrowErrno("read ffmpeg output of", what_, errno);
+      return static_cast<size_t>(n);
+    }
+  }
+}
+
+std::vector<std::string> DecodeWithFfmpeg(const std::string& path, bool image,
+                                          const FrameSettings& settings, ChildSet* children,
+                                          std::string* warning) {
+  std::vector<std::string> argv = {settings.ffmpeg, "-nostdin", "-hide_banner", "-loglevel",
+                                   "error",         "-i",       "file:" + path, "-map",
+                                   "0:v:0",         "-an",      "-sn",          "-dn"};
+  std::string filters;
+  if (!image && settings.frame_rate > 0) filters = "fps=" + FormatRate(settings.frame_rate);
+  if (settings.frame_size > 0) {
+    // GulpIO's short-edge rule, evaluated by ffmpeg on the decoded size (which
+    // already accounts for rotation metadata). Quotes protect the commas.
+    const std::string s = std::to_string(settings.frame_size);
+    if (!filters.empty()) filters += ",";
+    filters += "scale=w='if(lt(ih,iw),max(1,trunc(" + s + "*iw/ih))," + s + ")'" +
+               ":h='if(lt(ih,iw)," + s + ",max(1,trunc(" + s + "*ih/iw)))':flags=bilinear";
+  }
+  if (!filters.empty()) {
+    argv.push_back("-vf");
+    argv.push_back(filters);
+  }
+  if (image) {
+    argv.push_back("-frames:v");
+    argv.push_back("1");
+  }
+  for (const char* a : {"-f", "image2pipe", "-c:v", "ppm", "-pix_fmt", "rgb24", "-"}) {
+    argv.push_back(a);
+  }
+
+  ChildProcess child(argv, children);
+  PpmStream stream(&child, path);
+  JpegEncoder& encoder = ThreadLocalEncoder();
+  std::vector<std::string> frames;
+  std::vector<uint8_t> pixels;
+  int width = 0, height = 0;
+  while (stream.Next(&pixels, &width, &height)) {
+    frames.push_back(encoder.Encode(pixels.data(), width, height, 3, settings.encode));
+  }
+  const std::string errors = stream.DrainErrors();
+  const int status = child.Wait();
+  const std::string detail = errors.empty() ? "" : ": " + FirstLine(errors);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw CorruptionError("decode " + path + ": ffmpeg " + DescribeStatus(status) + detail);
+  }
+  if (frames.empty()) throw CorruptionError("decode " + path + ": no frames" + detail);
+  if (!errors.empty()) *warning = "decode " + path + ": ffmpeg: " + FirstLine(errors);
+  return frames;
+}
+
+}  // namespace gulpdb::ingest
