@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import multiprocessing
 import os
 import random
@@ -78,9 +79,12 @@ def test_batch_reads_from_threads_match(small_dataset):
     assert failures == []
 
 
-def _spinner_share(call) -> float:
+def _spinner_share(call, min_seconds: float = 0.2) -> float:
     """How much a pure-Python thread gets done while `call` runs, relative to
-    what it does while the main thread sleeps (1.0: not slowed down at all)."""
+    what it does while the main thread sleeps (1.0: not slowed down at all).
+
+    `call` is repeated until it has run for `min_seconds`, so that the figure
+    does not hang on one short call on a fast (or a briefly idle) machine."""
     counter = [0]
     stop = threading.Event()
 
@@ -97,13 +101,26 @@ def _spinner_share(call) -> float:
         solo_rate = (counter[0] - before) / (time.monotonic() - started)
         before, started = counter[0], time.monotonic()
         call()
+        while time.monotonic() - started < min_seconds:
+            call()
         elapsed = time.monotonic() - started
         during = counter[0] - before
     finally:
         stop.set()
         spinner.join()
-    assert elapsed > 0.05, "the call is too short to tell"
     return during / (solo_rate * elapsed)
+
+
+def _gil_holding_count(min_seconds: float):
+    """A C call that keeps the GIL for at least `min_seconds`, in one piece
+    (repeating it would give the spinner a switch slot between calls)."""
+    size = 2 * 10**7
+    data = bytes(size)
+    started = time.monotonic()
+    data.count(b"x")
+    per_byte = max(time.monotonic() - started, 1e-4) / size
+    data = bytes(min(int(1.5 * min_seconds / per_byte), 2 * 10**9))
+    return lambda: data.count(b"x")
 
 
 def test_reads_release_the_gil(tmp_path):
@@ -115,13 +132,13 @@ def test_reads_release_the_gil(tmp_path):
     ds.read("v")  # warm up: open files, page cache
     # A C call that keeps the GIL lets the spinner run only in the
     # interpreter's 5 ms switch slots around it.
-    data = bytes(2 * 10**8)
-    assert _spinner_share(lambda: data.count(b"x")) < 0.1
+    assert _spinner_share(_gil_holding_count(0.2), min_seconds=0) < 0.1
     assert _spinner_share(lambda: [ds.read("v") for _ in range(2)]) > 0.2
     assert _spinner_share(lambda: ds.read_batch(["v"] * 2)) > 0.2
     ds.close()
     with gulpdb.Dataset(path, "r+") as rw, rw.writer(encode_threads=1) as w:
-        assert _spinner_share(lambda: w.append("encoded", frames)) > 0.2
+        names = (f"encoded_{k}" for k in itertools.count())
+        assert _spinner_share(lambda: w.append(next(names), frames)) > 0.2
 
 
 WRITER_SCRIPT = textwrap.dedent(
