@@ -290,6 +290,11 @@ struct Shared {
   std::atomic<uint32_t> pause_active;
   std::atomic<uint32_t> pause_epoch;
   std::atomic<uint32_t> pause_point;
+  // The committed videos when the current pause began (set before
+  // pause_epoch moves): what a read inside the pause must see. Not
+  // committed_videos, which a reader may have loaded before the writer
+  // confirmed the batch before the pause.
+  std::atomic<uint64_t> pause_committed;
   std::atomic<uint64_t> commit_gen;        // odd while a commit is in progress
   std::atomic<uint64_t> committed_videos;  // after Commit() returned
   std::atomic<uint64_t> attempted_videos;  // once the current batch has begun
@@ -398,6 +403,7 @@ class Reader {
     uint32_t pause_active;
     uint32_t pause_epoch;
     uint32_t pause_point;
+    uint64_t pause_committed;
     long voluntary_switches;
     long involuntary_switches;
     Clock::time_point start;
@@ -418,6 +424,7 @@ class Reader {
     p.pause_active = sh_.pause_active.load();
     p.pause_epoch = sh_.pause_epoch.load();
     p.pause_point = sh_.pause_point.load();
+    p.pause_committed = sh_.pause_committed.load();
     p.gen = sh_.commit_gen.load();
     p.start = Clock::now();
     return p;
@@ -507,9 +514,9 @@ class Reader {
     }
     if (count > begun) Wrong(what + " but the writer had begun only " + std::to_string(begun));
     if (count < last_count_) Wrong(what + " after " + std::to_string(last_count_) + " before");
-    if (inside_pause && p.pause_point == kPauseIndexCommit && count != confirmed) {
+    if (inside_pause && p.pause_point == kPauseIndexCommit && count != p.pause_committed) {
       Wrong(what + " while the writer was paused before committing the batch after " +
-            std::to_string(confirmed) + " videos: the uncommitted batch is visible");
+            std::to_string(p.pause_committed) + " videos: the uncommitted batch is visible");
     }
     last_count_ = std::max(last_count_, count);
     return count;
@@ -744,6 +751,7 @@ void PauseForReaders(const WriterHook& hook) {
   std::vector<uint64_t> base(slots);
   for (size_t i = 0; i < slots; ++i) base[i] = sh.slots[i].reads_completed.load();
   sh.pause_point.store(hook.pause);
+  sh.pause_committed.store(sh.committed_videos.load());
   sh.pause_epoch.fetch_add(1);
   sh.pause_active.store(1);
   const auto start = Clock::now();
