@@ -387,6 +387,41 @@ BOOST_AUTO_TEST_CASE(hostile_ids_round_trip_or_are_refused_clearly) {
   BOOST_TEST(ds->Contains(ids[1]));
 }
 
+// An id the index cannot hold (empty, or over LMDB's 511-byte key limit) is
+// simply not there: lookups miss with the ordinary "no such video" error,
+// removals remove nothing, and nothing reports LMDB's MDB_BAD_VALSIZE.
+BOOST_AUTO_TEST_CASE(empty_and_overlong_ids_are_absent) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  {
+    auto w = ds->NewWriter();
+    w->Append("a", {FakeJpeg(16, 1)});
+    w->Commit();
+  }
+  for (const std::string& id : {std::string(), std::string(512, 'k')}) {
+    BOOST_TEST_CONTEXT("id of " << id.size() << " bytes") {
+      BOOST_TEST(!ds->Contains(id));
+      BOOST_TEST(!ds->Find(id).has_value());
+      try {
+        ds->Get(id);
+        BOOST_ERROR("Get should throw");
+      } catch (const IdNotFoundError& e) {
+        BOOST_TEST(std::string(e.what()).find("MDB_") == std::string::npos);
+      }
+      BOOST_CHECK_THROW(ds->FrameCount(id), IdNotFoundError);
+      BOOST_CHECK_THROW(ds->ReadJpegs(id), IdNotFoundError);
+      BOOST_CHECK_THROW(ds->ReadFrames(id), IdNotFoundError);
+      BOOST_CHECK_THROW(ds->ReadJpegBatch({FrameRequest{id}}), IdNotFoundError);
+      BOOST_TEST(ds->Remove({id, "a"}) == 1u);
+      auto w = ds->NewWriter();
+      BOOST_TEST(!w->Remove(id));
+      BOOST_TEST(w->Append("a", {FakeJpeg(16, 1)}));
+      w->Commit();
+    }
+  }
+  BOOST_TEST(ds->Count() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(second_writer_is_busy_or_waits) {
   TempDir tmp;
   auto ds = CreateIn(tmp);
