@@ -465,6 +465,43 @@ BOOST_AUTO_TEST_CASE(corrupt_index_record_is_reported_not_crashed) {
   BOOST_TEST((ds->ReadJpegs("good")[0] == FakeJpeg(8, 1)));
 }
 
+// An index file whose main database lost the records of the named databases
+// is damage, read-only or read-write (which must not create them empty), and
+// the error points at `gulpdb check`; it is not a missing dataset.
+BOOST_AUTO_TEST_CASE(index_without_its_databases_is_corruption_not_missing) {
+  TempDir tmp;
+  {
+    auto ds = CreateIn(tmp);
+    auto w = ds->NewWriter();
+    w->Append("a", {FakeJpeg(8, 1)});
+    w->Commit();
+  }
+  const std::string file = tmp / "gulpdb.index/data.mdb";
+  std::string bytes = test::ReadFile(file);
+  size_t renamed = 0;
+  for (size_t at = bytes.find("videos"); at != std::string::npos; at = bytes.find("videos", at)) {
+    bytes.replace(at, 6, "vidzos");  // still sorts after "order": the tree stays ordered
+    ++renamed;
+  }
+  BOOST_REQUIRE(renamed > 0u);
+  test::WriteFile(file, bytes);
+  for (const bool read_only : {true, false}) {
+    BOOST_TEST_CONTEXT("read_only " << read_only) {
+      OpenOptions options;
+      options.read_only = read_only;
+      try {
+        Dataset::Open(tmp.path(), options);
+        BOOST_ERROR("Open should throw");
+      } catch (const CorruptionError& e) {
+        const std::string message = e.what();
+        BOOST_TEST(message.find("gulpdb check " + tmp.path()) != std::string::npos, message);
+        BOOST_TEST(message.find("damaged") != std::string::npos, message);
+      }
+    }
+  }
+  BOOST_TEST(test::ReadFile(file) == bytes);  // nothing created
+}
+
 BOOST_AUTO_TEST_CASE(truncated_chunk_is_corruption_on_read) {
   TempDir tmp;
   auto ds = CreateIn(tmp);
