@@ -44,7 +44,10 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
     }
   }
   for (const auto& [n, chunk] : chunks) {
-    if (chunk.live_videos == 0 && chunk.committed_length == 0) continue;  // never written to
+    // Every chunk gets its .gmeta, an empty one ("{}") included: GulpIO2
+    // pairs each data*.gulp with a meta*.gmeta and refuses a directory where
+    // they differ in number (Writer::StartChunk leaves empty chunks, as
+    // GulpIO2's writer does).
     const std::string name =
         chunk.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : chunk.meta_file;
     const std::string path = out_dir + "/" + name;

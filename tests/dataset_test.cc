@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "engine/json_text.h"
@@ -187,6 +188,71 @@ BOOST_AUTO_TEST_CASE(chunks_roll_over_by_videos_and_bytes) {
   });
   BOOST_TEST(in_chunk_1 == (std::vector<std::string>{"v3", "v4", "v5"}),
              boost::test_tools::per_element());
+}
+
+// GulpIO's writers put exactly the videos they are given into one chunk:
+// without rollover, StartChunk opens each chunk (empty ones too) and
+// videos_per_chunk / bytes_per_chunk never split a group; numbering goes on
+// across writers and skips foreign files.
+BOOST_AUTO_TEST_CASE(start_chunk_without_rollover_keeps_each_group_in_one_chunk) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp, /*videos_per_chunk=*/2, /*bytes_per_chunk=*/100);
+  WriterOptions gulpio;
+  gulpio.rollover = false;
+  {
+    auto w = ds->NewWriter(gulpio);
+    BOOST_TEST(w->StartChunk() == 0u);
+    for (const char* id : {"a", "b", "c"}) w->Append(id, {FakeJpeg(60, 1)});
+    w->Commit();
+    BOOST_TEST(w->StartChunk() == 1u);
+    w->Append("d", {FakeJpeg(60, 2)});
+    BOOST_TEST(w->StartChunk() == 2u);  // a group with nothing in it
+    BOOST_TEST(w->StartChunk() == 3u);
+    w->Append("e", {FakeJpeg(60, 3)});
+    w->Append("f", {FakeJpeg(60, 4)});
+    w->Commit();
+  }
+  test::WriteFile(tmp / "data_5.gulp", "not ours");
+  {
+    auto w = ds->NewWriter(gulpio);
+    BOOST_TEST(w->StartChunk() == 4u);
+    w->Append("g", {FakeJpeg(60, 5)});
+    w->Commit();
+    BOOST_TEST(w->StartChunk() == 6u);
+    w->Append("rolled_back", {FakeJpeg(60, 6)});
+    w->Rollback();  // the chunk stays, empty
+  }
+  std::map<uint32_t, std::vector<std::string>> ids;
+  for (const ChunkInfo& c : ds->Chunks()) {
+    ds->ForEachInChunk(c.number, [&](const VideoInfo& v) {
+      ids[c.number].push_back(v.id);
+      return true;
+    });
+    BOOST_TEST(c.committed_length == test::FileSizeOf(tmp / c.file_name));
+  }
+  const std::map<uint32_t, std::vector<std::string>> want = {
+      {0, {"a", "b", "c"}}, {1, {"d"}}, {3, {"e", "f"}}, {4, {"g"}}};
+  BOOST_TEST(ids.size() == want.size());
+  for (const auto& [n, list] : want) {
+    BOOST_TEST(ids[n] == list, boost::test_tools::per_element());
+  }
+  std::vector<uint32_t> numbers;
+  for (const ChunkInfo& c : ds->Chunks()) numbers.push_back(c.number);
+  BOOST_TEST(numbers == (std::vector<uint32_t>{0, 1, 2, 3, 4, 6}),
+             boost::test_tools::per_element());
+  BOOST_TEST(test::FileSizeOf(tmp / "data_2.gulp") == 0u);
+  BOOST_TEST(test::ReadFile(tmp / "data_5.gulp") == "not ours");
+  // Export pairs every data file with a .gmeta, the empty chunks' included.
+  ExportGmeta(*ds);
+  BOOST_TEST(test::ReadFile(tmp / "meta_2.gmeta") == "{}");
+  BOOST_TEST(test::ReadFile(tmp / "meta_6.gmeta") == "{}");
+  // The default writer still rolls over by itself.
+  auto w = ds->NewWriter();
+  w->Append("h", {FakeJpeg(60, 6)});
+  w->Append("i", {FakeJpeg(60, 7)});
+  w->Commit();
+  BOOST_TEST(ds->Get("h").chunk == 6u);
+  BOOST_TEST(ds->Get("i").chunk == 7u);
 }
 
 BOOST_AUTO_TEST_CASE(new_chunk_skips_foreign_files) {
