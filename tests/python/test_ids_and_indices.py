@@ -62,6 +62,14 @@ def test_batch_reads_refuse_a_bare_string(numbered):
         assert [len(f) for f in ds.read_jpeg_batch([12, ("1", [0])])] == [3, 1]
 
 
+def test_chunk_iteration_refuses_a_bare_string_of_accepted_ids(numbered):
+    gd = gulpdb.GulpDirectory(numbered)
+    (chunk,) = list(gd)
+    with pytest.raises(TypeError, match="accepted_ids"):
+        list(chunk.iter_all(accepted_ids="12"))
+    assert [meta["n"] for _, meta in chunk.iter_all(accepted_ids=["12", 1])] == [1, 12]
+
+
 # ---- integer ids and ids of other types ---------------------------------------------
 
 
