@@ -106,6 +106,18 @@ def _spinner_share(call) -> float:
     return during / (solo_rate * elapsed)
 
 
+def _lasting(call, seconds: float):
+    """``call`` repeated enough times to last ``seconds`` on this machine."""
+    n = 1
+    while True:
+        started = time.monotonic()
+        for _ in range(n):
+            call()
+        if time.monotonic() - started >= seconds:
+            return lambda: [call() for _ in range(n)]
+        n *= 2
+
+
 def test_reads_release_the_gil(tmp_path):
     path = str(tmp_path / "big")
     frames = np.tile(synthetic_frames(1, 1, 480, 640), (32, 1, 1, 1))
@@ -114,14 +126,25 @@ def test_reads_release_the_gil(tmp_path):
     ds = gulpdb.Dataset(path, decode_threads=1)  # decodes on the calling thread
     ds.read("v")  # warm up: open files, page cache
     # A C call that keeps the GIL lets the spinner run only in the
-    # interpreter's 5 ms switch slots around it.
-    data = bytes(2 * 10**8)
-    assert _spinner_share(lambda: data.count(b"x")) < 0.1
-    assert _spinner_share(lambda: [ds.read("v") for _ in range(2)]) > 0.2
-    assert _spinner_share(lambda: ds.read_batch(["v"] * 2)) > 0.2
+    # interpreter's 5 ms switch slots around it: sum() over a range runs in C
+    # without a switch, sized to last 0.3 s here (so that the slots at its
+    # edges weigh little). Calls are sized to this machine, which may be fast.
+    n = 10**6
+    while True:
+        started = time.monotonic()
+        sum(range(n))
+        if time.monotonic() - started > 0.3:
+            break
+        n *= 2
+    assert _spinner_share(lambda: sum(range(n))) < 0.1
+    assert _spinner_share(_lasting(lambda: ds.read("v"), 0.2)) > 0.2
+    assert _spinner_share(_lasting(lambda: ds.read_batch(["v"] * 2), 0.2)) > 0.2
     ds.close()
     with gulpdb.Dataset(path, "r+") as rw, rw.writer(encode_threads=1) as w:
-        assert _spinner_share(lambda: w.append("encoded", frames)) > 0.2
+        ids = iter(range(10**6))
+        append = _lasting(lambda: w.append(f"encoded_{next(ids)}", frames), 0.2)
+        assert _spinner_share(append) > 0.2
+        w.rollback()
 
 
 WRITER_SCRIPT = textwrap.dedent(
