@@ -19,6 +19,7 @@ const char* TypeName(const py::handle& value) { return Py_TYPE(value.ptr())->tp_
 
 // A Python bool or a NumPy bool_ (which NumPy 1.x still lets pass as an
 // index): neither is an id or a frame index.
+// Only for objects with __index__ (the attribute lookup is slow on others).
 bool IsBool(const py::handle& value) {
   if (PyBool_Check(value.ptr())) return true;
   if (PyLong_CheckExact(value.ptr()) || !py::hasattr(value, "dtype")) return false;
@@ -165,10 +166,10 @@ Selection ToSelection(const py::handle& frames, const Dataset& ds, std::string_v
   if (py::isinstance<py::array>(frames)) {
     return FromIndexArray(py::reinterpret_borrow<py::array>(frames), ds, id);
   }
-  if (IsBool(frames)) {
-    throw py::type_error("a bool is not a frame selection");
+  if (PyIndex_Check(frames.ptr())) {
+    if (IsBool(frames)) throw py::type_error("a bool is not a frame selection");
+    return Selection::Indices({IndexOrRaise(frames, ds, id)});
   }
-  if (PyIndex_Check(frames.ptr())) return Selection::Indices({IndexOrRaise(frames, ds, id)});
   if (py::isinstance<py::sequence>(frames) && !py::isinstance<py::bytes>(frames)) {
     std::vector<int64_t> indices;
     indices.reserve(py::len(frames));
