@@ -290,11 +290,17 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
                                  : std::string()));
     }
   }
-  const bool create = !options.read_only;
-  impl->videos = impl->env->OpenDb(index::kVideosDb, create);
-  impl->chunks = impl->env->OpenDb(index::kChunksDb, create);
-  impl->order = impl->env->OpenDb(index::kOrderDb, create);
-  impl->info = impl->env->OpenDb(index::kInfoDb, create);
+  // Create() makes every database, so an index file without them is damaged:
+  // say so (creating them empty would hide every video).
+  try {
+    impl->videos = impl->env->OpenDb(index::kVideosDb, false);
+    impl->chunks = impl->env->OpenDb(index::kChunksDb, false);
+    impl->order = impl->env->OpenDb(index::kOrderDb, false);
+    impl->info = impl->env->OpenDb(index::kInfoDb, false);
+  } catch (const NotFoundError& e) {
+    throw CorruptionError("open dataset " + dir + ": the index " + impl->index_dir +
+                          " is damaged (" + e.what() + "); run `gulpdb check " + dir + "`");
+  }
   {
     index::Txn txn = impl->env->BeginRead();
     impl->sealed =

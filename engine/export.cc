@@ -66,7 +66,10 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   for (const auto& entry : chunks) {
     const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
     const index::ChunkRecord& chunk = entry.second;
-    if (chunk.live_videos == 0 && chunk.committed_length == 0) continue;  // never written to
+    // Every chunk gets its .gmeta, an empty one ("{}") included: GulpIO2
+    // pairs each data*.gulp with a meta*.gmeta and refuses a directory where
+    // they differ in number (Writer::StartChunk leaves empty chunks, as
+    // GulpIO2's writer does).
     const std::string name =
         chunk.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : chunk.meta_file;
     const std::string path = out_dir + "/" + name;

@@ -153,6 +153,7 @@ struct Writer::Impl {
 
   bool ChunkIsFull(uint64_t video_bytes) const {
     if (chunk_record.state == index::ChunkState::kFull) return true;
+    if (!options.rollover) return false;
     if (chunk_record.appended_videos + batch_videos_in_chunk >= info.videos_per_chunk) return true;
     return info.bytes_per_chunk != 0 && write_pos > 0 &&
            write_pos + video_bytes > info.bytes_per_chunk;
@@ -443,6 +444,11 @@ bool Writer::AppendEntry(std::string_view id, const std::vector<std::string_view
 }
 
 bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }
+uint32_t Writer::StartChunk() {
+  impl_->StartNewChunk();
+  impl_->started_new_chunk = true;  // WriterOptions::start_new_chunk is satisfied
+  return impl_->chunk;
+}
 void Writer::Commit() { impl_->Commit(); }
 void Writer::Rollback() { impl_->Discard(); }
 size_t Writer::pending_videos() const { return impl_->pending_by_id.size(); }

@@ -90,6 +90,9 @@ Txn::Txn(Txn&& other) : env_(other.env_), txn_(nullptr), read_only_(other.read_o
 Txn::~Txn() { Abort(); }
 
 bool Txn::Get(Dbi dbi, std::string_view key, std::string_view* value) const {
+  // LMDB cannot hold such a key (mdb_get would fail with MDB_BAD_VALSIZE), so
+  // it is absent: a lookup of a user's empty or over-long id is a miss.
+  if (!KeyFits(key)) return false;
   MDB_val k = ToVal(key);
   MDB_val v{0, nullptr};
   const int rc = mdb_get(txn_, dbi, &k, &v);
@@ -107,11 +110,16 @@ void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
 }
 
 bool Txn::Del(Dbi dbi, std::string_view key) {
+  if (!KeyFits(key)) return false;  // as in Get: LMDB cannot hold it
   MDB_val k = ToVal(key);
   const int rc = mdb_del(txn_, dbi, &k, nullptr);
   if (rc == MDB_NOTFOUND) return false;
   if (rc != 0) ThrowLmdb(rc, "mdb_del", env_->path());
   return true;
+}
+
+bool Txn::KeyFits(std::string_view key) const {
+  return !key.empty() && key.size() <= env_->max_key_size();
 }
 
 uint64_t Txn::Count(Dbi dbi) const {

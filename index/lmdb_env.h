@@ -75,11 +75,13 @@ class Txn {
 
   bool read_only() const { return read_only_; }
 
-  // Returns false if `key` is absent.
+  // Returns false if `key` is absent, including keys LMDB cannot hold (empty,
+  // or longer than Env::max_key_size()): those are never stored.
   bool Get(Dbi dbi, std::string_view key, std::string_view* value) const;
-  // Inserts or overwrites. Throws MapFullError when the map is full.
+  // Inserts or overwrites. Throws MapFullError when the map is full, and
+  // InvalidArgumentError (MDB_BAD_VALSIZE) for a key LMDB cannot hold.
   void Put(Dbi dbi, std::string_view key, std::string_view value);
-  // Returns false if `key` was absent.
+  // Returns false if `key` was absent (as Get, for keys LMDB cannot hold).
   bool Del(Dbi dbi, std::string_view key);
   // Number of entries in `dbi` as seen by this transaction.
   uint64_t Count(Dbi dbi) const;
@@ -94,6 +96,8 @@ class Txn {
  private:
   friend class Env;
   friend class Cursor;
+  // True if LMDB can hold `key`: 1 to Env::max_key_size() bytes.
+  bool KeyFits(std::string_view key) const;
   Txn(Env* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> lock);
 
   Env* env_;

@@ -53,6 +53,11 @@ check corrupt_source_strict 1 "$gulpdb" ingest "$tmp/bad_ds2" --frames-dir "$tmp
 check remove 0 "$gulpdb" remove "$ds" 0 1
 check removed 1 "$gulpdb" show "$ds" 0
 check remove_missing 1 "$gulpdb" remove "$ds" 0
+# An empty id is absent like any other (LMDB cannot hold it; no MDB_BAD_VALSIZE).
+check remove_empty_id 1 "$gulpdb" remove "$ds" ""
+expect_out remove_empty_id_message "^removed 0 of 1 ids$"
+check show_empty_id 1 "$gulpdb" show "$ds" ""
+expect_out show_empty_id_message "gulpdb: not found: .*no such video"
 check help 0 "$gulpdb" ingest --help
 
 # GulpIO interop: import in place, check, export byte for byte.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "engine/json_text.h"
@@ -217,6 +218,71 @@ BOOST_AUTO_TEST_CASE(chunks_roll_over_by_videos_and_bytes) {
              boost::test_tools::per_element());
 }
 
+// GulpIO's writers put exactly the videos they are given into one chunk:
+// without rollover, StartChunk opens each chunk (empty ones too) and
+// videos_per_chunk / bytes_per_chunk never split a group; numbering goes on
+// across writers and skips foreign files.
+BOOST_AUTO_TEST_CASE(start_chunk_without_rollover_keeps_each_group_in_one_chunk) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp, /*videos_per_chunk=*/2, /*bytes_per_chunk=*/100);
+  WriterOptions gulpio;
+  gulpio.rollover = false;
+  {
+    auto w = ds->NewWriter(gulpio);
+    BOOST_TEST(w->StartChunk() == 0u);
+    for (const char* id : {"a", "b", "c"}) w->Append(id, {FakeJpeg(60, 1)});
+    w->Commit();
+    BOOST_TEST(w->StartChunk() == 1u);
+    w->Append("d", {FakeJpeg(60, 2)});
+    BOOST_TEST(w->StartChunk() == 2u);  // a group with nothing in it
+    BOOST_TEST(w->StartChunk() == 3u);
+    w->Append("e", {FakeJpeg(60, 3)});
+    w->Append("f", {FakeJpeg(60, 4)});
+    w->Commit();
+  }
+  test::WriteFile(tmp / "data_5.gulp", "not ours");
+  {
+    auto w = ds->NewWriter(gulpio);
+    BOOST_TEST(w->StartChunk() == 4u);
+    w->Append("g", {FakeJpeg(60, 5)});
+    w->Commit();
+    BOOST_TEST(w->StartChunk() == 6u);
+    w->Append("rolled_back", {FakeJpeg(60, 6)});
+    w->Rollback();  // the chunk stays, empty
+  }
+  std::map<uint32_t, std::vector<std::string>> ids;
+  for (const ChunkInfo& c : ds->Chunks()) {
+    ds->ForEachInChunk(c.number, [&](const VideoInfo& v) {
+      ids[c.number].push_back(v.id);
+      return true;
+    });
+    BOOST_TEST(c.committed_length == test::FileSizeOf(tmp / c.file_name));
+  }
+  const std::map<uint32_t, std::vector<std::string>> want = {
+      {0, {"a", "b", "c"}}, {1, {"d"}}, {3, {"e", "f"}}, {4, {"g"}}};
+  BOOST_TEST(ids.size() == want.size());
+  for (const auto& [n, list] : want) {
+    BOOST_TEST(ids[n] == list, boost::test_tools::per_element());
+  }
+  std::vector<uint32_t> numbers;
+  for (const ChunkInfo& c : ds->Chunks()) numbers.push_back(c.number);
+  BOOST_TEST(numbers == (std::vector<uint32_t>{0, 1, 2, 3, 4, 6}),
+             boost::test_tools::per_element());
+  BOOST_TEST(test::FileSizeOf(tmp / "data_2.gulp") == 0u);
+  BOOST_TEST(test::ReadFile(tmp / "data_5.gulp") == "not ours");
+  // Export pairs every data file with a .gmeta, the empty chunks' included.
+  ExportGmeta(*ds);
+  BOOST_TEST(test::ReadFile(tmp / "meta_2.gmeta") == "{}");
+  BOOST_TEST(test::ReadFile(tmp / "meta_6.gmeta") == "{}");
+  // The default writer still rolls over by itself.
+  auto w = ds->NewWriter();
+  w->Append("h", {FakeJpeg(60, 6)});
+  w->Append("i", {FakeJpeg(60, 7)});
+  w->Commit();
+  BOOST_TEST(ds->Get("h").chunk == 6u);
+  BOOST_TEST(ds->Get("i").chunk == 7u);
+}
+
 BOOST_AUTO_TEST_CASE(new_chunk_skips_foreign_files) {
   TempDir tmp;
   auto ds = CreateIn(tmp, 1);
@@ -415,6 +481,41 @@ BOOST_AUTO_TEST_CASE(hostile_ids_round_trip_or_are_refused_clearly) {
   BOOST_TEST(ds->Contains(ids[1]));
 }
 
+// An id the index cannot hold (empty, or over LMDB's 511-byte key limit) is
+// simply not there: lookups miss with the ordinary "no such video" error,
+// removals remove nothing, and nothing reports LMDB's MDB_BAD_VALSIZE.
+BOOST_AUTO_TEST_CASE(empty_and_overlong_ids_are_absent) {
+  TempDir tmp;
+  auto ds = CreateIn(tmp);
+  {
+    auto w = ds->NewWriter();
+    w->Append("a", {FakeJpeg(16, 1)});
+    w->Commit();
+  }
+  for (const std::string& id : {std::string(), std::string(512, 'k')}) {
+    BOOST_TEST_CONTEXT("id of " << id.size() << " bytes") {
+      BOOST_TEST(!ds->Contains(id));
+      BOOST_TEST(!ds->Find(id).has_value());
+      try {
+        ds->Get(id);
+        BOOST_ERROR("Get should throw");
+      } catch (const IdNotFoundError& e) {
+        BOOST_TEST(std::string(e.what()).find("MDB_") == std::string::npos);
+      }
+      BOOST_CHECK_THROW(ds->FrameCount(id), IdNotFoundError);
+      BOOST_CHECK_THROW(ds->ReadJpegs(id), IdNotFoundError);
+      BOOST_CHECK_THROW(ds->ReadFrames(id), IdNotFoundError);
+      BOOST_CHECK_THROW(ds->ReadJpegBatch({FrameRequest{id}}), IdNotFoundError);
+      BOOST_TEST(ds->Remove({id, "a"}) == 1u);
+      auto w = ds->NewWriter();
+      BOOST_TEST(!w->Remove(id));
+      BOOST_TEST(w->Append("a", {FakeJpeg(16, 1)}));
+      w->Commit();
+    }
+  }
+  BOOST_TEST(ds->Count() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(second_writer_is_busy_or_waits) {
   TempDir tmp;
   auto ds = CreateIn(tmp);
@@ -456,6 +557,43 @@ BOOST_AUTO_TEST_CASE(corrupt_index_record_is_reported_not_crashed) {
   BOOST_CHECK_THROW(ds->ReadJpegs("bad"), CorruptionError);
   BOOST_CHECK_THROW(ds->Get("bad"), CorruptionError);
   BOOST_TEST((ds->ReadJpegs("good")[0] == FakeJpeg(8, 1)));
+}
+
+// An index file whose main database lost the records of the named databases
+// is damage, read-only or read-write (which must not create them empty), and
+// the error points at `gulpdb check`; it is not a missing dataset.
+BOOST_AUTO_TEST_CASE(index_without_its_databases_is_corruption_not_missing) {
+  TempDir tmp;
+  {
+    auto ds = CreateIn(tmp);
+    auto w = ds->NewWriter();
+    w->Append("a", {FakeJpeg(8, 1)});
+    w->Commit();
+  }
+  const std::string file = tmp / "gulpdb.index/data.mdb";
+  std::string bytes = test::ReadFile(file);
+  size_t renamed = 0;
+  for (size_t at = bytes.find("videos"); at != std::string::npos; at = bytes.find("videos", at)) {
+    bytes.replace(at, 6, "vidzos");  // still sorts after "order": the tree stays ordered
+    ++renamed;
+  }
+  BOOST_REQUIRE(renamed > 0u);
+  test::WriteFile(file, bytes);
+  for (const bool read_only : {true, false}) {
+    BOOST_TEST_CONTEXT("read_only " << read_only) {
+      OpenOptions options;
+      options.read_only = read_only;
+      try {
+        Dataset::Open(tmp.path(), options);
+        BOOST_ERROR("Open should throw");
+      } catch (const CorruptionError& e) {
+        const std::string message = e.what();
+        BOOST_TEST(message.find("gulpdb check " + tmp.path()) != std::string::npos, message);
+        BOOST_TEST(message.find("damaged") != std::string::npos, message);
+      }
+    }
+  }
+  BOOST_TEST(test::ReadFile(file) == bytes);  // nothing created
 }
 
 BOOST_AUTO_TEST_CASE(truncated_chunk_is_corruption_on_read) {

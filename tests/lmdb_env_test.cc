@@ -39,6 +39,37 @@ BOOST_AUTO_TEST_CASE(put_get_delete_and_cursor_order) {
   BOOST_TEST(keys == "abc");
 }
 
+// LMDB cannot hold an empty key or one longer than max_key_size(), so a
+// lookup or a delete of one is a miss, never MDB_BAD_VALSIZE; storing one
+// stays an error.
+BOOST_AUTO_TEST_CASE(keys_lmdb_cannot_hold_are_absent) {
+  test::TempDir tmp;
+  auto env = Env::Open(tmp.path(), EnvOptions{});
+  const Dbi db = env->OpenDb("t", true);
+  env->Update([&](Txn& txn) { txn.Put(db, "a", "1"); });
+  const std::string too_long(env->max_key_size() + 1, 'k');
+  const std::string longest(env->max_key_size(), 'k');
+  {
+    Txn txn = env->BeginRead();
+    std::string_view v;
+    BOOST_TEST(!txn.Get(db, "", &v));
+    BOOST_TEST(!txn.Get(db, too_long, &v));
+    BOOST_TEST(!txn.Get(db, longest, &v));
+  }
+  env->Update([&](Txn& txn) {
+    BOOST_TEST(!txn.Del(db, ""));
+    BOOST_TEST(!txn.Del(db, too_long));
+    BOOST_CHECK_THROW(txn.Put(db, "", "x"), InvalidArgumentError);
+    BOOST_CHECK_THROW(txn.Put(db, too_long, "x"), InvalidArgumentError);
+    txn.Put(db, longest, "2");
+  });
+  Txn txn = env->BeginRead();
+  std::string_view v;
+  BOOST_TEST(txn.Get(db, longest, &v));
+  BOOST_TEST(v == "2");
+  BOOST_TEST(txn.Count(db) == 2u);
+}
+
 // The verifier accepts every healthy file LMDB writes (deep trees, overflow
 // values, free pages after deletes) with counts that match LMDB's own, and
 // finds damage LMDB would follow blindly.

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gulpdb/dataset.h"
@@ -52,10 +53,25 @@ void BindBench(py::module_& m);
 
 // ---- conversions --------------------------------------------------------------
 
+// A video id from Python: a str, or an int (Python's or NumPy's) that stands
+// for its decimal string, as GulpIO2's integer ids do. Raises TypeError naming
+// the accepted types for anything else (bool, float, None, bytes, ...).
+std::string ToId(const py::handle& id);
+
+// A collection of video ids (any iterable of what ToId accepts). A bare str or
+// bytes is refused with a TypeError that says to pass a list: iterating it
+// would silently read its characters as ids. `what` names the argument in
+// messages ("ids", "accepted_ids", ...).
+std::vector<std::string> ToIdList(const py::handle& ids, const char* what);
+
 // A frame selection from Python: None (all frames), a slice, an int, a
 // sequence or 1-D integer NumPy array of indices, or the text forms of
 // Selection::Parse ("all", "1:10:2", "1,5,6"). Raises TypeError otherwise.
-Selection ToSelection(const py::handle& frames);
+// Slice bounds beyond int64 clamp, as Python's slicing does. An index beyond
+// int64 (a Python int, a NumPy uint64) names no frame: IndexError naming `id`
+// and the index (KeyError if `ds` has no such id). `ds` is only read for that
+// message (a brief index lookup, with the GIL held).
+Selection ToSelection(const py::handle& frames, const Dataset& ds, std::string_view id);
 
 // Decode options from their Python spelling: colorspace "auto", "rgb", "bgr"
 // or "gray" (case-insensitive; "grey" and "l" too), dct "fast" or "accurate",

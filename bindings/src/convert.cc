@@ -15,9 +15,54 @@
 namespace gulpdb::python {
 namespace {
 
+const char* TypeName(const py::handle& value) { return Py_TYPE(value.ptr())->tp_name; }
+
+// A Python bool or a NumPy bool_ (which NumPy 1.x still lets pass as an
+// index): neither is an id or a frame index.
+// Only for objects with __index__ (the attribute lookup is slow on others).
+bool IsBool(const py::handle& value) {
+  if (PyBool_Check(value.ptr())) return true;
+  if (PyLong_CheckExact(value.ptr()) || !py::hasattr(value, "dtype")) return false;
+  return py::str(value.attr("dtype").attr("kind")).cast<std::string>() == "b";
+}
+
+// The integer value of `value` (anything with __index__), or nullopt when it
+// lies outside int64; then *sign is its sign.
+std::optional<int64_t> ToInt64(const py::handle& value, int* sign) {
+  const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    *sign = overflow;
+    return std::nullopt;
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<int64_t>(v);
+}
+
+// A slice bound; one beyond int64 clamps, which selects what Python's
+// slicing selects (a video has fewer than 2**32 frames).
 std::optional<int64_t> OptionalIndex(const py::handle& value) {
   if (value.is_none()) return std::nullopt;
-  return py::cast<int64_t>(value);
+  int sign = 0;
+  if (auto v = ToInt64(value, &sign)) return v;
+  return sign > 0 ? INT64_MAX : INT64_MIN;
+}
+
+// An index that does not fit in int64 cannot name a frame: the same
+// IndexError the engine raises for any index out of range.
+[[noreturn]] void RaiseHugeIndex(const py::handle& index, const Dataset& ds, std::string_view id) {
+  const std::string text = py::str(index).cast<std::string>();
+  const uint32_t frames = ds.FrameCount(id);  // KeyError first for a missing id
+  throw py::index_error("select frames of " + std::string(id) + ": index " + text +
+                        " is out of range for " + std::to_string(frames) + " frames");
+}
+
+int64_t IndexOrRaise(const py::handle& index, const Dataset& ds, std::string_view id) {
+  int sign = 0;
+  if (auto v = ToInt64(index, &sign)) return *v;
+  RaiseHugeIndex(index, ds, id);
 }
 
 std::string Lower(std::string text) {
@@ -26,27 +71,28 @@ std::string Lower(std::string text) {
   return text;
 }
 
-Selection FromIndexArray(const py::array& array) {
+Selection FromIndexArray(const py::array& array, const Dataset& ds, std::string_view id) {
   const char kind = array.dtype().kind();
   if (kind != 'i' && kind != 'u') {
     throw py::type_error("frame indices must be integers, not an array of dtype " +
                          py::str(array.dtype()).cast<std::string>() +
                          (kind == 'b' ? " (for a boolean mask use numpy.flatnonzero(mask))" : ""));
   }
-  if (array.ndim() == 0) return Selection::Indices({py::cast<int64_t>(array.attr("item")())});
+  if (array.ndim() == 0) return Selection::Indices({IndexOrRaise(array.attr("item")(), ds, id)});
   if (array.ndim() != 1) {
     throw py::value_error("frame indices must be a 1-D array, not " + std::to_string(array.ndim()) +
                           "-D");
   }
   if (kind == 'u' && array.itemsize() == 8) {
-    // uint64 does not convert to int64 safely; anything that large is out of
-    // range anyway, and the engine says so.
+    // uint64 does not convert to int64 safely; a value that large names no frame.
     auto values = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>::ensure(array);
+    if (!values) throw py::error_already_set();
     std::vector<int64_t> indices;
     indices.reserve(static_cast<size_t>(values.size()));
     for (py::ssize_t i = 0; i < values.size(); ++i) {
       const uint64_t v = values.data()[i];
-      indices.push_back(v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v));
+      if (v > static_cast<uint64_t>(INT64_MAX)) RaiseHugeIndex(py::int_(v), ds, id);
+      indices.push_back(static_cast<int64_t>(v));
     }
     return Selection::Indices(std::move(indices));
   }
@@ -71,7 +117,46 @@ py::array ViewOf(const DecodedFrames& frames, size_t i, bool squeeze, const py::
 
 }  // namespace
 
-Selection ToSelection(const py::handle& frames) {
+std::string ToId(const py::handle& id) {
+  if (PyUnicode_Check(id.ptr())) return py::reinterpret_borrow<py::str>(id).cast<std::string>();
+  if (PyIndex_Check(id.ptr()) && !IsBool(id)) {
+    const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(id.ptr()));
+    if (!index) throw py::error_already_set();
+    return py::str(index).cast<std::string>();
+  }
+  throw py::type_error(std::string("a video id must be a str, or an int standing for its decimal "
+                                   "string (as GulpIO2's integer ids), not ") +
+                       TypeName(id));
+}
+
+std::vector<std::string> ToIdList(const py::handle& ids, const char* what) {
+  if (PyUnicode_Check(ids.ptr()) || PyBytes_Check(ids.ptr()) || PyByteArray_Check(ids.ptr())) {
+    std::string shown = py::repr(ids).cast<std::string>();
+    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+    throw py::type_error(std::string(what) + " must be a collection of video ids (a list, tuple " +
+                         "or other iterable of str or int), not a single " + TypeName(ids) + " " +
+                         shown + ": pass [" + shown + "] for one id");
+  }
+  const auto iterator = py::reinterpret_steal<py::object>(PyObject_GetIter(ids.ptr()));
+  if (!iterator) {
+    PyErr_Clear();
+    throw py::type_error(std::string(what) +
+                         " must be a collection of video ids (a list, tuple or other iterable "
+                         "of str or int), not " +
+                         TypeName(ids));
+  }
+  std::vector<std::string> out;
+  for (const py::handle& item : py::reinterpret_borrow<py::iterator>(iterator)) {
+    try {
+      out.push_back(ToId(item));
+    } catch (const py::type_error& e) {
+      throw py::type_error(std::string(what) + "[" + std::to_string(out.size()) + "]: " + e.what());
+    }
+  }
+  return out;
+}
+
+Selection ToSelection(const py::handle& frames, const Dataset& ds, std::string_view id) {
   if (frames.is_none()) return Selection::All();
   if (py::isinstance<py::slice>(frames)) {
     return Selection::Slice(OptionalIndex(frames.attr("start")), OptionalIndex(frames.attr("stop")),
@@ -79,21 +164,21 @@ Selection ToSelection(const py::handle& frames) {
   }
   if (py::isinstance<py::str>(frames)) return Selection::Parse(frames.cast<std::string>());
   if (py::isinstance<py::array>(frames)) {
-    return FromIndexArray(py::reinterpret_borrow<py::array>(frames));
+    return FromIndexArray(py::reinterpret_borrow<py::array>(frames), ds, id);
   }
-  if (py::isinstance<py::bool_>(frames)) {
-    throw py::type_error("a bool is not a frame selection");
+  if (PyIndex_Check(frames.ptr())) {
+    if (IsBool(frames)) throw py::type_error("a bool is not a frame selection");
+    return Selection::Indices({IndexOrRaise(frames, ds, id)});
   }
-  if (PyIndex_Check(frames.ptr())) return Selection::Indices({py::cast<int64_t>(frames)});
   if (py::isinstance<py::sequence>(frames) && !py::isinstance<py::bytes>(frames)) {
     std::vector<int64_t> indices;
     indices.reserve(py::len(frames));
     for (const py::handle& item : frames) {
-      if (!PyIndex_Check(item.ptr()) || py::isinstance<py::bool_>(item)) {
+      if (!PyIndex_Check(item.ptr()) || IsBool(item)) {
         throw py::type_error("frame indices must be integers, not " +
                              std::string(Py_TYPE(item.ptr())->tp_name));
       }
-      indices.push_back(py::cast<int64_t>(item));
+      indices.push_back(IndexOrRaise(item, ds, id));
     }
     return Selection::Indices(std::move(indices));
   }

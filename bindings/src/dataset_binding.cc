@@ -218,9 +218,10 @@ std::vector<FrameSource> FrameSources(const py::handle& frames, std::vector<py::
   return out;
 }
 
-bool Append(WriterHandle& h, const std::string& id, const py::handle& frames,
+bool Append(WriterHandle& h, const py::handle& id_object, const py::handle& frames,
             const std::string& meta_json) {
   h.CheckUsable();
+  const std::string id = ToId(id_object);
   std::vector<py::object> keep_alive;
   std::deque<std::string> copies;  // a deque: pointers into earlier strings stay valid
   const std::vector<FrameSource> sources = FrameSources(frames, &keep_alive, &copies);
@@ -299,25 +300,28 @@ std::unique_ptr<DatasetHandle> CreateDataset(const std::string& path, uint32_t v
   return Wrap(std::move(dataset));
 }
 
-std::vector<Selection> ToSelections(const py::handle& frames, size_t n) {
-  if (frames.is_none()) return std::vector<Selection>(n, Selection::All());
-  std::vector<Selection> out;
-  out.reserve(n);
-  for (const py::handle& f : frames) out.push_back(ToSelection(f));
-  if (out.size() != n) {
-    throw py::value_error("got " + std::to_string(n) + " ids but " + std::to_string(out.size()) +
-                          " frame selections");
-  }
-  return out;
-}
-
-std::vector<FrameRequest> ToRequests(const std::vector<std::string>& ids,
-                                     const py::handle& frames) {
-  std::vector<Selection> selections = ToSelections(frames, ids.size());
+// The requests of a batch read: `ids` (see ToIdList) and `frames`, None or
+// one selection per id.
+std::vector<FrameRequest> ToRequests(const py::handle& ids_object, const py::handle& frames,
+                                     const Dataset& ds) {
+  const std::vector<std::string> ids = ToIdList(ids_object, "ids");
   std::vector<FrameRequest> requests(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    requests[i].id = ids[i];
-    requests[i].selection = std::move(selections[i]);
+  for (size_t i = 0; i < ids.size(); ++i) requests[i].id = ids[i];
+  if (frames.is_none()) return requests;
+  if (PyUnicode_Check(frames.ptr()) || PyBytes_Check(frames.ptr()) ||
+      !py::isinstance<py::iterable>(frames)) {
+    throw py::type_error(std::string("frames must be None or a list of one frame selection per "
+                                     "id, not ") +
+                         Py_TYPE(frames.ptr())->tp_name);
+  }
+  size_t n = 0;
+  for (const py::handle& f : frames) {
+    if (n < requests.size()) requests[n].selection = ToSelection(f, ds, requests[n].id);
+    ++n;
+  }
+  if (n != requests.size()) {
+    throw py::value_error("got " + std::to_string(requests.size()) + " ids but " +
+                          std::to_string(n) + " frame selections");
   }
   return requests;
 }
@@ -335,6 +339,15 @@ std::string Quote(const std::string& text) { return py::repr(py::str(text)).cast
 }  // namespace
 
 void BindDataset(py::module_& m) {
+  m.def("_as_id", &ToId, py::arg("id"),
+        "A video id as the native API takes it: a str as it is, an int as its decimal string; "
+        "TypeError for anything else.");
+  m.def(
+      "_as_id_list",
+      [](const py::handle& ids, const std::string& what) { return ToIdList(ids, what.c_str()); },
+      py::arg("ids"), py::arg("what") = "ids",
+      "A collection of video ids as a list of str (each as _as_id); TypeError for a bare str or "
+      "bytes, whose characters would otherwise be taken for ids.");
   py::class_<VideoInfo>(m, "VideoInfo", "What the index knows of one video.")
       .def_readonly("id", &VideoInfo::id, "The video id.")
       .def_readonly("chunk", &VideoInfo::chunk, "The number of the chunk holding its frames.")
@@ -402,10 +415,15 @@ void BindDataset(py::module_& m) {
            "(encoded in parallel). Returns False if the id exists and duplicates are skipped.")
       .def(
           "remove",
-          [](WriterHandle& h, const std::string& id) {
+          [](WriterHandle& h, const py::handle& id_object) {
+            const std::string id = ToId(id_object);
             return h.WithWriter([&](Writer& w) { return w.Remove(id); });
           },
           py::arg("id"), "Removes a committed or pending video; False if it does not exist.")
+      .def(
+          "start_chunk",
+          [](WriterHandle& h) { return h.WithWriter([](Writer& w) { return w.StartChunk(); }); },
+          "Creates a new, empty chunk now and sends the next appends to it; returns its number.")
       .def(
           "commit", [](WriterHandle& h) { h.WithWriter([](Writer& w) { w.Commit(); }); },
           "Makes the batch durable and visible.")
@@ -456,8 +474,9 @@ void BindDataset(py::module_& m) {
            })
       .def(
           "__contains__",
-          [](const DatasetHandle& h, const std::string& id) {
+          [](const DatasetHandle& h, const py::handle& id_object) {
             auto ds = h.Get();
+            const std::string id = ToId(id_object);
             py::gil_scoped_release release;
             return ds->Contains(id);
           },
@@ -476,24 +495,27 @@ void BindDataset(py::module_& m) {
           "Every id in (chunk, insertion) order.")
       .def(
           "find",
-          [](const DatasetHandle& h, const std::string& id) {
+          [](const DatasetHandle& h, const py::handle& id_object) {
             auto ds = h.Get();
+            const std::string id = ToId(id_object);
             py::gil_scoped_release release;
             return ds->Find(id);
           },
           py::arg("id"), "The video's index entry, or None.")
       .def(
           "info",
-          [](const DatasetHandle& h, const std::string& id) {
+          [](const DatasetHandle& h, const py::handle& id_object) {
             auto ds = h.Get();
+            const std::string id = ToId(id_object);
             py::gil_scoped_release release;
             return ds->Get(id);
           },
           py::arg("id"), "The video's index entry; KeyError if absent.")
       .def(
           "meta_json",
-          [](const DatasetHandle& h, const std::string& id) {
+          [](const DatasetHandle& h, const py::handle& id_object) {
             auto ds = h.Get();
+            const std::string id = ToId(id_object);
             std::string meta;
             {
               py::gil_scoped_release release;
@@ -504,19 +526,21 @@ void BindDataset(py::module_& m) {
           py::arg("id"), "The stored meta_data JSON list text; KeyError if absent.")
       .def(
           "frame_count",
-          [](const DatasetHandle& h, const std::string& id) {
+          [](const DatasetHandle& h, const py::handle& id_object) {
             auto ds = h.Get();
+            const std::string id = ToId(id_object);
             py::gil_scoped_release release;
             return ds->FrameCount(id);
           },
           py::arg("id"))
       .def(
           "read",
-          [](const DatasetHandle& h, const std::string& id, const py::handle& frames,
+          [](const DatasetHandle& h, const py::handle& id_object, const py::handle& frames,
              const std::string& colorspace, const std::string& dct, int downscale, bool lenient,
              bool as_list) {
             auto ds = h.Get();
-            const Selection selection = ToSelection(frames);
+            const std::string id = ToId(id_object);
+            const Selection selection = ToSelection(frames, *ds, id);
             const DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
             DecodedFrames decoded;
             {
@@ -530,11 +554,11 @@ void BindDataset(py::module_& m) {
           py::arg("as_list") = false, "Decoded frames of one video (zero-copy NumPy views).")
       .def(
           "read_batch",
-          [](const DatasetHandle& h, const std::vector<std::string>& ids, const py::handle& frames,
+          [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames,
              const std::string& colorspace, const std::string& dct, int downscale, bool lenient,
              bool as_list) {
             auto ds = h.Get();
-            const std::vector<FrameRequest> requests = ToRequests(ids, frames);
+            const std::vector<FrameRequest> requests = ToRequests(ids, frames, *ds);
             const DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
             std::vector<DecodedFrames> decoded;
             {
@@ -554,9 +578,10 @@ void BindDataset(py::module_& m) {
           "one selection per id.")
       .def(
           "read_jpegs",
-          [](const DatasetHandle& h, const std::string& id, const py::handle& frames) {
+          [](const DatasetHandle& h, const py::handle& id_object, const py::handle& frames) {
             auto ds = h.Get();
-            const Selection selection = ToSelection(frames);
+            const std::string id = ToId(id_object);
+            const Selection selection = ToSelection(frames, *ds, id);
             JpegFrames jpegs;
             {
               py::gil_scoped_release release;
@@ -567,10 +592,9 @@ void BindDataset(py::module_& m) {
           py::arg("id"), py::arg("frames") = py::none(), "JPEG bytes of the selected frames.")
       .def(
           "read_jpeg_batch",
-          [](const DatasetHandle& h, const std::vector<std::string>& ids,
-             const py::handle& frames) {
+          [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames) {
             auto ds = h.Get();
-            const std::vector<FrameRequest> requests = ToRequests(ids, frames);
+            const std::vector<FrameRequest> requests = ToRequests(ids, frames, *ds);
             std::vector<JpegFrames> jpegs;
             {
               py::gil_scoped_release release;
@@ -628,8 +652,9 @@ void BindDataset(py::module_& m) {
            })
       .def(
           "remove",
-          [](const DatasetHandle& h, const std::vector<std::string>& ids) {
+          [](const DatasetHandle& h, const py::handle& ids_object) {
             auto ds = h.Get();
+            const std::vector<std::string> ids = ToIdList(ids_object, "ids");
             py::gil_scoped_release release;
             return ds->Remove(ids);
           },
@@ -638,7 +663,7 @@ void BindDataset(py::module_& m) {
           "writer",
           [](const DatasetHandle& h, const std::string& on_duplicate, double lock_timeout,
              bool check_jpeg_markers, int quality, const std::string& subsampling,
-             size_t encode_threads) {
+             size_t encode_threads, bool rollover) {
             auto ds = h.Get();
             WriterOptions options;
             options.on_duplicate = ToOnDuplicate(on_duplicate);
@@ -646,6 +671,7 @@ void BindDataset(py::module_& m) {
             options.lock_timeout =
                 std::chrono::milliseconds(static_cast<int64_t>(lock_timeout * 1000));
             options.check_jpeg_markers = check_jpeg_markers;
+            options.rollover = rollover;
             const EncodeOptions encode = ToEncodeOptions(quality, subsampling);
             std::unique_ptr<Writer> writer;
             {
@@ -657,8 +683,9 @@ void BindDataset(py::module_& m) {
           },
           py::arg("on_duplicate") = "error", py::arg("lock_timeout") = 0.0,
           py::arg("check_jpeg_markers") = true, py::arg("quality") = 90,
-          py::arg("subsampling") = "444", py::arg("encode_threads") = 0,
-          "Starts a write transaction; BusyError if another writer is active.");
+          py::arg("subsampling") = "444", py::arg("encode_threads") = 0, py::arg("rollover") = true,
+          "Starts a write transaction; BusyError if another writer is active. With rollover "
+          "false, a new chunk starts only at start_chunk() (GulpIO's writers).");
 }
 
 }  // namespace gulpdb::python

@@ -171,6 +171,13 @@ struct WriterOptions {
   bool check_jpeg_markers = true;
   // Start a new chunk for the first append instead of filling the last one.
   bool start_new_chunk = false;
+  // Start a new chunk by itself when the current one holds videos_per_chunk
+  // videos or would grow past bytes_per_chunk. With false the writer never
+  // rolls over on its own: a new chunk starts only at Writer::StartChunk(),
+  // when the dataset has no chunk yet, or when the last chunk takes no more
+  // appends. That is GulpIO's writer, which puts into one chunk exactly the
+  // videos it is given.
+  bool rollover = true;
 };
 
 class Writer;
@@ -282,6 +289,13 @@ class Writer {
                    std::string_view meta_data_list);
   // Removes a committed or pending video; returns false if it does not exist.
   bool Remove(std::string_view id);
+  // Creates a new, empty chunk now (its data_<N>.gulp file, registered in the
+  // index at once, outside the batch) and sends the next appends to it;
+  // returns its number N, the next free one. The chunk stays, empty, if
+  // nothing is appended to it or the batch rolls back, as GulpIO leaves the
+  // data file of a chunk it opened for writing. Throws IoError or
+  // ResourceExhaustedError when the file cannot be created.
+  uint32_t StartChunk();
 
   // Makes the batch durable and visible: frames are fdatasync'd before the
   // index transaction commits.

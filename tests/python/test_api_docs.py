@@ -13,6 +13,7 @@ import gulpdb
 import gulpdb.adapters
 import gulpdb.fileio
 import gulpdb.torch
+import gulpdb.utils
 from gulpdb import _gulpdb
 
 STUB = os.path.join(os.path.dirname(_gulpdb.__file__), "_gulpdb.pyi")
@@ -57,7 +58,7 @@ def test_native_docstrings_at_runtime():
         assert getattr(_gulpdb, name).__doc__
 
 
-PUBLIC_MODULES = [gulpdb, gulpdb.fileio, gulpdb.adapters, gulpdb.torch]
+PUBLIC_MODULES = [gulpdb, gulpdb.fileio, gulpdb.adapters, gulpdb.torch, gulpdb.utils]
 
 
 def public_callables():

@@ -319,13 +319,21 @@ def test_writes_through_chunks_are_transactional(gulpio_copy):
     with pytest.raises(ValueError, match="overwrites"):
         with chunk_0.open("wb"):
             pass
-    chunk_0.append("outside_open", {"x": 1}, images)  # commits at once
+    # An imported chunk's file never changes (GulpIO2 would append to it).
+    with pytest.raises(ValueError, match="appends only to the last chunk"):
+        chunk_0.append("into_imported", {}, images)
+    assert "into_imported" not in gd
+    # The rolled-back chunk stays, empty, and is the last one: it takes appends.
+    last = gd.chunk_objs_lookup[12]
+    assert len(last) == 0
+    last.append("outside_open", {"x": 1}, images)  # commits at once
     assert gd["outside_open"][1] == {"x": 1}
+    assert gd.chunk_lookup["outside_open"] == 12
     with pytest.raises(ValueError):  # GulpIO2 would extend the entry; gulpdb refuses
-        chunk_0.append("outside_open", {"x": 2}, images)
+        last.append("outside_open", {"x": 2}, images)
     # Frames as JPEG bytes are stored as they are.
     jpeg = gulpdb.encode_jpeg(images[0], quality=50)
-    chunk_0.append("as_bytes", {}, [jpeg])
+    last.append("as_bytes", {}, [jpeg])
     assert gd.dataset.read_jpegs("as_bytes") == [jpeg]
 
 

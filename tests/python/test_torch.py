@@ -210,3 +210,78 @@ def test_two_distributed_ranks_read_every_id_once(small_dataset, tmp_path):
     ids = gathered[0]["ids"] + gathered[1]["ids"]
     assert len(gathered[0]["ids"]) == len(gathered[1]["ids"]) == 6
     assert sorted(ids) == sorted(small_dataset.ids)  # each id exactly once
+
+
+# ---- ids and clips of different shapes ------------------------------------------------
+
+
+def test_ids_refuse_a_bare_string(small_dataset, tmp_path):
+    path = str(tmp_path / "numbered")
+    with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:
+        for i in range(101):
+            w.append(i, small_dataset.decoded[f"video_{i % 12}"][:1])
+    for make in (gt.VideoDataset, gt.ImageDataset, gt.IterableVideoDataset):
+        with pytest.raises(TypeError, match=r"pass \['100'\] for one id"):
+            make(path, ids="100")
+        assert make(path, ids=["100", 1])._reader.ids == ["100", "1"]
+    assert gt.VideoDataset(path, ids=("100",))[0].shape[0] == 1
+    assert len(gt.VideoDataset(path, ids=["100"])) == 1
+    with pytest.raises(TypeError, match="pass"):
+        gt.shard_ids("100", 0, 2)
+
+
+@pytest.fixture
+def mixed_sizes(tmp_path):
+    """Videos 0..7: even ones 3×24×32, odd ones 3×16×32."""
+    path = str(tmp_path / "mixed")
+    with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:
+        for i in range(8):
+            w.append(i, np.full((3, 24 if i % 2 == 0 else 16, 32, 3), 10 * i, np.uint8), {"idx": i})
+    return path
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_mixed_clip_sizes_are_a_clear_error_with_the_default_collate(mixed_sizes, num_workers):
+    ds = gt.VideoDataset(mixed_sizes, label="idx")
+    with pytest.raises(RuntimeError) as info:
+        for _ in DataLoader(ds, batch_size=4, num_workers=num_workers):
+            pass
+    message = str(info.value)
+    assert "differ in shape" in message, message
+    assert "'0' gives (3, 24, 32, 3)" in message and "'1' gives (3, 16, 32, 3)" in message
+    assert "transform" in message and "batch_size=1" in message and "collate_fn" in message
+    assert "resize storage" not in message
+
+
+def test_mixed_sizes_pass_with_a_resizing_transform_a_custom_collate_or_batch_size_1(
+    mixed_sizes,
+):
+    resized = gt.VideoDataset(mixed_sizes, label="idx", transform=lambda clip: clip[:, :16])
+    batches = list(DataLoader(resized, batch_size=4, num_workers=2))
+    assert [tuple(b[0].shape) for b in batches] == [(4, 3, 16, 32, 3)] * 2
+    assert [b[1].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    plain = gt.VideoDataset(mixed_sizes, label="idx")
+    kept = list(DataLoader(plain, batch_size=4, num_workers=2, collate_fn=list))
+    assert [[tuple(clip.shape) for clip, _ in b] for b in kept] == [
+        [(3, 24, 32, 3), (3, 16, 32, 3)] * 2
+    ] * 2
+    assert len(list(DataLoader(plain, batch_size=1, num_workers=2))) == 8
+    assert len(list(DataLoader(plain, batch_size=None))) == 8
+    # Called directly (not by a DataLoader about to stack), nothing is checked.
+    assert len(plain.__getitems__([0, 1])) == 2
+
+
+def test_mixed_image_sizes_are_a_clear_error_with_the_default_collate(mixed_sizes):
+    images = gt.ImageDataset(mixed_sizes)
+    with pytest.raises(RuntimeError, match=r"images of one batch differ in shape.*'0' gives"):
+        next(iter(DataLoader(images, batch_size=2, num_workers=2)))
+    assert len(list(DataLoader(images, batch_size=2, collate_fn=list))) == 4
+
+
+def test_frames_of_different_sizes_in_one_video_are_a_clear_error(tmp_path):
+    path = str(tmp_path / "uneven")
+    frames = [np.zeros((24, 32, 3), np.uint8), np.zeros((16, 32, 3), np.uint8)]
+    with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:
+        w.append("uneven", frames)
+    with pytest.raises(ValueError, match=r"frames of video 'uneven' differ in shape"):
+        gt.VideoDataset(path)[0]

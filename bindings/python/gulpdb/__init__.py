@@ -23,7 +23,12 @@ open)::
     gd = gulpio2.GulpDirectory("/data/gulps")
     frames, meta = gd["clip_1", 1:10:2]
 
+GulpIO2's adapter helpers (``gulpio2.utils``) are in :mod:`gulpdb.utils`.
 PyTorch datasets are in :mod:`gulpdb.torch` (importing torch only there).
+
+Ids are ``str``, or ``int`` standing for their decimal string (as GulpIO2's
+integer ids); arguments holding several ids take any iterable of them but
+never a bare ``str`` or ``bytes`` (TypeError: pass a list).
 
 Errors: KeyError for a missing id, IndexError for a frame index out of range,
 ValueError/TypeError for bad arguments, FileNotFoundError for a missing
@@ -37,8 +42,8 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Dict, Optional, Union
 
-from . import _gulpdb
-from ._dataset import Dataset, FrameSelection, Frames, Writer
+from . import _gulpdb, utils
+from ._dataset import Dataset, FrameSelection, Frames, VideoId, Writer
 from ._gulpdb import (
     BusyError,
     ChunkInfo,
@@ -51,9 +56,11 @@ from ._gulpdb import (
 from .adapters import AbstractDatasetAdapter, JpegFolderAdapter
 from .fileio import (
     ChunkWriter,
+    FileFormatException,
     GulpChunk,
     GulpDirectory,
     GulpIngestor,
+    GulpIOArgumentError,
     calculate_chunk_slices,
 )
 
@@ -65,6 +72,7 @@ __all__ = [
     "Writer",
     "FrameSelection",
     "Frames",
+    "VideoId",
     "VideoInfo",
     "ChunkInfo",
     "DatasetStats",
@@ -79,9 +87,12 @@ __all__ = [
     "GulpChunk",
     "ChunkWriter",
     "GulpIngestor",
+    "GulpIOArgumentError",
+    "FileFormatException",
     "calculate_chunk_slices",
     "AbstractDatasetAdapter",
     "JpegFolderAdapter",
+    "utils",
 ]
 
 Progress = Optional[Callable[[int, int], Any]]

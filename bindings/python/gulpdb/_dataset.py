@@ -5,12 +5,19 @@ processes forked after it was opened: it remembers the process that opened the
 native dataset and opens it again, lazily, in any other process (LMDB
 environments must never be used across a fork). Pickling keeps only the path
 and the options, so a dataset sent to a spawned worker opens there on first use.
+
+Ids: every method taking one video id takes a ``str``, or an ``int`` that
+stands for its decimal string (``ds.read(5)`` reads video ``"5"``), as
+GulpIO2's integer ids do; anything else is a TypeError. Methods taking several
+ids take any iterable of them, but never a bare ``str`` or ``bytes`` (a
+TypeError: ``remove("12")`` would otherwise remove videos ``"1"`` and ``"2"``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import (
     Any,
     Dict,
@@ -28,7 +35,10 @@ import numpy as np
 
 from . import _gulpdb
 
-__all__ = ["Dataset", "Writer", "FrameSelection", "Frames"]
+__all__ = ["Dataset", "Writer", "FrameSelection", "Frames", "VideoId"]
+
+#: A video id: a str, or an int standing for its decimal string.
+VideoId = Union[str, int]
 
 #: What selects frames of a video: None (all), a slice, an int, a sequence or
 #: 1-D integer array of indices (negative ones count from the end, repeats
@@ -42,13 +52,84 @@ Frames = Union[np.ndarray, List[np.ndarray]]
 _MODES = ("r", "r+", "a", "x")
 
 
-def _meta_json(meta: Optional[Mapping[str, Any]]) -> str:
-    """Serialises one meta dict as Python's json.dumps does by default."""
+def _meta_json(meta: Optional[Mapping[str, Any]], video_id: Any = None) -> str:
+    """Serialises one meta dict as Python's json.dumps does by default.
+
+    NumPy values become the Python values they hold (see :func:`_plain`).
+    TypeError naming ``video_id`` and the key path for anything else JSON cannot
+    hold.
+    """
     if meta is None:
         return "{}"
     if not isinstance(meta, Mapping):
-        raise TypeError(f"meta must be a dict, not {type(meta).__name__}")
-    return json.dumps(dict(meta))
+        raise TypeError(f"meta of video {video_id!r} must be a dict, not {type(meta).__name__}")
+    try:
+        return json.dumps(dict(meta))
+    except (TypeError, ValueError):
+        pass  # NumPy values, or something to report with its path
+    return json.dumps(_plain(meta, video_id, "meta", set()))
+
+
+_JSON_SCALARS = (str, int, float, type(None))  # bool is an int
+
+
+def _plain(value: Any, video_id: Any, path: str, open_containers: set) -> Any:
+    """``value`` with NumPy scalars and 0-d/1-d arrays as the Python values they hold.
+
+    ``np.int64(3)`` -> 3, ``np.float32`` -> float, ``np.bool_`` -> bool,
+    ``np.str_`` -> str, a 0-d array -> its item, a 1-d array -> a list; mappings
+    (keys too) and lists/tuples are converted recursively. Anything else JSON
+    cannot hold is a TypeError naming the video and the path
+    (``meta['a']['b'][2]``).
+    """
+    if isinstance(value, _JSON_SCALARS) and not isinstance(value, np.generic):
+        return value
+    if isinstance(value, np.generic):
+        item = value.item()
+        if isinstance(item, _JSON_SCALARS):
+            return item
+        raise _unjsonable(video_id, path, value)
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return _plain(value[()], video_id, path, open_containers)
+        if value.ndim == 1:
+            return [
+                _plain(v, video_id, f"{path}[{i}]", open_containers) for i, v in enumerate(value)
+            ]
+        raise _unjsonable(
+            video_id, path, value, f"a {value.ndim}-D array (value.tolist() gives nested lists)"
+        )
+    if isinstance(value, (Mapping, list, tuple)):
+        if id(value) in open_containers:
+            raise ValueError(f"meta of video {video_id!r} contains itself at {path}")
+        open_containers.add(id(value))
+        try:
+            if isinstance(value, Mapping):
+                out = {}
+                for key, v in value.items():
+                    where = f"{path}[{key!r}]"
+                    plain_key = key
+                    if isinstance(key, np.generic):
+                        plain_key = key.item()
+                    if not isinstance(plain_key, _JSON_SCALARS):
+                        what = f"a key of type {type(key).__name__}"
+                        raise _unjsonable(video_id, where, key, what)
+                    out[plain_key] = _plain(v, video_id, where, open_containers)
+                return out
+            return [
+                _plain(v, video_id, f"{path}[{i}]", open_containers) for i, v in enumerate(value)
+            ]
+        finally:
+            open_containers.discard(id(value))
+    raise _unjsonable(video_id, path, value)
+
+
+def _unjsonable(video_id: Any, path: str, value: Any, what: Optional[str] = None) -> TypeError:
+    what = what or f"a {type(value).__module__}.{type(value).__qualname__}"
+    return TypeError(
+        f"meta of video {video_id!r} cannot be stored as JSON: {path} is {what}; meta may hold "
+        "dicts, lists, str, int, float, bool, None, NumPy scalars and 0-d/1-d arrays"
+    )
 
 
 class Dataset:
@@ -69,7 +150,14 @@ class Dataset:
             (for an index that may have been damaged; LMDB trusts its pages).
         max_open_chunk_files: chunk file descriptors kept open for reading.
         videos_per_chunk, bytes_per_chunk, checksums: settings of a dataset
-            created by modes ``"a"`` and ``"x"``.
+            created by modes ``"a"`` and ``"x"`` (defaults: 100, 0 = no
+            limit, True). They are fixed at creation: given for a dataset
+            that already exists, they are ignored with a UserWarning naming
+            the dataset's own setting when it differs.
+
+    Ids are ``str``, or ``int`` standing for their decimal string (as GulpIO2's
+    integer ids); a method taking several ids refuses a bare ``str``/``bytes``
+    (pass a list).
 
     Errors: a missing dataset is FileNotFoundError; a missing id KeyError; a
     frame index out of range IndexError; bad arguments ValueError or TypeError;
@@ -89,9 +177,9 @@ class Dataset:
         verify_checksums: bool = False,
         verify_index: bool = False,
         max_open_chunk_files: int = 256,
-        videos_per_chunk: int = 100,
-        bytes_per_chunk: int = 0,
-        checksums: bool = True,
+        videos_per_chunk: Optional[int] = None,
+        bytes_per_chunk: Optional[int] = None,
+        checksums: Optional[bool] = None,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, not {mode!r}")
@@ -107,16 +195,23 @@ class Dataset:
         self._closed = False
         # (pid, native): replaced as a whole, so threads never see a mix.
         self._state: Optional[Tuple[int, _gulpdb.NativeDataset]] = None
+        settings: Dict[str, Any] = {}
+        if videos_per_chunk is not None:
+            settings["videos_per_chunk"] = int(videos_per_chunk)
+        if bytes_per_chunk is not None:
+            settings["bytes_per_chunk"] = int(bytes_per_chunk)
+        if checksums is not None:
+            settings["checksums"] = bool(checksums)
+        created: List[bool] = []
         native = self._open_native(
             create=mode in ("a", "x"),
             exclusive=mode == "x",
-            create_options=dict(
-                videos_per_chunk=int(videos_per_chunk),
-                bytes_per_chunk=int(bytes_per_chunk),
-                checksums=bool(checksums),
-            ),
+            create_options=settings,
+            created=created,
         )
         self._state = (os.getpid(), native)
+        if settings and not created:
+            self._warn_ignored(native.stats(), settings)
 
     # ---- opening, fork safety, pickling ---------------------------------------
 
@@ -125,7 +220,9 @@ class Dataset:
         create: bool = False,
         exclusive: bool = False,
         create_options: Optional[Dict[str, Any]] = None,
+        created: Optional[List[bool]] = None,
     ) -> _gulpdb.NativeDataset:
+        """Opens (creating it first if asked); appends True to ``created`` if it did."""
         index_dir = self._options["index_dir"]
         if create:
             if not _gulpdb.NativeDataset.exists(self._path, index_dir):
@@ -133,6 +230,8 @@ class Dataset:
                     _gulpdb.NativeDataset.create(
                         self._path, index_dir=index_dir, **(create_options or {})
                     ).close()
+                    if created is not None:
+                        created.append(True)
                 except ValueError:
                     # Another process created it in the meantime.
                     if exclusive or not _gulpdb.NativeDataset.exists(self._path, index_dir):
@@ -144,6 +243,19 @@ class Dataset:
         return _gulpdb.NativeDataset.open(
             self._path, read_only=self._mode == "r", **self._options
         )
+
+    def _warn_ignored(self, stats: _gulpdb.DatasetStats, settings: Dict[str, Any]) -> None:
+        """Warns about creation settings that differ from the existing dataset's."""
+        for name, given in settings.items():
+            actual = getattr(stats, name)
+            if given != actual:
+                warnings.warn(
+                    f"Dataset({self._path!r}, {self._mode!r}): {name}={given!r} is ignored: the "
+                    f"dataset already exists with {name}={actual!r} (settings are fixed when a "
+                    "dataset is created)",
+                    UserWarning,
+                    stacklevel=3,
+                )
 
     def _native(self) -> _gulpdb.NativeDataset:
         """The native dataset of this process, opened again after a fork."""
@@ -241,7 +353,8 @@ class Dataset:
         return len(self._native())
 
     def __contains__(self, id: object) -> bool:
-        return isinstance(id, str) and id in self._native()
+        """``id in ds``; ``id`` is a str or an int (its decimal string), else TypeError."""
+        return id in self._native()
 
     def __iter__(self) -> Iterator[str]:
         """Iterates over the ids in (chunk, insertion) order, one chunk at a time."""
@@ -253,19 +366,19 @@ class Dataset:
         """Every id in (chunk, insertion) order, as one list."""
         return self._native().ids()
 
-    def info(self, id: str) -> _gulpdb.VideoInfo:
+    def info(self, id: VideoId) -> _gulpdb.VideoInfo:
         """The index entry of ``id``: chunk, frame_info, checksums, meta_data text."""
         return self._native().info(id)
 
-    def frame_count(self, id: str) -> int:
+    def frame_count(self, id: VideoId) -> int:
         """Number of frames of ``id``."""
         return self._native().frame_count(id)
 
-    def meta_data(self, id: str) -> List[Any]:
+    def meta_data(self, id: VideoId) -> List[Any]:
         """The full meta_data list of ``id`` (one entry per GulpIO append)."""
         return json.loads(self._native().meta_json(id))
 
-    def meta(self, id: str) -> Any:
+    def meta(self, id: VideoId) -> Any:
         """The meta dict of ``id``: the first meta_data entry, as GulpIO2 returns it.
 
         Parsed with Python's json, so integers beyond 64 bits, NaN and
@@ -286,7 +399,7 @@ class Dataset:
 
     def read(
         self,
-        id: str,
+        id: VideoId,
         frames: FrameSelection = None,
         *,
         colorspace: str = "rgb",
@@ -298,8 +411,9 @@ class Dataset:
         """Decoded frames of one video.
 
         Args:
-            id: the video id.
+            id: the video id (a str, or an int for its decimal string).
             frames: which frames (see :data:`FrameSelection`); all by default.
+                Slices behave as Python's, whatever their bounds.
             colorspace: ``"rgb"`` (default) or ``"bgr"`` give H×W×3 frames,
                 ``"gray"`` H×W×1; ``"auto"`` gives RGB for colour JPEGs and H×W
                 (no channel axis) for grayscale ones, as GulpIO2 does.
@@ -316,12 +430,14 @@ class Dataset:
             copies; they are writable and own their memory through a capsule.
 
         Raises:
-            KeyError: no such id. IndexError: a frame index out of range.
+            KeyError: no such id (an empty or over-long id included).
+            IndexError: a frame index out of range (any size of int).
+            TypeError: an id that is not a str or int.
             gulpdb.CorruptionError: a frame does not decode.
         """
         return self._native().read(id, frames, colorspace, dct, downscale, lenient, as_list)
 
-    def __getitem__(self, key: Union[str, Tuple[str, FrameSelection]]) -> Frames:
+    def __getitem__(self, key: Union[VideoId, Tuple[VideoId, FrameSelection]]) -> Frames:
         """``ds[id]`` reads all frames, ``ds[id, 0:16:2]`` or ``ds[id, [1, 5]]`` some."""
         if isinstance(key, tuple):
             if len(key) != 2:
@@ -329,13 +445,13 @@ class Dataset:
             return self.read(key[0], key[1])
         return self.read(key)
 
-    def read_jpegs(self, id: str, frames: FrameSelection = None) -> List[bytes]:
+    def read_jpegs(self, id: VideoId, frames: FrameSelection = None) -> List[bytes]:
         """The JPEG bytes of the selected frames, exactly as stored."""
         return self._native().read_jpegs(id, frames)
 
     def read_batch(
         self,
-        requests: Sequence[Union[str, Tuple[str, FrameSelection]]],
+        requests: Iterable[Union[VideoId, Tuple[VideoId, FrameSelection]]],
         frames: FrameSelection = None,
         *,
         colorspace: str = "rgb",
@@ -347,7 +463,8 @@ class Dataset:
         """Reads many videos at once, decoding all their frames in parallel.
 
         ``requests`` holds ids (each read with ``frames``) or ``(id, frames)``
-        pairs. Results are in request order, each as :meth:`read` returns it.
+        pairs; a bare ``str`` is a TypeError (pass ``[id]``). Results are in
+        request order, each as :meth:`read` returns it.
         """
         ids, selections = _split_requests(requests, frames)
         return self._native().read_batch(
@@ -356,7 +473,7 @@ class Dataset:
 
     def read_jpeg_batch(
         self,
-        requests: Sequence[Union[str, Tuple[str, FrameSelection]]],
+        requests: Iterable[Union[VideoId, Tuple[VideoId, FrameSelection]]],
         frames: FrameSelection = None,
     ) -> List[List[bytes]]:
         """JPEG bytes of many videos; ``requests`` as in :meth:`read_batch`."""
@@ -374,6 +491,7 @@ class Dataset:
         quality: int = 90,
         subsampling: str = "444",
         encode_threads: int = 0,
+        rollover: bool = True,
     ) -> "Writer":
         """Starts a write transaction; use it as a context manager::
 
@@ -393,27 +511,46 @@ class Dataset:
                 (GulpIO2's settings by default: 90, 4:4:4).
             encode_threads: threads encoding the images of one append (0: one
                 per core).
+            rollover: start a new chunk by itself every ``videos_per_chunk``
+                videos (or past ``bytes_per_chunk``). With False, a new chunk
+                starts only at :meth:`Writer.start_chunk` (or when the dataset
+                has none yet): GulpIO's writers, which put into one chunk
+                exactly the videos they are given.
         """
         if self.read_only:
             raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
         native = self._native().writer(
-            on_duplicate, lock_timeout, check_jpeg_markers, quality, subsampling, encode_threads
+            on_duplicate,
+            lock_timeout,
+            check_jpeg_markers,
+            quality,
+            subsampling,
+            encode_threads,
+            rollover,
         )
         return Writer(native, self)
 
-    def remove(self, ids: Iterable[str]) -> int:
-        """Removes videos in one transaction; returns how many existed."""
+    def remove(self, ids: Iterable[VideoId]) -> int:
+        """Removes videos in one transaction; returns how many existed.
+
+        ``ids`` is a collection of ids (a list, tuple, set, ...); a bare
+        ``str`` or ``bytes`` is a TypeError: pass ``[id]`` for one video.
+        """
         if self.read_only:
             raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
-        return self._native().remove(list(ids))
+        return self._native().remove(ids)
 
 
 def _split_requests(
-    requests: Sequence[Union[str, Tuple[str, FrameSelection]]], frames: FrameSelection
-) -> Tuple[List[str], Optional[List[FrameSelection]]]:
-    if isinstance(requests, str):
-        raise TypeError("requests must be a sequence of ids or (id, frames) pairs, not a str")
-    ids: List[str] = []
+    requests: Iterable[Union[VideoId, Tuple[VideoId, FrameSelection]]], frames: FrameSelection
+) -> Tuple[List[Any], Optional[List[FrameSelection]]]:
+    if isinstance(requests, (str, bytes, bytearray)):
+        shown = repr(requests) if len(requests) <= 40 else repr(requests[:37]) + "..."
+        raise TypeError(
+            "requests must be a collection of ids or (id, frames) pairs, not a single "
+            f"{type(requests).__name__} {shown}: pass [{shown}] for one video"
+        )
+    ids: List[Any] = []
     selections: List[FrameSelection] = []
     per_request = False
     for request in requests:
@@ -447,27 +584,40 @@ class Writer:
 
     def append(
         self,
-        id: str,
+        id: VideoId,
         frames: Union[Sequence[Union[bytes, np.ndarray]], np.ndarray],
         meta: Optional[Mapping[str, Any]] = None,
     ) -> bool:
         """Appends a video.
 
         Args:
-            id: the video id (1 to 511 bytes of UTF-8).
+            id: the video id: 1 to 511 bytes of UTF-8, or an int standing for
+                its decimal string.
             frames: JPEG ``bytes`` (stored as they are) and/or uint8 images
                 (H×W gray or H×W×3 RGB; encoded by gulpdb, in parallel), or one
                 N×H×W×C / N×H×W uint8 array.
-            meta: a JSON-serialisable dict (stored as ``json.dumps(meta)``).
+            meta: a dict stored as ``json.dumps(meta)``; NumPy scalars become
+                the numbers, bools and strs they hold and 0-d/1-d arrays a
+                number/list (recursively). Anything else JSON cannot hold is a
+                TypeError naming the id and the key path (``meta['a'][2]``).
 
         Returns:
             False if the id exists and the writer skips duplicates, else True.
         """
-        return self._native.append(id, frames, _meta_json(meta))
+        return self._native.append(id, frames, _meta_json(meta, id))
 
-    def remove(self, id: str) -> bool:
+    def remove(self, id: VideoId) -> bool:
         """Removes a committed or pending video; False if it does not exist."""
         return self._native.remove(id)
+
+    def start_chunk(self) -> int:
+        """Starts a new, empty chunk now and returns its number; the next appends go there.
+
+        The chunk file is created and registered at once, outside the batch:
+        it stays, empty, if nothing is appended or the batch rolls back (as
+        GulpIO leaves a chunk it opened for writing).
+        """
+        return self._native.start_chunk()
 
     def commit(self) -> None:
         """Makes the batch durable (frames are synced first) and visible."""

@@ -8,12 +8,19 @@ Frame selections (``frames`` arguments): None (all frames), a slice, an int, a
 sequence or 1-D integer array of indices (negative ones count from the end,
 repeats allowed), or a string ``"start:stop[:step]"`` / ``"i,j,k"`` / ``"all"``.
 
+Ids: one id is a ``str``, or an ``int`` standing for its decimal string (as
+GulpIO2's integer ids); anything else is a TypeError naming the accepted
+types. Several ids are any iterable of those, never a bare ``str``/``bytes``
+(TypeError: its characters would be taken for ids). An empty id, or one over
+LMDB's 511-byte key limit, is simply absent. A frame index of any size is
+accepted: one that does not fit in 64 bits is an IndexError naming the id.
+
 Colorspaces: ``"rgb"``, ``"bgr"`` (H×W×3), ``"gray"`` (H×W×1), ``"auto"`` (H×W×3
 for colour JPEGs, H×W for grayscale ones, as GulpIO2). DCT: ``"fast"`` (GulpIO2's
 pixels) or ``"accurate"``. ``downscale``: 1, 2, 4 or 8.
 """
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -22,6 +29,15 @@ __version__: str
 _Selection = Union[None, slice, int, Sequence[int], np.ndarray, str]
 _Frames = Union[np.ndarray, List[np.ndarray]]
 _Progress = Optional[Callable[[int, int], Any]]
+_Id = Union[str, int]
+
+def _as_id(id: _Id) -> str:
+    """A video id as the native API takes it: a str as it is, an int as its decimal
+    string; TypeError for anything else (bool, float, None, bytes, ...)."""
+
+def _as_id_list(ids: Iterable[_Id], what: str = "ids") -> List[str]:
+    """A collection of ids as a list of str (each as :func:`_as_id`); TypeError for a
+    bare str or bytes, naming the argument ``what``."""
 
 class BusyError(OSError):
     """Another writer (in this or another process) holds the dataset's writer lock.
@@ -133,7 +149,7 @@ class NativeWriter:
 
     def append(
         self,
-        id: str,
+        id: _Id,
         frames: Union[Sequence[Union[bytes, np.ndarray]], np.ndarray],
         meta_json: str = "{}",
     ) -> bool:
@@ -144,8 +160,11 @@ class NativeWriter:
         array. ``meta_json``: the JSON text of one object. Returns False if the
         id exists and the writer skips duplicates.
         """
-    def remove(self, id: str) -> bool:
+    def remove(self, id: _Id) -> bool:
         """Removes a committed or pending video; False if it does not exist."""
+    def start_chunk(self) -> int:
+        """Creates a new, empty chunk now (registered outside the batch) and sends the
+        next appends to it; returns its number."""
     def commit(self) -> None:
         """Makes the batch durable and visible."""
     def rollback(self) -> None:
@@ -205,21 +224,21 @@ class NativeDataset:
         """Closes the dataset; reads in flight in other threads finish first."""
     def __len__(self) -> int:
         """Number of videos."""
-    def __contains__(self, id: str) -> bool:
+    def __contains__(self, id: _Id) -> bool:
         """True if the id exists."""
     def ids(self) -> List[str]:
         """Every id in (chunk, insertion) order."""
-    def find(self, id: str) -> Optional[VideoInfo]:
+    def find(self, id: _Id) -> Optional[VideoInfo]:
         """The video's index entry, or None."""
-    def info(self, id: str) -> VideoInfo:
+    def info(self, id: _Id) -> VideoInfo:
         """The video's index entry; KeyError if absent."""
-    def meta_json(self, id: str) -> str:
+    def meta_json(self, id: _Id) -> str:
         """The stored meta_data JSON list text; KeyError if absent."""
-    def frame_count(self, id: str) -> int:
+    def frame_count(self, id: _Id) -> int:
         """Number of frames of the video; KeyError if absent."""
     def read(
         self,
-        id: str,
+        id: _Id,
         frames: _Selection = None,
         colorspace: str = "rgb",
         dct: str = "fast",
@@ -234,7 +253,7 @@ class NativeDataset:
         """
     def read_batch(
         self,
-        ids: Sequence[str],
+        ids: Iterable[_Id],
         frames: Optional[Sequence[_Selection]] = None,
         colorspace: str = "rgb",
         dct: str = "fast",
@@ -246,10 +265,10 @@ class NativeDataset:
 
         ``frames`` is None (all frames) or one selection per id.
         """
-    def read_jpegs(self, id: str, frames: _Selection = None) -> List[bytes]:
+    def read_jpegs(self, id: _Id, frames: _Selection = None) -> List[bytes]:
         """JPEG bytes of the selected frames."""
     def read_jpeg_batch(
-        self, ids: Sequence[str], frames: Optional[Sequence[_Selection]] = None
+        self, ids: Iterable[_Id], frames: Optional[Sequence[_Selection]] = None
     ) -> List[List[bytes]]:
         """JPEG bytes of many videos; ``frames`` as in :meth:`read_batch`."""
     def chunks(self) -> List[ChunkInfo]:
@@ -260,7 +279,7 @@ class NativeDataset:
         """The ids of one chunk in insertion order."""
     def stats(self) -> DatasetStats:
         """Counts and sizes."""
-    def remove(self, ids: Sequence[str]) -> int:
+    def remove(self, ids: Iterable[_Id]) -> int:
         """Removes ids in one transaction; returns how many existed."""
     def writer(
         self,
@@ -270,6 +289,7 @@ class NativeDataset:
         quality: int = 90,
         subsampling: str = "444",
         encode_threads: int = 0,
+        rollover: bool = True,
     ) -> NativeWriter:
         """Starts a write transaction; BusyError if another writer is active.
 
@@ -277,6 +297,8 @@ class NativeDataset:
         ``lock_timeout``: seconds to wait for another writer.
         ``quality``/``subsampling`` (``"444"``, ``"422"``, ``"420"``, ``"gray"``):
         how images given as arrays are encoded. ``encode_threads``: 0 = one per core.
+        ``rollover``: False keeps the writer from starting chunks by itself
+        (only :meth:`NativeWriter.start_chunk` does; GulpIO's writers).
         """
 
 def decode_jpeg(

@@ -25,13 +25,24 @@ What differs from GulpIO2, and why:
   :mod:`gulpdb._index_cache`); its ``.gulp`` files are never modified.
 - Writes go through gulpdb's transactional writer: ``GulpChunk.open('wb'|'ab')``
   commits when the block ends and rolls back if it raises; ``flush()`` commits.
-  The engine decides which chunk file receives a video (a new chunk every
-  ``videos_per_chunk`` videos), so a chunk object used for writing stands for
-  "the next videos", not for one file. An id already present is an error
-  (GulpIO2 would silently extend it). No ``.gmeta`` is written; use
-  :func:`gulpdb.export_gmeta` for unmodified GulpIO2 readers.
+  Chunk placement is GulpIO2's: ``open('wb')`` on a new chunk starts a new
+  chunk file holding exactly what is appended in the block (an empty block
+  leaves an empty chunk, as GulpIO2 does), and :class:`GulpIngestor` writes
+  the adapter's slice *i* into the *i*-th new chunk, numbered after the
+  directory's last chunk. gulpdb names chunk files ``data_<N>.gulp``: a chunk
+  object created for another name, or for a number already taken, is
+  renamed (with a UserWarning) to the chunk actually written. ``open('ab')``
+  appends only to the directory's last chunk, and not to one imported from
+  GulpIO (ValueError; gulpdb never changes the bytes of an imported file).
+  An id already present is an error (GulpIO2 would silently extend it). No
+  ``.gmeta`` is written; use :func:`gulpdb.export_gmeta` for unmodified
+  GulpIO2 readers.
 - A missing id raises KeyError everywhere (GulpIO2 sometimes fails with a
   TypeError).
+- Where GulpIO2 asserts on a bad argument (``calculate_chunk_slices`` with no
+  items or no items per chunk, ``GulpIngestor`` with no workers), gulpdb
+  raises :class:`GulpIOArgumentError`, a ValueError that is also an
+  AssertionError, so code catching either keeps working.
 """
 
 from __future__ import annotations
@@ -44,12 +55,14 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import (
     Any,
     Callable,
     Dict,
+    Iterable,
     Iterator,
     List,
     Optional,
@@ -69,6 +82,8 @@ __all__ = [
     "GulpChunk",
     "ChunkWriter",
     "GulpIngestor",
+    "GulpIOArgumentError",
+    "FileFormatException",
     "calculate_chunk_slices",
     "extract_input_for_getitem",
 ]
@@ -119,12 +134,39 @@ def _meta_entry(meta_data: List[Any]) -> Any:
     return dict(first) if isinstance(first, dict) else first
 
 
-def _chunk_number(file_name: str) -> int:
-    """GulpIO's chunk id: the first run of digits in the file name."""
+class GulpIOArgumentError(ValueError, AssertionError):
+    """A bad argument where GulpIO2 fails an ``assert``: both a ValueError and
+    the AssertionError GulpIO2 raises."""
+
+
+class FileFormatException(ValueError):
+    """A frame given as a file path whose content is not a JPEG (GulpIO2's name)."""
+
+
+def _chunk_number(file_name: str) -> Optional[int]:
+    """GulpIO's chunk id: the first run of digits in the file name, or None."""
     found = re.findall(r"\d+", os.path.basename(file_name))
-    if not found:
-        raise ValueError(f"no chunk number in file name {file_name!r}")
-    return int(found[0])
+    return int(found[0]) if found else None
+
+
+def _frame_to_store(frame: Any) -> Any:
+    """A frame as the writer takes it: JPEG bytes, or an image array.
+
+    As GulpIO2, a ``str`` or path-like frame names a JPEG file, stored as it is.
+    """
+    if isinstance(frame, (str, os.PathLike)):
+        with open(frame, "rb") as f:
+            data = f.read()
+        if data[:2] != b"\xff\xd8":
+            raise FileFormatException(f"image file {os.fspath(frame)!r} is not a JPEG file")
+        return data
+    return frame
+
+
+def _frames_to_store(frames: Any) -> Any:
+    if isinstance(frames, np.ndarray):
+        return frames
+    return [_frame_to_store(f) for f in frames]
 
 
 class _Reader:
@@ -134,6 +176,12 @@ class _Reader:
         self.colorspace = colorspace
         self.jpeg_decoder = jpeg_decoder
         self._native_cs, self._squeeze = _native_colorspace(colorspace)
+
+    def decode(self, jpegs: List[bytes]) -> List[Any]:
+        """Frames of JPEG bytes, as :meth:`read` returns them."""
+        if self.jpeg_decoder is not None:
+            return [self.jpeg_decoder(b) for b in jpegs]
+        return self._finish([_gulpdb.decode_jpeg(b, self._native_cs, "fast") for b in jpegs])
 
     def _finish(self, frames: List[Any]) -> List[Any]:
         if self._squeeze:
@@ -239,40 +287,35 @@ class _ChunkLookup(Mapping):
 
 
 class _ChunkMetaDict(Mapping):
-    """id -> {'frame_info': [...], 'meta_data': [...]} for the videos of one chunk."""
+    """id -> {'frame_info': [...], 'meta_data': [...]} for the videos of chunk
+    ``number`` of ``ds`` (empty when ``ds`` is None)."""
 
-    def __init__(self, chunk: "GulpChunk") -> None:
-        self._chunk = chunk
-
-    def _ds(self) -> Optional[Dataset]:
-        return self._chunk._directory_obj().dataset
+    def __init__(self, ds: Optional[Dataset], number: Optional[int]) -> None:
+        self._ds = ds
+        self._number = number
 
     def __getitem__(self, id_: str) -> Dict[str, Any]:
-        ds = self._ds()
-        if ds is None or not isinstance(id_, str):
+        if self._ds is None or not isinstance(id_, str):
             raise KeyError(id_)
-        info = ds.native.find(id_)
-        if info is None or info.chunk != self._chunk.chunk_id:
+        info = self._ds.native.find(id_)
+        if info is None or info.chunk != self._number:
             raise KeyError(id_)
         return _meta_dict_entry(info)
 
     def __contains__(self, id_: object) -> bool:
-        ds = self._ds()
-        if ds is None or not isinstance(id_, str):
+        if self._ds is None or not isinstance(id_, str):
             return False
-        info = ds.native.find(id_)
-        return info is not None and info.chunk == self._chunk.chunk_id
+        info = self._ds.native.find(id_)
+        return info is not None and info.chunk == self._number
 
     def __iter__(self) -> Iterator[str]:
-        ds = self._ds()
-        return iter(() if ds is None else ds.native.chunk_ids(self._chunk.chunk_id))
+        return iter(() if self._ds is None else self._ds.native.chunk_ids(self._number))
 
     def __len__(self) -> int:
-        ds = self._ds()
-        return 0 if ds is None else len(ds.native.chunk_ids(self._chunk.chunk_id))
+        return 0 if self._ds is None else len(self._ds.native.chunk_ids(self._number))
 
     def __repr__(self) -> str:
-        return f"<meta_dict of chunk {self._chunk.chunk_id}: {len(self)} ids>"
+        return f"<meta_dict of chunk {self._number}: {len(self)} ids>"
 
 
 # ---- GulpDirectory ----------------------------------------------------------------------
@@ -326,12 +369,14 @@ class GulpDirectory:
             self.output_dir, index_dir=index_dir, quiet=quiet, decode_threads=decode_threads
         )
         self._chunks: Optional["OrderedDict[int, GulpChunk]"] = None
+        self._chunk_infos: Optional[Dict[int, _gulpdb.ChunkInfo]] = None
 
     # ---- pickling: by path; caches are rebuilt -------------------------------------------
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
         state["_chunks"] = None
+        state["_chunk_infos"] = None
         return state
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
@@ -349,8 +394,9 @@ class GulpDirectory:
             raise KeyError(id_)
         return self._dataset
 
-    def _writable_dataset(self, videos_per_chunk: int = 100) -> Dataset:
-        """The dataset opened read-write, created if the directory has none."""
+    def _writable_dataset(self, videos_per_chunk: Optional[int] = None) -> Dataset:
+        """The dataset opened read-write, created if the directory has none
+        (with ``videos_per_chunk``, when given, for its later default writers)."""
         if self._dataset is not None and not self._dataset.read_only:
             return self._dataset
         if self._cached:
@@ -362,18 +408,27 @@ class GulpDirectory:
         if self._dataset is not None:
             self._dataset.close()
         os.makedirs(self.output_dir, exist_ok=True)
+        exists = self._dataset is not None or Dataset.exists(self.output_dir, self._index_dir)
         self._dataset = Dataset(
             self.output_dir,
             "a",
             index_dir=self._index_dir,
             decode_threads=self._decode_threads,
-            videos_per_chunk=videos_per_chunk,
+            videos_per_chunk=None if exists else videos_per_chunk,
         )
-        self._chunks = None
+        self._invalidate()
         return self._dataset
 
     def _invalidate(self) -> None:
         self._chunks = None
+        self._chunk_infos = None
+
+    def _chunk_table(self) -> Dict[int, _gulpdb.ChunkInfo]:
+        """chunk number -> ChunkInfo of the index (cached until this object writes)."""
+        if self._chunk_infos is None:
+            infos = [] if self._dataset is None else self._dataset.chunks()
+            self._chunk_infos = {c.number: c for c in infos}
+        return self._chunk_infos
 
     # ---- chunks -------------------------------------------------------------------------
 
@@ -384,7 +439,7 @@ class GulpDirectory:
             chunks: "OrderedDict[int, GulpChunk]" = OrderedDict()
             if self._dataset is not None:
                 infos = sorted(
-                    self._dataset.chunks(),
+                    self._chunk_table().values(),
                     key=lambda c: os.path.join(self.output_dir, c.file_name),
                 )
                 for c in infos:
@@ -427,21 +482,26 @@ class GulpDirectory:
         """The existing chunks, ready to be read (same as iterating)."""
         return self.__iter__()
 
-    def _next_chunk_id(self) -> int:
-        numbers = list(self.chunk_objs_lookup)
-        for name in os.listdir(self.output_dir) if os.path.isdir(self.output_dir) else ():
-            if name.startswith("data") and name.endswith(".gulp"):
-                with contextlib.suppress(ValueError):
-                    numbers.append(_chunk_number(name))
-        return max(numbers) + 1 if numbers else 0
+    def _next_chunk_ids(self, count: int) -> List[int]:
+        """The numbers the writer gives the next ``count`` new chunks: after the
+        last chunk of the index, skipping names another program's files take."""
+        table = self._chunk_table()
+        n = max(table) + 1 if table else 0
+        out: List[int] = []
+        while len(out) < count:
+            if not os.path.exists(os.path.join(self.output_dir, f"data_{n}.gulp")):
+                out.append(n)
+            n += 1
+        return out
 
     def new_chunks(self, total_new_chunks: int) -> Iterator["GulpChunk"]:
-        """``total_new_chunks`` chunk objects to write new videos through.
+        """``total_new_chunks`` chunk objects to write new videos through, as GulpIO2.
 
-        Where the videos land is decided by the engine (see the module notes);
-        the names are those of the next free chunk numbers.
+        Their numbers follow the directory's last chunk; each one opened with
+        ``open('wb')`` becomes that chunk file, holding what is appended to it.
+        Open them in order: a chunk opened out of order takes the next free
+        number instead (and says so with a UserWarning).
         """
-        start = self._next_chunk_id()
         return iter(
             [
                 GulpChunk(
@@ -452,7 +512,7 @@ class GulpDirectory:
                     _directory=self,
                     _chunk_id=n,
                 )
-                for n in range(start, start + int(total_new_chunks))
+                for n in self._next_chunk_ids(int(total_new_chunks))
             ]
         )
 
@@ -480,12 +540,47 @@ class GulpDirectory:
 # ---- GulpChunk ----------------------------------------------------------------------
 
 
+class _GmetaChunk:
+    """A chunk read from its own ``.gmeta`` and data file, as GulpIO2 reads one.
+
+    For a chunk the directory's index does not know: a file name the importer
+    does not take (not ``data*.gulp``), or a chunk GulpIO2 added after the
+    directory was indexed.
+    """
+
+    def __init__(self, data_file_path: str, meta_file_path: str) -> None:
+        self.data_file_path = data_file_path
+        with open(meta_file_path, "r", encoding="utf-8") as f:
+            self.meta_dict: Dict[str, Any] = json.load(f, object_pairs_hook=OrderedDict)
+
+    def jpegs(self, id_: str, slice_: Any) -> List[bytes]:
+        infos = self.meta_dict[id_]["frame_info"]
+        if slice_ is None:
+            selected = list(infos)
+        elif isinstance(slice_, slice):
+            selected = infos[slice_]
+        elif isinstance(slice_, (int, np.integer)):
+            selected = [infos[int(slice_)]]
+        else:
+            selected = [infos[int(i)] for i in slice_]
+        out = []
+        with open(self.data_file_path, "rb") as f:
+            for loc, pad, length in selected:
+                f.seek(loc)
+                record = f.read(length)
+                out.append(record[: len(record) - pad])
+        return out
+
+
 class GulpChunk:
     """One chunk of a :class:`GulpDirectory`: its videos, reads and writes.
 
     Args:
         data_file_path, meta_file_path: the chunk's ``.gulp`` and ``.gmeta``
-            paths. Their directory is opened (and indexed if needed) on first use.
+            paths, of any names (as GulpIO2). Their directory is opened (and
+            indexed if needed) on first use. A chunk the index does not know
+            is read from its ``.gmeta`` as GulpIO2 reads it, or is empty when
+            there is none.
         serializer: accepted for GulpIO2 compatibility and ignored (the index
             is not a ``.gmeta`` file).
         colorspace, jpeg_decoder: as for :class:`GulpDirectory`.
@@ -493,7 +588,9 @@ class GulpChunk:
     Attributes:
         meta_dict: id -> ``{'frame_info', 'meta_data'}`` of this chunk's videos
             (lazy, read-only).
-        chunk_id: the chunk number.
+        chunk_id: the chunk number: the index's for this file, else the first
+            run of digits in the file name (GulpIO's rule), else None until
+            the chunk is written.
     """
 
     def __init__(
@@ -512,11 +609,12 @@ class GulpChunk:
         self.serializer = serializer
         self.colorspace = colorspace
         self.jpeg_decoder = jpeg_decoder
-        self.chunk_id = _chunk_id if _chunk_id is not None else _chunk_number(self.data_file_path)
+        self._chunk_id = _chunk_id
         self._directory = _directory
         self._reader = _Reader(colorspace, jpeg_decoder)
         self._writer: Optional[Writer] = None
-        self._videos_per_chunk = 100
+        self._quality = 90
+        self._gmeta: Optional[_GmetaChunk] = None
 
     def _directory_obj(self) -> GulpDirectory:
         if self._directory is None:
@@ -534,9 +632,49 @@ class GulpChunk:
         return state
 
     @property
+    def chunk_id(self) -> Optional[int]:
+        """The chunk number (see the class notes); None for a chunk not yet written
+        whose file name holds no number."""
+        if self._chunk_id is not None:
+            return self._chunk_id
+        indexed = self._indexed_number()
+        return indexed if indexed is not None else _chunk_number(self.data_file_path)
+
+    def _indexed_number(self) -> Optional[int]:
+        """The number of the chunk of the index whose file is this object's, or None."""
+        directory = self._directory_obj()
+        if self._chunk_id is not None:
+            info = directory._chunk_table().get(self._chunk_id)
+            return self._chunk_id if info is not None and self._is_file_of(info) else None
+        for number, info in directory._chunk_table().items():
+            if self._is_file_of(info):
+                return number
+        return None
+
+    def _is_file_of(self, info: _gulpdb.ChunkInfo) -> bool:
+        directory = self._directory_obj()
+        return os.path.abspath(self.data_file_path) == os.path.abspath(
+            os.path.join(directory.output_dir, info.file_name)
+        )
+
+    def _source(self) -> Tuple[Optional[Dataset], Optional[int], Optional[_GmetaChunk]]:
+        """Where this chunk's videos are: ``(dataset, number, None)`` for a chunk
+        of the index, ``(None, None, gmeta)`` for one only its .gmeta describes,
+        else ``(None, None, None)`` (an empty chunk, as GulpIO2 reads one)."""
+        number = self._indexed_number()
+        if number is not None:
+            return self._directory_obj().dataset, number, None
+        if self._gmeta is None and os.path.isfile(self.meta_file_path):
+            self._gmeta = _GmetaChunk(self.data_file_path, self.meta_file_path)
+        return None, None, self._gmeta
+
+    @property
     def meta_dict(self) -> Mapping:
         """id -> ``{'frame_info': [...], 'meta_data': [...]}`` for this chunk."""
-        return _ChunkMetaDict(self)
+        ds, number, gmeta = self._source()
+        if gmeta is not None:
+            return gmeta.meta_dict
+        return _ChunkMetaDict(ds, number)
 
     def __contains__(self, id_: object) -> bool:
         return str(id_) in self.meta_dict
@@ -562,27 +700,44 @@ class GulpChunk:
             slice_: a slice or a list/array of frame indices; all frames if None.
         """
         id_ = str(id_)
-        ds = self._directory_obj()._require_dataset(id_)
+        ds, number, gmeta = self._source()
+        if gmeta is not None:
+            if id_ not in gmeta.meta_dict:
+                raise KeyError(id_)
+            frames = self._reader.decode(gmeta.jpegs(id_, slice_))
+            return frames, _meta_entry(list(gmeta.meta_dict[id_]["meta_data"]))
+        if ds is None:
+            raise KeyError(id_)
         info = ds.native.find(id_)
-        if info is None or info.chunk != self.chunk_id:
+        if info is None or info.chunk != number:
             raise KeyError(id_)
         return self._reader.read(ds, id_, slice_, info.meta_data)
 
     def iter_all(
-        self, accepted_ids: Optional[Sequence[Any]] = None, shuffle: bool = False
+        self, accepted_ids: Optional[Iterable[Any]] = None, shuffle: bool = False
     ) -> Iterator[Tuple[List[Any], Any]]:
         """Yields ``(frames, meta)`` for every video of the chunk, in insertion order.
 
         Args:
-            accepted_ids: only these ids (others are skipped).
+            accepted_ids: only these ids (others are skipped): a collection of
+                ids (str, or int for its decimal string), not a bare ``str``.
             shuffle: visit the videos in an order shuffled with ``numpy.random``.
         """
-        ds = self._directory_obj().dataset
+        accepted = None
+        if accepted_ids is not None:
+            accepted = set(_gulpdb._as_id_list(accepted_ids, "accepted_ids"))
+        ds, number, gmeta = self._source()
+        if gmeta is not None:
+            ids = [i for i in gmeta.meta_dict if accepted is None or i in accepted]
+            if shuffle:
+                np.random.shuffle(ids)
+            for id_ in ids:
+                yield self.read_frames(id_)
+            return
         if ds is None:
             return
-        videos = ds.native.chunk_videos(self.chunk_id)
-        if accepted_ids is not None:
-            accepted = {str(a) for a in accepted_ids}
+        videos = ds.native.chunk_videos(number)
+        if accepted is not None:
             videos = [v for v in videos if v.id in accepted]
         if shuffle:
             videos = list(videos)
@@ -597,9 +752,14 @@ class GulpChunk:
         """Opens the chunk: ``'rb'`` to read, ``'wb'``/``'ab'`` to write.
 
         Writing starts a transaction that commits when the block ends normally
-        (and at every :meth:`flush`) and rolls back if it raises. ``'wb'`` is
-        for a new chunk: gulpdb never overwrites committed frames, so it is a
-        ValueError on a chunk that already holds videos.
+        (and at every :meth:`flush`) and rolls back if it raises. A chunk not
+        yet written becomes a new chunk file, numbered after the directory's
+        last chunk, holding exactly the videos appended to this object (none
+        leaves it empty, as GulpIO2 does); if that is not the file this
+        object names, the object is renamed to it with a UserWarning. An
+        existing chunk takes appends only if it is the directory's last one
+        and was not imported (ValueError otherwise), and ``'wb'`` refuses one
+        that holds videos: gulpdb never overwrites committed frames.
         """
         if flag not in ("rb", "wb", "ab"):
             raise NotImplementedError(f"This file does not support the mode: '{flag}'")
@@ -609,13 +769,30 @@ class GulpChunk:
         if self._writer is not None:
             raise ValueError(f"chunk {self.chunk_id} is already open for writing")
         directory = self._directory_obj()
-        if flag == "wb" and directory.dataset is not None and len(self.meta_dict) > 0:
-            raise ValueError(
-                f"open('wb') on chunk {self.chunk_id}, which holds videos: gulpdb never "
-                "overwrites committed frames; append with open('ab')"
-            )
-        ds = directory._writable_dataset(self._videos_per_chunk)
-        writer = ds.writer()
+        ds = directory._writable_dataset()
+        directory._invalidate()
+        table = directory._chunk_table()
+        number = self._indexed_number()
+        if number is not None:
+            info = table[number]
+            if flag == "wb" and info.live_videos > 0:
+                raise ValueError(
+                    f"open('wb') on chunk {number}, which holds videos: gulpdb never "
+                    "overwrites committed frames; append with open('ab')"
+                )
+            if number != max(table) or info.full:
+                raise ValueError(
+                    f"open({flag!r}) on chunk {number} ({info.file_name}): gulpdb appends only "
+                    f"to the last chunk of {directory.output_dir} ({max(table)}), and never to "
+                    "a chunk that takes no more videos (imported from GulpIO, or closed)"
+                )
+        writer = ds.writer(quality=self._quality, rollover=False)
+        try:
+            if number is None:
+                self._adopt(writer.start_chunk())
+        except BaseException:
+            writer.close()
+            raise
         self._writer = writer
         try:
             yield
@@ -629,25 +806,70 @@ class GulpChunk:
             writer.close()
             directory._invalidate()
 
+    def _adopt(self, number: int) -> None:
+        """Makes this object stand for chunk ``number``, just started by the writer."""
+        data_name = f"data_{number}.gulp"
+        folder = self._directory_obj().output_dir
+        if os.path.abspath(self.data_file_path) != os.path.abspath(os.path.join(folder, data_name)):
+            warnings.warn(
+                f"GulpChunk {self.data_file_path!r}: gulpdb writes this chunk as chunk "
+                f"{number}, {os.path.join(folder, data_name)!r} (chunk files are named "
+                "data_<N>.gulp, N after the directory's last chunk)",
+                UserWarning,
+                stacklevel=4,
+            )
+            self.data_file_path = os.path.join(folder, data_name)
+            self.meta_file_path = os.path.join(folder, f"meta_{number}.gmeta")
+        self._chunk_id = number
+        self._gmeta = None
+
     def flush(self) -> None:
         """Commits what was appended so far (durable and visible to readers)."""
         if self._writer is not None:
             self._writer.commit()
             self._directory_obj()._invalidate()
 
-    def append(self, id_: Any, meta_data: Any, frames: Sequence[Any]) -> None:
-        """Appends a video: ``meta_data`` a dict, ``frames`` uint8 images or JPEG bytes.
+    def append(
+        self,
+        id_: Any,
+        meta_data: Any,
+        frames: Sequence[Any],
+        jpeg_encode_quality: Optional[int] = None,
+    ) -> None:
+        """Appends a video: ``meta_data`` a dict, ``frames`` uint8 images, JPEG
+        bytes, or paths of JPEG files (stored as they are, as GulpIO2 does).
 
-        Outside an ``open('wb'|'ab')`` block the video is committed at once.
+        ``id_`` is converted with ``str`` (as GulpIO2). Images are encoded at
+        ``jpeg_encode_quality`` (default 90, GulpIO2's). Outside an
+        ``open('wb'|'ab')`` block the video is committed at once.
         """
         if self._writer is None:
             with self.open("ab"):
-                self.append(id_, meta_data, frames)
+                self.append(id_, meta_data, frames, jpeg_encode_quality)
             return
-        self._writer.append(str(id_), list(frames), meta_data)
+        frames = _frames_to_store(frames)
+        if jpeg_encode_quality is not None and int(jpeg_encode_quality) != self._quality:
+            frames = [
+                f
+                if isinstance(f, (bytes, bytearray))
+                else _gulpdb.encode_jpeg(np.asarray(f), int(jpeg_encode_quality))
+                for f in frames
+            ]
+        self._writer.append(str(id_), frames, meta_data)
 
 
 # ---- ingestion ------------------------------------------------------------------------
+
+
+def _no_frames(id_: Any) -> None:
+    print(f"Failed to write video with id: {id_}; no frames", file=sys.stderr)
+
+
+def _adapter_quality(adapter: Any) -> int:
+    """The JPEG quality an adapter asks for (newer GulpIO2 adapters have
+    ``jpeg_encode_quality()``), else GulpIO2's 90."""
+    method = getattr(adapter, "jpeg_encode_quality", None)
+    return int(method()) if callable(method) else 90
 
 
 class ChunkWriter:
@@ -657,24 +879,33 @@ class ChunkWriter:
         self.adapter = adapter
 
     def write_chunk(self, output_chunk: GulpChunk, input_slice: slice) -> None:
-        """Appends every item of ``adapter.iter_data(input_slice)`` in one transaction."""
+        """Appends every item of ``adapter.iter_data(input_slice)`` with frames
+        to ``output_chunk`` (a new chunk file), in one transaction."""
+        quality = _adapter_quality(self.adapter)
         with output_chunk.open("wb"):
             for video in self.adapter.iter_data(input_slice):
                 id_ = video["id"]
                 meta_data = video["meta"]
                 frames = video["frames"]
                 if len(frames) > 0:
-                    output_chunk.append(id_, meta_data, frames)
+                    output_chunk.append(id_, meta_data, frames, quality)
                 else:
-                    print(f"Failed to write video with id: {id_}; no frames", file=sys.stderr)
+                    _no_frames(id_)
 
 
 def calculate_chunk_slices(items_per_chunk: int, num_items: int) -> List[slice]:
-    """Slices of ``items_per_chunk`` items covering ``range(num_items)``."""
-    if items_per_chunk <= 0:
-        raise ValueError("items_per_chunk must be positive")
-    if num_items <= 0:
-        raise ValueError("there are no items to ingest")
+    """Slices of ``items_per_chunk`` items covering ``range(num_items)``, as GulpIO2.
+
+    Raises:
+        GulpIOArgumentError: (a ValueError and an AssertionError, what GulpIO2's
+            asserts raise) when either count is not positive.
+    """
+    if not items_per_chunk > 0:
+        raise GulpIOArgumentError(f"items_per_chunk must be positive, not {items_per_chunk!r}")
+    if not num_items > 0:
+        raise GulpIOArgumentError(
+            f"num_items must be positive (nothing to ingest), not {num_items!r}"
+        )
     return [
         slice(i, min(i + items_per_chunk, num_items))
         for i in range(0, num_items, items_per_chunk)
@@ -689,7 +920,7 @@ def _encode_slice(
     for video in adapter.iter_data(input_slice):
         jpegs = [
             f if isinstance(f, (bytes, bytearray)) else _gulpdb.encode_jpeg(np.asarray(f), quality)
-            for f in video["frames"]
+            for f in _frames_to_store(video["frames"])
         ]
         out.append((video["id"], video["meta"], jpegs))
     return out
@@ -698,20 +929,32 @@ def _encode_slice(
 class GulpIngestor:
     """Ingests the items of an adapter into a gulpdb dataset (GulpIO2's GulpIngestor).
 
+    Chunks are GulpIO2's: the adapter's items are cut into slices of
+    ``videos_per_chunk`` (:func:`calculate_chunk_slices`), and slice *i* goes,
+    whole and alone, into the *i*-th new chunk, numbered after the directory's
+    last chunk (so a second ingest into the same directory continues the
+    numbering); items without frames are skipped with a message, and a slice
+    without any leaves an empty chunk. ``GulpDirectory`` then shows the same
+    chunks, members and order as GulpIO2 would.
+
     Args:
         adapter: an :class:`gulpdb.adapters.AbstractDatasetAdapter` (``iter_data``
-            yielding ``{'id', 'frames', 'meta'}``, and ``__len__``).
+            yielding ``{'id', 'frames', 'meta'}``, and ``__len__``); frames are
+            uint8 images, JPEG bytes, or paths of JPEG files.
         output_folder: the dataset directory (created, or appended to).
-        videos_per_chunk: videos per chunk file (for a new dataset).
+        videos_per_chunk: videos per chunk.
         num_workers: with 1, items are read in this process and their frames
             encoded by gulpdb on all cores; with more, that many worker
             processes read slices of the adapter and encode them (the adapter
             must pickle, as with GulpIO2), and this process writes.
+        quality: JPEG quality of images; default: the adapter's
+            ``jpeg_encode_quality()`` if it has one, else 90 (GulpIO2's).
         mp_context: the multiprocessing context of the workers (default: the
             platform's).
 
-    Calling it writes one transaction per slice of ``videos_per_chunk`` items;
-    an interrupted ingest keeps every slice committed so far.
+    Calling it writes one transaction per slice; an interrupted ingest keeps
+    every slice committed so far (the slice it was writing leaves an empty
+    chunk).
     """
 
     def __init__(
@@ -721,17 +964,17 @@ class GulpIngestor:
         videos_per_chunk: int,
         num_workers: int,
         *,
-        quality: int = 90,
+        quality: Optional[int] = None,
         mp_context: Optional[Any] = None,
         quiet: bool = False,
     ) -> None:
-        if int(num_workers) <= 0:
-            raise ValueError("num_workers must be positive")
+        if not int(num_workers) > 0:
+            raise GulpIOArgumentError(f"num_workers must be positive, not {num_workers!r}")
         self.adapter = adapter
         self.output_folder = os.fspath(output_folder)
         self.videos_per_chunk = int(videos_per_chunk)
         self.num_workers = int(num_workers)
-        self.quality = int(quality)
+        self.quality = int(quality) if quality is not None else _adapter_quality(adapter)
         self.mp_context = mp_context
         self.quiet = quiet
 
@@ -765,23 +1008,24 @@ class GulpIngestor:
         started = time.monotonic()
         last_report = started
         written = 0
-        with ds.writer(quality=self.quality) as writer:
-            for done, items in enumerate(produce(slices), 1):
-                for id_, meta, frames in items:
-                    if len(frames) == 0:
-                        print(f"Failed to write video with id: {id_}; no frames", file=sys.stderr)
-                        continue
-                    if not isinstance(frames, np.ndarray):
-                        frames = list(frames)
-                    writer.append(str(id_), frames, meta)
-                    written += 1
-                writer.commit()
-                now = time.monotonic()
-                if not self.quiet and (now - last_report > 2 or done == len(slices)):
-                    last_report = now
-                    print(
-                        f"gulpdb: {done}/{len(slices)} chunks, {written} videos, "
-                        f"{now - started:.1f} s",
-                        file=sys.stderr,
-                    )
-        directory._invalidate()
+        try:
+            with ds.writer(quality=self.quality, rollover=False) as writer:
+                for done, items in enumerate(produce(slices), 1):
+                    writer.start_chunk()
+                    for id_, meta, frames in items:
+                        if len(frames) == 0:
+                            _no_frames(id_)
+                            continue
+                        writer.append(str(id_), _frames_to_store(frames), meta)
+                        written += 1
+                    writer.commit()
+                    now = time.monotonic()
+                    if not self.quiet and (now - last_report > 2 or done == len(slices)):
+                        last_report = now
+                        print(
+                            f"gulpdb: {done}/{len(slices)} chunks, {written} videos, "
+                            f"{now - started:.1f} s",
+                            file=sys.stderr,
+                        )
+        finally:
+            directory._invalidate()

@@ -16,18 +16,34 @@ path), and the map-style ones with ``DistributedSampler``.
 Random sampling is reproducible: an item's random numbers depend only on
 ``seed``, the epoch (:meth:`VideoDataset.set_epoch`) and the item's index,
 never on which worker reads it.
+
+``ids`` arguments take any iterable of ids (str, or int for its decimal
+string), never a bare ``str``: ``ids="100"`` is a TypeError, not the videos
+``"1"``, ``"0"``, ``"0"``.
+
+Clips of different shapes: DataLoader's default ``collate_fn`` stacks the items
+of a batch into one tensor, which fails when videos differ in size or length.
+The map-style datasets check a batch when the DataLoader fetches it (their
+``__getitems__``) and, only when the default ``collate_fn`` is about to stack
+it, raise a RuntimeError naming two ids and their shapes, instead of torch's
+"Trying to resize storage that is not resizable" (in workers) or
+``torch.stack``'s message. The check looks at the items after ``transform``,
+so a transform that resizes makes a batch pass, and it never runs with a custom
+``collate_fn`` (which may keep lists) or ``batch_size=None``.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
+import sys
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
 import torch.utils.data
 
-from ._dataset import Dataset
+from . import _gulpdb
+from ._dataset import Dataset, VideoId
 from ._sampler import VideoSampler
 from .fileio import GulpDirectory
 
@@ -114,15 +130,21 @@ def sample_frame_indices(
 
 
 def shard_ids(
-    ids: Sequence[str], rank: Optional[int] = None, world_size: Optional[int] = None
-) -> List[str]:
+    ids: Sequence[Any], rank: Optional[int] = None, world_size: Optional[int] = None
+) -> List[Any]:
     """The ids of one rank: every ``world_size``-th id starting at ``rank``.
 
     Deterministic, disjoint, and together the shards hold every id exactly
     once (they differ in length by at most one). ``rank`` and ``world_size``
     default to those of the initialised ``torch.distributed`` process group,
-    else 0 and 1.
+    else 0 and 1. ``ids`` is a sequence of ids (or of any items); a bare
+    ``str`` or ``bytes`` is a TypeError.
     """
+    if isinstance(ids, (str, bytes, bytearray)):
+        raise TypeError(
+            f"ids must be a sequence of ids, not a single {type(ids).__name__} {ids!r}: "
+            f"pass [{ids!r}] for one id"
+        )
     if rank is None or world_size is None:
         default_rank, default_world = _distributed_rank()
         rank = default_rank if rank is None else rank
@@ -130,6 +152,49 @@ def shard_ids(
     if world_size <= 0 or not 0 <= rank < world_size:
         raise ValueError(f"rank {rank} is not in a world of size {world_size}")
     return list(ids)[rank::world_size]
+
+
+def _default_collate_follows() -> bool:
+    """True when the caller's caller is a DataLoader fetching a batch that
+    torch's default ``collate_fn`` will stack.
+
+    DataLoader calls ``dataset.__getitems__(indices)`` from its fetcher, which
+    then calls its ``collate_fn`` on the result; the fetcher is found a few
+    frames up (more when a ``Subset`` forwards the call). Anything else (a
+    direct call, a custom collate_fn) is False.
+    """
+    default = getattr(torch.utils.data, "default_collate", None)
+    if default is None:  # torch < 1.11
+        default = torch.utils.data._utils.collate.default_collate
+    frame = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            return False
+        fetcher = frame.f_locals.get("self")
+        if hasattr(fetcher, "collate_fn") and hasattr(fetcher, "auto_collation"):
+            return fetcher.collate_fn is default
+        frame = frame.f_back
+    return False
+
+
+def _check_one_shape(items: List[Any], ids: List[str], with_label: bool, what: str) -> None:
+    """Raises RuntimeError when the tensors of a batch's items differ in shape."""
+    first: Optional[Tuple[str, Tuple[int, ...]]] = None
+    for item, id_ in zip(items, ids):
+        tensor = item[0] if with_label and isinstance(item, tuple) else item
+        if not isinstance(tensor, (torch.Tensor, np.ndarray)):
+            return  # a transform made something else: nothing to tell
+        shape = tuple(tensor.shape)
+        if first is None:
+            first = (id_, shape)
+        elif shape != first[1]:
+            raise RuntimeError(
+                f"{what} of one batch differ in shape, so DataLoader's default collate_fn "
+                f"cannot stack them: {first[0]!r} gives {first[1]} and {id_!r} gives {shape}. "
+                "Make them one shape with a transform (resize, and sample a fixed num_frames), "
+                "or use batch_size=1, or pass a collate_fn that keeps a list "
+                "(collate_fn=list)"
+            )
 
 
 def _distributed_rank() -> Tuple[int, int]:
@@ -145,7 +210,7 @@ class _VideoReader:
     def __init__(
         self,
         source: Source,
-        ids: Optional[Sequence[str]],
+        ids: Optional[Iterable[VideoId]],
         label: Label,
         transform: Optional[Callable[[torch.Tensor], Any]],
         num_frames: Optional[int],
@@ -162,7 +227,9 @@ class _VideoReader:
         if sampling != "all" and (num_frames is None or num_frames <= 0):
             raise ValueError(f"sampling {sampling!r} needs num_frames > 0")
         self.dataset = _as_dataset(source)
-        self.ids: List[str] = list(ids) if ids is not None else self.dataset.ids()
+        self.ids: List[str] = (
+            _gulpdb._as_id_list(ids, "ids") if ids is not None else self.dataset.ids()
+        )
         self.label = label
         self.transform = transform
         self.num_frames = num_frames
@@ -231,8 +298,13 @@ class _VideoReader:
         frames = ds.read(
             id_, selection, colorspace=self.colorspace, dct=self.dct, downscale=self.downscale
         )
-        if isinstance(frames, list):  # frames of different sizes: copy into one array
-            frames = np.stack(frames)
+        if isinstance(frames, list):  # the video's frames differ in size
+            shapes = sorted({f.shape for f in frames})
+            raise ValueError(
+                f"the frames of video {id_!r} differ in shape ({shapes[0]} and {shapes[1]}), "
+                "so they make no T×H×W×C clip; read it with gulpdb.Dataset.read(id, "
+                "as_list=True), or store its frames at one size"
+            )
         clip = torch.from_numpy(frames)  # shares the decoded buffer
         if self.transform is not None:
             clip = self.transform(clip)
@@ -247,7 +319,8 @@ class VideoDataset(torch.utils.data.Dataset):
     Args:
         source: a dataset path, a GulpIO directory, a :class:`gulpdb.Dataset`
             or a :class:`gulpdb.GulpDirectory`.
-        ids: the videos, in item order (default: every id, in dataset order).
+        ids: the videos, in item order (default: every id, in dataset order):
+            any iterable of str or int ids, but not a bare ``str``.
         label: a meta key (``"idx"``), a callable ``meta -> label``, or None.
         transform: applied to the uint8 T×H×W×C tensor of each item.
         num_frames, sampling, stride: see :func:`sample_frame_indices`.
@@ -258,12 +331,19 @@ class VideoDataset(torch.utils.data.Dataset):
 
     Items are ``(clip, label)``, or ``clip`` alone when ``label`` is None;
     ``clip`` is a T×H×W×C uint8 tensor (after ``transform``, whatever it returns).
+
+    Videos of different sizes or lengths: a batch that DataLoader's default
+    ``collate_fn`` would stack is checked first (after ``transform``), and
+    clips of different shapes are a RuntimeError naming two ids and their
+    shapes. Resize in ``transform`` (and sample a fixed ``num_frames``), use
+    ``batch_size=1``, or pass a ``collate_fn`` that keeps lists (then nothing
+    is checked).
     """
 
     def __init__(
         self,
         source: Source,
-        ids: Optional[Sequence[str]] = None,
+        ids: Optional[Iterable[VideoId]] = None,
         *,
         label: Label = None,
         transform: Optional[Callable[[torch.Tensor], Any]] = None,
@@ -303,6 +383,14 @@ class VideoDataset(torch.utils.data.Dataset):
             index += len(self)
         return self._reader.read_item(index, self._reader.ids[index])
 
+    def __getitems__(self, indices: Sequence[int]) -> List[Any]:
+        """The items of one batch; what DataLoader calls (see the class notes on shapes)."""
+        items = [self[i] for i in indices]
+        if _default_collate_follows():
+            ids = [self._reader.ids[i] for i in indices]
+            _check_one_shape(items, ids, self._reader.label is not None, "the clips")
+        return items
+
     def __repr__(self) -> str:
         r = self._reader
         return (
@@ -316,13 +404,14 @@ class ImageDataset(torch.utils.data.Dataset):
 
     Items are ``(image, label)`` or ``image`` alone when ``label`` is None;
     ``image`` is an H×W×C uint8 tensor (before ``transform``). Other arguments
-    are as for :class:`VideoDataset`.
+    are as for :class:`VideoDataset`, including the check of a batch's shapes
+    before DataLoader's default ``collate_fn`` stacks it.
     """
 
     def __init__(
         self,
         source: Source,
-        ids: Optional[Sequence[str]] = None,
+        ids: Optional[Iterable[VideoId]] = None,
         *,
         label: Label = None,
         transform: Optional[Callable[[torch.Tensor], Any]] = None,
@@ -361,6 +450,14 @@ class ImageDataset(torch.utils.data.Dataset):
             return image
         return image, r._label_of(ds, id_)
 
+    def __getitems__(self, indices: Sequence[int]) -> List[Any]:
+        """The items of one batch; what DataLoader calls (see :class:`VideoDataset`)."""
+        items = [self[i] for i in indices]
+        if _default_collate_follows():
+            ids = [self._reader.ids[i] for i in indices]
+            _check_one_shape(items, ids, self._reader.label is not None, "the images")
+        return items
+
     def __repr__(self) -> str:
         return f"<gulpdb.torch.ImageDataset {self._reader.dataset.path!r}: {len(self)} images>"
 
@@ -385,7 +482,7 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
     def __init__(
         self,
         source: Source,
-        ids: Optional[Sequence[str]] = None,
+        ids: Optional[Iterable[VideoId]] = None,
         *,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
