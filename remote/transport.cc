@@ -255,6 +255,8 @@ class Transfer {
   static size_t OnWrite(char* data, size_t size, size_t n, void* self);
   static size_t OnRead(char* data, size_t size, size_t n, void* self);
   static int OnSeek(void* self, curl_off_t offset, int origin);
+  static int OnProgress(void* self, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                        curl_off_t ulnow);
 
   bool Decide();  // is this response's body the caller's? sets cb_error_ on a bad 2xx
   bool DecideRange();
@@ -282,6 +284,9 @@ class Transfer {
   std::string error_body_;
   uint64_t received_ = 0;
   uint64_t upload_pos_ = 0;
+  Clock::time_point last_progress_{};
+  curl_off_t last_dlnow_ = 0;
+  curl_off_t last_ulnow_ = 0;
   std::string cb_error_;
   bool cb_error_retryable_ = false;
   ErrorKind cb_error_kind_ = ErrorKind::kIo;
@@ -328,6 +333,8 @@ void Transfer::PrepareAttempt() {
   chunked_ = decided_ = body_is_callers_ = false;
   error_body_.clear();
   received_ = upload_pos_ = 0;
+  last_progress_ = Clock::now();
+  last_dlnow_ = last_ulnow_ = 0;
   cb_error_.clear();
   cb_exception_ = nullptr;
   errbuf_[0] = '\0';
@@ -341,11 +348,17 @@ void Transfer::PrepareAttempt() {
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf_);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(c.connect_timeout_ms));
-  // An attempt that moves less than one byte per second for the stall time
-  // is abandoned (curl measures in whole seconds).
+  // An attempt that moves no byte for the stall time is abandoned by
+  // OnProgress. curl's own low-speed check averages over its last five
+  // seconds (a burst then a stall of 1 s is noticed after ~7 s), so it is
+  // only the backstop here, and the timer that makes curl call OnProgress
+  // every second while nothing moves.
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
                    static_cast<long>(std::max<uint32_t>(1, (c.stall_timeout_ms + 999) / 1000)));
+  curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Transfer::OnProgress);
+  curl_easy_setopt(e, CURLOPT_XFERINFODATA, this);
   if (deadline_ != Clock::time_point::max()) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
@@ -393,9 +406,9 @@ void Transfer::PrepareAttempt() {
   if (!c.credentials.session_token.empty()) {
     lines.push_back("x-amz-security-token: " + c.credentials.session_token);
   }
-  // No "Expect: 100-continue": one round trip less per upload; S3 reads the
-  // body before answering anyway.
-  lines.push_back("Expect:");
+  // Large uploads keep curl's "Expect: 100-continue" (a refused PUT then
+  // costs no body). It cannot be switched off with an empty "Expect:" line:
+  // curl 7.88 would sign the removed header (s3_faults_test catches that).
   if (req_->has_range) {
     lines.push_back("Range: bytes=" + RangeText(req_->range_offset, req_->range_length));
   }
@@ -656,6 +669,24 @@ int Transfer::OnSeek(void* self, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
+int Transfer::OnProgress(void* self, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+  auto* t = static_cast<Transfer*>(self);
+  const Clock::time_point now = Clock::now();
+  if (dlnow != t->last_dlnow_ || ulnow != t->last_ulnow_) {
+    t->last_dlnow_ = dlnow;
+    t->last_ulnow_ = ulnow;
+    t->last_progress_ = now;
+    return 0;
+  }
+  const auto idle = std::chrono::duration_cast<std::chrono::milliseconds>(now - t->last_progress_);
+  if (idle.count() < static_cast<int64_t>(t->impl_->config.stall_timeout_ms)) return 0;
+  t->SetCallbackError("stalled: no byte moved for " + std::to_string(idle.count()) +
+                          " ms (stall timeout " +
+                          std::to_string(t->impl_->config.stall_timeout_ms) + " ms)",
+                      true, ErrorKind::kIo);
+  return 1;  // abort the attempt
+}
+
 Outcome Transfer::Failed(const std::string& detail, bool retryable, ErrorKind kind) {
   const uint32_t attempts = req_->attempts;
   const auto suffix = [&](const std::string& extra) {
@@ -780,8 +811,8 @@ Outcome Transfer::Finish(CURLcode rc) {
     return Failed(detail + ": the object changed while it was being downloaded", false,
                   ErrorKind::kIo);
   }
-  if (status == 301 || status == 307 || eb.code == "AuthorizationHeaderMalformed" ||
-      eb.code == "PermanentRedirect") {
+  if (status == 301 || status == 307 || eb.code == "PermanentRedirect" ||
+      (eb.code == "AuthorizationHeaderMalformed" && !eb.region.empty())) {
     detail += "; the bucket is not served by this endpoint and region (" +
               impl_->config.EffectiveEndpoint() + ", " + impl_->config.region + ")";
     if (!eb.region.empty()) detail += ": it is in region " + eb.region;
