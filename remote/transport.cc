@@ -23,6 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxErrorBody = 64 << 10;
+// Idle easy handles kept for reuse (they hold no connection: the multi
+// handles' caches do).
+constexpr size_t kMaxIdleEasyHandles = 256;
 
 void GlobalInit() {
   static std::once_flag once;
@@ -220,9 +223,15 @@ CURL* Transport::Impl::TakeEasy() {
 
 void Transport::Impl::ReturnEasy(CURL* e) {
   curl_easy_reset(e);
-  std::lock_guard<std::mutex> lock(pool_mu);
-  if (::getpid() != pool_pid) return;
-  easies.push_back(e);
+  {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (::getpid() != pool_pid) return;
+    if (easies.size() < kMaxIdleEasyHandles) {
+      easies.push_back(e);
+      return;
+    }
+  }
+  curl_easy_cleanup(e);
 }
 
 namespace {
@@ -249,6 +258,12 @@ class Transfer {
   void PrepareAttempt();
   // Classifies the attempt that just ended with `rc`.
   Outcome Finish(CURLcode rc);
+  // Gives the easy handle back to the pool between attempts, so that a batch
+  // holds no more handles than it has transfers in flight.
+  void ReleaseEasy() {
+    if (easy_ != nullptr) impl_->ReturnEasy(easy_);
+    easy_ = nullptr;
+  }
 
  private:
   static size_t OnHeader(char* data, size_t size, size_t n, void* self);
@@ -925,7 +940,9 @@ void Transport::Run(const std::vector<Request*>& requests, uint32_t max_parallel
       curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
       const CURLcode rc = msg->data.result;
       remove_active(t);
-      switch (t->Finish(rc)) {
+      const Outcome outcome = t->Finish(rc);
+      t->ReleaseEasy();
+      switch (outcome) {
         case Outcome::kSuccess:
           break;
         case Outcome::kRetry:
