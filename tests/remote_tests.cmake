@@ -10,6 +10,7 @@ set(remote_test_sources
   s3_client_test.cc
   s3_config_test.cc
   s3_faults_test.cc
+  s3_server_test.cc
   s3_url_test.cc
   s3_xml_test.cc
 )

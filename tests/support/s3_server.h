@@ -77,6 +77,7 @@ class S3rverServer {
   uint16_t port() const { return port_; }
   std::string endpoint() const;  // "http://127.0.0.1:<port>"
   const std::string& bucket() const { return bucket_; }
+  pid_t pid() const { return process_.pid(); }
   const std::string& directory() const { return dir_; }
 
  private:
@@ -114,6 +115,8 @@ class S3ProxyServer {
 
   uint16_t port() const { return port_; }
   std::string endpoint() const;
+  pid_t pid() const { return process_.pid(); }
+  const std::string& directory() const { return dir_; }  // its log and ready file
 
   // Adds a fault rule (s3_proxy.py's POST /faults), e.g.
   // R"({"kind": "slowdown", "count": 2})". Throws if the proxy refuses it.
