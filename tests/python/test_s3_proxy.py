@@ -175,6 +175,20 @@ def test_unknown_fault_kinds_are_refused(proxy):
     assert "400" in str(e.value)
 
 
+def test_https_with_the_test_certificate(servers):
+    s3rver = servers[0]
+    tls = (s3_proxy.TLS_CERT, s3_proxy.TLS_KEY)
+    with s3_proxy.ProxyProcess(("127.0.0.1", s3rver.port), {KEY_ID: SECRET}, tls=tls) as p:
+        assert p.endpoint.startswith("https://")
+        s3 = boto3.client("s3", endpoint_url=p.endpoint, aws_access_key_id=KEY_ID,
+                          aws_secret_access_key=SECRET, region_name="us-east-1",
+                          verify=s3_proxy.TLS_CERT,
+                          config=Config(s3={"addressing_style": "path"}))
+        s3.put_object(Bucket=BUCKET, Key="tls/obj", Body=b"over TLS")
+        assert s3.get_object(Bucket=BUCKET, Key="tls/obj")["Body"].read() == b"over TLS"
+        assert p.stats()["signature_failures"] == 0
+
+
 def test_the_proxy_process_stops_and_releases_its_port(servers):
     s3rver = servers[0]
     p = s3_proxy.ProxyProcess(("127.0.0.1", s3rver.port), {KEY_ID: SECRET}).start()

@@ -58,7 +58,11 @@ Run it as a program:
 
     /usr/bin/python3 tests/support/s3_proxy.py --upstream 127.0.0.1:PORT \\
         --credentials GULPTEST:gulptest-secret [--port 0] [--control-port 0] \\
-        [--ready-file FILE] [--exit-with-parent] [--require-auth]
+        [--ready-file FILE] [--exit-with-parent] [--require-auth] \\
+        [--tls-cert tests/support/tls/cert.pem --tls-key tests/support/tls/key.pem]
+
+With --tls-cert and --tls-key it serves HTTPS (the control endpoint stays
+plain HTTP); tests/support/tls/ holds a certificate for 127.0.0.1.
 
 It prints one JSON line, {"port": P, "control_port": C}, on stdout when it
 listens (and writes it to --ready-file, atomically), and exits on SIGTERM or
@@ -81,6 +85,7 @@ import shutil
 import signal
 import socket
 import socketserver
+import ssl
 import struct
 import subprocess
 import sys
@@ -180,15 +185,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # -- connection ---------------------------------------------------------
 
     def setup(self):
-        super().setup()
+        self.proxy = None  # stays None when the TLS handshake fails
+        self.upstream = None
         # Headers and body go out in two writes: without TCP_NODELAY, Nagle
         # and the client's delayed ACK add 40 ms to every answer.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.settimeout(self.timeout)
+            try:
+                self.request.do_handshake()
+            except (ssl.SSLError, OSError):
+                super().setup()
+                return
+        super().setup()
         self.proxy = self.server.proxy
-        self.upstream = None
         self.proxy._connection_opened(self)
 
     def handle(self):
+        if self.proxy is None:  # the TLS handshake failed in setup
+            return
         rule = self.proxy._take_fault("CONNECT", "", kinds=("refuse",))
         if rule is not None:
             self._reset()
@@ -205,7 +220,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             pass
         if self.upstream is not None:
             self.upstream.close()
-        self.proxy._connection_closed(self)
+        if self.proxy is not None:
+            self.proxy._connection_closed(self)
 
     def _kill(self):
         """From another thread (stop): wakes a handler blocked reading and
@@ -391,6 +407,15 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 128
+    tls_context = None
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        if self.tls_context is not None:
+            # The handshake happens in the connection's own thread (setup).
+            sock = self.tls_context.wrap_socket(sock, server_side=True,
+                                                do_handshake_on_connect=False)
+        return sock, addr
 
 
 class _ControlHandler(http.server.BaseHTTPRequestHandler):
@@ -451,7 +476,9 @@ class S3Proxy:
     """
 
     def __init__(self, upstream, credentials=None, host="127.0.0.1", port=0, control_port=0,
-                 require_auth=False):
+                 require_auth=False, tls=None):
+        """`tls`: None, or (certificate file, key file) to serve HTTPS."""
+        self.tls = tls
         self.upstream = (upstream[0], int(upstream[1]))
         self.credentials = dict(credentials or {})
         self.require_auth = require_auth
@@ -476,6 +503,10 @@ class S3Proxy:
     def start(self):
         self._server = _Server((self._host, self._want_port), _Handler)
         self._server.proxy = self
+        if self.tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(self.tls[0], self.tls[1])
+            self._server.tls_context = context
         self._control = http.server.ThreadingHTTPServer((self._host, self._want_control_port),
                                                         _ControlHandler)
         self._control.daemon_threads = True
@@ -517,7 +548,7 @@ class S3Proxy:
 
     @property
     def endpoint(self):
-        return f"http://{self._host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self._host}:{self.port}"
 
     # -- control ----------------------------------------------------------------
 
@@ -797,7 +828,9 @@ class ProxyControl:
 class ProxyProcess(ProxyControl):
     """The proxy as a separate process (this file run as a program)."""
 
-    def __init__(self, upstream, credentials=None, require_auth=False, timeout=20.0):
+    def __init__(self, upstream, credentials=None, require_auth=False, timeout=20.0, tls=None):
+        """`tls`: None, or (certificate file, key file) to serve HTTPS."""
+        self.tls = tls
         self.upstream = upstream
         self.credentials = dict(credentials or {})
         self.require_auth = require_auth
@@ -813,6 +846,8 @@ class ProxyProcess(ProxyControl):
             cmd += ["--credentials", f"{k}:{v}"]
         if self.require_auth:
             cmd.append("--require-auth")
+        if self.tls:
+            cmd += ["--tls-cert", self.tls[0], "--tls-key", self.tls[1]]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      preexec_fn=_die_with_parent)
         line = _readline_with_timeout(self.proc, self.timeout)
@@ -833,13 +868,18 @@ class ProxyProcess(ProxyControl):
 
     @property
     def endpoint(self):
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc):
         self.stop()
+
+
+TLS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tls")
+TLS_CERT = os.path.join(TLS_DIR, "cert.pem")  # also the CA bundle clients must trust
+TLS_KEY = os.path.join(TLS_DIR, "key.pem")
 
 
 def _readline_with_timeout(proc, timeout):
@@ -871,7 +911,11 @@ def main(argv=None):
     p.add_argument("--require-auth", action="store_true")
     p.add_argument("--ready-file")
     p.add_argument("--exit-with-parent", action="store_true")
+    p.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    p.add_argument("--tls-key", help="... and this private key (PEM)")
     args = p.parse_args(argv)
+    if bool(args.tls_cert) != bool(args.tls_key):
+        p.error("--tls-cert and --tls-key go together")
     host, _, port = args.upstream.rpartition(":")
     creds = {}
     for c in args.credentials:
@@ -879,8 +923,9 @@ def main(argv=None):
         if not sep:
             p.error(f"--credentials {c!r}: expected KEY:SECRET")
         creds[k] = v
+    tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     proxy = S3Proxy((host, int(port)), creds, args.host, args.port, args.control_port,
-                    args.require_auth).start()
+                    args.require_auth, tls).start()
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: done.set())
     signal.signal(signal.SIGINT, lambda *a: done.set())

@@ -67,6 +67,12 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
+// tests/support/tls, next to s3_proxy.py.
+std::string TlsDir() {
+  const std::string proxy = GULPDB_S3_PROXY;
+  return proxy.substr(0, proxy.rfind('/')) + "/tls";
+}
+
 size_t AppendToString(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
   return size * n;
@@ -153,6 +159,8 @@ std::string ChildProcess::Log() const { return ReadAll(log_path_); }
 
 std::string S3rverProgram() { return GULPDB_S3RVER; }
 
+std::string TlsCaFile() { return TlsDir() + "/cert.pem"; }
+
 uint16_t FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
@@ -234,8 +242,8 @@ void S3rverServer::Stop() { process_.Stop(); }
 std::string S3rverServer::endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
 
 S3ProxyServer::S3ProxyServer(uint16_t upstream_port,
-                             std::map<std::string, std::string> extra_credentials)
-    : upstream_port_(upstream_port), credentials_(std::move(extra_credentials)) {
+                             std::map<std::string, std::string> extra_credentials, bool tls)
+    : upstream_port_(upstream_port), credentials_(std::move(extra_credentials)), tls_(tls) {
   credentials_[kAccessKey] = kSecretKey;
   dir_ = MakeTempDir("s3proxy");
   try {
@@ -269,6 +277,9 @@ void S3ProxyServer::Start() {
     argv.push_back("--credentials");
     argv.push_back(key + ":" + secret);
   }
+  if (tls_) {
+    argv.insert(argv.end(), {"--tls-cert", TlsCaFile(), "--tls-key", TlsDir() + "/key.pem"});
+  }
   process_.Start(argv, dir_ + "/proxy.log");
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
@@ -300,7 +311,9 @@ void S3ProxyServer::Start() {
 
 void S3ProxyServer::Stop() { process_.Stop(); }
 
-std::string S3ProxyServer::endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+std::string S3ProxyServer::endpoint() const {
+  return std::string(tls_ ? "https" : "http") + "://127.0.0.1:" + std::to_string(port_);
+}
 
 std::string S3ProxyServer::Control(const std::string& method, const std::string& path,
                                    const std::string& body) {

@@ -51,6 +51,9 @@ class ChildProcess {
 
 // The s3rver program (CMake cache variable GULPDB_S3RVER).
 std::string S3rverProgram();
+// The certificate a TLS proxy serves (self-signed, for 127.0.0.1): the CA
+// bundle a client must trust to reach it.
+std::string TlsCaFile();
 // A TCP port on 127.0.0.1 free at the time of the call.
 uint16_t FreePort();
 // Waits until something accepts connections on 127.0.0.1:port; throws
@@ -103,8 +106,10 @@ class S3ProxyServer {
   static constexpr const char* kSecretKey = "gulptest-secret";
 
   // Knows the credentials kAccessKey/kSecretKey and `extra` (key -> secret).
+  // With `tls`, serves HTTPS with tests/support/tls/cert.pem (TlsCaFile()).
   explicit S3ProxyServer(uint16_t upstream_port,
-                         std::map<std::string, std::string> extra_credentials = {});
+                         std::map<std::string, std::string> extra_credentials = {},
+                         bool tls = false);
   ~S3ProxyServer();
   S3ProxyServer(const S3ProxyServer&) = delete;
   S3ProxyServer& operator=(const S3ProxyServer&) = delete;
@@ -133,6 +138,7 @@ class S3ProxyServer {
 
   uint16_t upstream_port_;
   std::map<std::string, std::string> credentials_;
+  bool tls_;
   std::string dir_;
   uint16_t port_ = 0;
   uint16_t control_port_ = 0;
