@@ -401,6 +401,28 @@ BOOST_AUTO_TEST_CASE(a_download_to_a_file_resumes_where_it_broke) {
   BOOST_TEST(Contains(log, "\"range\": \"bytes=" + std::to_string(size - size / 3) + "-\""), log);
 }
 
+BOOST_AUTO_TEST_CASE(a_download_whose_object_changed_before_resuming_fails_and_leaves_no_file) {
+  S3ProxyServer& proxy = Proxy();
+  auto client = ProxyClient();
+  TempDir dir;
+  const std::string key = UniquePrefix("changed") + "obj";
+  client->Put(key, RandomBytes(500000, 44));
+  // The first answer is cut short; the resumed request (If-Match on the
+  // ETag) is told the object is no longer that one.
+  proxy.AddFault(R"({"kind": "truncate", "count": 1, "method": "GET"})");
+  proxy.AddFault(
+      R"({"kind": "status", "status": 412, "code": "PreconditionFailed", "method": "GET"})");
+  try {
+    client->GetToFile(key, dir / "out");
+    BOOST_FAIL("a download spliced from two versions succeeded");
+  } catch (const IoError& e) {
+    BOOST_TEST_MESSAGE(e.what());
+    BOOST_TEST(Contains(e.what(), "HTTP 412 PreconditionFailed"));
+    BOOST_TEST(Contains(e.what(), "the object changed while it was being downloaded"));
+  }
+  BOOST_TEST(::access((dir / "out").c_str(), F_OK) != 0);
+}
+
 BOOST_AUTO_TEST_CASE(connection_refused_then_the_server_restarted_and_the_same_client_works) {
   S3rverServer server;
   auto client = std::make_unique<S3Client>(
