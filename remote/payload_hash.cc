@@ -73,17 +73,4 @@ std::string Sha256HexOfFile(int fd, const std::string& path, uint64_t offset, ui
   return FinishHex(ctx.get());
 }
 
-std::string Md5Base64(std::string_view data) {
-  MdCtx ctx = NewContext(EVP_md5());
-  Update(ctx.get(), data.data(), data.size());
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), digest, &n) != 1) {
-    throw IoError("hash payload: EVP_DigestFinal_ex failed");
-  }
-  unsigned char out[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
-  const int len = EVP_EncodeBlock(out, digest, static_cast<int>(n));
-  return std::string(reinterpret_cast<const char*>(out), static_cast<size_t>(len));
-}
-
 }  // namespace gulpdb::remote

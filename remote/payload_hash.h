@@ -28,9 +28,6 @@ std::string Sha256Hex(std::string_view data);
 // fails, and IoError if the file ends before offset + length.
 std::string Sha256HexOfFile(int fd, const std::string& path, uint64_t offset, uint64_t length);
 
-// The base64 MD5 of `data` (a Content-MD5 header value).
-std::string Md5Base64(std::string_view data);
-
 }  // namespace gulpdb::remote
 
 #endif  // GULPDB_REMOTE_PAYLOAD_HASH_H_
