@@ -16,6 +16,8 @@ packages=(
   ffmpeg
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer + sanitizer runtimes, llvm-symbolizer
   libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (remote/)
+  libexpat1-dev libssl-dev       # remote/: S3's XML responses; payload SHA-256 (libcrypto)
+  python3-botocore               # tests/support/s3_proxy.py checks SigV4 signatures with it
   python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)
   python3-boto3 python3-torchvision  # benchmark baselines only
   python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging

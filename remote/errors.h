@@ -1,0 +1,43 @@
+// The errors of remote object access, beyond gulpdb's own (gulpdb/error.h).
+//
+// Every failure of an S3Client call is a gulpdb::Error whose message reads
+// "<METHOD> s3://<bucket>/<key> (<url>): <detail>", where the detail names the
+// HTTP status and S3 error code or the transport error, and the number of
+// attempts made. The kinds:
+//   - NotFoundError (gulpdb/error.h): the object or the bucket does not exist
+//     (HTTP 404); never retried.
+//   - AccessDeniedError: the store refused the credentials or the request's
+//     signature, or denied access (HTTP 403, and 400 ExpiredToken); never
+//     retried. The message names the bucket and where the credentials came from.
+//   - RangeNotSatisfiableError: a ranged read asked for bytes the object does
+//     not have (HTTP 416, or a range the server clamped); never retried.
+//   - IoError: everything else (connection refused or reset, timeouts, 5xx
+//     after the last retry, truncated or malformed responses, other 4xx).
+//   - InvalidArgumentError: bad URLs, keys, configuration, before any request.
+// Python sees the IoError family as OSError.
+//
+// Thread safety: plain value types.
+#ifndef GULPDB_REMOTE_ERRORS_H_
+#define GULPDB_REMOTE_ERRORS_H_
+
+#include "gulpdb/error.h"
+
+namespace gulpdb::remote {
+
+// HTTP 403 (AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch, ...):
+// wrong or missing credentials, or a policy that denies the request.
+class AccessDeniedError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
+// A ranged read outside the object (HTTP 416, or the server returned fewer
+// bytes than asked because the object is shorter).
+class RangeNotSatisfiableError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
+}  // namespace gulpdb::remote
+
+#endif  // GULPDB_REMOTE_ERRORS_H_

@@ -1,0 +1,43 @@
+// When to retry a failed request and how long to wait first. Internal to
+// remote/; transport.cc applies it.
+//
+// Retried: connection failures and resets, timeouts, truncated or malformed
+// responses, HTTP 500/502/503/504 (503 SlowDown included), 408 and 429, and
+// the 400s S3 uses for transient trouble (RequestTimeout, a payload whose
+// hash did not match what arrived). Never retried: 403 (credentials), 404,
+// 416 and every other 4xx, which would fail the same way again.
+//
+// Backoff is exponential with full jitter: before attempt n+1 the request
+// waits a uniformly random time in [0, min(max, base * 2^(n-1))] ms, which
+// spreads the retries of many clients hit by the same outage.
+//
+// Thread safety: pure functions; the random generator is the caller's.
+#ifndef GULPDB_REMOTE_RETRY_POLICY_H_
+#define GULPDB_REMOTE_RETRY_POLICY_H_
+
+#include <cstdint>
+#include <random>
+#include <string_view>
+
+namespace gulpdb::remote {
+
+struct RetryPolicy {
+  uint32_t max_attempts = 5;
+  uint32_t backoff_base_ms = 100;
+  uint32_t backoff_max_ms = 5000;
+};
+
+// The wait before the next attempt after `failed_attempts` (>= 1) failures.
+uint32_t BackoffDelayMs(const RetryPolicy& policy, uint32_t failed_attempts, std::mt19937_64& rng);
+
+// True if an HTTP error response (status >= 300) with this S3 error code
+// (possibly empty) is worth another attempt.
+bool IsRetryableHttpError(long status, std::string_view s3_code);
+
+// True if the response means the credentials or the signature were refused
+// (403, and the 400s S3 sends for expired or malformed tokens).
+bool IsCredentialsError(long status, std::string_view s3_code);
+
+}  // namespace gulpdb::remote
+
+#endif  // GULPDB_REMOTE_RETRY_POLICY_H_

@@ -1,0 +1,35 @@
+// Value types the object-store client returns: what a HEAD or a listing says
+// about an object.
+//
+// Thread safety: plain value types.
+#ifndef GULPDB_REMOTE_S3_TYPES_H_
+#define GULPDB_REMOTE_S3_TYPES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gulpdb::remote {
+
+// What the store says about one object.
+struct ObjectInfo {
+  uint64_t size = 0;
+  std::string etag;           // as sent, with its double quotes
+  std::string last_modified;  // as sent: an HTTP date (HEAD, GET) or ISO 8601 (listings)
+};
+
+struct ListedObject {
+  std::string key;
+  ObjectInfo info;
+};
+
+// The result of a listing: the objects in key order and, when a delimiter
+// was given, the common prefixes ("directories"), each ending with it.
+struct ListResult {
+  std::vector<ListedObject> objects;
+  std::vector<std::string> common_prefixes;
+};
+
+}  // namespace gulpdb::remote
+
+#endif  // GULPDB_REMOTE_S3_TYPES_H_

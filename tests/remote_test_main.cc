@@ -1,0 +1,3 @@
+// The remote client's Boost.Test binary; suites live one per *_test.cc file.
+#define BOOST_TEST_MODULE gulpdb_remote
+#include <boost/test/unit_test.hpp>
