@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gulpdb/error.h"
+#include "index/sys_error.h"
 
 namespace gulpdb::remote {
 namespace {

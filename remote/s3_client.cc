@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <limits>
 
+#include "index/sys_error.h"
 #include "remote/s3_url.h"
 #include "remote/s3_xml.h"
 #include "remote/transport.h"

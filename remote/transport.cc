@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 
+#include "index/sys_error.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "remote/retry_policy.h"
