@@ -79,6 +79,11 @@ struct ChunkInfo {
   uint64_t live_bytes = 0;
   bool full = false;
   std::string meta_file;  // the .gmeta it was imported from, if any
+  // Attached by an in-place merge: the shard dataset (path relative to this
+  // dataset's directory) that owns the file. Empty for the dataset's own
+  // chunks (and for chunks attached before gulpdb recorded owners, whose
+  // file_name then holds a '/').
+  std::string owner;
 };
 
 struct DatasetStats {

@@ -37,6 +37,17 @@ struct ImportOptions {
   std::string index_dir;
   // Called after each chunk with (chunks done, chunks in total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Index a directory that already has an index again, from its .gmeta files
+  // (after GulpIO/GulpIO2 tools changed it: Dataset::Open then refuses the
+  // old index). All or nothing: the new index is built beside the old one
+  // and replaces it only when complete (atomically where the file system can
+  // exchange directories). Holds the dataset's writer lock meanwhile. Refused
+  // when videos of the current index would be lost although their chunk file
+  // is still there (gulpdb wrote them and no .gmeta describes them: export
+  // first), unless `discard_unexported`. A directory without an index is
+  // simply imported.
+  bool reindex = false;
+  bool discard_unexported = false;
 };
 
 struct ImportReport {
@@ -51,9 +62,13 @@ struct ImportReport {
 // any .gulp file is changed. Chunks are the data*.gulp / meta*.gmeta pairs,
 // numbered by the first run of digits in the file name. Every frame_info is
 // checked against its data file (inside the file, pad 0..4, length >= pad,
-// no overlap). label2idx.json stays where it is. Throws InvalidArgumentError
-// if `dir` is already indexed, CorruptionError naming the file, id and byte
-// offset for bad .gmeta content. On any error no index is left behind.
+// no overlap). label2idx.json stays where it is. The index records each
+// imported file's size and modification time, so that a later change by
+// GulpIO tools is detected: Dataset::Open refuses the dataset and Check
+// reports it, until it is re-indexed (`reindex`). Throws InvalidArgumentError
+// if `dir` is already indexed (and `reindex` is not set), CorruptionError
+// naming the file, id and byte offset for bad .gmeta content. On any error no
+// index is left behind (a re-index leaves the old one as it was).
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options = {});
 
 struct ExportReport {
