@@ -16,6 +16,7 @@
 #include <map>
 #include <thread>
 
+#include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
@@ -620,6 +621,105 @@ BOOST_AUTO_TEST_CASE(in_place_index_accepts_its_own_appends_and_exports) {
   ExportGmeta(*Dataset::Open(dir));
   BOOST_TEST(Dataset::Open(dir)->Count() == 23u);
   BOOST_TEST(Check(dir).healthy());
+}
+
+// import --reindex rebuilds the index of a changed directory from its .gmeta
+// files, and refuses to drop videos no .gmeta describes unless told.
+BOOST_AUTO_TEST_CASE(reindex_rebuilds_a_changed_directory_and_keeps_unexported_videos_safe) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  ForeignChanges()[2].apply(dir);  // a chunk pair appended
+  BOOST_CHECK_THROW(Dataset::Open(dir), CorruptionError);
+  BOOST_CHECK_THROW(ImportGulpio(dir), InvalidArgumentError);  // already indexed
+  ImportOptions re;
+  re.reindex = true;
+  BOOST_TEST(ImportGulpio(dir, re).videos == 24u);
+  {
+    auto ds = Dataset::Open(dir);
+    BOOST_TEST(ds->Count() == 24u);
+    BOOST_TEST(ds->Contains("x1"));
+  }
+  BOOST_TEST(Check(dir).healthy());
+  BOOST_TEST(!fs::exists(dir + "/gulpdb.index.importing"));
+
+  // Videos gulpdb wrote and did not export: refused, and the index stays.
+  const auto frames = test::FixtureFrames("7");
+  {
+    auto ds = OpenRw(dir);
+    auto w = ds->NewWriter();
+    w->Append("mine", test::Views(frames), "{}");
+    w->Commit();
+  }
+  try {
+    ImportGulpio(dir, re);
+    BOOST_ERROR("re-indexing should refuse to drop 'mine'");
+  } catch (const InvalidArgumentError& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("1 videos") != std::string::npos, what);
+    BOOST_TEST(what.find("'mine'") != std::string::npos, what);
+    BOOST_TEST(what.find("gulpdb export " + dir) != std::string::npos, what);
+  }
+  BOOST_TEST(Dataset::Open(dir)->Contains("mine"));
+  BOOST_TEST(!fs::exists(dir + "/gulpdb.index.importing"));
+  // Exported, they are described and survive a re-index.
+  ExportGmeta(*Dataset::Open(dir));
+  BOOST_TEST(ImportGulpio(dir, re).videos == 25u);
+  BOOST_TEST(Dataset::Open(dir)->Get("mine").frames.size() == frames.size());
+
+  // Not exported before a foreign change: dropped only when asked to.
+  {
+    auto ds = OpenRw(dir);
+    auto w = ds->NewWriter();
+    w->Append("mine2", {frames[0]}, "{}");
+    w->Commit();
+  }
+  ForeignChanges()[0].apply(dir);
+  BOOST_CHECK_THROW(ImportGulpio(dir, re), InvalidArgumentError);
+  re.discard_unexported = true;
+  const ImportReport r = ImportGulpio(dir, re);
+  BOOST_TEST(r.videos == 25u);
+  BOOST_TEST(!r.warnings.empty());
+  auto ds = Dataset::Open(dir);
+  BOOST_TEST(!ds->Contains("mine2"));
+  BOOST_TEST(ds->Get("6").meta_data.find("\"Circle\"") != std::string::npos,
+             ds->Get("6").meta_data);
+  BOOST_TEST(Check(dir).healthy());
+}
+
+// A dataset imported before file stamps were recorded opens and works as it
+// did: nothing to compare, so changes go unnoticed (as they did then).
+BOOST_AUTO_TEST_CASE(imported_dataset_without_stamps_still_opens) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  {
+    // Strip what this version records, as the previous one wrote the index.
+    auto ds = OpenRw(dir);
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    impl.env->Update([&](index::Txn& txn) {
+      for (const ChunkInfo& c : ds->Chunks()) {
+        index::ChunkRecord r = impl.GetChunk(txn, c.number);
+        r.data_stamp.reset();
+        r.meta_stamp.reset();
+        impl.PutChunk(txn, c.number, r);
+      }
+      index::DatasetInfo info = impl.GetInfo(txn);
+      info.source_stamps = false;
+      txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  }
+  ForeignChanges()[1].apply(dir);
+  BOOST_TEST(Dataset::Open(dir)->Count() == 22u);
+  BOOST_TEST(Check(dir).healthy());
+  // Re-indexing records stamps from then on.
+  ImportOptions re;
+  re.reindex = true;
+  ImportGulpio(dir, re);
+  ForeignChanges()[3].apply(dir);
+  BOOST_CHECK_THROW(Dataset::Open(dir), CorruptionError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

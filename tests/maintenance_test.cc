@@ -480,6 +480,49 @@ BOOST_AUTO_TEST_CASE(compact_after_in_place_merge_keeps_the_shards_files) {
   BOOST_TEST(Check(out).healthy());
 }
 
+// An output merged before chunk owners were recorded: its attached chunks
+// are known by the '/' in their names, and compaction keeps their files too.
+BOOST_AUTO_TEST_CASE(compact_keeps_files_of_shards_attached_before_owners_were_recorded) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  const std::string shard = out + "/shards/a";
+  fs::create_directories(out + "/shards");
+  Filled(shard, 6, 3).reset();
+  Merge(out, {shard});
+  OpenOptions rw;
+  rw.read_only = false;
+  {
+    // Strip what this version records, as the previous one wrote the indexes.
+    auto ds = Dataset::Open(out, rw);
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    impl.env->Update([&](index::Txn& txn) {
+      for (const ChunkInfo& c : ds->Chunks()) {
+        index::ChunkRecord r = impl.GetChunk(txn, c.number);
+        r.owner.clear();
+        impl.PutChunk(txn, c.number, r);
+      }
+      txn.Del(impl.info, std::string(index::kAttachedShardKeyPrefix) + "shards/a");
+    });
+    auto s = Dataset::Open(shard, rw);
+    engine::DatasetImpl& si = engine::DatasetAccess::Of(*s);
+    si.env->Update([&](index::Txn& txn) {
+      index::DatasetInfo info = si.GetInfo(txn);
+      info.attached_to.clear();
+      txn.Put(si.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  }
+  const std::vector<std::string> shard_files = engine::ListDirectory(shard);
+  auto ds = Dataset::Open(out, rw);
+  for (const ChunkInfo& c : ds->Chunks()) BOOST_TEST(c.owner.empty());
+  ds->Remove({"v0"});
+  const Contents before = Snapshot(*ds);
+  BOOST_TEST(Compact(*ds).files_removed.empty());
+  BOOST_TEST((Snapshot(*ds) == before));
+  BOOST_TEST(engine::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
+  BOOST_TEST(Check(shard).healthy());
+  BOOST_TEST(Check(out).healthy());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
