@@ -81,7 +81,10 @@ struct ExportReport {
 // the dataset directory) in Python json.dump format, each atomically
 // (temp file, fsync, rename). A chunk imported from a .gmeta keeps that
 // file's name. For an imported dataset that has not changed, the files are
-// byte-identical to the originals.
+// byte-identical to the originals. When `out_dir` is the dataset directory,
+// the index records the new size and time of the imported .gmeta files it
+// rewrote (one write transaction at the end), so that they do not count as
+// changed by another program.
 //
 // Snapshot: all files describe one committed state, even while a writer (in
 // this or another process) commits. The index is read in batches of short
@@ -115,7 +118,10 @@ struct CheckReport {
   bool healthy() const { return problems.empty(); }
 };
 
-// Checks a dataset: a strict superset of GulpIO2's sanity check. The index
+// Checks a dataset: a strict superset of GulpIO2's sanity check. For an
+// imported dataset it also reports each GulpIO file changed since the index
+// was built (docs/format/index_format.md, "Source stamps"), which
+// Dataset::Open refuses. The index
 // file is walked with bounds-checked reads first (OpenOptions::verify_index);
 // if it is damaged, that is the report and nothing else is read. Problems are
 // reported, not thrown; only a dataset that cannot be opened for another
