@@ -118,16 +118,29 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
 void RestampMetaFiles(const engine::DatasetImpl& impl,
                       const std::vector<std::pair<uint32_t, std::string>>& written) {
   if (impl.env->read_only()) return;
+  // Most datasets stamp nothing: they cost one read transaction here, and no
+  // write transaction that a concurrent writer would have to wait for.
   std::map<uint32_t, index::FileStamp> stamps;
-  for (const auto& [n, name] : written) {
-    if (std::optional<index::FileStamp> s = engine::StampOf(impl.ChunkPath(name))) stamps[n] = *s;
+  {
+    index::Txn txn = impl.env->BeginRead();
+    if (!impl.GetInfo(txn).source_stamps) return;
+    for (const auto& [n, name] : written) {
+      std::string_view bytes;
+      if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;
+      const index::ChunkRecord record = impl.GetChunk(txn, n);
+      if (!record.meta_stamp || record.meta_file != name) continue;
+      if (std::optional<index::FileStamp> s = engine::StampOf(impl.ChunkPath(name))) {
+        if (*s != *record.meta_stamp) stamps[n] = *s;
+      }
+    }
   }
+  if (stamps.empty()) return;
   impl.env->Update([&](index::Txn& txn) {
     for (const auto& [n, stamp] : stamps) {
       std::string_view bytes;
       if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;  // compacted meanwhile
       index::ChunkRecord record = impl.GetChunk(txn, n);
-      if (!record.meta_stamp || *record.meta_stamp == stamp) continue;
+      if (!record.meta_stamp) continue;
       record.meta_stamp = stamp;
       impl.PutChunk(txn, n, record);
     }
