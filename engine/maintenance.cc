@@ -416,19 +416,34 @@ void AttachOne(engine::DatasetImpl& out, const std::string& out_real, Shard& sha
   engine::DatasetImpl& in = engine::DatasetAccess::Of(*shard.ds);
   std::unique_ptr<Writer> writer;
   std::optional<engine::FileLock> lock;
-  if (shard.attached_before) {
-    lock.emplace(in.index_dir + "/" + kWriterLockName, options.lock_timeout, shard.ds->dir());
-  } else {
-    WriterOptions wo;
-    wo.lock_timeout = options.lock_timeout;
-    writer = shard.ds->NewWriter(wo);
+  const auto mark = [&](const std::string& owner) {
     in.env->Update([&](index::Txn& txn) {
       index::DatasetInfo info = in.GetInfo(txn);
-      info.attached_to = out_real;
+      info.attached_to = owner;
       txn.Put(in.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
+  };
+  if (shard.attached_before) {
+    lock.emplace(in.index_dir + "/" + kWriterLockName, options.lock_timeout, shard.ds->dir());
+    AttachShard(out, shard, options, report);
+    return;
   }
-  AttachShard(out, shard, options, report);
+  WriterOptions wo;
+  wo.lock_timeout = options.lock_timeout;
+  writer = shard.ds->NewWriter(wo);
+  mark(out_real);
+  try {
+    AttachShard(out, shard, options, report);
+  } catch (const Error&) {
+    // The output did not take the shard (a duplicate id, say): it is the
+    // shard's own again. Should this fail too, re-running the merge (or
+    // fixing its cause and re-running) completes the attach.
+    try {
+      mark("");
+    } catch (const Error&) {
+    }
+    throw;
+  }
 }
 
 void CopyShard(Writer& writer, const Shard& shard, MergeReport* report) {

@@ -473,6 +473,16 @@ BOOST_AUTO_TEST_CASE(compact_after_in_place_merge_keeps_the_shards_files) {
   BOOST_CHECK_EXCEPTION(Merge(shard, {tmp / "other"}), InvalidArgumentError, names_out);
   BOOST_TEST(s->Count() == 8u);
 
+  // A shard the output refuses (a duplicate id) stays its own.
+  {
+    auto dup = Dataset::Create(out + "/shards/dup");
+    auto w = dup->NewWriter();
+    w->Append("v2", {FakeJpeg(50, 9)}, "{}");
+    w->Commit();
+  }
+  BOOST_CHECK_THROW(Merge(out, {out + "/shards/dup"}), InvalidArgumentError);
+  Dataset::Open(out + "/shards/dup", rw)->Remove({"v2"});
+
   // Re-running the merge attaches nothing twice.
   const MergeReport again = Merge(out, {shard});
   BOOST_TEST(again.chunks_attached == 0u);
