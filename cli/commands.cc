@@ -336,6 +336,10 @@ int RunImport(const std::vector<std::string>& args) {
       "do not read the data files to store a CRC-32C per frame (only the .gmeta files are read)")(
       "index-dir", po::value(&options.index_dir),
       "put the index here instead of DIR/gulpdb.index (for read-only directories)")(
+      "reindex", po::bool_switch(&options.reindex),
+      "index an indexed directory again from its .gmeta files (after GulpIO tools changed it)")(
+      "discard-unexported", po::bool_switch(&options.discard_unexported),
+      "with --reindex: drop videos gulpdb wrote that no .gmeta describes instead of refusing")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   po::variables_map vm;
   if (!Parse(args, "gulpdb import DIR [options]", o, {"dir"}, &vm)) return 0;

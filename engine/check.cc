@@ -5,9 +5,11 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
+#include "engine/gulpio_files.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
@@ -32,6 +34,7 @@ class Checker {
       : impl_(engine::DatasetAccess::Of(ds)), options_(options), report_(report) {}
 
   void Run() {
+    CheckSources();
     CheckChunks();
     CheckVideos();
     CheckTotals();
@@ -41,6 +44,24 @@ class Checker {
   void Problem(std::string where, std::string what) {
     std::lock_guard<std::mutex> lock(mu_);
     report_->problems.push_back({std::move(where), std::move(what)});
+  }
+
+  // An imported dataset whose GulpIO files another program changed: the
+  // index no longer describes them (Dataset::Open refuses it).
+  void CheckSources() {
+    index::Txn txn = impl_.env->BeginRead();
+    std::vector<engine::SourceChange> changes;
+    try {
+      changes = engine::FindSourceChanges(impl_, txn);
+    } catch (const Error& e) {
+      Problem("index", e.what());
+      return;
+    }
+    for (const engine::SourceChange& c : changes) {
+      changed_.insert(c.file);
+      Problem(c.file, "changed since it was indexed: " + c.what + "; run `" +
+                          engine::ReindexCommand(impl_) + "` to index the directory again");
+    }
   }
 
   void CheckChunks() {
@@ -63,7 +84,8 @@ class Checker {
           Problem(state.record.file_name, "truncated: " + std::to_string(state.size) +
                                               " bytes, the index committed " +
                                               std::to_string(state.record.committed_length));
-        } else if (state.file && state.size > state.record.committed_length) {
+        } else if (state.file && state.size > state.record.committed_length &&
+                   changed_.count(state.record.file_name) == 0) {
           report_->notes.push_back(state.record.file_name + ": " +
                                    std::to_string(state.size - state.record.committed_length) +
                                    " uncommitted bytes past the committed length (removed by "
@@ -211,6 +233,7 @@ class Checker {
   CheckReport* report_;
   std::mutex mu_;
   std::map<uint32_t, ChunkState> chunks_;
+  std::set<std::string> changed_;  // files reported by CheckSources
 };
 
 }  // namespace
@@ -222,7 +245,7 @@ CheckReport Check(const std::string& dir, const CheckOptions& options) {
   CheckReport report;
   std::unique_ptr<Dataset> ds;
   try {
-    ds = Dataset::Open(dir, open);
+    ds = engine::OpenDataset(dir, open, /*check_sources=*/false);  // CheckSources reports it
   } catch (const CorruptionError& e) {
     report.problems.push_back(CheckProblem{"index", e.what()});
     return report;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "engine/dataset_impl.h"
+#include "engine/gulpio_files.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/seal.h"
@@ -25,24 +26,38 @@ std::string IndexDir(const std::string& dir, const std::string& override_dir) {
 
 // LMDB forbids opening one environment twice in a process (closing either
 // would drop the other's locks), so Datasets on the same directory share
-// their Env. Entries are per process: a child after fork() opens its own.
+// their Env. Entries are per process: a child after fork() opens its own. An
+// entry is reused only while data.mdb is still the file it opened: a
+// re-index replaces the whole index directory, and the next open must see
+// the new index, not the environment of the old one.
 std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
                                        const index::EnvOptions& opts) {
+  struct Entry {
+    std::weak_ptr<index::Env> env;
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
   static std::mutex mutex;
-  static std::map<std::string, std::weak_ptr<index::Env>> envs;
+  static std::map<std::string, Entry> envs;
   char* real = ::realpath(index_dir.c_str(), nullptr);
   if (real == nullptr) ThrowErrno("open index", index_dir, errno);
   const std::string key = std::to_string(::getpid()) + ":" + real;
   std::free(real);
+  struct stat st {};
+  const std::string data_file = index_dir + "/data.mdb";
+  const bool have_file = ::stat(data_file.c_str(), &st) == 0;
 
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto env = envs[key].lock()) {
-    if (env->read_only() && !opts.read_only) {
-      throw InvalidArgumentError("open " + index_dir +
-                                 " for writing: this process has it open read-only; close "
-                                 "that Dataset first");
+  Entry& entry = envs[key];
+  if (auto env = entry.env.lock()) {
+    if (!have_file || (entry.dev == st.st_dev && entry.ino == st.st_ino)) {
+      if (env->read_only() && !opts.read_only) {
+        throw InvalidArgumentError("open " + index_dir +
+                                   " for writing: this process has it open read-only; close "
+                                   "that Dataset first");
+      }
+      return env;
     }
-    return env;
   }
   // Open read-write whenever the files allow it, even for a read-only
   // Dataset, so that a later read-write Dataset in this process can share it;
@@ -56,7 +71,11 @@ std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
     if (!opts.read_only) throw;
     env = index::Env::Open(index_dir, opts);  // read-only media or permissions
   }
-  envs[key] = env;
+  if (::stat(data_file.c_str(), &st) == 0) {
+    entry.dev = st.st_dev;
+    entry.ino = st.st_ino;
+  }
+  entry.env = env;
   return env;
 }
 
@@ -225,6 +244,11 @@ bool Dataset::Exists(const std::string& dir, const std::string& index_dir) {
 }
 
 std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOptions& options) {
+  return engine::CreateDataset(dir, options, /*allow_gulpio_files=*/false);
+}
+
+std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const CreateOptions& options,
+                                               bool allow_gulpio_files) {
   if (dir.empty()) throw InvalidArgumentError("create dataset: the directory name is empty");
   if (options.videos_per_chunk == 0) {
     throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
@@ -233,8 +257,16 @@ std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOpt
   if (!engine::IsDirectory(dir)) {
     throw InvalidArgumentError("create dataset " + dir + ": exists and is not a directory");
   }
-  if (Exists(dir, options.index_dir)) {
+  if (Dataset::Exists(dir, options.index_dir)) {
     throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
+  }
+  if (!allow_gulpio_files) {
+    if (const std::optional<engine::GulpioChunkFiles> pair = engine::FirstGulpioPair(dir)) {
+      throw InvalidArgumentError("create dataset " + dir + ": the directory holds GulpIO chunks (" +
+                                 pair->data + ", " + pair->meta +
+                                 ", ...) that an empty index would hide; run `gulpdb import " +
+                                 dir + "` to index them, then open the dataset");
+    }
   }
   const std::string index_dir = IndexDir(dir, options.index_dir);
   if (::mkdir(index_dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -264,19 +296,24 @@ std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOpt
   OpenOptions open_options;
   open_options.read_only = false;
   open_options.index_dir = options.index_dir;
-  return Open(dir, open_options);
+  return OpenDataset(dir, open_options, /*check_sources=*/false);
 }
 
 std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions& options) {
+  return engine::OpenDataset(dir, options, /*check_sources=*/true);
+}
+
+std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenOptions& options,
+                                             bool check_sources) {
   if (!engine::IsDirectory(dir)) {
     throw NotFoundError("open dataset " + dir + ": no such directory");
   }
-  if (!Exists(dir, options.index_dir)) {
+  if (!Dataset::Exists(dir, options.index_dir)) {
     throw NotFoundError("open dataset " + dir + ": no gulpdb index (" +
                         IndexDir(dir, options.index_dir) +
                         ") found; create a dataset or import a GulpIO directory");
   }
-  auto impl = std::make_shared<Impl>(dir, options);
+  auto impl = std::make_shared<engine::DatasetImpl>(dir, options);
   index::EnvOptions env_options;
   env_options.read_only = options.read_only;
   impl->env = AcquireEnv(impl->index_dir, env_options);
@@ -303,10 +340,15 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
   }
   {
     index::Txn txn = impl->env->BeginRead();
-    impl->sealed =
-        impl->GetInfo(txn).format_version >= index::kFirstSealedFormat;  // also verifies it
+    const index::DatasetInfo info = impl->GetInfo(txn);  // also verifies it
+    impl->sealed = info.format_version >= index::kFirstSealedFormat;
+    // Only imported datasets record stamps; the others pay nothing here.
+    if (check_sources && info.source_stamps) {
+      const std::vector<engine::SourceChange> changes = engine::FindSourceChanges(*impl, txn);
+      if (!changes.empty()) throw CorruptionError(engine::SourceChangesMessage(*impl, changes));
+    }
   }
-  return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
+  return engine::DatasetAccess::Make(std::move(impl));
 }
 
 const std::string& Dataset::dir() const { return impl_->dir; }
@@ -446,6 +488,7 @@ std::vector<ChunkInfo> Dataset::Chunks() const {
     c.live_bytes = r.live_bytes;
     c.full = r.state == index::ChunkState::kFull;
     c.meta_file = std::move(r.meta_file);
+    c.owner = std::move(r.owner);
     out.push_back(std::move(c));
   }
   return out;

@@ -95,9 +95,24 @@ class DatasetAccess {
   using Impl = Dataset::Impl;
   static Impl& Of(Dataset& dataset) { return *dataset.impl_; }
   static const Impl& Of(const Dataset& dataset) { return *dataset.impl_; }
+  static std::unique_ptr<Dataset> Make(std::shared_ptr<Impl> impl) {
+    return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
+  }
 };
 
 using DatasetImpl = DatasetAccess::Impl;
+
+// Dataset::Create, which refuses a directory holding GulpIO chunks (an empty
+// index would hide them); `allow_gulpio_files` lifts that refusal for the
+// importer, which builds the index of exactly those chunks.
+std::unique_ptr<Dataset> CreateDataset(const std::string& dir, const CreateOptions& options,
+                                       bool allow_gulpio_files);
+
+// Dataset::Open, which refuses an imported dataset whose GulpIO files changed
+// since they were indexed (engine/gulpio_files.h); without `check_sources`
+// it opens such a dataset anyway, for the health check and for re-indexing.
+std::unique_ptr<Dataset> OpenDataset(const std::string& dir, const OpenOptions& options,
+                                     bool check_sources);
 
 }  // namespace engine
 }  // namespace gulpdb

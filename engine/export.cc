@@ -10,13 +10,16 @@
 // kMaxRestarts restarts it reads the rest in one transaction, as a last
 // resort against a writer that commits faster than a pass takes.
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
+#include "engine/gulpio_files.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 
@@ -35,7 +38,8 @@ struct Entry {
 // Exports every chunk from one snapshot. Returns false, leaving the files
 // written so far, when the snapshot changed between two batches.
 bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
-                    const std::string& out_dir, bool one_transaction, ExportReport* report) {
+                    const std::string& out_dir, bool one_transaction, ExportReport* report,
+                    std::vector<std::pair<uint32_t, std::string>>* written) {
   std::optional<index::Txn> held;
   if (one_transaction) held.emplace(impl.env->BeginRead());
   std::optional<uint64_t> snapshot;
@@ -63,6 +67,7 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   });
   if (!same) return false;
   *report = ExportReport();
+  written->clear();
   for (const auto& entry : chunks) {
     const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
     const index::ChunkRecord& chunk = entry.second;
@@ -101,10 +106,54 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
       report->videos += batch.size();
     } while (batch.size() == kExportBatch);
     writer.Commit();
+    written->emplace_back(n, name);
     report->bytes_written += engine::FileSize(engine::OpenFile(path, O_RDONLY).get(), path);
     ++report->chunks;
   }
   return true;
+}
+
+// An export into the dataset directory rewrote .gmeta files that an import
+// stamped: record their new stamps, so that open does not take gulpdb's own
+// rewrite for a change by another program. (A crash between the rename and
+// this update leaves the old stamp: the next open asks for a re-index, which
+// rebuilds the same index from these files.)
+void RestampMetaFiles(const engine::DatasetImpl& impl,
+                      const std::vector<std::pair<uint32_t, std::string>>& written) {
+  if (impl.env->read_only()) return;
+  // Most datasets stamp nothing: they cost one read transaction here, and no
+  // write transaction that a concurrent writer would have to wait for.
+  std::map<uint32_t, index::FileStamp> stamps;
+  {
+    index::Txn txn = impl.env->BeginRead();
+    if (!impl.GetInfo(txn).source_stamps) return;
+    for (const auto& [n, name] : written) {
+      std::string_view bytes;
+      if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;
+      const index::ChunkRecord record = impl.GetChunk(txn, n);
+      if (!record.meta_stamp || record.meta_file != name) continue;
+      if (std::optional<index::FileStamp> s = engine::StampOf(impl.ChunkPath(name))) {
+        if (*s != *record.meta_stamp) stamps[n] = *s;
+      }
+    }
+  }
+  if (stamps.empty()) return;
+  impl.env->Update([&](index::Txn& txn) {
+    for (const auto& [n, stamp] : stamps) {
+      std::string_view bytes;
+      if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;  // compacted meanwhile
+      index::ChunkRecord record = impl.GetChunk(txn, n);
+      if (!record.meta_stamp) continue;
+      record.meta_stamp = stamp;
+      impl.PutChunk(txn, n, record);
+    }
+  });
+}
+
+bool SameDirectory(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace
@@ -116,9 +165,11 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   }
   const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
   ExportReport report;
+  std::vector<std::pair<uint32_t, std::string>> written;  // (chunk, .gmeta name)
   for (int attempt = 0;; ++attempt) {
-    if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report)) break;
+    if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report, &written)) break;
   }
+  if (SameDirectory(out_dir, dataset.dir())) RestampMetaFiles(impl, written);
   const std::string labels = dataset.dir() + "/label2idx.json";
   if (out_dir != dataset.dir() && engine::PathExists(labels)) {
     engine::CopyFile(labels, out_dir + "/label2idx.json");

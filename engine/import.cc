@@ -9,13 +9,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
+#include "engine/gulpio_files.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
@@ -29,53 +32,21 @@ constexpr size_t kVideosPerTransaction = 4096;
 constexpr size_t kDuplicatesListed = 20;
 constexpr uint32_t kMaxPad = 4;  // GulpIO writes 0..3; 4 is tolerated as GulpIO2 reads it
 
-struct ChunkFiles {
-  uint32_t number = 0;
-  std::string data;  // file names, relative to the directory
-  std::string meta;
-};
+using ChunkFiles = engine::GulpioChunkFiles;
 
-// The chunk number of a GulpIO file name: its first run of digits.
-std::optional<uint32_t> ChunkNumber(const std::string& name) {
-  const auto first = std::find_if(name.begin(), name.end(), ::isdigit);
-  if (first == name.end()) return std::nullopt;
-  uint64_t n = 0;
-  for (auto it = first; it != name.end() && std::isdigit(static_cast<unsigned char>(*it)); ++it) {
-    n = n * 10 + static_cast<uint64_t>(*it - '0');
-    if (n > UINT32_MAX) return std::nullopt;
-  }
-  return static_cast<uint32_t>(n);
-}
-
-bool StartsEnds(const std::string& s, const char* prefix, const char* suffix) {
-  const std::string p(prefix), x(suffix);
-  return s.size() >= p.size() + x.size() && s.compare(0, p.size(), p) == 0 &&
-         s.compare(s.size() - x.size(), x.size(), x) == 0;
-}
-
+// The data/meta pairs to import. A data file without its .gmeta is an
+// error, or skipped with a warning under skip_missing_meta or when it is in
+// `gulpdb_chunks` (a re-index: chunks gulpdb wrote, checked separately).
 std::vector<ChunkFiles> FindChunks(const std::string& dir, const ImportOptions& options,
+                                   const std::set<std::string>& gulpdb_chunks,
                                    ImportReport* report) {
-  std::map<uint32_t, ChunkFiles> chunks;
-  for (const std::string& name : engine::ListDirectory(dir)) {
-    const bool is_data = StartsEnds(name, "data", ".gulp");
-    const bool is_meta = StartsEnds(name, "meta", ".gmeta");
-    if (!is_data && !is_meta) continue;
-    const std::optional<uint32_t> n = ChunkNumber(name);
-    if (!n) {
-      throw InvalidArgumentError("import " + dir + ": no chunk number in file name " + name);
-    }
-    ChunkFiles& c = chunks[*n];
-    c.number = *n;
-    std::string& slot = is_data ? c.data : c.meta;
-    if (!slot.empty()) {
-      throw InvalidArgumentError("import " + dir + ": " + slot + " and " + name +
-                                 " both claim chunk " + std::to_string(*n));
-    }
-    slot = name;
-  }
   std::vector<ChunkFiles> out;
-  for (auto& [n, c] : chunks) {
+  for (auto& [n, c] : engine::FindGulpioFiles(dir, "import")) {
     if (c.meta.empty()) {
+      if (gulpdb_chunks.count(c.data) != 0) {
+        report->warnings.push_back("skipped " + c.data + ": written by gulpdb, no .gmeta file");
+        continue;
+      }
       if (!options.skip_missing_meta) {
         throw InvalidArgumentError("import " + dir + ": " + c.data + " has no meta file meta_" +
                                    std::to_string(n) +
@@ -115,6 +86,10 @@ class Importer {
   void ImportChunk(const ChunkFiles& files) {
     const std::string data_path = dir_ + "/" + files.data;
     const std::string meta_path = dir_ + "/" + files.meta;
+    // Stamped before anything is read: a change made while the import reads
+    // shows at the next open.
+    const std::optional<index::FileStamp> data_stamp = engine::StampOf(data_path);
+    const std::optional<index::FileStamp> meta_stamp = engine::StampOf(meta_path);
     data_fd_ = engine::OpenFile(data_path, O_RDONLY);
     const uint64_t data_size = engine::FileSize(data_fd_.get(), data_path);
     report_->gmeta_bytes +=
@@ -126,6 +101,8 @@ class Importer {
     record.meta_file = files.meta;
     record.committed_length = data_size;
     record.state = index::ChunkState::kFull;
+    record.data_stamp = data_stamp;
+    record.meta_stamp = meta_stamp;
     meta_paths_[chunk] = meta_path;
     extents_.clear();
     uint64_t videos_in_chunk = 0;
@@ -204,6 +181,7 @@ class Importer {
       info.total_videos = txn.Count(ds_.videos);
       info.total_frames = total_frames_;
       info.dirty_chunks.clear();
+      info.source_stamps = true;
       txn.Put(ds_.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
     report_->videos = videos_;
@@ -322,18 +300,98 @@ std::string ParentDir(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// Re-index: the ids of `old` that the new index lacks although the file
+// holding them is still there (videos gulpdb wrote and no .gmeta describes).
+// Up to `listed` of them in `*ids`; returns how many there are.
+uint64_t FindUnexported(const engine::DatasetImpl& old, const engine::DatasetImpl& fresh,
+                        size_t listed, std::vector<std::string>* ids) {
+  uint64_t count = 0;
+  std::map<uint32_t, bool> present;  // chunk -> its file still exists
+  index::Txn old_txn = old.env->BeginRead();
+  index::Txn new_txn = fresh.env->BeginRead();
+  index::Cursor cursor(old_txn, old.videos);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+    std::string_view bytes;
+    if (new_txn.Get(fresh.videos, cursor.key(), &bytes)) continue;
+    const index::VideoRecord record = index::DecodeVideoFrames(
+        old.Unseal(cursor.key(), cursor.value(), index::RecordKind::kVideo), cursor.key());
+    auto it = present.find(record.chunk);
+    if (it == present.end()) {
+      const index::ChunkRecord chunk = old.GetChunk(old_txn, record.chunk);
+      it = present.emplace(record.chunk, engine::PathExists(old.ChunkPath(chunk.file_name))).first;
+    }
+    if (!it->second) continue;  // its chunk was removed from the directory: meant to go
+    if (ids->size() < listed) ids->emplace_back(cursor.key());
+    ++count;
+  }
+  return count;
+}
+
+// Puts the index built at `temp` in the place of the one at `final_index`,
+// atomically where the file system can exchange two directories; `temp` then
+// holds the old index.
+void SwapIndex(const std::string& dir, const std::string& temp, const std::string& final_index) {
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final_index.c_str(), RENAME_EXCHANGE) == 0) {
+    return;
+  }
+  if (errno != EINVAL && errno != ENOSYS) {
+    ThrowErrno("import " + dir + " --reindex: replace the index", final_index, errno);
+  }
+  // No exchange here: two renames. A crash between them leaves the old index
+  // at <index>.old and none in place; importing again rebuilds it.
+  const std::string old = final_index + ".old";
+  engine::RemoveFlatDirectory(old);
+  if (::rename(final_index.c_str(), old.c_str()) != 0) {
+    ThrowErrno("import " + dir + " --reindex: move the old index aside", final_index, errno);
+  }
+  if (::rename(temp.c_str(), final_index.c_str()) != 0) {
+    const int error = errno;
+    ::rename(old.c_str(), final_index.c_str());
+    ThrowErrno("import " + dir + " --reindex: move the index into place", final_index, error);
+  }
+  if (::rename(old.c_str(), temp.c_str()) != 0) engine::RemoveFlatDirectory(old);
+}
+
 }  // namespace
 
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) {
   if (!engine::IsDirectory(dir)) throw NotFoundError("import " + dir + ": no such directory");
   const std::string final_index =
       options.index_dir.empty() ? dir + "/" + kIndexDirName : options.index_dir;
-  if (Dataset::Exists(dir, options.index_dir) || engine::PathExists(final_index)) {
+  const bool reindex = options.reindex && Dataset::Exists(dir, options.index_dir);
+  if (!reindex && (Dataset::Exists(dir, options.index_dir) || engine::PathExists(final_index))) {
     throw InvalidArgumentError("import " + dir + ": already indexed (" + final_index +
-                               " exists); open it as a dataset instead");
+                               " exists); open it as a dataset instead, or index it again "
+                               "with the reindex option");
   }
   ImportReport report;
-  const std::vector<ChunkFiles> chunks = FindChunks(dir, options, &report);
+  // A re-index holds the old index's writer lock throughout, so that nothing
+  // is written to it between the check for unexported videos and the swap.
+  std::optional<engine::FileLock> writer_lock;
+  std::unique_ptr<Dataset> old;
+  std::set<std::string> gulpdb_chunks;  // data files the old index created itself
+  if (reindex) {
+    writer_lock.emplace(final_index + "/" + kWriterLockName, std::chrono::milliseconds(0), dir);
+    OpenOptions open;
+    open.index_dir = options.index_dir;
+    old = engine::OpenDataset(dir, open, /*check_sources=*/false);
+    {
+      const engine::DatasetImpl& impl = engine::DatasetAccess::Of(*old);
+      index::Txn txn = impl.env->BeginRead();
+      const index::DatasetInfo info = impl.GetInfo(txn);
+      if (!info.attached_to.empty()) {
+        throw InvalidArgumentError("import " + dir + " --reindex: the dataset is attached to " +
+                                   info.attached_to +
+                                   ", whose index refers to its chunks; it cannot be re-indexed");
+      }
+    }
+    for (const ChunkInfo& c : old->Chunks()) {
+      if (c.meta_file.empty() && c.file_name.find('/') == std::string::npos) {
+        gulpdb_chunks.insert(c.file_name);
+      }
+    }
+  }
+  const std::vector<ChunkFiles> chunks = FindChunks(dir, options, gulpdb_chunks, &report);
 
   // One import at a time per index location; the lock file goes when we do.
   const std::string temp_index = final_index + ".importing";
@@ -357,7 +415,7 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
     CreateOptions create;
     create.index_dir = temp_index;
     create.checksums = options.checksums;
-    std::unique_ptr<Dataset> ds = Dataset::Create(dir, create);
+    std::unique_ptr<Dataset> ds = engine::CreateDataset(dir, create, /*allow_gulpio_files=*/true);
     // Nothing of the temporary index matters until it is renamed into place,
     // so its transactions skip the sync; one Sync below makes it durable.
     engine::DatasetAccess::Of(*ds).env->SetDurable(false);
@@ -367,8 +425,33 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       if (options.progress) options.progress(i + 1, chunks.size());
     }
     importer.Finish();
+    if (old) {
+      std::vector<std::string> ids;
+      const uint64_t lost = FindUnexported(engine::DatasetAccess::Of(*old),
+                                           engine::DatasetAccess::Of(*ds), kDuplicatesListed, &ids);
+      if (lost != 0 && !options.discard_unexported) {
+        std::string list;
+        for (const std::string& id : ids) list += (list.empty() ? "'" : ", '") + id + "'";
+        throw InvalidArgumentError(
+            "import " + dir + " --reindex: " + std::to_string(lost) +
+            " videos of the current index are in no .gmeta file (gulpdb wrote them and they "
+            "were not exported): " +
+            list + (lost > ids.size() ? ", ..." : "") + "; export them first (gulpdb export " +
+            dir + "), or drop them with the discard-unexported option");
+      }
+      if (lost != 0) {
+        report.warnings.push_back("dropped " + std::to_string(lost) +
+                                  " videos that no .gmeta file describes");
+      }
+    }
     engine::DatasetAccess::Of(*ds).env->Sync();
   }  // the environment is closed before it moves
+  if (old) {
+    old.reset();  // closed before its directory moves
+    SwapIndex(dir, temp_index, final_index);
+    engine::SyncDirectory(ParentDir(final_index));
+    return report;  // `cleanup` removes the old index, now at temp_index
+  }
   if (::rename(temp_index.c_str(), final_index.c_str()) != 0) {
     ThrowErrno("import " + dir + ": move index into place", final_index, errno);
   }

@@ -3,13 +3,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
+#include "engine/gulpio_files.h"
+#include "engine/label_map.h"
 #include "engine/obsolete_files.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
@@ -32,6 +36,11 @@ std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir) {
   OpenOptions o;
   o.read_only = false;
   return Dataset::Open(dir, o);
+}
+
+// A chunk whose file belongs to an attached shard (index::ChunkRecord::attached).
+bool IsAttached(const ChunkInfo& c) {
+  return !c.owner.empty() || c.file_name.find('/') != std::string::npos;
 }
 
 }  // namespace
@@ -63,7 +72,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
     // moves).
     engine::CheckInsideDataset(ds, "compact", "chunk " + std::to_string(c.number) + " has the file",
                                c.file_name);
-    if (!c.meta_file.empty()) {
+    if (!c.meta_file.empty() && !IsAttached(c)) {
       engine::CheckInsideDataset(
           ds, "compact", "chunk " + std::to_string(c.number) + " has the .gmeta file", c.meta_file);
     }
@@ -102,7 +111,8 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
   }
 
   // Drop the emptied chunks: first from the index (their files listed as
-  // obsolete in the same transaction), then from the disk.
+  // obsolete in the same transaction), then from the disk. An attached
+  // chunk's file belongs to its shard: its record goes, its file stays.
   std::set<uint32_t> emptied;
   for (const ChunkInfo& c : todo) emptied.insert(c.number);
   if (!emptied.empty()) {
@@ -112,6 +122,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
         const index::ChunkRecord record = ds.GetChunk(txn, n);
         if (record.live_videos != 0) continue;
         txn.Del(ds.chunks, index::ChunkKey(n));
+        if (record.attached()) continue;
         info.obsolete_files.push_back(record.file_name);
         if (!record.meta_file.empty() && engine::PathExists(ds.ChunkPath(record.meta_file))) {
           info.obsolete_files.push_back(record.meta_file);
@@ -127,16 +138,189 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
 
 namespace {
 
-// Attaches the chunks of `shard` (which lives at `relative` inside the output
-// directory) to `out` in one transaction. The caller holds out's writer lock.
-void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::string& relative,
-                 const MergeOptions& options, MergeReport* report) {
-  const engine::DatasetImpl& in = engine::DatasetAccess::Of(shard);
+constexpr size_t kConflictsListed = 20;
+
+// A shard to merge, checked before anything is written.
+struct Shard {
+  std::string path;  // as given
+  std::unique_ptr<Dataset> ds;
+  std::string relative;          // inside the output: attached at this path; empty: copied
+  bool attached_before = false;  // its info already names the output (an earlier run)
+  std::map<std::string, int64_t> new_idx;  // labels whose index changes in the output
+};
+
+std::string Label2IdxPath(const std::string& dir) { return dir + "/label2idx.json"; }
+
+// The output's real path, also when it does not exist yet.
+std::string OutputRealPath(std::string out) {
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  if (engine::PathExists(out)) return RealPath(out);
+  const size_t slash = out.find_last_of('/');
+  const std::string parent =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : out.substr(0, slash));
+  if (!engine::IsDirectory(parent)) {
+    throw NotFoundError("merge into " + out + ": no such directory " + parent);
+  }
+  const std::string real = RealPath(parent);
+  return (real == "/" ? "" : real) + "/" + out.substr(slash == std::string::npos ? 0 : slash + 1);
+}
+
+// The label indices the videos of `ds` use, with `file` (its label2idx.json,
+// `has_file` when it exists): every video must agree with the file; without
+// one, the videos must agree with each other. Adds "<dir>: <what>" to
+// `conflicts` for each disagreement.
+std::map<std::string, int64_t> DatasetLabels(const Dataset& ds, const engine::LabelEntries& file,
+                                             bool has_file, std::vector<std::string>* conflicts) {
+  const std::string dir = ds.dir();
+  const auto conflict = [&](const std::string& what) {
+    if (conflicts->size() < kConflictsListed) conflicts->push_back(dir + ": " + what);
+  };
+  std::map<std::string, int64_t> map;
+  std::map<int64_t, std::string> by_idx;
+  for (const auto& [label, idx] : file) {
+    auto it = map.find(label);
+    if (it != map.end()) {
+      if (it->second != idx) {
+        conflict("label2idx.json gives '" + label + "' two indices, " + std::to_string(it->second) +
+                 " and " + std::to_string(idx));
+      }
+      continue;
+    }
+    auto [other, fresh] = by_idx.emplace(idx, label);
+    if (!fresh) {
+      conflict("label2idx.json gives index " + std::to_string(idx) + " to both '" + other->second +
+               "' and '" + label + "'");
+    }
+    map.emplace(label, idx);
+  }
+  ds.ForEach([&](const VideoInfo& v) {
+    std::vector<engine::MetaLabel> labels;
+    try {
+      labels = engine::MetaLabels(v.meta_data);
+    } catch (const InvalidArgumentError&) {
+      return true;  // not a list: no labels (the writer stores lists only)
+    }
+    for (const engine::MetaLabel& m : labels) {
+      if (!m.idx) continue;  // a label without an index: nothing to keep consistent
+      const std::string where = "id '" + v.id + "': label '" + m.label + "'";
+      if (!m.idx_ok) {
+        conflict(where + " has an idx that is not a small non-negative integer");
+        continue;
+      }
+      const std::string idx = std::to_string(*m.idx);
+      auto it = map.find(m.label);
+      if (has_file) {
+        if (it == map.end()) {
+          conflict(where + " (idx " + idx + ") is not in its label2idx.json");
+        } else if (it->second != *m.idx) {
+          conflict(where + " has idx " + idx + " but its label2idx.json gives " +
+                   std::to_string(it->second));
+        }
+      } else if (it != map.end()) {
+        if (it->second != *m.idx) {
+          conflict(where + " has idx " + idx + " but other videos give it " +
+                   std::to_string(it->second));
+        }
+      } else {
+        auto [other, fresh] = by_idx.emplace(*m.idx, m.label);
+        if (!fresh) {
+          conflict(where + " has idx " + idx + ", which other videos give to '" + other->second +
+                   "'");
+        } else {
+          map.emplace(m.label, *m.idx);
+        }
+      }
+    }
+    return conflicts->size() < kConflictsListed;
+  });
+  return map;
+}
+
+// One label map for the output: its own indices kept (from its
+// label2idx.json, or from its videos when it has none), the shards' other
+// labels sorted and numbered after them, as ingest numbers new labels. Sets
+// each shard's `new_idx`. Throws InvalidArgumentError listing the conflicts,
+// before anything is written. Returns the entries label2idx.json must hold,
+// or nullopt when it is to stay as it is (or there are no labels at all).
+std::optional<engine::LabelEntries> PlanLabels(const std::string& out, const Dataset* out_ds,
+                                               std::vector<Shard>& shards) {
+  std::vector<std::string> conflicts;
+  const bool out_has_file = out_ds != nullptr && engine::PathExists(Label2IdxPath(out));
+  engine::LabelEntries entries;
+  if (out_has_file) {
+    entries = engine::ReadLabel2Idx(Label2IdxPath(out));
+    DatasetLabels(*out_ds, entries, true, &conflicts);
+  } else if (out_ds != nullptr && out_ds->Count() != 0) {
+    for (const auto& [label, idx] : DatasetLabels(*out_ds, {}, false, &conflicts)) {
+      entries.emplace_back(label, idx);
+    }
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  }
+  std::vector<std::map<std::string, int64_t>> shard_maps;
+  for (Shard& shard : shards) {
+    const std::string path = Label2IdxPath(shard.ds->dir());
+    const bool has_file = engine::PathExists(path);
+    shard_maps.push_back(
+        DatasetLabels(*shard.ds, has_file ? engine::ReadLabel2Idx(path) : engine::LabelEntries(),
+                      has_file, &conflicts));
+  }
+  if (!conflicts.empty()) {
+    std::string list;
+    for (const std::string& c : conflicts) list += (list.empty() ? "" : "; ") + c;
+    throw InvalidArgumentError("merge into " + out + ": inconsistent labels, nothing was merged: " +
+                               list + (conflicts.size() >= kConflictsListed ? "; ..." : ""));
+  }
+  std::map<std::string, int64_t> merged;
+  int64_t next = 0;
+  for (const auto& [label, idx] : entries) {
+    merged.emplace(label, idx);  // a repeated key: the first one counts, as ingest reads it
+    next = std::max(next, idx + 1);
+  }
+  std::set<std::string> fresh;
+  for (const auto& map : shard_maps) {
+    for (const auto& entry : map) {
+      if (merged.count(entry.first) == 0) fresh.insert(entry.first);
+    }
+  }
+  for (const std::string& label : fresh) {
+    entries.emplace_back(label, next);
+    merged.emplace(label, next++);
+  }
+  for (size_t i = 0; i < shards.size(); ++i) {
+    for (const auto& [label, idx] : shard_maps[i]) {
+      const int64_t want = merged.at(label);
+      if (want != idx) shards[i].new_idx.emplace(label, want);
+    }
+  }
+  if (entries.empty() || (out_has_file && fresh.empty())) return std::nullopt;
+  return entries;
+}
+
+// Applies a shard's label renumbering to one video's meta.
+void RenumberLabels(const Shard& shard, std::string* meta) {
+  if (shard.new_idx.empty()) return;
+  if (std::optional<std::string> rewritten = engine::RewriteMetaIdx(*meta, shard.new_idx)) {
+    *meta = std::move(*rewritten);
+  }
+}
+
+// Attaches the chunks of `shard` (which lives at `shard.relative` inside the
+// output directory) to `out` in one transaction. The caller holds out's
+// writer lock and the shard's.
+void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOptions& options,
+                 MergeReport* report) {
+  const engine::DatasetImpl& in = engine::DatasetAccess::Of(*shard.ds);
+  const std::string& relative = shard.relative;
+  const std::string attached_key = index::kAttachedShardKeyPrefix + relative;
   MergeReport delta;
   out.env->Update([&](index::Txn& txn) {
     delta = MergeReport();
+    std::string_view done;
+    if (txn.Get(out.info, attached_key, &done)) return;  // attached by an earlier run
     index::DatasetInfo info = out.GetInfo(txn);
-    // Chunks already attached (a re-run) and the next free chunk number.
+    // Chunks already attached (a re-run of a merge that predates the attached
+    // keys) and the next free chunk number.
     std::set<std::string> attached;
     uint32_t next_chunk = 0;
     {
@@ -161,6 +345,7 @@ void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::stri
         r.file_name = name;
         r.committed_length = c.committed_length;
         r.state = index::ChunkState::kFull;
+        r.owner = c.owner.empty() ? relative : relative + "/" + c.owner;
         chunk_map[n] = next_chunk;
         records[next_chunk] = r;
         ++next_chunk;
@@ -176,13 +361,15 @@ void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::stri
     for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
       const std::string id(cursor.value());
       auto video = in.FindRecord(shard_txn, id);
-      if (!video) throw CorruptionError("merge " + shard.dir() + ": id '" + id + "' has no record");
+      if (!video) {
+        throw CorruptionError("merge " + shard.ds->dir() + ": id '" + id + "' has no record");
+      }
       auto mapped = chunk_map.find(video->chunk);
       if (mapped == chunk_map.end()) continue;  // chunk attached by an earlier run
       if (auto old = out.FindRecord(txn, id)) {
         if (options.on_duplicate == OnDuplicate::kError) {
-          throw InvalidArgumentError("merge " + shard.dir() + " into " + out.dir + ": id '" + id +
-                                     "' is already there");
+          throw InvalidArgumentError("merge " + shard.ds->dir() + " into " + out.dir + ": id '" +
+                                     id + "' is already there");
         }
         if (options.on_duplicate == OnDuplicate::kSkip) {
           ++delta.skipped;
@@ -198,6 +385,7 @@ void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::stri
       index::VideoRecord record = std::move(*video);
       record.chunk = mapped->second;
       record.seq = info.next_seq++;
+      RenumberLabels(shard, &record.meta_data);
       out.PutVideo(txn, id, record);
       txn.Put(out.order, index::OrderKey(record.chunk, record.seq), id);
       index::ChunkRecord& c = chunk_ref(record.chunk);
@@ -210,19 +398,63 @@ void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::stri
     }
     for (const auto& [n, c] : records) out.PutChunk(txn, n, c);
     txn.Put(out.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    txn.Put(out.info, attached_key, shard.ds->dir());
   });
   report->chunks_attached += delta.chunks_attached;
   report->videos += delta.videos;
   report->skipped += delta.skipped;
 }
 
-void CopyShard(Writer& writer, const Dataset& shard, MergeReport* report) {
+// Closes `shard` to writers of its own, then attaches it. The shard's writer
+// first finishes what a crashed writer of the shard left (bytes past
+// committed lengths, obsolete files); then its info names the output, in the
+// shard's own index, before the output's index refers to any of its files:
+// a crash in between leaves a shard that refuses writers, and re-running the
+// merge completes the attach.
+void AttachOne(engine::DatasetImpl& out, const std::string& out_real, Shard& shard,
+               const MergeOptions& options, MergeReport* report) {
+  engine::DatasetImpl& in = engine::DatasetAccess::Of(*shard.ds);
+  std::unique_ptr<Writer> writer;
+  std::optional<engine::FileLock> lock;
+  const auto mark = [&](const std::string& owner) {
+    in.env->Update([&](index::Txn& txn) {
+      index::DatasetInfo info = in.GetInfo(txn);
+      info.attached_to = owner;
+      txn.Put(in.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  };
+  if (shard.attached_before) {
+    lock.emplace(in.index_dir + "/" + kWriterLockName, options.lock_timeout, shard.ds->dir());
+    AttachShard(out, shard, options, report);
+    return;
+  }
+  WriterOptions wo;
+  wo.lock_timeout = options.lock_timeout;
+  writer = shard.ds->NewWriter(wo);
+  mark(out_real);
   try {
-    shard.ForEach([&](const VideoInfo& video) {
-      const JpegFrames jpegs = shard.ReadJpegs(video.id);
+    AttachShard(out, shard, options, report);
+  } catch (const Error&) {
+    // The output did not take the shard (a duplicate id, say): it is the
+    // shard's own again. Should this fail too, re-running the merge (or
+    // fixing its cause and re-running) completes the attach.
+    try {
+      mark("");
+    } catch (const Error&) {
+    }
+    throw;
+  }
+}
+
+void CopyShard(Writer& writer, const Shard& shard, MergeReport* report) {
+  try {
+    shard.ds->ForEach([&](const VideoInfo& video) {
+      const JpegFrames jpegs = shard.ds->ReadJpegs(video.id);
       std::vector<std::string_view> views;
       for (size_t i = 0; i < jpegs.size(); ++i) views.push_back(jpegs[i]);
-      if (writer.AppendEntry(video.id, views, video.meta_data)) {
+      std::string meta = video.meta_data;
+      RenumberLabels(shard, &meta);
+      if (writer.AppendEntry(video.id, views, meta)) {
         ++report->videos_copied;
         ++report->videos;
       } else {
@@ -233,46 +465,92 @@ void CopyShard(Writer& writer, const Dataset& shard, MergeReport* report) {
     writer.Commit();
   } catch (const Error& e) {
     writer.Rollback();
-    e.ThrowWithContext("merge " + shard.dir() + ": ");
+    e.ThrowWithContext("merge " + shard.ds->dir() + ": ");
   }
+}
+
+std::string AttachedTo(const Dataset& dataset) {
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
+  index::Txn txn = impl.env->BeginRead();
+  return impl.GetInfo(txn).attached_to;
 }
 
 }  // namespace
 
-MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
+MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_paths,
                   const MergeOptions& options) {
-  std::unique_ptr<Dataset> ds = Dataset::Exists(out) ? OpenReadWrite(out) : Dataset::Create(out);
-  const std::string out_real = RealPath(out);
-  std::vector<std::pair<std::unique_ptr<Dataset>, std::string>> attach, copy;
-  for (const std::string& shard : shards) {
-    const std::string real = RealPath(shard);
-    if (real == out_real) throw InvalidArgumentError("merge " + shard + ": is the output itself");
-    auto shard_ds = Dataset::Open(shard);
-    if (real.compare(0, out_real.size() + 1, out_real + "/") == 0) {
-      attach.emplace_back(std::move(shard_ds), real.substr(out_real.size() + 1));
-    } else {
-      copy.emplace_back(std::move(shard_ds), "");
+  // Every shard is checked before the output is created or anything is written.
+  const std::string out_real = OutputRealPath(out);
+  std::unique_ptr<Dataset> ds;
+  if (Dataset::Exists(out)) {
+    ds = OpenReadWrite(out);
+    const std::string owner = AttachedTo(*ds);
+    if (!owner.empty()) {
+      throw InvalidArgumentError("merge into " + out + ": the dataset is attached to " + owner +
+                                 " (merged in place) and takes no more writes; merge into " +
+                                 owner + " instead");
     }
   }
+  std::vector<Shard> shards;
+  std::set<std::string> seen;
+  for (const std::string& path : shard_paths) {
+    if (!engine::PathExists(path)) throw NotFoundError("merge " + path + ": no such directory");
+    const std::string real = RealPath(path);
+    if (real == out_real) throw InvalidArgumentError("merge " + path + ": is the output itself");
+    if (!seen.insert(real).second) {
+      throw InvalidArgumentError("merge " + path + ": the shard is listed twice");
+    }
+    if (!Dataset::Exists(path)) {
+      const bool gulpio = engine::IsDirectory(path) && engine::FirstGulpioPair(path).has_value();
+      throw NotFoundError("merge " + path + ": not a gulpdb dataset (no index)" +
+                          (gulpio
+                               ? "; it holds GulpIO chunks: run `gulpdb import " + path + "` first"
+                               : std::string()));
+    }
+    Shard shard;
+    shard.path = path;
+    const bool inside = real.compare(0, out_real.size() + 1, out_real + "/") == 0;
+    // A shard attached in place is closed to its own writers, so it must be writable.
+    shard.ds = inside ? OpenReadWrite(path) : Dataset::Open(path);
+    const std::string owner = AttachedTo(*shard.ds);
+    if (!owner.empty() && owner != out_real) {
+      throw InvalidArgumentError("merge " + path + ": the shard is attached to " + owner +
+                                 " already; a shard can be attached to one dataset only");
+    }
+    shard.attached_before = !owner.empty();
+    if (inside) shard.relative = real.substr(out_real.size() + 1);
+    shards.push_back(std::move(shard));
+  }
+  const std::optional<engine::LabelEntries> labels = PlanLabels(out, ds.get(), shards);
+
+  // From here on the output changes.
+  if (!ds) ds = Dataset::Create(out);
+  // The map first: it only adds labels to what the output had, so every
+  // video committed below, and every one already there, agrees with it.
+  if (labels) engine::WriteLabel2Idx(Label2IdxPath(out), *labels);
   MergeReport report;
   uint64_t done = 0;
-  if (!attach.empty()) {
+  bool any_attached = false;
+  for (const Shard& shard : shards) any_attached = any_attached || !shard.relative.empty();
+  if (any_attached) {
     engine::FileLock lock(engine::DatasetAccess::Of(*ds).index_dir + "/" + kWriterLockName,
                           options.lock_timeout, out);
-    for (auto& [shard, relative] : attach) {
-      AttachShard(engine::DatasetAccess::Of(*ds), *shard, relative, options, &report);
+    for (Shard& shard : shards) {
+      if (shard.relative.empty()) continue;
+      AttachOne(engine::DatasetAccess::Of(*ds), out_real, shard, options, &report);
       ++report.shards;
       if (options.progress) options.progress(++done, shards.size());
     }
   }
-  if (!copy.empty()) {
+  if (done < shards.size()) {
     WriterOptions wo;
     wo.on_duplicate = options.on_duplicate;
     wo.lock_timeout = options.lock_timeout;
     wo.check_jpeg_markers = false;
     std::unique_ptr<Writer> writer = ds->NewWriter(wo);
-    for (auto& entry : copy) {
-      CopyShard(*writer, *entry.first, &report);
+    for (const Shard& shard : shards) {
+      if (!shard.relative.empty()) continue;
+      CopyShard(*writer, shard, &report);
       ++report.shards;
       if (options.progress) options.progress(++done, shards.size());
     }

@@ -85,7 +85,18 @@ struct Writer::Impl {
     {
       index::Txn txn = ds->env->BeginRead();
       info = ds->GetInfo(txn);
-      for (uint32_t n : info.dirty_chunks) dirty.emplace_back(n, ds->GetChunk(txn, n));
+      if (!info.attached_to.empty()) {
+        throw InvalidArgumentError("open writer " + ds->dir + ": the dataset is attached to " +
+                                   info.attached_to +
+                                   " (merged in place): that index refers to its chunk files, "
+                                   "so it takes no more writes; write to " +
+                                   info.attached_to + " instead");
+      }
+      for (uint32_t n : info.dirty_chunks) {
+        index::ChunkRecord record = ds->GetChunk(txn, n);
+        // Another dataset's file: never truncated from here.
+        if (!record.attached()) dirty.emplace_back(n, std::move(record));
+      }
       index::Cursor cursor(txn, ds->chunks);
       if (cursor.Last()) {
         const uint32_t n = index::DecodeChunkKey(cursor.key());

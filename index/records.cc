@@ -245,6 +245,10 @@ std::string EncodeChunkRecord(const ChunkRecord& record) {
   flatbuffers::FlatBufferBuilder builder(128);
   const auto name = builder.CreateString(record.file_name);
   const auto meta_file = builder.CreateString(record.meta_file);
+  // Fields added later are stored only when set, so that a record without
+  // them has exactly the bytes older versions wrote.
+  const auto owner = record.owner.empty() ? flatbuffers::Offset<flatbuffers::String>()
+                                          : builder.CreateString(record.owner);
   fbs::ChunkRecordBuilder b(builder);
   b.add_file_name(name);
   b.add_committed_length(record.committed_length);
@@ -253,6 +257,16 @@ std::string EncodeChunkRecord(const ChunkRecord& record) {
   b.add_live_bytes(record.live_bytes);
   b.add_state(static_cast<fbs::ChunkState>(record.state));
   b.add_meta_file(meta_file);
+  fbs::FileStamp data_stamp, meta_stamp;
+  if (record.data_stamp) {
+    data_stamp = fbs::FileStamp(record.data_stamp->size, record.data_stamp->mtime_ns);
+    b.add_data_stamp(&data_stamp);
+  }
+  if (record.meta_stamp) {
+    meta_stamp = fbs::FileStamp(record.meta_stamp->size, record.meta_stamp->mtime_ns);
+    b.add_meta_stamp(&meta_stamp);
+  }
+  if (!owner.IsNull()) b.add_owner(owner);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -278,6 +292,11 @@ ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what) {
   out.live_bytes = r->live_bytes();
   out.state = static_cast<ChunkState>(r->state());
   if (r->meta_file() != nullptr) out.meta_file = r->meta_file()->str();
+  if (const fbs::FileStamp* d = r->data_stamp())
+    out.data_stamp = FileStamp{d->size(), d->mtime_ns()};
+  if (const fbs::FileStamp* m = r->meta_stamp())
+    out.meta_stamp = FileStamp{m->size(), m->mtime_ns()};
+  if (r->owner() != nullptr) out.owner = r->owner()->str();
   return out;
 }
 
@@ -286,6 +305,8 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   const auto creator = builder.CreateString(info.creator);
   const auto dirty = builder.CreateVector(info.dirty_chunks);
   const auto obsolete = builder.CreateVectorOfStrings(info.obsolete_files);
+  const auto attached_to = info.attached_to.empty() ? flatbuffers::Offset<flatbuffers::String>()
+                                                    : builder.CreateString(info.attached_to);
   fbs::DatasetInfoBuilder b(builder);
   b.add_format_version(info.format_version);
   b.add_creator(creator);
@@ -297,6 +318,8 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   b.add_total_frames(info.total_frames);
   b.add_dirty_chunks(dirty);
   b.add_obsolete_files(obsolete);
+  if (info.source_stamps) b.add_source_stamps(true);
+  if (!attached_to.IsNull()) b.add_attached_to(attached_to);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -326,6 +349,8 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
       if (name != nullptr) out.obsolete_files.push_back(name->str());
     }
   }
+  out.source_stamps = r->source_stamps();
+  if (r->attached_to() != nullptr) out.attached_to = r->attached_to()->str();
   return out;
 }
 

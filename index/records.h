@@ -11,6 +11,7 @@
 #define GULPDB_INDEX_RECORDS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,9 @@ inline constexpr const char* kChunksDb = "chunks";  // chunk key -> ChunkRecord
 inline constexpr const char* kOrderDb = "order";    // order key -> id
 inline constexpr const char* kInfoDb = "info";      // "dataset" -> DatasetInfo
 inline constexpr const char* kDatasetInfoKey = "dataset";
+// Keys of the `info` database that record an attached shard: this prefix +
+// the shard's path relative to the dataset (value: the shard's absolute path).
+inline constexpr const char* kAttachedShardKeyPrefix = "attached:";
 
 // 1: the first format. 2: video and chunk records are sealed with a CRC-32C
 // of key and value (the engine adds and checks the seal). Version 1 datasets
@@ -45,6 +49,14 @@ struct VideoRecord {
 
 enum class ChunkState : uint8_t { kOpen = 0, kFull = 1 };
 
+// A file's size and modification time (ns since the epoch), as recorded.
+struct FileStamp {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileStamp& o) const { return size == o.size && mtime_ns == o.mtime_ns; }
+  bool operator!=(const FileStamp& o) const { return !(*this == o); }
+};
+
 struct ChunkRecord {
   std::string file_name;
   uint64_t committed_length = 0;
@@ -53,6 +65,16 @@ struct ChunkRecord {
   uint64_t live_bytes = 0;
   ChunkState state = ChunkState::kOpen;
   std::string meta_file;
+  // Imported chunks: the data file and meta_file as the index last saw them
+  // (absent: not recorded; the chunk is not checked against its files).
+  std::optional<FileStamp> data_stamp;
+  std::optional<FileStamp> meta_stamp;
+  // Attached chunks: the shard (path relative to the dataset) that owns the
+  // file; empty for the dataset's own chunks. Records written before this
+  // field existed mark an attached chunk only by a '/' in file_name.
+  std::string owner;
+  // True when the file belongs to another dataset (see owner).
+  bool attached() const { return !owner.empty() || file_name.find('/') != std::string::npos; }
 };
 
 struct DatasetInfo {
@@ -66,6 +88,11 @@ struct DatasetInfo {
   uint64_t total_frames = 0;
   std::vector<uint32_t> dirty_chunks;
   std::vector<std::string> obsolete_files;
+  // Chunk records carry file stamps to compare at open (imported datasets).
+  bool source_stamps = false;
+  // Absolute path of the dataset this one's chunks are attached to; empty
+  // when not attached.
+  std::string attached_to;
 };
 
 // Encoders pick the most compact form: frames that follow each other

@@ -64,6 +64,14 @@ check help 0 "$gulpdb" ingest --help
 gio=$tmp/gio
 cp -r "$fixtures/gulpio2_csv_jpeg" "$gio"
 chmod -R u+w "$gio"
+# Writing into a plain GulpIO directory is refused (an empty index would hide
+# its videos) and leaves it as it was; import still works afterwards.
+ls -A "$gio" >"$tmp/gio_before"
+check create_in_gulpio 1 "$gulpdb" create "$gio"
+expect_out create_in_gulpio_message "holds GulpIO chunks.*gulpdb import $gio"
+check ingest_in_gulpio 1 "$gulpdb" ingest "$gio" --frames-dir "$fixtures/frames_src" --quiet
+expect_out ingest_in_gulpio_message "gulpdb import $gio"
+check gulpio_unchanged 0 sh -c "ls -A '$gio' | cmp - '$tmp/gio_before'"
 check import 0 "$gulpdb" import "$gio" --quiet
 expect_out import_summary "11 chunks, 22 videos, 67 frames"
 check import_again 1 "$gulpdb" import "$gio" --quiet
@@ -75,6 +83,20 @@ expect_out check_healthy_message "healthy"
 check export 0 "$gulpdb" export "$gio" -o "$tmp/gio_export"
 check export_identical 0 cmp "$gio/meta_10.gmeta" "$tmp/gio_export/meta_10.gmeta"
 check export_labels 0 cmp "$gio/label2idx.json" "$tmp/gio_export/label2idx.json"
+# A directory changed by GulpIO tools after import: refused until re-indexed.
+gio2=$tmp/gio2
+cp -r "$fixtures/gulpio2_csv_jpeg" "$gio2" && chmod -R u+w "$gio2"
+check import_gio2 0 "$gulpdb" import "$gio2" --quiet
+sed 's/"square"/"SQUARE"/' "$gio2/meta_3.gmeta" >"$tmp/meta_3" && cat "$tmp/meta_3" >"$gio2/meta_3.gmeta"
+touch -d '+2 seconds' "$gio2/meta_3.gmeta"
+check stale_info 1 "$gulpdb" info "$gio2"
+expect_out stale_info_message "changed since it was indexed.*meta_3.gmeta.*--reindex"
+check stale_check 1 "$gulpdb" check "$gio2" --quiet
+expect_out stale_check_message "meta_3.gmeta: changed since it was indexed"
+check reindex 0 "$gulpdb" import "$gio2" --reindex --quiet
+check reindexed_check 0 "$gulpdb" check "$gio2" --quiet
+check reindexed_show 0 "$gulpdb" show "$gio2" 7 --json
+expect_out reindexed_show_meta '"label": "SQUARE"'
 check check_all_fixtures 0 sh -c "for d in '$fixtures'/gulpio*; do cp -r \"\$d\" '$tmp'/fx_\$(basename \"\$d\") && chmod -R u+w '$tmp'/fx_\$(basename \"\$d\") && '$gulpdb' import '$tmp'/fx_\$(basename \"\$d\") -q >/dev/null && '$gulpdb' check '$tmp'/fx_\$(basename \"\$d\") --deep -q >/dev/null || exit 1; done"
 # A non-zero pad byte makes check fail: frame 0 of video "0" has pad 2 at offset 938.
 printf 'x' | dd of="$gio/data_0.gulp" bs=1 seek=939 conv=notrunc status=none
@@ -99,6 +121,21 @@ expect_out merge_summary "23 videos \(1 chunks attached in place, 1 videos copie
 check merge_dup 1 "$gulpdb" merge "$tmp/merged" "$tmp/evil_ds" --quiet
 check merge_skip 0 "$gulpdb" merge "$tmp/merged" "$tmp/evil_ds" --on-duplicate skip --quiet
 check merge_check 0 "$gulpdb" check "$tmp/merged" --deep --quiet
+# One label map for the merged dataset, and every idx consistent with it.
+check merge_labels 0 grep -qF '{"bad": 0, "circle": 1, "square": 2, "triangle": 3}' "$tmp/merged/label2idx.json"
+check merge_idx 0 "$gulpdb" show "$tmp/merged" 3 --json
+expect_out merge_idx_value '"label": "square", "idx": 2'
+# Compacting the merged dataset keeps the attached shard whole, and the
+# shard refuses writes of its own.
+check merge_remove 0 "$gulpdb" remove "$tmp/merged" 0 1
+check merge_compact 0 "$gulpdb" compact "$tmp/merged" --quiet
+check merge_compact_check 0 "$gulpdb" check "$tmp/merged" --deep --quiet
+check shard_after_compact 0 "$gulpdb" check "$tmp/merged/shards/a" --deep --quiet
+check shard_refuses_writes 1 "$gulpdb" remove "$tmp/merged/shards/a" 5
+expect_out shard_refuses_writes_message "attached to .*merged"
+# A missing shard is found before anything is created.
+check merge_missing_shard 1 "$gulpdb" merge "$tmp/merged2" "$tmp/evil_ds" "$tmp/nowhere" --quiet
+check merge_missing_shard_nothing 1 test -e "$tmp/merged2"
 check compact_missing 1 "$gulpdb" compact "$tmp/nowhere"
 
 finish

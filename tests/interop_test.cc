@@ -8,12 +8,17 @@
 
 #include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
+#include <thread>
 
+#include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
+#include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
@@ -462,6 +467,259 @@ BOOST_AUTO_TEST_CASE(check_finds_damage_and_passes_healthy_data) {
   const CheckReport r4 = Check(dir);
   BOOST_TEST(r4.healthy());
   BOOST_TEST(r4.notes.size() == 1u);
+}
+
+// Creating a dataset in a plain GulpIO directory would put an empty index
+// beside its chunks and hide every video from then on: it is refused, with
+// the command that indexes them, and leaves the directory as it was.
+BOOST_AUTO_TEST_CASE(create_refuses_a_gulpio_directory_and_leaves_it_unchanged) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  const std::vector<std::string> before = engine::ListDirectory(dir);
+  try {
+    Dataset::Create(dir);
+    BOOST_ERROR("creating a dataset in a GulpIO directory should fail");
+  } catch (const InvalidArgumentError& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("gulpdb import " + dir) != std::string::npos, what);
+    BOOST_TEST(what.find("data_0.gulp") != std::string::npos, what);
+  }
+  BOOST_TEST(engine::ListDirectory(dir) == before, boost::test_tools::per_element());
+  BOOST_TEST(!Dataset::Exists(dir));
+  // The way the message points to still works.
+  BOOST_TEST(ImportGulpio(dir).videos == 22u);
+  BOOST_TEST(Dataset::Open(dir)->Count() == 22u);
+
+  // One pair is enough; a lone data file (gulpdb's own chunk naming) or
+  // unrelated files are not GulpIO chunks.
+  const std::string one = tmp / "one";
+  fs::create_directories(one);
+  test::WriteFile(one + "/data_7.gulp", "");
+  test::WriteFile(one + "/notes.txt", "x");
+  BOOST_TEST(Dataset::Create(one)->Count() == 0u);
+  const std::string pair = tmp / "pair";
+  fs::create_directories(pair);
+  test::WriteFile(pair + "/data_x3.gulp", "");
+  test::WriteFile(pair + "/meta_x3.gmeta", "{}");
+  BOOST_CHECK_THROW(Dataset::Create(pair), InvalidArgumentError);
+  BOOST_TEST(!fs::exists(pair + "/gulpdb.index"));
+}
+
+// Sets the modification time of `path` `seconds` into the future, as a
+// later write by another program would.
+void TouchLater(const std::string& path, int seconds) {
+  const auto t = fs::last_write_time(path);
+  fs::last_write_time(path, t + std::chrono::seconds(seconds));
+}
+
+// What GulpIO/GulpIO2 tools may do to a directory after gulpdb indexed it in
+// place, and the file each change must be reported for.
+struct ForeignChange {
+  const char* name;
+  const char* file;  // named in the error
+  std::function<void(const std::string&)> apply;
+};
+
+std::vector<ForeignChange> ForeignChanges() {
+  return {
+      {"gmeta rewritten, same size", "meta_3.gmeta",
+       [](const std::string& dir) {
+         std::string text = test::ReadFile(dir + "/meta_3.gmeta");
+         const size_t at = text.find("\"label\": \"");
+         BOOST_REQUIRE(at != std::string::npos);
+         text[at + 10] = static_cast<char>(std::toupper(text[at + 10]));
+         test::WriteFile(dir + "/meta_3.gmeta", text);
+         TouchLater(dir + "/meta_3.gmeta", 2);
+       }},
+      {"gmeta rewritten, other size", "meta_3.gmeta",
+       [](const std::string& dir) {
+         std::string text = test::ReadFile(dir + "/meta_3.gmeta");
+         text.insert(text.find("\"label\""), "\"x\": 1, ");
+         test::WriteFile(dir + "/meta_3.gmeta", text);
+       }},
+      {"chunk pair appended", "data_11.gulp",
+       [](const std::string& dir) {
+         fs::copy_file(dir + "/data_0.gulp", dir + "/data_11.gulp");
+         std::string text = test::ReadFile(dir + "/meta_0.gmeta");
+         text.replace(text.find("{\"0\": "), 6, "{\"x0\": ");
+         text.replace(text.find(", \"1\": {"), 8, ", \"x1\": {");
+         test::WriteFile(dir + "/meta_11.gmeta", text);
+       }},
+      {"bytes appended to a chunk", "data_4.gulp",
+       [](const std::string& dir) {
+         test::WriteFile(dir + "/data_4.gulp", test::ReadFile(dir + "/data_4.gulp") + "\xff\xd8zz");
+       }},
+      {"chunk removed", "data_5.gulp",
+       [](const std::string& dir) {
+         fs::remove(dir + "/data_5.gulp");
+         fs::remove(dir + "/meta_5.gmeta");
+       }},
+      {"gmeta removed", "meta_6.gmeta",
+       [](const std::string& dir) { fs::remove(dir + "/meta_6.gmeta"); }},
+  };
+}
+
+BOOST_AUTO_TEST_CASE(in_place_index_refuses_gulpio_changes_made_after_import) {
+  for (const ForeignChange& change : ForeignChanges()) {
+    BOOST_TEST_CONTEXT(change.name) {
+      TempDir tmp;
+      const std::string dir = tmp / "gio";
+      CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+      ImportGulpio(dir);
+      BOOST_TEST(Dataset::Open(dir)->Count() == 22u);
+      BOOST_TEST(Check(dir).healthy());
+      change.apply(dir);
+      try {
+        Dataset::Open(dir);
+        BOOST_ERROR("a stale index should not open");
+      } catch (const CorruptionError& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find("changed since it was indexed") != std::string::npos, what);
+        BOOST_TEST(what.find(change.file) != std::string::npos, what);
+        BOOST_TEST(what.find("gulpdb import " + dir + " --reindex") != std::string::npos, what);
+      }
+      const CheckReport report = Check(dir);
+      BOOST_TEST(!report.healthy());
+      bool named = false;
+      for (const CheckProblem& p : report.problems) {
+        if (p.where == change.file && p.what.find("changed since") != std::string::npos) {
+          named = true;
+        }
+      }
+      BOOST_TEST(named);
+    }
+  }
+}
+
+// gulpdb's own writes to an imported directory (new chunks, .gmeta files
+// rewritten by an export in place) are not foreign changes.
+BOOST_AUTO_TEST_CASE(in_place_index_accepts_its_own_appends_and_exports) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  const auto frames = test::FixtureFrames("7");
+  {
+    auto ds = OpenRw(dir);
+    ds->Remove({"6"});  // meta_3.gmeta changes size when exported
+    auto w = ds->NewWriter();
+    w->Append("new_a", test::Views(frames), R"({"label": "circle", "idx": 0})");
+    w->Commit();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a coarse clock ticks
+  ExportGmeta(*Dataset::Open(dir));
+  BOOST_TEST(fs::exists(dir + "/meta_11.gmeta"));
+  BOOST_TEST(Dataset::Open(dir)->Count() == 22u);
+  BOOST_TEST(Check(dir).healthy());
+  {
+    auto ds = OpenRw(dir);
+    auto w = ds->NewWriter();
+    w->Append("new_b", {frames[0]}, "{}");
+    w->Commit();
+  }
+  ExportGmeta(*Dataset::Open(dir));
+  BOOST_TEST(Dataset::Open(dir)->Count() == 23u);
+  BOOST_TEST(Check(dir).healthy());
+}
+
+// import --reindex rebuilds the index of a changed directory from its .gmeta
+// files, and refuses to drop videos no .gmeta describes unless told.
+BOOST_AUTO_TEST_CASE(reindex_rebuilds_a_changed_directory_and_keeps_unexported_videos_safe) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  ForeignChanges()[2].apply(dir);  // a chunk pair appended
+  BOOST_CHECK_THROW(Dataset::Open(dir), CorruptionError);
+  BOOST_CHECK_THROW(ImportGulpio(dir), InvalidArgumentError);  // already indexed
+  ImportOptions re;
+  re.reindex = true;
+  BOOST_TEST(ImportGulpio(dir, re).videos == 24u);
+  {
+    auto ds = Dataset::Open(dir);
+    BOOST_TEST(ds->Count() == 24u);
+    BOOST_TEST(ds->Contains("x1"));
+  }
+  BOOST_TEST(Check(dir).healthy());
+  BOOST_TEST(!fs::exists(dir + "/gulpdb.index.importing"));
+
+  // Videos gulpdb wrote and did not export: refused, and the index stays.
+  const auto frames = test::FixtureFrames("7");
+  {
+    auto ds = OpenRw(dir);
+    auto w = ds->NewWriter();
+    w->Append("mine", test::Views(frames), "{}");
+    w->Commit();
+  }
+  try {
+    ImportGulpio(dir, re);
+    BOOST_ERROR("re-indexing should refuse to drop 'mine'");
+  } catch (const InvalidArgumentError& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("1 videos") != std::string::npos, what);
+    BOOST_TEST(what.find("'mine'") != std::string::npos, what);
+    BOOST_TEST(what.find("gulpdb export " + dir) != std::string::npos, what);
+  }
+  BOOST_TEST(Dataset::Open(dir)->Contains("mine"));
+  BOOST_TEST(!fs::exists(dir + "/gulpdb.index.importing"));
+  // Exported, they are described and survive a re-index.
+  ExportGmeta(*Dataset::Open(dir));
+  BOOST_TEST(ImportGulpio(dir, re).videos == 25u);
+  BOOST_TEST(Dataset::Open(dir)->Get("mine").frames.size() == frames.size());
+
+  // Not exported before a foreign change: dropped only when asked to.
+  {
+    auto ds = OpenRw(dir);
+    auto w = ds->NewWriter();
+    w->Append("mine2", {frames[0]}, "{}");
+    w->Commit();
+  }
+  ForeignChanges()[0].apply(dir);
+  BOOST_CHECK_THROW(ImportGulpio(dir, re), InvalidArgumentError);
+  re.discard_unexported = true;
+  const ImportReport r = ImportGulpio(dir, re);
+  BOOST_TEST(r.videos == 25u);
+  BOOST_TEST(!r.warnings.empty());
+  auto ds = Dataset::Open(dir);
+  BOOST_TEST(!ds->Contains("mine2"));
+  BOOST_TEST(ds->Get("6").meta_data.find("\"Circle\"") != std::string::npos,
+             ds->Get("6").meta_data);
+  BOOST_TEST(Check(dir).healthy());
+}
+
+// A dataset imported before file stamps were recorded opens and works as it
+// did: nothing to compare, so changes go unnoticed (as they did then).
+BOOST_AUTO_TEST_CASE(imported_dataset_without_stamps_still_opens) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  {
+    // Strip what this version records, as the previous one wrote the index.
+    auto ds = OpenRw(dir);
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    impl.env->Update([&](index::Txn& txn) {
+      for (const ChunkInfo& c : ds->Chunks()) {
+        index::ChunkRecord r = impl.GetChunk(txn, c.number);
+        r.data_stamp.reset();
+        r.meta_stamp.reset();
+        impl.PutChunk(txn, c.number, r);
+      }
+      index::DatasetInfo info = impl.GetInfo(txn);
+      info.source_stamps = false;
+      txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  }
+  ForeignChanges()[1].apply(dir);
+  BOOST_TEST(Dataset::Open(dir)->Count() == 22u);
+  BOOST_TEST(Check(dir).healthy());
+  // Re-indexing records stamps from then on.
+  ImportOptions re;
+  re.reindex = true;
+  ImportGulpio(dir, re);
+  ForeignChanges()[3].apply(dir);
+  BOOST_CHECK_THROW(Dataset::Open(dir), CorruptionError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

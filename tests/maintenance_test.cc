@@ -9,8 +9,10 @@
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "engine/dataset_impl.h"
+#include "engine/file_util.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "support/test_util.h"
@@ -292,6 +294,243 @@ BOOST_AUTO_TEST_CASE(merge_attaches_inner_shards_and_copies_outer_ones) {
   }
   BOOST_TEST(Check(out).healthy());
   BOOST_CHECK_THROW(Merge(out, {out}), InvalidArgumentError);
+}
+
+// A shard ingested on its own: videos with GulpIO's {"id", "label", "idx"}
+// meta and, when `write_map`, a label2idx.json of `labels` (label, idx).
+void LabeledShard(const std::string& dir,
+                  const std::vector<std::tuple<std::string, std::string, int>>& videos,
+                  const std::vector<std::pair<std::string, int>>& labels, bool write_map = true) {
+  auto ds = Dataset::Create(dir);
+  auto w = ds->NewWriter();
+  uint32_t seed = 0;
+  for (const auto& [id, label, idx] : videos) {
+    w->Append(id, {FakeJpeg(30 + seed, seed)},
+              "{\"id\": \"" + id + "\", \"note\": [1.50, \"x\"], \"label\": \"" + label +
+                  "\", \"idx\": " + std::to_string(idx) + "}");
+    ++seed;
+  }
+  w->Commit();
+  if (!write_map) return;
+  std::string json = "{";
+  for (const auto& [label, idx] : labels) {
+    json += (json.size() > 1 ? ", " : "") + ("\"" + label + "\": " + std::to_string(idx));
+  }
+  test::WriteFile(dir + "/label2idx.json", json + "}");
+}
+
+std::string MetaOf(const std::string& id, const std::string& label, int idx) {
+  return "[{\"id\": \"" + id + "\", \"note\": [1.50, \"x\"], \"label\": \"" + label +
+         "\", \"idx\": " + std::to_string(idx) + "}]";
+}
+
+// Shards with different label lists: one label map for the output, and every
+// merged video's idx rewritten to it, on both merge paths.
+BOOST_AUTO_TEST_CASE(merge_builds_one_label_map_and_rewrites_idx) {
+  for (const bool inside : {true, false}) {
+    BOOST_TEST_CONTEXT((inside ? "attached" : "copied")) {
+      TempDir tmp;
+      const std::string out = tmp / "out";
+      const std::string root = inside ? out + "/shards" : tmp / "shards";
+      fs::create_directories(root);
+      LabeledShard(root + "/a", {{"a0", "cat", 0}, {"a1", "dog", 1}}, {{"cat", 0}, {"dog", 1}});
+      LabeledShard(root + "/b", {{"b0", "bird", 0}, {"b1", "cat", 1}}, {{"bird", 0}, {"cat", 1}});
+      Merge(out, {root + "/a", root + "/b"});
+      BOOST_TEST(test::ReadFile(out + "/label2idx.json") ==
+                 "{\"bird\": 0, \"cat\": 1, \"dog\": 2}");
+      auto ds = Dataset::Open(out);
+      BOOST_TEST(ds->Get("a0").meta_data == MetaOf("a0", "cat", 1));
+      BOOST_TEST(ds->Get("a1").meta_data == MetaOf("a1", "dog", 2));
+      BOOST_TEST(ds->Get("b0").meta_data == MetaOf("b0", "bird", 0));
+      BOOST_TEST(ds->Get("b1").meta_data == MetaOf("b1", "cat", 1));
+      BOOST_TEST(Check(out).healthy());
+      // The shards keep their own meta.
+      BOOST_TEST(Dataset::Open(root + "/a")->Get("a0").meta_data == MetaOf("a0", "cat", 0));
+
+      // A later merge keeps the output's indices and numbers new labels after them.
+      LabeledShard(root + "/c", {{"c0", "ant", 0}, {"c1", "dog", 1}}, {{"ant", 0}, {"dog", 1}});
+      Merge(out, {root + "/c"});
+      BOOST_TEST(test::ReadFile(out + "/label2idx.json") ==
+                 "{\"bird\": 0, \"cat\": 1, \"dog\": 2, \"ant\": 3}");
+      ds = Dataset::Open(out);
+      BOOST_TEST(ds->Get("c0").meta_data == MetaOf("c0", "ant", 3));
+      BOOST_TEST(ds->Get("c1").meta_data == MetaOf("c1", "dog", 2));
+      BOOST_TEST(ds->Get("a1").meta_data == MetaOf("a1", "dog", 2));
+    }
+  }
+}
+
+// Shards that share one label map (a distributed ingest): nothing is rewritten.
+BOOST_AUTO_TEST_CASE(merge_of_shards_sharing_a_label_map_keeps_meta_as_it_is) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  fs::create_directories(out + "/s");
+  const std::vector<std::pair<std::string, int>> map = {{"cat", 0}, {"dog", 1}, {"eel", 2}};
+  LabeledShard(out + "/s/0", {{"x0", "dog", 1}}, map);
+  LabeledShard(out + "/s/1", {{"x1", "eel", 2}, {"x2", "cat", 0}}, map);
+  Merge(out, {out + "/s/0", out + "/s/1"});
+  BOOST_TEST(test::ReadFile(out + "/label2idx.json") ==
+             test::ReadFile(out + "/s/0/label2idx.json"));
+  auto ds = Dataset::Open(out);
+  BOOST_TEST(ds->Get("x0").meta_data == MetaOf("x0", "dog", 1));
+  BOOST_TEST(ds->Get("x2").meta_data == MetaOf("x2", "cat", 0));
+}
+
+// Inconsistent label input is refused before anything is written, with every
+// conflict listed; datasets without labels merge without a map.
+BOOST_AUTO_TEST_CASE(merge_refuses_conflicting_labels_and_ignores_unlabeled_data) {
+  TempDir tmp;
+  // Videos that disagree with their own shard's label2idx.json.
+  LabeledShard(tmp / "bad", {{"v0", "cat", 0}, {"v1", "dog", 5}}, {{"cat", 0}, {"dog", 1}});
+  // A shard without a map whose videos give one label two indices.
+  LabeledShard(tmp / "bad2", {{"w0", "cat", 0}, {"w1", "cat", 1}}, {}, false);
+  LabeledShard(tmp / "good", {{"g0", "cat", 0}}, {{"cat", 0}});
+  for (const std::string& shard : {tmp / "bad", tmp / "bad2"}) {
+    BOOST_TEST_CONTEXT(shard) {
+      const std::string out = tmp / "out";
+      try {
+        Merge(out, {tmp / "good", shard});
+        BOOST_ERROR("merge should refuse inconsistent labels");
+      } catch (const InvalidArgumentError& e) {
+        const std::string what = e.what();
+        BOOST_TEST(what.find(shard) != std::string::npos, what);
+        BOOST_TEST(what.find(shard == tmp / "bad" ? "'v1'" : "'w1'") != std::string::npos, what);
+      }
+      BOOST_TEST(!fs::exists(out));
+    }
+  }
+  Filled(tmp / "plain_a", 2, 4).reset();
+  Filled(tmp / "plain_b", 0, 4).reset();
+  { auto b = Dataset::Open(tmp / "plain_b"); }
+  Merge(tmp / "plain_out", {tmp / "plain_a"});
+  BOOST_TEST(!fs::exists(tmp / "plain_out/label2idx.json"));
+  BOOST_TEST(Dataset::Open(tmp / "plain_out")->Count() == 2u);
+}
+
+// Merge checks every shard before it creates or changes the output.
+BOOST_AUTO_TEST_CASE(merge_validates_every_shard_before_touching_the_output) {
+  TempDir tmp;
+  Filled(tmp / "a", 3, 4).reset();
+  fs::create_directories(tmp / "not_a_dataset");
+  for (const std::string& bad : {tmp / "missing", tmp / "not_a_dataset"}) {
+    BOOST_TEST_CONTEXT(bad) {
+      try {
+        Merge(tmp / "out", {tmp / "a", bad});
+        BOOST_ERROR("merge with a bad shard should fail");
+      } catch (const NotFoundError& e) {
+        BOOST_TEST(std::string(e.what()).find(bad) != std::string::npos, e.what());
+      }
+      BOOST_TEST(!fs::exists(tmp / "out"));
+    }
+  }
+  // An existing output is left as it was, too.
+  Filled(tmp / "out2", 1, 4).reset();
+  BOOST_CHECK_THROW(Merge(tmp / "out2", {tmp / "a", tmp / "missing"}), NotFoundError);
+  BOOST_TEST(Dataset::Open(tmp / "out2")->Count() == 1u);
+}
+
+// Compaction of a merged output copies the live videos out of attached
+// chunks and never deletes the shard's files; the shard refuses writers of
+// its own but can still be read.
+BOOST_AUTO_TEST_CASE(compact_after_in_place_merge_keeps_the_shards_files) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  const std::string shard = out + "/shards/a";
+  fs::create_directories(out + "/shards");
+  Filled(shard, 8, 3).reset();
+  const Contents shard_before = Snapshot(*Dataset::Open(shard));
+  std::vector<std::string> shard_files = engine::ListDirectory(shard);
+  Merge(out, {shard});
+  OpenOptions rw;
+  rw.read_only = false;
+  {
+    auto ds = Dataset::Open(out, rw);
+    ds->Remove({"v0", "v4"});
+    const Contents before = Snapshot(*ds);
+    const CompactReport report = Compact(*ds);
+    BOOST_TEST(report.chunks_rewritten == 2u);
+    BOOST_TEST(report.files_removed.empty());
+    BOOST_TEST((Snapshot(*ds) == before));
+    for (const ChunkInfo& c : ds->Chunks()) {
+      BOOST_TEST(c.file_name.find("data_0.gulp") == std::string::npos, c.file_name);
+    }
+  }
+  BOOST_TEST(Check(out).healthy());
+  BOOST_TEST(engine::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
+  BOOST_TEST(Check(shard).healthy());
+  BOOST_TEST((Snapshot(*Dataset::Open(shard)) == shard_before));
+
+  // The shard's own writers are refused, naming the output.
+  auto s = Dataset::Open(shard, rw);
+  const auto names_out = [&](const InvalidArgumentError& e) {
+    return std::string(e.what()).find("attached to " + fs::canonical(out).string()) !=
+           std::string::npos;
+  };
+  BOOST_CHECK_EXCEPTION(s->NewWriter(), InvalidArgumentError, names_out);
+  BOOST_CHECK_EXCEPTION(s->Remove({"v1"}), InvalidArgumentError, names_out);
+  BOOST_CHECK_EXCEPTION(Compact(*s), InvalidArgumentError, names_out);
+  Filled(tmp / "other", 1, 4).reset();
+  BOOST_CHECK_EXCEPTION(Merge(shard, {tmp / "other"}), InvalidArgumentError, names_out);
+  BOOST_TEST(s->Count() == 8u);
+
+  // A shard the output refuses (a duplicate id) stays its own.
+  {
+    auto dup = Dataset::Create(out + "/shards/dup");
+    auto w = dup->NewWriter();
+    w->Append("v2", {FakeJpeg(50, 9)}, "{}");
+    w->Commit();
+  }
+  BOOST_CHECK_THROW(Merge(out, {out + "/shards/dup"}), InvalidArgumentError);
+  Dataset::Open(out + "/shards/dup", rw)->Remove({"v2"});
+
+  // Re-running the merge attaches nothing twice.
+  const MergeReport again = Merge(out, {shard});
+  BOOST_TEST(again.chunks_attached == 0u);
+  BOOST_TEST(Dataset::Open(out)->Count() == 6u);
+  BOOST_TEST(Check(out).healthy());
+}
+
+// An output merged before chunk owners were recorded: its attached chunks
+// are known by the '/' in their names, and compaction keeps their files too.
+BOOST_AUTO_TEST_CASE(compact_keeps_files_of_shards_attached_before_owners_were_recorded) {
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  const std::string shard = out + "/shards/a";
+  fs::create_directories(out + "/shards");
+  Filled(shard, 6, 3).reset();
+  Merge(out, {shard});
+  OpenOptions rw;
+  rw.read_only = false;
+  {
+    // Strip what this version records, as the previous one wrote the indexes.
+    auto ds = Dataset::Open(out, rw);
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    impl.env->Update([&](index::Txn& txn) {
+      for (const ChunkInfo& c : ds->Chunks()) {
+        index::ChunkRecord r = impl.GetChunk(txn, c.number);
+        r.owner.clear();
+        impl.PutChunk(txn, c.number, r);
+      }
+      txn.Del(impl.info, std::string(index::kAttachedShardKeyPrefix) + "shards/a");
+    });
+    auto s = Dataset::Open(shard, rw);
+    engine::DatasetImpl& si = engine::DatasetAccess::Of(*s);
+    si.env->Update([&](index::Txn& txn) {
+      index::DatasetInfo info = si.GetInfo(txn);
+      info.attached_to.clear();
+      txn.Put(si.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  }
+  const std::vector<std::string> shard_files = engine::ListDirectory(shard);
+  auto ds = Dataset::Open(out, rw);
+  for (const ChunkInfo& c : ds->Chunks()) BOOST_TEST(c.owner.empty());
+  ds->Remove({"v0"});
+  const Contents before = Snapshot(*ds);
+  BOOST_TEST(Compact(*ds).files_removed.empty());
+  BOOST_TEST((Snapshot(*ds) == before));
+  BOOST_TEST(engine::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
+  BOOST_TEST(Check(shard).healthy());
+  BOOST_TEST(Check(out).healthy());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -328,6 +328,76 @@ BOOST_AUTO_TEST_CASE(chunk_and_info_round_trip) {
   BOOST_CHECK_THROW(DecodeDatasetInfo(EncodeDatasetInfo(info), "d"), CorruptionError);
 }
 
+// Chunk records and dataset info as the encoder wrote them before file
+// stamps, owners, source_stamps and attached_to were added (hex of the
+// previous version's EncodeChunkRecord / EncodeDatasetInfo output).
+constexpr const char* kOldAttachedChunk =
+    "1c0000000000000000001200280024001c00180014000c000b000400120000002400000000000001a00f00000000"
+    "0000020000000300000088130000000000000c0000000000000000000000140000007368617264732f612f6461"
+    "74615f302e67756c7000000000";
+constexpr const char* kOldImportedChunk =
+    "1c0000000000000000001200280024001c00180014000c000b000400120000002400000000000001a00f00000000"
+    "000002000000030000008813000000000000180000000c0000006d6574615f332e676d657461000000000b0000"
+    "00646174615f332e67756c7000";
+constexpr const char* kOldInfo =
+    "1c0000001800340030002c002800000027001c0014000c0008000400180000003000000044000000460000000000"
+    "000007000000000000002a000000000000000000000164000000280000000200000001000000040000000b0000"
+    "00646174615f312e67756c700001000000030000002300000067756c70646220302e312e302028696d706f7274"
+    "65642066726f6d2047756c70494f2900";
+
+BOOST_AUTO_TEST_CASE(chunk_and_info_records_from_before_stamps_and_owners_still_decode) {
+  const ChunkRecord attached = DecodeChunkRecord(FromHex(kOldAttachedChunk), "old");
+  BOOST_TEST(attached.file_name == "shards/a/data_0.gulp");
+  BOOST_TEST(attached.committed_length == 5000u);
+  BOOST_TEST(attached.live_bytes == 4000u);
+  BOOST_TEST(attached.owner.empty());
+  BOOST_TEST(attached.attached());  // known by the '/' in its name
+  BOOST_TEST(!attached.data_stamp.has_value());
+  BOOST_TEST(!attached.meta_stamp.has_value());
+  const ChunkRecord imported = DecodeChunkRecord(FromHex(kOldImportedChunk), "old");
+  BOOST_TEST(imported.meta_file == "meta_3.gmeta");
+  BOOST_TEST(!imported.attached());
+  BOOST_TEST(!imported.data_stamp.has_value());
+  const DatasetInfo info = DecodeDatasetInfo(FromHex(kOldInfo), "old");
+  BOOST_TEST(info.total_frames == 70u);
+  BOOST_TEST(info.obsolete_files.at(0) == "data_1.gulp");
+  BOOST_TEST(!info.source_stamps);
+  BOOST_TEST(info.attached_to.empty());
+
+  // Without the new fields the encoder writes exactly the old bytes: they
+  // cost nothing where they are not used.
+  BOOST_TEST(EncodeChunkRecord(attached) == FromHex(kOldAttachedChunk));
+  BOOST_TEST(EncodeChunkRecord(imported) == FromHex(kOldImportedChunk));
+  BOOST_TEST(EncodeDatasetInfo(info) == FromHex(kOldInfo));
+}
+
+BOOST_AUTO_TEST_CASE(stamps_owner_and_attachment_round_trip) {
+  ChunkRecord c;
+  c.file_name = "data_3.gulp";
+  c.meta_file = "meta_3.gmeta";
+  c.data_stamp = FileStamp{7544, 1732482000123456789};
+  c.meta_stamp = FileStamp{0, -5};
+  const ChunkRecord d = DecodeChunkRecord(EncodeChunkRecord(c), "c");
+  BOOST_REQUIRE(d.data_stamp.has_value());
+  BOOST_TEST((*d.data_stamp == *c.data_stamp));
+  BOOST_REQUIRE(d.meta_stamp.has_value());
+  BOOST_TEST((*d.meta_stamp == *c.meta_stamp));
+  BOOST_TEST(!d.attached());
+  c = ChunkRecord();
+  c.file_name = "s/0/data_0.gulp";
+  c.owner = "s/0";
+  const ChunkRecord e = DecodeChunkRecord(EncodeChunkRecord(c), "c");
+  BOOST_TEST(e.owner == "s/0");
+  BOOST_TEST(!e.data_stamp.has_value());
+
+  DatasetInfo info;
+  info.source_stamps = true;
+  info.attached_to = "/data/out";
+  const DatasetInfo j = DecodeDatasetInfo(EncodeDatasetInfo(info), "d");
+  BOOST_TEST(j.source_stamps);
+  BOOST_TEST(j.attached_to == "/data/out");
+}
+
 BOOST_AUTO_TEST_CASE(keys_sort_numerically) {
   BOOST_TEST(ChunkKey(2) < ChunkKey(10));
   BOOST_TEST(OrderKey(1, 500) < OrderKey(2, 0));

@@ -79,6 +79,11 @@ struct ChunkInfo {
   uint64_t live_bytes = 0;
   bool full = false;
   std::string meta_file;  // the .gmeta it was imported from, if any
+  // Attached by an in-place merge: the shard dataset (path relative to this
+  // dataset's directory) that owns the file. Empty for the dataset's own
+  // chunks (and for chunks attached before gulpdb recorded owners, whose
+  // file_name then holds a '/').
+  std::string owner;
 };
 
 struct DatasetStats {
@@ -189,10 +194,16 @@ class Dataset {
  public:
   // Creates a new dataset in `dir` (created if missing; it may already hold
   // other files but no gulpdb index). Throws InvalidArgumentError if a
-  // dataset is already there. Returns it opened read-write.
+  // dataset is already there, or if `dir` holds GulpIO chunks (a
+  // data*.gulp / meta*.gmeta pair: an empty index would hide them; index them
+  // with ImportGulpio, interop.h); nothing is written then. Returns it opened
+  // read-write.
   static std::unique_ptr<Dataset> Create(const std::string& dir, const CreateOptions& options = {});
   // Opens an existing dataset. O(1) in the number of videos. Throws
-  // NotFoundError if `dir` holds no gulpdb index.
+  // NotFoundError if `dir` holds no gulpdb index. An imported dataset also
+  // costs one stat per imported file and one listing of `dir`: it throws
+  // CorruptionError, naming the files and `gulpdb import DIR --reindex`,
+  // when GulpIO files changed since they were indexed (interop.h).
   static std::unique_ptr<Dataset> Open(const std::string& dir, const OpenOptions& options = {});
   // True if `dir` (or `index_dir`, when given) holds a gulpdb index.
   static bool Exists(const std::string& dir, const std::string& index_dir = "");

@@ -37,6 +37,17 @@ struct ImportOptions {
   std::string index_dir;
   // Called after each chunk with (chunks done, chunks in total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Index a directory that already has an index again, from its .gmeta files
+  // (after GulpIO/GulpIO2 tools changed it: Dataset::Open then refuses the
+  // old index). All or nothing: the new index is built beside the old one
+  // and replaces it only when complete (atomically where the file system can
+  // exchange directories). Holds the dataset's writer lock meanwhile. Refused
+  // when videos of the current index would be lost although their chunk file
+  // is still there (gulpdb wrote them and no .gmeta describes them: export
+  // first), unless `discard_unexported`. A directory without an index is
+  // simply imported.
+  bool reindex = false;
+  bool discard_unexported = false;
 };
 
 struct ImportReport {
@@ -51,9 +62,13 @@ struct ImportReport {
 // any .gulp file is changed. Chunks are the data*.gulp / meta*.gmeta pairs,
 // numbered by the first run of digits in the file name. Every frame_info is
 // checked against its data file (inside the file, pad 0..4, length >= pad,
-// no overlap). label2idx.json stays where it is. Throws InvalidArgumentError
-// if `dir` is already indexed, CorruptionError naming the file, id and byte
-// offset for bad .gmeta content. On any error no index is left behind.
+// no overlap). label2idx.json stays where it is. The index records each
+// imported file's size and modification time, so that a later change by
+// GulpIO tools is detected: Dataset::Open refuses the dataset and Check
+// reports it, until it is re-indexed (`reindex`). Throws InvalidArgumentError
+// if `dir` is already indexed (and `reindex` is not set), CorruptionError
+// naming the file, id and byte offset for bad .gmeta content. On any error no
+// index is left behind (a re-index leaves the old one as it was).
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options = {});
 
 struct ExportReport {
@@ -66,7 +81,10 @@ struct ExportReport {
 // the dataset directory) in Python json.dump format, each atomically
 // (temp file, fsync, rename). A chunk imported from a .gmeta keeps that
 // file's name. For an imported dataset that has not changed, the files are
-// byte-identical to the originals.
+// byte-identical to the originals. When `out_dir` is the dataset directory,
+// the index records the new size and time of the imported .gmeta files it
+// rewrote (one write transaction at the end), so that they do not count as
+// changed by another program.
 //
 // Snapshot: all files describe one committed state, even while a writer (in
 // this or another process) commits. The index is read in batches of short
@@ -100,7 +118,10 @@ struct CheckReport {
   bool healthy() const { return problems.empty(); }
 };
 
-// Checks a dataset: a strict superset of GulpIO2's sanity check. The index
+// Checks a dataset: a strict superset of GulpIO2's sanity check. For an
+// imported dataset it also reports each GulpIO file changed since the index
+// was built (docs/format/index_format.md, "Source stamps"), which
+// Dataset::Open refuses. The index
 // file is walked with bounds-checked reads first (OpenOptions::verify_index);
 // if it is damaged, that is the report and nothing else is read. Problems are
 // reported, not thrown; only a dataset that cannot be opened for another

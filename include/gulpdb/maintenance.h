@@ -39,6 +39,12 @@ struct CompactReport {
 // checksums; their chunk and insertion sequence change. Readers that hold a
 // snapshot from before the compaction may fail to open a deleted file;
 // readers that start afterwards see the compacted dataset.
+//
+// Attached chunks (ChunkInfo::owner, from an in-place Merge) are another
+// dataset's files: their live videos are copied into this dataset's own
+// chunks and the chunk records dropped, but the files are never deleted (nor
+// truncated), so the shard stays whole. Throws InvalidArgumentError, before
+// anything changes, when `dataset` is itself attached to another dataset.
 CompactReport Compact(Dataset& dataset, const CompactOptions& options = {});
 
 struct MergeOptions {
@@ -58,9 +64,29 @@ struct MergeReport {
 // Adds the videos of each shard dataset to `out` (a dataset, created when
 // missing). A shard inside `out`'s directory is attached: its chunk files are
 // referenced where they are and no frame is copied; such chunks are closed
-// to further appends, and the shard must not be written on its own any more.
-// Other shards are copied through a Writer. Each shard is one transaction.
-// Duplicate ids follow `on_duplicate` (an error names the id and shard).
+// to further appends. The shard records that it is attached to `out` (its
+// index must be writable) and from then on refuses writers of its own
+// (NewWriter, Remove, Compact, Merge into it throw InvalidArgumentError
+// naming `out`); it can still be read. Attaching the same shard again does
+// nothing. Other shards are copied through a Writer. Each shard is one
+// transaction of `out`. Duplicate ids follow `on_duplicate` (an error names
+// the id and shard).
+//
+// Labels: the result has one label map, <out>/label2idx.json: `out`'s own
+// indices kept (from its label2idx.json, or from its videos' meta when it
+// has none), the shards' other labels sorted and numbered after them (as
+// ingest numbers new labels). Each merged video whose label's index differs
+// gets the "idx" member of its meta entries rewritten; every other byte of
+// its meta stays. Shards that already use the output's indices (a
+// distributed ingest with one label map) cost no rewrite. Datasets without
+// labels get no map.
+//
+// Before `out` is created or anything is written, every shard is checked:
+// it exists and is a dataset (NotFoundError), is not `out` itself, is not
+// listed twice, is not attached to another dataset, and its labels are
+// consistent (each video's idx agrees with its own label2idx.json, or,
+// without one, with the other videos; InvalidArgumentError listing the
+// conflicts). `out` must not be attached to another dataset.
 MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
                   const MergeOptions& options = {});
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 from typing import Any, Dict, List
 
 import numpy as np
@@ -194,9 +195,15 @@ def test_meta_mappings_match_the_gmeta_files(gulpio_copy):
 def test_open_does_not_load_meta_files(gulpio_copy):
     directory = gulpio_copy("gulpio2_csv_jpeg")
     gulpdb.GulpDirectory(directory, quiet=True)  # builds the index
+    # Unreadable .gmeta files with the size and time the index recorded (open
+    # compares those, one stat each, and reads no .gmeta byte).
     for name in os.listdir(directory):
         if name.endswith(".gmeta"):
-            os.remove(os.path.join(directory, name))
+            path = os.path.join(directory, name)
+            st = os.stat(path)
+            with open(path, "r+b") as f:
+                f.write(b"\0" * st.st_size)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     gd = gulpdb.GulpDirectory(directory)
     frames, meta = gd["3"]
     assert meta["label"] == "square" and len(frames) == 1
@@ -236,6 +243,76 @@ def test_read_only_directory_is_indexed_in_the_user_cache(gulpio_copy, monkeypat
     assert "20" not in gd and len(gd.merged_meta_dict) == 20
     with pytest.raises(PermissionError):
         gd.new_chunk().append("x", {}, [synthetic_frames(0, 1)[0]])
+
+
+def _rewrite_gmeta(directory: str) -> None:
+    path = os.path.join(directory, "meta_3.gmeta")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace('"square"', '"SQUARE"'))
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+
+
+def _append_pair(directory: str) -> None:
+    shutil.copyfile(os.path.join(directory, "data_0.gulp"), os.path.join(directory, "data_11.gulp"))
+    with open(os.path.join(directory, "meta_0.gmeta")) as f:
+        meta = json.load(f)
+    with open(os.path.join(directory, "meta_11.gmeta"), "w") as f:
+        json.dump({"new_" + k: v for k, v in meta.items()}, f)
+
+
+def _append_bytes(directory: str) -> None:
+    with open(os.path.join(directory, "data_4.gulp"), "ab") as f:
+        f.write(b"\xff\xd8zz")
+
+
+def _remove_pair(directory: str) -> None:
+    os.remove(os.path.join(directory, "data_10.gulp"))
+    os.remove(os.path.join(directory, "meta_10.gmeta"))
+
+
+# What GulpIO/GulpIO2 tools may do to a directory after gulpdb indexed it,
+# and how the directory reads when indexed afresh afterwards.
+GULPIO_CHANGES = [
+    ("gmeta rewritten", _rewrite_gmeta, lambda gd: gd["7"][1]["label"] == "SQUARE"),
+    ("pair appended", _append_pair, lambda gd: "new_0" in gd and len(gd.merged_meta_dict) == 24),
+    ("bytes appended", _append_bytes, lambda gd: len(gd.merged_meta_dict) == 22),
+    ("pair removed", _remove_pair, lambda gd: "20" not in gd and len(gd.merged_meta_dict) == 20),
+]
+
+
+def test_append_mode_refuses_a_plain_gulpio_directory(gulpio_copy):
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    before = sorted(os.listdir(directory))
+    with pytest.raises(ValueError, match="gulpdb import"):
+        gulpdb.Dataset(directory, "a")
+    assert sorted(os.listdir(directory)) == before
+    assert len(gulpdb.GulpDirectory(directory, quiet=True).merged_meta_dict) == 22
+
+
+@pytest.mark.parametrize("name,change,check", GULPIO_CHANGES, ids=[c[0] for c in GULPIO_CHANGES])
+def test_in_place_index_refuses_a_directory_changed_by_gulpio(gulpio_copy, name, change, check):
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    gulpdb.GulpDirectory(directory, quiet=True)
+    change(directory)
+    with pytest.raises(gulpdb.CorruptionError, match="changed since it was indexed.*--reindex"):
+        gulpdb.GulpDirectory(directory)
+
+
+@pytest.mark.parametrize("name,change,check", GULPIO_CHANGES, ids=[c[0] for c in GULPIO_CHANGES])
+def test_cached_index_follows_changes_made_by_gulpio(
+    gulpio_copy, monkeypatch, capsys, name, change, check
+):
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    monkeypatch.setattr(gulpdb._index_cache, "_dir_is_writable", lambda path: False)
+    assert len(gulpdb.GulpDirectory(directory).merged_meta_dict) == 22
+    capsys.readouterr()
+    change(directory)
+    gd = gulpdb.GulpDirectory(directory)
+    assert "indexing it again" in capsys.readouterr().err
+    assert check(gd)
 
 
 def test_gulp_chunk_api(gulpio_copy):
