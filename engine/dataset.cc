@@ -345,7 +345,7 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
     // Only imported datasets record stamps; the others pay nothing here.
     if (check_sources && info.source_stamps) {
       const std::vector<engine::SourceChange> changes = engine::FindSourceChanges(*impl, txn);
-      if (!changes.empty()) throw CorruptionError(engine::SourceChangesMessage(*impl, changes));
+      if (!changes.empty()) throw StaleIndexError(engine::SourceChangesMessage(*impl, changes));
     }
   }
   return engine::DatasetAccess::Make(std::move(impl));

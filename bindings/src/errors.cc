@@ -6,7 +6,9 @@
 //   IoError                OSError
 //   BusyError              gulpdb.BusyError, a subclass of OSError
 //   CorruptionError        gulpdb.CorruptionError, a subclass of OSError (as
-//                          Pillow's "image file is truncated" is an OSError)
+//                          Pillow's "image file is truncated" is an OSError);
+//                          StaleIndexError: gulpdb.StaleIndexError, a subclass
+//                          of gulpdb.CorruptionError
 //   ResourceExhaustedError MemoryError for an OutOfMemoryError (memory ran
 //                          out, or a decode would exceed the pixel limit);
 //                          OSError otherwise (a full disk, LimitExceededError
@@ -31,8 +33,9 @@ void SetOsError(PyObject* type, int err, const std::string& message) {
   Py_DECREF(args);
 }
 
-PyObject* busy_error = nullptr;        // gulpdb.BusyError (set by RegisterErrors)
-PyObject* corruption_error = nullptr;  // gulpdb.CorruptionError
+PyObject* busy_error = nullptr;         // gulpdb.BusyError (set by RegisterErrors)
+PyObject* corruption_error = nullptr;   // gulpdb.CorruptionError
+PyObject* stale_index_error = nullptr;  // gulpdb.StaleIndexError, a CorruptionError
 
 void Translate(const Error& e) {
   const std::string message = e.what();
@@ -50,7 +53,9 @@ void Translate(const Error& e) {
           message.c_str());
       return;
     case ErrorCode::kCorruption:
-      PyErr_SetString(corruption_error, message.c_str());
+      PyErr_SetString(dynamic_cast<const StaleIndexError*>(&e) != nullptr ? stale_index_error
+                                                                          : corruption_error,
+                      message.c_str());
       return;
     case ErrorCode::kIoError:
       PyErr_SetString(PyExc_OSError, message.c_str());
@@ -91,7 +96,16 @@ void RegisterErrors(py::module_& m) {
       "decodable JPEG. A subclass of OSError (like Pillow's errors for broken images).",
       PyExc_OSError, nullptr);
   if (corruption_error == nullptr) throw py::error_already_set();
+  stale_index_error = PyErr_NewExceptionWithDoc(
+      "gulpdb.StaleIndexError",
+      "A GulpIO directory changed (by GulpIO tools) after gulpdb indexed it in place:\n"
+      "the index no longer describes its .gulp/.gmeta files. Re-index it with\n"
+      "gulpdb.import_gulpio(path, reindex=True) or `gulpdb import DIR --reindex`.\n"
+      "A subclass of CorruptionError.",
+      corruption_error, nullptr);
+  if (stale_index_error == nullptr) throw py::error_already_set();
   m.attr("BusyError") = py::reinterpret_borrow<py::object>(busy_error);
+  m.attr("StaleIndexError") = py::reinterpret_borrow<py::object>(stale_index_error);
   m.attr("CorruptionError") = py::reinterpret_borrow<py::object>(corruption_error);
 
   py::register_exception_translator([](std::exception_ptr p) {

@@ -36,9 +36,11 @@ DuplicatePolicy ToDuplicatePolicy(const std::string& text) {
 }
 
 py::dict ImportGulpioPy(const std::string& path, const std::string& index_dir,
-                        const std::string& on_duplicate, bool skip_missing_meta,
-                        const py::object& progress) {
+                        const std::string& on_duplicate, bool skip_missing_meta, bool reindex,
+                        bool discard_unexported, const py::object& progress) {
   ImportOptions options;
+  options.reindex = reindex;
+  options.discard_unexported = discard_unexported;
   options.on_duplicate = ToDuplicatePolicy(on_duplicate);
   options.skip_missing_meta = skip_missing_meta;
   options.index_dir = index_dir;
@@ -100,6 +102,7 @@ py::dict CheckPy(const std::string& path, bool deep, const py::object& progress)
 void BindInterop(py::module_& m) {
   m.def("import_gulpio", &ImportGulpioPy, py::arg("path"), py::arg("index_dir") = "",
         py::arg("on_duplicate") = "error", py::arg("skip_missing_meta") = false,
+        py::arg("reindex") = false, py::arg("discard_unexported") = false,
         py::arg("progress") = py::none(),
         "Indexes a GulpIO directory in place (no .gulp byte changes); returns a report dict.");
   m.def("export_gmeta", &ExportGmetaPy, py::arg("dataset"), py::arg("out_dir") = "",

@@ -115,6 +115,11 @@ GULPDB_DEFINE_ERROR(OutOfMemoryError, ResourceExhaustedError);
 // maximum size). A full disk is a plain ResourceExhaustedError.
 GULPDB_DEFINE_ERROR(LimitExceededError, ResourceExhaustedError);
 
+// An index built from a GulpIO directory no longer describes it: GulpIO tools
+// rewrote, added or removed .gulp/.gmeta files after the import. Re-index
+// the directory (ImportOptions::reindex, `gulpdb import DIR --reindex`).
+GULPDB_DEFINE_ERROR(StaleIndexError, CorruptionError);
+
 #undef GULPDB_DEFINE_ERROR
 
 // Throws the Error subclass that matches `code` (to raise a new error from a

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import glob
 import hashlib
+import json
 import os
 import shutil
 import warnings
@@ -224,14 +225,19 @@ def test_gulp_chunk_takes_any_file_names(tmp_path, capsys):
     assert meta == items["1"]["meta_data"][0] and len(frames) == 2
     with pytest.raises(KeyError):
         chunk["5"]
-    # A chunk GulpIO2 added to a directory after it was indexed.
+    # A chunk GulpIO2 added to a directory after it was indexed in place: the
+    # directory is indexed again, and the chunk is one of the index's.
     gio = str(tmp_path / "gio")
     shutil.copytree(os.path.join(FIXTURES, "gulpio2_csv_jpeg"), gio)
     assert len(gulpio2.GulpDirectory(gio, quiet=True).merged_meta_dict) == 22
     shutil.copy(f"{folder}/train.gulp", f"{gio}/data_99.gulp")
-    shutil.copy(f"{folder}/train.gmeta", f"{gio}/meta_99.gmeta")
+    with open(f"{folder}/train.gmeta") as f:
+        late_meta = {f"late_{k}": v for k, v in json.load(f).items()}
+    with open(f"{gio}/meta_99.gmeta", "w") as f:
+        json.dump(late_meta, f)
     late = gulpio2.GulpChunk(f"{gio}/data_99.gulp", f"{gio}/meta_99.gmeta")
-    assert late.chunk_id == 99 and list(late.meta_dict) == ["0", "1"]
+    assert late.chunk_id == 99 and list(late.meta_dict) == ["late_0", "late_1"]
+    assert "changed since it was indexed; indexing it again" in capsys.readouterr().err
     # A new chunk under such a name is written as the next data_<N>.gulp.
     fresh = tmp_path / "fresh"
     new = gulpio2.GulpChunk(str(fresh / "videos.gulp"), str(fresh / "videos.gmeta"))

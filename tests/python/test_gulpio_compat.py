@@ -256,10 +256,12 @@ def _rewrite_gmeta(directory: str) -> None:
 
 
 def _append_pair(directory: str) -> None:
-    shutil.copyfile(os.path.join(directory, "data_0.gulp"), os.path.join(directory, "data_11.gulp"))
+    # As GulpIO2's writers do: the next chunk number after the existing files.
+    n = 1 + max(int(name[5:-5]) for name in os.listdir(directory) if name.startswith("data_"))
+    shutil.copyfile(os.path.join(directory, "data_0.gulp"), os.path.join(directory, f"data_{n}.gulp"))
     with open(os.path.join(directory, "meta_0.gmeta")) as f:
         meta = json.load(f)
-    with open(os.path.join(directory, "meta_11.gmeta"), "w") as f:
+    with open(os.path.join(directory, f"meta_{n}.gmeta"), "w") as f:
         json.dump({"new_" + k: v for k, v in meta.items()}, f)
 
 
@@ -294,11 +296,41 @@ def test_append_mode_refuses_a_plain_gulpio_directory(gulpio_copy):
 
 @pytest.mark.parametrize("name,change,check", GULPIO_CHANGES, ids=[c[0] for c in GULPIO_CHANGES])
 def test_in_place_index_refuses_a_directory_changed_by_gulpio(gulpio_copy, name, change, check):
+    # The native API refuses a stale in-place index, naming the way out.
     directory = gulpio_copy("gulpio2_csv_jpeg")
     gulpdb.GulpDirectory(directory, quiet=True)
     change(directory)
-    with pytest.raises(gulpdb.CorruptionError, match="changed since it was indexed.*--reindex"):
-        gulpdb.GulpDirectory(directory)
+    with pytest.raises(gulpdb.StaleIndexError, match="changed since it was indexed.*--reindex"):
+        gulpdb.Dataset(directory)
+    assert issubclass(gulpdb.StaleIndexError, gulpdb.CorruptionError)
+    gulpdb.import_gulpio(directory, reindex=True)
+    assert check(gulpdb.GulpDirectory(directory, quiet=True))
+
+
+@pytest.mark.parametrize("name,change,check", GULPIO_CHANGES, ids=[c[0] for c in GULPIO_CHANGES])
+def test_gulpio_api_indexes_a_changed_directory_again(gulpio_copy, capsys, name, change, check):
+    # GulpIO2's API indexed the directory by itself, so it indexes it again by
+    # itself: code written for GulpIO2 keeps working beside GulpIO2's writers.
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    gulpdb.GulpDirectory(directory, quiet=True)
+    change(directory)
+    gd = gulpdb.GulpDirectory(directory)
+    assert check(gd)
+    assert "changed since it was indexed; indexing it again" in capsys.readouterr().err
+    assert gulpdb.check(directory)["healthy"]
+
+
+def test_gulpio_api_reindex_never_drops_videos_gulpdb_wrote(gulpio_copy):
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    gulpdb.GulpDirectory(directory, quiet=True)  # indexes it in place
+    with gulpdb.Dataset(directory, "r+") as ds:
+        with ds.writer() as w:
+            w.append("written_by_gulpdb", synthetic_frames(1, 2))
+    _append_pair(directory)
+    with pytest.raises(ValueError, match="discard"):
+        gulpdb.GulpDirectory(directory, quiet=True)
+    with pytest.raises(gulpdb.StaleIndexError):
+        gulpdb.Dataset(directory)  # nothing was changed by the refused re-index
 
 
 @pytest.mark.parametrize("name,change,check", GULPIO_CHANGES, ids=[c[0] for c in GULPIO_CHANGES])

@@ -49,6 +49,7 @@ from ._gulpdb import (
     ChunkInfo,
     CorruptionError,
     DatasetStats,
+    StaleIndexError,
     VideoInfo,
     decode_jpeg,
     encode_jpeg,
@@ -78,6 +79,7 @@ __all__ = [
     "DatasetStats",
     "BusyError",
     "CorruptionError",
+    "StaleIndexError",
     "decode_jpeg",
     "encode_jpeg",
     "import_gulpio",
@@ -104,6 +106,8 @@ def import_gulpio(
     index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     on_duplicate: str = "error",
     skip_missing_meta: bool = False,
+    reindex: bool = False,
+    discard_unexported: bool = False,
     progress: Progress = None,
 ) -> Dict[str, Any]:
     """Indexes a GulpIO/GulpIO2 directory in place; no byte of a ``.gulp`` file changes.
@@ -117,13 +121,19 @@ def import_gulpio(
             ``"keep_first"`` / ``"keep_last"`` chunk wins.
         skip_missing_meta: skip a data file without its ``.gmeta`` (with a
             warning in the report) instead of failing.
+        reindex: index a directory that is already indexed again, from its
+            ``.gmeta`` files (after GulpIO tools changed it: see
+            :class:`StaleIndexError`); all or nothing. Refused when videos
+            that gulpdb wrote and no ``.gmeta`` describes would be lost,
+            unless ``discard_unexported``.
+        discard_unexported: with ``reindex``, drop such videos.
         progress: called as ``progress(chunks_done, chunks_total)``.
 
     Returns:
         ``{'chunks', 'videos', 'frames', 'gmeta_bytes', 'warnings'}``.
 
     Raises:
-        ValueError: already indexed, or bad file names.
+        ValueError: already indexed (without ``reindex``), or bad file names.
         gulpdb.CorruptionError: a ``.gmeta`` that does not match its data file.
     """
     return _gulpdb.import_gulpio(
@@ -131,6 +141,8 @@ def import_gulpio(
         index_dir=os.fspath(index_dir) if index_dir is not None else "",
         on_duplicate=on_duplicate,
         skip_missing_meta=skip_missing_meta,
+        reindex=reindex,
+        discard_unexported=discard_unexported,
         progress=progress,
     )
 

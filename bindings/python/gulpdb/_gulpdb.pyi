@@ -51,6 +51,15 @@ class CorruptionError(OSError):
     A subclass of OSError (like Pillow's errors for broken images).
     """
 
+class StaleIndexError(CorruptionError):
+    """A GulpIO directory changed after gulpdb indexed it in place.
+
+    GulpIO tools rewrote, added or removed ``.gulp``/``.gmeta`` files: the
+    index no longer describes them. Re-index with
+    ``gulpdb.import_gulpio(path, reindex=True)`` (the GulpIO-compatible API
+    does it by itself).
+    """
+
 class VideoInfo:
     """What the index knows of one video (read-only)."""
 
@@ -321,6 +330,8 @@ def import_gulpio(
     index_dir: str = "",
     on_duplicate: str = "error",
     skip_missing_meta: bool = False,
+    reindex: bool = False,
+    discard_unexported: bool = False,
     progress: _Progress = None,
 ) -> Dict[str, Any]:
     """Indexes a GulpIO directory in place; see :func:`gulpdb.import_gulpio`."""

@@ -121,6 +121,31 @@ def _import(path: str, index_dir: str, quiet: bool) -> None:
     progress.finish(report)
 
 
+def _reindex(path: str, quiet: bool, timeout: float = 300.0) -> None:
+    """Indexes the in-place indexed ``path`` again after GulpIO tools changed it.
+
+    Processes that find the change at once (DataLoader workers) take turns:
+    the engine re-indexes under the dataset's writer lock, and a process that
+    finds it taken waits until the index describes the directory again.
+    """
+    deadline = time.monotonic() + timeout
+    progress = _Progress(path, os.path.join(path, "gulpdb.index"), quiet)
+    while True:
+        try:
+            report = _gulpdb.import_gulpio(path, reindex=True, progress=progress)
+            progress.finish(report)
+            return
+        except _gulpdb.BusyError:
+            pass  # another process holds the lock, probably re-indexing
+        try:
+            Dataset(path).close()
+            return  # someone else brought the index up to date
+        except _gulpdb.StaleIndexError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.1)
+
+
 def open_for_gulpio(
     path: str,
     *,
@@ -143,7 +168,19 @@ def open_for_gulpio(
         return Dataset(path, mode, index_dir=index_dir, decode_threads=decode_threads), False
 
     if Dataset.exists(path):
-        return Dataset(path, mode, decode_threads=decode_threads), False
+        try:
+            return Dataset(path, mode, decode_threads=decode_threads), False
+        except _gulpdb.StaleIndexError:
+            # GulpIO tools changed the directory after it was indexed in
+            # place: index it again, as the cache below does. The engine
+            # refuses (ValueError) if that would lose videos gulpdb wrote.
+            if not quiet:
+                print(
+                    f"gulpdb: {path} changed since it was indexed; indexing it again",
+                    file=sys.stderr,
+                )
+            _reindex(path, quiet)
+            return Dataset(path, mode, decode_threads=decode_threads), False
     names = _gulpio_files(path)
     if not any(n.endswith(".gulp") for n in names):
         return None, False
