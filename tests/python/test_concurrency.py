@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import itertools
 import multiprocessing
 import os
 import random
@@ -11,6 +10,8 @@ import subprocess
 import textwrap
 import threading
 import time
+
+from typing import Tuple
 
 import numpy as np
 import pytest
@@ -79,66 +80,78 @@ def test_batch_reads_from_threads_match(small_dataset):
     assert failures == []
 
 
-def _spinner_share(call, min_seconds: float = 0.2) -> float:
-    """How much a pure-Python thread gets done while `call` runs, relative to
-    what it does while the main thread sleeps (1.0: not slowed down at all).
-
-    `call` is repeated until it has run for `min_seconds`, so that the figure
-    does not hang on one short call on a fast (or a briefly idle) machine."""
-    counter = [0]
+def _longest_stall(call) -> Tuple[float, float]:
+    """(the longest a ticking Python thread was held up while `call` ran, how long
+    `call` took). The ticker sleeps 1 ms at a time and needs the GIL to wake up,
+    so a call that keeps the GIL stalls it for the whole call, while one that
+    releases it lets it tick (up to scheduling noise on a busy machine)."""
+    longest = [0.0]
     stop = threading.Event()
 
-    def spin() -> None:
+    def tick() -> None:
+        last = time.monotonic()
         while not stop.is_set():
-            counter[0] += 1
+            time.sleep(0.001)
+            now = time.monotonic()
+            longest[0] = max(longest[0], now - last)
+            last = now
 
-    spinner = threading.Thread(target=spin)
-    spinner.start()
+    ticker = threading.Thread(target=tick)
+    ticker.start()
     try:
-        time.sleep(0.02)
-        before, started = counter[0], time.monotonic()
-        time.sleep(0.1)
-        solo_rate = (counter[0] - before) / (time.monotonic() - started)
-        before, started = counter[0], time.monotonic()
+        time.sleep(0.05)
+        longest[0] = 0.0
+        started = time.monotonic()
         call()
-        while time.monotonic() - started < min_seconds:
-            call()
         elapsed = time.monotonic() - started
-        during = counter[0] - before
     finally:
         stop.set()
-        spinner.join()
-    return during / (solo_rate * elapsed)
+        ticker.join()
+    return longest[0], elapsed
 
 
-def _gil_holding_count(min_seconds: float):
-    """A C call that keeps the GIL for at least `min_seconds`, in one piece
-    (repeating it would give the spinner a switch slot between calls)."""
+def _gil_holding_count(seconds: float):
+    """A C call that keeps the GIL for about `seconds`, in one piece."""
     size = 2 * 10**7
     data = bytes(size)
     started = time.monotonic()
     data.count(b"x")
     per_byte = max(time.monotonic() - started, 1e-4) / size
-    data = bytes(min(int(1.5 * min_seconds / per_byte), 2 * 10**9))
+    data = bytes(min(int(seconds / per_byte), 2 * 10**9))
     return lambda: data.count(b"x")
 
 
 def test_reads_release_the_gil(tmp_path):
     path = str(tmp_path / "big")
-    frames = np.tile(synthetic_frames(1, 1, 480, 640), (32, 1, 1, 1))
+    frames = np.tile(synthetic_frames(1, 1, 480, 640), (96, 1, 1, 1))
     with gulpdb.Dataset(path, "x") as ds, ds.writer() as w:
         w.append("v", frames)
     ds = gulpdb.Dataset(path, decode_threads=1)  # decodes on the calling thread
     ds.read("v")  # warm up: open files, page cache
-    # A C call that keeps the GIL lets the spinner run only in the
-    # interpreter's 5 ms switch slots around it.
-    assert _spinner_share(_gil_holding_count(0.2), min_seconds=0) < 0.1
-    assert _spinner_share(lambda: [ds.read("v") for _ in range(2)]) > 0.2
-    assert _spinner_share(lambda: ds.read_batch(["v"] * 2)) > 0.2
+
+    # The control: a call known to keep the GIL stalls the ticker throughout.
+    stall, took = _longest_stall(_gil_holding_count(0.4))
+    assert took > 0.2 and stall > 0.8 * took, (stall, took)
+
+    # Each of these native calls (96 frames of 640x480 decoded or encoded on
+    # one thread, repeated for 0.3 s) releases the GIL: the ticker is held up
+    # for a small part of the time at most.
+    def releases_the_gil(call) -> None:
+        def repeated() -> None:  # at least 0.3 s of calls, whatever the machine
+            started = time.monotonic()
+            while time.monotonic() - started < 0.3:
+                call()
+
+        stall, took = _longest_stall(repeated)
+        assert stall < 0.35 * took, f"a Python thread stalled {stall:.3f} s of {took:.3f} s"
+
+    releases_the_gil(lambda: ds.read("v"))
+    releases_the_gil(lambda: ds.read_batch(["v"] * 2))
     ds.close()
     with gulpdb.Dataset(path, "r+") as rw, rw.writer(encode_threads=1) as w:
-        names = (f"encoded_{k}" for k in itertools.count())
-        assert _spinner_share(lambda: w.append(next(names), frames)) > 0.2
+        names = (f"encoded_{k}" for k in range(10**6))
+        releases_the_gil(lambda: w.append(next(names), frames))
+        w.rollback()
 
 
 WRITER_SCRIPT = textwrap.dedent(
