@@ -28,10 +28,17 @@ std::string RealPath(const std::string& path) {
   return out;
 }
 
-std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir) {
+std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir, const std::string& index_dir = "") {
   OpenOptions o;
   o.read_only = false;
+  o.index_dir = index_dir;
   return Dataset::Open(dir, o);
+}
+
+std::unique_ptr<Dataset> CreateWithIndexDir(const std::string& dir, const std::string& index_dir) {
+  CreateOptions o;
+  o.index_dir = index_dir;
+  return Dataset::Create(dir, o);
 }
 
 }  // namespace
@@ -241,7 +248,9 @@ void CopyShard(Writer& writer, const Dataset& shard, MergeReport* report) {
 
 MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
                   const MergeOptions& options) {
-  std::unique_ptr<Dataset> ds = Dataset::Exists(out) ? OpenReadWrite(out) : Dataset::Create(out);
+  std::unique_ptr<Dataset> ds = Dataset::Exists(out, options.index_dir)
+                                    ? OpenReadWrite(out, options.index_dir)
+                                    : CreateWithIndexDir(out, options.index_dir);
   const std::string out_real = RealPath(out);
   std::vector<std::pair<std::unique_ptr<Dataset>, std::string>> attach, copy;
   for (const std::string& shard : shards) {
