@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/text.h"
 #include "gulpdb/error.h"
 
 namespace {
@@ -38,22 +39,24 @@ int main(int argc, char** argv) {
     try {
       return command.run(args);
     } catch (const gulpdb::cli::UsageError& e) {
-      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name, e.what(),
-                   command.name);
+      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
+                   gulpdb::cli::EscapeControls(e.what()).c_str(), command.name);
       return 2;
     } catch (const boost::program_options::error& e) {
-      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name, e.what(),
-                   command.name);
+      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
+                   gulpdb::cli::EscapeControls(e.what()).c_str(), command.name);
       return 2;
     } catch (const gulpdb::Error& e) {
-      std::fprintf(stderr, "gulpdb: %s: %s\n", gulpdb::ErrorCodeName(e.code()), e.what());
+      std::fprintf(stderr, "gulpdb: %s: %s\n", gulpdb::ErrorCodeName(e.code()),
+                   gulpdb::cli::EscapeControls(e.what()).c_str());
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gulpdb: %s\n", e.what());
+      std::fprintf(stderr, "gulpdb: %s\n", gulpdb::cli::EscapeControls(e.what()).c_str());
       return 1;
     }
   }
-  std::fprintf(stderr, "gulpdb: unknown command '%s'\n", name.c_str());
+  std::fprintf(stderr, "gulpdb: unknown command '%s'\n",
+               gulpdb::cli::EscapeForDisplay(name).c_str());
   PrintUsage(stderr);
   return 2;
 }
