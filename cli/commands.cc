@@ -596,7 +596,7 @@ int RunMerge(const std::vector<std::string>& args) {
       "on-duplicate", po::value(&on_dup)->default_value("error"),
       "an id already in the output: error, skip or replace")("quiet,q", po::bool_switch(&quiet),
                                                              "no progress output");
-  AddIndexDirOption(&o);
+  AddIndexDirOption(&o, "OUT");
   po::variables_map vm;
   if (!Parse(args, "gulpdb merge OUT SHARD... [options]", o, {"out", "shards..."}, &vm)) return 0;
   const DatasetPath path = DatasetArg(vm, "out");

@@ -1,5 +1,6 @@
 // gulpdb: build, inspect and check gulpdb datasets from the command line.
 #include <boost/program_options/errors.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -37,7 +38,15 @@ int main(int argc, char** argv) {
   for (const auto& command : gulpdb::cli::Commands()) {
     if (name != command.name) continue;
     try {
-      return command.run(args);
+      const int status = command.run(args);
+      // Output that could not be written (a full disk, a closed pipe) is a
+      // failure, not a silent loss: the output is what the command is for.
+      if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+        std::fprintf(stderr, "gulpdb %s: write the output: %s\n", command.name,
+                     std::strerror(errno));
+        return 1;
+      }
+      return status;
     } catch (const gulpdb::cli::UsageError& e) {
       std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
                    gulpdb::cli::EscapeControls(e.what()).c_str(), command.name);

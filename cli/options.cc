@@ -65,10 +65,10 @@ bool Parse(const std::vector<std::string>& args, const char* usage, po::options_
   return true;
 }
 
-void AddIndexDirOption(po::options_description* options) {
-  options->add_options()("index-dir", po::value<std::string>(),
-                         "the index lives here instead of DIR/gulpdb.index (e.g. beside a "
-                         "read-only DIR)");
+void AddIndexDirOption(po::options_description* options, const std::string& dataset) {
+  const std::string help = "the index lives here instead of " + dataset +
+                           "/gulpdb.index (e.g. beside a read-only " + dataset + ")";
+  options->add_options()("index-dir", po::value<std::string>(), help.c_str());  // copied
 }
 
 DatasetPath DatasetArg(const po::variables_map& vm, const std::string& name) {

@@ -35,8 +35,9 @@ struct DatasetPath {
   std::string index_dir;  // empty: <dir>/gulpdb.index
 };
 
-// Adds --index-dir, with the same meaning for every command.
-void AddIndexDirOption(po::options_description* options);
+// Adds --index-dir, with the same meaning for every command; `dataset` names
+// the positional it applies to in the help ("DIR", or "OUT" for merge).
+void AddIndexDirOption(po::options_description* options, const std::string& dataset = "DIR");
 
 // The dataset named by positional `name` and --index-dir. An empty DIR or
 // --index-dir is a UsageError.

@@ -57,6 +57,22 @@ printf '{"broken": ' >"$tmp/gio/meta_3.gmeta"
 check import_bad_gmeta 1 "$gulpdb" import "$tmp/gio" --index-dir "$tmp/gio_index" --quiet
 check import_bad_gmeta_no_index 1 test -e "$tmp/gio_index"
 check import_bad_gmeta_no_index_in_place 1 test -e "$tmp/gio/gulpdb.index"
+# A run that loses a race to create a dataset never removes the winner's work:
+# nothing is removed while another process holds the dataset's writer lock.
+mkdir "$tmp/raced_index" && touch "$tmp/raced_index/writer.lock"
+flock "$tmp/raced_index/writer.lock" sleep 30 &
+holder=$!
+for _ in $(seq 1 100); do
+  flock -n "$tmp/raced_index/writer.lock" true || break
+  sleep 0.05
+done
+check raced_ingest_busy 1 "$gulpdb" ingest "$tmp/raced" --index-dir "$tmp/raced_index" \
+  --frames-dir "$frames" --quiet
+expect_out raced_ingest_busy_kind "gulpdb: busy: "
+expect_out raced_ingest_left "left .*raced_index/writer.lock as it is: another process is writing it"
+check raced_ingest_kept 0 test -d "$tmp/raced" -a -f "$tmp/raced_index/data.mdb"
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
 # Writes that fail part way (a file size limit): what was written goes, with
 # the folder when the run made it; the error names the file and errno text.
 limited() { (trap '' XFSZ && ulimit -f 4 && "$@"); }
@@ -71,12 +87,22 @@ mkdir "$tmp/big_out2" && printf 'mine' >"$tmp/big_out2/v_00002.jpg"
 check extract_partial_existing_out 1 limited "$gulpdb" extract "$tmp/big" v -o "$tmp/big_out2" \
   --frames 0,1
 expect_eq extract_partial_existing_out_left "$(ls "$tmp/big_out2")" v_00002.jpg
+check export_cannot_write 1 bash -c "ulimit -f 1 && trap '' XFSZ && '$gulpdb' export '$ds' -o '$tmp/exp_out'"
+expect_out export_cannot_write_message "File too large"
+check export_cannot_write_no_out 1 test -e "$tmp/exp_out"
+mkdir "$tmp/exp_out2" && printf 'mine' >"$tmp/exp_out2/notes.txt"
+check export_cannot_write_existing 1 bash -c "ulimit -f 1 && trap '' XFSZ && '$gulpdb' export '$ds' -o '$tmp/exp_out2'"
+expect_eq export_cannot_write_existing_left "$(ls -A "$tmp/exp_out2")" notes.txt
 check ingest_file_too_large 1 limited "$gulpdb" ingest "$tmp/big2" --frames-dir "$big" \
   --keep-jpeg --quiet
 expect_out ingest_file_too_large_message "File too large"
 check ingest_file_too_large_no_dataset 1 test -e "$tmp/big2"
 
 # ---- clear errors -----------------------------------------------------------------------
+# Output that cannot be written is an error, not a silent success.
+check ls_to_full_disk 1 sh -c "'$gulpdb' ls '$ds' >/dev/full"
+expect_out ls_to_full_disk_message "gulpdb ls: write the output: No space left on device"
+check info_to_full_disk 1 sh -c "'$gulpdb' info '$ds' --json >/dev/full"
 # A file where a directory is expected.
 for cmd in info ls check compact export remove show extract import; do
   args=("$tmp/afile")
