@@ -86,7 +86,11 @@ void CreatedPaths::Track(const std::string& path, NameFilter ours) {
   struct stat st;
   if (::lstat(path.c_str(), &st) == 0) {
     t.existed = true;
-    t.is_dir = S_ISDIR(st.st_mode);
+    // A symbolic link to a directory counts as that directory (its new
+    // entries are this run's); the link itself is never removed.
+    struct stat target;
+    t.is_dir = S_ISDIR(st.st_mode) || (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &target) == 0 &&
+                                       S_ISDIR(target.st_mode));
     if (t.is_dir) t.entries = Entries(path);
   } else if (errno != ENOENT) {
     t.existed = true;  // cannot tell (a file in its path, no permission): never touch it

@@ -59,20 +59,16 @@ check import_bad_gmeta_no_index 1 test -e "$tmp/gio_index"
 check import_bad_gmeta_no_index_in_place 1 test -e "$tmp/gio/gulpdb.index"
 # A run that loses a race to create a dataset never removes the winner's work:
 # nothing is removed while another process holds the dataset's writer lock.
-mkdir "$tmp/raced_index" && touch "$tmp/raced_index/writer.lock"
-flock "$tmp/raced_index/writer.lock" sleep 30 &
-holder=$!
-for _ in $(seq 1 100); do
-  flock -n "$tmp/raced_index/writer.lock" true || break
-  sleep 0.05
-done
+# This shell holds the lock (on descriptor 9) as the other writer would.
+mkdir "$tmp/raced_index"
+exec 9>"$tmp/raced_index/writer.lock"
+flock -n 9
 check raced_ingest_busy 1 "$gulpdb" ingest "$tmp/raced" --index-dir "$tmp/raced_index" \
   --frames-dir "$frames" --quiet
 expect_out raced_ingest_busy_kind "gulpdb: busy: "
 expect_out raced_ingest_left "left .*raced_index/writer.lock as it is: another process is writing it"
 check raced_ingest_kept 0 test -d "$tmp/raced" -a -f "$tmp/raced_index/data.mdb"
-kill "$holder" 2>/dev/null
-wait "$holder" 2>/dev/null
+exec 9>&-
 # Writes that fail part way (a file size limit): what was written goes, with
 # the folder when the run made it; the error names the file and errno text.
 limited() { (trap '' XFSZ && ulimit -f 4 && "$@"); }
@@ -93,6 +89,10 @@ check export_cannot_write_no_out 1 test -e "$tmp/exp_out"
 mkdir "$tmp/exp_out2" && printf 'mine' >"$tmp/exp_out2/notes.txt"
 check export_cannot_write_existing 1 bash -c "ulimit -f 1 && trap '' XFSZ && '$gulpdb' export '$ds' -o '$tmp/exp_out2'"
 expect_eq export_cannot_write_existing_left "$(ls -A "$tmp/exp_out2")" notes.txt
+mkdir "$tmp/big_real" && ln -s "$tmp/big_real" "$tmp/big_link"
+check extract_through_link_fails 1 limited "$gulpdb" extract "$tmp/big" v -o "$tmp/big_link"
+check extract_through_link_kept 0 test -L "$tmp/big_link"
+expect_eq extract_through_link_nothing_left "$(ls -A "$tmp/big_real")" ""
 check ingest_file_too_large 1 limited "$gulpdb" ingest "$tmp/big2" --frames-dir "$big" \
   --keep-jpeg --quiet
 expect_out ingest_file_too_large_message "File too large"
