@@ -55,8 +55,10 @@ CreatedPaths::~CreatedPaths() {
   } lock;
   if (!writer_lock_.empty()) lock.fd = ::open(writer_lock_.c_str(), O_RDONLY | O_CLOEXEC);
   if (lock.fd >= 0 && ::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
-    std::fprintf(stderr, "gulpdb: left %s as it is: another process is writing it\n",
-                 writer_lock_.c_str());
+    std::fprintf(stderr,
+                 "gulpdb: left what this failed run made in %s: another process is writing "
+                 "that dataset\n",
+                 new_dataset_dir_.c_str());
     return;
   }
   for (auto it = tracked_.rbegin(); it != tracked_.rend(); ++it) {
@@ -65,7 +67,8 @@ CreatedPaths::~CreatedPaths() {
       doomed.push_back(it->path);
     } else if (it->is_dir) {
       for (const std::string& name : Entries(it->path)) {
-        if (it->entries.count(name) == 0 && it->ours(name)) doomed.push_back(it->path + "/" + name);
+        if (it->entries.count(name) == 0 && it->ours && it->ours(name))
+          doomed.push_back(it->path + "/" + name);
       }
     }
     for (const std::string& path : doomed) {
@@ -103,6 +106,7 @@ void CreatedPaths::TrackNewDataset(const DatasetPath& path) {
   if (Dataset::Exists(path.dir, path.index_dir)) return;
   Track(path.dir, IsDatasetFileName);
   if (!path.index_dir.empty()) Track(path.index_dir, IsIndexFileName);
+  new_dataset_dir_ = path.dir;
   writer_lock_ =
       (path.index_dir.empty() ? path.dir + "/gulpdb.index" : path.index_dir) + "/writer.lock";
 }

@@ -58,7 +58,8 @@ class CreatedPaths {
     NameFilter ours;
   };
   std::vector<Tracked> tracked_;
-  std::string writer_lock_;  // of a tracked new dataset
+  std::string new_dataset_dir_;  // a tracked new dataset, and its writer lock
+  std::string writer_lock_;
   bool keep_ = false;
 };
 

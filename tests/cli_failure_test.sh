@@ -66,7 +66,7 @@ flock -n 9
 check raced_ingest_busy 1 "$gulpdb" ingest "$tmp/raced" --index-dir "$tmp/raced_index" \
   --frames-dir "$frames" --quiet
 expect_out raced_ingest_busy_kind "gulpdb: busy: "
-expect_out raced_ingest_left "left .*raced_index/writer.lock as it is: another process is writing it"
+expect_out raced_ingest_left "left what this failed run made in .*raced: another process is writing that dataset"
 check raced_ingest_kept 0 test -d "$tmp/raced" -a -f "$tmp/raced_index/data.mdb"
 exec 9>&-
 # Writes that fail part way (a file size limit): what was written goes, with
