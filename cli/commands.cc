@@ -1,20 +1,19 @@
 #include "cli/commands.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <algorithm>
-#include <boost/program_options.hpp>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <iostream>
+#include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "cli/cleanup.h"
+#include "cli/files.h"
+#include "cli/frame_names.h"
+#include "cli/options.h"
 #include "cli/progress.h"
+#include "cli/text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/ingest.h"
@@ -25,87 +24,77 @@
 namespace gulpdb::cli {
 namespace {
 
-namespace po = boost::program_options;
-
-// Parses `args` against `options` and the named positionals (a name ending in
-// "..." takes the rest). Returns false after printing help when --help is given.
-bool Parse(const std::vector<std::string>& args, const char* usage, po::options_description options,
-           const std::vector<std::string>& positionals, po::variables_map* vm) {
-  options.add_options()("help,h", "show this help");
-  po::positional_options_description pos;
-  for (const std::string& p : positionals) {
-    if (p.size() > 3 && p.substr(p.size() - 3) == "...") {
-      pos.add(p.substr(0, p.size() - 3).c_str(), -1);
-    } else {
-      pos.add(p.c_str(), 1);
-    }
-  }
-  po::store(po::command_line_parser(args).options(options).positional(pos).run(), *vm);
-  if (vm->count("help") != 0) {
-    std::cout << "usage: " << usage << "\n\n" << options;
-    return false;
-  }
-  po::notify(*vm);
-  for (const std::string& p : positionals) {
-    const std::string name =
-        p.size() > 3 && p.substr(p.size() - 3) == "..." ? p.substr(0, p.size() - 3) : p;
-    if (vm->count(name) == 0) throw UsageError("missing argument " + name);
-  }
-  return true;
-}
-
-std::unique_ptr<Dataset> OpenRo(const std::string& dir) { return Dataset::Open(dir); }
-
-std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
-  OpenOptions o;
-  o.read_only = false;
-  return Dataset::Open(dir, o);
-}
+constexpr uint64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
 
 OnDuplicate ParseOnDuplicate(const std::string& s) {
   if (s == "error") return OnDuplicate::kError;
   if (s == "skip") return OnDuplicate::kSkip;
   if (s == "replace") return OnDuplicate::kReplace;
-  throw UsageError("--on-duplicate must be error, skip or replace, not '" + s + "'");
+  throw UsageError("--on-duplicate must be error, skip or replace, not '" + EscapeForDisplay(s) +
+                   "'");
 }
 
-// Creates directory `path` unless it exists.
-void MakeDirectory(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return;
-  const std::string message = "create " + path + ": " + std::strerror(errno);
-  if (errno == ENOENT) throw NotFoundError(message);
-  throw IoError(message);
+void Warn(const char* command, const std::string& warning) {
+  std::fprintf(stderr, "gulpdb %s: warning: %s\n", command, EscapeControls(warning).c_str());
 }
 
-// A file name for `id` that cannot leave the output directory.
-std::string SafeName(const std::string& id) {
-  std::string out;
-  for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_' || c == '.';
-    out += ok ? c : '_';
+// The options that only shape a new dataset (create's, also taken by ingest).
+void AddCreateOptions(po::options_description* o) {
+  o->add_options()("videos-per-chunk", NumberValue("100"),
+                   "start a new chunk after this many videos (a new dataset only)")(
+      "bytes-per-chunk", NumberValue("0"),
+      "also start a new chunk past this many bytes (0: no limit; a new dataset only)")(
+      "no-checksums", po::bool_switch(), "do not store a CRC-32C per frame (a new dataset only)");
+}
+
+CreateOptions CreateOptionsOf(const po::variables_map& vm) {
+  CreateOptions c;
+  c.videos_per_chunk = static_cast<uint32_t>(*UnsignedOption(vm, "videos-per-chunk", 1, kMaxU32));
+  c.bytes_per_chunk = *UnsignedOption(vm, "bytes-per-chunk");
+  c.checksums = !vm["no-checksums"].as<bool>();
+  return c;
+}
+
+// Settings given for a new dataset that the existing one at `path` does not
+// have: each is ignored, and said so.
+void WarnIgnoredCreateOptions(const char* command, const po::variables_map& vm,
+                              const DatasetPath& path, const CreateOptions& asked) {
+  if (!Dataset::Exists(path.dir, path.index_dir)) return;
+  const DatasetStats s = OpenDataset(path, /*read_only=*/true)->Stats();
+  const std::string prefix = " is ignored: " + path.dir + " is an existing dataset with ";
+  if (Given(vm, "videos-per-chunk") && asked.videos_per_chunk != s.videos_per_chunk) {
+    Warn(command, "--videos-per-chunk " + std::to_string(asked.videos_per_chunk) + prefix +
+                      std::to_string(s.videos_per_chunk) + " videos per chunk");
   }
-  if (out.empty() || out == "." || out == "..") out = "_" + out;
-  return out;
+  if (Given(vm, "bytes-per-chunk") && asked.bytes_per_chunk != s.bytes_per_chunk) {
+    Warn(command,
+         "--bytes-per-chunk " + std::to_string(asked.bytes_per_chunk) + prefix +
+             (s.bytes_per_chunk == 0 ? std::string("no byte limit per chunk")
+                                     : std::to_string(s.bytes_per_chunk) + " bytes per chunk"));
+  }
+  if (!asked.checksums && s.checksums) {
+    Warn(command, std::string("--no-checksums") + prefix + "a checksum per frame");
+  }
 }
 
 // ---- create ------------------------------------------------------------------
 
 int RunCreate(const std::vector<std::string>& args) {
   po::options_description o("create options");
-  CreateOptions c;
-  bool no_checksums = false;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
-      "videos-per-chunk", po::value(&c.videos_per_chunk)->default_value(100),
-      "start a new chunk after this many videos")(
-      "bytes-per-chunk", po::value(&c.bytes_per_chunk)->default_value(0),
-      "also start a new chunk past this many bytes (0: no limit)")(
-      "no-checksums", po::bool_switch(&no_checksums), "do not store a CRC-32C per frame");
+  o.add_options()("dir", po::value<std::string>(), "dataset directory");
+  AddCreateOptions(&o);
+  AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb create DIR [options]", o, {"dir"}, &vm)) return 0;
-  c.checksums = !no_checksums;
-  Dataset::Create(vm["dir"].as<std::string>(), c);
-  std::printf("created %s\n", vm["dir"].as<std::string>().c_str());
+  const DatasetPath path = DatasetArg(vm);
+  CreateOptions c = CreateOptionsOf(vm);
+  c.index_dir = path.index_dir;
+  RequireDirectories(path, "create dataset");
+  CreatedPaths created;
+  created.TrackNewDataset(path);
+  Dataset::Create(path.dir, c);
+  created.Keep();
+  std::printf("created %s\n", EscapeControls(path.dir).c_str());
   return 0;
 }
 
@@ -115,7 +104,6 @@ int RunIngest(const std::vector<std::string>& args) {
   po::options_description o("ingest options");
   ingest::IngestOptions in;
   std::string on_dup;
-  int frame_size = 0;
   auto add = o.add_options();
   add("dir", po::value(&in.dir), "dataset directory (created if missing)");
   add("videos-dir", po::value(&in.videos_dir),
@@ -127,27 +115,26 @@ int RunIngest(const std::vector<std::string>& args) {
       "text file of image paths, one per line, each optionally followed by ;label");
   add("labels", po::value(&in.labels),
       "for --videos-dir or --frames-dir: a 20BN-style JSON list [{\"id\": ..., \"label\": ...}] "
-      "or CSV id;label (default: every video found, unlabeled)");
+      "or CSV id;label, told apart by content: JSON when it starts with '[' or '{' "
+      "(default: every video found, unlabeled)");
   add("label-name", po::value(&in.label_name)->default_value("label"),
       "key of the label in a JSON list (e.g. template)");
-  add("frame-rate", po::value(&in.frame_rate)->default_value(8, "8"),
-      "frames per second taken from videos (0: every frame)");
-  add("frame-size", po::value(&frame_size)->default_value(0),
+  add("frame-rate", NumberValue("8"), "frames per second taken from videos (0: every frame)");
+  add("frame-size", NumberValue("0"),
       "resize frames so that their short edge has this many pixels (0: keep the size)");
-  add("quality", po::value(&in.quality)->default_value(90), "JPEG quality of encoded frames");
+  add("quality", NumberValue("90"), "JPEG quality of encoded frames (1-100)");
   add("keep-jpeg", po::bool_switch(&in.keep_jpeg),
       "store JPEG frames and images byte for byte instead of re-encoding them");
-  add("num-workers,j", po::value(&in.num_workers)->default_value(0),
-      "threads that decode and encode (0: one per core)");
+  add("num-workers,j", NumberValue("0"), "threads that decode and encode (0: one per core)");
   add("shuffle", po::bool_switch(&in.shuffle), "ingest the sources in random order");
-  add("seed", po::value<uint64_t>(), "seed of --shuffle (default: random, printed)");
-  add("videos-per-chunk", po::value(&in.videos_per_chunk)->default_value(100),
-      "videos per chunk file, for a new dataset");
-  add("batch", po::value(&in.batch)->default_value(100), "videos per committed transaction");
+  add("seed", NumberValue(), "seed of --shuffle (default: random, printed)");
+  add("batch", NumberValue("100"), "videos per committed transaction");
   add("on-duplicate", po::value(&on_dup)->default_value("skip"),
       "an id already in the dataset: error, skip or replace");
   add("strict", po::bool_switch(&in.strict), "stop at the first bad source instead of skipping it");
   add("quiet,q", po::bool_switch(&in.quiet), "no progress output");
+  AddCreateOptions(&o);
+  AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb ingest DIR (--videos-dir D [--labels LIST] | --frames-dir D [--labels LIST] | "
@@ -155,19 +142,47 @@ int RunIngest(const std::vector<std::string>& args) {
              o, {"dir"}, &vm)) {
     return 0;
   }
+  const DatasetPath path = DatasetArg(vm);
+  RequireNonEmpty(vm, {"videos-dir", "frames-dir", "images-dir", "image-list", "labels"});
+  in.index_dir = path.index_dir;
   in.on_duplicate = ParseOnDuplicate(on_dup);
-  if (frame_size < 0) throw UsageError("--frame-size must not be negative");
-  in.frame_size = frame_size;
-  if (vm.count("seed") != 0) in.seed = vm["seed"].as<uint64_t>();
+  in.frame_rate = *RealOption(vm, "frame-rate", 0, 1000);
+  in.frame_size = static_cast<int>(*UnsignedOption(vm, "frame-size", 0, 65500));
+  in.quality = static_cast<int>(*UnsignedOption(vm, "quality", 1, 100));
+  in.num_workers = *UnsignedOption(vm, "num-workers", 0, 1024);
+  in.batch = *UnsignedOption(vm, "batch", 1, 1000000000);
+  in.seed = UnsignedOption(vm, "seed");
+  const CreateOptions create = CreateOptionsOf(vm);
+  in.videos_per_chunk = create.videos_per_chunk;
+  in.bytes_per_chunk = create.bytes_per_chunk;
+  in.checksums = create.checksums;
   if (const std::string problem = ingest::ValidateIngestOptions(in); !problem.empty()) {
     throw UsageError(problem);
   }
+  // Options that this command line gives but nothing will use.
+  if (Given(vm, "seed") && !in.shuffle) Warn("ingest", "--seed is ignored without --shuffle");
+  if (Given(vm, "label-name") && in.labels.empty()) {
+    Warn("ingest", "--label-name is ignored without --labels");
+  }
+  if (Given(vm, "frame-rate") && in.videos_dir.empty()) {
+    Warn("ingest", "--frame-rate is ignored: it applies to --videos-dir only");
+  }
+  if (Given(vm, "quality") && in.keep_jpeg && !in.frames_dir.empty()) {
+    Warn("ingest", "--quality is ignored: --keep-jpeg stores the JPEG frames as they are");
+  }
+  RequireDirectories(path, "ingest into");
+  WarnIgnoredCreateOptions("ingest", vm, path, create);
+
+  CreatedPaths created;
+  created.TrackNewDataset(path);
   std::unique_ptr<Progress> progress;
   in.on_progress = [&](const ingest::IngestProgress& p) {
     if (!progress) progress = std::make_unique<Progress>("ingest", p.total, in.quiet);
     progress->Update(p.done);
   };
   const ingest::IngestReport r = ingest::Ingest(in);
+  // An interrupted ingest keeps what it committed: running it again resumes.
+  created.Keep();
   if (progress) progress->Finish();
   std::string extra;
   if (r.duplicates != 0) extra += ", " + std::to_string(r.duplicates) + " listed twice";
@@ -180,8 +195,8 @@ int RunIngest(const std::vector<std::string>& args) {
   std::printf(
       "ingested %zu videos (%llu frames) into %s; %zu already present, %zu bad sources "
       "skipped%s\n",
-      r.added, static_cast<unsigned long long>(r.frames), in.dir.c_str(), r.present, r.bad,
-      extra.c_str());
+      r.added, static_cast<unsigned long long>(r.frames), EscapeControls(in.dir).c_str(), r.present,
+      r.bad, extra.c_str());
   return r.interrupted_by != 0 ? 128 + r.interrupted_by : 0;
 }
 
@@ -192,17 +207,18 @@ int RunInfo(const std::vector<std::string>& args) {
   bool json = false;
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "json", po::bool_switch(&json), "machine-readable output");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb info DIR [--json]", o, {"dir"}, &vm)) return 0;
-  const std::string dir = vm["dir"].as<std::string>();
-  const DatasetStats s = OpenRo(dir)->Stats();
+  if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
+  const DatasetPath path = DatasetArg(vm);
+  const DatasetStats s = OpenDataset(path, /*read_only=*/true)->Stats();
   if (json) {
     std::printf(
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
         "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
         "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
         "\"bytes_per_chunk\": %llu, \"checksums\": %s}\n",
-        PythonJsonString(dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
+        JsonPathString(path.dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
         static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
         static_cast<unsigned long long>(s.chunks),
         static_cast<unsigned long long>(s.committed_bytes),
@@ -212,8 +228,8 @@ int RunInfo(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false");
     return 0;
   }
-  std::printf("dataset:        %s\n", dir.c_str());
-  std::printf("format version: %u (%s)\n", s.format_version, s.creator.c_str());
+  std::printf("dataset:        %s\n", EscapeControls(path.dir).c_str());
+  std::printf("format version: %u (%s)\n", s.format_version, EscapeControls(s.creator).c_str());
   std::printf("videos:         %llu\n", static_cast<unsigned long long>(s.videos));
   std::printf("frames:         %llu\n", static_cast<unsigned long long>(s.frames));
   std::printf("chunks:         %llu (%u videos per chunk)\n",
@@ -229,22 +245,34 @@ int RunInfo(const std::vector<std::string>& args) {
 int RunLs(const std::vector<std::string>& args) {
   po::options_description o("ls options");
   bool json = false, meta = false;
-  uint64_t limit = 0;
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
-      "json", po::bool_switch(&json), "one JSON object per line")(
+      "json", po::bool_switch(&json),
+      "JSON Lines: one JSON object per line, {\"id\": ..., \"frames\": ..., \"chunk\": ...}")(
       "meta", po::bool_switch(&meta), "also print each video's meta_data")(
-      "limit", po::value(&limit)->default_value(0), "print at most N videos (0: all)");
+      "limit", NumberValue("0"), "print at most N videos (0: all)");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb ls DIR [--json] [--meta] [--limit N]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args,
+             "gulpdb ls DIR [--json] [--meta] [--limit N] [--index-dir PATH]\n\n"
+             "Prints one video per line, in (chunk, insertion) order: the id, a tab, the frame\n"
+             "count (and a tab and the meta_data with --meta). Ids are printed as the body of a\n"
+             "JSON string: \\ \" and control characters (newline, tab, NUL ...) are escaped as\n"
+             "JSON escapes them (\\n, \\t, \\u0000), so every line is one video and ls agrees\n"
+             "with ls --json.",
+             o, {"dir"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  const uint64_t limit = *UnsignedOption(vm, "limit");
   uint64_t shown = 0;
-  OpenRo(vm["dir"].as<std::string>())->ForEach([&](const VideoInfo& v) {
+  OpenDataset(path, /*read_only=*/true)->ForEach([&](const VideoInfo& v) {
     if (json) {
       std::printf("{\"id\": %s, \"frames\": %zu, \"chunk\": %u%s%s}\n",
                   PythonJsonString(v.id).c_str(), v.frames.size(), v.chunk,
                   meta ? ", \"meta_data\": " : "", meta ? v.meta_data.c_str() : "");
     } else {
-      std::printf("%s\t%zu%s%s\n", v.id.c_str(), v.frames.size(), meta ? "\t" : "",
-                  meta ? v.meta_data.c_str() : "");
+      std::printf("%s\t%zu%s%s\n", EscapeForDisplay(v.id).c_str(), v.frames.size(),
+                  meta ? "\t" : "", meta ? v.meta_data.c_str() : "");
     }
     return ++shown != limit;
   });
@@ -257,9 +285,16 @@ int RunShow(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "id", po::value<std::string>(), "video id")("json", po::bool_switch(&json),
                                                   "machine-readable output");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb show DIR ID [--json]", o, {"dir", "id"}, &vm)) return 0;
-  const VideoInfo v = OpenRo(vm["dir"].as<std::string>())->Get(vm["id"].as<std::string>());
+  if (!Parse(args, "gulpdb show DIR ID [--json] [--index-dir PATH]", o, {"dir", "id"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  const std::string id = vm["id"].as<std::string>();
+  std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  RequirePossibleId(path, id);
+  const VideoInfo v = ds->Get(id);
   std::string frame_info = "[";
   for (size_t i = 0; i < v.frames.size(); ++i) {
     if (i != 0) frame_info += ", ";
@@ -272,7 +307,8 @@ int RunShow(const std::vector<std::string>& args) {
                 PythonJsonString(v.id).c_str(), v.chunk, frame_info.c_str(), v.meta_data.c_str());
   } else {
     std::printf("id:         %s\nchunk:      %u\nframes:     %zu\nframe_info: %s\nmeta_data:  %s\n",
-                v.id.c_str(), v.chunk, v.frames.size(), frame_info.c_str(), v.meta_data.c_str());
+                EscapeForDisplay(v.id).c_str(), v.chunk, v.frames.size(), frame_info.c_str(),
+                v.meta_data.c_str());
   }
   return 0;
 }
@@ -282,29 +318,66 @@ int RunShow(const std::vector<std::string>& args) {
 int RunExtract(const std::vector<std::string>& args) {
   po::options_description o("extract options");
   std::string out, frames;
+  bool force = false;
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "id", po::value<std::string>(), "video id")("output,o", po::value(&out)->required(),
                                                   "output directory (created if missing)")(
       "frames", po::value(&frames)->default_value("all"),
-      "frames to write: all, start:stop[:step] or i,j,k");
+      "frames to write: all, start:stop[:step] or i,j,k")(
+      "force", po::bool_switch(&force), "overwrite files that already exist in OUT");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb extract DIR ID -o OUTDIR [--frames SEL]", o, {"dir", "id"}, &vm)) {
+  if (!Parse(args,
+             "gulpdb extract DIR ID -o OUT [--frames SEL] [--force] [--index-dir PATH]\n\n"
+             "Writes the selected frames as OUT/<stem>_<frame>.jpg (<frame>: 5 digits or more).\n"
+             "<stem> is the id itself when it has only ASCII letters, digits, '.', '_' and '-',\n"
+             "does not start with '.', has at most 200 bytes and does not end in '-' and 8 hex\n"
+             "digits. Any other id gets <safe>-<hash>: <safe> is the id with every other\n"
+             "character replaced by '_' (cut to 200 bytes), <hash> the first 8 hex digits of\n"
+             "the 64-bit FNV-1a hash of the id, so distinct ids never share a name and no id\n"
+             "writes outside OUT: 'a/b' gives a_b-<hash>_00000.jpg. Existing files are not\n"
+             "overwritten unless --force is given.",
+             o, {"dir", "id"}, &vm)) {
     return 0;
   }
+  const DatasetPath path = DatasetArg(vm);
   const std::string id = vm["id"].as<std::string>();
-  const JpegFrames jpegs =
-      OpenRo(vm["dir"].as<std::string>())->ReadJpegs(id, Selection::Parse(frames));
-  MakeDirectory(out);
-  const std::string stem = SafeName(id);
+  RequireNonEmpty(vm, {"output", "frames"});
+  const Selection selection = Selection::Parse(frames);
+  std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  RequirePossibleId(path, id);
+  const JpegFrames jpegs = ds->ReadJpegs(id, selection);
+
+  // Each frame once, however often the selection names it.
+  const std::string stem = FrameFileStem(id);
+  std::vector<std::pair<std::string, size_t>> files;  // (name, position in jpegs)
+  std::set<std::string> names;
   for (size_t i = 0; i < jpegs.size(); ++i) {
-    char index[16];
-    std::snprintf(index, sizeof(index), "%05u", jpegs.indices()[i]);
-    const std::string path = out + "/" + stem + "_" + index + ".jpg";
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(jpegs[i].data(), static_cast<std::streamsize>(jpegs[i].size()));
-    if (!f) throw IoError("write " + path + ": failed");
+    std::string name = FrameFileName(stem, jpegs.indices()[i]);
+    if (names.insert(name).second) files.emplace_back(std::move(name), i);
   }
-  std::printf("wrote %zu frames of %s to %s\n", jpegs.size(), id.c_str(), out.c_str());
+  CreatedPaths created;
+  created.Track(out, [&names](const std::string& name) { return names.count(name) != 0; });
+  MakeDirectory(out);
+  if (!force) {
+    std::vector<std::string> existing;
+    for (const auto& [name, i] : files) {
+      struct stat st;
+      if (::lstat((out + "/" + name).c_str(), &st) == 0) existing.push_back(name);
+    }
+    if (!existing.empty()) {
+      throw InvalidArgumentError("extract " + EscapeControls(id) + " to " + out + ": " +
+                                 ListForDisplay(existing, 3) +
+                                 (existing.size() == 1 ? " exists" : " exist") +
+                                 "; nothing was written (--force overwrites)");
+    }
+  }
+  for (const auto& [name, i] : files) {
+    WriteNewFile(out + "/" + name, jpegs[i], force ? Overwrite::kReplace : Overwrite::kNever);
+  }
+  created.Keep();
+  std::printf("wrote %zu frames of %s to %s as %s_<frame>.jpg\n", files.size(),
+              EscapeForDisplay(id).c_str(), EscapeControls(out).c_str(), stem.c_str());
   return 0;
 }
 
@@ -312,12 +385,33 @@ int RunRemove(const std::vector<std::string>& args) {
   po::options_description o("remove options");
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "ids", po::value<std::vector<std::string>>(), "ids to remove");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb remove DIR ID...", o, {"dir", "ids..."}, &vm)) return 0;
-  const auto ids = vm["ids"].as<std::vector<std::string>>();
-  const size_t removed = OpenRw(vm["dir"].as<std::string>())->Remove(ids);
-  std::printf("removed %zu of %zu ids\n", removed, ids.size());
-  return removed == ids.size() ? 0 : 1;
+  if (!Parse(args, "gulpdb remove DIR ID... [--index-dir PATH]", o, {"dir", "ids..."}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  std::vector<std::string> ids;
+  {
+    std::set<std::string> seen;
+    for (const std::string& id : vm["ids"].as<std::vector<std::string>>()) {
+      if (seen.insert(id).second) ids.push_back(id);
+    }
+  }
+  std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/false);
+  std::vector<std::string> missing;
+  {
+    std::unique_ptr<Writer> writer = ds->NewWriter();
+    for (const std::string& id : ids) {
+      if (!IsPossibleId(id) || !writer->Remove(id)) missing.push_back(id);
+    }
+    writer->Commit();
+  }
+  std::printf("removed %zu of %zu ids\n", ids.size() - missing.size(), ids.size());
+  if (missing.empty()) return 0;
+  std::fprintf(stderr, "gulpdb remove: not in %s: %s\n", EscapeControls(path.dir).c_str(),
+               ListForDisplay(missing).c_str());
+  return 1;
 }
 
 // ---- import / export / check ----------------------------------------------------------
@@ -334,15 +428,16 @@ int RunImport(const std::vector<std::string>& args) {
       "skip a data file without its .gmeta (with a warning) instead of failing")(
       "no-checksums", po::bool_switch(&no_checksums),
       "do not read the data files to store a CRC-32C per frame (only the .gmeta files are read)")(
-      "index-dir", po::value(&options.index_dir),
-      "put the index here instead of DIR/gulpdb.index (for read-only directories)")(
       "reindex", po::bool_switch(&options.reindex),
       "index an indexed directory again from its .gmeta files (after GulpIO tools changed it)")(
       "discard-unexported", po::bool_switch(&options.discard_unexported),
       "with --reindex: drop videos gulpdb wrote that no .gmeta describes instead of refusing")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
+  AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb import DIR [options]", o, {"dir"}, &vm)) return 0;
+  const DatasetPath path = DatasetArg(vm);
+  options.index_dir = path.index_dir;
   if (on_dup == "error") {
     options.on_duplicate = DuplicatePolicy::kError;
   } else if (on_dup == "keep-first") {
@@ -350,22 +445,35 @@ int RunImport(const std::vector<std::string>& args) {
   } else if (on_dup == "keep-last") {
     options.on_duplicate = DuplicatePolicy::kKeepLast;
   } else {
-    throw UsageError("--on-duplicate must be error, keep-first or keep-last, not '" + on_dup + "'");
+    throw UsageError("--on-duplicate must be error, keep-first or keep-last, not '" +
+                     EscapeForDisplay(on_dup) + "'");
   }
   options.skip_missing_meta = skip_missing;
   options.checksums = !no_checksums;
+  RequireDirectories(path, "import");
+  CreatedPaths created;
+  created.Track(path.index_dir.empty() ? path.dir + "/gulpdb.index" : path.index_dir,
+                IsIndexFileName);
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {
     if (!progress) progress = std::make_unique<Progress>("import", total, quiet);
     progress->Update(done);
   };
-  const std::string dir = vm["dir"].as<std::string>();
-  const ImportReport r = ImportGulpio(dir, options);
+  ImportReport r;
+  try {
+    r = ImportGulpio(path.dir, options);
+  } catch (const IoError& e) {
+    if (path.index_dir.empty() && ::access(path.dir.c_str(), W_OK) != 0) {
+      e.ThrowWithMessage(std::string(e.what()) + " (" + path.dir +
+                         " is not writable: put the index elsewhere with --index-dir)");
+    }
+    throw;
+  }
+  created.Keep();
   if (progress) progress->Finish();
-  for (const std::string& w : r.warnings)
-    std::fprintf(stderr, "gulpdb import: warning: %s\n", w.c_str());
+  for (const std::string& w : r.warnings) Warn("import", w);
   std::printf("imported %s: %llu chunks, %llu videos, %llu frames (%.1f MB of .gmeta)\n",
-              dir.c_str(), static_cast<unsigned long long>(r.chunks),
+              EscapeControls(path.dir).c_str(), static_cast<unsigned long long>(r.chunks),
               static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
               static_cast<double>(r.gmeta_bytes) / 1e6);
   return 0;
@@ -376,15 +484,23 @@ int RunExport(const std::vector<std::string>& args) {
   std::string out;
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "output,o", po::value(&out), "write the .gmeta files here (default: DIR)");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb export DIR [-o OUTDIR]", o, {"dir"}, &vm)) return 0;
-  const std::string dir = vm["dir"].as<std::string>();
+  if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
+  const DatasetPath path = DatasetArg(vm);
+  RequireNonEmpty(vm, {"output"});
+  std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  CreatedPaths created;
+  created.Track(out.empty() ? path.dir : out, [](const std::string& name) {
+    return name.find(".gmeta") != std::string::npos || name.rfind("label2idx.json", 0) == 0;
+  });
   if (!out.empty()) MakeDirectory(out);
-  const ExportReport r = ExportGmeta(*OpenRo(dir), out);
+  const ExportReport r = ExportGmeta(*ds, out);
+  created.Keep();
   std::printf("exported %llu chunks (%llu videos, %llu bytes of .gmeta) to %s\n",
               static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
               static_cast<unsigned long long>(r.bytes_written),
-              out.empty() ? dir.c_str() : out.c_str());
+              EscapeControls(out.empty() ? path.dir : out).c_str());
   return 0;
 }
 
@@ -394,27 +510,31 @@ int RunCheck(const std::vector<std::string>& args) {
   bool json = false, quiet = false;
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "deep", po::bool_switch(&options.deep), "also decode every frame and verify checksums")(
-      "index-dir", po::value(&options.index_dir), "the index, when not in DIR/gulpdb.index")(
       "json", po::bool_switch(&json), "machine-readable output")("quiet,q", po::bool_switch(&quiet),
                                                                  "no progress output");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb check DIR [--deep] [--json]", o, {"dir"}, &vm)) return 0;
-  const std::string dir = vm["dir"].as<std::string>();
+  if (!Parse(args, "gulpdb check DIR [--deep] [--json] [--index-dir PATH]", o, {"dir"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  options.index_dir = path.index_dir;
+  RequireDirectories(path);
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {
     if (!progress) progress = std::make_unique<Progress>("check", total, quiet || json);
     progress->Update(done);
   };
-  const CheckReport r = Check(dir, options);
+  const CheckReport r = Check(path.dir, options);
   if (progress) progress->Finish();
   if (json) {
     std::string problems;
     for (const CheckProblem& p : r.problems) {
       problems += (problems.empty() ? "" : ", ") + std::string("{\"where\": ") +
-                  PythonJsonString(p.where) + ", \"what\": " + PythonJsonString(p.what) + "}";
+                  JsonPathString(p.where) + ", \"what\": " + JsonPathString(p.what) + "}";
     }
     std::string notes;
-    for (const std::string& n : r.notes) notes += (notes.empty() ? "" : ", ") + PythonJsonString(n);
+    for (const std::string& n : r.notes) notes += (notes.empty() ? "" : ", ") + JsonPathString(n);
     std::printf(
         "{\"healthy\": %s, \"deep\": %s, \"chunks\": %llu, \"videos\": %llu, "
         "\"frames\": %llu, \"problems\": [%s], \"notes\": [%s]}\n",
@@ -422,13 +542,15 @@ int RunCheck(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
         static_cast<unsigned long long>(r.frames), problems.c_str(), notes.c_str());
   } else {
-    for (const std::string& n : r.notes) std::printf("note: %s\n", n.c_str());
-    for (const CheckProblem& p : r.problems)
-      std::printf("%s: %s\n", p.where.c_str(), p.what.c_str());
+    for (const std::string& n : r.notes) std::printf("note: %s\n", EscapeControls(n).c_str());
+    for (const CheckProblem& p : r.problems) {
+      std::printf("%s: %s\n", EscapeControls(p.where).c_str(), EscapeControls(p.what).c_str());
+    }
     std::printf(
-        "%s: %llu chunks, %llu videos, %llu frames checked%s: %s\n", dir.c_str(),
-        static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
-        static_cast<unsigned long long>(r.frames), options.deep ? " (deep)" : "",
+        "%s: %llu chunks, %llu videos, %llu frames checked%s: %s\n",
+        EscapeControls(path.dir).c_str(), static_cast<unsigned long long>(r.chunks),
+        static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
+        options.deep ? " (deep)" : "",
         r.healthy() ? "healthy" : (std::to_string(r.problems.size()) + " problems").c_str());
   }
   return r.healthy() ? 0 : 1;
@@ -440,21 +562,27 @@ int RunCompact(const std::vector<std::string>& args) {
   po::options_description o("compact options");
   CompactOptions options;
   bool quiet = false;
-  double wait_s = 0;
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
-      "min-garbage", po::value(&options.min_garbage_fraction)->default_value(0.0),
+      "min-garbage", NumberValue("0"),
       "only rewrite chunks with at least this fraction of garbage bytes (0..1)")(
-      "wait", po::value(&wait_s)->default_value(0), "seconds to wait for another writer")(
+      "wait", NumberValue("0"), "seconds to wait for another writer")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
+  AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb compact DIR [--min-garbage F]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args, "gulpdb compact DIR [--min-garbage F] [--wait S] [--index-dir PATH]", o, {"dir"},
+             &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  options.min_garbage_fraction = *RealOption(vm, "min-garbage", 0, 1);
+  const double wait_s = *RealOption(vm, "wait", 0, 1e9);
   options.lock_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {
     if (!progress) progress = std::make_unique<Progress>("compact", total, quiet);
     progress->Update(done);
   };
-  const CompactReport r = Compact(*OpenRw(vm["dir"].as<std::string>()), options);
+  const CompactReport r = Compact(*OpenDataset(path, /*read_only=*/false), options);
   if (progress) progress->Finish();
   std::printf("compacted %llu chunks: moved %llu videos, reclaimed %llu bytes, removed %zu files\n",
               static_cast<unsigned long long>(r.chunks_rewritten),
@@ -472,22 +600,33 @@ int RunMerge(const std::vector<std::string>& args) {
       "on-duplicate", po::value(&on_dup)->default_value("error"),
       "an id already in the output: error, skip or replace")("quiet,q", po::bool_switch(&quiet),
                                                              "no progress output");
+  AddIndexDirOption(&o, "OUT");
   po::variables_map vm;
-  if (!Parse(args, "gulpdb merge OUT SHARD...", o, {"out", "shards..."}, &vm)) return 0;
+  if (!Parse(args, "gulpdb merge OUT SHARD... [options]", o, {"out", "shards..."}, &vm)) return 0;
+  const DatasetPath path = DatasetArg(vm, "out");
   MergeOptions options;
   options.on_duplicate = ParseOnDuplicate(on_dup);
+  options.index_dir = path.index_dir;
+  const auto shards = vm["shards"].as<std::vector<std::string>>();
+  for (const std::string& shard : shards) {
+    if (shard.empty()) throw UsageError("a SHARD is an empty string");
+    RequireDirectories(DatasetPath{shard, ""});
+  }
+  RequireDirectories(path, "merge into");
+  CreatedPaths created;
+  created.TrackNewDataset(path);
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {
     if (!progress) progress = std::make_unique<Progress>("merge", total, quiet);
     progress->Update(done);
   };
-  const std::string out = vm["out"].as<std::string>();
-  const MergeReport r = Merge(out, vm["shards"].as<std::vector<std::string>>(), options);
+  const MergeReport r = Merge(path.dir, shards, options);
+  created.Keep();
   if (progress) progress->Finish();
   std::printf(
       "merged %llu shards into %s: %llu videos (%llu chunks attached in place, %llu "
       "videos copied, %llu duplicates skipped)\n",
-      static_cast<unsigned long long>(r.shards), out.c_str(),
+      static_cast<unsigned long long>(r.shards), EscapeControls(path.dir).c_str(),
       static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.chunks_attached),
       static_cast<unsigned long long>(r.videos_copied), static_cast<unsigned long long>(r.skipped));
   return 0;

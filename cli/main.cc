@@ -1,11 +1,13 @@
 // gulpdb: build, inspect and check gulpdb datasets from the command line.
 #include <boost/program_options/errors.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/text.h"
 #include "gulpdb/error.h"
 
 namespace {
@@ -36,24 +38,34 @@ int main(int argc, char** argv) {
   for (const auto& command : gulpdb::cli::Commands()) {
     if (name != command.name) continue;
     try {
-      return command.run(args);
+      const int status = command.run(args);
+      // Output that could not be written (a full disk, a closed pipe) is a
+      // failure, not a silent loss: the output is what the command is for.
+      if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+        std::fprintf(stderr, "gulpdb %s: write the output: %s\n", command.name,
+                     std::strerror(errno));
+        return 1;
+      }
+      return status;
     } catch (const gulpdb::cli::UsageError& e) {
-      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name, e.what(),
-                   command.name);
+      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
+                   gulpdb::cli::EscapeControls(e.what()).c_str(), command.name);
       return 2;
     } catch (const boost::program_options::error& e) {
-      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name, e.what(),
-                   command.name);
+      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
+                   gulpdb::cli::EscapeControls(e.what()).c_str(), command.name);
       return 2;
     } catch (const gulpdb::Error& e) {
-      std::fprintf(stderr, "gulpdb: %s: %s\n", gulpdb::ErrorCodeName(e.code()), e.what());
+      std::fprintf(stderr, "gulpdb: %s: %s\n", gulpdb::ErrorCodeName(e.code()),
+                   gulpdb::cli::EscapeControls(e.what()).c_str());
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gulpdb: %s\n", e.what());
+      std::fprintf(stderr, "gulpdb: %s\n", gulpdb::cli::EscapeControls(e.what()).c_str());
       return 1;
     }
   }
-  std::fprintf(stderr, "gulpdb: unknown command '%s'\n", name.c_str());
+  std::fprintf(stderr, "gulpdb: unknown command '%s'\n",
+               gulpdb::cli::EscapeForDisplay(name).c_str());
   PrintUsage(stderr);
   return 2;
 }

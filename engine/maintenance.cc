@@ -32,15 +32,22 @@ std::string RealPath(const std::string& path) {
   return out;
 }
 
-std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir) {
+std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir, const std::string& index_dir = "") {
   OpenOptions o;
   o.read_only = false;
+  o.index_dir = index_dir;
   return Dataset::Open(dir, o);
 }
 
 // A chunk whose file belongs to an attached shard (index::ChunkRecord::attached).
 bool IsAttached(const ChunkInfo& c) {
   return !c.owner.empty() || c.file_name.find('/') != std::string::npos;
+}
+
+std::unique_ptr<Dataset> CreateWithIndexDir(const std::string& dir, const std::string& index_dir) {
+  CreateOptions o;
+  o.index_dir = index_dir;
+  return Dataset::Create(dir, o);
 }
 
 }  // namespace
@@ -482,8 +489,8 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_
   // Every shard is checked before the output is created or anything is written.
   const std::string out_real = OutputRealPath(out);
   std::unique_ptr<Dataset> ds;
-  if (Dataset::Exists(out)) {
-    ds = OpenReadWrite(out);
+  if (Dataset::Exists(out, options.index_dir)) {
+    ds = OpenReadWrite(out, options.index_dir);
     const std::string owner = AttachedTo(*ds);
     if (!owner.empty()) {
       throw InvalidArgumentError("merge into " + out + ": the dataset is attached to " + owner +
@@ -524,7 +531,7 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_
   const std::optional<engine::LabelEntries> labels = PlanLabels(out, ds.get(), shards);
 
   // From here on the output changes.
-  if (!ds) ds = Dataset::Create(out);
+  if (!ds) ds = CreateWithIndexDir(out, options.index_dir);
   // The map first: it only adds labels to what the output had, so every
   // video committed below, and every one already there, agrees with it.
   if (labels) engine::WriteLabel2Idx(Label2IdxPath(out), *labels);

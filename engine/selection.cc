@@ -29,6 +29,11 @@ int64_t ParseInt(std::string_view text, std::string_view whole) {
   const char* last = text.data() + text.size();
   if (!text.empty() && text.front() == '+') ++first;
   const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec == std::errc::result_out_of_range && ptr == last) {
+    throw InvalidArgumentError("parse frame selection '" + std::string(whole) + "': '" +
+                               std::string(text) + "' is out of range (frame indices are " +
+                               "64-bit integers)");
+  }
   if (ec != std::errc() || ptr != last || first == last) {
     throw InvalidArgumentError("parse frame selection '" + std::string(whole) + "': '" +
                                std::string(text) + "' is not an integer");

@@ -1,6 +1,8 @@
 #include "ingest/ffmpeg.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +129,16 @@ size_t PpmStream::Read(void* dst, size_t max) {
 std::vector<std::string> DecodeWithFfmpeg(const std::string& path, bool image,
                                           const FrameSettings& settings, ChildSet* children,
                                           std::string* warning) {
+  // ffmpeg would report a missing or unreadable file as a failed decode:
+  // open it first, so that it is a NotFoundError or an IoError instead.
+  {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) ThrowErrno("read", path, errno);
+    struct stat st;
+    const bool is_dir = ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+    ::close(fd);
+    if (is_dir) throw InvalidArgumentError("read " + path + ": is a directory, not a file");
+  }
   std::vector<std::string> argv = {settings.ffmpeg, "-nostdin", "-hide_banner", "-loglevel",
                                    "error",         "-i",       "file:" + path, "-map",
                                    "0:v:0",         "-an",      "-sn",          "-dn"};

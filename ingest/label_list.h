@@ -1,15 +1,26 @@
 // Label lists: the 20BN-style lists that name the videos of an ingest and
 // their labels, either a JSON list of objects ([{"id": "123" or 123,
 // "<label_name>": "...", ...}, ...]) or an `id;label` CSV, one entry per
-// line. Ids keep how the list wrote them (a string, or a number as written)
-// so that meta says "id" exactly as the list did. Also the small JSON walking
-// helpers that label2idx.json reading shares. Every malformed list throws
-// InvalidArgumentError naming the file and the byte or line. Thread-safe
-// (no shared state).
+// line. Which one a file is depends on its content, never on its name: a
+// file whose first character that is not blank (after an optional UTF-8
+// byte order mark) is '[' or '{' is JSON, anything else is CSV. Ids keep how
+// the list wrote them (a string, or a number as written) so that meta says
+// "id" exactly as the list did. Also the small JSON walking helpers that
+// label2idx.json reading shares.
+//
+// Errors: a malformed list, a JSON value that is not a list of objects, an
+// empty list, or a JSON list none of whose entries has the label key while
+// they have other keys (e.g. "template" read with the default label name)
+// throws InvalidArgumentError naming the file and the line and column. A list
+// of ids alone ({"id": ...} entries, or CSV lines without ";label") is a
+// list of unlabeled videos. Entries without a label when others have one are
+// unlabeled, with one warning giving their count and a few ids.
+// Thread-safe (no shared state).
 #ifndef GULPDB_INGEST_LABEL_LIST_H_
 #define GULPDB_INGEST_LABEL_LIST_H_
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,17 +38,27 @@ struct Listed {
   std::optional<std::string> label;
 };
 
-// Reads `path` as a JSON list (when its first non-blank byte is '[') or a CSV.
-std::vector<Listed> ReadLabelList(const std::string& path, const std::string& label_name);
+// Receives warnings about a list as a whole (one line each).
+using ListWarning = std::function<void(const std::string&)>;
 
-// A CSV list: `id;label` per line (or just `id`); empty lines ignored.
-std::vector<Listed> ParseCsvList(const std::string& path, std::string_view text);
+// Reads `path` as a JSON list or a CSV, as the header says.
+std::vector<Listed> ReadLabelList(const std::string& path, const std::string& label_name,
+                                  const ListWarning& warn);
+
+// A CSV list: `id;label` per line (or just `id`); empty lines ignored, a
+// leading byte order mark skipped. `what` names the entries in messages
+// ("videos", "images").
+std::vector<Listed> ParseCsvList(const std::string& path, std::string_view text,
+                                 const std::string& what, const ListWarning& warn);
 
 // ---- JSON walking helpers (for text already validated by ScanJsonValue) ----
 
 size_t SkipSpace(std::string_view text, size_t pos);
 
-[[noreturn]] void ThrowListError(const std::string& path, size_t pos, const std::string& what);
+// Throws InvalidArgumentError "read <path>: line L, column C: <what>" for
+// byte `pos` of `text` (columns count UTF-8 characters, from 1).
+[[noreturn]] void ThrowListError(const std::string& path, std::string_view text, size_t pos,
+                                 const std::string& what);
 
 // Calls fn(key, value_text, value_pos) for each member of the JSON object at
 // text[pos] (validated beforehand); returns the position after its closing

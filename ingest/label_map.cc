@@ -32,7 +32,7 @@ LabelEntries ReadLabel2Idx(const std::string& path) {
       ok = ok && c >= '0' && c <= '9';
       if (ok) idx = idx * 10 + (c - '0');
     }
-    if (!ok) ThrowListError(path, at, "the index of \"" + key + "\" is not a small integer");
+    if (!ok) ThrowListError(path, text, at, "the index of \"" + key + "\" is not a small integer");
     entries.emplace_back(key, idx);
   });
   return entries;

@@ -131,9 +131,25 @@ std::vector<SourceSpec> Sources(const IngestOptions& o, std::optional<VideoLocat
   if (o.sources.empty()) return ListDirectorySources(o, locator);
   std::vector<SourceSpec> sources = o.sources;
   for (SourceSpec& s : sources) {
-    if (s.id_json.empty()) s.id_json = engine::PythonJsonString(s.id);
+    if (s.id_json.empty() && engine::FindInvalidUtf8(s.id) == std::string_view::npos) {
+      s.id_json = engine::PythonJsonString(s.id);
+    }
   }
   return sources;
+}
+
+// What makes `s` impossible to store whatever its frames: an id or a label
+// that is not UTF-8 (typically a file or folder name in another encoding).
+// Empty when nothing does.
+std::string UnstorableSource(const SourceSpec& s) {
+  const std::string where = s.path.empty() ? "" : " (" + engine::PrintableBytes(s.path, 200) + ")";
+  if (engine::FindInvalidUtf8(s.id) != std::string_view::npos) {
+    return "the id" + where + " is not valid UTF-8, and ids are UTF-8 text: rename it";
+  }
+  if (s.label && engine::FindInvalidUtf8(*s.label) != std::string_view::npos) {
+    return "the label" + where + " is not valid UTF-8, and labels are UTF-8 text: rename it";
+  }
+  return "";
 }
 
 }  // namespace
@@ -233,17 +249,32 @@ IngestReport Ingest(const IngestOptions& o) {
       ++report.duplicates;
     }
   }
+  // Sources no dataset can hold: bad sources, found before anything is written.
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const std::string problem = keep[i] ? UnstorableSource(listed[i]) : "";
+    if (problem.empty()) continue;
+    const std::string id = engine::PrintableBytes(listed[i].id);
+    if (o.strict) throw InvalidArgumentError("ingest '" + id + "': " + problem);
+    ReportProblem(o, SourceProblem{id, listed[i].path, problem, /*skipped=*/true});
+    keep[i] = false;
+    listed[i].label.reset();  // not one of the dataset's labels
+    ++report.bad;
+  }
   // A given label map must name every label, before anything is written.
   if (o.label_map) CheckLabelsMapped(o.dir, *o.label_map, listed);
 
   std::unique_ptr<Dataset> ds;
-  if (Dataset::Exists(o.dir)) {
+  if (Dataset::Exists(o.dir, o.index_dir)) {
     OpenOptions open;
     open.read_only = false;
+    open.index_dir = o.index_dir;
     ds = Dataset::Open(o.dir, open);
   } else {
     CreateOptions create;
     create.videos_per_chunk = o.videos_per_chunk;
+    create.bytes_per_chunk = o.bytes_per_chunk;
+    create.checksums = o.checksums;
+    create.index_dir = o.index_dir;
     ds = Dataset::Create(o.dir, create);
   }
   WriterOptions wo;

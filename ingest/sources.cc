@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -56,7 +57,9 @@ SourceSpec FromListed(SourceKind kind, Listed&& l, std::string path) {
 SourceSpec Unlabeled(SourceKind kind, const std::string& id, std::string path) {
   Listed l;
   l.id = id;
-  l.id_json = engine::PythonJsonString(id);
+  // A file name that is not UTF-8 makes no id; Ingest reports the source as bad.
+  if (engine::FindInvalidUtf8(id) == std::string_view::npos)
+    l.id_json = engine::PythonJsonString(id);
   return FromListed(kind, std::move(l), std::move(path));
 }
 
@@ -167,6 +170,13 @@ std::vector<std::string> VideoLocator::Ids() const {
 
 std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
                                              std::optional<VideoLocator>* locator) {
+  const ListWarning warn = [&o](const std::string& warning) {
+    if (o.on_warning) {
+      o.on_warning(warning);
+    } else {
+      std::fprintf(stderr, "gulpdb ingest: warning: %s\n", warning.c_str());
+    }
+  };
   std::vector<SourceSpec> sources;
   if (!o.videos_dir.empty()) {
     locator->emplace(o.videos_dir);
@@ -175,7 +185,7 @@ std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
         sources.push_back(Unlabeled(SourceKind::kVideo, id, ""));
       }
     } else {
-      for (Listed& l : ReadLabelList(o.labels, o.label_name)) {
+      for (Listed& l : ReadLabelList(o.labels, o.label_name, warn)) {
         sources.push_back(FromListed(SourceKind::kVideo, std::move(l), ""));
       }
     }
@@ -188,7 +198,7 @@ std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
         }
       }
     } else {
-      for (Listed& l : ReadLabelList(o.labels, o.label_name)) {
+      for (Listed& l : ReadLabelList(o.labels, o.label_name, warn)) {
         std::string folder = Join(o.frames_dir, l.id);
         sources.push_back(FromListed(SourceKind::kFrameFolder, std::move(l), std::move(folder)));
       }
@@ -199,7 +209,7 @@ std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
       const size_t slash = o.image_list.rfind('/');
       root = slash == std::string::npos ? "" : o.image_list.substr(0, slash);
     }
-    for (Listed& l : ParseCsvList(o.image_list, engine::ReadFile(o.image_list))) {
+    for (Listed& l : ParseCsvList(o.image_list, engine::ReadFile(o.image_list), "images", warn)) {
       std::string file = Join(root, l.id);
       sources.push_back(FromListed(SourceKind::kImage, std::move(l), std::move(file)));
     }

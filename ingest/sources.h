@@ -57,7 +57,8 @@ class VideoLocator {
 // The sources of the directory options of `o`, in list order. Videos keep an
 // empty path: they are found through `*locator` (set here for videos_dir)
 // when a worker reads them, so that a missing one is a bad source, not a
-// failed listing.
+// failed listing. Warnings about a label or image list go to o.on_warning
+// (unset: a line on stderr).
 std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
                                              std::optional<VideoLocator>* locator);
 

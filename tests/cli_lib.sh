@@ -19,10 +19,18 @@ check() {  # check NAME EXPECTED_STATUS COMMAND...
   fi
 }
 expect_out() {  # expect_out NAME PATTERN: the last command's stdout+stderr matches
-  if grep -qE "$2" "$tmp/out" "$tmp/err"; then
+  if grep -qE -- "$2" "$tmp/out" "$tmp/err"; then
     passes=$((passes + 1))
   else
     echo "FAIL $1: output lacks /$2/"; cat "$tmp/out" "$tmp/err"
+    failures=$((failures + 1))
+  fi
+}
+expect_text() {  # expect_text NAME TEXT: the last command's stdout+stderr holds TEXT as it is
+  if grep -qF -- "$2" "$tmp/out" "$tmp/err"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL $1: output lacks '$2'"; cat "$tmp/out" "$tmp/err"
     failures=$((failures + 1))
   fi
 }
@@ -37,4 +45,43 @@ expect_eq() {  # expect_eq NAME GOT WANTED
 finish() {  # the closing line CTest output shows, and the exit status
   echo "$passes passed, $failures failed"
   [ "$failures" -eq 0 ]
+}
+expect_no_out() {  # expect_no_out NAME PATTERN: the last command's stdout+stderr does not match
+  if grep -qE -- "$2" "$tmp/out" "$tmp/err"; then
+    echo "FAIL $1: output has /$2/"; cat "$tmp/out" "$tmp/err"
+    failures=$((failures + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+# Runs a command as an unprivileged user (root ignores file permissions);
+# what it touches must be reachable by that user, so $tmp is made searchable.
+if [ "$(id -u)" -eq 0 ]; then
+  chmod 755 "$tmp"
+  as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+else
+  as_user() { "$@"; }
+fi
+# The stem `gulpdb extract` gives the frame files of ID: the rule of its
+# --help written out again, with a 64-bit FNV-1a checked against published
+# test vectors.
+frame_stem() {
+  /usr/bin/python3 - "$1" <<'PY'
+import re, sys
+def fnv1a64(data):
+    h = 14695981039346656037
+    for b in data:
+        h = ((h ^ b) * 1099511628211) % 2**64
+    return h
+assert fnv1a64(b"a") == 0xaf63dc4c8601ec8c and fnv1a64(b"foobar") == 0x85944171f73967e8
+ident = sys.argv[1].encode("utf-8", "surrogateescape")
+text = ident.decode("utf-8")
+if (re.fullmatch(r"[A-Za-z0-9._-]+", text) and not text.startswith(".") and len(ident) <= 200
+        and not re.search(r"-[0-9a-f]{8}$", text)):
+    print(text)
+else:
+    safe = "".join(c if re.fullmatch(r"[A-Za-z0-9._-]", c) and not (i == 0 and c == ".") else "_"
+                   for i, c in enumerate(text))
+    print("%s-%s" % (safe[:200], ("%016x" % fnv1a64(ident))[:8]))
+PY
 }

@@ -36,6 +36,106 @@ check extract_evil 0 "$gulpdb" extract "$tmp/evil_ds" "a/../../b" -o "$tmp/evil_
 check extract_evil_inside 0 test "$(ls "$tmp/evil_out" | wc -l)" -eq 1
 check extract_evil_nothing_outside 1 test -e "$tmp/b_00000.jpg"
 
+# Frame file names are injective: a safe id is kept, any other gets a hash of
+# the id, so that ids that look alike once made safe never share a file.
+names_src=$tmp/names_src
+long_id=$(printf 'l%.0s' $(seq 1 250))
+names=("a/b" "a_b" "é" "ü" ".hidden" "x-0123abcd" "$long_id" "sp ace")
+: >"$tmp/names.csv"
+for id in "${names[@]}"; do
+  mkdir -p "$names_src/$id"
+  cp "$fixtures/frames_src/3/0000.jpg" "$names_src/$id/0000.jpg"
+  printf '%s;n\n' "$id" >>"$tmp/names.csv"
+done
+check names_ingest 0 "$gulpdb" ingest "$tmp/names_ds" --frames-dir "$names_src" \
+  --labels "$tmp/names.csv" --keep-jpeg --quiet
+for id in "${names[@]}"; do
+  check "extract_name_${id:0:12}" 0 "$gulpdb" extract "$tmp/names_ds" "$id" -o "$tmp/names_out"
+done
+expect_eq extract_names_distinct "$(ls "$tmp/names_out" | wc -l)" "${#names[@]}"
+for id in "${names[@]}"; do
+  check "extract_name_rule_${id:0:12}" 0 cmp "$tmp/names_out/$(frame_stem "$id")_00000.jpg" \
+    "$fixtures/frames_src/3/0000.jpg"
+done
+check extract_safe_id_kept 0 test -f "$tmp/names_out/a_b_00000.jpg"
+check extract_hashed_form 0 test -f "$tmp/names_out/$(frame_stem a/b)_00000.jpg"
+expect_eq extract_hashed_looks "$(frame_stem a/b | sed 's/-[0-9a-f]\{8\}$/-HASH/')" "a_b-HASH"
+check extract_help_names_rule 0 "$gulpdb" extract --help
+expect_out extract_help_names_rule_text "FNV-1a"
+# An existing file is never overwritten without --force (nothing is written).
+printf 'keep me' >"$tmp/names_out/a_b_00000.jpg"
+check extract_refuses_overwrite 1 "$gulpdb" extract "$tmp/names_ds" a_b -o "$tmp/names_out"
+expect_out extract_refuses_overwrite_message "a_b_00000.jpg' exists.*--force"
+check extract_refused_left_alone 0 grep -qx 'keep me' "$tmp/names_out/a_b_00000.jpg"
+check extract_force 0 "$gulpdb" extract "$tmp/names_ds" a_b -o "$tmp/names_out" --force
+check extract_forced_bytes 0 cmp "$tmp/names_out/a_b_00000.jpg" "$fixtures/frames_src/3/0000.jpg"
+# --force replaces a symbolic link; it never writes through it.
+printf 'outside' >"$tmp/outside.jpg"
+rm "$tmp/names_out/a_b_00000.jpg"
+ln -s "$tmp/outside.jpg" "$tmp/names_out/a_b_00000.jpg"
+check extract_force_symlink 0 "$gulpdb" extract "$tmp/names_ds" a_b -o "$tmp/names_out" --force
+check extract_force_symlink_outside_untouched 0 grep -qx outside "$tmp/outside.jpg"
+check extract_force_symlink_replaced 1 test -L "$tmp/names_out/a_b_00000.jpg"
+# A frame named twice in the selection is written once.
+check extract_repeated_frame 0 "$gulpdb" extract "$ds" 0 -o "$tmp/twice_out" --frames 1,1
+expect_eq extract_repeated_frame_once "$(ls "$tmp/twice_out")" "0_00001.jpg"
+
+# Plain `ls` prints ids as JSON string bodies: one line per video, whatever
+# the id holds, and the same ids as `ls --json` (JSON Lines).
+ctrl=$tmp/ctrl_gio
+mkdir "$ctrl"
+/usr/bin/python3 - "$ctrl" "$fixtures/frames_src/0/0000.jpg" <<'PY'
+import json, sys
+out, jpeg = sys.argv[1], open(sys.argv[2], "rb").read()
+ids = ["a\u0000b", "new\nline", "tab\there", "back\\slash", 'quote"d', "del\u007f", "c1\u0085x",
+       "\u00e9t\u00e9", "plain"]
+pad = (4 - len(jpeg) % 4) % 4
+meta, data = {}, b""
+for i in ids:
+    meta[i] = {"frame_info": [[len(data), pad, len(jpeg) + pad]], "meta_data": [{}]}
+    data += jpeg + b"\0" * pad
+open(out + "/data_0.gulp", "wb").write(data)
+json.dump(meta, open(out + "/meta_0.gmeta", "w"))
+json.dump(ids, open(out + "/ids.json", "w"))
+PY
+check ctrl_import 0 "$gulpdb" import "$ctrl" --quiet
+"$gulpdb" ls "$ctrl" >"$tmp/ls_plain"
+"$gulpdb" ls "$ctrl" --json >"$tmp/ls_json"
+expect_eq ls_one_line_per_video "$(wc -l <"$tmp/ls_plain")" 9
+check ls_plain_agrees_with_json 0 /usr/bin/python3 - "$tmp/ls_plain" "$tmp/ls_json" "$ctrl/ids.json" <<'PY'
+import json, sys
+plain = [json.loads('"' + line.rstrip("\n").split("\t")[0] + '"')
+         for line in open(sys.argv[1], encoding="utf-8")]
+lines = [json.loads(line) for line in open(sys.argv[2], encoding="utf-8")]
+assert plain == [o["id"] for o in lines], (plain, lines)
+assert sorted(plain) == sorted(json.load(open(sys.argv[3]))), plain
+PY
+check ls_escapes_newline 0 grep -qxF 'new\nline	1' "$tmp/ls_plain"
+check ls_escapes_nul 0 grep -qxF 'a\u0000b	1' "$tmp/ls_plain"
+check ls_escapes_backslash 0 grep -qxF 'back\\slash	1' "$tmp/ls_plain"
+check ls_keeps_unicode 0 grep -qxF 'été	1' "$tmp/ls_plain"
+check show_control_id 0 "$gulpdb" show "$ctrl" $'tab\there'
+expect_out show_control_id_escaped '^id: +tab\\there$'
+check ls_help 0 "$gulpdb" ls --help
+expect_out ls_help_json_lines "JSON Lines"
+
+# `remove` names the ids it did not find.
+check remove_names_missing 1 "$gulpdb" remove "$ds" 2 m1 m2 m3 m4 m5 m6 m7
+expect_out remove_names_missing_count "removed 1 of 8 ids"
+expect_out remove_names_missing_ids "not in .*'m1', 'm2', 'm3', 'm4', 'm5' and 2 more"
+check remove_repeated_id 0 "$gulpdb" remove "$ds" 4 4
+expect_out remove_repeated_id_count "removed 1 of 1 ids"
+# An empty id is an id that is not there.
+check show_empty_id 1 "$gulpdb" show "$ds" ""
+expect_out show_empty_id_message "not found: .*no such video"
+check extract_empty_id 1 "$gulpdb" extract "$ds" "" -o "$tmp/empty_id_out"
+expect_out extract_empty_id_message "not found: .*no such video"
+check extract_empty_id_nothing_created 1 test -e "$tmp/empty_id_out"
+check remove_empty_id 1 "$gulpdb" remove "$ds" ""
+expect_out remove_empty_id_message "not in .*''"
+check show_long_id 1 "$gulpdb" show "$ds" "$(printf 'x%.0s' $(seq 1 600))"
+expect_out show_long_id_message "not found: .*no such video"
+
 # Error paths.
 check unknown_id 1 "$gulpdb" show "$ds" no_such_id
 expect_out unknown_id_message "gulpdb: not found: .*no_such_id"
@@ -110,7 +210,7 @@ expect_out check_truncated_message "data_3.gulp: truncated"
 
 # compact and merge.
 check compact 0 "$gulpdb" compact "$ds" --quiet
-expect_out compact_summary "compacted 1 chunks"
+expect_out compact_summary "compacted 2 chunks"
 check compact_check 0 "$gulpdb" check "$ds" --deep --quiet
 check compact_info 0 "$gulpdb" info "$ds" --json
 expect_out compact_no_garbage '"garbage_bytes": 0'

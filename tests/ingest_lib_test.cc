@@ -132,6 +132,172 @@ BOOST_AUTO_TEST_CASE(sources_and_directories_together_are_refused) {
   BOOST_CHECK_THROW(ListSources(o), InvalidArgumentError);
 }
 
+// ---- label lists --------------------------------------------------------------
+
+// A frames-dir listing of the fixtures with `list_text` as its label list;
+// warnings are collected in `*warnings`.
+IngestOptions WithList(const TempDir& tmp, const std::string& list_text,
+                       std::vector<std::string>* warnings) {
+  IngestOptions o = Quiet(tmp / "ds");
+  o.frames_dir = test::FixturesDir() + "/frames_src";
+  o.labels = tmp / "list";
+  test::WriteFile(o.labels, list_text);
+  o.on_warning = [warnings](const std::string& w) { warnings->push_back(w); };
+  return o;
+}
+
+// The message of the InvalidArgumentError that `fn` throws, or "" (with a
+// test error) when it throws none.
+template <typename Fn>
+std::string InvalidArgumentMessage(const Fn& fn) {
+  try {
+    fn();
+  } catch (const InvalidArgumentError& e) {
+    return e.what();
+  }
+  BOOST_ERROR("no InvalidArgumentError");
+  return "";
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+BOOST_AUTO_TEST_CASE(a_json_object_is_refused_as_a_label_list_before_the_dataset_is_created) {
+  TempDir tmp;
+  std::vector<std::string> warnings;
+  IngestOptions o = WithList(tmp, "\n  {\"0\": \"circle\"}", &warnings);
+  const std::string message = InvalidArgumentMessage([&] { ListSources(o); });
+  BOOST_TEST(Contains(message, "line 2, column 3"), message);
+  BOOST_TEST(Contains(message, "not an object"), message);
+  InvalidArgumentMessage([&] { Ingest(o); });
+  BOOST_TEST(!std::filesystem::exists(o.dir));
+}
+
+BOOST_AUTO_TEST_CASE(a_json_list_without_the_label_key_is_refused_naming_the_keys_it_has) {
+  TempDir tmp;
+  std::vector<std::string> warnings;
+  IngestOptions o = WithList(
+      tmp, R"([{"id": "0", "template": "circle"}, {"id": "1", "template": "square"}])", &warnings);
+  const std::string message = InvalidArgumentMessage([&] { Ingest(o); });
+  BOOST_TEST(Contains(message, "no entry has the label key \"label\""), message);
+  BOOST_TEST(Contains(message, "\"template\""), message);
+  BOOST_TEST(!std::filesystem::exists(o.dir));
+  o.label_name = "template";
+  const std::vector<SourceSpec> sources = ListSources(o);
+  BOOST_REQUIRE_EQUAL(sources.size(), 2u);
+  BOOST_TEST(*sources[1].label == "square");
+  BOOST_TEST(warnings.empty());
+}
+
+BOOST_AUTO_TEST_CASE(entries_without_a_label_are_unlabeled_with_one_warning_naming_them) {
+  TempDir tmp;
+  std::vector<std::string> warnings;
+  IngestOptions o = WithList(tmp,
+                             R"([{"id": "0", "label": "circle"}, {"id": "1"}, {"id": 2},
+                                 {"id": "3", "label": null}, {"id": "4"}, {"id": "5"}])",
+                             &warnings);
+  const std::vector<SourceSpec> sources = ListSources(o);
+  BOOST_REQUIRE_EQUAL(sources.size(), 6u);
+  BOOST_TEST(!sources[1].label.has_value());
+  BOOST_TEST(!sources[3].label.has_value());  // null: unlabeled on purpose, not missing
+  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_TEST(Contains(warnings[0], "4 of 6 entries have no \"label\""), warnings[0]);
+  BOOST_TEST(Contains(warnings[0], R"(ids "1", 2, "4" and 1 more)"), warnings[0]);
+
+  // The same for a CSV list.
+  warnings.clear();
+  test::WriteFile(o.labels, "0;circle\n1\n2;square\n");
+  BOOST_TEST(ListSources(o).size() == 3u);
+  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_TEST(Contains(warnings[0], "1 of 3 entries have no \";label\""), warnings[0]);
+}
+
+BOOST_AUTO_TEST_CASE(a_list_of_ids_alone_names_unlabeled_videos_without_a_warning) {
+  TempDir tmp;
+  std::vector<std::string> warnings;
+  IngestOptions o = WithList(tmp, R"([{"id": "0"}, {"id": 1}])", &warnings);
+  const std::vector<SourceSpec> sources = ListSources(o);
+  BOOST_REQUIRE_EQUAL(sources.size(), 2u);
+  BOOST_TEST(sources[1].id_json == "1");
+  BOOST_TEST(!sources[0].label.has_value());
+  BOOST_TEST(warnings.empty());
+}
+
+BOOST_AUTO_TEST_CASE(json_is_told_from_csv_by_content_after_a_byte_order_mark) {
+  TempDir tmp;
+  std::vector<std::string> warnings;
+  IngestOptions o =
+      WithList(tmp, "\xEF\xBB\xBF \r\n\t[{\"id\": \"0\", \"label\": \"circle\"}]", &warnings);
+  std::vector<SourceSpec> sources = ListSources(o);
+  BOOST_REQUIRE_EQUAL(sources.size(), 1u);
+  BOOST_TEST(sources[0].id == "0");
+  BOOST_TEST(*sources[0].label == "circle");
+  test::WriteFile(o.labels,
+                  "\xEF\xBB\xBF"
+                  "0;circle\n");
+  sources = ListSources(o);
+  BOOST_REQUIRE_EQUAL(sources.size(), 1u);
+  BOOST_TEST(sources[0].id == "0");  // the mark is not part of the first id
+}
+
+BOOST_AUTO_TEST_CASE(a_json_syntax_error_names_the_file_line_and_column) {
+  TempDir tmp;
+  std::vector<std::string> warnings;
+  IngestOptions o = WithList(tmp, "[\n  {\"id\": \"\xC3\xA9\" \"label\": \"x\"}\n]", &warnings);
+  const std::string message = InvalidArgumentMessage([&] { ListSources(o); });
+  // Column 14 (byte 15): columns count characters, and "é" is two bytes.
+  BOOST_TEST(Contains(message, "read " + o.labels + ": line 2, column 14: "), message);
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_label_list_is_refused) {
+  TempDir tmp;
+  std::vector<std::string> warnings;
+  for (const char* text : {"[]", " [ ] ", "", "\n\r\n"}) {
+    IngestOptions o = WithList(tmp, text, &warnings);
+    const std::string message = InvalidArgumentMessage([&] { Ingest(o); });
+    BOOST_TEST(Contains(message, "names no videos"), message);
+    BOOST_TEST(!std::filesystem::exists(o.dir));
+  }
+}
+
+// ---- sources and settings -------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(a_missing_video_file_is_not_found_not_corruption) {
+  TempDir tmp;
+  IngestOptions o = Quiet(tmp / "ds");
+  SourceSpec video;
+  video.kind = SourceKind::kVideo;
+  video.id = "gone";
+  video.path = tmp / "gone.mp4";
+  o.sources = {video};
+  o.strict = true;
+  try {
+    Ingest(o);
+    BOOST_ERROR("a missing video was ingested");
+  } catch (const NotFoundError& e) {
+    BOOST_TEST(Contains(e.what(), "gone.mp4: No such file"), e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_new_dataset_gets_the_index_dir_and_chunk_settings_asked_for) {
+  TempDir tmp;
+  IngestOptions o = Quiet(tmp / "ds");
+  o.index_dir = tmp / "index";
+  o.sources = {FrameFolder("0", "circle"), FrameFolder("1", "circle")};
+  o.bytes_per_chunk = 1;  // every video gets a chunk of its own
+  o.checksums = false;
+  BOOST_TEST(Ingest(o).added == 2u);
+  BOOST_TEST(!Dataset::Exists(o.dir));
+  BOOST_TEST(Dataset::Exists(o.dir, o.index_dir));
+  OpenOptions open;
+  open.index_dir = o.index_dir;
+  const DatasetStats stats = Dataset::Open(o.dir, open)->Stats();
+  BOOST_TEST(stats.chunks == 2u);
+  BOOST_TEST(stats.bytes_per_chunk == 1u);
+  BOOST_TEST(!stats.checksums);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

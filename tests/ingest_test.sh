@@ -46,7 +46,7 @@ check video_rerun_skips 0 "$gulpdb" ingest "$ds" --videos-dir "$videos" --labels
   --label-name template --quiet
 expect_out video_rerun_summary "ingested 0 videos .* 3 already present"
 check video_rerun_error 1 "$gulpdb" ingest "$ds" --videos-dir "$videos" \
-  --labels "$videos/videos.json" --on-duplicate error --quiet
+  --labels "$videos/videos.json" --label-name template --on-duplicate error --quiet
 expect_out video_rerun_error_message "already in the dataset"
 
 # Numeric ids, a video file named <id>.<ext>, a file name with spaces and quotes.
@@ -128,7 +128,7 @@ check images_meta 0 "$gulpdb" show "$tmp/images" dog/more/b.JPG --json
 expect_out images_meta_text '"meta_data": \[\{"id": "dog/more/b.JPG", "label": "dog", "idx": 1\}\]'
 check images_label2idx 0 grep -qx '{"cat": 0, "dog": 1}' "$tmp/images/label2idx.json"
 "$gulpdb" extract "$tmp/images" dog/c.png -o "$tmp/png_out" >/dev/null
-expect_eq images_png_size "$(jpeg_size "$tmp/png_out/dog_c.png_00000.jpg")" 40x30
+expect_eq images_png_size "$(jpeg_size "$tmp/png_out/$(frame_stem dog/c.png)_00000.jpg")" 40x30
 printf 'cat/a.jpg;feline\ndog/c.png\n' >"$tmp/imgs/list.txt"
 check image_list_ingest 0 "$gulpdb" ingest "$tmp/list" --image-list "$tmp/imgs/list.txt" --quiet
 expect_out image_list_summary "ingested 2 videos"
@@ -170,7 +170,80 @@ check listed_twice_error_nothing_created 1 test -e "$tmp/twice_err"
 check bad_frames_strict 1 "$gulpdb" ingest "$tmp/badf_strict" --frames-dir "$tmp/badf" --strict --quiet
 printf '[{"id": 1},' >"$tmp/bad_list.json"
 check bad_list 1 "$gulpdb" ingest "$tmp/badlist_ds" --videos-dir "$videos" --labels "$tmp/bad_list.json" --quiet
-expect_out bad_list_message "bad_list.json: byte"
+expect_out bad_list_message "bad_list.json: line 1, column 12: the JSON text ends early"
+
+# ---- label lists are told apart by content, and read the way they are meant ------
+# A JSON object is not a list: an error, not a CSV of one odd id.
+printf '\n  {"100": "pattern"}\n' >"$tmp/object.json"
+check list_object_refused 1 "$gulpdb" ingest "$tmp/obj_ds" --videos-dir "$videos" \
+  --labels "$tmp/object.json" --quiet
+expect_out list_object_message "object.json: line 2, column 3: .*list of objects.*not an object"
+check list_object_nothing_created 1 test -e "$tmp/obj_ds"
+# something-something's label key is "template": without --label-name no
+# video would get a label.
+check list_wrong_key_refused 1 "$gulpdb" ingest "$tmp/key_ds" --videos-dir "$videos" \
+  --labels "$videos/videos.json" --quiet
+expect_out list_wrong_key_message 'no entry has the label key "label" \(the entries have "template".*--label-name'
+check list_wrong_key_nothing_created 1 test -e "$tmp/key_ds"
+# Some entries without the label: ingested unlabeled, with one warning (even
+# with --quiet) giving their count and a few ids.
+printf '[{"id": "100", "label": "a"}, {"id": "101"}, {"id": 102, "note": 1}]' >"$tmp/partial.json"
+check list_partial 0 "$gulpdb" ingest "$tmp/partial_ds" --videos-dir "$videos" \
+  --labels "$tmp/partial.json" --quiet
+expect_out list_partial_warning 'warning: .*partial.json: 2 of 3 entries have no "label" and are ingested unlabeled: ids "101", 102'
+check list_partial_unlabeled 0 "$gulpdb" show "$tmp/partial_ds" 101 --json
+expect_out list_partial_unlabeled_meta '"meta_data": \[\{"id": "101"\}\]'
+# A list of ids alone (a test split) names unlabeled videos; nothing to warn about.
+printf '[{"id": "100"}, {"id": 101}]' >"$tmp/ids.json"
+check list_ids_only 0 "$gulpdb" ingest "$tmp/ids_ds" --videos-dir "$videos" --labels "$tmp/ids.json" \
+  --quiet
+expect_no_out list_ids_only_silent "warning"
+expect_out list_ids_only_summary "ingested 2 videos"
+# JSON after a byte order mark and blank lines; a CSV's byte order mark is not part of its first id.
+printf '\xef\xbb\xbf\n\t [{"id": "100", "label": "x"}]' >"$tmp/bom.json"
+check list_json_bom 0 "$gulpdb" ingest "$tmp/bom_ds" --videos-dir "$videos" --labels "$tmp/bom.json" --quiet
+check list_json_bom_labeled 0 "$gulpdb" show "$tmp/bom_ds" 100
+expect_out list_json_bom_label '"label": "x"'
+printf '\xef\xbb\xbf0;circle\r\n' >"$tmp/bom.csv"
+check list_csv_bom 0 "$gulpdb" ingest "$tmp/bom_csv_ds" --frames-dir "$fixtures/frames_src" \
+  --labels "$tmp/bom.csv" --quiet
+expect_out list_csv_bom_summary "ingested 1 videos .* 0 bad sources"
+check list_csv_bom_id 0 "$gulpdb" show "$tmp/bom_csv_ds" 0
+# A JSON syntax error names the line and the column.
+printf '[\n  {"id": "100", "label": "x"},\n  {"id": "101" "label": "y"}\n]\n' >"$tmp/syntax.json"
+check list_syntax_error 1 "$gulpdb" ingest "$tmp/syntax_ds" --videos-dir "$videos" \
+  --labels "$tmp/syntax.json" --quiet
+expect_out list_syntax_error_where "syntax.json: line 3, column 16: "
+check list_syntax_nothing_created 1 test -e "$tmp/syntax_ds"
+# An empty list names nothing: an error, not an empty dataset.
+printf '[ ]' >"$tmp/empty.json"
+printf '\n\n' >"$tmp/empty.csv"
+for f in empty.json empty.csv; do
+  check "list_$f" 1 "$gulpdb" ingest "$tmp/empty_ds" --frames-dir "$fixtures/frames_src" \
+    --labels "$tmp/$f" --quiet
+  expect_out "list_${f}_message" "$f: .*names no videos"
+  check "list_${f}_nothing_created" 1 test -e "$tmp/empty_ds"
+done
+# A CSV separated by ',' is read as ids with commas in them, and said so.
+printf '0,circle\n1,square\n' >"$tmp/comma.csv"
+check list_comma_csv 0 "$gulpdb" ingest "$tmp/comma_ds" --frames-dir "$fixtures/frames_src" \
+  --labels "$tmp/comma.csv" --quiet
+expect_out list_comma_csv_warning "warning: .*comma.csv: no line has a ';' but every line has a ','"
+
+# ---- a missing source is "not found", an unreadable one an I/O error ------------
+printf 'nowhere.png;x\n' >"$tmp/missing_images.txt"
+check strict_missing_image 1 "$gulpdb" ingest "$tmp/strict_missing" --image-list "$tmp/missing_images.txt" \
+  --strict --quiet
+expect_out strict_missing_image_kind "gulpdb: not found: ingest 'nowhere.png': read .*nowhere.png: No such file"
+check strict_missing_nothing_created 1 test -e "$tmp/strict_missing"
+mkdir -p "$tmp/unreadable"
+cp "$videos/100/100.mp4" "$tmp/unreadable/secret.mp4"
+chmod 000 "$tmp/unreadable/secret.mp4"
+chmod 777 "$tmp/unreadable"
+check strict_unreadable_video 1 as_user "$gulpdb" ingest "$tmp/unreadable/ds" \
+  --videos-dir "$tmp/unreadable" --strict --quiet
+expect_out strict_unreadable_video_kind "gulpdb: i/o error: ingest 'secret': read .*secret.mp4: Permission denied"
+check strict_unreadable_nothing_created 1 test -e "$tmp/unreadable/ds"
 
 check bad_list_nothing_created 1 test -e "$tmp/badlist_ds"
 check no_source 2 "$gulpdb" ingest "$tmp/nosrc"

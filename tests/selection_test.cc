@@ -50,6 +50,18 @@ BOOST_AUTO_TEST_CASE(index_lists_allow_negative_and_reject_out_of_range) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(parse_says_a_huge_index_is_out_of_range_not_that_it_is_no_integer) {
+  for (const char* text :
+       {"99999999999999999999999", "0:99999999999999999999999", "1,-99999999999999999999999"}) {
+    try {
+      Selection::Parse(text);
+      BOOST_ERROR("accepted " << text);
+    } catch (const InvalidArgumentError& e) {
+      BOOST_TEST(std::string(e.what()).find("is out of range") != std::string::npos, e.what());
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(parse_accepts_cli_forms) {
   BOOST_TEST(Selection::Parse("0:16:2").Resolve(8) == (V{0, 2, 4, 6}),
              boost::test_tools::per_element());

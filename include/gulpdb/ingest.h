@@ -5,7 +5,8 @@
 //                or the single file in DIR/<id>/, decoded by ffmpeg at
 //                `frame_rate` frames per second. LIST is a 20BN-style JSON list
 //                ([{"id": ..., "<label_name>": ...}, ...], ids strings or
-//                numbers) or an `id;label` CSV; without it every video in DIR.
+//                numbers) or an `id;label` CSV, told apart by content (see
+//                ingest/label_list.h); without it every video in DIR.
 //   frame folders frames_dir DIR [labels LIST]: each video is the folder
 //                DIR/<id> of .jpg/.jpeg frames, in file-name order.
 //   image folder images_dir DIR: one sub-folder per class; every image
@@ -49,8 +50,12 @@
 //     videos before it are committed and Ingest throws the source's error
 //     (its type kept, the id added to its message); nothing is ever written
 //     as an empty video.
-//   - Bad options, a malformed label list, or a label missing from a given
-//     `label_map` throw InvalidArgumentError before the dataset is touched. A
+//   - Bad options, a malformed or empty label list, a JSON list none of whose
+//     entries has the `label_name` key (while they have other keys besides
+//     "id"), or a label missing from a given `label_map` throw
+//     InvalidArgumentError before the dataset is touched; entries of a list
+//     that lack the label when others have it are ingested unlabeled, with
+//     one warning (`on_warning`) giving their count and a few ids. A
 //     missing ffmpeg, a Writer failure (I/O, disk full) or another writer
 //     holding the lock throws; committed batches stay.
 //   - SIGINT or SIGTERM stops the workers (and kills their ffmpeg children),
@@ -120,7 +125,8 @@ struct SourceProblem {
 };
 
 struct IngestOptions {
-  std::string dir;  // the dataset, created when it does not exist
+  std::string dir;        // the dataset, created when it does not exist
+  std::string index_dir;  // where its index lives; empty: <dir>/gulpdb.index
 
   // The source: exactly one of videos_dir, frames_dir, image_list, images_dir
   // alone (with image_list, images_dir is the root of its paths), or `sources`.
@@ -149,8 +155,11 @@ struct IngestOptions {
   bool shuffle = false;
   std::optional<uint64_t> seed;  // shuffle seed; unset: a random one, reported
 
-  uint32_t videos_per_chunk = 100;  // for a new dataset
-  size_t batch = 100;               // appended videos per committed transaction
+  // For a new dataset (an existing one keeps its own settings).
+  uint32_t videos_per_chunk = 100;
+  uint64_t bytes_per_chunk = 0;  // 0: no limit
+  bool checksums = true;
+  size_t batch = 100;  // appended videos per committed transaction
   OnDuplicate on_duplicate = OnDuplicate::kSkip;
   bool strict = false;
   bool quiet = false;  // the default on_note prints nothing
@@ -163,6 +172,10 @@ struct IngestOptions {
   // Called with notes such as the random shuffle seed. Unset: a line on
   // stderr unless `quiet`.
   std::function<void(const std::string&)> on_note;
+  // Called with warnings about the whole list, such as label list entries
+  // without a label. Unset: "gulpdb ingest: warning: ..." on stderr, even
+  // when `quiet`.
+  std::function<void(const std::string&)> on_warning;
 };
 
 struct IngestReport {

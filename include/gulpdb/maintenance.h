@@ -49,6 +49,9 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options = {});
 
 struct MergeOptions {
   OnDuplicate on_duplicate = OnDuplicate::kError;
+  // Where out's index lives (and is created, for a new out); empty:
+  // <out>/gulpdb.index.
+  std::string index_dir;
   std::chrono::milliseconds lock_timeout{0};
   std::function<void(uint64_t, uint64_t)> progress;  // (shards done, shards)
 };

@@ -1,0 +1,114 @@
+#include "cli/cleanup.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+
+#include "cli/files.h"
+
+namespace gulpdb::cli {
+namespace {
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Entry names of directory `dir` (without . and ..); empty when unreadable.
+std::set<std::string> Entries(const std::string& dir) {
+  std::set<std::string> names;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return names;
+  while (const dirent* e = ::readdir(d.get())) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.insert(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+bool IsDatasetFileName(const std::string& name) {
+  // Chunk files are data_<N>.gulp; atomically written files get a
+  // ".tmp.<pid>..." suffix until renamed.
+  return StartsWith(name, "gulpdb.index") || StartsWith(name, "label2idx.json") ||
+         (StartsWith(name, "data_") && name.find(".gulp") != std::string::npos) ||
+         name.find(".gmeta") != std::string::npos;
+}
+
+bool IsIndexFileName(const std::string& name) {
+  return StartsWith(name, "data.mdb") || StartsWith(name, "lock.mdb") ||
+         StartsWith(name, "writer.lock");
+}
+
+CreatedPaths::~CreatedPaths() {
+  if (keep_) return;
+  // Held (when it exists) until everything is removed.
+  struct Descriptor {
+    int fd = -1;
+    ~Descriptor() {
+      if (fd >= 0) ::close(fd);
+    }
+  } lock;
+  if (!writer_lock_.empty()) lock.fd = ::open(writer_lock_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock.fd >= 0 && ::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+    std::fprintf(stderr,
+                 "gulpdb: left what this failed run made in %s: another process is writing "
+                 "that dataset\n",
+                 new_dataset_dir_.c_str());
+    return;
+  }
+  for (auto it = tracked_.rbegin(); it != tracked_.rend(); ++it) {
+    std::vector<std::string> doomed;
+    if (!it->existed) {
+      doomed.push_back(it->path);
+    } else if (it->is_dir) {
+      for (const std::string& name : Entries(it->path)) {
+        if (it->entries.count(name) == 0 && it->ours && it->ours(name))
+          doomed.push_back(it->path + "/" + name);
+      }
+    }
+    for (const std::string& path : doomed) {
+      struct stat st;
+      if (::lstat(path.c_str(), &st) != 0) continue;  // never made, or already gone
+      std::string error;
+      if (!RemoveTree(path, &error)) {
+        std::fprintf(stderr, "gulpdb: could not remove what the failed run made: %s\n",
+                     error.c_str());
+      }
+    }
+  }
+}
+
+void CreatedPaths::Track(const std::string& path, NameFilter ours) {
+  Tracked t;
+  t.path = path;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    t.existed = true;
+    // A symbolic link to a directory counts as that directory (its new
+    // entries are this run's); the link itself is never removed.
+    struct stat target;
+    t.is_dir = S_ISDIR(st.st_mode) || (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &target) == 0 &&
+                                       S_ISDIR(target.st_mode));
+    if (t.is_dir) t.entries = Entries(path);
+  } else if (errno != ENOENT) {
+    t.existed = true;  // cannot tell (a file in its path, no permission): never touch it
+  }
+  t.ours = std::move(ours);
+  tracked_.push_back(std::move(t));
+}
+
+void CreatedPaths::TrackNewDataset(const DatasetPath& path) {
+  if (Dataset::Exists(path.dir, path.index_dir)) return;
+  Track(path.dir, IsDatasetFileName);
+  if (!path.index_dir.empty()) Track(path.index_dir, IsIndexFileName);
+  new_dataset_dir_ = path.dir;
+  writer_lock_ =
+      (path.index_dir.empty() ? path.dir + "/gulpdb.index" : path.index_dir) + "/writer.lock";
+}
+
+}  // namespace gulpdb::cli

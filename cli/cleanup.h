@@ -1,0 +1,73 @@
+// Undoing a failed command: a command that creates its target (a dataset, an
+// index, an output folder, files in one) registers the target before it
+// starts, and if the command fails, what the run made there is removed, so
+// that a failed command leaves nothing behind. What existed before the run is
+// never touched: a path that was absent is removed whole; in a directory that
+// existed, only entries that appeared during the run and whose names the
+// command writes are removed; anything else is left alone. A dataset that
+// existed before the run is not tracked at all: its own transactions decide
+// what stays (each committed batch of an ingest into it, each merged shard).
+// Not thread-safe (one per command run).
+#ifndef GULPDB_CLI_CLEANUP_H_
+#define GULPDB_CLI_CLEANUP_H_
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/options.h"
+
+namespace gulpdb::cli {
+
+// Decides whether an entry name in a tracked directory is one the command
+// writes (e.g. data_3.gulp), and so may be removed when it is new.
+using NameFilter = std::function<bool(const std::string& name)>;
+
+class CreatedPaths {
+ public:
+  CreatedPaths() = default;
+  // Unless Keep() was called: removes what the run made at the tracked paths,
+  // the last tracked first. A removal that fails is reported on stderr.
+  ~CreatedPaths();
+  CreatedPaths(const CreatedPaths&) = delete;
+  CreatedPaths& operator=(const CreatedPaths&) = delete;
+
+  // Notes what is at `path` now (call before the command touches it): nothing
+  // (then all of `path` goes on failure), a directory (then its new entries
+  // that `ours` accepts go), or something else (then nothing goes).
+  void Track(const std::string& path, NameFilter ours);
+
+  // The dataset at `path`, unless one is there already: its directory (with
+  // the names a dataset holds: gulpdb.index, data_N.gulp, label2idx.json,
+  // .gmeta files) and its --index-dir (data.mdb, lock.mdb, writer.lock).
+  // Nothing is removed while another process holds the new dataset's writer
+  // lock (two runs that raced to create the same dataset: the loser's
+  // failure must not delete the winner's work).
+  void TrackNewDataset(const DatasetPath& path);
+
+  // The run succeeded: keep everything.
+  void Keep() { keep_ = true; }
+
+ private:
+  struct Tracked {
+    std::string path;
+    bool existed = false;
+    bool is_dir = false;
+    std::set<std::string> entries;  // of an existing directory, before the run
+    NameFilter ours;
+  };
+  std::vector<Tracked> tracked_;
+  std::string new_dataset_dir_;  // a tracked new dataset, and its writer lock
+  std::string writer_lock_;
+  bool keep_ = false;
+};
+
+// Names a dataset directory holds that gulpdb writes.
+bool IsDatasetFileName(const std::string& name);
+// Names gulpdb writes in an index directory.
+bool IsIndexFileName(const std::string& name);
+
+}  // namespace gulpdb::cli
+
+#endif  // GULPDB_CLI_CLEANUP_H_

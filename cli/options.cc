@@ -1,0 +1,172 @@
+#include "cli/options.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/text.h"
+#include "gulpdb/error.h"
+
+namespace gulpdb::cli {
+namespace {
+
+constexpr size_t kMaxIdBytes = 511;  // LMDB's key size limit (README: ids are 1-511 bytes)
+
+std::string PositionalName(const std::string& p) {
+  return p.size() > 3 && p.compare(p.size() - 3, 3, "...") == 0 ? p.substr(0, p.size() - 3) : p;
+}
+
+std::string FormatReal(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.15g", v);
+  return text;
+}
+
+// "--name must be ..., not 'text'": the one wording of every bad number.
+[[noreturn]] void BadNumber(const std::string& name, const std::string& what,
+                            const std::string& text) {
+  throw UsageError("--" + name + " must be " + what + ", not '" + EscapeForDisplay(text) + "'");
+}
+
+// Refuses a path that exists but is not a directory (or that has a file
+// where one of its directories should be).
+void RequireDirectoryIfPresent(const std::string& what, const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) throw InvalidArgumentError(what + " " + path + ": not a directory");
+  } else if (errno == ENOTDIR) {
+    throw InvalidArgumentError(what + " " + path + ": not a directory (a file is in its path)");
+  }
+}
+
+}  // namespace
+
+bool Parse(const std::vector<std::string>& args, const char* usage, po::options_description options,
+           const std::vector<std::string>& positionals, po::variables_map* vm) {
+  options.add_options()("help,h", "show this help");
+  po::positional_options_description pos;
+  for (const std::string& p : positionals) {
+    pos.add(PositionalName(p).c_str(), PositionalName(p) == p ? 1 : -1);
+  }
+  po::store(po::command_line_parser(args).options(options).positional(pos).run(), *vm);
+  if (vm->count("help") != 0) {
+    std::cout << "usage: " << usage << "\n\n" << options;
+    return false;
+  }
+  po::notify(*vm);
+  for (const std::string& p : positionals) {
+    if (vm->count(PositionalName(p)) == 0)
+      throw UsageError("missing argument " + PositionalName(p));
+  }
+  return true;
+}
+
+void AddIndexDirOption(po::options_description* options, const std::string& dataset) {
+  const std::string help = "the index lives here instead of " + dataset +
+                           "/gulpdb.index (e.g. beside a read-only " + dataset + ")";
+  options->add_options()("index-dir", po::value<std::string>(), help.c_str());  // copied
+}
+
+DatasetPath DatasetArg(const po::variables_map& vm, const std::string& name) {
+  DatasetPath path;
+  path.dir = vm[name].as<std::string>();
+  if (path.dir.empty()) {
+    std::string upper = name;
+    for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    throw UsageError("the dataset directory " + upper + " is an empty string");
+  }
+  if (vm.count("index-dir") != 0) {
+    path.index_dir = vm["index-dir"].as<std::string>();
+    if (path.index_dir.empty()) throw UsageError("--index-dir is an empty string");
+  }
+  return path;
+}
+
+void RequireNonEmpty(const po::variables_map& vm, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (vm.count(name) != 0 && vm[name].as<std::string>().empty()) {
+      throw UsageError("--" + name + " is an empty string");
+    }
+  }
+}
+
+void RequireDirectories(const DatasetPath& path, const std::string& operation) {
+  RequireDirectoryIfPresent(operation, path.dir);
+  if (!path.index_dir.empty()) RequireDirectoryIfPresent(operation + " index", path.index_dir);
+}
+
+std::unique_ptr<Dataset> OpenDataset(const DatasetPath& path, bool read_only) {
+  RequireDirectories(path);
+  OpenOptions o;
+  o.read_only = read_only;
+  o.index_dir = path.index_dir;
+  return Dataset::Open(path.dir, o);
+}
+
+bool IsPossibleId(const std::string& id) { return !id.empty() && id.size() <= kMaxIdBytes; }
+
+void RequirePossibleId(const DatasetPath& path, const std::string& id) {
+  if (!IsPossibleId(id)) {
+    throw IdNotFoundError("look up id '" + EscapeForDisplay(id) + "' in " + path.dir +
+                          ": no such video");
+  }
+}
+
+po::typed_value<std::string>* NumberValue(const char* default_text) {
+  po::typed_value<std::string>* v = po::value<std::string>();
+  if (default_text != nullptr) v->default_value(default_text);
+  return v;
+}
+
+std::optional<uint64_t> UnsignedOption(const po::variables_map& vm, const std::string& name,
+                                       uint64_t min, uint64_t max) {
+  if (vm.count(name) == 0) return std::nullopt;
+  const std::string text = vm[name].as<std::string>();
+  const std::string what =
+      max == std::numeric_limits<uint64_t>::max()
+          ? "a whole number >= " + std::to_string(min)
+          : "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+  uint64_t value = 0;
+  bool ok = !text.empty();
+  for (char c : text) {
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (c < '0' || c > '9' || value > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
+      ok = false;
+      break;
+    }
+    value = value * 10 + digit;
+  }
+  if (!ok || value < min || value > max) BadNumber(name, what, text);
+  return value;
+}
+
+std::optional<double> RealOption(const po::variables_map& vm, const std::string& name, double min,
+                                 double max) {
+  if (vm.count(name) == 0) return std::nullopt;
+  const std::string text = vm[name].as<std::string>();
+  const std::string what = "a number from " + FormatReal(min) + " to " + FormatReal(max);
+  // strtod also takes hex, "inf", "nan" and leading blanks: only plain decimals pass.
+  bool plain = !text.empty();
+  for (char c : text) {
+    plain = plain &&
+            ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+');
+  }
+  char* end = nullptr;
+  errno = 0;
+  const double value = plain ? std::strtod(text.c_str(), &end) : 0;
+  if (!plain || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
+      value < min || value > max) {
+    BadNumber(name, what, text);
+  }
+  return value;
+}
+
+bool Given(const po::variables_map& vm, const std::string& name) {
+  return vm.count(name) != 0 && !vm[name].defaulted();
+}
+
+}  // namespace gulpdb::cli
