@@ -16,28 +16,6 @@ std::string Label2IdxPath(const std::string& dir) { return Join(dir, "label2idx.
 
 }  // namespace
 
-LabelEntries ReadLabel2Idx(const std::string& path) {
-  LabelEntries entries;
-  if (!engine::PathExists(path)) return entries;
-  const std::string text = engine::ReadFile(path);
-  size_t pos = SkipSpace(text, 0);
-  const engine::JsonScanResult r = engine::ScanJsonValue(text, pos, true);
-  if (r.status != engine::JsonScanStatus::kOk || pos >= text.size() || text[pos] != '{') {
-    throw CorruptionError("read " + path + ": not a JSON object of label indices");
-  }
-  ForEachMember(text, pos, [&](const std::string& key, std::string_view value, size_t at) {
-    int64_t idx = 0;
-    bool ok = !value.empty() && value.size() < 10;
-    for (char c : value) {
-      ok = ok && c >= '0' && c <= '9';
-      if (ok) idx = idx * 10 + (c - '0');
-    }
-    if (!ok) ThrowListError(path, text, at, "the index of \"" + key + "\" is not a small integer");
-    entries.emplace_back(key, idx);
-  });
-  return entries;
-}
-
 LabelEntries ExtendLabels(LabelEntries entries, const std::vector<SourceSpec>& sources) {
   std::set<std::string> known;
   int64_t next = 0;
@@ -65,7 +43,7 @@ void CheckLabelsMapped(const std::string& dir, const LabelMap& map,
 
 void UpdateLabel2Idx(const std::string& dir, const LabelMap& map) {
   const std::string path = Label2IdxPath(dir);
-  LabelEntries entries = ReadLabel2Idx(path);
+  LabelEntries entries = engine::ReadLabel2Idx(path);
   std::set<std::string> present;
   for (const auto& [label, idx] : entries) {
     if (!present.insert(label).second) continue;  // a repeated key: the first one counts
@@ -84,17 +62,11 @@ void UpdateLabel2Idx(const std::string& dir, const LabelMap& map) {
   std::stable_sort(added.begin(), added.end(),
                    [](const auto& a, const auto& b) { return a.second < b.second; });
   entries.insert(entries.end(), added.begin(), added.end());
-  std::string json = "{";
-  for (const auto& [label, idx] : entries) {
-    if (json.size() > 1) json += ", ";
-    json += engine::PythonJsonString(label) + ": " + std::to_string(idx);
-  }
-  json += "}";
-  engine::WriteFileAtomically(path, json);
+  engine::WriteLabel2Idx(path, entries);
 }
 
 LabelMap ComputeLabelMap(const std::string& dir, const std::vector<SourceSpec>& sources) {
-  const LabelEntries entries = ExtendLabels(ReadLabel2Idx(Label2IdxPath(dir)), sources);
+  const LabelEntries entries = ExtendLabels(engine::ReadLabel2Idx(Label2IdxPath(dir)), sources);
   return LabelMap(entries.begin(), entries.end());
 }
 

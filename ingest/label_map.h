@@ -12,13 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "engine/label_map.h"
 #include "gulpdb/ingest.h"
 
 namespace gulpdb::ingest {
 
-// label2idx.json's entries in file order; empty when the file does not exist.
-using LabelEntries = std::vector<std::pair<std::string, int64_t>>;
-LabelEntries ReadLabel2Idx(const std::string& path);
+// label2idx.json's entries in file order (read and written by the engine's
+// label_map, which merge uses too).
+using LabelEntries = engine::LabelEntries;
 
 // `existing` plus the labels of `sources` it lacks, sorted, numbered after
 // its largest index (in that order: the file order of label2idx.json).

@@ -53,3 +53,14 @@ if [ ! -x "$tools/s3rver/node_modules/.bin/s3rver" ] ||
   npm install --prefix "$tools/s3rver" --no-audit --no-fund --loglevel=error \
     "s3rver@$s3rver_version" >/dev/null
 fi
+# s3rver 3.7.1 answers a PUT before the object's file is written (it waits for
+# the request body, not for the file), and overwrites objects in place, so a
+# GET right after a PUT, or during one, can see an empty or partial object.
+# S3 guarantees read-after-write and atomic replacement; so that the tests
+# see S3's semantics, this patch writes each object (and part) to a temporary
+# file and renames it into place before answering.
+s3rver_store=$tools/s3rver/node_modules/s3rver/lib/stores/filesystem.js
+if ! grep -q "gulpdb's test setup applies this change" "$s3rver_store"; then
+  patch --quiet --forward -d "$tools/s3rver/node_modules/s3rver" -p1 \
+    <"$(dirname "$0")/../tests/support/s3rver-atomic-put.patch"
+fi

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -49,6 +50,16 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 }  // namespace
+
+// Where two byte strings first differ (the shorter one's size if one is a
+// prefix of the other).
+size_t FirstDifference(const std::string& a, const std::string& b) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) return i;
+  }
+  return n;
+}
 
 BOOST_AUTO_TEST_SUITE(s3_client_test)
 
@@ -342,19 +353,34 @@ BOOST_AUTO_TEST_CASE(one_client_serves_many_threads_at_once) {
   const std::string p = UniquePrefix("threads");
   const std::string shared = RandomBytes(500000, 15);
   client->Put(p + "shared", shared);
-  std::atomic<int> wrong{0};
+  std::mutex mutex;
+  std::vector<std::string> wrong;  // what came back wrong, and where
   std::vector<std::string> errors(8);
   std::vector<std::thread> threads;
   for (size_t t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
+      const auto report = [&](const std::string& what) {
+        std::lock_guard<std::mutex> lock(mutex);
+        wrong.push_back("thread " + std::to_string(t) + ": " + what);
+      };
       try {
         std::mt19937 rng(static_cast<unsigned>(t));
         const std::string own = RandomBytes(20000 + t, 100 + t);
         for (int i = 0; i < 30; ++i) {
           const size_t off = rng() % 400000;
-          if (client->GetRange(p + "shared", off, 5000) != shared.substr(off, 5000)) ++wrong;
+          const std::string range = client->GetRange(p + "shared", off, 5000);
+          if (range != shared.substr(off, 5000)) {
+            report("GetRange at " + std::to_string(off) + " gave " + std::to_string(range.size()) +
+                   " bytes, first difference at " +
+                   std::to_string(FirstDifference(range, shared.substr(off, 5000))));
+          }
           client->Put(p + "own" + std::to_string(t), own);
-          if (client->Get(p + "own" + std::to_string(t)) != own) ++wrong;
+          const std::string got = client->Get(p + "own" + std::to_string(t));
+          if (got != own) {
+            report("Get after Put gave " + std::to_string(got.size()) + " of " +
+                   std::to_string(own.size()) + " bytes, first difference at " +
+                   std::to_string(FirstDifference(got, own)));
+          }
           std::vector<std::string> bufs(4, std::string(1000, '\0'));
           std::vector<RangeRead> reads;
           for (size_t k = 0; k < bufs.size(); ++k) {
@@ -362,7 +388,11 @@ BOOST_AUTO_TEST_CASE(one_client_serves_many_threads_at_once) {
           }
           client->GetRanges(reads);
           for (size_t k = 0; k < bufs.size(); ++k) {
-            if (bufs[k] != shared.substr(off + k * 1000, 1000)) ++wrong;
+            if (bufs[k] != shared.substr(off + k * 1000, 1000)) {
+              report("GetRanges range " + std::to_string(k) + " at " +
+                     std::to_string(off + k * 1000) + ", first difference at " +
+                     std::to_string(FirstDifference(bufs[k], shared.substr(off + k * 1000, 1000))));
+            }
           }
         }
       } catch (const std::exception& e) {
@@ -372,7 +402,11 @@ BOOST_AUTO_TEST_CASE(one_client_serves_many_threads_at_once) {
   }
   for (std::thread& t : threads) t.join();
   for (const std::string& e : errors) BOOST_TEST(e.empty(), e);
-  BOOST_TEST(wrong.load() == 0);
+  for (const std::string& w : wrong) BOOST_TEST_MESSAGE(w);
+  BOOST_TEST_MESSAGE("requests " << client->stats().requests << ", retries "
+                                 << client->stats().retries);
+  BOOST_TEST(wrong.empty(), wrong.size()
+                                << " wrong reads; the first: " << (wrong.empty() ? "" : wrong[0]));
 }
 
 BOOST_AUTO_TEST_CASE(delete_removes_objects_and_ignores_absent_ones) {
