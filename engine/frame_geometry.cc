@@ -128,10 +128,12 @@ FrameGeometry PlanFrameGeometry(int height, int width, const DecodeOptions& opti
     case ResizeMode::kShortEdge:
       if (by_width > by_height) {
         g.scaled_width = out_w;
-        g.scaled_height = std::max(out_h, engine::RoundedRatio(height, out_w, width, options, height, width));
+        g.scaled_height =
+            std::max(out_h, engine::RoundedRatio(height, out_w, width, options, height, width));
       } else {
         g.scaled_height = out_h;
-        g.scaled_width = std::max(out_w, engine::RoundedRatio(width, out_h, height, options, height, width));
+        g.scaled_width =
+            std::max(out_w, engine::RoundedRatio(width, out_h, height, options, height, width));
       }
       if (options.crop == CropMode::kRandom) {
         uint64_t state = options.crop_seed;
@@ -147,10 +149,12 @@ FrameGeometry PlanFrameGeometry(int height, int width, const DecodeOptions& opti
     case ResizeMode::kFit:
       if (by_width < by_height) {
         g.scaled_width = out_w;
-        g.scaled_height = std::clamp(engine::RoundedRatio(height, out_w, width, options, height, width), 1, out_h);
+        g.scaled_height = std::clamp(
+            engine::RoundedRatio(height, out_w, width, options, height, width), 1, out_h);
       } else {
         g.scaled_height = out_h;
-        g.scaled_width = std::clamp(engine::RoundedRatio(width, out_h, height, options, height, width), 1, out_w);
+        g.scaled_width = std::clamp(
+            engine::RoundedRatio(width, out_h, height, options, height, width), 1, out_w);
       }
       g.pad_top = (out_h - g.scaled_height) / 2;
       g.pad_left = (out_w - g.scaled_width) / 2;

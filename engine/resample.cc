@@ -57,12 +57,12 @@ void ResizeBilinearWindow(const uint8_t* src, int src_width, int src_height, int
   }
 }
 
-std::vector<uint8_t> ResizeBilinear(const uint8_t* src, int src_width, int src_height,
-                                    int channels, int dst_width, int dst_height) {
+std::vector<uint8_t> ResizeBilinear(const uint8_t* src, int src_width, int src_height, int channels,
+                                    int dst_width, int dst_height) {
   const size_t row = static_cast<size_t>(dst_width) * static_cast<size_t>(channels);
   std::vector<uint8_t> out(row * static_cast<size_t>(dst_height));
-  ResizeBilinearWindow(src, src_width, src_height, channels, dst_width, dst_height, 0, 0,
-                       dst_width, dst_height, out.data(), row);
+  ResizeBilinearWindow(src, src_width, src_height, channels, dst_width, dst_height, 0, 0, dst_width,
+                       dst_height, out.data(), row);
   return out;
 }
 

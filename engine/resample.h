@@ -62,8 +62,8 @@ void ResizeBilinearWindow(const uint8_t* src, int src_width, int src_height, int
                           int out_width, int out_height, uint8_t* out, size_t out_stride);
 
 // The whole `dst_width` x `dst_height` resize, in a new tightly packed buffer.
-std::vector<uint8_t> ResizeBilinear(const uint8_t* src, int src_width, int src_height,
-                                    int channels, int dst_width, int dst_height);
+std::vector<uint8_t> ResizeBilinear(const uint8_t* src, int src_width, int src_height, int channels,
+                                    int dst_width, int dst_height);
 
 }  // namespace gulpdb::engine
 

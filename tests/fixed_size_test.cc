@@ -70,9 +70,9 @@ DecodeOptions Out(int h, int w, ResizeMode resize = ResizeMode::kShortEdge,
 
 struct RefGeometry {
   int d = 1;
-  int rh = 0, rw = 0;      // scaled frame
-  int cy = 0, cx = 0;      // window in the scaled frame
-  int top = 0, left = 0;   // scaled frame in the output (fit)
+  int rh = 0, rw = 0;     // scaled frame
+  int cy = 0, cx = 0;     // window in the scaled frame
+  int top = 0, left = 0;  // scaled frame in the output (fit)
 };
 
 int CeilDiv(int a, int d) { return (a + d - 1) / d; }
@@ -162,7 +162,8 @@ std::vector<uint8_t> ReferencePixels(const std::string& jpeg, const DecodeOption
   const RefGeometry g = Reference(full.height, full.width, o);
   plain.scale_denom = g.d;
   ImageShape dec;
-  const std::vector<uint8_t> src = ThreadLocalDecoder().Decode(Bytes(jpeg), jpeg.size(), plain, &dec);
+  const std::vector<uint8_t> src =
+      ThreadLocalDecoder().Decode(Bytes(jpeg), jpeg.size(), plain, &dec);
   const int c = dec.channels, h = o.out_height, w = o.out_width;
   std::vector<uint8_t> out(At(h, 0, w, c, 0), 0);
   const int win_h = std::min(h, g.rh), win_w = std::min(w, g.rw);
@@ -177,8 +178,7 @@ std::vector<uint8_t> ReferencePixels(const std::string& jpeg, const DecodeOption
         const double top = at(ty.a, tx.a) * (1 - tx.w) + at(ty.a, tx.b) * tx.w;
         const double bottom = at(ty.b, tx.a) * (1 - tx.w) + at(ty.b, tx.b) * tx.w;
         const double v = top * (1 - ty.w) + bottom * ty.w;
-        out[At(y + g.top, x + g.left, w, c, k)] =
-            static_cast<uint8_t>(std::floor(v + 0.5));
+        out[At(y + g.top, x + g.left, w, c, k)] = static_cast<uint8_t>(std::floor(v + 0.5));
       }
     }
   }
@@ -337,8 +337,8 @@ BOOST_AUTO_TEST_CASE(random_crops_are_seeded_and_cover_every_position) {
   // Both axes vary when both have slack: 100x100 into 50x60 (h x w).
   std::set<std::pair<int, int>> origins;
   for (uint64_t seed = 0; seed < 200; ++seed) {
-    const FrameGeometry g = PlanFrameGeometry(
-        100, 100, Out(50, 60, ResizeMode::kShortEdge, CropMode::kRandom, seed));
+    const FrameGeometry g =
+        PlanFrameGeometry(100, 100, Out(50, 60, ResizeMode::kShortEdge, CropMode::kRandom, seed));
     BOOST_TEST_REQUIRE(g.crop_x == 0);  // 60x60: no slack across
     BOOST_TEST_REQUIRE(g.crop_y <= 10);
     origins.insert({g.crop_y, g.crop_x});
@@ -447,16 +447,16 @@ BOOST_AUTO_TEST_CASE(grayscale_frames_keep_one_channel) {
     DecodeOptions o = Out(21, 21, mode);
     o.format = PixelFormat::kAuto;
     BOOST_TEST(CheckAgainstReference(gray, o) <= 1);
-    BOOST_TEST((ThreadLocalDecoder().OutputShape(Bytes(gray), gray.size(), o) ==
-                ImageShape{21, 21, 1}));
+    BOOST_TEST(
+        (ThreadLocalDecoder().OutputShape(Bytes(gray), gray.size(), o) == ImageShape{21, 21, 1}));
     o.format = PixelFormat::kGray;
     BOOST_TEST(CheckAgainstReference(colour, o) <= 1);
     BOOST_TEST((ThreadLocalDecoder().OutputShape(Bytes(colour), colour.size(), o) ==
                 ImageShape{21, 21, 1}));
     o.format = PixelFormat::kRGB;
     BOOST_TEST(CheckAgainstReference(gray, o) <= 1);
-    BOOST_TEST((ThreadLocalDecoder().OutputShape(Bytes(gray), gray.size(), o) ==
-                ImageShape{21, 21, 3}));
+    BOOST_TEST(
+        (ThreadLocalDecoder().OutputShape(Bytes(gray), gray.size(), o) == ImageShape{21, 21, 3}));
   }
 }
 
@@ -524,8 +524,8 @@ BOOST_AUTO_TEST_CASE(downscaling_stays_close_to_an_exact_area_average) {
   for (int y = 0; y < h; ++y) {
     for (int x = 0; x < w; ++x) {
       for (int c = 0; c < 3; ++c) {
-        smooth[At(y, x, w, 3, c)] = static_cast<uint8_t>(
-            127 + 100 * std::sin(x * 0.05 + c) * std::cos(y * 0.04 - c));
+        smooth[At(y, x, w, 3, c)] =
+            static_cast<uint8_t>(127 + 100 * std::sin(x * 0.05 + c) * std::cos(y * 0.04 - c));
       }
     }
   }
@@ -573,7 +573,8 @@ BOOST_AUTO_TEST_CASE(videos_of_different_sizes_read_as_one_uniform_batch) {
     for (size_t v = 0; v < sizes.size(); ++v) {
       std::vector<std::string> frames;
       for (int f = 0; f < 4; ++f) {
-        frames.push_back(Jpeg(sizes[v].second, sizes[v].first, 3, static_cast<uint32_t>(v * 10) + static_cast<uint32_t>(f), 90));
+        frames.push_back(Jpeg(sizes[v].second, sizes[v].first, 3,
+                              static_cast<uint32_t>(v * 10) + static_cast<uint32_t>(f), 90));
       }
       writer->Append("v" + std::to_string(v), test::Views(frames));
       videos.push_back(std::move(frames));
@@ -597,7 +598,8 @@ BOOST_AUTO_TEST_CASE(videos_of_different_sizes_read_as_one_uniform_batch) {
         BOOST_TEST(batch[v].byte_size() == batch[v].size() * 112 * 112 * 3);
         for (size_t i = 0; i < batch[v].size(); ++i) {
           const std::string& jpeg = videos[v][batch[v].indices()[i]];
-          const std::vector<uint8_t> want = ThreadLocalDecoder().Decode(Bytes(jpeg), jpeg.size(), o);
+          const std::vector<uint8_t> want =
+              ThreadLocalDecoder().Decode(Bytes(jpeg), jpeg.size(), o);
           BOOST_TEST_REQUIRE(std::equal(want.begin(), want.end(), batch[v].data(i)));
         }
       }
