@@ -17,7 +17,7 @@ packages=(
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer + sanitizer runtimes, llvm-symbolizer
   libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (remote/)
   python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)
-  python3-boto3 python3-torchvision  # benchmark baselines only
+  python3-boto3 python3-torchvision libswscale-dev  # benchmark baselines only
   python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging
   help2man dpkg-dev              # the man page; dpkg-shlibdeps for the .deb's Depends
 )

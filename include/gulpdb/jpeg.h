@@ -42,7 +42,8 @@
 // Scaling is bilinear, with pixel centres aligned as OpenCV's INTER_LINEAR:
 // output column x of the window samples decoded column
 // (x + crop_x + 0.5) × D_w / R_w - 0.5 (clamped to the image; rows the same),
-// where D_w is the width the JPEG was decoded at. Decoding uses libjpeg's DCT
+// where D_w is the width the JPEG was decoded at; weights are 11-bit fixed
+// point (as OpenCV's), so a value is within one level of the exact one. Decoding uses libjpeg's DCT
 // scaling first: 1/d for the largest d in {8, 4, 2, 1} for which
 // ceil(S_h / d) >= R_h and ceil(S_w / d) >= R_w, so that the bilinear step
 // never enlarges a reduced image and, unless d is 8, shrinks by less than 2
