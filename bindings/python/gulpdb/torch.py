@@ -216,7 +216,8 @@ def _check_one_shape(items: List[Any], ids: List[str], with_label: bool, what: s
             raise RuntimeError(
                 f"{what} of one batch differ in shape, so DataLoader's default collate_fn "
                 f"cannot stack them: {first[0]!r} gives {first[1]} and {id_!r} gives {shape}. "
-                "Make them one shape with a transform (resize, and sample a fixed num_frames), "
+                "Make them one shape with size=(height, width) (and a fixed num_frames) or a "
+                "resizing transform, "
                 "or use batch_size=1, or pass a collate_fn that keeps a list "
                 "(collate_fn=list)"
             )
