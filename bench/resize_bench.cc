@@ -149,8 +149,8 @@ std::vector<uint8_t> AreaReference(const Image& src, int scaled_w, int scaled_h,
     for (int x = 0; x < out_w; ++x) {
       const double x0 = (x + wx) * rx, x1 = x0 + rx;
       double acc[3] = {0, 0, 0};
-      for (int sy = static_cast<int>(y0); sy < std::min(src.height, static_cast<int>(std::ceil(y1)));
-           ++sy) {
+      for (int sy = static_cast<int>(y0);
+           sy < std::min(src.height, static_cast<int>(std::ceil(y1))); ++sy) {
         const double wy_ = std::min(y1, sy + 1.0) - std::max(y0, static_cast<double>(sy));
         for (int sx = static_cast<int>(x0);
              sx < std::min(src.width, static_cast<int>(std::ceil(x1))); ++sx) {
@@ -178,16 +178,16 @@ struct Filter {
 };
 
 Filter Bilinear() {
-  return {"bilinear (engine)", [](const Image& s, int sw, int sh, int wx, int wy, int ow, int oh,
-                                  uint8_t* out) {
-            gulpdb::engine::ResizeBilinearWindow(s.data(), s.width, s.height, 3, sw, sh, wx, wy,
-                                                 ow, oh, out, static_cast<size_t>(ow) * 3);
+  return {"bilinear (engine)",
+          [](const Image& s, int sw, int sh, int wx, int wy, int ow, int oh, uint8_t* out) {
+            gulpdb::engine::ResizeBilinearWindow(s.data(), s.width, s.height, 3, sw, sh, wx, wy, ow,
+                                                 oh, out, static_cast<size_t>(ow) * 3);
           }};
 }
 
 Filter Swscale(const std::string& name, int flags) {
-  return {name, [flags](const Image& s, int sw, int sh, int wx, int wy, int ow, int oh,
-                        uint8_t* out) {
+  return {name,
+          [flags](const Image& s, int sw, int sh, int wx, int wy, int ow, int oh, uint8_t* out) {
             thread_local SwsContext* context = nullptr;
             thread_local std::vector<uint8_t> scaled;
             context = sws_getCachedContext(context, s.width, s.height, AV_PIX_FMT_RGB24, sw, sh,
@@ -299,12 +299,11 @@ int main(int argc, char** argv) {
       ref_crop.push_back(AreaReference(whole.back(), g.scaled_width, g.scaled_height, g.crop_x,
                                        g.crop_y, c.out, c.out));
     }
-    const double decode_us = BestMicros(rounds, jpegs.size(), [&](size_t i) {
-      Decode(jpegs[i], g.scale_denom);
-    });
+    const double decode_us =
+        BestMicros(rounds, jpegs.size(), [&](size_t i) { Decode(jpegs[i], g.scale_denom); });
     Log("%dx%d -> %dx%d (%s): short edge %dx%d, window at (%d, %d), DCT 1/%d decode %.0f us",
-        c.width, c.height, c.out, c.out, source.c_str(), g.scaled_width, g.scaled_height,
-        g.crop_x, g.crop_y, g.scale_denom, decode_us);
+        c.width, c.height, c.out, c.out, source.c_str(), g.scaled_width, g.scaled_height, g.crop_x,
+        g.crop_y, g.scale_denom, decode_us);
     for (const Filter& f : filters) {
       const size_t bytes = static_cast<size_t>(c.out) * static_cast<size_t>(c.out) * 3;
       std::vector<std::vector<uint8_t>> out(jpegs.size(), std::vector<uint8_t>(bytes));
@@ -319,8 +318,7 @@ int main(int argc, char** argv) {
       const Quality decode_q = Compare(out, ref_crop);
       const double pipeline_us = BestMicros(rounds, jpegs.size(), [&](size_t i) {
         const Image r = Decode(jpegs[i], g.scale_denom);
-        f.run(r, g.scaled_width, g.scaled_height, g.crop_x, g.crop_y, c.out, c.out,
-              out[i].data());
+        f.run(r, g.scaled_width, g.scaled_height, g.crop_x, g.crop_y, c.out, c.out, out[i].data());
       });
       Log("  %-22s filter %7.1f us (err %.3f, max %3d) | decode path: resample %7.1f us, "
           "decode+resample %7.1f us (err %.3f, max %3d)",
@@ -334,14 +332,14 @@ int main(int argc, char** argv) {
         f.run(r, g.scaled_width, g.scaled_height, 0, 0, g.scaled_width, g.scaled_height,
               all.data());
         std::vector<uint8_t> window(bytes);
-        f.run(r, g.scaled_width, g.scaled_height, g.crop_x, g.crop_y, c.out, c.out,
-              window.data());
+        f.run(r, g.scaled_width, g.scaled_height, g.crop_x, g.crop_y, c.out, c.out, window.data());
         for (int y = 0; y < c.out; ++y) {
           const uint8_t* row = all.data() + (static_cast<size_t>(y + g.crop_y) *
                                                  static_cast<size_t>(g.scaled_width) +
                                              static_cast<size_t>(g.crop_x)) *
                                                 3;
-          if (std::memcmp(row, window.data() + static_cast<size_t>(y) * static_cast<size_t>(c.out) * 3,
+          if (std::memcmp(row,
+                          window.data() + static_cast<size_t>(y) * static_cast<size_t>(c.out) * 3,
                           static_cast<size_t>(c.out) * 3) != 0) {
             gulpdb::bench::Die("the bilinear window differs from the whole resize's");
           }
