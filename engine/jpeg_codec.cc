@@ -230,7 +230,8 @@ void Decompress(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodeP
       if (scratch.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(scratch);
     }
   } trim;
-  scratch.resize(plan.decoded.bytes());
+  // Grows only (resize would zero every byte it adds, each time).
+  if (scratch.size() < plan.decoded.bytes()) scratch.resize(plan.decoded.bytes());
   DecompressDecoded(handle, jpeg, size, plan, lenient, scratch.data());
 
   const FrameGeometry& g = plan.geometry;
