@@ -49,6 +49,7 @@ import report  # noqa: E402  (bench/report.py, next to this file)
 
 PYTHON = "/usr/bin/python3"  # has numpy and Pillow on Debian; the PATH one may not
 BASELINES = os.path.join(HERE, "baselines.py")
+CLIPS_BENCH = os.path.join(HERE, "clips_bench.py")
 COCKATOO = "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4"
 FLUSH_SYSCALLS = "fdatasync,fsync,msync"
 
@@ -77,6 +78,9 @@ class Scale:
     index_size_videos: int
     gmeta_reader_mb: int
     gmeta_reader_repeat: int
+    clips_videos: int = 24           # DataLoader clips benchmark: videos, clips per epoch,
+    clips_count: int = 192           # timed epochs
+    clips_reps: int = 3
 
 
 SCALES = {
@@ -85,21 +89,23 @@ SCALES = {
         lookup_repeat=1, realistic_videos=12, random_clips=50, reps=1, decode_clips=4, decode_reps=1,
         cold_clips=8, cold_runs=1, append_commits=[3, 2, 1, 1],
         append_strace_commits=[(1, 3), (1, 2), (1, 2), (1, 2)], gulpio_gmeta_mb=1,
-        interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1),
+        interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1,
+        clips_videos=6, clips_count=16, clips_reps=1),
     "quick": Scale(
         open_videos=[1000, 10000, 100000], open_runs=7, open_baseline_runs=3, lookups=100000,
         lookup_repeat=5, realistic_videos=200, random_clips=2000, reps=5, decode_clips=30,
         decode_reps=3,
         cold_clips=100, cold_runs=3, append_commits=[30, 20, 5, 2],
         append_strace_commits=[(5, 15), (2, 6), (1, 3), (1, 2)], gulpio_gmeta_mb=40,
-        interop_runs=3, interop_baseline_runs=3, index_size_videos=10000, gmeta_reader_mb=32, gmeta_reader_repeat=2),
+        interop_runs=3, interop_baseline_runs=3, index_size_videos=10000, gmeta_reader_mb=32, gmeta_reader_repeat=2,
+        clips_videos=24, clips_count=192, clips_reps=3),
     "full": Scale(
         open_videos=[1000, 10000, 100000, 1000000], open_runs=9, open_baseline_runs=3,
         lookups=200000, lookup_repeat=7, realistic_videos=2000, random_clips=20000, reps=7,
         decode_clips=150, decode_reps=5, cold_clips=400, cold_runs=5, append_commits=[200, 100, 20, 5],
         append_strace_commits=[(10, 60), (5, 25), (2, 8), (1, 3)], gulpio_gmeta_mb=1100,
         interop_runs=3, interop_baseline_runs=1, index_size_videos=100000, gmeta_reader_mb=512,
-        gmeta_reader_repeat=3),
+        gmeta_reader_repeat=3, clips_videos=60, clips_count=480, clips_reps=5),
 }
 
 BATCH_SIZES = [1, 10, 100, 1000]
@@ -720,6 +726,48 @@ class Runner:
                         note="best of %d runs; peak RSS %.1f MB" % (
                             s.gmeta_reader_repeat, by["gulpdb"]["peak_rss_bytes"] / 1e6))
 
+    def bench_clips(self):
+        """gulpdb.torch.VideoDataset(size=) against a torchvision loader (bench/clips_bench.py)."""
+        s = self.scale
+        python_dir = self.args.python_dir or os.path.join(os.path.dirname(self.bin_dir), "python")
+        if not os.path.isdir(os.path.join(python_dir, "gulpdb")):
+            raise SystemExit("run.py: the gulpdb Python package is not built in %s "
+                             "(--python-dir)" % python_dir)
+        env = dict(os.environ, PYTHONPATH=python_dir)
+        results = {}
+        for crop in ("center", "random"):
+            work = os.path.join(self.data, "clips_bench_%s" % crop)
+            rm(work)
+            command = [PYTHON, CLIPS_BENCH, "--dir", work, "--videos", str(s.clips_videos),
+                       "--clips", str(s.clips_count), "--reps", str(s.clips_reps),
+                       "--crop", crop]
+            if self.args.scale == "smoke":
+                command.append("--smoke")
+            out = self.run(command, "clips_bench", env=env)
+            rm(work)
+            lines = [line for line in out.splitlines() if line.strip()]
+            results[crop] = json.loads(lines[-1])
+        self.results["clips"] = results
+        for crop, r in results.items():
+            g = summary(r["gulpdb"]["clips_per_s"])
+            crop_name = "CenterCrop" if crop == "center" else "RandomCrop"
+            for name, label in (("torchvision", "ToTensor"), ("uint8", "PILToTensor")):
+                b = summary(r[name]["clips_per_s"])
+                cpu = r["cpu_ratio_" + name]
+                note = "per CPU-second (less sensitive to other load): %s" % (
+                    "%.2fx" % cpu if cpu else "-")
+                if r[name]["pixel_mean_abs_diff"] is not None:
+                    note += ("; pixels differ by %.2f on average (0-255): bilinear after DCT "
+                             "scaling vs Pillow's antialiased bilinear" %
+                             r[name]["pixel_mean_abs_diff"])
+                self.figure("clips", "DataLoader, %d workers: %dx%d clips of %d frames, crop=%r, "
+                            "frames %s" % (r["workers"], r["size"], r["size"], r["clip_frames"],
+                                           crop, r["sizes"]),
+                            "clips/s", g, b,
+                            "JPEG files + PIL + torchvision Resize, %s, %s" % (crop_name, label),
+                            target=(">= 3x", "ratio", ">=", 3.0) if name == "torchvision" else None,
+                            note=note)
+
     # ---- the run --------------------------------------------------------------------
 
     def run_all(self):
@@ -745,6 +793,7 @@ class Runner:
             "interop": lambda: self.bench_interop(),
             "index_size": lambda: self.bench_index_size(),
             "gmeta_reader": lambda: self.bench_gmeta_reader(),
+            "clips": lambda: self.bench_clips(),
         }
         for name in ALL_BENCHMARKS:
             if name in selected:
@@ -791,7 +840,7 @@ class Runner:
 
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader"]
+                  "index_size", "gmeta_reader", "clips"]
 
 
 def relative(path):
@@ -935,6 +984,9 @@ def main(argv):
     parser.add_argument("--out", default=os.path.join(HERE, "results"),
                         help="where latest.json, latest.md and the plots go")
     parser.add_argument("--only", help="comma-separated subset of: " + ",".join(ALL_BENCHMARKS))
+    parser.add_argument("--python-dir",
+                        help="where the gulpdb Python package is built (default: "
+                             "<bin-dir>/../python)")
     parser.add_argument("--cold-cache", choices=["auto", "drop", "fadvise"], default="auto",
                         help="how to empty the page cache for the cold benchmark: drop_caches "
                              "when permitted (auto), always (drop) or posix_fadvise (fadvise)")

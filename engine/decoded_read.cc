@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/dataset_impl.h"
+#include "engine/frame_geometry.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {
@@ -107,6 +108,13 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
                        std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
                        ": ");
   };
+  // A random crop takes one window position per request (jpeg.h).
+  std::vector<DecodeOptions> request_options(requests.size(), options);
+  if (options.crop == CropMode::kRandom) {
+    for (size_t r = 0; r < requests.size(); ++r) {
+      request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
+    }
+  }
   std::vector<DecodedFrames> out(requests.size());
   std::vector<std::pair<size_t, size_t>> jobs;  // (request, frame)
   for (size_t r = 0; r < requests.size(); ++r) {
@@ -121,7 +129,7 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
     const std::string_view jpeg = jpegs[r][i];
     try {
       out[r].shapes_[i] = ThreadLocalDecoder().OutputShape(
-          reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), options);
+          reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), request_options[r]);
     } catch (const Error& e) {
       with_context(r, i, e);
     }
@@ -147,7 +155,7 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
     DecodedFrames& d = out[r];
     try {
       ThreadLocalDecoder().DecodeInto(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(),
-                                      options, d.mutable_data(i), d.shapes_[i].bytes());
+                                      request_options[r], d.mutable_data(i), d.shapes_[i].bytes());
     } catch (const Error& e) {
       with_context(r, i, e);
     }

@@ -8,10 +8,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/frame_geometry.h"
+#include "engine/resample.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 
@@ -86,9 +89,19 @@ int Scaled(int dimension, const tjscalingfactor& factor) { return TJSCALED(dimen
 // Everything decided before pixels are decoded: validated options, the header,
 // the output shape and TurboJPEG's arguments.
 struct DecodePlan {
-  ImageShape shape;
+  ImageShape shape;    // what the caller gets
+  ImageShape decoded;  // what TurboJPEG produces; shape unless fixed_size
   int pixel_format = TJPF_RGB;
   int flags = 0;
+  bool fixed_size = false;  // DecodeOptions ask for an output size
+  FrameGeometry geometry;   // when fixed_size
+
+  // Fixed-size output that is the decoded frame itself.
+  bool identity() const {
+    return !fixed_size ||
+           (decoded.height == shape.height && decoded.width == shape.width &&
+            geometry.scaled_height == shape.height && geometry.scaled_width == shape.width);
+  }
 };
 
 DecodePlan Plan(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodeOptions& options) {
@@ -104,6 +117,7 @@ DecodePlan Plan(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodeO
       throw InvalidArgumentError("decode jpeg: unknown DctMethod");
   }
   const tjscalingfactor factor = ScalingFactor(options.scale_denom);
+  plan.fixed_size = engine::CheckOutputOptions(options);
   if (jpeg == nullptr && size != 0) throw InvalidArgumentError("decode jpeg: null input buffer");
   if (size == 0) throw CorruptionError("decode jpeg: empty input (0 bytes)");
 
@@ -152,9 +166,20 @@ DecodePlan Plan(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodeO
     default:
       throw InvalidArgumentError("decode jpeg: unknown PixelFormat");
   }
-  plan.shape.height = Scaled(height, factor);
-  plan.shape.width = Scaled(width, factor);
   plan.shape.channels = tjPixelSize[plan.pixel_format];
+  plan.decoded.channels = plan.shape.channels;
+  if (plan.fixed_size) {
+    plan.geometry = PlanFrameGeometry(height, width, options);
+    const tjscalingfactor reduced = ScalingFactor(plan.geometry.scale_denom);
+    plan.decoded.height = Scaled(height, reduced);
+    plan.decoded.width = Scaled(width, reduced);
+    plan.shape.height = options.out_height;
+    plan.shape.width = options.out_width;
+  } else {
+    plan.shape.height = Scaled(height, factor);
+    plan.shape.width = Scaled(width, factor);
+    plan.decoded = plan.shape;
+  }
   return plan;
 }
 
@@ -162,12 +187,14 @@ int DecompressOnce(tjhandle handle, const uint8_t* jpeg, size_t size, const Deco
                    uint8_t* out, int extra_flags) {
   // Asking for exactly the scaled size makes TurboJPEG pick a factor whose
   // output has exactly these dimensions; pitch 0 means tightly packed rows.
-  return tjDecompress2(handle, jpeg, static_cast<unsigned long>(size), out, plan.shape.width,
-                       /*pitch=*/0, plan.shape.height, plan.pixel_format, plan.flags | extra_flags);
+  return tjDecompress2(handle, jpeg, static_cast<unsigned long>(size), out, plan.decoded.width,
+                       /*pitch=*/0, plan.decoded.height, plan.pixel_format,
+                       plan.flags | extra_flags);
 }
 
-void Decompress(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodePlan& plan,
-                bool lenient, uint8_t* out) {
+// Decodes into `out`, which holds plan.decoded.bytes().
+void DecompressDecoded(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodePlan& plan,
+                       bool lenient, uint8_t* out) {
   if (DecompressOnce(handle, jpeg, size, plan, out, TJFLAG_STOPONWARNING) == 0) return;
   const TjStatus strict = LastStatus(handle);
   if (!lenient || !strict.warning) ThrowTurboJpegError(TjOperation::kDecode, strict);
@@ -183,6 +210,45 @@ void Decompress(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodeP
   TjStatus fatal = relaxed;
   fatal.warning = false;
   ThrowTurboJpegError(TjOperation::kDecode, fatal);
+}
+
+// Decoded frames wait here to be resized; reused by the thread's next frame,
+// unless larger than this.
+constexpr size_t kMaxKeptScratch = size_t{16} << 20;
+
+// Decodes into `out`, which holds plan.shape.bytes(): straight, or into a
+// scratch buffer first, then scaled and cropped or padded into `out`.
+void Decompress(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodePlan& plan,
+                bool lenient, uint8_t* out) {
+  if (plan.identity()) {
+    DecompressDecoded(handle, jpeg, size, plan, lenient, out);
+    return;
+  }
+  thread_local std::vector<uint8_t> scratch;
+  struct Trim {
+    ~Trim() {
+      if (scratch.capacity() > kMaxKeptScratch) std::vector<uint8_t>().swap(scratch);
+    }
+  } trim;
+  // Grows only (resize would zero every byte it adds, each time).
+  if (scratch.size() < plan.decoded.bytes()) scratch.resize(plan.decoded.bytes());
+  DecompressDecoded(handle, jpeg, size, plan, lenient, scratch.data());
+
+  const FrameGeometry& g = plan.geometry;
+  const size_t channels = static_cast<size_t>(plan.shape.channels);
+  const size_t out_row = static_cast<size_t>(plan.shape.width) * channels;
+  int window_height = plan.shape.height;
+  int window_width = plan.shape.width;
+  if (g.scaled_height < window_height || g.scaled_width < window_width) {  // kFit: pad
+    std::memset(out, 0, plan.shape.bytes());
+    window_height = g.scaled_height;
+    window_width = g.scaled_width;
+  }
+  uint8_t* window =
+      out + static_cast<size_t>(g.pad_top) * out_row + static_cast<size_t>(g.pad_left) * channels;
+  engine::ResizeBilinearWindow(scratch.data(), plan.decoded.width, plan.decoded.height,
+                               plan.shape.channels, g.scaled_width, g.scaled_height, g.crop_x,
+                               g.crop_y, window_width, window_height, window, out_row);
 }
 
 }  // namespace

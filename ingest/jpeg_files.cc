@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "engine/file_util.h"
+#include "engine/resample.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "ingest/resize.h"
@@ -29,7 +30,8 @@ std::vector<std::string> LoadJpegFiles(const std::vector<std::string>& paths,
       std::vector<uint8_t> pixels = decoder.Decode(data, bytes.size(), decode, &shape);
       if (settings.frame_size > 0) {
         const auto [w, h] = ShortEdgeSize(shape.width, shape.height, settings.frame_size);
-        pixels = ResizeBilinear(pixels.data(), shape.width, shape.height, shape.channels, w, h);
+        pixels =
+            engine::ResizeBilinear(pixels.data(), shape.width, shape.height, shape.channels, w, h);
         shape.width = w;
         shape.height = h;
       }

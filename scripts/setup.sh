@@ -19,7 +19,7 @@ packages=(
   libexpat1-dev libssl-dev       # remote/: S3's XML responses; payload SHA-256 (libcrypto)
   python3-botocore               # tests/support/s3_proxy.py checks SigV4 signatures with it
   python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)
-  python3-boto3 python3-torchvision  # benchmark baselines only
+  python3-boto3 python3-torchvision libswscale-dev  # benchmark baselines only
   python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging
   help2man dpkg-dev              # the man page; dpkg-shlibdeps for the .deb's Depends
 )

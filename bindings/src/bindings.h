@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,22 @@ Selection ToSelection(const py::handle& frames, const Dataset& ds, std::string_v
 DecodeOptions ToDecodeOptions(const std::string& colorspace, const std::string& dct, int downscale,
                               bool lenient);
 EncodeOptions ToEncodeOptions(int quality, const std::string& subsampling);
+
+// The largest output side a fixed-size read accepts (libjpeg's limit).
+inline constexpr int64_t kMaxOutputSide = 65500;
+
+// Fixed-size output (jpeg.h) from its Python spelling: `size` None or a
+// (height, width) pair of ints; `resize` "short_edge", "fit" or "stretch";
+// `crop` "center", "random" or None; `crop_seed` None (a fresh random seed)
+// or any int (modulo 2**64), used by "random" only. Sets the output fields of
+// `*options`, whose scale_denom must be 1 when a size is given. Raises
+// TypeError for arguments of the wrong type and ValueError for bad values and
+// combinations: sides outside 1..65500 or above the pixel limit, an unknown
+// mode, crop None with "short_edge" (it must crop), "random" with "fit" or
+// "stretch" (nothing to crop), resize or a random crop without a size,
+// downscale with a size.
+void ApplyOutputSize(const py::handle& size, const py::handle& resize, const py::handle& crop,
+                     const py::handle& crop_seed, DecodeOptions* options);
 
 // Hands decoded frames to NumPy without copying: the DecodedFrames move to the
 // heap and a capsule owns them; the arrays are views whose base is that

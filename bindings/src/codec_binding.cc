@@ -28,10 +28,12 @@ std::string_view JpegBytes(const py::handle& data, std::string* copy) {
 }
 
 py::array DecodeJpeg(const py::handle& data, const std::string& colorspace, const std::string& dct,
-                     int downscale, bool lenient) {
+                     int downscale, bool lenient, const py::handle& size, const py::handle& resize,
+                     const py::handle& crop, const py::handle& crop_seed) {
   std::string copy;
   const std::string_view jpeg = JpegBytes(data, &copy);
-  const DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
+  DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
+  ApplyOutputSize(size, resize, crop, crop_seed, &options);
   const auto* bytes = reinterpret_cast<const uint8_t*>(jpeg.data());
   ImageShape shape;
   {
@@ -93,8 +95,10 @@ py::bytes EncodeJpeg(const py::handle& image, int quality, const std::string& su
 void BindCodec(py::module_& m) {
   m.def("decode_jpeg", &DecodeJpeg, py::arg("data"), py::arg("colorspace") = "auto",
         py::arg("dct") = "fast", py::arg("downscale") = 1, py::arg("lenient") = false,
+        py::arg("size") = py::none(), py::arg("resize") = "short_edge", py::arg("crop") = "center",
+        py::arg("crop_seed") = py::none(),
         "Decodes one JPEG into a new uint8 array (H×W×C; H×W for a gray JPEG with "
-        "colorspace 'auto').");
+        "colorspace 'auto'), resized to `size` when given (as gulpdb.Dataset.read).");
   m.def("encode_jpeg", &EncodeJpeg, py::arg("image"), py::arg("quality") = 90,
         py::arg("subsampling") = "444",
         "Encodes a uint8 H×W (gray) or H×W×3 (RGB) image as baseline JPEG bytes.");

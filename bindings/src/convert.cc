@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <random>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -218,6 +220,122 @@ DecodeOptions ToDecodeOptions(const std::string& colorspace, const std::string& 
   options.scale_denom = downscale;
   options.lenient = lenient;
   return options;
+}
+
+namespace {
+
+// One side of `size`: a Python or NumPy integer (not a bool).
+int64_t SizeSide(const py::handle& side) {
+  if (IsBool(side) || !PyIndex_Check(side.ptr())) {
+    throw py::type_error(std::string("size must hold ints, not ") + TypeName(side) + " " +
+                         py::repr(side).cast<std::string>());
+  }
+  int sign = 0;
+  if (auto v = ToInt64(side, &sign)) return *v;
+  return sign > 0 ? INT64_MAX : INT64_MIN;
+}
+
+// A mode argument: a str (case-insensitive), or None where `none_ok`.
+std::optional<std::string> ModeName(const py::handle& value, const char* what, bool none_ok) {
+  if (value.is_none() && none_ok) return std::nullopt;
+  if (!py::isinstance<py::str>(value)) {
+    throw py::type_error(std::string(what) + " must be a str" + (none_ok ? " or None" : "") +
+                         ", not " + TypeName(value));
+  }
+  return Lower(value.cast<std::string>());
+}
+
+}  // namespace
+
+void ApplyOutputSize(const py::handle& size, const py::handle& resize, const py::handle& crop,
+                     const py::handle& crop_seed, DecodeOptions* options) {
+  const std::string mode = ModeName(resize, "resize", false).value();
+  const std::optional<std::string> crop_mode = ModeName(crop, "crop", true);
+  if (mode == "short_edge") {
+    options->resize = ResizeMode::kShortEdge;
+  } else if (mode == "fit") {
+    options->resize = ResizeMode::kFit;
+  } else if (mode == "stretch") {
+    options->resize = ResizeMode::kStretch;
+  } else {
+    throw py::value_error("resize must be 'short_edge', 'fit' or 'stretch', not " +
+                          py::repr(resize).cast<std::string>());
+  }
+  if (crop_mode && *crop_mode != "center" && *crop_mode != "random") {
+    throw py::value_error("crop must be 'center', 'random' or None, not " +
+                          py::repr(crop).cast<std::string>());
+  }
+  const bool random = crop_mode && *crop_mode == "random";
+  if (size.is_none()) {
+    if (options->resize != ResizeMode::kShortEdge || random) {
+      const std::string what = random ? "crop=" + py::repr(crop).cast<std::string>()
+                                      : "resize=" + py::repr(resize).cast<std::string>();
+      throw py::value_error(what + " needs an output size: pass size=(height, width)");
+    }
+    return;
+  }
+  if (PyIndex_Check(size.ptr()) && !IsBool(size)) {
+    const std::string n = py::str(size).cast<std::string>();
+    throw py::type_error("size must be a (height, width) pair, not the int " + n + ": pass (" + n +
+                         ", " + n + ") for a square");
+  }
+  if (py::isinstance<py::str>(size) || py::isinstance<py::bytes>(size) ||
+      !PySequence_Check(size.ptr())) {
+    throw py::type_error(std::string("size must be None or a (height, width) pair of ints, not ") +
+                         TypeName(size));
+  }
+  const auto sides = py::reinterpret_borrow<py::sequence>(size);
+  if (sides.size() != 2) {
+    throw py::value_error("size must be a (height, width) pair, not " +
+                          std::to_string(sides.size()) + " numbers");
+  }
+  const int64_t h = SizeSide(sides[0]);
+  const int64_t w = SizeSide(sides[1]);
+  const std::string text = "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
+  if (h < 1 || w < 1) throw py::value_error("size must be positive, not " + text);
+  if (h > kMaxOutputSide || w > kMaxOutputSide) {
+    throw py::value_error("size must be at most " + std::to_string(kMaxOutputSide) +
+                          " on each side, not " + text);
+  }
+  if (static_cast<uint64_t>(h) * static_cast<uint64_t>(w) > options->max_pixels) {
+    throw py::value_error("size " + text + " has more pixels than the decoder's limit of " +
+                          std::to_string(options->max_pixels));
+  }
+  if (options->scale_denom != 1) {
+    throw py::value_error("downscale=" + std::to_string(options->scale_denom) +
+                          " cannot be combined with size=: with a size the decoder picks the "
+                          "DCT scaling itself");
+  }
+  if (!crop_mode && options->resize == ResizeMode::kShortEdge) {
+    throw py::value_error(
+        "resize='short_edge' scales the frame to cover size, so it must be cropped: pass "
+        "crop='center' or 'random', or resize='fit' (pad) or 'stretch' to keep the whole frame");
+  }
+  if (random && options->resize != ResizeMode::kShortEdge) {
+    throw py::value_error("crop='random' needs resize='short_edge': resize='" + mode +
+                          "' keeps the whole frame, so there is nothing to crop");
+  }
+  options->out_height = static_cast<int>(h);
+  options->out_width = static_cast<int>(w);
+  options->crop = random ? CropMode::kRandom : CropMode::kCenter;
+  if (!random) return;
+  if (crop_seed.is_none()) {
+    std::random_device device;
+    options->crop_seed = (uint64_t{device()} << 32) ^ device();
+    return;
+  }
+  if (IsBool(crop_seed) || !PyIndex_Check(crop_seed.ptr())) {
+    throw py::type_error(std::string("crop_seed must be an int or None, not ") +
+                         TypeName(crop_seed));
+  }
+  const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(crop_seed.ptr()));
+  if (!index) throw py::error_already_set();
+  // Any int, taken modulo 2**64 (negative seeds included).
+  const unsigned long long seed = PyLong_AsUnsignedLongLongMask(index.ptr());
+  if (seed == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    throw py::error_already_set();
+  }
+  options->crop_seed = static_cast<uint64_t>(seed);
 }
 
 EncodeOptions ToEncodeOptions(int quality, const std::string& subsampling) {

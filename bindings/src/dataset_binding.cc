@@ -343,6 +343,23 @@ void BindDataset(py::module_& m) {
         "A video id as the native API takes it: a str as it is, an int as its decimal string; "
         "TypeError for anything else.");
   m.def(
+      "_check_output_size",
+      [](const py::handle& size, const py::handle& resize, const py::handle& crop,
+         int downscale) -> py::object {
+        DecodeOptions options;
+        if (downscale != 1 && downscale != 2 && downscale != 4 && downscale != 8) {
+          throw py::value_error("downscale must be 1, 2, 4 or 8, not " + std::to_string(downscale));
+        }
+        options.scale_denom = downscale;
+        ApplyOutputSize(size, resize, crop, py::none(), &options);
+        if (options.out_height == 0) return py::none();
+        return py::make_tuple(options.out_height, options.out_width);
+      },
+      py::arg("size"), py::arg("resize") = "short_edge", py::arg("crop") = "center",
+      py::arg("downscale") = 1,
+      "Checks the fixed-size arguments of a read as read() does (TypeError, ValueError); "
+      "returns size as a (height, width) tuple of ints, or None.");
+  m.def(
       "_as_id_list",
       [](const py::handle& ids, const std::string& what) { return ToIdList(ids, what.c_str()); },
       py::arg("ids"), py::arg("what") = "ids",
@@ -537,11 +554,13 @@ void BindDataset(py::module_& m) {
           "read",
           [](const DatasetHandle& h, const py::handle& id_object, const py::handle& frames,
              const std::string& colorspace, const std::string& dct, int downscale, bool lenient,
-             bool as_list) {
+             bool as_list, const py::handle& size, const py::handle& resize, const py::handle& crop,
+             const py::handle& crop_seed) {
             auto ds = h.Get();
             const std::string id = ToId(id_object);
             const Selection selection = ToSelection(frames, *ds, id);
-            const DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
+            DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
+            ApplyOutputSize(size, resize, crop, crop_seed, &options);
             DecodedFrames decoded;
             {
               py::gil_scoped_release release;
@@ -551,15 +570,21 @@ void BindDataset(py::module_& m) {
           },
           py::arg("id"), py::arg("frames") = py::none(), py::arg("colorspace") = "rgb",
           py::arg("dct") = "fast", py::arg("downscale") = 1, py::arg("lenient") = false,
-          py::arg("as_list") = false, "Decoded frames of one video (zero-copy NumPy views).")
+          py::arg("as_list") = false, py::arg("size") = py::none(),
+          py::arg("resize") = "short_edge", py::arg("crop") = "center",
+          py::arg("crop_seed") = py::none(),
+          "Decoded frames of one video (zero-copy NumPy views), at their own size or resized "
+          "to `size`.")
       .def(
           "read_batch",
           [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames,
              const std::string& colorspace, const std::string& dct, int downscale, bool lenient,
-             bool as_list) {
+             bool as_list, const py::handle& size, const py::handle& resize, const py::handle& crop,
+             const py::handle& crop_seed) {
             auto ds = h.Get();
             const std::vector<FrameRequest> requests = ToRequests(ids, frames, *ds);
-            const DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
+            DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
+            ApplyOutputSize(size, resize, crop, crop_seed, &options);
             std::vector<DecodedFrames> decoded;
             {
               py::gil_scoped_release release;
@@ -573,9 +598,11 @@ void BindDataset(py::module_& m) {
           },
           py::arg("ids"), py::arg("frames") = py::none(), py::arg("colorspace") = "rgb",
           py::arg("dct") = "fast", py::arg("downscale") = 1, py::arg("lenient") = false,
-          py::arg("as_list") = false,
+          py::arg("as_list") = false, py::arg("size") = py::none(),
+          py::arg("resize") = "short_edge", py::arg("crop") = "center",
+          py::arg("crop_seed") = py::none(),
           "Decoded frames of many videos, all frames decoded in parallel. `frames` is None or "
-          "one selection per id.")
+          "one selection per id. A random crop takes one window per id.")
       .def(
           "read_jpegs",
           [](const DatasetHandle& h, const py::handle& id_object, const py::handle& frames) {

@@ -229,11 +229,15 @@ class Dataset {
   // Decoded pixels of the selected frames (see jpeg.h for formats, DCT
   // methods and scaling). The frames are decoded in parallel on the dataset's
   // decode threads. A frame that fails to decode throws CorruptionError naming
-  // the id, the frame index and where it lives.
+  // the id, the frame index and where it lives. With an output size in
+  // `options` (jpeg.h, "Fixed-size output") every frame is resized and
+  // cropped or padded to it on those threads, so frames of any sizes come
+  // back as one uniform N×H×W×C buffer.
   DecodedFrames ReadFrames(std::string_view id, const Selection& selection = Selection::All(),
                            const DecodeOptions& options = {}) const;
   // Reads and decodes many (id, selection) requests at once, decoding all their
   // frames in parallel; results are in request order. Errors are as ReadFrames.
+  // A random crop takes one window position per request (jpeg.h).
   std::vector<DecodedFrames> ReadBatch(const std::vector<FrameRequest>& requests,
                                        const DecodeOptions& options = {}) const;
   // JPEG bytes of many requests at once, in request order.

@@ -11,13 +11,49 @@
 // Output shape rule. For a JPEG of `width`×`height` pixels decoded with
 // scale_denom d (1, 2, 4 or 8):
 //   out_height = ceil(height / d), out_width = ceil(width / d)
-// (TurboJPEG's TJSCALED rule; ScaledDimension computes it), and
+// (TurboJPEG's TJSCALED rule; ScaledDimension computes it), or
+// out_height × out_width when DecodeOptions asks for a fixed-size output, and
 //   channels = 1 for PixelFormat::kGray, 3 for kRGB and kBGR,
 //              and for kAuto 1 if the JPEG is grayscale, else 3.
 // kAuto reproduces GulpIO2: grayscale frames come back as H×W (1 channel).
 // (TurboJPEG decodes at the largest factor whose output fits these dimensions;
 // for very small images a larger factor than 1/d can give the same dimensions,
 // and then it is used. The shape rule holds either way.)
+//
+// Fixed-size output. With DecodeOptions::out_height = H and out_width = W
+// (both >= 1), every frame comes out H×W×channels whatever its own size
+// S_h×S_w, in three steps: scale the frame to R_h×R_w, then crop or pad that
+// to H×W (FrameGeometry below holds the numbers for one frame size).
+//   ResizeMode::kShortEdge  keep the aspect ratio and cover H×W: the side
+//       whose ratio H/S_h or W/S_w is the larger becomes exactly H (or W), the
+//       other round(S_other × that ratio) (half up; never less than the
+//       output). The output is the H×W window of the scaled frame at
+//       CropMode::kCenter  ((R_h - H) / 2, (R_w - W) / 2), rounded down;
+//       CropMode::kRandom  (floor(u_y (R_h - H + 1)), floor(u_x (R_w - W + 1))),
+//           with u_y, u_x in [0, 1) drawn from crop_seed (32 bits each, from
+//           SplitMix64(crop_seed) and the value after it).
+//   ResizeMode::kFit  keep the aspect ratio and fit inside H×W: the side
+//       whose ratio is the smaller becomes exactly H (or W), the other
+//       round(S_other × that ratio) (half up, at least 1). The scaled frame is
+//       centred (offsets rounded down) on zeros (black), so the padding is
+//       zero bytes on every channel.
+//   ResizeMode::kStretch  R = H×W: each axis scaled on its own.
+//   kFit and kStretch keep the whole frame: their crop must be kCenter.
+// Scaling is bilinear, with pixel centres aligned as OpenCV's INTER_LINEAR:
+// output column x of the window samples decoded column
+// (x + crop_x + 0.5) × D_w / R_w - 0.5 (clamped to the image; rows the same),
+// where D_w is the width the JPEG was decoded at; weights are 11-bit fixed
+// point (as OpenCV's), so a value is within one level of the exact one. Decoding uses libjpeg's DCT
+// scaling first: 1/d for the largest d in {8, 4, 2, 1} for which
+// ceil(S_h / d) >= R_h and ceil(S_w / d) >= R_w, so that the bilinear step
+// never enlarges a reduced image and, unless d is 8, shrinks by less than 2
+// (where a 2-tap filter skips no pixel). Why bilinear: engine/resample.h.
+// The output size may exceed the frame (it is then enlarged, with d = 1).
+// A frame that is already H×W and needs no scaling is decoded straight into
+// the output. scale_denom must be 1 when an output size is given.
+// Dataset::ReadBatch decodes request r with crop_seed + r × 0x9E3779B97F4A7C15
+// (mod 2^64): the frames of one request share one window position; requests
+// get independent ones, and ReadFrames is request 0.
 //
 // Errors (all derived from gulpdb::Error, message "decode jpeg: <detail>" or
 // "encode jpeg: <detail>"):
@@ -28,11 +64,15 @@
 //                          wrong; DecodeOptions::lenient accepts warnings.
 //   InvalidArgumentError   a caller mistake: a null buffer, an out_size that is
 //                          not OutputShape().bytes(), an unsupported scale,
-//                          bad encode parameters. Also CMYK/YCCK JPEGs, which
-//                          this codec does not convert.
+//                          bad encode parameters, an output size with a side
+//                          outside 1..65500 or only one side set, a random
+//                          crop without kShortEdge, an unknown ResizeMode or
+//                          CropMode. Also CMYK/YCCK JPEGs, which this codec
+//                          does not convert.
 //   ResourceExhaustedError the JPEG header claims more than
-//                          DecodeOptions::max_pixels pixels; nothing is
-//                          allocated for it.
+//                          DecodeOptions::max_pixels pixels, or the output
+//                          size is larger than that; nothing is allocated for
+//                          it.
 // On any error the contents of a caller's output buffer are unspecified.
 //
 // Thread safety: a JpegDecoder or JpegEncoder is NOT thread-safe (it owns one
@@ -68,6 +108,19 @@ enum class DctMethod {
 // gigabytes.
 inline constexpr uint64_t kDefaultMaxJpegPixels = uint64_t{1} << 27;
 
+// How a frame is scaled to a fixed output size (see "Fixed-size output").
+enum class ResizeMode {
+  kShortEdge,  // keep the aspect ratio, cover the output, crop
+  kFit,        // keep the aspect ratio, fit inside the output, pad with zeros
+  kStretch,    // scale each axis to the output
+};
+
+// Which window of a kShortEdge-scaled frame is kept.
+enum class CropMode {
+  kCenter,
+  kRandom,  // a window drawn from DecodeOptions::crop_seed
+};
+
 struct DecodeOptions {
   PixelFormat format = PixelFormat::kAuto;
   DctMethod dct = DctMethod::kFast;
@@ -80,6 +133,14 @@ struct DecodeOptions {
   // warning is told apart from a fatal error that follows it.
   bool lenient = false;
   uint64_t max_pixels = kDefaultMaxJpegPixels;
+  // Fixed-size output (see above): every frame out_height × out_width; 0 × 0
+  // (the default) keeps each frame's own size, and then resize and crop must
+  // keep their defaults.
+  int out_height = 0;
+  int out_width = 0;
+  ResizeMode resize = ResizeMode::kShortEdge;
+  CropMode crop = CropMode::kCenter;
+  uint64_t crop_seed = 0;  // CropMode::kRandom only
 };
 
 struct ImageShape {
@@ -109,6 +170,29 @@ struct EncodeOptions {
 // scale_denom), from TurboJPEG's own scaling-factor table. Throws
 // InvalidArgumentError if scale_denom is not 1, 2, 4 or 8 or dimension < 1.
 int ScaledDimension(int dimension, int scale_denom);
+
+// Where one frame goes in a fixed-size output (see "Fixed-size output").
+struct FrameGeometry {
+  int scale_denom = 1;  // the DCT scaling the decoder uses: 1/scale_denom
+  // The frame after scaling, before the crop or the padding.
+  int scaled_height = 0;
+  int scaled_width = 0;
+  // kShortEdge: the output is the window of the scaled frame whose top-left
+  // corner is here; 0 for kFit and kStretch.
+  int crop_y = 0;
+  int crop_x = 0;
+  // kFit: the scaled frame's top-left corner in the output; 0 otherwise.
+  int pad_top = 0;
+  int pad_left = 0;
+};
+
+// The geometry of a frame of `height` × `width` pixels (as its JPEG header
+// says, before any scaling) decoded with `options`, which must ask for an
+// output size. Pure arithmetic: nothing is decoded. Throws
+// InvalidArgumentError for a frame side < 1 or options DecodeInto would
+// refuse (see Errors above), ResourceExhaustedError for an output larger than
+// options.max_pixels.
+FrameGeometry PlanFrameGeometry(int height, int width, const DecodeOptions& options);
 
 // Decodes JPEG images with one TurboJPEG decompressor.
 //

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import _gulpdb
 
-__all__ = ["Dataset", "Writer", "FrameSelection", "Frames", "VideoId"]
+__all__ = ["Dataset", "Writer", "FrameSelection", "Frames", "Size", "VideoId"]
 
 #: A video id: a str, or an int standing for its decimal string.
 VideoId = Union[str, int]
@@ -48,6 +48,9 @@ FrameSelection = Union[None, slice, int, Sequence[int], np.ndarray, str]
 #: Decoded frames: one N×H×W×C array when the selected frames share a shape,
 #: else a list of H×W×C arrays.
 Frames = Union[np.ndarray, List[np.ndarray]]
+
+#: A fixed output size: (height, width).
+Size = Tuple[int, int]
 
 _MODES = ("r", "r+", "a", "x")
 
@@ -407,6 +410,10 @@ class Dataset:
         downscale: int = 1,
         lenient: bool = False,
         as_list: bool = False,
+        size: Optional[Size] = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
+        crop_seed: Optional[int] = None,
     ) -> Frames:
         """Decoded frames of one video.
 
@@ -422,6 +429,25 @@ class Dataset:
             downscale: decode at 1/1, 1/2, 1/4 or 1/8 of the size (cheaper).
             lenient: accept JPEGs that libjpeg only warns about.
             as_list: always return a list of per-frame arrays.
+            size: ``(height, width)``: every frame comes out that size,
+                resized (and cropped or padded) in C++ on the decode threads,
+                so frames of any sizes make one N×height×width×C array.
+                Cannot be combined with ``downscale``: the decoder picks the
+                DCT scaling itself (the largest 1/2, 1/4, 1/8 that still
+                covers the scaled frame), then resizes bilinearly.
+            resize: with ``size``. ``"short_edge"``: keep the aspect ratio
+                and scale until the frame covers ``size`` (the side that limits
+                gets exactly its target, the other is rounded), then crop.
+                ``"fit"``: keep the aspect ratio and scale until the frame fits
+                inside ``size``, centred on black (zero) padding.
+                ``"stretch"``: scale each axis to ``size``.
+            crop: with ``"short_edge"``: ``"center"`` keeps the middle window
+                (offsets rounded down); ``"random"`` a window drawn from
+                ``crop_seed``. ``None`` is refused there (the scaled frame is
+                larger than ``size``). ``"fit"`` and ``"stretch"`` keep the
+                whole frame: ``"center"`` or ``None``.
+            crop_seed: seeds ``crop="random"`` (any int; None: a fresh random
+                seed). The same seed gives the same window.
 
         Returns:
             A uint8 N×H×W×C array when every selected frame has the same shape
@@ -432,10 +458,17 @@ class Dataset:
         Raises:
             KeyError: no such id (an empty or over-long id included).
             IndexError: a frame index out of range (any size of int).
-            TypeError: an id that is not a str or int.
+            TypeError: an id that is not a str or int; a ``size`` that is not
+                a pair of ints, a mode that is not a str.
+            ValueError: a bad colorspace, dct or downscale; a ``size`` side
+                outside 1..65500; an unknown ``resize`` or ``crop``, or a
+                combination above that is refused.
             gulpdb.CorruptionError: a frame does not decode.
         """
-        return self._native().read(id, frames, colorspace, dct, downscale, lenient, as_list)
+        return self._native().read(
+            id, frames, colorspace, dct, downscale, lenient, as_list,
+            size=size, resize=resize, crop=crop, crop_seed=crop_seed,
+        )
 
     def __getitem__(self, key: Union[VideoId, Tuple[VideoId, FrameSelection]]) -> Frames:
         """``ds[id]`` reads all frames, ``ds[id, 0:16:2]`` or ``ds[id, [1, 5]]`` some."""
@@ -459,16 +492,24 @@ class Dataset:
         downscale: int = 1,
         lenient: bool = False,
         as_list: bool = False,
+        size: Optional[Size] = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
+        crop_seed: Optional[int] = None,
     ) -> List[Frames]:
         """Reads many videos at once, decoding all their frames in parallel.
 
         ``requests`` holds ids (each read with ``frames``) or ``(id, frames)``
         pairs; a bare ``str`` is a TypeError (pass ``[id]``). Results are in
-        request order, each as :meth:`read` returns it.
+        request order, each as :meth:`read` returns it. ``size``, ``resize``
+        and ``crop`` are as for :meth:`read`; with ``crop="random"`` each
+        request gets its own window, request ``i`` the one :meth:`read` gives
+        for ``crop_seed + i * 0x9E3779B97F4A7C15`` (modulo 2**64).
         """
         ids, selections = _split_requests(requests, frames)
         return self._native().read_batch(
-            ids, selections, colorspace, dct, downscale, lenient, as_list
+            ids, selections, colorspace, dct, downscale, lenient, as_list,
+            size=size, resize=resize, crop=crop, crop_seed=crop_seed,
         )
 
     def read_jpeg_batch(

@@ -18,6 +18,11 @@ accepted: one that does not fit in 64 bits is an IndexError naming the id.
 Colorspaces: ``"rgb"``, ``"bgr"`` (H×W×3), ``"gray"`` (H×W×1), ``"auto"`` (H×W×3
 for colour JPEGs, H×W for grayscale ones, as GulpIO2). DCT: ``"fast"`` (GulpIO2's
 pixels) or ``"accurate"``. ``downscale``: 1, 2, 4 or 8.
+
+Fixed-size output (``size``, ``resize``, ``crop``, ``crop_seed``; see
+:meth:`gulpdb.Dataset.read`): ``size=(height, width)`` resizes every frame in
+C++ with ``resize="short_edge"`` (cover, then crop ``"center"`` or
+``"random"``), ``"fit"`` (fit inside, zero padding) or ``"stretch"``.
 """
 
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -28,6 +33,7 @@ __version__: str
 
 _Selection = Union[None, slice, int, Sequence[int], np.ndarray, str]
 _Frames = Union[np.ndarray, List[np.ndarray]]
+_Size = Optional[Tuple[int, int]]
 _Progress = Optional[Callable[[int, int], Any]]
 _Id = Union[str, int]
 
@@ -38,6 +44,12 @@ def _as_id(id: _Id) -> str:
 def _as_id_list(ids: Iterable[_Id], what: str = "ids") -> List[str]:
     """A collection of ids as a list of str (each as :func:`_as_id`); TypeError for a
     bare str or bytes, naming the argument ``what``."""
+
+def _check_output_size(
+    size: _Size, resize: str = "short_edge", crop: Optional[str] = "center", downscale: int = 1
+) -> Optional[Tuple[int, int]]:
+    """Checks fixed-size read arguments as :meth:`NativeDataset.read` does (TypeError,
+    ValueError); returns ``size`` as a tuple of two ints, or None."""
 
 class BusyError(OSError):
     """Another writer (in this or another process) holds the dataset's writer lock.
@@ -254,11 +266,16 @@ class NativeDataset:
         downscale: int = 1,
         lenient: bool = False,
         as_list: bool = False,
+        size: _Size = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
+        crop_seed: Optional[int] = None,
     ) -> _Frames:
         """Decoded frames of one video as NumPy views of one buffer (no copy).
 
         One N×H×W×C array when the frames share a shape and ``as_list`` is
         False (an empty 0×0×0×C array when none is selected), else a list.
+        With ``size``, every frame is resized to it (see the module notes).
         """
     def read_batch(
         self,
@@ -269,10 +286,15 @@ class NativeDataset:
         downscale: int = 1,
         lenient: bool = False,
         as_list: bool = False,
+        size: _Size = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
+        crop_seed: Optional[int] = None,
     ) -> List[_Frames]:
         """Decoded frames of many videos, all frames decoded in parallel.
 
-        ``frames`` is None (all frames) or one selection per id.
+        ``frames`` is None (all frames) or one selection per id. A random crop
+        takes one window per id.
         """
     def read_jpegs(self, id: _Id, frames: _Selection = None) -> List[bytes]:
         """JPEG bytes of the selected frames."""
@@ -316,8 +338,13 @@ def decode_jpeg(
     dct: str = "fast",
     downscale: int = 1,
     lenient: bool = False,
+    size: _Size = None,
+    resize: str = "short_edge",
+    crop: Optional[str] = "center",
+    crop_seed: Optional[int] = None,
 ) -> np.ndarray:
-    """Decodes one JPEG into a new uint8 array (H×W×C; H×W for a gray JPEG with ``"auto"``).
+    """Decodes one JPEG into a new uint8 array (H×W×C; H×W for a gray JPEG with ``"auto"``),
+    resized to ``size`` when given (see the module notes).
 
     Raises CorruptionError for bytes that are not a decodable JPEG.
     """

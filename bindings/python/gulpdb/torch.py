@@ -13,16 +13,41 @@ All of them work with ``DataLoader(num_workers>0)`` under fork (a dataset
 opened in the parent reopens itself in each worker) and spawn (they pickle by
 path), and the map-style ones with ``DistributedSampler``.
 
-Random sampling is reproducible: an item's random numbers depend only on
-``seed``, the epoch (:meth:`VideoDataset.set_epoch`) and the item's index,
-never on which worker reads it.
+Random sampling is reproducible: an item's random numbers (its frames, then
+its crop window) depend only on ``seed``, the epoch
+(:meth:`VideoDataset.set_epoch`) and the item's index, never on which worker
+reads it or how many workers there are.
 
 ``ids`` arguments take any iterable of ids (str, or int for its decimal
 string), never a bare ``str``: ``ids="100"`` is a TypeError, not the videos
 ``"1"``, ``"0"``, ``"0"``.
 
+Fixed-size clips: ``size=(H, W)`` makes every clip T×H×W×C (every image
+H×W×C), resized and cropped or padded in C++ on the decode threads, without
+the GIL, so the default ``collate_fn`` stacks a batch of videos of any sizes:
+
+- ``resize="short_edge"`` (default): keep the aspect ratio and scale until the
+  frame covers H×W (the side that limits gets exactly H or W, the other is
+  rounded half up), then ``crop="center"`` (default) keeps the middle H×W
+  window (offsets rounded down) and ``crop="random"`` a random one: one window
+  per clip, all its frames alike, drawn from the item's random generator (see
+  below), so that runs are reproducible. ``crop=None`` is a ValueError here:
+  the scaled frame is larger than H×W, so something must be cropped.
+- ``resize="fit"``: keep the aspect ratio and scale until the frame fits
+  inside H×W, centred on zero (black) padding. ``crop`` is ``"center"`` or
+  ``None`` (both mean centred).
+- ``resize="stretch"``: scale each axis to H×W. ``crop`` as for ``"fit"``.
+
+The decoder first decodes at the largest 1/2, 1/4 or 1/8 scale (libjpeg's DCT
+scaling) that still covers the scaled frame, then scales bilinearly
+(OpenCV's INTER_LINEAR pixel alignment); ``downscale`` cannot be combined with
+``size``. A bad ``size`` (not a pair of ints: TypeError; zero, negative or
+above 65500: ValueError) or an unknown mode is refused when the dataset is
+made, not in a worker.
+
 Clips of different shapes: DataLoader's default ``collate_fn`` stacks the items
-of a batch into one tensor, which fails when videos differ in size or length.
+of a batch into one tensor, which fails when videos differ in size or length
+(and no ``size`` is given).
 The map-style datasets check a batch when the DataLoader fetches it (their
 ``__getitems__``) and, only when the default ``collate_fn`` is about to stack
 it, raise a RuntimeError naming two ids and their shapes, instead of torch's
@@ -191,7 +216,8 @@ def _check_one_shape(items: List[Any], ids: List[str], with_label: bool, what: s
             raise RuntimeError(
                 f"{what} of one batch differ in shape, so DataLoader's default collate_fn "
                 f"cannot stack them: {first[0]!r} gives {first[1]} and {id_!r} gives {shape}. "
-                "Make them one shape with a transform (resize, and sample a fixed num_frames), "
+                "Make them one shape with size=(height, width) (and a fixed num_frames) or a "
+                "resizing transform, "
                 "or use batch_size=1, or pass a collate_fn that keeps a list "
                 "(collate_fn=list)"
             )
@@ -221,7 +247,13 @@ class _VideoReader:
         dct: str,
         downscale: int,
         decode_threads: Optional[int],
+        size: Optional[Tuple[int, int]] = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
     ) -> None:
+        self.size = _gulpdb._check_output_size(size, resize, crop, int(downscale))
+        self.resize = resize
+        self.crop = crop
         if sampling not in _SAMPLINGS:
             raise ValueError(f"sampling must be one of {_SAMPLINGS}, not {sampling!r}")
         if sampling != "all" and (num_frames is None or num_frames <= 0):
@@ -287,17 +319,28 @@ class _VideoReader:
             return self.label(meta)
         return meta[self.label]
 
+    def read_frames(self, ds: Dataset, index: int, id_: str, selection: Any, rng: Any) -> Any:
+        """Decodes the selected frames, resized when ``size`` is set; a random
+        crop takes its seed from ``rng`` (the item's generator)."""
+        crop_seed = None
+        if self.size is not None and self.crop == "random":
+            rng = rng if rng is not None else self._rng(index)
+            crop_seed = int(rng.integers(0, 2**63))
+        return ds.read(
+            id_, selection, colorspace=self.colorspace, dct=self.dct, downscale=self.downscale,
+            size=self.size, resize=self.resize, crop=self.crop, crop_seed=crop_seed,
+        )
+
     def read_item(self, index: int, id_: str) -> Any:
         ds = self._reader_dataset()
+        rng = self._rng(index)
         if self.sampling == "all":
             selection: Any = None
         else:
             selection = sample_frame_indices(
-                ds.frame_count(id_), self.num_frames, self.sampling, self.stride, self._rng(index)
+                ds.frame_count(id_), self.num_frames, self.sampling, self.stride, rng
             )
-        frames = ds.read(
-            id_, selection, colorspace=self.colorspace, dct=self.dct, downscale=self.downscale
-        )
+        frames = self.read_frames(ds, index, id_, selection, rng)
         if isinstance(frames, list):  # the video's frames differ in size
             shapes = sorted({f.shape for f in frames})
             raise ValueError(
@@ -328,16 +371,23 @@ class VideoDataset(torch.utils.data.Dataset):
         colorspace, dct, downscale: decoding, as :meth:`gulpdb.Dataset.read`.
         decode_threads: decode threads per read (default: one per core in the
             main process, one per DataLoader worker).
+        size: ``(height, width)``: every clip comes out T×height×width×C,
+            resized in C++ (see the module notes). None: frames keep their size.
+        resize: ``"short_edge"`` (cover, then crop), ``"fit"`` (fit inside,
+            zero padding) or ``"stretch"``; with ``size`` only.
+        crop: ``"center"`` or ``"random"`` (one window per clip, seeded by
+            ``seed``) for ``"short_edge"``; ``"center"`` or None for the others.
 
     Items are ``(clip, label)``, or ``clip`` alone when ``label`` is None;
     ``clip`` is a T×H×W×C uint8 tensor (after ``transform``, whatever it returns).
 
-    Videos of different sizes or lengths: a batch that DataLoader's default
-    ``collate_fn`` would stack is checked first (after ``transform``), and
-    clips of different shapes are a RuntimeError naming two ids and their
-    shapes. Resize in ``transform`` (and sample a fixed ``num_frames``), use
-    ``batch_size=1``, or pass a ``collate_fn`` that keeps lists (then nothing
-    is checked).
+    Videos of different sizes or lengths: give ``size`` (and a fixed
+    ``num_frames``) and the default ``collate_fn`` stacks any batch. Without
+    it, a batch that DataLoader's default ``collate_fn`` would stack is
+    checked first (after ``transform``), and clips of different shapes are a
+    RuntimeError naming two ids and their shapes: give ``size``, resize in
+    ``transform``, use ``batch_size=1``, or pass a ``collate_fn`` that keeps
+    lists (then nothing is checked).
     """
 
     def __init__(
@@ -355,10 +405,13 @@ class VideoDataset(torch.utils.data.Dataset):
         dct: str = "fast",
         downscale: int = 1,
         decode_threads: Optional[int] = None,
+        size: Optional[Tuple[int, int]] = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
     ) -> None:
         self._reader = _VideoReader(
             source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
-            downscale, decode_threads,
+            downscale, decode_threads, size, resize, crop,
         )
 
     @property
@@ -393,9 +446,10 @@ class VideoDataset(torch.utils.data.Dataset):
 
     def __repr__(self) -> str:
         r = self._reader
+        resized = "" if r.size is None else f", size={r.size}, resize={r.resize!r}, crop={r.crop!r}"
         return (
             f"<gulpdb.torch.VideoDataset {r.dataset.path!r}: {len(self)} videos, "
-            f"sampling={r.sampling!r}, num_frames={r.num_frames}>"
+            f"sampling={r.sampling!r}, num_frames={r.num_frames}{resized}>"
         )
 
 
@@ -403,9 +457,12 @@ class ImageDataset(torch.utils.data.Dataset):
     """A map-style dataset of images: one frame (``frame``, default 0) per id.
 
     Items are ``(image, label)`` or ``image`` alone when ``label`` is None;
-    ``image`` is an H×W×C uint8 tensor (before ``transform``). Other arguments
-    are as for :class:`VideoDataset`, including the check of a batch's shapes
-    before DataLoader's default ``collate_fn`` stacks it.
+    ``image`` is an H×W×C uint8 tensor (before ``transform``), height×width×C
+    with ``size``. ``size``, ``resize`` and ``crop`` are as for
+    :class:`VideoDataset`; a random crop is drawn per item from ``seed``, the
+    epoch and the item's index. Other arguments are as for
+    :class:`VideoDataset`, including the check of a batch's shapes before
+    DataLoader's default ``collate_fn`` stacks it.
     """
 
     def __init__(
@@ -420,10 +477,14 @@ class ImageDataset(torch.utils.data.Dataset):
         dct: str = "fast",
         downscale: int = 1,
         decode_threads: Optional[int] = None,
+        size: Optional[Tuple[int, int]] = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
+        seed: Optional[int] = 0,
     ) -> None:
         self._reader = _VideoReader(
-            source, ids, label, None, None, "all", 1, 0, colorspace, dct, downscale,
-            decode_threads,
+            source, ids, label, None, None, "all", 1, seed, colorspace, dct, downscale,
+            decode_threads, size, resize, crop,
         )
         self.transform = transform
         self.frame = int(frame)
@@ -433,16 +494,20 @@ class ImageDataset(torch.utils.data.Dataset):
         """The image ids, in item order."""
         return self._reader.ids
 
+    def set_epoch(self, epoch: int) -> None:
+        """Changes the random crops of the next epoch."""
+        self._reader.set_epoch(epoch)
+
     def __len__(self) -> int:
         return len(self._reader.ids)
 
     def __getitem__(self, index: int) -> Any:
         r = self._reader
+        if index < 0:
+            index += len(self)
         id_ = r.ids[index]
         ds = r._reader_dataset()
-        frames = ds.read(
-            id_, [self.frame], colorspace=r.colorspace, dct=r.dct, downscale=r.downscale
-        )
+        frames = r.read_frames(ds, index, id_, [self.frame], None)
         image = torch.from_numpy(frames[0])
         if self.transform is not None:
             image = self.transform(image)
@@ -498,11 +563,14 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
         dct: str = "fast",
         downscale: int = 1,
         decode_threads: Optional[int] = None,
+        size: Optional[Tuple[int, int]] = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
     ) -> None:
         super().__init__()
         self._reader = _VideoReader(
             source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
-            downscale, decode_threads,
+            downscale, decode_threads, size, resize, crop,
         )
         self.rank = rank
         self.world_size = world_size

@@ -1,0 +1,28 @@
+// Fixed-size decoding, the arithmetic part: which DCT scaling, which scaled
+// size, which window or padding (include/gulpdb/jpeg.h, "Fixed-size output";
+// PlanFrameGeometry is its public face). Pure functions, thread-safe.
+#ifndef GULPDB_ENGINE_FRAME_GEOMETRY_H_
+#define GULPDB_ENGINE_FRAME_GEOMETRY_H_
+
+#include <cstdint>
+
+#include "gulpdb/jpeg.h"
+
+namespace gulpdb::engine {
+
+// The largest output side DecodeOptions accepts (libjpeg's JPEG_MAX_DIMENSION).
+inline constexpr int kMaxOutputSide = 65500;
+
+// True when `options` ask for a fixed-size output, false for 0 × 0. Throws
+// InvalidArgumentError for an output size or resize/crop settings that are not
+// valid (jpeg.h lists them), and ResourceExhaustedError for an output of more
+// than options.max_pixels pixels.
+bool CheckOutputOptions(const DecodeOptions& options);
+
+// The crop seed of request `request` of a batch read: crop_seed + request ×
+// 0x9E3779B97F4A7C15 (mod 2^64), so request 0 keeps the caller's seed.
+uint64_t RequestCropSeed(uint64_t crop_seed, uint64_t request);
+
+}  // namespace gulpdb::engine
+
+#endif  // GULPDB_ENGINE_FRAME_GEOMETRY_H_
