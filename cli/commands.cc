@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -21,6 +22,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/json.h"
 #include "gulpdb/maintenance.h"
+#include "gulpdb/remote.h"
 
 namespace gulpdb::cli {
 namespace {
@@ -60,6 +62,16 @@ std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
   OpenOptions o;
   o.read_only = false;
   return Dataset::Open(dir, o);
+}
+
+// Commands that write refuse a URL: published datasets are read-only.
+void RequireLocal(const std::string& dir) {
+  if (IsRemoteUrl(dir)) {
+    throw UsageError(dir +
+                     " is a dataset in object storage, which is read-only: change a local copy "
+                     "and publish it with `gulpdb push DIR " +
+                     dir + "`");
+  }
 }
 
 OnDuplicate ParseOnDuplicate(const std::string& s) {
@@ -104,6 +116,7 @@ int RunCreate(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb create DIR [options]", o, {"dir"}, &vm)) return 0;
   c.checksums = !no_checksums;
+  RequireLocal(vm["dir"].as<std::string>());
   Dataset::Create(vm["dir"].as<std::string>(), c);
   std::printf("created %s\n", vm["dir"].as<std::string>().c_str());
   return 0;
@@ -156,6 +169,7 @@ int RunIngest(const std::vector<std::string>& args) {
     return 0;
   }
   in.on_duplicate = ParseOnDuplicate(on_dup);
+  RequireLocal(in.dir);
   if (frame_size < 0) throw UsageError("--frame-size must not be negative");
   in.frame_size = frame_size;
   if (vm.count("seed") != 0) in.seed = vm["seed"].as<uint64_t>();
@@ -315,6 +329,7 @@ int RunRemove(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb remove DIR ID...", o, {"dir", "ids..."}, &vm)) return 0;
   const auto ids = vm["ids"].as<std::vector<std::string>>();
+  RequireLocal(vm["dir"].as<std::string>());
   const size_t removed = OpenRw(vm["dir"].as<std::string>())->Remove(ids);
   std::printf("removed %zu of %zu ids\n", removed, ids.size());
   return removed == ids.size() ? 0 : 1;
@@ -356,6 +371,7 @@ int RunImport(const std::vector<std::string>& args) {
     progress->Update(done);
   };
   const std::string dir = vm["dir"].as<std::string>();
+  RequireLocal(dir);
   const ImportReport r = ImportGulpio(dir, options);
   if (progress) progress->Finish();
   for (const std::string& w : r.warnings)
@@ -375,6 +391,9 @@ int RunExport(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb export DIR [-o OUTDIR]", o, {"dir"}, &vm)) return 0;
   const std::string dir = vm["dir"].as<std::string>();
+  if (out.empty() && IsRemoteUrl(dir)) {
+    throw UsageError("exporting " + dir + " needs -o LOCAL_DIR (the dataset is read-only)");
+  }
   if (!out.empty()) MakeDirectory(out);
   const ExportReport r = ExportGmeta(*OpenRo(dir), out);
   std::printf("exported %llu chunks (%llu videos, %llu bytes of .gmeta) to %s\n",
@@ -445,6 +464,7 @@ int RunCompact(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb compact DIR [--min-garbage F]", o, {"dir"}, &vm)) return 0;
   options.lock_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+  RequireLocal(vm["dir"].as<std::string>());
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {
     if (!progress) progress = std::make_unique<Progress>("compact", total, quiet);
@@ -478,6 +498,7 @@ int RunMerge(const std::vector<std::string>& args) {
     progress->Update(done);
   };
   const std::string out = vm["out"].as<std::string>();
+  RequireLocal(out);
   const MergeReport r = Merge(out, vm["shards"].as<std::vector<std::string>>(), options);
   if (progress) progress->Finish();
   std::printf(
@@ -486,6 +507,83 @@ int RunMerge(const std::vector<std::string>& args) {
       static_cast<unsigned long long>(r.shards), out.c_str(),
       static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.chunks_attached),
       static_cast<unsigned long long>(r.videos_copied), static_cast<unsigned long long>(r.skipped));
+  return 0;
+}
+
+// ---- push / snapshot (gulpdb/remote.h) -------------------------------------------------
+
+void PrintPushReport(const PushReport& r, const std::string& where) {
+  if (!r.published) {
+    std::printf("%s is up to date (generation %llu)\n", where.c_str(),
+                static_cast<unsigned long long>(r.generation));
+    return;
+  }
+  std::printf(
+      "published generation %llu to %s: %llu chunks (%llu uploaded, %.1f MB), %llu .gmeta, "
+      "index snapshot %.1f MB%s; %llu objects kept for older readers, %llu deleted; %.1f s\n",
+      static_cast<unsigned long long>(r.generation), where.c_str(),
+      static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.chunks_uploaded),
+      static_cast<double>(r.bytes_uploaded) / 1e6,
+      static_cast<unsigned long long>(r.gmeta_uploaded),
+      static_cast<double>(r.snapshot_bytes) / 1e6, r.snapshot_uploaded ? "" : " (unchanged)",
+      static_cast<unsigned long long>(r.objects_obsoleted),
+      static_cast<unsigned long long>(r.objects_deleted), r.seconds);
+}
+
+std::optional<std::chrono::seconds> ParseGrace(const po::variables_map& vm) {
+  if (vm.count("grace") == 0) return std::nullopt;
+  try {
+    return ParseDuration(vm["grace"].as<std::string>());
+  } catch (const InvalidArgumentError& e) {
+    throw UsageError(std::string("--grace: ") + e.what());
+  }
+}
+
+int RunPush(const std::vector<std::string>& args) {
+  po::options_description o("push options");
+  PushOptions options;
+  bool quiet = false;
+  o.add_options()("dir", po::value<std::string>(), "local dataset directory")(
+      "url", po::value<std::string>(), "destination, s3://BUCKET/PREFIX")(
+      "jobs,j", po::value(&options.jobs)->default_value(4), "objects uploaded at once")(
+      "grace", po::value<std::string>(),
+      "keep objects this push makes obsolete this long for readers of older manifests, e.g. "
+      "24h, 30m, 7d (default: $GULPDB_PUSH_GRACE or 24h); a later push deletes them")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION]", o,
+             {"dir", "url"}, &vm)) {
+    return 0;
+  }
+  if (options.jobs == 0) throw UsageError("--jobs must be at least 1");
+  options.grace = ParseGrace(vm);
+  const std::string url = vm["url"].as<std::string>();
+  if (!IsRemoteUrl(url)) throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + url);
+  std::unique_ptr<Progress> progress;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    if (!progress) progress = std::make_unique<Progress>("push", total, quiet);
+    progress->Update(done);
+  };
+  const PushReport r = Push(vm["dir"].as<std::string>(), url, options);
+  if (progress) progress->Finish();
+  PrintPushReport(r, url);
+  return 0;
+}
+
+int RunSnapshot(const std::vector<std::string>& args) {
+  po::options_description o("snapshot options");
+  PushOptions options;
+  o.add_options()("dir", po::value<std::string>(), "local dataset directory")(
+      "grace", po::value<std::string>(),
+      "keep superseded snapshots this long for readers still using them (default: "
+      "$GULPDB_PUSH_GRACE or 24h)");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb snapshot DIR [--grace DURATION]", o, {"dir"}, &vm)) return 0;
+  options.grace = ParseGrace(vm);
+  const std::string dir = vm["dir"].as<std::string>();
+  RequireLocal(dir);
+  const PushReport r = PublishSnapshot(dir, options);
+  PrintPushReport(r, dir + "/gulpdb.snapshot");
   return 0;
 }
 
@@ -505,6 +603,8 @@ const std::vector<Command>& Commands() {
       {"check", "verify a dataset's files and index", RunCheck},
       {"compact", "rewrite chunks to drop removed and replaced bytes", RunCompact},
       {"merge", "attach or copy shard datasets into one", RunMerge},
+      {"push", "publish a dataset to s3://BUCKET/PREFIX (or its changes)", RunPush},
+      {"snapshot", "publish an index snapshot for readers on other hosts", RunSnapshot},
   };
   return commands;
 }

@@ -17,6 +17,7 @@
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
+#include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 
@@ -118,6 +119,10 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   ExportReport report;
   for (int attempt = 0;; ++attempt) {
     if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report)) break;
+  }
+  if (impl.remote) {
+    engine::CopyPublishedLabels(*impl.remote, out_dir + "/label2idx.json");
+    return report;
   }
   const std::string labels = dataset.dir() + "/label2idx.json";
   if (out_dir != dataset.dir() && engine::PathExists(labels)) {

@@ -115,6 +115,12 @@ GULPDB_DEFINE_ERROR(OutOfMemoryError, ResourceExhaustedError);
 // maximum size). A full disk is a plain ResourceExhaustedError.
 GULPDB_DEFINE_ERROR(LimitExceededError, ResourceExhaustedError);
 
+// An object store refused the credentials or the request (HTTP 403): wrong
+// or missing keys, an expired token, or a policy that denies access. The
+// message names the bucket and where the credentials came from. Python
+// raises it as PermissionError.
+GULPDB_DEFINE_ERROR(AccessDeniedError, IoError);
+
 #undef GULPDB_DEFINE_ERROR
 
 // Throws the Error subclass that matches `code` (to raise a new error from a
