@@ -25,9 +25,9 @@ struct Run {
 };
 
 struct Plan {
-  index::VideoRecord record;                       // frames and checksums only
-  std::shared_ptr<const engine::ChunkFile> file;   // local datasets
-  const ManifestChunk* object = nullptr;           // remote datasets
+  index::VideoRecord record;                      // frames and checksums only
+  std::shared_ptr<const engine::ChunkFile> file;  // local datasets
+  const ManifestChunk* object = nullptr;          // remote datasets
   std::vector<Run> runs;
 };
 
@@ -54,8 +54,8 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
         throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir +
                               ": no such video");
       }
-      plans[i].record = index::DecodeVideoFrames(
-          impl.Unseal(id, bytes, DatasetImpl::RecordKind::kVideo), id);
+      plans[i].record =
+          index::DecodeVideoFrames(impl.Unseal(id, bytes, DatasetImpl::RecordKind::kVideo), id);
       if (remote == nullptr) plans[i].file = impl.ChunkForRead(txn, plans[i].record.chunk);
     }
   }
@@ -73,9 +73,8 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
     if (remote != nullptr) {
       plan.object = remote->Chunk(plan.record.chunk);
       if (plan.object == nullptr) {
-        throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir +
-                              ": its chunk " + std::to_string(plan.record.chunk) +
-                              " is not in the manifest");
+        throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir + ": its chunk " +
+                              std::to_string(plan.record.chunk) + " is not in the manifest");
       }
     }
     // Group the selected frames into runs that are adjacent in the chunk.
@@ -95,8 +94,8 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
         if (run.offset + run.size > plan.object->committed_length) {
           throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir + ": bytes " +
                                 std::to_string(run.offset) + ".." +
-                                std::to_string(run.offset + run.size) + " of " +
-                                Where(impl, plan) + " lie past its committed length " +
+                                std::to_string(run.offset + run.size) + " of " + Where(impl, plan) +
+                                " lie past its committed length " +
                                 std::to_string(plan.object->committed_length));
         }
       }
@@ -119,14 +118,13 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
     ranges.reserve(run_count);
     for (size_t i = 0; i < requests.size(); ++i) {
       for (const Run& run : plans[i].runs) {
-        ranges.push_back(StoreRange{plans[i].object->key, run.offset, run.size,
-                                    buffers[i] + run.buffer_pos});
+        ranges.push_back(
+            StoreRange{plans[i].object->key, run.offset, run.size, buffers[i] + run.buffer_pos});
       }
     }
     const std::string what =
-        requests.size() == 1
-            ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
-            : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
+        requests.size() == 1 ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
+                             : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
     remote->Read(ranges, what);
   }
 
@@ -141,8 +139,7 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
         if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[indices[k]]) {
           throw CorruptionError("read id '" + std::string(requests[i].id) + "' frame " +
                                 std::to_string(indices[k]) + " in " + Where(impl, plans[i]) +
-                                " at offset " +
-                                std::to_string(record.frames[indices[k]].offset) +
+                                " at offset " + std::to_string(record.frames[indices[k]].offset) +
                                 ": checksum mismatch");
         }
       }

@@ -66,7 +66,8 @@ class Fields {
   std::string String(const char* name, bool required = true) const {
     if (!required && !Has(name)) return "";
     std::string_view v;
-    if (Raw(name).get(v) != simdjson::SUCCESS) Fail("\"" + std::string(name) + "\" is not a string");
+    if (Raw(name).get(v) != simdjson::SUCCESS)
+      Fail("\"" + std::string(name) + "\" is not a string");
     return std::string(v);
   }
   uint64_t Unsigned(const char* name) const {

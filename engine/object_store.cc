@@ -16,9 +16,7 @@
 
 namespace gulpdb::engine {
 
-std::string ObjectStore::Name(std::string_view key) const {
-  return url() + "/" + std::string(key);
-}
+std::string ObjectStore::Name(std::string_view key) const { return url() + "/" + std::string(key); }
 
 namespace {
 
@@ -124,8 +122,8 @@ class LocalStore : public ObjectStore {
     const std::string path = PathOf(key);
     std::string data = ReadFile(path);
     if (data.size() > max_size) {
-      throw IoError("read " + path + ": " + std::to_string(data.size()) +
-                    " bytes, more than the " + std::to_string(max_size) + " allowed");
+      throw IoError("read " + path + ": " + std::to_string(data.size()) + " bytes, more than the " +
+                    std::to_string(max_size) + " allowed");
     }
     if (info != nullptr) *info = StoreObject{key, data.size(), ""};
     return data;
@@ -150,10 +148,10 @@ class LocalStore : public ObjectStore {
       UniqueFd fd = OpenFile(path, O_RDONLY);
       const size_t got = PreadFull(fd.get(), r.out, r.length, r.offset, path);
       if (got != r.length) {
-        throw remote::RangeNotSatisfiableError(
-            "read " + path + ": " + std::to_string(r.length) + " bytes at offset " +
-            std::to_string(r.offset) + " but the file is " +
-            std::to_string(FileSize(fd.get(), path)) + " bytes");
+        throw remote::RangeNotSatisfiableError("read " + path + ": " + std::to_string(r.length) +
+                                               " bytes at offset " + std::to_string(r.offset) +
+                                               " but the file is " +
+                                               std::to_string(FileSize(fd.get(), path)) + " bytes");
       }
     }
   }

@@ -294,7 +294,8 @@ class Publisher {
   std::vector<ManifestChunk> PlanChunks() {
     std::vector<ManifestChunk> chunks;
     for (const ChunkInfo& c : snapshot_->Chunks()) {
-      if (!IsInsideDataset(c.file_name) || (!c.meta_file.empty() && !IsInsideDataset(c.meta_file))) {
+      if (!IsInsideDataset(c.file_name) ||
+          (!c.meta_file.empty() && !IsInsideDataset(c.meta_file))) {
         throw CorruptionError("push " + dir_ + ": chunk " + std::to_string(c.number) +
                               " names a file outside the dataset ('" + c.file_name + "')");
       }
@@ -306,15 +307,15 @@ class Publisher {
       m.live_videos = c.live_videos;
       m.live_bytes = c.live_bytes;
       if (publish_chunks_) {
-        m.gmeta_key = c.meta_file.empty() ? "meta_" + std::to_string(c.number) + ".gmeta"
-                                          : c.meta_file;
+        m.gmeta_key =
+            c.meta_file.empty() ? "meta_" + std::to_string(c.number) + ".gmeta" : c.meta_file;
         const auto old = old_chunks_.find(m.key);
         const auto object = listing_.find(m.key);
-        const bool unchanged = old != old_chunks_.end() &&
-                               old->second.committed_length == m.committed_length &&
-                               old->second.crc32c.has_value() && object != listing_.end() &&
-                               object->second.size == m.committed_length &&
-                               (object->second.etag.empty() || object->second.etag == old->second.etag);
+        const bool unchanged =
+            old != old_chunks_.end() && old->second.committed_length == m.committed_length &&
+            old->second.crc32c.has_value() && object != listing_.end() &&
+            object->second.size == m.committed_length &&
+            (object->second.etag.empty() || object->second.etag == old->second.etag);
         if (unchanged) {
           m.etag = old->second.etag;
           m.crc32c = old->second.crc32c;
@@ -340,8 +341,8 @@ class Publisher {
       if (promise && promise->length > c.committed_length) {
         throw CorruptionError(
             "push " + dir_ + " to " + store_.url() + ": chunk " + c.key + " has " +
-            std::to_string(c.committed_length) + " committed bytes, but " +
-            promise->from + " promised its readers " + std::to_string(promise->length) +
+            std::to_string(c.committed_length) + " committed bytes, but " + promise->from +
+            " promised its readers " + std::to_string(promise->length) +
             ": the local chunk was rewritten, and the push will not change bytes those readers "
             "may read; publish to a new prefix");
       }
@@ -349,8 +350,8 @@ class Publisher {
       if (promise && promise->crc32c && crc.at_checkpoint != *promise->crc32c) {
         throw CorruptionError(
             "push " + dir_ + " to " + store_.url() + ": the first " +
-            std::to_string(promise->length) + " bytes of chunk " + c.key +
-            " differ from what " + promise->from +
+            std::to_string(promise->length) + " bytes of chunk " + c.key + " differ from what " +
+            promise->from +
             " published (CRC-32C mismatch): the local chunk was rewritten, and the push will not "
             "change bytes readers of the published dataset may read; publish to a new prefix");
       }
@@ -486,7 +487,8 @@ class Publisher {
         return true;
       }
     }
-    return next.label2idx_sha256 != old_->label2idx_sha256 || next.grace_seconds != old_->grace_seconds;
+    return next.label2idx_sha256 != old_->label2idx_sha256 ||
+           next.grace_seconds != old_->grace_seconds;
   }
 
   // 6. The manifest, last.
@@ -495,8 +497,9 @@ class Publisher {
     // this push ran (the window left is the two PUTs below).
     std::optional<uint64_t> current;
     try {
-      current = ParseManifest(store_.Get(kManifestKey, kMaxManifestBytes), store_.Name(kManifestKey))
-                    .generation;
+      current =
+          ParseManifest(store_.Get(kManifestKey, kMaxManifestBytes), store_.Name(kManifestKey))
+              .generation;
     } catch (const NotFoundError&) {
     }
     const std::optional<uint64_t> expected =
@@ -544,7 +547,8 @@ void RequireLocalDataset(const std::string& dir, const char* operation) {
     throw InvalidArgumentError(std::string(operation) + " " + dir +
                                ": the dataset to publish must be a local directory");
   }
-  if (!IsDirectory(dir)) throw NotFoundError(std::string(operation) + " " + dir + ": no such directory");
+  if (!IsDirectory(dir))
+    throw NotFoundError(std::string(operation) + " " + dir + ": no such directory");
 }
 
 }  // namespace

@@ -51,8 +51,8 @@ std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manife
   if (options.verify_index) {
     const index::IndexFileReport report = impl->env->VerifyFile();
     if (!report.healthy()) {
-      throw CorruptionError("open dataset " + dir + ": the cached index snapshot " +
-                            snapshot.dir + " is damaged: " + report.problems[0] +
+      throw CorruptionError("open dataset " + dir + ": the cached index snapshot " + snapshot.dir +
+                            " is damaged: " + report.problems[0] +
                             " (delete it: the next open downloads it again)");
     }
   }
@@ -77,24 +77,11 @@ struct FileSystemType {
 // statfs f_type values of file systems shared between hosts (linux/magic.h
 // and the file systems' own sources).
 constexpr FileSystemType kNetworkFileSystems[] = {
-    {0x6969, "nfs"},
-    {0x517B, "smb"},
-    {0xFF534D42, "cifs"},
-    {0xFE534D42, "smb2"},
-    {0x0BD00BD0, "lustre"},
-    {0x65735546, "fuse"},
-    {0x00C36400, "ceph"},
-    {0x47504653, "gpfs"},
-    {0x01021997, "9p"},
-    {0x5346414F, "afs"},
-    {0x6B414653, "afs"},
-    {0x73757245, "coda"},
-    {0x564C, "ncp"},
-    {0x7461636F, "ocfs2"},
-    {0x01161970, "gfs2"},
-    {0x19830326, "beegfs"},
-    {0xAAD7AAEA, "panfs"},
-    {0x20030528, "orangefs"},
+    {0x6969, "nfs"},        {0x517B, "smb"},          {0xFF534D42, "cifs"}, {0xFE534D42, "smb2"},
+    {0x0BD00BD0, "lustre"}, {0x65735546, "fuse"},     {0x00C36400, "ceph"}, {0x47504653, "gpfs"},
+    {0x01021997, "9p"},     {0x5346414F, "afs"},      {0x6B414653, "afs"},  {0x73757245, "coda"},
+    {0x564C, "ncp"},        {0x7461636F, "ocfs2"},    {0x01161970, "gfs2"}, {0x19830326, "beegfs"},
+    {0xAAD7AAEA, "panfs"},  {0x20030528, "orangefs"},
 };
 
 std::string NameOfMagic(int64_t magic) {
@@ -120,9 +107,8 @@ RemoteInfo RemoteSource::info() const {
 }
 
 const ManifestChunk* RemoteSource::Chunk(uint32_t number) const {
-  const auto it = std::lower_bound(
-      manifest_.chunks.begin(), manifest_.chunks.end(), number,
-      [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
+  const auto it = std::lower_bound(manifest_.chunks.begin(), manifest_.chunks.end(), number,
+                                   [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
   if (it == manifest_.chunks.end() || it->number != number) return nullptr;
   return &*it;
 }
@@ -192,8 +178,7 @@ std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url, const OpenOpt
                           store->url() + "` (" + e.what() + ")");
     }
     throw NotFoundError("open dataset " + store->url() + " generation " +
-                        std::to_string(options.generation) + ": its manifest " +
-                        store->Name(key) +
+                        std::to_string(options.generation) + ": its manifest " + store->Name(key) +
                         " is gone: a push deleted it after the grace period, or that generation "
                         "was never published; open the newest generation instead (" +
                         e.what() + ")");

@@ -110,8 +110,8 @@ void MakeDirectories(const std::string& path) {
 
 CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
                               std::chrono::milliseconds lock_wait) {
-  const std::string base = CacheDirectory() + "/remote/" +
-                           remote::Sha256Hex(store.Identity()).substr(0, 32);
+  const std::string base =
+      CacheDirectory() + "/remote/" + remote::Sha256Hex(store.Identity()).substr(0, 32);
   const std::string target = base + "/" + manifest.snapshot_sha256;
   CachedSnapshot out{target, false};
   if (PathExists(target + "/data.mdb")) {

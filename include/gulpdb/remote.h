@@ -83,7 +83,7 @@ struct PushOptions {
 };
 
 struct PushReport {
-  bool published = false;  // false: the store was already up to date
+  bool published = false;   // false: the store was already up to date
   uint64_t generation = 0;  // of the newest manifest, published or not
   uint64_t chunks = 0;
   uint64_t chunks_uploaded = 0;  // new or grown chunk objects
