@@ -104,8 +104,9 @@ void BindRemote(py::module_& m) {
   m.def("remote_info", &RemoteInfoPy, py::arg("dataset"),
         "What a dataset opened from a manifest was opened from (a dict), or None.");
   m.def("cache_directory", &CacheDirectory, "The local cache folder (GULPDB_CACHE).");
-  m.def("is_remote_url", [](const std::string& path) { return IsRemoteUrl(path); },
-        py::arg("path"), "True for an s3:// URL.");
+  m.def(
+      "is_remote_url", [](const std::string& path) { return IsRemoteUrl(path); }, py::arg("path"),
+      "True for an s3:// URL.");
 }
 
 }  // namespace gulpdb::python
