@@ -8,12 +8,12 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
-#include <cstring>
-#include <mutex>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -163,7 +163,8 @@ std::map<std::string, std::vector<std::string>> AllJpegs(const Dataset& ds) {
   return out;
 }
 
-void ExpectSameJpegs(const Dataset& ds, const std::map<std::string, std::vector<std::string>>& want) {
+void ExpectSameJpegs(const Dataset& ds,
+                     const std::map<std::string, std::vector<std::string>>& want) {
   for (const auto& [id, frames] : want) {
     const JpegFrames got = ds.ReadJpegs(id);
     BOOST_REQUIRE_EQUAL(got.size(), frames.size());
@@ -567,7 +568,8 @@ BOOST_AUTO_TEST_CASE(a_snapshot_or_manifest_that_lies_is_refused) {
 
   // A snapshot object that is not the one the manifest names.
   const std::string snapshot = client->Get(w.Key(m.snapshot_key));
-  client->Put(w.Key(m.snapshot_key), snapshot.substr(0, snapshot.size() - 4096) + std::string(4096, 'x'));
+  client->Put(w.Key(m.snapshot_key),
+              snapshot.substr(0, snapshot.size() - 4096) + std::string(4096, 'x'));
   client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
   w.FreshCache("cache2");
   try {
