@@ -97,8 +97,8 @@ Json RunClips(const std::string& dataset_dir, const std::string& clips_path, con
       requests[b].push_back(
           FrameRequest{c.id, Selection::Slice(static_cast<int64_t>(c.start),
                                               static_cast<int64_t>(c.start + c.count), 1)});
-      ranges[b].push_back(CurlRange{chunk_keys.at(extents[i].chunk), extents[i].offset,
-                                    extents[i].size});
+      ranges[b].push_back(
+          CurlRange{chunk_keys.at(extents[i].chunk), extents[i].offset, extents[i].size});
       total_bytes += extents[i].size;
       max_size = std::max(max_size, extents[i].size);
     }
@@ -168,7 +168,9 @@ Json RunClips(const std::string& dataset_dir, const std::string& clips_path, con
         s_cps.push_back(static_cast<double>(sequential) / seconds);
       }
       Log("rep %llu %s: %.0f clips/s", static_cast<unsigned long long>(rep),
-          method == 0 ? "gulpdb batch" : method == 1 ? "bare curl" : "one clip at a time",
+          method == 0   ? "gulpdb batch"
+          : method == 1 ? "bare curl"
+                        : "one clip at a time",
           method == 2 ? static_cast<double>(sequential) / seconds : clip_count / seconds);
     }
   }
@@ -206,8 +208,8 @@ Json RunClips(const std::string& dataset_dir, const std::string& clips_path, con
 Json RunOpen(const std::string& dataset_dir, const Endpoint& e, uint64_t reps) {
   const std::string scratch = ScratchDir("remote_open_bench");
   RemoveTree(scratch);
-  std::vector<double> first_ms, first_bytes, first_requests, again_ms, again_bytes,
-      again_requests, local_ms;
+  std::vector<double> first_ms, first_bytes, first_requests, again_ms, again_bytes, again_requests,
+      local_ms;
   uint64_t snapshot_bytes = 0, videos = 0;
   for (uint64_t rep = 0; rep < reps; ++rep) {
     Configure(e, 16, scratch + "/cache" + std::to_string(rep));
