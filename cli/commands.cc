@@ -549,6 +549,7 @@ int RunPush(const std::vector<std::string>& args) {
       "grace", po::value<std::string>(),
       "keep objects this push makes obsolete this long for readers of older manifests, e.g. "
       "24h, 30m, 7d (default: $GULPDB_PUSH_GRACE or 24h); a later push deletes them")(
+      "index-dir", po::value(&options.index_dir), "the index, when not in DIR/gulpdb.index")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   po::variables_map vm;
   if (!Parse(args, "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION]", o,
@@ -576,7 +577,8 @@ int RunSnapshot(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "local dataset directory")(
       "grace", po::value<std::string>(),
       "keep superseded snapshots this long for readers still using them (default: "
-      "$GULPDB_PUSH_GRACE or 24h)");
+      "$GULPDB_PUSH_GRACE or 24h)")("index-dir", po::value(&options.index_dir),
+                                    "the index, when not in DIR/gulpdb.index");
   po::variables_map vm;
   if (!Parse(args, "gulpdb snapshot DIR [--grace DURATION]", o, {"dir"}, &vm)) return 0;
   options.grace = ParseGrace(vm);

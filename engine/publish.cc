@@ -239,6 +239,7 @@ class Publisher {
   void CopyIndex(const std::string& tmp) {
     OpenOptions live_options;
     live_options.allow_network_index = true;  // the pusher runs where the dataset is written
+    live_options.index_dir = options_.index_dir;
     const std::unique_ptr<Dataset> live = Dataset::Open(dir_, live_options);
     const std::string index_dir = tmp + "/index";
     MakeDirectories(index_dir);

@@ -47,8 +47,9 @@ py::dict ReportDict(const PushReport& r) {
 }
 
 py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
-                const py::object& grace, const py::object& progress) {
+                const py::object& grace, const py::object& progress, const std::string& index_dir) {
   PushOptions options;
+  options.index_dir = index_dir;
   if (jobs == 0) throw py::value_error("jobs must be at least 1");
   options.jobs = jobs;
   options.grace = ToGrace(grace);
@@ -97,7 +98,7 @@ py::object RemoteInfoPy(const DatasetHandle& h) {
 
 void BindRemote(py::module_& m) {
   m.def("push", &PushPy, py::arg("path"), py::arg("url"), py::arg("jobs") = 4,
-        py::arg("grace") = py::none(), py::arg("progress") = py::none(),
+        py::arg("grace") = py::none(), py::arg("progress") = py::none(), py::arg("index_dir") = "",
         "Publishes a local dataset (or its changes) to s3://bucket/prefix; returns a report.");
   m.def("publish_snapshot", &PublishSnapshotPy, py::arg("path"), py::arg("grace") = py::none(),
         "Publishes a snapshot of the index beside the dataset (gulpdb snapshot).");

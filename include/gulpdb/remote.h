@@ -80,6 +80,9 @@ struct PushOptions {
   std::optional<std::chrono::seconds> grace;
   // Called as bytes of chunk objects are uploaded: (bytes done, bytes to do).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Where the dataset's index lives, when not in DIR/gulpdb.index (an
+  // imported read-only GulpIO directory).
+  std::string index_dir;
 };
 
 struct PushReport {

@@ -186,6 +186,30 @@ def test_the_gulpio2_api_over_the_url(remote, tmp_path):
         gulpdb.Dataset(remote.url, "a")
 
 
+def test_an_imported_gulpio_directory_pushes_as_the_same_gulpio_directory(remote, tmp_path,
+                                                                          gulpio_copy):
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    index_dir = str(tmp_path / "elsewhere")
+    gulpdb.import_gulpio(directory, index_dir=index_dir)
+    report = gulpdb.push(directory, remote.url, index_dir=index_dir)
+    assert report["published"]
+    # The bucket holds the directory's own data and .gmeta files, byte for byte.
+    s3 = remote.boto3()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith((".gulp", ".gmeta")):
+            body = s3.get_object(Bucket=BUCKET, Key=remote.key(name))["Body"].read()
+            assert body == open(os.path.join(directory, name), "rb").read(), name
+    gd = gulpdb.GulpDirectory(remote.url)
+    ref = gulpdb.GulpDirectory(directory, index_dir=index_dir)
+    assert dict(gd.merged_meta_dict) == dict(ref.merged_meta_dict)
+    for id_ in list(ref.merged_meta_dict)[:5]:
+        frames, meta = gd[id_]
+        ref_frames, ref_meta = ref[id_]
+        assert meta == ref_meta
+        for a, b in zip(frames, ref_frames):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_the_command_line_on_urls(remote, tmp_path):
     local = SmallDataset(str(tmp_path / "local"), videos=6, frames_per_video=3)
     out = run_cli("push", local.path, remote.url, "--jobs", "2", "-q").stdout

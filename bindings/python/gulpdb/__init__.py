@@ -178,6 +178,7 @@ def push(
     jobs: int = 4,
     grace: Grace = None,
     progress: Progress = None,
+    index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Dict[str, Any]:
     """Publishes the local dataset ``path`` to ``url`` (``s3://bucket/prefix``).
 
@@ -194,6 +195,8 @@ def push(
         jobs: objects uploaded at once.
         progress: called as ``progress(bytes_done, bytes_total)`` while chunk
             objects upload.
+        index_dir: where the index lives, when not in ``<path>/gulpdb.index``
+            (a read-only GulpIO directory indexed elsewhere).
 
     Returns:
         ``{'published', 'generation', 'chunks', 'chunks_uploaded',
@@ -208,7 +211,12 @@ def push(
         OSError: the store kept failing.
     """
     return _gulpdb.push(
-        os.fspath(path), url, jobs=int(jobs), grace=grace, progress=progress
+        os.fspath(path),
+        url,
+        jobs=int(jobs),
+        grace=grace,
+        progress=progress,
+        index_dir=os.fspath(index_dir) if index_dir is not None else "",
     )
 
 

@@ -340,6 +340,7 @@ def push(
     jobs: int = 4,
     grace: Union[None, int, float, str] = None,
     progress: _Progress = None,
+    index_dir: str = "",
 ) -> Dict[str, Any]:
     """Publishes a local dataset to s3://bucket/prefix; see :func:`gulpdb.push`."""
 
