@@ -235,6 +235,36 @@ BOOST_AUTO_TEST_CASE(push_then_every_frame_reads_back_byte_and_pixel_exact) {
   BOOST_TEST(check.frames == local->Stats().frames);
 }
 
+BOOST_AUTO_TEST_CASE(large_chunks_upload_in_parts_and_read_back) {
+  S3ProxyServer& proxy = Proxy();
+  World w(proxy.endpoint(), S3ProxyServer::kAccessKey, S3ProxyServer::kSecretKey);
+  w.env.Set("GULPDB_S3_MULTIPART_THRESHOLD", std::to_string(6u << 20));
+  w.env.Set("GULPDB_S3_PART_SIZE", std::to_string(5u << 20));
+  const std::string dir = w.tmp / "local";
+  std::vector<std::string> frames;
+  for (uint32_t i = 0; i < 13; ++i) frames.push_back(test::FakeJpeg(1000003 + i, i));
+  {
+    auto ds = Dataset::Create(dir);
+    auto writer = ds->NewWriter();
+    writer->Append("big", test::Views(frames), "{}");
+    writer->Commit();
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> progress;
+  PushOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) { progress.emplace_back(done, total); };
+  const PushReport report = Push(dir, w.url, options);
+  BOOST_TEST(report.bytes_uploaded > (13u << 20) - (1u << 20));
+  BOOST_REQUIRE(!progress.empty());
+  BOOST_TEST(progress.back().first == progress.back().second);
+  const std::string log = proxy.Log();
+  BOOST_TEST(Contains(log, "data_0.gulp?partNumber=3"), log.substr(0, 2000));
+  BOOST_TEST(proxy.Stats().signature_failures == 0u);
+  auto ds = Dataset::Open(w.url);
+  const JpegFrames got = ds->ReadJpegs("big");
+  BOOST_REQUIRE_EQUAL(got.size(), frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) BOOST_TEST(got[i] == frames[i]);
+}
+
 BOOST_AUTO_TEST_CASE(one_range_request_per_run_and_a_batch_issues_them_together) {
   World w;
   const std::string dir = w.tmp / "local";
