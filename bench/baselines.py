@@ -30,6 +30,18 @@ Commands:
       (J/<id>/<frame:05d>.jpg): Pillow opens and decodes each frame, NumPy
       stacks a clip into one N x H x W x 3 array. With N workers, a pool of
       forked processes (what a PyTorch DataLoader does) shares the clips.
+
+  s3-clips --url s3://B/P --dataset D --clips FILE --batch 64 --batches K
+           --threads T --reps R [--anonymous]
+      Random clips of a dataset published at s3://B/P, JPEG bytes, from
+      Python, in batches: gulpdb (Dataset(url).read_jpeg_batch, one ranged
+      GET per clip, concurrently) against what a Python user would write
+      without it: boto3 get_object(Range=...) for every frame, the frames of
+      a batch spread over a ThreadPoolExecutor of T threads, boto3's
+      connection pool sized to T. The frame offsets come from the local copy
+      D (a GulpIO user reads them from the .gmeta files); the endpoint and
+      keys from the environment (AWS_ENDPOINT_URL, ...). Interleaved
+      repetitions after a warm-up that also checks both read the same bytes.
 """
 
 import argparse
@@ -236,6 +248,86 @@ def pillow_decode(args):
     }
 
 
+def s3_clips(args):
+    import concurrent.futures
+
+    import boto3
+    import botocore
+    from botocore.config import Config
+
+    import gulpdb
+
+    clips = []
+    with open(args.clips) as f:
+        for line in f:
+            if line.strip():
+                video_id, start, count = line.rstrip("\n").split("\t")
+                clips.append((video_id, int(start), int(count)))
+    clips = clips[: args.batch * args.batches]
+    if len(clips) < args.batch * args.batches:
+        raise SystemExit("s3-clips: the clips file holds fewer than batch * batches clips")
+    bucket, prefix = args.url[len("s3://"):].split("/", 1)
+    local = gulpdb.Dataset(args.dataset)
+    chunk_files = {c.number: c.file_name for c in local.chunks()}
+    # Per clip, the (key, first byte, last byte) of each frame, padding left out.
+    frames = []
+    for video_id, start, count in clips:
+        info = local.info(video_id)
+        key = prefix + "/" + chunk_files[info.chunk]
+        frames.append([(key, offset, offset + length - pad - 1)
+                       for offset, pad, length in info.frame_info[start:start + count]])
+    batches = [range(b * args.batch, (b + 1) * args.batch) for b in range(args.batches)]
+
+    config = Config(max_pool_connections=args.threads, s3={"addressing_style": "path"},
+                    retries={"mode": "standard"},
+                    signature_version=botocore.UNSIGNED if args.anonymous else None)
+    s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"], config=config)
+    pool = concurrent.futures.ThreadPoolExecutor(args.threads)
+
+    def get(frame):
+        key, first, last = frame
+        return s3.get_object(Bucket=bucket, Key=key, Range=f"bytes={first}-{last}")["Body"].read()
+
+    def boto3_batch(batch):
+        flat = [f for i in batch for f in frames[i]]
+        got = list(pool.map(get, flat))
+        out, pos = [], 0
+        for i in batch:
+            out.append(got[pos:pos + len(frames[i])])
+            pos += len(frames[i])
+        return out
+
+    ds = gulpdb.Dataset(args.url)
+
+    def gulpdb_batch(batch):
+        return ds.read_jpeg_batch([(clips[i][0], slice(clips[i][1], clips[i][1] + clips[i][2]))
+                                   for i in batch])
+
+    for batch in batches:  # warm-up: connections, the server's page cache
+        if boto3_batch(batch) != gulpdb_batch(batch):
+            raise SystemExit("s3-clips: boto3 and gulpdb read different bytes")
+    n = len(clips)
+    results = {"gulpdb": [], "boto3": []}
+    for _ in range(args.reps):
+        for name, fn in (("gulpdb", gulpdb_batch), ("boto3", boto3_batch)):
+            start = time.perf_counter()
+            for batch in batches:
+                fn(batch)
+            results[name].append(n / (time.perf_counter() - start))
+    pool.shutdown()
+    return {
+        "benchmark": "s3_clips",
+        "clips": n,
+        "frames_per_clip": clips[0][2],
+        "batch": args.batch,
+        "threads": args.threads,
+        "anonymous": args.anonymous,
+        "boto3_version": boto3.__version__,
+        "gulpdb_clips_per_s": results["gulpdb"],
+        "boto3_clips_per_s": results["boto3"],
+    }
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -252,10 +344,20 @@ def main(argv):
     p.add_argument("--clips", required=True)
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--reps", type=int, default=3)
+    p = commands.add_parser("s3-clips")
+    p.add_argument("--url", required=True)
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--clips", required=True)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--batches", type=int, default=3)
+    p.add_argument("--threads", type=int, default=16)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--anonymous", action="store_true")
     args = parser.parse_args(argv)
     if getattr(args, "no_gc", False):
         gc.disable()
-    run = {"gmeta-open": gmeta_open, "gmeta-load": gmeta_load, "pillow-decode": pillow_decode}
+    run = {"gmeta-open": gmeta_open, "gmeta-load": gmeta_load, "pillow-decode": pillow_decode,
+           "s3-clips": s3_clips}
     print(json.dumps(run[args.command](args)))
     return 0
 

@@ -24,8 +24,6 @@
 // client's CPU time per request (the server, a Node.js process, is usually
 // what limits requests/s on one machine; CPU per request shows the client's
 // own cost). s3rver comes from scripts/setup.sh.
-#include <curl/curl.h>
-
 #include <cstring>
 #include <memory>
 #include <random>
@@ -33,6 +31,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/curl_loop.h"
 #include "remote/s3_client.h"
 #include "support/s3_server.h"
 
@@ -57,108 +56,6 @@ struct Range {
 };
 
 std::string ObjectKey(size_t i) { return "bench/object_" + std::to_string(i); }
-
-// The bare loop: a multi handle and `connections` easy handles, kept across
-// batches so that their connections are reused, as the client does.
-class CurlLoop {
- public:
-  CurlLoop(const std::string& endpoint, const std::string& bucket, size_t connections)
-      : multi_(curl_multi_init()) {
-    curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(connections));
-    for (size_t i = 0; i < connections; ++i) easies_.push_back(curl_easy_init());
-    base_ = endpoint + "/" + bucket + "/";
-  }
-  ~CurlLoop() {
-    for (CURL* e : easies_) curl_easy_cleanup(e);
-    curl_multi_cleanup(multi_);
-  }
-  CurlLoop(const CurlLoop&) = delete;
-  CurlLoop& operator=(const CurlLoop&) = delete;
-
-  uint64_t connections() const { return connections_; }
-
-  void Run(const std::vector<Range>& ranges, const std::vector<char*>& out) {
-    std::vector<Slot> slots(easies_.size());
-    std::vector<size_t> idle;
-    for (size_t i = 0; i < easies_.size(); ++i) idle.push_back(i);
-    size_t next = 0;
-    size_t done = 0;
-    const auto start = [&](size_t slot_index) {
-      const Range& r = ranges[next];
-      Slot& s = slots[slot_index];
-      CURL* e = easies_[slot_index];
-      s.dst = out[next];
-      s.got = 0;
-      s.url = base_ + ObjectKey(r.object);
-      curl_slist_free_all(s.headers);
-      s.headers = nullptr;
-      s.headers = curl_slist_append(
-          s.headers,
-          "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-      const std::string range = "Range: bytes=" + std::to_string(r.offset) + "-" +
-                                std::to_string(r.offset + r.length - 1);
-      s.headers = curl_slist_append(s.headers, range.c_str());
-      curl_easy_reset(e);
-      curl_easy_setopt(e, CURLOPT_URL, s.url.c_str());
-      curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-      curl_easy_setopt(e, CURLOPT_HTTPHEADER, s.headers);
-      curl_easy_setopt(e, CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:s3");
-      curl_easy_setopt(e, CURLOPT_USERNAME, test::S3rverServer::kAccessKey);
-      curl_easy_setopt(e, CURLOPT_PASSWORD, test::S3rverServer::kSecretKey);
-      curl_easy_setopt(e, CURLOPT_PRIVATE, &s);
-      curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &CurlLoop::OnWrite);
-      curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
-      curl_multi_add_handle(multi_, e);
-      ++next;
-    };
-    while (done < ranges.size()) {
-      while (!idle.empty() && next < ranges.size()) {
-        start(idle.back());
-        idle.pop_back();
-      }
-      int running = 0;
-      curl_multi_perform(multi_, &running);
-      int queued = 0;
-      while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
-        if (msg->msg != CURLMSG_DONE) continue;
-        if (msg->data.result != CURLE_OK) {
-          Die(std::string("baseline GET: ") + curl_easy_strerror(msg->data.result));
-        }
-        long connects = 0;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_NUM_CONNECTS, &connects);
-        connections_ += static_cast<uint64_t>(connects);
-        curl_multi_remove_handle(multi_, msg->easy_handle);
-        for (size_t i = 0; i < easies_.size(); ++i) {
-          if (easies_[i] == msg->easy_handle) idle.push_back(i);
-        }
-        ++done;
-      }
-      if (done < ranges.size() && (idle.empty() || next == ranges.size())) {
-        curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
-      }
-    }
-    for (Slot& s : slots) curl_slist_free_all(s.headers);
-  }
-
- private:
-  struct Slot {
-    char* dst = nullptr;
-    size_t got = 0;
-    curl_slist* headers = nullptr;
-    std::string url;
-  };
-  static size_t OnWrite(char* data, size_t size, size_t n, void* p) {
-    auto* s = static_cast<Slot*>(p);
-    std::memcpy(s->dst + s->got, data, size * n);
-    s->got += size * n;
-    return size * n;
-  }
-
-  CURLM* multi_;
-  std::vector<CURL*> easies_;
-  std::string base_;
-  uint64_t connections_ = 0;
-};
 
 Json Run(const Params& p) {
   test::S3rverServer server;
@@ -213,7 +110,13 @@ Json Run(const Params& p) {
     out[i] = buffers[i].data();
   }
 
-  CurlLoop loop(server.endpoint(), server.bucket(), p.connections);
+  CurlLoop loop(server.endpoint(), server.bucket(), p.connections, test::S3rverServer::kAccessKey,
+                test::S3rverServer::kSecretKey);
+  std::vector<std::vector<CurlRange>> curl_batches;
+  for (const auto& batch : batches) {
+    std::vector<CurlRange>& c = curl_batches.emplace_back();
+    for (const Range& r : batch) c.push_back(CurlRange{ObjectKey(r.object), r.offset, r.length});
+  }
   const auto run_gulpdb = [&] {
     for (const auto& batch : batches) {
       std::vector<remote::RangeRead> reads;
@@ -224,7 +127,7 @@ Json Run(const Params& p) {
     }
   };
   const auto run_baseline = [&] {
-    for (const auto& batch : batches) loop.Run(batch, out);
+    for (const auto& batch : curl_batches) loop.Run(batch, out);
   };
   const auto check_last_batch = [&](const char* who) {
     const auto& batch = batches.back();

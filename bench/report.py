@@ -48,7 +48,7 @@ def fmt_ratio(r):
     return "%s×" % fmt(r)
 
 
-def markdown(doc):
+def markdown(doc, plots=PLOTS):
     meta = doc["meta"]
     host = meta.get("host") or {}
     lines = ["# gulpdb benchmarks", ""]
@@ -95,7 +95,8 @@ def markdown(doc):
         lines.append("Note: " + n)
     lines.append("")
     lines += details(doc["results"])
-    lines.append("Plots: " + ", ".join("[%s](%s)" % (p, p) for p in PLOTS))
+    if plots:
+        lines.append("Plots: " + ", ".join("[%s](%s)" % (p, p) for p in plots))
     lines.append("")
     return "\n".join(lines)
 
@@ -563,11 +564,17 @@ def single(v):
 
 def write_report(doc, out_dir):
     """Writes latest.md and the plots into out_dir; returns the paths written."""
-    written = []
     md = os.path.join(out_dir, "latest.md")
+    written = [md]
+    plots = plot_all(doc, out_dir)
     with open(md, "w") as f:
-        f.write(markdown(doc))
-    written.append(md)
+        f.write(markdown(doc, [os.path.basename(p) for p in plots]))
+    return written + plots
+
+
+def plot_all(doc, out_dir):
+    """Draws the plots the results have data for; returns their paths."""
+    written = []
     try:
         import matplotlib
         matplotlib.use("Agg")

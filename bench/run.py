@@ -81,6 +81,13 @@ class Scale:
     clips_videos: int = 24           # DataLoader clips benchmark: videos, clips per epoch,
     clips_count: int = 192           # timed epochs
     clips_reps: int = 3
+    # Remote datasets (s3rver on this machine): batches of REMOTE_BATCH clips,
+    # clips read one at a time, repetitions, and dataset sizes for opening.
+    remote_batches: int = 5
+    remote_sequential: int = 64
+    remote_reps: int = 3
+    remote_python_batches: int = 2
+    remote_open_videos: tuple = (1000, 10000, 100000)
 
 
 SCALES = {
@@ -90,7 +97,9 @@ SCALES = {
         cold_clips=8, cold_runs=1, append_commits=[3, 2, 1, 1],
         append_strace_commits=[(1, 3), (1, 2), (1, 2), (1, 2)], gulpio_gmeta_mb=1,
         interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1,
-        clips_videos=6, clips_count=16, clips_reps=1),
+        clips_videos=6, clips_count=16, clips_reps=1,
+        remote_batches=1, remote_sequential=8, remote_reps=1, remote_python_batches=1,
+        remote_open_videos=(100,)),
     "quick": Scale(
         open_videos=[1000, 10000, 100000], open_runs=7, open_baseline_runs=3, lookups=100000,
         lookup_repeat=5, realistic_videos=200, random_clips=2000, reps=5, decode_clips=30,
@@ -105,11 +114,16 @@ SCALES = {
         decode_clips=150, decode_reps=5, cold_clips=400, cold_runs=5, append_commits=[200, 100, 20, 5],
         append_strace_commits=[(10, 60), (5, 25), (2, 8), (1, 3)], gulpio_gmeta_mb=1100,
         interop_runs=3, interop_baseline_runs=1, index_size_videos=100000, gmeta_reader_mb=512,
-        gmeta_reader_repeat=3, clips_videos=60, clips_count=480, clips_reps=5),
+        gmeta_reader_repeat=3, clips_videos=60, clips_count=480, clips_reps=5,
+        remote_batches=10, remote_sequential=128, remote_reps=5,
+        remote_python_batches=3, remote_open_videos=(1000, 10000, 100000, 1000000)),
 }
 
 BATCH_SIZES = [1, 10, 100, 1000]
 CLIP_FRAMES = 16
+REMOTE_BATCH = 64            # clips per read_batch, as a DataLoader batch
+REMOTE_CONNECTIONS = 16      # gulpdb's default GULPDB_S3_MAX_CONNECTIONS; the baselines get as many
+REMOTE_LATENCY_MS = 20       # per GET, emulated by the S3 proxy: S3's first-byte latency is 10-50 ms
 
 
 def log(message):
@@ -176,9 +190,9 @@ class Runner:
                              (" ".join(command), proc.returncode, tail))
         return proc.stdout
 
-    def run_json(self, command, log_name):
+    def run_json(self, command, log_name, env=None):
         """Runs a program that prints one JSON object as its last line of output."""
-        out = self.run(command, log_name)
+        out = self.run(command, log_name, env=env)
         lines = [line for line in out.splitlines() if line.strip()]
         if not lines:
             raise SystemExit("run.py: %s printed nothing" % " ".join(command))
@@ -768,6 +782,127 @@ class Runner:
                             target=(">= 3x", "ratio", ">=", 3.0) if name == "torchvision" else None,
                             note=note)
 
+    def bench_remote(self, dataset, manifest):
+        """Remote datasets on a local s3rver: clips against a bare libcurl loop and one at a
+        time, Python against boto3, opening against dataset size; directly and behind a
+        proxy that adds REMOTE_LATENCY_MS to every GET."""
+        sys.path.insert(0, os.path.join(REPO, "tests", "support"))
+        import s3_proxy  # tests/support/s3_proxy.py: s3rver and the proxy, bounded start/stop
+
+        s = self.scale
+        cli = os.path.join(os.path.dirname(self.bin_dir), "cli", "gulpdb")
+        if not os.access(cli, os.X_OK):
+            raise SystemExit("run.py: %s is not built" % cli)
+        clips = self.clips_file(manifest, REMOTE_BATCH * s.remote_batches, 5, "clips_remote.tsv")
+        results = {"batch": REMOTE_BATCH, "connections": REMOTE_CONNECTIONS,
+                   "latency_ms": REMOTE_LATENCY_MS, "settings": {}, "open": []}
+        with s3_proxy.S3rverProcess("gulpdb-bench") as server:
+            env = dict(os.environ, AWS_ENDPOINT_URL=server.endpoint, AWS_ACCESS_KEY_ID="S3RVER",
+                       AWS_SECRET_ACCESS_KEY="S3RVER", AWS_REGION="us-east-1",
+                       GULPDB_CACHE=os.path.join(self.data, "remote_cache"),
+                       GULPDB_S3_MAX_CONNECTIONS=str(REMOTE_CONNECTIONS),
+                       PYTHONPATH=os.path.join(os.path.dirname(self.bin_dir), "python"))
+            rm(env["GULPDB_CACHE"])
+            data_bytes = sum(os.path.getsize(os.path.join(dataset, n)) for n in os.listdir(dataset)
+                             if n.endswith(".gulp"))
+            t0 = time.perf_counter()
+            self.run([cli, "push", dataset, "s3://gulpdb-bench/realistic", "--quiet"],
+                     "remote_push", env=env)
+            push_seconds = time.perf_counter() - t0
+            results["push"] = {"bytes": data_bytes, "seconds": push_seconds}
+            self.figure("remote", "push (first, %s of chunk files)" % fmt_bytes(data_bytes), "MB/s",
+                        point(data_bytes / 1e6 / push_seconds),
+                        note="gulpdb push --jobs 4 to the local s3rver: uploads, CRC-32C and "
+                             ".gmeta of every chunk, the index snapshot, the manifest")
+            proxy = s3_proxy.ProxyProcess(("127.0.0.1", server.port)).start()
+            try:
+                proxy.add_fault(kind="delay", delay_ms=REMOTE_LATENCY_MS, fraction=1.0,
+                                method="GET")
+                settings = [("direct", server.endpoint, False),
+                            ("%d ms latency" % REMOTE_LATENCY_MS, proxy.endpoint, True)]
+                for name, endpoint, anonymous in settings:
+                    self.remote_setting(name, endpoint, anonymous, dataset, clips, env, results)
+            finally:
+                proxy.stop()
+            for videos in s.remote_open_videos:
+                path, _ = self.index_dataset(videos)
+                prefix = "index_%d" % videos
+                self.run([cli, "push", path, "s3://gulpdb-bench/" + prefix, "--quiet"],
+                         "remote_push", env=env)
+                r = self.run_json([self.program("remote_read_bench"), "open", "--dataset", path,
+                                   "--endpoint", server.endpoint, "--bucket", "gulpdb-bench",
+                                   "--prefix", prefix, "--reps", str(max(3, s.remote_reps))],
+                                  "remote_read_bench", env=env)
+                results["open"].append(r)
+                log("remote open %d videos: first %.1f ms (%s), re-open %.2f ms (%d bytes)" % (
+                    videos, r["first_open"]["ms"]["median"], fmt_bytes(r["snapshot_bytes"]),
+                    r["reopen"]["ms"]["median"], r["reopen"]["bytes"]["median"]))
+        self.results["remote"] = results
+        for r in results["open"]:
+            n = fmt_count(r["videos"])
+            self.figure("remote", "first open (index download), %s videos" % n, "ms",
+                        from_stats(r["first_open"]["ms"]), from_stats(r["local_open"]["ms"]),
+                        "Dataset::Open of the local copy", higher_is_better=False,
+                        note="downloads the %s snapshot once per machine (%d requests, %s)" % (
+                            fmt_bytes(r["snapshot_bytes"]), r["first_open"]["requests"]["median"],
+                            fmt_bytes(r["first_open"]["bytes"]["median"])))
+            self.figure("remote", "re-open, %s videos" % n, "ms",
+                        from_stats(r["reopen"]["ms"]), from_stats(r["local_open"]["ms"]),
+                        "Dataset::Open of the local copy", higher_is_better=False,
+                        note="one GET of the manifest: %s" % fmt_bytes(
+                            r["reopen"]["bytes"]["median"]))
+
+    def remote_setting(self, name, endpoint, anonymous, dataset, clips, env, results):
+        s = self.scale
+        args = [self.program("remote_read_bench"), "clips", "--dataset", dataset, "--clips", clips,
+                "--endpoint", endpoint, "--bucket", "gulpdb-bench", "--prefix", "realistic",
+                "--batch", str(REMOTE_BATCH), "--batches", str(s.remote_batches),
+                "--sequential", str(s.remote_sequential), "--connections",
+                str(REMOTE_CONNECTIONS), "--reps", str(s.remote_reps)]
+        setting_env = dict(env, AWS_ENDPOINT_URL=endpoint)
+        if anonymous:
+            args.append("--anonymous")
+            for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+                setting_env.pop(key, None)
+            setting_env["AWS_SHARED_CREDENTIALS_FILE"] = "/dev/null"
+        c = self.run_json(args, "remote_read_bench", env=setting_env)
+        py = self.run_json([PYTHON, BASELINES, "s3-clips", "--url", "s3://gulpdb-bench/realistic",
+                            "--dataset", dataset, "--clips", clips, "--batch", str(REMOTE_BATCH),
+                            "--batches", str(s.remote_python_batches), "--threads",
+                            str(REMOTE_CONNECTIONS), "--reps", str(s.remote_reps)]
+                           + (["--anonymous"] if anonymous else []), "baselines", env=setting_env)
+        results["settings"][name] = {"cpp": c, "python": py}
+        log("remote %s: batch %.0f clips/s, bare curl %.0f, one at a time %.0f; Python gulpdb "
+            "%.0f, boto3 %.0f" % (name, c["gulpdb_batch"]["clips_per_s"]["median"],
+                                  c["bare_curl"]["clips_per_s"]["median"],
+                                  c["gulpdb_sequential"]["clips_per_s"]["median"],
+                                  summary(py["gulpdb_clips_per_s"])["median"],
+                                  summary(py["boto3_clips_per_s"])["median"]))
+        where = "local s3rver" if name == "direct" else             "local s3rver behind a proxy adding %d ms per GET (anonymous requests)" % (
+                REMOTE_LATENCY_MS)
+        self.figure("remote", "random 16-frame clips, read_batch of 64, %s" % name, "clips/s",
+                    from_stats(c["gulpdb_batch"]["clips_per_s"]),
+                    from_stats(c["bare_curl"]["clips_per_s"]),
+                    "bare libcurl multi loop, same ranges and %d connections" % REMOTE_CONNECTIONS,
+                    target=(">= 0.8x bare libcurl", "ratio", ">=", 0.8),
+                    note="%s; %.1f requests per clip; %.0f vs %.0f us of client CPU per clip" % (
+                        where, c["gulpdb_batch"]["requests_per_clip"],
+                        c["gulpdb_batch"]["cpu_us_per_clip"]["median"],
+                        c["bare_curl"]["cpu_us_per_clip"]["median"]))
+        self.figure("remote", "read_batch of 64 clips vs one clip at a time, %s" % name,
+                    "clips/s", from_stats(c["gulpdb_batch"]["clips_per_s"]),
+                    from_stats(c["gulpdb_sequential"]["clips_per_s"]),
+                    "ReadJpegs one clip at a time",
+                    target=(">= 4x", "ratio", ">=", 4.0) if name != "direct" else None,
+                    note=where + ("" if name != "direct" else
+                                  "; with no network latency the server's CPU, not waiting, "
+                                  "limits both"))
+        self.figure("remote", "Python: read_jpeg_batch vs boto3 per frame, %s" % name, "clips/s",
+                    summary(py["gulpdb_clips_per_s"]), summary(py["boto3_clips_per_s"]),
+                    "boto3 get_object(Range) per frame, ThreadPoolExecutor(%d)" % (
+                        REMOTE_CONNECTIONS),
+                    target=(">= 3x", "ratio", ">=", 3.0), note=where)
+
     # ---- the run --------------------------------------------------------------------
 
     def run_all(self):
@@ -777,7 +912,7 @@ class Runner:
             raise SystemExit("run.py: unknown benchmark(s) %s; choose from %s" %
                              (", ".join(sorted(unknown)), ", ".join(ALL_BENCHMARKS)))
         started = time.time()
-        needs_real = {"random", "scan", "decode", "cold", "append"} & set(selected)
+        needs_real = {"random", "scan", "decode", "cold", "append", "remote"} & set(selected)
         if needs_real:
             dataset, jboj, manifest, info = self.realistic()
             frames, _ = self.frames_pool()
@@ -794,6 +929,7 @@ class Runner:
             "index_size": lambda: self.bench_index_size(),
             "gmeta_reader": lambda: self.bench_gmeta_reader(),
             "clips": lambda: self.bench_clips(),
+            "remote": lambda: self.bench_remote(dataset, manifest),
         }
         for name in ALL_BENCHMARKS:
             if name in selected:
@@ -840,7 +976,7 @@ class Runner:
 
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader", "clips"]
+                  "index_size", "gmeta_reader", "clips", "remote"]
 
 
 def relative(path):
@@ -860,6 +996,14 @@ def warm_files(path):
 def point(value):
     """A single measurement as a summary (median = min = max)."""
     return {"median": value, "min": value, "max": value, "count": 1}
+
+
+def fmt_bytes(n):
+    """1.2 MB, 34 kB, 512 B."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return "%.1f %s" % (n / size, unit)
+    return "%d B" % n
 
 
 def fmt_count(n):

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "cli/cleanup.h"
@@ -20,11 +21,22 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/json.h"
 #include "gulpdb/maintenance.h"
+#include "gulpdb/remote.h"
 
 namespace gulpdb::cli {
 namespace {
 
 constexpr uint64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
+
+// Commands that write refuse a URL: published datasets are read-only.
+void RequireLocal(const std::string& dir) {
+  if (IsRemoteUrl(dir)) {
+    throw UsageError(dir +
+                     " is a dataset in object storage, which is read-only: change a local copy "
+                     "and publish it with `gulpdb push DIR " +
+                     dir + "`");
+  }
+}
 
 OnDuplicate ParseOnDuplicate(const std::string& s) {
   if (s == "error") return OnDuplicate::kError;
@@ -89,6 +101,7 @@ int RunCreate(const std::vector<std::string>& args) {
   const DatasetPath path = DatasetArg(vm);
   CreateOptions c = CreateOptionsOf(vm);
   c.index_dir = path.index_dir;
+  RequireLocal(path.dir);
   RequireDirectories(path, "create dataset");
   CreatedPaths created;
   created.TrackNewDataset(path);
@@ -146,6 +159,7 @@ int RunIngest(const std::vector<std::string>& args) {
   RequireNonEmpty(vm, {"videos-dir", "frames-dir", "images-dir", "image-list", "labels"});
   in.index_dir = path.index_dir;
   in.on_duplicate = ParseOnDuplicate(on_dup);
+  RequireLocal(in.dir);
   in.frame_rate = *RealOption(vm, "frame-rate", 0, 1000);
   in.frame_size = static_cast<int>(*UnsignedOption(vm, "frame-size", 0, 65500));
   in.quality = static_cast<int>(*UnsignedOption(vm, "quality", 1, 100));
@@ -391,6 +405,7 @@ int RunRemove(const std::vector<std::string>& args) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);
+  RequireLocal(path.dir);
   std::vector<std::string> ids;
   {
     std::set<std::string> seen;
@@ -450,6 +465,7 @@ int RunImport(const std::vector<std::string>& args) {
   }
   options.skip_missing_meta = skip_missing;
   options.checksums = !no_checksums;
+  RequireLocal(path.dir);
   RequireDirectories(path, "import");
   CreatedPaths created;
   created.Track(path.index_dir.empty() ? path.dir + "/gulpdb.index" : path.index_dir,
@@ -489,6 +505,9 @@ int RunExport(const std::vector<std::string>& args) {
   if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
   const DatasetPath path = DatasetArg(vm);
   RequireNonEmpty(vm, {"output"});
+  if (out.empty() && IsRemoteUrl(path.dir)) {
+    throw UsageError("exporting " + path.dir + " needs -o LOCAL_DIR (the dataset is read-only)");
+  }
   std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
   CreatedPaths created;
   created.Track(out.empty() ? path.dir : out, [](const std::string& name) {
@@ -577,6 +596,7 @@ int RunCompact(const std::vector<std::string>& args) {
   options.min_garbage_fraction = *RealOption(vm, "min-garbage", 0, 1);
   const double wait_s = *RealOption(vm, "wait", 0, 1e9);
   options.lock_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+  RequireLocal(path.dir);
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {
     if (!progress) progress = std::make_unique<Progress>("compact", total, quiet);
@@ -612,6 +632,7 @@ int RunMerge(const std::vector<std::string>& args) {
     if (shard.empty()) throw UsageError("a SHARD is an empty string");
     RequireDirectories(DatasetPath{shard, ""});
   }
+  RequireLocal(path.dir);
   RequireDirectories(path, "merge into");
   CreatedPaths created;
   created.TrackNewDataset(path);
@@ -632,6 +653,93 @@ int RunMerge(const std::vector<std::string>& args) {
   return 0;
 }
 
+// ---- push / snapshot (gulpdb/remote.h) -------------------------------------------------
+
+void PrintPushReport(const PushReport& r, const std::string& where) {
+  if (!r.published) {
+    std::printf("%s is up to date (generation %llu)\n", where.c_str(),
+                static_cast<unsigned long long>(r.generation));
+    return;
+  }
+  std::printf(
+      "published generation %llu to %s: %llu chunks (%llu uploaded, %.1f MB), %llu .gmeta, "
+      "index snapshot %.1f MB%s; %llu objects kept for older readers, %llu deleted; %.1f s\n",
+      static_cast<unsigned long long>(r.generation), where.c_str(),
+      static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.chunks_uploaded),
+      static_cast<double>(r.bytes_uploaded) / 1e6,
+      static_cast<unsigned long long>(r.gmeta_uploaded),
+      static_cast<double>(r.snapshot_bytes) / 1e6, r.snapshot_uploaded ? "" : " (unchanged)",
+      static_cast<unsigned long long>(r.objects_obsoleted),
+      static_cast<unsigned long long>(r.objects_deleted), r.seconds);
+}
+
+std::optional<std::chrono::seconds> ParseGrace(const po::variables_map& vm) {
+  if (vm.count("grace") == 0) return std::nullopt;
+  try {
+    return ParseDuration(vm["grace"].as<std::string>());
+  } catch (const InvalidArgumentError& e) {
+    throw UsageError(std::string("--grace: ") + e.what());
+  }
+}
+
+int RunPush(const std::vector<std::string>& args) {
+  po::options_description o("push options");
+  PushOptions options;
+  bool quiet = false;
+  o.add_options()("dir", po::value<std::string>(), "local dataset directory")(
+      "url", po::value<std::string>(), "destination, s3://BUCKET/PREFIX")(
+      "jobs,j", NumberValue("4"), "objects uploaded at once (1-1024)")(
+      "grace", po::value<std::string>(),
+      "keep objects this push makes obsolete this long for readers of older manifests, e.g. "
+      "24h, 30m, 7d (default: $GULPDB_PUSH_GRACE or 24h); a later push deletes them")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
+  AddIndexDirOption(&o);
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION]", o,
+             {"dir", "url"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  RequireLocal(path.dir);
+  options.index_dir = path.index_dir;
+  options.jobs = static_cast<uint32_t>(*UnsignedOption(vm, "jobs", 1, 1024));
+  options.grace = ParseGrace(vm);
+  const std::string url = vm["url"].as<std::string>();
+  if (!IsRemoteUrl(url)) {
+    throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + EscapeForDisplay(url));
+  }
+  std::unique_ptr<Progress> progress;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    if (!progress) progress = std::make_unique<Progress>("push", total, quiet);
+    progress->Update(done);
+  };
+  const PushReport r = Push(path.dir, url, options);
+  if (progress) progress->Finish();
+  PrintPushReport(r, url);
+  return 0;
+}
+
+int RunSnapshot(const std::vector<std::string>& args) {
+  po::options_description o("snapshot options");
+  PushOptions options;
+  o.add_options()("dir", po::value<std::string>(), "local dataset directory")(
+      "grace", po::value<std::string>(),
+      "keep superseded snapshots this long for readers still using them (default: "
+      "$GULPDB_PUSH_GRACE or 24h)");
+  AddIndexDirOption(&o);
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb snapshot DIR [--grace DURATION] [--index-dir PATH]", o, {"dir"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  RequireLocal(path.dir);
+  options.index_dir = path.index_dir;
+  options.grace = ParseGrace(vm);
+  const PushReport r = PublishSnapshot(path.dir, options);
+  PrintPushReport(r, path.dir + "/gulpdb.snapshot");
+  return 0;
+}
+
 }  // namespace
 
 const std::vector<Command>& Commands() {
@@ -648,6 +756,8 @@ const std::vector<Command>& Commands() {
       {"check", "verify a dataset's files and index", RunCheck},
       {"compact", "rewrite chunks to drop removed and replaced bytes", RunCompact},
       {"merge", "attach or copy shard datasets into one", RunMerge},
+      {"push", "publish a dataset to s3://BUCKET/PREFIX (or its changes)", RunPush},
+      {"snapshot", "publish an index snapshot for readers on other hosts", RunSnapshot},
   };
   return commands;
 }

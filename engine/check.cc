@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "engine/chunk_reader.h"
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/gulpio_files.h"
@@ -22,7 +23,8 @@ constexpr size_t kBatch = 512;
 
 struct ChunkState {
   index::ChunkRecord record;
-  std::shared_ptr<engine::ChunkFile> file;  // null when the file cannot be opened
+  // The file, or the object of a remote dataset; null when it cannot be opened.
+  std::shared_ptr<const engine::ChunkBytes> file;
   uint64_t size = 0;
   uint32_t live_videos = 0;  // recomputed from the video records
   uint64_t live_bytes = 0;
@@ -73,9 +75,8 @@ class Checker {
         n = index::DecodeChunkKey(cursor.key());
         ChunkState state;
         state.record = impl_.DecodeChunkAt(cursor.key(), cursor.value());
-        const std::string path = impl_.ChunkPath(state.record.file_name);
         try {
-          state.file = std::make_shared<engine::ChunkFile>(path, engine::ChunkFile::Mode::kRead);
+          state.file = engine::OpenChunkBytes(impl_, state.record);
           state.size = state.file->Size();
         } catch (const Error& e) {
           Problem(state.record.file_name, std::string("cannot open: ") + e.what());

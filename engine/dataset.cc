@@ -8,9 +8,12 @@
 #include <cstdlib>
 #include <map>
 
+#include "engine/chunk_reader.h"
 #include "engine/dataset_impl.h"
 #include "engine/gulpio_files.h"
+#include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/remote.h"
 #include "index/crc32c.h"
 #include "index/seal.h"
 #include "index/sys_error.h"
@@ -240,6 +243,7 @@ Dataset::Dataset(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
 bool Dataset::Exists(const std::string& dir, const std::string& index_dir) {
+  if (IsRemoteUrl(dir)) return engine::RemoteDatasetExists(dir);
   return engine::PathExists(IndexDir(dir, index_dir) + "/data.mdb");
 }
 
@@ -250,6 +254,12 @@ std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOpt
 std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const CreateOptions& options,
                                                bool allow_gulpio_files) {
   if (dir.empty()) throw InvalidArgumentError("create dataset: the directory name is empty");
+  if (IsRemoteUrl(dir)) {
+    throw InvalidArgumentError("create dataset " + dir +
+                               ": datasets in object storage are read-only; create it locally "
+                               "and publish it with `gulpdb push DIR " +
+                               dir + "`");
+  }
   if (options.videos_per_chunk == 0) {
     throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
   }
@@ -299,14 +309,39 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
   return OpenDataset(dir, open_options, /*check_sources=*/false);
 }
 
+index::DatasetInfo Dataset::Impl::AttachEnv(std::shared_ptr<index::Env> env_in) {
+  env = std::move(env_in);
+  // Create() makes every database, so an index file without them is damaged:
+  // say so (creating them empty would hide every video).
+  try {
+    videos = env->OpenDb(index::kVideosDb, false);
+    chunks = env->OpenDb(index::kChunksDb, false);
+    order = env->OpenDb(index::kOrderDb, false);
+    info = env->OpenDb(index::kInfoDb, false);
+  } catch (const NotFoundError& e) {
+    throw CorruptionError("open dataset " + dir + ": the index " + env->path() + " is damaged (" +
+                          e.what() + "); run `gulpdb check " + dir + "`");
+  }
+  index::Txn txn = env->BeginRead();
+  index::DatasetInfo info_record = GetInfo(txn);  // also verifies it
+  sealed = info_record.format_version >= index::kFirstSealedFormat;
+  return info_record;
+}
+
 std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions& options) {
   return engine::OpenDataset(dir, options, /*check_sources=*/true);
 }
 
 std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenOptions& options,
                                              bool check_sources) {
+  // Published datasets and shared file systems: engine/remote_dataset.h.
+  if (IsRemoteUrl(dir)) return engine::OpenRemoteDataset(dir, options);
   if (!engine::IsDirectory(dir)) {
     throw NotFoundError("open dataset " + dir + ": no such directory");
+  }
+  if (options.read_only && !engine::NetworkIndexAllowed(options)) {
+    const std::string fs = engine::NetworkFileSystemName(IndexDir(dir, options.index_dir));
+    if (!fs.empty()) return engine::OpenFromPublishedSnapshot(dir, options, fs);
   }
   if (!Dataset::Exists(dir, options.index_dir)) {
     throw NotFoundError("open dataset " + dir + ": no gulpdb index (" +
@@ -316,9 +351,9 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
   auto impl = std::make_shared<engine::DatasetImpl>(dir, options);
   index::EnvOptions env_options;
   env_options.read_only = options.read_only;
-  impl->env = AcquireEnv(impl->index_dir, env_options);
+  std::shared_ptr<index::Env> env = AcquireEnv(impl->index_dir, env_options);
   if (options.verify_index) {
-    const index::IndexFileReport report = impl->env->VerifyFile();
+    const index::IndexFileReport report = env->VerifyFile();
     if (!report.healthy()) {
       throw CorruptionError("open dataset " + dir +
                             ": the index is damaged: " + report.problems[0] +
@@ -327,26 +362,12 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
                                  : std::string()));
     }
   }
-  // Create() makes every database, so an index file without them is damaged:
-  // say so (creating them empty would hide every video).
-  try {
-    impl->videos = impl->env->OpenDb(index::kVideosDb, false);
-    impl->chunks = impl->env->OpenDb(index::kChunksDb, false);
-    impl->order = impl->env->OpenDb(index::kOrderDb, false);
-    impl->info = impl->env->OpenDb(index::kInfoDb, false);
-  } catch (const NotFoundError& e) {
-    throw CorruptionError("open dataset " + dir + ": the index " + impl->index_dir +
-                          " is damaged (" + e.what() + "); run `gulpdb check " + dir + "`");
-  }
-  {
+  const index::DatasetInfo info = impl->AttachEnv(std::move(env));
+  // Only imported datasets record stamps; the others pay nothing here.
+  if (check_sources && info.source_stamps) {
     index::Txn txn = impl->env->BeginRead();
-    const index::DatasetInfo info = impl->GetInfo(txn);  // also verifies it
-    impl->sealed = info.format_version >= index::kFirstSealedFormat;
-    // Only imported datasets record stamps; the others pay nothing here.
-    if (check_sources && info.source_stamps) {
-      const std::vector<engine::SourceChange> changes = engine::FindSourceChanges(*impl, txn);
-      if (!changes.empty()) throw StaleIndexError(engine::SourceChangesMessage(*impl, changes));
-    }
+    const std::vector<engine::SourceChange> changes = engine::FindSourceChanges(*impl, txn);
+    if (!changes.empty()) throw StaleIndexError(engine::SourceChangesMessage(*impl, changes));
   }
   return engine::DatasetAccess::Make(std::move(impl));
 }
@@ -395,63 +416,8 @@ uint32_t Dataset::FrameCount(std::string_view id) const {
 }
 
 JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
-  index::VideoRecord record;
-  std::shared_ptr<const engine::ChunkFile> file;
-  {
-    index::Txn txn = impl_->env->BeginRead();
-    // Frames only: the read path has no use for the meta text.
-    std::string_view bytes;
-    const bool present = txn.Get(impl_->videos, id, &bytes);
-    std::optional<index::VideoRecord> found;
-    if (present) {
-      found = index::DecodeVideoFrames(impl_->Unseal(id, bytes, Impl::RecordKind::kVideo), id);
-    }
-    if (!found) {
-      throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl_->dir +
-                            ": no such video");
-    }
-    record = std::move(*found);
-    file = impl_->ChunkForRead(txn, record.chunk);
-  }
-  JpegFrames out;
-  out.indices_ = selection.Resolve(static_cast<uint32_t>(record.frames.size()), id);
-
-  // Group the selected frames into runs that are adjacent on disk, so each
-  // run costs one pread.
-  struct Run {
-    uint64_t offset;
-    uint64_t size;
-    size_t buffer_pos;
-  };
-  std::vector<Run> runs;
-  size_t total = 0;
-  out.spans_.reserve(out.indices_.size());
-  for (uint32_t index : out.indices_) {
-    const FrameInfo& f = record.frames[index];
-    if (runs.empty() || runs.back().offset + runs.back().size != f.offset) {
-      runs.push_back(Run{f.offset, 0, total});
-    }
-    out.spans_.emplace_back(total, f.jpeg_size());
-    runs.back().size += f.length;
-    total += f.length;
-  }
-  out.buffer_.reset(static_cast<char*>(std::malloc(total == 0 ? 1 : total)));
-  if (!out.buffer_) throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
-  for (const Run& run : runs) {
-    file->ReadAt(run.offset, out.buffer_.get() + run.buffer_pos, run.size);
-  }
-  if (impl_->options.verify_checksums && !record.crc32c.empty()) {
-    for (size_t i = 0; i < out.indices_.size(); ++i) {
-      const std::string_view jpeg = out[i];
-      if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[out.indices_[i]]) {
-        throw CorruptionError(
-            "read id '" + std::string(id) + "' frame " + std::to_string(out.indices_[i]) + " in " +
-            file->path() + " at offset " + std::to_string(record.frames[out.indices_[i]].offset) +
-            ": checksum mismatch");
-      }
-    }
-  }
-  return out;
+  // One pread (or ranged GET) per run of adjacent frames: engine/chunk_reader.h.
+  return std::move(engine::ReadJpegRequests(*impl_, {engine::JpegRequest{id, &selection}}).front());
 }
 
 std::vector<std::string> Dataset::Ids() const {

@@ -19,6 +19,9 @@
 #include "index/seal.h"
 
 namespace gulpdb {
+namespace engine {
+class RemoteSource;
+}  // namespace engine
 
 // Where the LMDB environment and the writer lock live inside a dataset.
 inline constexpr const char* kIndexDirName = "gulpdb.index";
@@ -49,10 +52,20 @@ struct Dataset::Impl {
   index::Dbi videos = 0, chunks = 0, order = 0, info = 0;
   ChunkFileCache files;
 
+  // Set for a dataset opened from a published manifest ("s3://..."): its
+  // chunks are objects of a store, read with ranged GETs (engine/remote_dataset.h);
+  // `dir` is then the URL and `env` the cached index snapshot.
+  std::shared_ptr<const engine::RemoteSource> remote;
+
   // The pool that decodes frames, started on first use.
   engine::ThreadPool& DecodePool() const;
 
   Impl(std::string dir_in, const OpenOptions& options_in);
+
+  // Takes `env_in` as the index: opens its databases and reads the dataset
+  // info, which it returns (every Open ends here). CorruptionError for an
+  // index without them.
+  index::DatasetInfo AttachEnv(std::shared_ptr<index::Env> env_in);
 
   std::string ChunkPath(const std::string& file_name) const { return dir + "/" + file_name; }
 
@@ -98,6 +111,11 @@ class DatasetAccess {
   static std::unique_ptr<Dataset> Make(std::shared_ptr<Impl> impl) {
     return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
   }
+
+  // JpegFrames' insides, for the read path (engine/chunk_reader.cc).
+  static char* AllocateBuffer(JpegFrames& frames, size_t bytes);
+  static std::vector<std::pair<size_t, size_t>>& Spans(JpegFrames& frames) { return frames.spans_; }
+  static std::vector<uint32_t>& Indices(JpegFrames& frames) { return frames.indices_; }
 };
 
 using DatasetImpl = DatasetAccess::Impl;

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/chunk_reader.h"
 #include "engine/dataset_impl.h"
 #include "engine/frame_geometry.h"
 #include "gulpdb/error.h"
@@ -85,10 +86,12 @@ engine::ThreadPool& Dataset::Impl::DecodePool() const {
 }
 
 std::vector<JpegFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>& requests) const {
-  std::vector<JpegFrames> out;
-  out.reserve(requests.size());
-  for (const FrameRequest& r : requests) out.push_back(ReadJpegs(r.id, r.selection));
-  return out;
+  // Every run of every request at once (concurrently for a remote dataset):
+  // engine/chunk_reader.h.
+  std::vector<engine::JpegRequest> views;
+  views.reserve(requests.size());
+  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
+  return engine::ReadJpegRequests(*impl_, views);
 }
 
 DecodedFrames Dataset::ReadFrames(std::string_view id, const Selection& selection,

@@ -20,6 +20,7 @@
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
+#include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 
@@ -168,6 +169,10 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   std::vector<std::pair<uint32_t, std::string>> written;  // (chunk, .gmeta name)
   for (int attempt = 0;; ++attempt) {
     if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report, &written)) break;
+  }
+  if (impl.remote) {
+    engine::CopyPublishedLabels(*impl.remote, out_dir + "/label2idx.json");
+    return report;
   }
   if (SameDirectory(out_dir, dataset.dir())) RestampMetaFiles(impl, written);
   const std::string labels = dataset.dir() + "/label2idx.json";

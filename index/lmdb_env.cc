@@ -1,5 +1,6 @@
 #include "index/lmdb_env.h"
 
+#include <fcntl.h>
 #include <lmdb.h>
 #include <sys/mman.h>
 #include <sys/statvfs.h>
@@ -230,6 +231,9 @@ void Env::DropIdleReaders() noexcept {
 }
 
 std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& options) {
+  if (options.no_lock && !options.read_only) {
+    throw InvalidArgumentError("open index " + path + ": no_lock needs read_only");
+  }
   // LMDB maps the file and trusts it: a truncated data.mdb would end the
   // process with SIGBUS at the first read past its end. Two page reads rule
   // that out (and a file that is not LMDB's) before it is mapped.
@@ -250,6 +254,7 @@ std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& option
     }
     unsigned flags = MDB_NOTLS | extra_flags;
     if (options.read_only) flags |= MDB_RDONLY;
+    if (options.no_lock) flags |= MDB_NOLOCK;
     return mdb_env_open(env->env_, path.c_str(), flags, 0644);
   };
   int rc = try_open(0);
@@ -275,6 +280,18 @@ IndexFileReport Env::VerifyFile() {
     } catch (const BusyError&) {
       if (attempt >= kAttempts) throw;
     }
+  }
+}
+
+void Env::CopyTo(const std::string& path, bool compact) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) ThrowErrno("create index copy", path, errno);
+  int rc = mdb_env_copyfd2(env_, fd, compact ? MDB_CP_COMPACT : 0u);
+  if (rc == 0 && ::fsync(fd) != 0) rc = errno;
+  ::close(fd);
+  if (rc != 0) {
+    ::unlink(path.c_str());
+    ThrowLmdb(rc, "copy index " + path_ + " to", path);
   }
 }
 

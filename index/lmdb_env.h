@@ -57,6 +57,9 @@ struct EnvOptions {
   size_t max_map_size = size_t{1} << 40;      // growth stops here with ResourceExhaustedError
   unsigned max_dbs = 8;
   unsigned max_readers = 1022;
+  // Open without LMDB's lock file (MDB_NOLOCK), read-only only: for index
+  // files nobody writes, such as the snapshots remote datasets download.
+  bool no_lock = false;
 };
 
 class Env;
@@ -183,6 +186,14 @@ class Env {
   // Safe while another process commits (it retries with a newer snapshot
   // when commits overwrite both meta pages during the walk's start).
   IndexFileReport VerifyFile();
+
+  // Writes a consistent copy of the current snapshot to the new file `path`
+  // (created, mode 0644; an existing file is an error) and fsyncs it. With
+  // `compact`, free pages are left out and the tree is renumbered
+  // (mdb_env_copyfd2 with MDB_CP_COMPACT): the copy of an unchanged
+  // environment is then the same bytes every time. Holds a read transaction
+  // while it runs; writers go on. On failure the partial file is removed.
+  void CopyTo(const std::string& path, bool compact);
 
  private:
   Env(std::string path, bool read_only, const EnvOptions& options);

@@ -25,17 +25,18 @@
 namespace gulpdb::remote {
 
 // HTTP 403 (AccessDenied, InvalidAccessKeyId, SignatureDoesNotMatch, ...):
-// wrong or missing credentials, or a policy that denies the request.
-class AccessDeniedError : public IoError {
- public:
-  using IoError::IoError;
-};
+// wrong or missing credentials, or a policy that denies the request. Public
+// (gulpdb/error.h), so that callers of remote datasets can tell it apart.
+using AccessDeniedError = gulpdb::AccessDeniedError;
 
 // A ranged read outside the object (HTTP 416, or the server returned fewer
 // bytes than asked because the object is shorter).
 class RangeNotSatisfiableError : public IoError {
  public:
   using IoError::IoError;
+  [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
+    throw RangeNotSatisfiableError(message);
+  }
 };
 
 }  // namespace gulpdb::remote

@@ -43,6 +43,13 @@ void BindDataset(py::module_& m);
 void BindCodec(py::module_& m);
 void BindInterop(py::module_& m);
 void BindBench(py::module_& m);
+void BindRemote(py::module_& m);
+
+// Wraps a Python callable (or None) as a progress callback that the engine
+// may call without the GIL, from any thread: it takes the GIL for the call.
+// An exception raised by the callable (KeyboardInterrupt included) stops the
+// operation. The callable must outlive the operation.
+std::function<void(uint64_t, uint64_t)> Progress(const py::object& callback);
 
 // ---- errors -----------------------------------------------------------------
 

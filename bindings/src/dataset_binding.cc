@@ -264,8 +264,11 @@ std::unique_ptr<DatasetHandle> Wrap(std::unique_ptr<Dataset> dataset) {
 std::unique_ptr<DatasetHandle> OpenDataset(const std::string& path, bool read_only,
                                            size_t max_open_chunk_files, bool verify_checksums,
                                            size_t decode_threads, const std::string& index_dir,
-                                           bool verify_index) {
+                                           bool verify_index, uint64_t generation,
+                                           bool allow_network_index) {
   OpenOptions options;
+  options.generation = generation;
+  options.allow_network_index = allow_network_index;
   options.read_only = read_only;
   options.max_open_chunk_files = max_open_chunk_files;
   options.verify_checksums = verify_checksums;
@@ -461,8 +464,10 @@ void BindDataset(py::module_& m) {
       .def_static("open", &OpenDataset, py::arg("path"), py::arg("read_only") = true,
                   py::arg("max_open_chunk_files") = 256, py::arg("verify_checksums") = false,
                   py::arg("decode_threads") = 0, py::arg("index_dir") = "",
-                  py::arg("verify_index") = false,
-                  "Opens an existing dataset; FileNotFoundError if there is none.")
+                  py::arg("verify_index") = false, py::arg("generation") = 0,
+                  py::arg("allow_network_index") = false,
+                  "Opens an existing dataset (a directory, or an s3:// URL read-only); "
+                  "FileNotFoundError if there is none.")
       .def_static("create", &CreateDataset, py::arg("path"), py::arg("videos_per_chunk") = 100,
                   py::arg("bytes_per_chunk") = 0, py::arg("checksums") = true,
                   py::arg("index_dir") = "",

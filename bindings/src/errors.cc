@@ -3,7 +3,8 @@
 //   NotFoundError          KeyError (a missing id), FileNotFoundError (a missing
 //                          file or directory: see RaiseFileNotFound and below)
 //   InvalidArgumentError   ValueError; IndexError for a frame index out of range
-//   IoError                OSError
+//   IoError                OSError; PermissionError for an AccessDeniedError
+//                          (an object store refused the credentials, HTTP 403)
 //   BusyError              gulpdb.BusyError, a subclass of OSError
 //   CorruptionError        gulpdb.CorruptionError, a subclass of OSError (as
 //                          Pillow's "image file is truncated" is an OSError);
@@ -58,7 +59,11 @@ void Translate(const Error& e) {
                       message.c_str());
       return;
     case ErrorCode::kIoError:
-      PyErr_SetString(PyExc_OSError, message.c_str());
+      if (dynamic_cast<const AccessDeniedError*>(&e) != nullptr) {
+        SetOsError(PyExc_PermissionError, EACCES, message);
+      } else {
+        PyErr_SetString(PyExc_OSError, message.c_str());
+      }
       return;
     case ErrorCode::kBusy:
       SetOsError(busy_error, EBUSY, message);

@@ -10,11 +10,7 @@
 #include "gulpdb/interop.h"
 
 namespace gulpdb::python {
-namespace {
 
-// Wraps a Python callable (or None) as a progress callback that the engine
-// calls without the GIL: it takes the GIL for the call. An exception raised by
-// the callable (KeyboardInterrupt included) stops the operation.
 // The callable is captured as a borrowed pointer, so that copies of the
 // std::function made by the engine (without the GIL) touch no reference
 // count; the caller's argument keeps it alive for the whole call.
@@ -26,6 +22,8 @@ std::function<void(uint64_t, uint64_t)> Progress(const py::object& callback) {
     py::handle{fn}(done, total);
   };
 }
+
+namespace {
 
 DuplicatePolicy ToDuplicatePolicy(const std::string& text) {
   if (text == "error") return DuplicatePolicy::kError;

@@ -58,6 +58,18 @@ struct OpenOptions {
   size_t decode_threads = 0;
   // Where the index lives; empty: <dir>/gulpdb.index.
   std::string index_dir;
+  // A dataset published to an object store (Open("s3://bucket/prefix"),
+  // gulpdb/remote.h): open this generation instead of the newest (0). An
+  // older generation stays readable for the grace period after a newer push.
+  uint64_t generation = 0;
+  // A read-only open of an index on a network file system (NFS, SMB/CIFS,
+  // Lustre, FUSE, Ceph, GPFS, 9P, ...) never maps the live index file, which
+  // LMDB cannot share across hosts: it reads the snapshot `gulpdb snapshot`
+  // published beside the dataset, or throws an error saying why and what to
+  // do. true opens the live index anyway: safe only while no other host
+  // writes the dataset. The environment variable GULPDB_ALLOW_NETWORK_INDEX=1
+  // does the same.
+  bool allow_network_index = false;
 };
 
 // What the index knows of one video.
@@ -101,6 +113,11 @@ struct DatasetStats {
   bool checksums = false;
 };
 
+class Writer;
+namespace engine {
+class DatasetAccess;
+}  // namespace engine
+
 // JPEG bytes of the frames of one read, in selection order. Owns its buffer;
 // the views stay valid while the object lives.
 class JpegFrames {
@@ -115,6 +132,7 @@ class JpegFrames {
 
  private:
   friend class Dataset;
+  friend class engine::DatasetAccess;  // the engine's read path fills it
   struct Free {
     void operator()(char* p) const;
   };
@@ -185,11 +203,6 @@ struct WriterOptions {
   bool rollover = true;
 };
 
-class Writer;
-namespace engine {
-class DatasetAccess;
-}  // namespace engine
-
 class Dataset {
  public:
   // Creates a new dataset in `dir` (created if missing; it may already hold
@@ -202,10 +215,18 @@ class Dataset {
   // Opens an existing dataset. O(1) in the number of videos. Throws
   // NotFoundError if `dir` holds no gulpdb index. An imported dataset also
   // costs one stat per imported file and one listing of `dir`: it throws
-  // CorruptionError, naming the files and `gulpdb import DIR --reindex`,
-  // when GulpIO files changed since they were indexed (interop.h).
+  // StaleIndexError (a CorruptionError), naming the files and `gulpdb import
+  // DIR --reindex`, when GulpIO files changed since they were indexed
+  // (interop.h).
+  //
+  // `dir` may also be the URL "s3://bucket/prefix" of a dataset published
+  // with Push (gulpdb/remote.h): opened read-only (read_only = false is an
+  // InvalidArgumentError), its index snapshot cached on this machine, its
+  // frames read with HTTP range requests. See remote.h for what that costs
+  // and how failures are reported.
   static std::unique_ptr<Dataset> Open(const std::string& dir, const OpenOptions& options = {});
-  // True if `dir` (or `index_dir`, when given) holds a gulpdb index.
+  // True if `dir` (or `index_dir`, when given) holds a gulpdb index; for an
+  // "s3://" URL, if a dataset was published there (one HEAD request).
   static bool Exists(const std::string& dir, const std::string& index_dir = "");
 
   ~Dataset();

@@ -120,6 +120,12 @@ GULPDB_DEFINE_ERROR(LimitExceededError, ResourceExhaustedError);
 // the directory (ImportOptions::reindex, `gulpdb import DIR --reindex`).
 GULPDB_DEFINE_ERROR(StaleIndexError, CorruptionError);
 
+// An object store refused the credentials or the request (HTTP 403): wrong
+// or missing keys, an expired token, or a policy that denies access. The
+// message names the bucket and where the credentials came from. Python
+// raises it as PermissionError.
+GULPDB_DEFINE_ERROR(AccessDeniedError, IoError);
+
 #undef GULPDB_DEFINE_ERROR
 
 // Throws the Error subclass that matches `code` (to raise a new error from a

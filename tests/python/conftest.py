@@ -49,8 +49,10 @@ def synthetic_frames(seed: int, count: int, height: int = 24, width: int = 32) -
 def _private_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Indexes of read-only GulpIO directories go to a temporary cache, not ~/.cache."""
-    monkeypatch.setenv("GULPDB_CACHE_DIR", str(tmp_path_factory.mktemp("gulpdb_cache")))
+    """Indexes of read-only GulpIO directories and snapshots of remote datasets go to a
+    temporary cache, not ~/.cache."""
+    monkeypatch.setenv("GULPDB_CACHE", str(tmp_path_factory.mktemp("gulpdb_cache")))
+    monkeypatch.delenv("GULPDB_CACHE_DIR", raising=False)
 
 
 @pytest.fixture

@@ -227,7 +227,7 @@ def test_read_only_directory_is_indexed_in_the_user_cache(gulpio_copy, monkeypat
     assert "indexing GulpIO directory" in capsys.readouterr().err
     assert sorted(os.listdir(directory)) == before  # nothing written into it
     cache = gulpdb._index_cache.cached_index_dir(directory)
-    assert cache.startswith(os.environ["GULPDB_CACHE_DIR"])
+    assert cache.startswith(os.environ["GULPDB_CACHE"])
     assert gd.dataset.index_dir == cache and "user cache" in repr(gd)
     frames, meta = gd["0"]
     assert meta["id"] == "0" and len(frames) == 5

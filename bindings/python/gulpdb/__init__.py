@@ -23,6 +23,11 @@ open)::
     gd = gulpio2.GulpDirectory("/data/gulps")
     frames, meta = gd["clip_1", 1:10:2]
 
+Datasets in object storage (S3 and compatible stores)::
+
+    gulpdb.push("/data/clips", "s3://bucket/clips")     # or: gulpdb push DIR URL
+    ds = gulpdb.Dataset("s3://bucket/clips")            # read-only, from any machine
+
 GulpIO2's adapter helpers (``gulpio2.utils``) are in :mod:`gulpdb.utils`.
 PyTorch datasets are in :mod:`gulpdb.torch` (importing torch only there).
 
@@ -85,6 +90,8 @@ __all__ = [
     "import_gulpio",
     "export_gmeta",
     "check",
+    "push",
+    "publish_snapshot",
     "GulpDirectory",
     "GulpChunk",
     "ChunkWriter",
@@ -171,3 +178,66 @@ def check(
     'frames', 'problems': [(where, what), ...], 'healthy'}``.
     """
     return _gulpdb.check(os.fspath(path), deep=deep, progress=progress)
+
+
+Grace = Union[None, int, float, str]
+
+
+def push(
+    path: Union[str, "os.PathLike[str]"],
+    url: str,
+    *,
+    jobs: int = 4,
+    grace: Grace = None,
+    progress: Progress = None,
+    index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+) -> Dict[str, Any]:
+    """Publishes the local dataset ``path`` to ``url`` (``s3://bucket/prefix``).
+
+    Pushing again publishes what changed since: appended videos, removals,
+    compaction. Objects are uploaded first and the manifest last, so readers
+    (``gulpdb.Dataset(url)``) only ever see whole pushes; bytes that readers of
+    an older manifest may read are never changed, and objects a push makes
+    obsolete are kept for ``grace`` (seconds, or a duration such as ``"24h"``;
+    default ``$GULPDB_PUSH_GRACE`` or 24 h) and deleted by a later push.
+    Configuration comes from the environment as for every S3 tool
+    (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_PROFILE``, ...).
+
+    Args:
+        jobs: objects uploaded at once.
+        progress: called as ``progress(bytes_done, bytes_total)`` while chunk
+            objects upload.
+        index_dir: where the index lives, when not in ``<path>/gulpdb.index``
+            (a read-only GulpIO directory indexed elsewhere).
+
+    Returns:
+        ``{'published', 'generation', 'chunks', 'chunks_uploaded',
+        'bytes_uploaded', 'gmeta_uploaded', 'snapshot_uploaded',
+        'snapshot_bytes', 'objects_obsoleted', 'objects_deleted', 'seconds'}``.
+
+    Raises:
+        gulpdb.CorruptionError: a local chunk no longer holds bytes a published
+            manifest promised (it was rewritten); nothing is changed.
+        PermissionError: the store refused the credentials (HTTP 403).
+        gulpdb.BusyError: another push published meanwhile.
+        OSError: the store kept failing.
+    """
+    return _gulpdb.push(
+        os.fspath(path),
+        url,
+        jobs=int(jobs),
+        grace=grace,
+        progress=progress,
+        index_dir=os.fspath(index_dir) if index_dir is not None else "",
+    )
+
+
+def publish_snapshot(path: Union[str, "os.PathLike[str]"], *, grace: Grace = None) -> Dict[str, Any]:
+    """Publishes a snapshot of the index of ``path`` beside it (``gulpdb snapshot``).
+
+    For datasets on a network file system: readers on other hosts open the
+    newest published snapshot instead of the live index, which LMDB cannot
+    share between hosts. Run it where the dataset is written, after the
+    writes readers should see. Returns a report as :func:`push`.
+    """
+    return _gulpdb.publish_snapshot(os.fspath(path), grace=grace)

@@ -135,11 +135,20 @@ def _unjsonable(video_id: Any, path: str, value: Any, what: Optional[str] = None
     )
 
 
+def _is_remote(path: str) -> bool:
+    """True for a dataset in object storage ("s3://bucket/prefix")."""
+    return path.startswith("s3://")
+
+
 class Dataset:
     """A gulpdb dataset: JPEG frames in GulpIO chunk files, an LMDB index by id.
 
     Args:
-        path: the dataset directory.
+        path: the dataset directory, or the ``s3://bucket/prefix`` URL of a
+            dataset published with :func:`gulpdb.push` (read-only: its index
+            snapshot is downloaded once per machine into the cache,
+            ``$GULPDB_CACHE``; frames come by HTTP range requests, checked
+            against their CRC-32C).
         mode: ``"r"`` read-only (the default); ``"r+"`` read-write, the dataset
             must exist; ``"a"`` read-write, created if missing; ``"x"`` create,
             FileExistsError if a dataset is already there.
@@ -157,6 +166,13 @@ class Dataset:
             limit, True). They are fixed at creation: given for a dataset
             that already exists, they are ignored with a UserWarning naming
             the dataset's own setting when it differs.
+        generation: for an ``s3://`` dataset, open this published generation
+            instead of the newest. A remote dataset remembers the generation
+            it opened: copies in DataLoader workers (fork or spawn) read the
+            same one, for as long as the grace period keeps it.
+        allow_network_index: open the live index even on a network file
+            system (see the README's "Shared file systems"); safe only when
+            no other host writes the dataset.
 
     Ids are ``str``, or ``int`` standing for their decimal string (as GulpIO2's
     integer ids); a method taking several ids refuses a bare ``str``/``bytes``
@@ -165,7 +181,10 @@ class Dataset:
     Errors: a missing dataset is FileNotFoundError; a missing id KeyError; a
     frame index out of range IndexError; bad arguments ValueError or TypeError;
     damaged files :class:`gulpdb.CorruptionError`; another writer
-    :class:`gulpdb.BusyError`.
+    :class:`gulpdb.BusyError`. Remote datasets: an object store that keeps
+    failing (after retries) is OSError naming the URL, object and HTTP status;
+    refused credentials (HTTP 403) PermissionError; a chunk object the
+    manifest names that is missing :class:`gulpdb.CorruptionError`.
 
     Thread safety: any number of threads may read at once; reads release the GIL.
     """
@@ -183,17 +202,32 @@ class Dataset:
         videos_per_chunk: Optional[int] = None,
         bytes_per_chunk: Optional[int] = None,
         checksums: Optional[bool] = None,
+        generation: Optional[int] = None,
+        allow_network_index: bool = False,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, not {mode!r}")
         self._path = os.fspath(path)
         self._mode = mode
+        if _is_remote(self._path):
+            if mode != "r":
+                raise ValueError(
+                    f"{self._path} is a dataset in object storage, which opens read-only "
+                    f"(mode 'r', not {mode!r}): change a local copy and publish it with "
+                    "gulpdb.push"
+                )
+            if index_dir is not None:
+                raise ValueError(f"{self._path}: index_dir does not apply to a remote dataset")
+        if generation is not None and (int(generation) < 1 or not _is_remote(self._path)):
+            raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
         self._options: Dict[str, Any] = dict(
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
             decode_threads=int(decode_threads),
             verify_checksums=bool(verify_checksums),
             verify_index=bool(verify_index),
             max_open_chunk_files=int(max_open_chunk_files),
+            generation=int(generation or 0),
+            allow_network_index=bool(allow_network_index),
         )
         self._closed = False
         # (pid, native): replaced as a whole, so threads never see a mix.
@@ -213,6 +247,9 @@ class Dataset:
             created=created,
         )
         self._state = (os.getpid(), native)
+        if _is_remote(self._path):
+            # Copies in other processes (DataLoader workers) read this generation.
+            self._options["generation"] = _gulpdb.remote_info(native)["generation"]
         if settings and not created:
             self._warn_ignored(native.stats(), settings)
 
@@ -274,6 +311,14 @@ class Dataset:
         native = self._open_native()
         self._state = (os.getpid(), native)
         return native
+
+    def _reopened(self, **changes: Any) -> "Dataset":
+        """A new read-only Dataset on the same data (the same generation of a
+        remote one) with some open options changed, e.g. ``decode_threads``."""
+        options = dict(self._options, **changes)
+        generation = options.pop("generation") or None
+        index_dir = options.pop("index_dir") or None
+        return Dataset(self._path, "r", index_dir=index_dir, generation=generation, **options)
 
     def __getstate__(self) -> Dict[str, Any]:
         return {
@@ -339,6 +384,25 @@ class Dataset:
     def index_dir(self) -> Optional[str]:
         """The index location when it is not inside the dataset directory."""
         return self._options["index_dir"] or None
+
+    @property
+    def is_remote(self) -> bool:
+        """True for a dataset in object storage (an ``s3://`` URL)."""
+        return _is_remote(self._path)
+
+    @property
+    def generation(self) -> Optional[int]:
+        """The published generation a remote dataset reads (None for a local one)."""
+        return self._options["generation"] or None if _is_remote(self._path) else None
+
+    @property
+    def remote_info(self) -> Optional[Dict[str, Any]]:
+        """For a dataset opened from a published manifest (an ``s3://`` URL, or a
+        dataset on a network file system read through its snapshot): the URL,
+        generation, publication time, snapshot hash, size and cached path,
+        whether this open downloaded it, and the requests and bytes received so
+        far. None otherwise."""
+        return _gulpdb.remote_info(self._native())
 
     @property
     def native(self) -> _gulpdb.NativeDataset:

@@ -215,8 +215,11 @@ class NativeDataset:
         decode_threads: int = 0,
         index_dir: str = "",
         verify_index: bool = False,
+        generation: int = 0,
+        allow_network_index: bool = False,
     ) -> NativeDataset:
-        """Opens an existing dataset; FileNotFoundError if there is none."""
+        """Opens an existing dataset (a directory, or an s3:// URL read-only);
+        FileNotFoundError if there is none."""
     @staticmethod
     def create(
         path: str,
@@ -368,6 +371,30 @@ def export_gmeta(dataset: NativeDataset, out_dir: str = "") -> Dict[str, Any]:
 
 def check(path: str, deep: bool = False, progress: _Progress = None) -> Dict[str, Any]:
     """Checks a dataset; see :func:`gulpdb.check`."""
+
+def push(
+    path: str,
+    url: str,
+    jobs: int = 4,
+    grace: Union[None, int, float, str] = None,
+    progress: _Progress = None,
+    index_dir: str = "",
+) -> Dict[str, Any]:
+    """Publishes a local dataset to s3://bucket/prefix; see :func:`gulpdb.push`."""
+
+def publish_snapshot(path: str, grace: Union[None, int, float, str] = None) -> Dict[str, Any]:
+    """Publishes an index snapshot beside the dataset; see :func:`gulpdb.publish_snapshot`."""
+
+def remote_info(dataset: NativeDataset) -> Optional[Dict[str, Any]]:
+    """What a dataset opened from a manifest was opened from; see
+    :attr:`gulpdb.Dataset.remote_info`."""
+
+def cache_directory() -> str:
+    """The local cache folder: $GULPDB_CACHE, $GULPDB_CACHE_DIR, $XDG_CACHE_HOME/gulpdb or
+    ~/.cache/gulpdb."""
+
+def is_remote_url(path: str) -> bool:
+    """True for an s3:// URL."""
 
 def _time_reads(
     dataset: NativeDataset,

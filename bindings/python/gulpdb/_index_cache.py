@@ -6,13 +6,16 @@ A plain GulpIO directory is indexed on first open with the engine's importer,
 which never changes a byte of the ``.gulp`` files:
 
 - in the directory itself (``<dir>/gulpdb.index``) when it is writable;
-- otherwise in a per-user cache, ``$GULPDB_CACHE_DIR`` or
-  ``${XDG_CACHE_HOME:-~/.cache}/gulpdb``, under a hash of the directory's real
+- otherwise in the per-user cache, ``$GULPDB_CACHE`` (``$GULPDB_CACHE_DIR``, its
+  older name, still works) or ``${XDG_CACHE_HOME:-~/.cache}/gulpdb``, the
+  folder that also holds the index snapshots of remote datasets, under a hash
+  of the directory's real
   path and of the name, size and modification time of every GulpIO file; when
   those change (GulpIO2 appended a chunk, say) the index is built again in a
   new place and the old one removed.
 
-A progress message goes to stderr while indexing.
+A progress message goes to stderr while indexing. An ``s3://`` URL is a
+dataset published with :func:`gulpdb.push`, opened read-only as it is.
 """
 
 from __future__ import annotations
@@ -33,10 +36,16 @@ __all__ = ["cache_root", "cached_index_dir", "open_for_gulpio"]
 
 
 def cache_root() -> str:
-    """The directory holding indexes built for read-only GulpIO directories."""
-    explicit = os.environ.get("GULPDB_CACHE_DIR")
-    if explicit:
-        return explicit
+    """The per-user cache: indexes built for read-only GulpIO directories, and
+    the index snapshots of remote datasets (``remote/``).
+
+    ``$GULPDB_CACHE``, else ``$GULPDB_CACHE_DIR`` (its older name), else
+    ``$XDG_CACHE_HOME/gulpdb``, else ``~/.cache/gulpdb``.
+    """
+    for name in ("GULPDB_CACHE", "GULPDB_CACHE_DIR"):
+        explicit = os.environ.get(name)
+        if explicit:
+            return explicit
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "gulpdb")
 
@@ -161,6 +170,13 @@ def open_for_gulpio(
     empty), and ``cached`` is True when the index lives in the per-user cache.
     An explicit ``index_dir`` is used as it is (and built there if missing).
     """
+    if path.startswith("s3://"):
+        if mode != "r" or index_dir is not None:
+            raise ValueError(
+                f"{path} is a dataset in object storage: it opens read-only, with its own index"
+            )
+        return Dataset(path, "r", decode_threads=decode_threads), False
+
     if index_dir is not None:
         index_dir = os.fspath(index_dir)
         if not Dataset.exists(path, index_dir):

@@ -95,7 +95,7 @@ def _as_dataset(source: Source) -> Dataset:
             raise ValueError(f"{source.output_dir} holds no videos")
         return source.dataset
     path = os.fspath(source)
-    if Dataset.exists(path):
+    if path.startswith("s3://") or Dataset.exists(path):  # a remote one is opened as it is
         return Dataset(path)
     dataset = GulpDirectory(path).dataset  # a GulpIO directory: indexed on first open
     if dataset is None:
@@ -299,12 +299,7 @@ class _VideoReader:
         cached = self._worker_dataset
         if cached is not None and cached[0] == os.getpid():
             return cached[1]
-        ds = Dataset(
-            self.dataset.path,
-            "r",
-            index_dir=self.dataset.index_dir,
-            decode_threads=threads,
-        )
+        ds = self.dataset._reopened(decode_threads=threads)  # the same generation, if remote
         self._worker_dataset = (os.getpid(), ds)
         return ds
 

@@ -1,0 +1,113 @@
+// Remote datasets (gulpdb/remote.h): push, publish_snapshot, remote_info and
+// the cache folder. Opening an "s3://" URL is NativeDataset.open's job.
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "bindings/src/bindings.h"
+#include "gulpdb/error.h"
+#include "gulpdb/remote.h"
+
+namespace gulpdb::python {
+namespace {
+
+// A grace period: None (the default), a number of seconds, or a duration
+// text such as "24h".
+std::optional<std::chrono::seconds> ToGrace(const py::object& grace) {
+  if (grace.is_none()) return std::nullopt;
+  if (py::isinstance<py::str>(grace)) return ParseDuration(grace.cast<std::string>());
+  if (py::isinstance<py::bool_>(grace) ||
+      !(py::isinstance<py::int_>(grace) || py::isinstance<py::float_>(grace))) {
+    throw py::type_error("grace must be None, a number of seconds or a duration such as '24h'");
+  }
+  const double seconds = grace.cast<double>();
+  if (!(seconds >= 0) || !std::isfinite(seconds)) {
+    throw py::value_error("grace must be a number of seconds >= 0");
+  }
+  return std::chrono::seconds(static_cast<int64_t>(std::llround(seconds)));
+}
+
+py::dict ReportDict(const PushReport& r) {
+  py::dict out;
+  out["published"] = r.published;
+  out["generation"] = r.generation;
+  out["chunks"] = r.chunks;
+  out["chunks_uploaded"] = r.chunks_uploaded;
+  out["bytes_uploaded"] = r.bytes_uploaded;
+  out["gmeta_uploaded"] = r.gmeta_uploaded;
+  out["snapshot_uploaded"] = r.snapshot_uploaded;
+  out["snapshot_bytes"] = r.snapshot_bytes;
+  out["objects_obsoleted"] = r.objects_obsoleted;
+  out["objects_deleted"] = r.objects_deleted;
+  out["seconds"] = r.seconds;
+  return out;
+}
+
+py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
+                const py::object& grace, const py::object& progress, const std::string& index_dir) {
+  PushOptions options;
+  options.index_dir = index_dir;
+  if (jobs == 0) throw py::value_error("jobs must be at least 1");
+  options.jobs = jobs;
+  options.grace = ToGrace(grace);
+  options.progress = Progress(progress);
+  PushReport report;
+  try {
+    py::gil_scoped_release release;
+    report = Push(path, url, options);
+  } catch (const NotFoundError& e) {
+    RaiseFileNotFound(e.what());
+  }
+  return ReportDict(report);
+}
+
+py::dict PublishSnapshotPy(const std::string& path, const py::object& grace) {
+  PushOptions options;
+  options.grace = ToGrace(grace);
+  PushReport report;
+  try {
+    py::gil_scoped_release release;
+    report = PublishSnapshot(path, options);
+  } catch (const NotFoundError& e) {
+    RaiseFileNotFound(e.what());
+  }
+  return ReportDict(report);
+}
+
+py::object RemoteInfoPy(const DatasetHandle& h) {
+  auto ds = h.Get();
+  const std::optional<RemoteInfo> info = GetRemoteInfo(*ds);
+  if (!info) return py::none();
+  py::dict out;
+  out["url"] = info->url;
+  out["generation"] = info->generation;
+  out["created"] = info->created;
+  out["snapshot_sha256"] = info->snapshot_sha256;
+  out["snapshot_bytes"] = info->snapshot_bytes;
+  out["snapshot_downloaded"] = info->snapshot_downloaded;
+  out["snapshot_path"] = info->snapshot_path;
+  out["requests"] = info->requests;
+  out["bytes_received"] = info->bytes_received;
+  return std::move(out);
+}
+
+}  // namespace
+
+void BindRemote(py::module_& m) {
+  m.def("push", &PushPy, py::arg("path"), py::arg("url"), py::arg("jobs") = 4,
+        py::arg("grace") = py::none(), py::arg("progress") = py::none(), py::arg("index_dir") = "",
+        "Publishes a local dataset (or its changes) to s3://bucket/prefix; returns a report.");
+  m.def("publish_snapshot", &PublishSnapshotPy, py::arg("path"), py::arg("grace") = py::none(),
+        "Publishes a snapshot of the index beside the dataset (gulpdb snapshot).");
+  m.def("remote_info", &RemoteInfoPy, py::arg("dataset"),
+        "What a dataset opened from a manifest was opened from (a dict), or None.");
+  m.def("cache_directory", &CacheDirectory, "The local cache folder (GULPDB_CACHE).");
+  m.def(
+      "is_remote_url", [](const std::string& path) { return IsRemoteUrl(path); }, py::arg("path"),
+      "True for an s3:// URL.");
+}
+
+}  // namespace gulpdb::python

@@ -1,0 +1,249 @@
+#include "engine/object_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "engine/file_util.h"
+#include "engine/snapshot_cache.h"
+#include "gulpdb/error.h"
+#include "index/sys_error.h"
+#include "remote/errors.h"
+#include "remote/s3_url.h"
+
+namespace gulpdb::engine {
+
+std::string ObjectStore::Name(std::string_view key) const { return url() + "/" + std::string(key); }
+
+namespace {
+
+// ---- S3 ---------------------------------------------------------------------
+
+class S3Store : public ObjectStore {
+ public:
+  S3Store(const remote::S3Url& url, remote::S3Config config)
+      : url_(url), url_text_(url.ToString()), client_(std::move(config), url.bucket) {}
+
+  const std::string& url() const override { return url_text_; }
+
+  std::string Identity() const override {
+    return client_.config().EffectiveEndpoint() + "\n" + url_.bucket + "\n" + url_.prefix;
+  }
+
+  std::string Get(const std::string& key, uint64_t max_size, StoreObject* info) override {
+    remote::ObjectInfo object;
+    std::string data = client_.Get(url_.Key(key), &object, max_size);
+    if (info != nullptr) *info = StoreObject{key, data.size(), object.etag};
+    return data;
+  }
+
+  StoreObject GetToFile(const std::string& key, const std::string& path) override {
+    const remote::ObjectInfo object = client_.GetToFile(url_.Key(key), path);
+    return StoreObject{key, object.size, object.etag};
+  }
+
+  void GetRanges(const std::vector<StoreRange>& ranges) override {
+    std::vector<remote::RangeRead> reads;
+    reads.reserve(ranges.size());
+    for (const StoreRange& r : ranges) {
+      reads.push_back(remote::RangeRead{url_.Key(r.key), r.offset, r.length, r.out});
+    }
+    client_.GetRanges(reads);
+  }
+
+  std::optional<StoreObject> Head(const std::string& key) override {
+    const std::optional<remote::ObjectInfo> object = client_.HeadIfExists(url_.Key(key));
+    if (!object) return std::nullopt;
+    return StoreObject{key, object->size, object->etag};
+  }
+
+  std::string Put(const std::string& key, std::string_view data) override {
+    return client_.Put(url_.Key(key), data);
+  }
+
+  std::string PutFile(const std::string& key, const std::string& path, uint64_t length,
+                      uint32_t parallel) override {
+    remote::UploadOptions options;
+    options.max_parallel = parallel;
+    return client_.UploadFile(url_.Key(key), path, 0, length, options);
+  }
+
+  void Delete(const std::vector<std::string>& keys) override {
+    std::vector<std::string> full;
+    full.reserve(keys.size());
+    for (const std::string& k : keys) full.push_back(url_.Key(k));
+    client_.DeleteMany(full);
+  }
+
+  std::vector<StoreObject> List() override {
+    const std::string prefix = url_.prefix.empty() ? std::string() : url_.prefix + "/";
+    std::vector<StoreObject> out;
+    for (remote::ListedObject& o : client_.List(prefix).objects) {
+      if (o.key.size() <= prefix.size()) continue;
+      out.push_back(StoreObject{o.key.substr(prefix.size()), o.info.size, o.info.etag});
+    }
+    return out;
+  }
+
+  remote::ClientStats stats() const override { return client_.stats(); }
+
+ private:
+  remote::S3Url url_;
+  std::string url_text_;
+  remote::S3Client client_;
+};
+
+// ---- a local directory ----------------------------------------------------------
+
+std::string ParentOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string(".") : path.substr(0, slash);
+}
+
+class LocalStore : public ObjectStore {
+ public:
+  explicit LocalStore(std::string dir) : dir_(std::move(dir)) {
+    while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  }
+
+  const std::string& url() const override { return dir_; }
+
+  std::string Identity() const override {
+    char* real = ::realpath(dir_.c_str(), nullptr);
+    std::string out = real != nullptr ? std::string(real) : dir_;
+    std::free(real);
+    return "file://" + out;
+  }
+
+  std::string Get(const std::string& key, uint64_t max_size, StoreObject* info) override {
+    const std::string path = PathOf(key);
+    std::string data = ReadFile(path);
+    if (data.size() > max_size) {
+      throw IoError("read " + path + ": " + std::to_string(data.size()) + " bytes, more than the " +
+                    std::to_string(max_size) + " allowed");
+    }
+    if (info != nullptr) *info = StoreObject{key, data.size(), ""};
+    return data;
+  }
+
+  StoreObject GetToFile(const std::string& key, const std::string& path) override {
+    const std::string from = PathOf(key);
+    try {
+      CopyFile(from, path);
+    } catch (...) {
+      ::unlink(path.c_str());
+      throw;
+    }
+    UniqueFd fd = OpenFile(path, O_RDONLY);
+    return StoreObject{key, FileSize(fd.get(), path), ""};
+  }
+
+  void GetRanges(const std::vector<StoreRange>& ranges) override {
+    for (const StoreRange& r : ranges) {
+      if (r.length == 0) continue;
+      const std::string path = PathOf(r.key);
+      UniqueFd fd = OpenFile(path, O_RDONLY);
+      const size_t got = PreadFull(fd.get(), r.out, r.length, r.offset, path);
+      if (got != r.length) {
+        throw remote::RangeNotSatisfiableError("read " + path + ": " + std::to_string(r.length) +
+                                               " bytes at offset " + std::to_string(r.offset) +
+                                               " but the file is " +
+                                               std::to_string(FileSize(fd.get(), path)) + " bytes");
+      }
+    }
+  }
+
+  std::optional<StoreObject> Head(const std::string& key) override {
+    struct stat st;
+    const std::string path = PathOf(key);
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+      ThrowErrno("stat", path, errno);
+    }
+    return StoreObject{key, static_cast<uint64_t>(st.st_size), ""};
+  }
+
+  std::string Put(const std::string& key, std::string_view data) override {
+    const std::string path = PathOf(key);
+    MakeDirectories(ParentOf(path));
+    WriteFileAtomically(path, data);
+    return "";
+  }
+
+  std::string PutFile(const std::string& key, const std::string& from, uint64_t length,
+                      uint32_t) override {
+    const std::string path = PathOf(key);
+    MakeDirectories(ParentOf(path));
+    UniqueFd in = OpenFile(from, O_RDONLY);
+    AtomicFile out(path);
+    std::string block(static_cast<size_t>(std::min<uint64_t>(length, uint64_t{1} << 20)), '\0');
+    for (uint64_t done = 0; done < length;) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(block.size(), length - done));
+      const size_t got = PreadFull(in.get(), block.data(), want, done, from);
+      if (got != want) {
+        throw IoError("copy " + from + ": the file ends at " + std::to_string(done + got) +
+                      ", before the " + std::to_string(length) + " bytes to copy");
+      }
+      out.Append(std::string_view(block.data(), got));
+      done += got;
+    }
+    out.Commit();
+    return "";
+  }
+
+  void Delete(const std::vector<std::string>& keys) override {
+    for (const std::string& key : keys) {
+      const std::string path = PathOf(key);
+      if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+    }
+  }
+
+  std::vector<StoreObject> List() override {
+    std::vector<StoreObject> out;
+    if (IsDirectory(dir_)) Walk("", &out);
+    std::sort(out.begin(), out.end(),
+              [](const StoreObject& a, const StoreObject& b) { return a.key < b.key; });
+    return out;
+  }
+
+  remote::ClientStats stats() const override { return {}; }
+
+ private:
+  std::string PathOf(const std::string& key) const {
+    return dir_ + "/" + remote::JoinKey("", key);  // refuses "..", absolute and empty segments
+  }
+
+  void Walk(const std::string& relative, std::vector<StoreObject>* out) const {
+    const std::string path = relative.empty() ? dir_ : dir_ + "/" + relative;
+    for (const std::string& name : ListDirectory(path)) {
+      // AtomicFile's temporary files ("<name>.tmp.<pid>.<n>") are not objects.
+      if (name.find(".tmp.") != std::string::npos) continue;
+      const std::string key = relative.empty() ? name : relative + "/" + name;
+      struct stat st;
+      const std::string child = dir_ + "/" + key;
+      if (::lstat(child.c_str(), &st) != 0) continue;  // removed meanwhile
+      if (S_ISDIR(st.st_mode)) {
+        Walk(key, out);
+      } else if (S_ISREG(st.st_mode)) {
+        out->push_back(StoreObject{key, static_cast<uint64_t>(st.st_size), ""});
+      }
+    }
+  }
+
+  std::string dir_;
+};
+
+}  // namespace
+
+std::unique_ptr<ObjectStore> OpenS3Store(const std::string& url, remote::S3Config config) {
+  return std::make_unique<S3Store>(remote::S3Url::Parse(url), std::move(config));
+}
+
+std::unique_ptr<ObjectStore> OpenLocalStore(const std::string& dir) {
+  return std::make_unique<LocalStore>(dir);
+}
+
+}  // namespace gulpdb::engine

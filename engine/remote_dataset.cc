@@ -1,0 +1,259 @@
+#include "engine/remote_dataset.h"
+
+#include <sys/vfs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/dataset_impl.h"
+#include "engine/file_util.h"
+#include "engine/snapshot_cache.h"
+#include "gulpdb/error.h"
+#include "remote/errors.h"
+#include "remote/s3_config.h"
+#include "remote/s3_url.h"
+
+namespace gulpdb {
+
+bool IsRemoteUrl(std::string_view path) { return remote::IsS3Url(path); }
+
+std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset) {
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
+  if (!impl.remote) return std::nullopt;
+  return impl.remote->info();
+}
+
+namespace engine {
+namespace {
+
+// How long an opener waits for another process downloading the same snapshot.
+std::chrono::milliseconds DownloadWait(const remote::S3Config& config) {
+  const uint64_t request_ms = config.request_timeout_ms == 0 ? 3600000 : config.request_timeout_ms;
+  return std::chrono::milliseconds(request_ms + 60000);
+}
+
+std::string GraceText(int64_t seconds) {
+  if (seconds % 86400 == 0 && seconds > 0) return std::to_string(seconds / 86400) + " d";
+  if (seconds % 3600 == 0 && seconds > 0) return std::to_string(seconds / 3600) + " h";
+  return std::to_string(seconds) + " s";
+}
+
+// Opens the dataset `manifest` describes: its snapshot from the cache (or
+// downloaded now), attached to a new Impl for `dir`.
+std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manifest manifest,
+                                      const std::string& dir, const OpenOptions& options,
+                                      std::chrono::milliseconds lock_wait) {
+  const CachedSnapshot snapshot = EnsureSnapshot(*store, manifest, lock_wait);
+  auto impl = std::make_shared<DatasetImpl>(dir, options);
+  impl->AttachEnv(OpenSnapshotEnv(snapshot.dir));
+  if (options.verify_index) {
+    const index::IndexFileReport report = impl->env->VerifyFile();
+    if (!report.healthy()) {
+      throw CorruptionError("open dataset " + dir + ": the cached index snapshot " + snapshot.dir +
+                            " is damaged: " + report.problems[0] +
+                            " (delete it: the next open downloads it again)");
+    }
+  }
+  RemoteInfo info;
+  info.url = store->url();
+  info.generation = manifest.generation;
+  info.created = IsoTime(manifest.created_unix);
+  info.snapshot_sha256 = manifest.snapshot_sha256;
+  info.snapshot_bytes = manifest.snapshot_size;
+  info.snapshot_downloaded = snapshot.downloaded;
+  info.snapshot_path = snapshot.dir + "/data.mdb";
+  impl->remote =
+      std::make_shared<const RemoteSource>(std::move(store), std::move(manifest), std::move(info));
+  return DatasetAccess::Make(std::move(impl));
+}
+
+struct FileSystemType {
+  int64_t magic;
+  const char* name;
+};
+
+// statfs f_type values of file systems shared between hosts (linux/magic.h
+// and the file systems' own sources).
+constexpr FileSystemType kNetworkFileSystems[] = {
+    {0x6969, "nfs"},        {0x517B, "smb"},          {0xFF534D42, "cifs"}, {0xFE534D42, "smb2"},
+    {0x0BD00BD0, "lustre"}, {0x65735546, "fuse"},     {0x00C36400, "ceph"}, {0x47504653, "gpfs"},
+    {0x01021997, "9p"},     {0x5346414F, "afs"},      {0x6B414653, "afs"},  {0x73757245, "coda"},
+    {0x564C, "ncp"},        {0x7461636F, "ocfs2"},    {0x01161970, "gfs2"}, {0x19830326, "beegfs"},
+    {0xAAD7AAEA, "panfs"},  {0x20030528, "orangefs"},
+};
+
+std::string NameOfMagic(int64_t magic) {
+  for (const FileSystemType& t : kNetworkFileSystems) {
+    if ((magic & 0xFFFFFFFF) == t.magic) return t.name;
+  }
+  return "";
+}
+
+}  // namespace
+
+// ---- RemoteSource ------------------------------------------------------------
+
+RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info)
+    : store_(std::move(store)), manifest_(std::move(manifest)), info_(std::move(info)) {}
+
+RemoteInfo RemoteSource::info() const {
+  RemoteInfo out = info_;
+  const remote::ClientStats stats = store_->stats();
+  out.requests = stats.requests;
+  out.bytes_received = stats.bytes_received;
+  return out;
+}
+
+const ManifestChunk* RemoteSource::Chunk(uint32_t number) const {
+  const auto it = std::lower_bound(manifest_.chunks.begin(), manifest_.chunks.end(), number,
+                                   [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
+  if (it == manifest_.chunks.end() || it->number != number) return nullptr;
+  return &*it;
+}
+
+void RemoteSource::ThrowMissing(const std::string& what, const std::string& cause) const {
+  throw CorruptionError(
+      what + ": an object that the manifest (generation " + std::to_string(manifest_.generation) +
+      ", published " + IsoTime(manifest_.created_unix) + ") names is missing (" + cause +
+      "). Either it was deleted behind the manifest's back, or this dataset was opened from a "
+      "manifest that a newer push superseded more than the grace period (" +
+      GraceText(manifest_.grace_seconds) +
+      ") ago, after which a later push deleted it: open the dataset again to read the newest "
+      "generation");
+}
+
+void RemoteSource::Read(const std::vector<StoreRange>& ranges, const std::string& what) const {
+  try {
+    store_->GetRanges(ranges);
+  } catch (const NotFoundError& e) {
+    ThrowMissing(what, e.what());
+  } catch (const remote::RangeNotSatisfiableError& e) {
+    throw CorruptionError(what + ": " + e.what() +
+                          ": the object is shorter than the committed length the manifest "
+                          "gives: it was truncated or replaced behind the manifest's back");
+  } catch (const Error& e) {
+    e.ThrowWithContext(what + ": ");
+  }
+}
+
+void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
+  const std::string& key = source.manifest().label2idx_key;
+  if (key.empty()) return;
+  try {
+    WriteFileAtomically(path, source.store().Get(key, kMaxManifestBytes));
+  } catch (const NotFoundError& e) {
+    source.ThrowMissing("copy " + source.store().Name(key), e.what());
+  }
+}
+
+// ---- opening -----------------------------------------------------------------
+
+std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url, const OpenOptions& options) {
+  if (!options.read_only) {
+    throw InvalidArgumentError("open dataset " + url +
+                               " for writing: datasets in object storage are read-only; change "
+                               "the local dataset and publish it with `gulpdb push DIR " +
+                               url + "`");
+  }
+  if (!options.index_dir.empty()) {
+    throw InvalidArgumentError("open dataset " + url +
+                               ": index_dir does not apply to a remote dataset (its index is "
+                               "the published snapshot, cached in " +
+                               CacheDirectory() + ")");
+  }
+  const remote::S3Config config = remote::S3Config::FromEnvironment();
+  const std::chrono::milliseconds wait = DownloadWait(config);
+  std::shared_ptr<ObjectStore> store = OpenS3Store(url, config);
+  const std::string key =
+      options.generation == 0 ? std::string(kManifestKey) : ManifestHistoryKey(options.generation);
+  std::string text;
+  try {
+    text = store->Get(key, kMaxManifestBytes);
+  } catch (const NotFoundError& e) {
+    if (options.generation == 0) {
+      throw NotFoundError("open dataset " + store->url() + ": nothing is published there (no " +
+                          store->Name(key) + "); publish a dataset with `gulpdb push DIR " +
+                          store->url() + "` (" + e.what() + ")");
+    }
+    throw NotFoundError("open dataset " + store->url() + " generation " +
+                        std::to_string(options.generation) + ": its manifest " + store->Name(key) +
+                        " is gone: a push deleted it after the grace period, or that generation "
+                        "was never published; open the newest generation instead (" +
+                        e.what() + ")");
+  } catch (const Error& e) {
+    e.ThrowWithContext("open dataset " + store->url() + ": ");
+  }
+  Manifest manifest = ParseManifest(text, store->Name(key));
+  if (!manifest.chunks_published) {
+    throw CorruptionError("open dataset " + store->url() + ": the manifest " + store->Name(key) +
+                          " describes a snapshot of a local dataset whose chunks are not in "
+                          "the store");
+  }
+  if (options.generation != 0 && manifest.generation != options.generation) {
+    throw CorruptionError("open dataset " + store->url() + ": the manifest " + store->Name(key) +
+                          " says generation " + std::to_string(manifest.generation));
+  }
+  const std::string dir = store->url();
+  return OpenManifest(std::move(store), std::move(manifest), dir, options, wait);
+}
+
+bool RemoteDatasetExists(const std::string& url) {
+  std::unique_ptr<ObjectStore> store = OpenS3Store(url, remote::S3Config::FromEnvironment());
+  return store->Head(kManifestKey).has_value();
+}
+
+// ---- shared file systems ----------------------------------------------------
+
+std::string NetworkFileSystemName(const std::string& path) {
+  if (const char* fake = std::getenv("GULPDB_TEST_FS_TYPE"); fake != nullptr && fake[0] != 0) {
+    char* end = nullptr;
+    const long long magic = std::strtoll(fake, &end, 0);
+    if (end != nullptr && *end == '\0') return NameOfMagic(magic);
+    for (const FileSystemType& t : kNetworkFileSystems) {
+      if (std::strcmp(fake, t.name) == 0) return t.name;
+    }
+    return "";
+  }
+  struct statfs st;
+  if (::statfs(path.c_str(), &st) != 0) return "";
+  return NameOfMagic(static_cast<int64_t>(st.f_type));
+}
+
+bool NetworkIndexAllowed(const OpenOptions& options) {
+  if (options.allow_network_index) return true;
+  const char* value = std::getenv("GULPDB_ALLOW_NETWORK_INDEX");
+  return value != nullptr && (std::strcmp(value, "1") == 0 || std::strcmp(value, "true") == 0 ||
+                              std::strcmp(value, "yes") == 0);
+}
+
+std::unique_ptr<Dataset> OpenFromPublishedSnapshot(const std::string& dir,
+                                                   const OpenOptions& options,
+                                                   const std::string& fs_name) {
+  std::shared_ptr<ObjectStore> store = OpenLocalStore(dir + "/" + kLocalSnapshotStore);
+  std::string text;
+  try {
+    text = store->Get(kManifestKey, kMaxManifestBytes);
+  } catch (const NotFoundError&) {
+    throw IoError(
+        "open dataset " + dir + ": its index is on a network file system (" + fs_name +
+        "), and LMDB cannot share an index file between hosts: a reader here could read pages "
+        "that a writer on another host is reusing. On the host that writes the dataset, run "
+        "`gulpdb snapshot " +
+        dir +
+        "` after writing (readers here then open that snapshot), or copy the dataset to a "
+        "local disk; if no other host ever writes it, set GULPDB_ALLOW_NETWORK_INDEX=1 "
+        "(OpenOptions::allow_network_index) to open the live index");
+  }
+  Manifest manifest = ParseManifest(text, store->Name(kManifestKey));
+  if (manifest.chunks_published) {
+    throw CorruptionError("open dataset " + dir + ": " + store->Name(kManifestKey) +
+                          " is not the manifest of a local snapshot");
+  }
+  return OpenManifest(std::move(store), std::move(manifest), dir, options,
+                      std::chrono::minutes(10));
+}
+
+}  // namespace engine
+}  // namespace gulpdb

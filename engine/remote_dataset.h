@@ -1,0 +1,90 @@
+// Datasets opened from a published manifest (gulpdb/remote.h): a dataset in
+// an object store ("s3://bucket/prefix"), or a local dataset on a network file
+// system read through the snapshot `gulpdb snapshot` published beside it.
+//
+// Both open the same way: GET the manifest, make sure its index snapshot is
+// in the machine's cache (engine/snapshot_cache.h), open that read-only, and
+// attach it to a Dataset::Impl. An object-store dataset also gets a
+// RemoteSource, through which the read path (engine/chunk_reader.h) fetches
+// frames with ranged GETs; a network-file-system dataset reads its chunk
+// files in place.
+//
+// Shared file systems: LMDB's lock table lives in shared memory of one host,
+// so a reader on host B cannot stop a writer on host A from reusing pages B
+// is reading. A read-only Open of a local dataset whose index is on a network
+// file system (statfs: NFS, SMB/CIFS, Lustre, FUSE, Ceph, GPFS, 9P, AFS, ...)
+// therefore never maps the live index: it reads the published snapshot, or
+// refuses with an error saying why and what to do. The environment variable
+// GULPDB_TEST_FS_TYPE (a file-system name such as "nfs", or a statfs magic
+// number) makes every path look like it is on that file system, for tests.
+//
+// Thread safety: a RemoteSource is immutable; its store is thread-safe.
+#ifndef GULPDB_ENGINE_REMOTE_DATASET_H_
+#define GULPDB_ENGINE_REMOTE_DATASET_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/manifest.h"
+#include "engine/object_store.h"
+#include "gulpdb/dataset.h"
+#include "gulpdb/remote.h"
+
+namespace gulpdb::engine {
+
+class RemoteSource {
+ public:
+  RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info);
+
+  ObjectStore& store() const { return *store_; }
+  const Manifest& manifest() const { return manifest_; }
+  // What GetRemoteInfo reports (request counters filled in on the way out).
+  RemoteInfo info() const;
+
+  // The manifest's entry for chunk `number`, or null.
+  const ManifestChunk* Chunk(uint32_t number) const;
+
+  // Reads the ranges (concurrently). `what` says what was being read, for
+  // messages. A missing object (404) or one shorter than asked (416) is a
+  // CorruptionError that says what probably happened; other failures keep
+  // their type with `what` added.
+  void Read(const std::vector<StoreRange>& ranges, const std::string& what) const;
+
+  // The CorruptionError for a chunk object the manifest names that is not
+  // there (`cause` is the store's message).
+  [[noreturn]] void ThrowMissing(const std::string& what, const std::string& cause) const;
+
+ private:
+  std::shared_ptr<ObjectStore> store_;
+  Manifest manifest_;
+  RemoteInfo info_;
+};
+
+// Copies the label2idx.json the manifest names (if any) to the local file
+// `path` (written atomically).
+void CopyPublishedLabels(const RemoteSource& source, const std::string& path);
+
+// Dataset::Open of an "s3://" URL.
+std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url, const OpenOptions& options);
+// Dataset::Exists of an "s3://" URL: is there a manifest (one HEAD)?
+bool RemoteDatasetExists(const std::string& url);
+
+// The name of the network file system holding `path` ("nfs", "fuse", ...),
+// or "" for a local one (or when statfs fails: the open that follows reports
+// that).
+std::string NetworkFileSystemName(const std::string& path);
+
+// Dataset::Open, read-only, of the local dataset `dir` whose index is on the
+// network file system `fs_name`: from its published snapshot, or an error.
+std::unique_ptr<Dataset> OpenFromPublishedSnapshot(const std::string& dir,
+                                                   const OpenOptions& options,
+                                                   const std::string& fs_name);
+
+// True when the override of the shared-file-system rule is set (the option
+// or GULPDB_ALLOW_NETWORK_INDEX=1).
+bool NetworkIndexAllowed(const OpenOptions& options);
+
+}  // namespace gulpdb::engine
+
+#endif  // GULPDB_ENGINE_REMOTE_DATASET_H_

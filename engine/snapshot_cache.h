@@ -1,0 +1,71 @@
+// The machine-local cache of index snapshots of published datasets.
+//
+// Layout (under CacheDirectory(), gulpdb/remote.h):
+//
+//   remote/<32 hex digits of SHA-256(store identity)>/
+//     .lock                    flock: one process downloads, the others wait
+//     <snapshot sha256>/data.mdb   a verified snapshot (the folder appears by rename)
+//     .download.<pid>.<n>/     a download in progress (removed under the lock)
+//
+// A snapshot is downloaded at most once per machine: the first opener takes
+// the lock, downloads into a temporary folder, checks the size and SHA-256
+// the manifest gives and walks the file with bounds-checked reads
+// (index/lmdb_verify.h), fsyncs it and renames the folder into place; the
+// others wait for the lock and find it there. Snapshots are immutable and
+// opened without LMDB's lock file (MDB_NOLOCK), so opening one is O(1) and
+// nothing is shared between machines. Every open touches its folder; when a
+// new snapshot of the same store arrives, those not opened for an hour are
+// removed (processes that still map one keep reading it: unlinking a mapped
+// file is safe).
+//
+// Thread safety: every function may be called from any thread and process.
+#ifndef GULPDB_ENGINE_SNAPSHOT_CACHE_H_
+#define GULPDB_ENGINE_SNAPSHOT_CACHE_H_
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "engine/manifest.h"
+#include "engine/object_store.h"
+#include "index/lmdb_env.h"
+
+namespace gulpdb::engine {
+
+struct CachedSnapshot {
+  std::string dir;  // holds data.mdb
+  bool downloaded = false;
+};
+
+// The snapshot `manifest` names, from the cache or downloaded from `store`
+// now. Waits up to `lock_wait` for another process downloading it. Throws
+// CorruptionError when the object is missing (named by the manifest) or does
+// not match the manifest's size and SHA-256, or is not a sound index file;
+// the store's errors otherwise; BusyError when the wait runs out.
+CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
+                              std::chrono::milliseconds lock_wait);
+
+// The snapshot in `dir` as a read-only environment without a lock file,
+// shared by every Dataset of this process that opens the same folder.
+std::shared_ptr<index::Env> OpenSnapshotEnv(const std::string& dir);
+
+// A new empty folder for temporary files under the cache
+// (CacheDirectory()/tmp/<pid>.<n>), removed with its files on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Creates `path` and its missing parents (mkdir -p).
+void MakeDirectories(const std::string& path);
+
+}  // namespace gulpdb::engine
+
+#endif  // GULPDB_ENGINE_SNAPSHOT_CACHE_H_

@@ -1,0 +1,142 @@
+// Datasets in object storage: publish a local dataset to an S3-compatible
+// store (Push), and open what was published from any number of machines
+// (Dataset::Open("s3://bucket/prefix"), read-only).
+//
+// What a push leaves under the prefix (docs/format/remote_format.md): a
+// GulpIO directory (data_N.gulp, meta_N.gmeta, label2idx.json: GulpIO and
+// GulpIO2 read it through any S3 mount), an index snapshot
+// (gulpdb.snapshots/<sha256>.mdb), and, written last, the manifest
+// gulpdb.manifest.json naming the snapshot and every chunk object with its
+// committed length, ETag and CRC-32C. Readers see whole pushes only.
+//
+// Opening: one GET of the manifest; the snapshot is downloaded once per
+// machine into the cache (CacheDirectory(); a file lock makes concurrent
+// openers download it once; its SHA-256 is checked) and opened read-only.
+// Reopening an unchanged dataset costs the manifest GET. Reads: one HTTP
+// range request per run of adjacent frames, all runs of a batch read
+// concurrently over kept-alive connections, every frame checked against its
+// CRC-32C when the index has checksums (the default).
+//
+// Consistency: chunk objects only grow, and a push never changes a byte that
+// an older manifest's reader may read (it checks the CRC-32C of each object's
+// published prefix against the local file before replacing it). Objects a
+// newer manifest no longer names (chunks emptied by compaction, old
+// snapshots) are deleted by a later push once the grace period has passed
+// since they were superseded; a reader holding an older manifest reads
+// correctly until then. One push at a time per prefix.
+//
+// Configuration: as every S3 tool (remote/s3_config.h): AWS_ENDPOINT_URL,
+// AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or
+// ~/.aws/credentials (AWS_PROFILE), AWS_REGION (default us-east-1), and
+// GULPDB_S3_* for timeouts, retries and connections. The cache is
+// $GULPDB_CACHE (or $GULPDB_CACHE_DIR), else $XDG_CACHE_HOME/gulpdb, else
+// ~/.cache/gulpdb.
+//
+// Errors: transient failures (refused or reset connections, timeouts, 5xx,
+// 503 SlowDown, truncated bodies) are retried with exponential backoff and
+// jitter, then thrown as IoError naming the URL, the object and the HTTP
+// status. HTTP 403 is AccessDeniedError naming the bucket and where the
+// credentials came from. A chunk object the manifest names that is missing
+// (404) or shorter than its committed length is a CorruptionError: it was
+// deleted or replaced behind the manifest's back, or the dataset was opened
+// from a manifest older than the grace period. No call returns wrong bytes;
+// a store that comes back serves the same Dataset again.
+//
+// Thread safety: Push and PublishSnapshot may run in any thread; run one at
+// a time per destination.
+#ifndef GULPDB_REMOTE_H_
+#define GULPDB_REMOTE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gulpdb {
+
+class Dataset;
+
+// True if `path` names a remote dataset ("s3://...").
+bool IsRemoteUrl(std::string_view path);
+
+// The local cache folder: $GULPDB_CACHE, else $GULPDB_CACHE_DIR (its older
+// name), else $XDG_CACHE_HOME/gulpdb, else $HOME/.cache/gulpdb.
+std::string CacheDirectory();
+
+// The default grace period: $GULPDB_PUSH_GRACE when set (a duration such as
+// "3600", "90s", "30m", "24h" or "7d"), else 24 hours. InvalidArgumentError
+// for a malformed value.
+std::chrono::seconds DefaultGracePeriod();
+// Parses a duration as above ("0" allowed). InvalidArgumentError naming `text`.
+std::chrono::seconds ParseDuration(std::string_view text);
+
+struct PushOptions {
+  // Objects uploaded at once (each large one also in parallel parts).
+  uint32_t jobs = 4;
+  // How long objects a push makes obsolete stay for readers of older
+  // manifests; unset: DefaultGracePeriod().
+  std::optional<std::chrono::seconds> grace;
+  // Called as bytes of chunk objects are uploaded: (bytes done, bytes to do).
+  std::function<void(uint64_t, uint64_t)> progress;
+  // Where the dataset's index lives, when not in DIR/gulpdb.index (an
+  // imported read-only GulpIO directory).
+  std::string index_dir;
+};
+
+struct PushReport {
+  bool published = false;   // false: the store was already up to date
+  uint64_t generation = 0;  // of the newest manifest, published or not
+  uint64_t chunks = 0;
+  uint64_t chunks_uploaded = 0;  // new or grown chunk objects
+  uint64_t bytes_uploaded = 0;   // of chunk objects
+  uint64_t gmeta_uploaded = 0;
+  bool snapshot_uploaded = false;
+  uint64_t snapshot_bytes = 0;
+  uint64_t objects_obsoleted = 0;  // newly superseded, kept for the grace period
+  uint64_t objects_deleted = 0;    // whose grace period was over
+  double seconds = 0;
+};
+
+// Publishes the dataset in the local directory `dir` to `url`
+// ("s3://bucket/prefix"), or the changes since the last push: new and grown
+// chunks, removals (their .gmeta rewritten), compaction (emptied chunks
+// become obsolete). Uploads objects first and the manifest last. The dataset
+// is read from one consistent index snapshot, so writers may go on meanwhile
+// (a compaction that deletes a chunk file during the push fails it; run it
+// again). Throws InvalidArgumentError for a bad URL or options, CorruptionError
+// when a local chunk no longer holds the bytes a published manifest promised
+// (the push refuses to change what older readers may read), IoError /
+// AccessDeniedError from the store, BusyError when another push published a
+// generation meanwhile. A failed push leaves the published dataset as it was.
+PushReport Push(const std::string& dir, const std::string& url, const PushOptions& options = {});
+
+// Publishes a snapshot of the index of `dir` beside it, in
+// `dir`/gulpdb.snapshot/ (the manifest format of Push, chunk files read in
+// place), for readers on other hosts of a network file system: a read-only
+// Dataset::Open of a dataset there reads the newest snapshot instead of the
+// live index (see OpenOptions::allow_network_index). Run it on the host that
+// writes the dataset, after the writes readers should see.
+PushReport PublishSnapshot(const std::string& dir, const PushOptions& options = {});
+
+// What a dataset opened from a published manifest was opened from.
+struct RemoteInfo {
+  std::string url;  // the store ("s3://bucket/prefix", or the snapshot folder)
+  uint64_t generation = 0;
+  std::string created;  // UTC, ISO 8601
+  std::string snapshot_sha256;
+  uint64_t snapshot_bytes = 0;
+  bool snapshot_downloaded = false;  // this open downloaded it (else it was cached)
+  std::string snapshot_path;         // the cached copy
+  uint64_t requests = 0;             // made by the dataset so far
+  uint64_t bytes_received = 0;
+};
+
+// Set for datasets opened from a manifest: "s3://" URLs, and local datasets
+// on a network file system read through their published snapshot.
+std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset);
+
+}  // namespace gulpdb
+
+#endif  // GULPDB_REMOTE_H_

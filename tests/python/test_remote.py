@@ -1,0 +1,448 @@
+"""Remote datasets from Python and the command line, against a real S3 server
+(s3rver) and the signature-checking, fault-injecting proxy, both started here
+on 127.0.0.1: push, read every frame back (bytes and pixels), the GulpIO2 API
+and the CLI over the URL, readers in other processes that keep their
+generation across appends and compaction, 403 and 404, a DataLoader epoch
+through a faulty network, one snapshot download for concurrent first opens,
+and the shared-file-system rule."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import boto3
+import numpy as np
+import pytest
+import torch
+from botocore.config import Config
+
+import gulpdb
+from conftest import PYTHON, SmallDataset, python_subprocess_env
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "support"))
+import s3_proxy  # noqa: E402  (tests/support/s3_proxy.py)
+
+BUCKET = "gulpdb-test"
+KEY_ID = "PYREMOTE"
+SECRET = "py-remote-secret"
+CLI = os.environ.get(
+    "GULPDB_CLI",
+    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(gulpdb.__file__))), "cli",
+                 "gulpdb"),
+)
+
+_counter = [0]
+
+
+@pytest.fixture(scope="module")
+def servers():
+    program = s3_proxy.default_s3rver_program()
+    if not os.access(program, os.X_OK):
+        pytest.fail(f"s3rver is not installed at {program}: run scripts/setup.sh")
+    with s3_proxy.S3rverProcess(BUCKET) as s3rver:
+        with s3_proxy.ProxyProcess(("127.0.0.1", s3rver.port), {KEY_ID: SECRET}) as proxy:
+            yield s3rver, proxy
+
+
+class Remote:
+    """One test's place in the bucket, and the environment that reaches it."""
+
+    def __init__(self, servers, tmp_path, monkeypatch):
+        self.s3rver, self.proxy = servers
+        self.proxy.reset()
+        self.tmp = tmp_path
+        self.monkeypatch = monkeypatch
+        _counter[0] += 1
+        self.prefix = f"py{os.getpid()}-{_counter[0]}"
+        self.url = f"s3://{BUCKET}/{self.prefix}"
+        self.use(self.s3rver.endpoint, "S3RVER", "S3RVER")
+        for name, value in {
+            "GULPDB_CACHE": str(tmp_path / "cache"),
+            "GULPDB_S3_CONNECT_TIMEOUT_MS": "2000",
+            "GULPDB_S3_STALL_TIMEOUT_MS": "5000",
+            "GULPDB_S3_REQUEST_TIMEOUT_MS": "20000",
+            "GULPDB_S3_MAX_ATTEMPTS": "5",
+            "GULPDB_S3_BACKOFF_BASE_MS": "5",
+            "GULPDB_S3_BACKOFF_MAX_MS": "50",
+            "AWS_REGION": "us-east-1",
+        }.items():
+            monkeypatch.setenv(name, value)
+        for name in ("GULPDB_CACHE_DIR", "AWS_SESSION_TOKEN", "AWS_PROFILE", "GULPDB_PUSH_GRACE",
+                     "GULPDB_TEST_FS_TYPE", "GULPDB_ALLOW_NETWORK_INDEX"):
+            monkeypatch.delenv(name, raising=False)
+
+    def use(self, endpoint, key, secret):
+        self.monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        self.monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+        self.monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+
+    def through_proxy(self, secret=SECRET):
+        self.use(self.proxy.endpoint, KEY_ID, secret)
+
+    def boto3(self):
+        return boto3.client("s3", endpoint_url=self.s3rver.endpoint, aws_access_key_id="S3RVER",
+                            aws_secret_access_key="S3RVER", region_name="us-east-1",
+                            config=Config(s3={"addressing_style": "path"}))
+
+    def key(self, name):
+        return f"{self.prefix}/{name}"
+
+
+@pytest.fixture
+def remote(servers, tmp_path, monkeypatch):
+    return Remote(servers, tmp_path, monkeypatch)
+
+
+def jpeg_digests(ds: gulpdb.Dataset):
+    """id -> SHA-256 of each frame's JPEG bytes."""
+    return {i: [hashlib.sha256(b).hexdigest() for b in ds.read_jpegs(i)] for i in ds.ids()}
+
+
+def append_videos(path, first, last):
+    with gulpdb.Dataset(path, "a", videos_per_chunk=4) as ds:
+        with ds.writer() as w:
+            from conftest import synthetic_frames
+
+            for i in range(first, last):
+                w.append(f"video_{i}", synthetic_frames(i, 4 + i % 3),
+                         {"id": f"video_{i}", "label": f"class_{i % 3}", "idx": i % 3})
+
+
+def run_cli(*args, check=True):
+    proc = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"gulpdb {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
+    return proc
+
+
+# ---- reading back -----------------------------------------------------------------------
+
+
+def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path):
+    local = SmallDataset(str(tmp_path / "local"), videos=12, frames_per_video=5)
+    report = gulpdb.push(local.path, remote.url, jobs=3)
+    assert report["published"] and report["generation"] == 1 and report["chunks"] == 3
+    with gulpdb.Dataset(local.path) as ld, gulpdb.Dataset(remote.url) as ds:
+        assert ds.is_remote and ds.read_only and ds.generation == 1
+        assert repr(ds).startswith(f"<gulpdb.Dataset '{remote.url}'")
+        assert ds.ids() == ld.ids() and len(ds) == 12 and "video_3" in ds
+        assert jpeg_digests(ds) == jpeg_digests(ld)
+        for id_ in ds.ids():
+            np.testing.assert_array_equal(ds.read(id_), local.decoded[id_])
+            np.testing.assert_array_equal(ds[id_, 1:4:2], local.decoded[id_][1:4:2])
+            assert ds.meta(id_) == local.meta[id_]
+        batch = ds.read_batch([(i, slice(0, 3)) for i in ds.ids()])
+        for id_, frames in zip(ds.ids(), batch):
+            np.testing.assert_array_equal(frames, local.decoded[id_][0:3])
+        assert ds.read_jpeg_batch(["video_1", "video_2"]) == ld.read_jpeg_batch(
+            ["video_1", "video_2"])
+        info = ds.remote_info
+        assert info["url"] == remote.url and info["snapshot_downloaded"]
+        assert os.path.isfile(info["snapshot_path"])
+        assert info["snapshot_path"].startswith(str(tmp_path / "cache"))
+    # Reopening costs one small GET (the manifest).
+    with gulpdb.Dataset(remote.url) as again:
+        info = again.remote_info
+        assert not info["snapshot_downloaded"] and info["requests"] == 1
+    assert gulpdb.Dataset.exists(remote.url)
+    assert not gulpdb.Dataset.exists(remote.url + "-nothing")
+    with pytest.raises(FileNotFoundError, match="nothing is published there"):
+        gulpdb.Dataset(remote.url + "-nothing")
+    assert not gulpdb.push(local.path, remote.url)["published"]
+
+
+def test_the_gulpio2_api_over_the_url(remote, tmp_path):
+    local = SmallDataset(str(tmp_path / "local"), videos=9, frames_per_video=4)
+    gulpdb.push(local.path, remote.url)
+    gd = gulpdb.GulpDirectory(remote.url)
+    ref = gulpdb.GulpDirectory(local.path)
+    assert gd.num_chunks == ref.num_chunks == 3
+    assert dict(gd.chunk_lookup) == dict(ref.chunk_lookup)
+    assert dict(gd.merged_meta_dict) == dict(ref.merged_meta_dict)
+    seen = 0
+    for chunk, ref_chunk in zip(gd, ref):
+        for (frames, meta), (ref_frames, ref_meta) in zip(chunk, ref_chunk):
+            assert meta == ref_meta
+            for a, b in zip(frames, ref_frames):
+                np.testing.assert_array_equal(a, b)
+            seen += 1
+    assert seen == 9
+    frames, meta = gd["video_4", 1:3]
+    assert meta == local.meta["video_4"] and len(frames) == 2
+    np.testing.assert_array_equal(frames[1], local.decoded["video_4"][2])
+    frames, _ = gd["video_5", [0, 3]]
+    np.testing.assert_array_equal(frames[1], local.decoded["video_5"][3])
+    with pytest.raises(PermissionError, match="object storage"):
+        with gd.chunk_objs_lookup[0].open("ab"):
+            pass
+    with pytest.raises(ValueError, match="read-only"):
+        gulpdb.Dataset(remote.url, "a")
+
+
+def test_an_imported_gulpio_directory_pushes_as_the_same_gulpio_directory(remote, tmp_path,
+                                                                          gulpio_copy):
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    index_dir = str(tmp_path / "elsewhere")
+    gulpdb.import_gulpio(directory, index_dir=index_dir)
+    report = gulpdb.push(directory, remote.url, index_dir=index_dir)
+    assert report["published"]
+    # The bucket holds the directory's own data and .gmeta files, byte for byte.
+    s3 = remote.boto3()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith((".gulp", ".gmeta")):
+            body = s3.get_object(Bucket=BUCKET, Key=remote.key(name))["Body"].read()
+            assert body == open(os.path.join(directory, name), "rb").read(), name
+    gd = gulpdb.GulpDirectory(remote.url)
+    ref = gulpdb.GulpDirectory(directory, index_dir=index_dir)
+    assert dict(gd.merged_meta_dict) == dict(ref.merged_meta_dict)
+    for id_ in list(ref.merged_meta_dict)[:5]:
+        frames, meta = gd[id_]
+        ref_frames, ref_meta = ref[id_]
+        assert meta == ref_meta
+        for a, b in zip(frames, ref_frames):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_the_command_line_on_urls(remote, tmp_path):
+    local = SmallDataset(str(tmp_path / "local"), videos=6, frames_per_video=3)
+    out = run_cli("push", local.path, remote.url, "--jobs", "2", "-q").stdout
+    assert "published generation 1" in out
+    info = json.loads(run_cli("info", remote.url, "--json").stdout)
+    assert info["videos"] == 6 and info["frames"] == 18 and info["path"] == remote.url
+    listed = [json.loads(line)["id"] for line in run_cli("ls", remote.url, "--json").stdout.splitlines()
+              if line.startswith("{")]
+    assert listed == gulpdb.Dataset(local.path).ids()
+    shown = json.loads(run_cli("show", remote.url, "video_2", "--json").stdout)
+    assert shown["frame_info"] == [list(f) for f in gulpdb.Dataset(local.path).info("video_2")
+                                   .frame_info]
+    run_cli("extract", remote.url, "video_2", "-o", str(tmp_path / "x"), "--frames", "0,2")
+    assert open(tmp_path / "x" / "video_2_00002.jpg", "rb").read() == \
+        gulpdb.Dataset(local.path).read_jpegs("video_2", [2])[0]
+    check = json.loads(run_cli("check", remote.url, "--deep", "--json").stdout)
+    assert check["healthy"] and check["frames"] == 18 and check["deep"]
+    run_cli("export", remote.url, "-o", str(tmp_path / "exp"))
+    run_cli("export", local.path, "-o", str(tmp_path / "exp_local"))
+    for name in sorted(os.listdir(tmp_path / "exp_local")):
+        assert open(tmp_path / "exp" / name, "rb").read() == \
+            open(tmp_path / "exp_local" / name, "rb").read()
+    # Writes are refused with a usage error that says what to do.
+    for args in (["remove", remote.url, "video_1"], ["compact", remote.url],
+                 ["create", remote.url], ["import", remote.url], ["export", remote.url]):
+        proc = run_cli(*args, check=False)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert remote.url in proc.stderr
+    assert "gulpdb push" in run_cli("remove", remote.url, "x", check=False).stderr
+    missing = run_cli("info", remote.url + "-nothing", check=False)
+    assert missing.returncode == 1 and "nothing is published there" in missing.stderr
+
+
+# ---- consistency -------------------------------------------------------------------------
+
+READER = textwrap.dedent("""
+    import hashlib, json, sys, time
+    import gulpdb
+    url, expected_path, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    expected = json.load(open(expected_path))
+    ds = gulpdb.Dataset(url)
+    print("ready", ds.generation, flush=True)
+    reads = wrong = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for id_, digests in expected.items():
+            got = [hashlib.sha256(b).hexdigest() for b in ds.read_jpegs(id_)]
+            wrong += got != digests
+            reads += 1
+    print(json.dumps({"reads": reads, "wrong": wrong, "generation": ds.generation,
+                      "videos": len(ds)}), flush=True)
+""")
+
+
+def test_a_reader_in_another_process_keeps_its_generation_across_appends_and_compaction(
+        remote, tmp_path):
+    path = str(tmp_path / "local")
+    append_videos(path, 0, 10)
+    gulpdb.push(path, remote.url)
+    expected = jpeg_digests(gulpdb.Dataset(path))
+    expected_path = tmp_path / "expected.json"
+    expected_path.write_text(json.dumps(expected))
+    reader = subprocess.Popen([PYTHON, "-c", READER, remote.url, str(expected_path), "6"],
+                              stdout=subprocess.PIPE, text=True, env=python_subprocess_env())
+    try:
+        assert reader.stdout.readline().split() == ["ready", "1"]
+        append_videos(path, 10, 16)  # grows the last chunk object, adds new ones
+        assert gulpdb.push(path, remote.url)["generation"] == 2
+        with gulpdb.Dataset(path, "r+") as ds:
+            ds.remove(["video_0", "video_1", "video_5", "video_6"])
+        assert subprocess.run([CLI, "compact", path, "-q"], capture_output=True).returncode == 0
+        report = gulpdb.push(path, remote.url)
+        assert report["generation"] == 3 and report["objects_obsoleted"] >= 2
+        out = json.loads(reader.stdout.readline())
+    finally:
+        reader.kill()
+        reader.wait()
+    assert out["wrong"] == 0 and out["reads"] > 20 and out["generation"] == 1
+    assert out["videos"] == 10
+    with gulpdb.Dataset(remote.url) as ds:
+        assert ds.generation == 3 and len(ds) == 12
+        assert jpeg_digests(ds) == jpeg_digests(gulpdb.Dataset(path))
+    with gulpdb.Dataset(remote.url, generation=1) as old:
+        assert jpeg_digests(old) == expected
+
+
+def test_a_wrong_secret_key_is_a_permission_error_naming_the_bucket(remote, tmp_path):
+    local = SmallDataset(str(tmp_path / "local"), videos=3, frames_per_video=2)
+    gulpdb.push(local.path, remote.url)
+    remote.through_proxy(secret="wrong")
+    with pytest.raises(PermissionError, match=f"access denied to bucket '{BUCKET}'") as e:
+        gulpdb.Dataset(remote.url)
+    assert "SignatureDoesNotMatch" in str(e.value) and KEY_ID in str(e.value)
+    assert remote.proxy.stats()["signature_failures"] >= 1
+    remote.through_proxy()
+    assert len(gulpdb.Dataset(remote.url)) == 3
+
+
+def test_an_object_deleted_behind_the_manifests_back_is_a_corruption_error(remote, tmp_path):
+    local = SmallDataset(str(tmp_path / "local"), videos=8, frames_per_video=2)
+    gulpdb.push(local.path, remote.url)
+    ds = gulpdb.Dataset(remote.url)
+    remote.boto3().delete_object(Bucket=BUCKET, Key=remote.key("data_1.gulp"))
+    ds.read("video_0")
+    with pytest.raises(gulpdb.CorruptionError, match="deleted behind the manifest's back") as e:
+        ds.read("video_5")
+    assert f"{remote.url}/data_1.gulp" in str(e.value) and "404" in str(e.value)
+    assert not gulpdb.check(remote.url)["healthy"]
+
+
+# ---- training ----------------------------------------------------------------------------
+
+
+class _Checked(torch.utils.data.Dataset):
+    """Wraps a VideoDataset: each item is (index, SHA-256 of the clip) or (index, error)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __len__(self):
+        return len(self.inner)
+
+    def __getitem__(self, index):
+        try:
+            clip, _ = self.inner[index]
+        except OSError as e:
+            return index, "error: " + str(e)
+        return index, hashlib.sha256(clip.numpy().tobytes()).hexdigest()
+
+
+def test_a_dataloader_epoch_through_a_faulty_network_is_right_or_an_error(remote, tmp_path):
+    import gulpdb.torch as gtorch
+
+    local = SmallDataset(str(tmp_path / "local"), videos=24, frames_per_video=4)
+    remote.through_proxy()
+    gulpdb.push(local.path, remote.url)
+    want = [hashlib.sha256(np.ascontiguousarray(local.decoded[i]).tobytes()).hexdigest()
+            for i in local.ids]
+    dataset = gtorch.VideoDataset(remote.url, label="label", ids=local.ids)
+    for seed, kind in enumerate(["drop_body", "truncate", "slowdown", "reset", "shift_range",
+                                 "error500"]):
+        remote.proxy.add_fault(kind=kind, fraction=0.05, seed=seed, method="GET",
+                               path="/data_")
+    remote.proxy.add_fault(kind="delay", fraction=0.1, seed=99, delay_ms=150, method="GET")
+    loader = torch.utils.data.DataLoader(_Checked(dataset), batch_size=None, num_workers=2,
+                                         multiprocessing_context="fork")
+    results = dict(loader)
+    assert sorted(results) == list(range(24))
+    errors = [r for r in results.values() if r.startswith("error")]
+    for index, digest in results.items():
+        if not digest.startswith("error"):
+            assert digest == want[index], f"wrong pixels for {local.ids[index]}"
+    assert remote.proxy.stats()["faults_injected"] >= 5
+    assert len(errors) <= 4, errors
+
+
+def test_spawned_workers_read_the_generation_their_parent_opened(remote, tmp_path):
+    import gulpdb.torch as gtorch
+
+    path = str(tmp_path / "local")
+    append_videos(path, 0, 6)
+    gulpdb.push(path, remote.url)
+    want = {i: np.ascontiguousarray(a).tobytes() for i, a in
+            ((i, gulpdb.Dataset(path).read(i)) for i in gulpdb.Dataset(path).ids())}
+    dataset = gtorch.VideoDataset(remote.url)  # generation 1
+    with gulpdb.Dataset(path, "r+") as ds:
+        ds.remove(["video_2"])
+    assert gulpdb.push(path, remote.url)["generation"] == 2
+    loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=2,
+                                         multiprocessing_context="spawn")
+    clips = [clip.numpy().tobytes() for clip in loader]
+    assert clips == [want[i] for i in dataset.ids]  # video_2 included: generation 1
+
+
+# ---- one download per machine, shared file systems, the cache --------------------------
+
+OPENER = textwrap.dedent("""
+    import sys, time
+    import gulpdb
+    start = float(sys.argv[2])
+    time.sleep(max(0.0, start - time.time()))
+    ds = gulpdb.Dataset(sys.argv[1])
+    print(len(ds), ds.remote_info["snapshot_downloaded"])
+""")
+
+
+def test_concurrent_first_opens_download_the_snapshot_once(remote, tmp_path):
+    path = str(tmp_path / "local")
+    append_videos(path, 0, 40)
+    remote.through_proxy()
+    gulpdb.push(path, remote.url)
+    remote.proxy.reset()
+    remote.proxy.add_fault(kind="delay", delay_ms=300, method="GET", path="gulpdb.snapshots")
+    start = time.time() + 1.5
+    procs = [subprocess.Popen([PYTHON, "-c", OPENER, remote.url, str(start)],
+                              stdout=subprocess.PIPE, text=True, env=python_subprocess_env())
+             for _ in range(4)]
+    outputs = [p.communicate(timeout=60)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sorted(o[1] for o in outputs) == ["False", "False", "False", "True"]
+    assert all(o[0] == "40" for o in outputs)
+    snapshot_gets = [e for e in remote.proxy.log()
+                     if e["method"] == "GET" and "gulpdb.snapshots/" in e["path"]]
+    assert len(snapshot_gets) == 1
+
+
+def test_a_network_file_system_reads_the_published_snapshot_or_refuses(remote, tmp_path,
+                                                                       monkeypatch):
+    local = SmallDataset(str(tmp_path / "local"), videos=5, frames_per_video=2)
+    monkeypatch.setenv("GULPDB_TEST_FS_TYPE", "lustre")
+    with pytest.raises(OSError, match="network file system \\(lustre\\)") as e:
+        gulpdb.Dataset(local.path)
+    assert f"gulpdb snapshot {local.path}" in str(e.value)
+    out = run_cli("snapshot", local.path).stdout
+    assert "published generation 1" in out
+    with gulpdb.Dataset(local.path) as ds:
+        assert ds.remote_info["generation"] == 1 and len(ds) == 5
+        np.testing.assert_array_equal(ds.read("video_3"), local.decoded["video_3"])
+    gd = gulpdb.GulpDirectory(local.path)
+    assert gd["video_4"][1] == local.meta["video_4"]
+    with gulpdb.Dataset(local.path, allow_network_index=True) as live:
+        assert live.remote_info is None
+
+
+def test_the_cache_variable_and_its_older_name(monkeypatch, tmp_path):
+    from gulpdb._index_cache import cache_root
+
+    monkeypatch.setenv("GULPDB_CACHE_DIR", str(tmp_path / "old"))
+    monkeypatch.delenv("GULPDB_CACHE", raising=False)
+    assert cache_root() == gulpdb._gulpdb.cache_directory() == str(tmp_path / "old")
+    monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "new"))
+    assert cache_root() == gulpdb._gulpdb.cache_directory() == str(tmp_path / "new")
+    monkeypatch.delenv("GULPDB_CACHE")
+    monkeypatch.delenv("GULPDB_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == gulpdb._gulpdb.cache_directory() == str(tmp_path / "xdg" / "gulpdb")

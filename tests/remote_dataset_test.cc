@@ -1,0 +1,746 @@
+// Remote datasets end to end, against a real S3 server (s3rver) started by
+// the suite, and the signature-checking, fault-injecting proxy in front of
+// it: push, read every frame back, reopen cheaply, keep old readers right
+// across appends and compaction, refuse to change promised bytes, survive a
+// server restart, and say clearly what a 403 or a 404 means. Also the
+// shared-file-system rule (a read-only open on a network file system reads
+// the published snapshot or refuses), through the GULPDB_TEST_FS_TYPE hook.
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/manifest.h"
+#include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
+#include "gulpdb/interop.h"
+#include "gulpdb/maintenance.h"
+#include "gulpdb/remote.h"
+#include "remote/s3_client.h"
+#include "support/remote_fixture.h"
+#include "support/s3_server.h"
+#include "support/test_util.h"
+
+namespace gulpdb {
+namespace {
+
+using test::S3ProxyServer;
+using test::S3rverServer;
+using test::TempDir;
+
+test::S3rverServer& Server() {
+  static std::unique_ptr<S3rverServer> server = std::make_unique<S3rverServer>();
+  return *server;
+}
+
+test::S3ProxyServer& Proxy() {
+  static std::unique_ptr<S3ProxyServer> proxy = std::make_unique<S3ProxyServer>(Server().port());
+  proxy->Reset();
+  return *proxy;
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Sets environment variables for its lifetime (Dataset::Open and Push read
+// their S3 configuration from the environment, as every S3 tool does).
+class ScopedEnv {
+ public:
+  void Set(const std::string& name, const std::string& value) {
+    if (saved_.count(name) == 0) {
+      const char* old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  void Unset(const std::string& name) {
+    if (saved_.count(name) == 0) {
+      const char* old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    ::unsetenv(name.c_str());
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// A test's world: the client configured for an endpoint (s3rver directly by
+// default), a private cache, short timeouts and fast retries.
+struct World {
+  TempDir tmp;
+  ScopedEnv env;
+  std::string prefix = test::UniquePrefix("ds");
+  std::string url;
+
+  explicit World(const std::string& endpoint = Server().endpoint(),
+                 const std::string& key = S3rverServer::kAccessKey,
+                 const std::string& secret = S3rverServer::kSecretKey) {
+    url = "s3://" + Server().bucket() + "/" + prefix.substr(0, prefix.size() - 1);
+    UseEndpoint(endpoint, key, secret);
+    env.Set("GULPDB_CACHE", tmp / "cache");
+    env.Unset("GULPDB_CACHE_DIR");
+    env.Set("GULPDB_S3_CONNECT_TIMEOUT_MS", "2000");
+    env.Set("GULPDB_S3_STALL_TIMEOUT_MS", "5000");
+    env.Set("GULPDB_S3_REQUEST_TIMEOUT_MS", "20000");
+    env.Set("GULPDB_S3_MAX_ATTEMPTS", "4");
+    env.Set("GULPDB_S3_BACKOFF_BASE_MS", "5");
+    env.Set("GULPDB_S3_BACKOFF_MAX_MS", "40");
+    env.Set("AWS_REGION", "us-east-1");
+    env.Unset("AWS_SESSION_TOKEN");
+    env.Unset("AWS_PROFILE");
+    env.Unset("GULPDB_PUSH_GRACE");
+    env.Unset("GULPDB_TEST_FS_TYPE");
+    env.Unset("GULPDB_ALLOW_NETWORK_INDEX");
+  }
+
+  void UseEndpoint(const std::string& endpoint, const std::string& key, const std::string& secret) {
+    env.Set("AWS_ENDPOINT_URL", endpoint);
+    env.Set("AWS_ACCESS_KEY_ID", key);
+    env.Set("AWS_SECRET_ACCESS_KEY", secret);
+  }
+
+  // A new, empty cache: the next open is a machine's first.
+  void FreshCache(const std::string& name) { env.Set("GULPDB_CACHE", tmp / name); }
+
+  // A client of the bucket, for looking behind the dataset's back.
+  std::unique_ptr<remote::S3Client> Client() const {
+    return std::make_unique<remote::S3Client>(
+        test::TestConfig(Server().endpoint(), S3rverServer::kAccessKey, S3rverServer::kSecretKey),
+        Server().bucket());
+  }
+  std::string Key(const std::string& name) const { return prefix + name; }
+};
+
+// Appends the fixture videos [first, last) of frames_src, as ids "v<n>".
+void AppendFixtureVideos(const std::string& dir, int first, int last,
+                         uint32_t videos_per_chunk = 4) {
+  std::unique_ptr<Dataset> ds;
+  if (Dataset::Exists(dir)) {
+    OpenOptions rw;
+    rw.read_only = false;
+    ds = Dataset::Open(dir, rw);
+  } else {
+    CreateOptions c;
+    c.videos_per_chunk = videos_per_chunk;
+    ds = Dataset::Create(dir, c);
+  }
+  auto writer = ds->NewWriter();
+  for (int i = first; i < last; ++i) {
+    const std::vector<std::string> frames = test::FixtureFrames(std::to_string(i % 22));
+    writer->Append("v" + std::to_string(i), test::Views(frames),
+                   "{\"label\": \"c" + std::to_string(i % 3) + "\"}");
+  }
+  writer->Commit();
+}
+
+// Every id's JPEG bytes, for comparisons after the local dataset changed.
+std::map<std::string, std::vector<std::string>> AllJpegs(const Dataset& ds) {
+  std::map<std::string, std::vector<std::string>> out;
+  for (const std::string& id : ds.Ids()) {
+    const JpegFrames jpegs = ds.ReadJpegs(id);
+    for (size_t i = 0; i < jpegs.size(); ++i) out[id].emplace_back(jpegs[i]);
+  }
+  return out;
+}
+
+void ExpectSameJpegs(const Dataset& ds,
+                     const std::map<std::string, std::vector<std::string>>& want) {
+  for (const auto& [id, frames] : want) {
+    const JpegFrames got = ds.ReadJpegs(id);
+    BOOST_REQUIRE_EQUAL(got.size(), frames.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      BOOST_REQUIRE_MESSAGE(got[i] == frames[i], "id " << id << " frame " << i);
+    }
+  }
+}
+
+std::vector<FrameRequest> AllRequests(const Dataset& ds) {
+  std::vector<FrameRequest> requests;
+  for (const std::string& id : ds.Ids()) requests.push_back(FrameRequest{id, Selection::All()});
+  return requests;
+}
+
+uint64_t Requests(const Dataset& ds) { return GetRemoteInfo(ds)->requests; }
+
+engine::Manifest PublishedManifest(const World& w, remote::S3Client& client) {
+  return engine::ParseManifest(client.Get(w.Key(engine::kManifestKey)), "test");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(remote_dataset_test)
+
+BOOST_AUTO_TEST_CASE(push_then_every_frame_reads_back_byte_and_pixel_exact) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 22);
+  const PushReport report = Push(dir, w.url);
+  BOOST_TEST(report.published);
+  BOOST_TEST(report.generation == 1u);
+  BOOST_TEST(report.chunks == 6u);
+  BOOST_TEST(report.chunks_uploaded == 6u);
+
+  auto local = Dataset::Open(dir);
+  auto remote_ds = Dataset::Open(w.url);
+  BOOST_TEST(remote_ds->dir() == w.url);
+  BOOST_TEST(remote_ds->read_only());
+  BOOST_TEST(remote_ds->Ids() == local->Ids(), boost::test_tools::per_element());
+  BOOST_TEST(remote_ds->Stats().frames == local->Stats().frames);
+  ExpectSameJpegs(*remote_ds, AllJpegs(*local));
+  // Pixels, one video at a time and as one batch.
+  const std::vector<FrameRequest> requests = AllRequests(*local);
+  const std::vector<DecodedFrames> want = local->ReadBatch(requests);
+  const std::vector<DecodedFrames> got = remote_ds->ReadBatch(requests);
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    BOOST_REQUIRE_EQUAL(got[r].byte_size(), want[r].byte_size());
+    BOOST_TEST(std::memcmp(got[r].data(0), want[r].data(0), got[r].byte_size()) == 0);
+    const DecodedFrames one = remote_ds->ReadFrames(requests[r].id, Selection::Slice(1, 3, 1));
+    const DecodedFrames ref = local->ReadFrames(requests[r].id, Selection::Slice(1, 3, 1));
+    BOOST_REQUIRE_EQUAL(one.size(), ref.size());
+    if (!one.empty()) BOOST_TEST(std::memcmp(one.data(0), ref.data(0), one.byte_size()) == 0);
+  }
+  // Meta and chunk records come from the snapshot.
+  BOOST_TEST(remote_ds->Get("v5").meta_data == local->Get("v5").meta_data);
+  BOOST_TEST(remote_ds->Chunks().size() == local->Chunks().size());
+  // The bucket is a GulpIO directory: data and .gmeta objects side by side.
+  auto client = w.Client();
+  BOOST_TEST(client->Get(w.Key("meta_0.gmeta")).substr(0, 6) == "{\"v0\":");
+  BOOST_TEST(client->Head(w.Key("data_5.gulp")).size == local->Chunks()[5].committed_length);
+  // A deep check over the URL reads every frame and finds nothing wrong.
+  CheckOptions deep;
+  deep.deep = true;
+  const CheckReport check = Check(w.url, deep);
+  BOOST_TEST(check.healthy());
+  BOOST_TEST(check.frames == local->Stats().frames);
+}
+
+BOOST_AUTO_TEST_CASE(large_chunks_upload_in_parts_and_read_back) {
+  S3ProxyServer& proxy = Proxy();
+  World w(proxy.endpoint(), S3ProxyServer::kAccessKey, S3ProxyServer::kSecretKey);
+  w.env.Set("GULPDB_S3_MULTIPART_THRESHOLD", std::to_string(6u << 20));
+  w.env.Set("GULPDB_S3_PART_SIZE", std::to_string(5u << 20));
+  const std::string dir = w.tmp / "local";
+  std::vector<std::string> frames;
+  for (uint32_t i = 0; i < 13; ++i) frames.push_back(test::FakeJpeg(1000003 + i, i));
+  {
+    auto ds = Dataset::Create(dir);
+    auto writer = ds->NewWriter();
+    writer->Append("big", test::Views(frames), "{}");
+    writer->Commit();
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> progress;
+  PushOptions options;
+  options.progress = [&](uint64_t done, uint64_t total) { progress.emplace_back(done, total); };
+  const PushReport report = Push(dir, w.url, options);
+  BOOST_TEST(report.bytes_uploaded > (13u << 20) - (1u << 20));
+  BOOST_REQUIRE(!progress.empty());
+  BOOST_TEST(progress.back().first == progress.back().second);
+  const std::string log = proxy.Log();
+  BOOST_TEST(Contains(log, "data_0.gulp?partNumber=3"), log.substr(0, 2000));
+  BOOST_TEST(proxy.Stats().signature_failures == 0u);
+  auto ds = Dataset::Open(w.url);
+  const JpegFrames got = ds->ReadJpegs("big");
+  BOOST_REQUIRE_EQUAL(got.size(), frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) BOOST_TEST(got[i] == frames[i]);
+}
+
+BOOST_AUTO_TEST_CASE(one_range_request_per_run_and_a_batch_issues_them_together) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 8);
+  Push(dir, w.url);
+  auto ds = Dataset::Open(w.url);
+  uint64_t before = Requests(*ds);
+  ds->ReadJpegs("v1", Selection::Slice(0, 3, 1));  // three adjacent frames: one run
+  BOOST_TEST(Requests(*ds) - before == 1u);
+  before = Requests(*ds);
+  ds->ReadJpegs("v1", Selection::Indices({0, 2}));  // two runs
+  BOOST_TEST(Requests(*ds) - before == 2u);
+  before = Requests(*ds);
+  std::vector<FrameRequest> batch;
+  for (int i = 0; i < 8; ++i) batch.push_back({"v" + std::to_string(i), Selection::Slice(0, 2, 1)});
+  ds->ReadJpegBatch(batch);
+  BOOST_TEST(Requests(*ds) - before == 8u);
+
+  // Concurrently: with every GET delayed by 400 ms, 8 clips take about one
+  // delay, not eight.
+  S3ProxyServer& proxy = Proxy();
+  w.UseEndpoint(proxy.endpoint(), S3ProxyServer::kAccessKey, S3ProxyServer::kSecretKey);
+  auto through_proxy = Dataset::Open(w.url);
+  proxy.AddFault(R"({"kind": "delay", "delay_ms": 400, "count": 8, "method": "GET"})");
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<JpegFrames> got = through_proxy->ReadJpegBatch(batch);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  BOOST_TEST(proxy.Stats().faults_injected == 8u);
+  BOOST_TEST(seconds < 4 * 0.4, "8 delayed requests took " << seconds << " s: not concurrent");
+  const JpegFrames v3 = ds->ReadJpegs("v3");
+  BOOST_TEST(got[3][0] == v3[0]);
+}
+
+BOOST_AUTO_TEST_CASE(reopening_an_unchanged_dataset_costs_one_small_get) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 6);
+  Push(dir, w.url);
+  {
+    auto first = Dataset::Open(w.url);
+    const RemoteInfo info = *GetRemoteInfo(*first);
+    BOOST_TEST(info.snapshot_downloaded);
+    BOOST_TEST(info.requests == 2u);  // the manifest, the snapshot
+    BOOST_TEST(info.generation == 1u);
+  }
+  auto again = Dataset::Open(w.url);
+  const RemoteInfo info = *GetRemoteInfo(*again);
+  BOOST_TEST(!info.snapshot_downloaded);
+  BOOST_TEST(info.requests == 1u);
+  BOOST_TEST(info.bytes_received < 8192u);
+  // Pushing an unchanged dataset publishes nothing.
+  const PushReport report = Push(dir, w.url);
+  BOOST_TEST(!report.published);
+  BOOST_TEST(report.generation == 1u);
+  BOOST_TEST(report.chunks_uploaded == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(old_readers_keep_reading_across_appends_and_compaction) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 10);
+  Push(dir, w.url);
+  auto reader1 = Dataset::Open(w.url);
+  const auto want1 = AllJpegs(*Dataset::Open(dir));
+
+  // Appends grow the last chunk object and add new ones.
+  AppendFixtureVideos(dir, 10, 15);
+  const PushReport appended = Push(dir, w.url);
+  BOOST_TEST(appended.generation == 2u);
+  BOOST_TEST(appended.chunks_uploaded >= 2u);
+  ExpectSameJpegs(*reader1, want1);
+  BOOST_TEST(reader1->Count() == 10u);
+
+  // Removal + compaction: chunks are emptied, their objects kept for the
+  // grace period.
+  {
+    OpenOptions rw;
+    rw.read_only = false;
+    auto local = Dataset::Open(dir, rw);
+    local->Remove({"v1", "v2", "v5", "v6"});
+    Compact(*local);
+  }
+  const PushReport compacted = Push(dir, w.url);
+  BOOST_TEST(compacted.generation == 3u);
+  BOOST_TEST(compacted.objects_obsoleted >= 1u);
+  BOOST_TEST(compacted.objects_deleted == 0u);
+  ExpectSameJpegs(*reader1, want1);
+  const auto want3 = AllJpegs(*Dataset::Open(dir));
+  auto reader3 = Dataset::Open(w.url);
+  BOOST_TEST(reader3->Count() == 11u);
+  ExpectSameJpegs(*reader3, want3);
+  // A pinned generation opens as it was published.
+  OpenOptions pinned;
+  pinned.generation = 1;
+  auto again1 = Dataset::Open(w.url, pinned);
+  BOOST_TEST(again1->Count() == 10u);
+  ExpectSameJpegs(*again1, want1);
+
+  // Once the grace period is over, a later push deletes what compaction made
+  // obsolete: the old reader then gets a CorruptionError that says why.
+  PushOptions no_grace;
+  no_grace.grace = std::chrono::seconds(0);
+  AppendFixtureVideos(dir, 15, 16);
+  const PushReport later = Push(dir, w.url, no_grace);
+  BOOST_TEST(later.objects_deleted >= 1u);
+  bool failed = false;
+  for (const auto& [id, frames] : want1) {
+    try {
+      reader1->ReadJpegs(id);
+    } catch (const CorruptionError& e) {
+      failed = true;
+      BOOST_TEST(Contains(e.what(), "grace period"));
+      BOOST_TEST(Contains(e.what(), "deleted behind the manifest's back"));
+      break;
+    }
+  }
+  BOOST_TEST(failed, "a reader of generation 1 read after its objects were deleted");
+  ExpectSameJpegs(*Dataset::Open(w.url), AllJpegs(*Dataset::Open(dir)));
+  // The next push deletes generation 1's manifest copy too (superseded by
+  // generation 3's push, grace now 0).
+  AppendFixtureVideos(dir, 16, 17);
+  Push(dir, w.url, no_grace);
+  BOOST_CHECK_THROW(Dataset::Open(w.url, pinned), NotFoundError);
+}
+
+BOOST_AUTO_TEST_CASE(push_refuses_to_change_bytes_an_older_reader_may_read) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 6);  // chunks 0 (4 videos) and 1 (2 videos, open)
+  Push(dir, w.url);
+  auto client = w.Client();
+  const std::string before = client->Get(w.Key("data_1.gulp"));
+  // The local chunk is rewritten inside its published bytes, then grows.
+  {
+    const std::string path = dir + "/data_1.gulp";
+    std::string bytes = test::ReadFile(path);
+    bytes[100] = static_cast<char>(bytes[100] ^ 0x40);
+    test::WriteFile(path, bytes);
+  }
+  AppendFixtureVideos(dir, 6, 7);
+  try {
+    Push(dir, w.url);
+    BOOST_FAIL("push changed published bytes");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(Contains(e.what(), "data_1.gulp"));
+    BOOST_TEST(Contains(e.what(), "CRC-32C"));
+  }
+  BOOST_TEST(client->Get(w.Key("data_1.gulp")) == before);
+  BOOST_TEST(PublishedManifest(w, *client).generation == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_server_killed_in_the_middle_of_reads_comes_back_to_the_same_dataset) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 8);
+  Push(dir, w.url);
+  const auto want = AllJpegs(*Dataset::Open(dir));
+  auto ds = Dataset::Open(w.url);
+  ExpectSameJpegs(*ds, want);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0}, failures{0}, successes{0};
+  std::string failure_text;
+  std::mutex mutex;
+  std::thread reader([&] {
+    while (!stop) {
+      for (const auto& [id, frames] : want) {
+        try {
+          const JpegFrames got = ds->ReadJpegs(id);
+          for (size_t i = 0; i < got.size(); ++i) {
+            if (got[i] != frames[i]) ++wrong;
+          }
+          ++successes;
+        } catch (const IoError& e) {
+          ++failures;
+          std::lock_guard<std::mutex> lock(mutex);
+          failure_text = e.what();
+        }
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Server().Stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const int failed_while_down = failures.load();
+  Server().Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const int successes_after = successes.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  stop = true;
+  reader.join();
+  BOOST_TEST(wrong.load() == 0);
+  BOOST_TEST(failed_while_down > 0);
+  BOOST_TEST(successes.load() > successes_after, "no read succeeded after the restart");
+  BOOST_TEST(Contains(failure_text, w.url + "/data_"), failure_text);
+  BOOST_TEST(Contains(failure_text, "attempts"), failure_text);
+  ExpectSameJpegs(*ds, want);
+}
+
+BOOST_AUTO_TEST_CASE(a_wrong_secret_key_is_an_access_denied_error_naming_the_bucket) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 3);
+  Push(dir, w.url);
+  S3ProxyServer& proxy = Proxy();
+  w.UseEndpoint(proxy.endpoint(), S3ProxyServer::kAccessKey, "not-the-secret");
+  try {
+    Dataset::Open(w.url);
+    BOOST_FAIL("opened with a wrong secret key");
+  } catch (const AccessDeniedError& e) {
+    BOOST_TEST(Contains(e.what(), "bucket '" + Server().bucket() + "'"), e.what());
+    BOOST_TEST(Contains(e.what(), "SignatureDoesNotMatch"), e.what());
+  }
+  BOOST_TEST(proxy.Stats().signature_failures >= 1u);
+  BOOST_CHECK_THROW(Push(dir, w.url), AccessDeniedError);
+  // The right key through the same proxy works.
+  w.UseEndpoint(proxy.endpoint(), S3ProxyServer::kAccessKey, S3ProxyServer::kSecretKey);
+  BOOST_TEST(Dataset::Open(w.url)->Count() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(an_object_deleted_behind_the_manifests_back_is_a_corruption_error) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 8);
+  Push(dir, w.url);
+  auto ds = Dataset::Open(w.url);
+  w.Client()->Delete(w.Key("data_1.gulp"));
+  BOOST_TEST(ds->ReadJpegs("v0").size() > 0u);  // chunk 0 is still there
+  try {
+    ds->ReadJpegs("v5");  // chunk 1
+    BOOST_FAIL("read a deleted object");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(Contains(e.what(), w.url + "/data_1.gulp"), e.what());
+    BOOST_TEST(Contains(e.what(), "404"), e.what());
+    BOOST_TEST(Contains(e.what(), "deleted behind the manifest's back"), e.what());
+  }
+  const CheckReport check = Check(w.url);
+  BOOST_TEST(!check.healthy());
+  BOOST_TEST(Contains(check.problems.at(0).where, "data_1.gulp"));
+}
+
+BOOST_AUTO_TEST_CASE(an_object_changed_behind_the_manifests_back_is_a_checksum_error) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 4);
+  Push(dir, w.url);
+  auto ds = Dataset::Open(w.url);  // verify_checksums off: remote reads check anyway
+  auto client = w.Client();
+  std::string bytes = client->Get(w.Key("data_0.gulp"));
+  const VideoInfo v2 = ds->Get("v2");
+  bytes[v2.frames[0].offset + 200] ^= 0x01;  // inside the first frame of v2, same size
+  client->Put(w.Key("data_0.gulp"), bytes);
+  try {
+    ds->ReadFrames("v2");
+    BOOST_FAIL("read bytes that changed behind the manifest's back");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(Contains(e.what(), "checksum mismatch"), e.what());
+    BOOST_TEST(Contains(e.what(), w.url + "/data_0.gulp"), e.what());
+  }
+  BOOST_TEST(ds->ReadJpegs("v1").size() == 3u);  // the rest of the object is intact
+}
+
+BOOST_AUTO_TEST_CASE(faults_on_the_wire_give_exact_bytes_or_an_error_never_wrong_bytes) {
+  World w(Proxy().endpoint(), S3ProxyServer::kAccessKey, S3ProxyServer::kSecretKey);
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 12);
+  Push(dir, w.url);
+  const auto want = AllJpegs(*Dataset::Open(dir));
+  auto ds = Dataset::Open(w.url);
+  S3ProxyServer& proxy = Proxy();
+  int seed = 1;
+  for (const char* kind :
+       {"drop_body", "truncate", "slowdown", "reset", "shift_range", "error500", "delay"}) {
+    proxy.AddFault(std::string(R"({"kind": ")") + kind +
+                   R"(", "fraction": 0.04, "method": "GET", "seed": )" + std::to_string(seed++) +
+                   "}");
+  }
+  int ok = 0, errors = 0;
+  std::vector<FrameRequest> batch = AllRequests(*ds);
+  for (int round = 0; round < 12; ++round) {
+    try {
+      const std::vector<JpegFrames> got = ds->ReadJpegBatch(batch);
+      for (size_t r = 0; r < batch.size(); ++r) {
+        const auto& frames = want.at(batch[r].id);
+        BOOST_REQUIRE_EQUAL(got[r].size(), frames.size());
+        for (size_t i = 0; i < frames.size(); ++i) {
+          BOOST_REQUIRE_MESSAGE(got[r][i] == frames[i], "wrong bytes: " << batch[r].id << " " << i);
+        }
+      }
+      ++ok;
+    } catch (const IoError& e) {
+      ++errors;  // retries ran out: allowed, never wrong bytes
+      BOOST_TEST_MESSAGE("a batch failed: " << e.what());
+    }
+  }
+  BOOST_TEST(proxy.Stats().faults_injected > 10u);
+  BOOST_TEST(ok >= 8, ok << " of 12 batches succeeded");
+  BOOST_TEST_MESSAGE(ok << " batches exact, " << errors << " failed after retries");
+  // A server that answers a range with the whole object is an error (the
+  // client does not retry it: such a server would keep doing it).
+  proxy.Reset();
+  proxy.AddFault(R"({"kind": "ignore_range", "count": 1, "method": "GET"})");
+  try {
+    ds->ReadJpegs("v5", Selection::Slice(1, 2, 1));
+    BOOST_FAIL("a whole object was taken for a range");
+  } catch (const IoError& e) {
+    BOOST_TEST(Contains(e.what(), "ignored the Range header"), e.what());
+  }
+  BOOST_TEST(ds->ReadJpegs("v5", Selection::Slice(1, 2, 1))[0] == want.at("v5")[1]);
+}
+
+BOOST_AUTO_TEST_CASE(a_snapshot_or_manifest_that_lies_is_refused) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 6);
+  Push(dir, w.url);
+  auto client = w.Client();
+  engine::Manifest m = PublishedManifest(w, *client);
+
+  // A committed length smaller than the chunk's frames: reads stop there.
+  engine::Manifest shorter = m;
+  shorter.chunks[1].committed_length = 10;
+  client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(shorter));
+  try {
+    Dataset::Open(w.url)->ReadJpegs("v5");
+    BOOST_FAIL("read past the committed length");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(Contains(e.what(), "past its committed length 10"), e.what());
+  }
+
+  // A snapshot object that is not the one the manifest names.
+  const std::string snapshot = client->Get(w.Key(m.snapshot_key));
+  client->Put(w.Key(m.snapshot_key),
+              snapshot.substr(0, snapshot.size() - 4096) + std::string(4096, 'x'));
+  client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
+  w.FreshCache("cache2");
+  try {
+    Dataset::Open(w.url);
+    BOOST_FAIL("opened a snapshot that does not match its manifest");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(Contains(e.what(), "SHA-256"), e.what());
+  }
+  // Nothing of it stays in the cache.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(w.tmp / "cache2")) {
+    BOOST_TEST(e.path().filename() != "data.mdb", "a bad snapshot stayed in the cache");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(manifests_that_are_not_understood_are_corruption_errors) {
+  engine::Manifest m;
+  m.generation = 7;
+  m.created_unix = 1700000000;
+  m.creator = "gulpdb test";
+  m.snapshot_key = engine::SnapshotKey(std::string(64, 'a'));
+  m.snapshot_size = 4096;
+  m.snapshot_sha256 = std::string(64, 'a');
+  m.grace_seconds = 60;
+  engine::ManifestChunk c;
+  c.number = 3;
+  c.key = "data_3.gulp";
+  c.committed_length = 100;
+  c.crc32c = 0xdeadbeef;
+  c.etag = "\"e\\\"tag\"";
+  m.chunks.push_back(c);
+  engine::ManifestObsolete o;
+  o.key = "data_1.gulp";
+  o.since_unix = 1699999999;
+  m.obsolete.push_back(o);
+  const std::string text = engine::SerializeManifest(m);
+  const engine::Manifest back = engine::ParseManifest(text, "t");
+  BOOST_TEST(engine::SerializeManifest(back) == text);
+  BOOST_TEST(back.chunks.at(0).etag == c.etag);
+  BOOST_TEST(*back.chunks.at(0).crc32c == 0xdeadbeefu);
+
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    BOOST_REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  for (const std::string& bad : {
+           replaced("\"data_3.gulp\"", "\"../../etc/passwd\""),
+           replaced("\"data_3.gulp\"", "\"/abs\""),
+           replaced("\"version\": 1", "\"version\": 2"),
+           replaced("\"sha256\": \"aaaa", "\"sha256\": \"AAAA"),
+           replaced("\"number\": 3", "\"number\": -3"),
+           replaced("\"committed_length\": 100", "\"committed_length\": \"100\""),
+           replaced("gulpdb-manifest", "something-else"),
+           text.substr(0, text.size() / 2),
+           std::string("[]"),
+       }) {
+    BOOST_CHECK_THROW(engine::ParseManifest(bad, "t"), CorruptionError);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(write_modes_on_a_url_are_clear_errors) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 2);
+  Push(dir, w.url);
+  OpenOptions rw;
+  rw.read_only = false;
+  try {
+    Dataset::Open(w.url, rw);
+    BOOST_FAIL("opened a URL for writing");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(Contains(e.what(), "gulpdb push"), e.what());
+  }
+  BOOST_CHECK_THROW(Dataset::Create(w.url), InvalidArgumentError);
+  BOOST_CHECK_THROW(Dataset::Open(w.url)->NewWriter(), InvalidArgumentError);
+  BOOST_CHECK_THROW(Push(w.url, w.url), InvalidArgumentError);
+  BOOST_CHECK_THROW(Push(dir, "/not/a/url"), InvalidArgumentError);
+  BOOST_TEST(Dataset::Exists(w.url));
+  BOOST_TEST(!Dataset::Exists(w.url + "-nothing"));
+  BOOST_CHECK_THROW(Dataset::Open(w.url + "-nothing"), NotFoundError);
+}
+
+BOOST_AUTO_TEST_CASE(a_network_file_system_reads_the_published_snapshot_or_refuses) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 6);
+  w.env.Set("GULPDB_TEST_FS_TYPE", "nfs");
+  try {
+    Dataset::Open(dir);
+    BOOST_FAIL("opened the live index of a network file system read-only");
+  } catch (const IoError& e) {
+    BOOST_TEST(Contains(e.what(), "network file system (nfs)"), e.what());
+    BOOST_TEST(Contains(e.what(), "gulpdb snapshot " + dir), e.what());
+    BOOST_TEST(Contains(e.what(), "GULPDB_ALLOW_NETWORK_INDEX"), e.what());
+  }
+  // The writer's host may still open it read-write (and append).
+  AppendFixtureVideos(dir, 6, 8);
+  const PushReport r = PublishSnapshot(dir);
+  BOOST_TEST(r.published);
+  OpenOptions live;
+  live.allow_network_index = true;
+  const auto want = AllJpegs(*Dataset::Open(dir, live));
+  // Appends after the snapshot are not seen until the next one.
+  AppendFixtureVideos(dir, 8, 9);
+  {
+    auto ds = Dataset::Open(dir);
+    BOOST_TEST(GetRemoteInfo(*ds).has_value());
+    BOOST_TEST(ds->Count() == 8u);
+    ExpectSameJpegs(*ds, want);
+  }
+  // Readers never touch the live index: damaged, it goes unnoticed.
+  std::filesystem::rename(dir + "/gulpdb.index", dir + "/gulpdb.index.moved");
+  std::filesystem::create_directory(dir + "/gulpdb.index");
+  test::WriteFile(dir + "/gulpdb.index/data.mdb", std::string(8192, 'z'));
+  ExpectSameJpegs(*Dataset::Open(dir), want);
+  std::filesystem::remove_all(dir + "/gulpdb.index");
+  std::filesystem::rename(dir + "/gulpdb.index.moved", dir + "/gulpdb.index");
+  BOOST_TEST(PublishSnapshot(dir).generation == 2u);
+  BOOST_TEST(Dataset::Open(dir)->Count() == 9u);
+  BOOST_TEST(Dataset::Open(dir, live)->Count() == 9u);
+  w.env.Set("GULPDB_ALLOW_NETWORK_INDEX", "1");
+  BOOST_TEST(!GetRemoteInfo(*Dataset::Open(dir)).has_value());
+  w.env.Unset("GULPDB_ALLOW_NETWORK_INDEX");
+  // A local file system is never affected.
+  w.env.Set("GULPDB_TEST_FS_TYPE", "0xEF53");  // ext4
+  BOOST_TEST(!GetRemoteInfo(*Dataset::Open(dir)).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(durations_parse_as_documented) {
+  BOOST_TEST(ParseDuration("90").count() == 90);
+  BOOST_TEST(ParseDuration("90s").count() == 90);
+  BOOST_TEST(ParseDuration("30m").count() == 1800);
+  BOOST_TEST(ParseDuration("24h").count() == 86400);
+  BOOST_TEST(ParseDuration("7d").count() == 604800);
+  BOOST_TEST(ParseDuration("0").count() == 0);
+  for (const char* bad : {"", "h", "1.5h", "-1", "3w", "1 h"}) {
+    BOOST_CHECK_THROW(ParseDuration(bad), InvalidArgumentError);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace gulpdb
