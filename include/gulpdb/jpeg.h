@@ -48,6 +48,8 @@
 #include <string>
 #include <vector>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
 enum class PixelFormat {
@@ -108,7 +110,7 @@ struct EncodeOptions {
 // Size of one dimension after decoding at 1/scale_denom: ceil(dimension /
 // scale_denom), from TurboJPEG's own scaling-factor table. Throws
 // InvalidArgumentError if scale_denom is not 1, 2, 4 or 8 or dimension < 1.
-int ScaledDimension(int dimension, int scale_denom);
+GULPDB_EXPORT int ScaledDimension(int dimension, int scale_denom);
 
 // Decodes JPEG images with one TurboJPEG decompressor.
 //
@@ -117,7 +119,7 @@ int ScaledDimension(int dimension, int scale_denom);
 // error state from one image to the next, and a call's result must not depend
 // on what the decoder decoded before. Inputs are only read during a call and
 // never retained.
-class JpegDecoder {
+class GULPDB_EXPORT JpegDecoder {
  public:
   JpegDecoder() noexcept;
   ~JpegDecoder();
@@ -155,7 +157,7 @@ class JpegDecoder {
 
 // Encodes images with one TurboJPEG compressor. Move-only, lazily created,
 // like JpegDecoder.
-class JpegEncoder {
+class GULPDB_EXPORT JpegEncoder {
  public:
   JpegEncoder() noexcept;
   ~JpegEncoder();
@@ -185,8 +187,8 @@ class JpegEncoder {
 
 // The calling thread's own decoder/encoder, created on first use and destroyed
 // when the thread exits. Never hand the reference to another thread.
-JpegDecoder& ThreadLocalDecoder();
-JpegEncoder& ThreadLocalEncoder();
+GULPDB_EXPORT JpegDecoder& ThreadLocalDecoder();
+GULPDB_EXPORT JpegEncoder& ThreadLocalEncoder();
 
 }  // namespace gulpdb
 

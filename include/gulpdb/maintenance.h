@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gulpdb/dataset.h"
+#include "gulpdb/export.h"
 
 namespace gulpdb {
 
@@ -39,7 +40,7 @@ struct CompactReport {
 // checksums; their chunk and insertion sequence change. Readers that hold a
 // snapshot from before the compaction may fail to open a deleted file;
 // readers that start afterwards see the compacted dataset.
-CompactReport Compact(Dataset& dataset, const CompactOptions& options = {});
+GULPDB_EXPORT CompactReport Compact(Dataset& dataset, const CompactOptions& options = {});
 
 struct MergeOptions {
   OnDuplicate on_duplicate = OnDuplicate::kError;
@@ -61,8 +62,8 @@ struct MergeReport {
 // to further appends, and the shard must not be written on its own any more.
 // Other shards are copied through a Writer. Each shard is one transaction.
 // Duplicate ids follow `on_duplicate` (an error names the id and shard).
-MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
-                  const MergeOptions& options = {});
+GULPDB_EXPORT MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
+                                const MergeOptions& options = {});
 
 }  // namespace gulpdb
 
