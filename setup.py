@@ -14,6 +14,10 @@ component (the package: .py files, type stubs, the extension module) and its
 ``gulpdb/_bin/gulpdb``) into the wheel's staging directory. The ``gulpdb``
 script the wheel installs runs that command (``gulpdb/__main__.py``).
 
+Wheels are built from the source tree; there is no source distribution
+(setuptools' file discovery skips the directories that the build tree links
+to, so an sdist would miss sources).
+
 Environment:
   GULPDB_CMAKE_BUILD_DIR  use this already configured CMake tree instead of
                           build/wheel, as it is configured (scripts/package.sh
@@ -40,7 +44,15 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 
 def project_version() -> str:
     """The version CMakeLists.txt's project() declares: the one version of gulpdb."""
-    with open(os.path.join(ROOT, "CMakeLists.txt"), encoding="utf-8") as f:
+    cmake_lists = os.path.join(ROOT, "CMakeLists.txt")
+    if not os.path.exists(cmake_lists):
+        # An sdist has only what setuptools finds by itself, not the CMake
+        # sources; wheels are built from a source tree.
+        raise RuntimeError(
+            f"{cmake_lists} is missing: gulpdb builds from its source tree "
+            "(pip install <tree>, python3 -m build --wheel <tree>), not from an sdist"
+        )
+    with open(cmake_lists, encoding="utf-8") as f:
         match = re.search(r"project\(\s*gulpdb\s+VERSION\s+([0-9]+\.[0-9]+\.[0-9]+)", f.read())
     if match is None:
         raise RuntimeError("CMakeLists.txt: no 'project(gulpdb VERSION x.y.z' found")
