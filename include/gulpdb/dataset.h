@@ -244,7 +244,7 @@ class GULPDB_EXPORT Dataset {
   size_t Remove(const std::vector<std::string>& ids);
 
  private:
-  struct Impl;
+  struct GULPDB_NO_EXPORT Impl;
   // The engine's own modules (interop, maintenance, check) reach the
   // internals through engine::DatasetAccess (engine/dataset_impl.h).
   friend class engine::DatasetAccess;
@@ -292,7 +292,7 @@ class GULPDB_EXPORT Writer {
 
   size_t pending_videos() const;
 
-  struct Impl;
+  struct GULPDB_NO_EXPORT Impl;
 
  private:
   friend class Dataset;

@@ -12,4 +12,9 @@
 
 #define GULPDB_EXPORT __attribute__((visibility("default")))
 
+// GULPDB_NO_EXPORT keeps a member class of an exported class (its private
+// implementation) out of libgulpdb.so's exports: members inherit the
+// visibility of their class otherwise.
+#define GULPDB_NO_EXPORT __attribute__((visibility("hidden")))
+
 #endif  // GULPDB_EXPORT_H_

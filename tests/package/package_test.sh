@@ -291,7 +291,8 @@ step_cmake_shared() {
   done
   # (Symbol names only: nm -C prints "address type name(arguments)".)
   cut -d' ' -f3- "$work/exported" >"$work/exported_names"
-  ! grep -E '^gulpdb::(index|engine)::' "$work/exported_names" || fail "internal symbols exported"
+  ! grep -E '^gulpdb::(index|engine)::|::Impl::' "$work/exported_names" ||
+    fail "internal symbols exported"
   ! grep -E '^(mdb_|tj[A-Z])' "$work/exported_names" || fail "LMDB or TurboJPEG symbols exported"
   # The command's sources link against libgulpdb.so alone (no internals), and
   # run: ingest, check --deep and extract through the shared library.
