@@ -45,6 +45,12 @@ foreach(dep ${GULPDB_LIBRARY_DEPENDENCIES})
   elseif(dep STREQUAL "CURL::libcurl")
     string(APPEND GULPDB_CONFIG_DEPENDENCIES "find_dependency(CURL)\n")
     list(APPEND GULPDB_PC_REQUIRES_PRIVATE libcurl)
+  elseif(dep STREQUAL "EXPAT::EXPAT")
+    string(APPEND GULPDB_CONFIG_DEPENDENCIES "find_dependency(EXPAT)\n")
+    list(APPEND GULPDB_PC_REQUIRES_PRIVATE expat)
+  elseif(dep STREQUAL "OpenSSL::Crypto")
+    string(APPEND GULPDB_CONFIG_DEPENDENCIES "find_dependency(OpenSSL COMPONENTS Crypto)\n")
+    list(APPEND GULPDB_PC_REQUIRES_PRIVATE libcrypto)
   elseif(dep MATCHES "^PkgConfig::(.+)$")
     # pkg_check_modules(<prefix> IMPORTED_TARGET <module>) made it; the
     # consumer makes the same target the same way.
@@ -165,6 +171,14 @@ if(BUILD_SHARED_LIBS)
   target_compile_definitions(gulpdb_export_check PRIVATE ${cli_definitions})
   target_link_libraries(gulpdb_export_check PRIVATE
     gulpdb_policy gulpdb_library Boost::program_options)
+  # The same for the Python module's objects: linked to libgulpdb.so, with
+  # Python's own symbols left for the interpreter, any gulpdb:: symbol still
+  # undefined (`ldd -r`) is public API the library does not export.
+  if(TARGET _gulpdb)
+    add_library(gulpdb_module_export_check MODULE EXCLUDE_FROM_ALL $<TARGET_OBJECTS:_gulpdb>)
+    set_target_properties(gulpdb_module_export_check PROPERTIES LINKER_LANGUAGE CXX PREFIX "")
+    target_link_libraries(gulpdb_module_export_check PRIVATE gulpdb_library Threads::Threads)
+  endif()
 endif()
 
 include(${PROJECT_SOURCE_DIR}/cmake/deb.cmake)

@@ -17,7 +17,8 @@
 #   dist_wheel          package.sh's wheel in another venv: import, command
 #   cmake_shared        cmake --install of the package tree; find_package and
 #                       pkg-config consumers (tests/package); exported symbols;
-#                       the command's sources linked to libgulpdb.so alone
+#                       the command's sources and the Python module's objects
+#                       linked to libgulpdb.so alone
 #   cmake_static        the same for a static libgulpdb (build/wheel's tree),
 #                       with `pkg-config --static`
 #   completion_and_man  the installed bash completion against every
@@ -303,6 +304,13 @@ step_cmake_shared() {
     --keep-jpeg --quiet
   "$check" check "$work/export_check_ds" --deep
   "$check" ls "$work/export_check_ds" --limit 1
+  # The Python module's objects against libgulpdb.so: no gulpdb:: symbol may
+  # stay undefined (Python's own ones do: the interpreter provides them).
+  cmake --build "$repo/build/package" --target gulpdb_module_export_check -j"$(nproc)"
+  local module=$repo/build/package/gulpdb_module_export_check.so
+  ldd -r "$module" 2>&1 | sed -n 's/^undefined symbol: \([^[:space:]]*\).*/\1/p' | c++filt |
+    tee "$work/module_undefined" | has '^Py' || fail "no Python symbol undefined: check broken"
+  ! grep 'gulpdb::' "$work/module_undefined" || fail "public API that libgulpdb.so does not export"
 }
 
 step_cmake_static() {
