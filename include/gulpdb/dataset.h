@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gulpdb/export.h"
 #include "gulpdb/jpeg.h"
 #include "gulpdb/selection.h"
 #include "gulpdb/types.h"
@@ -120,7 +121,7 @@ class DatasetAccess;
 
 // JPEG bytes of the frames of one read, in selection order. Owns its buffer;
 // the views stay valid while the object lives.
-class JpegFrames {
+class GULPDB_EXPORT JpegFrames {
  public:
   size_t size() const { return spans_.size(); }
   bool empty() const { return spans_.empty(); }
@@ -145,7 +146,7 @@ class JpegFrames {
 // buffer that this object owns. When every frame has the same shape
 // (uniform()), the buffer is one C-contiguous N×H×W×C uint8 array; otherwise
 // frame i is the H_i×W_i×C_i array at data(i). Movable, not copyable.
-class DecodedFrames {
+class GULPDB_EXPORT DecodedFrames {
  public:
   size_t size() const { return shapes_.size(); }
   bool empty() const { return shapes_.empty(); }
@@ -203,7 +204,7 @@ struct WriterOptions {
   bool rollover = true;
 };
 
-class Dataset {
+class GULPDB_EXPORT Dataset {
  public:
   // Creates a new dataset in `dir` (created if missing; it may already hold
   // other files but no gulpdb index). Throws InvalidArgumentError if a
@@ -286,7 +287,7 @@ class Dataset {
   size_t Remove(const std::vector<std::string>& ids);
 
  private:
-  struct Impl;
+  struct GULPDB_NO_EXPORT Impl;
   // The engine's own modules (interop, maintenance, check) reach the
   // internals through engine::DatasetAccess (engine/dataset_impl.h).
   friend class engine::DatasetAccess;
@@ -305,7 +306,7 @@ class Dataset {
 // environment, the writer lock, open files), so it stays fully usable when
 // the Dataset that made it is destroyed first; the dataset is closed when
 // the last of them goes.
-class Writer {
+class GULPDB_EXPORT Writer {
  public:
   ~Writer();
   Writer(const Writer&) = delete;
@@ -341,7 +342,7 @@ class Writer {
 
   size_t pending_videos() const;
 
-  struct Impl;
+  struct GULPDB_NO_EXPORT Impl;
 
  private:
   friend class Dataset;

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
 enum class ErrorCode {
@@ -43,7 +45,7 @@ inline const char* ErrorCodeName(ErrorCode code) {
   return "error";
 }
 
-class Error : public std::runtime_error {
+class GULPDB_EXPORT Error : public std::runtime_error {
  public:
   Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ~Error() override = default;
@@ -73,7 +75,7 @@ class Error : public std::runtime_error {
 // Defines `Name` deriving from `Base`, with the same code, and its
 // ThrowWithMessage.
 #define GULPDB_DEFINE_ERROR(Name, Base)                                             \
-  class Name : public Base {                                                        \
+  class GULPDB_EXPORT Name : public Base {                                          \
    public:                                                                          \
     using Base::Base;                                                               \
     [[noreturn]] void ThrowWithMessage(const std::string& message) const override { \
@@ -83,7 +85,7 @@ class Error : public std::runtime_error {
 
 // The six kinds, one per code.
 #define GULPDB_DEFINE_KIND(Name, Code)                                              \
-  class Name : public Error {                                                       \
+  class GULPDB_EXPORT Name : public Error {                                         \
    public:                                                                          \
     explicit Name(const std::string& message) : Error(ErrorCode::Code, message) {}  \
     [[noreturn]] void ThrowWithMessage(const std::string& message) const override { \

@@ -81,6 +81,7 @@
 #include <vector>
 
 #include "gulpdb/dataset.h"
+#include "gulpdb/export.h"
 
 namespace gulpdb::ingest {
 
@@ -190,7 +191,7 @@ struct IngestReport {
 };
 
 // Returns what is wrong with `options` (one line), or an empty string.
-std::string ValidateIngestOptions(const IngestOptions& options);
+GULPDB_EXPORT std::string ValidateIngestOptions(const IngestOptions& options);
 
 // The sources the directory options of `options` describe, in list order
 // (before shuffling), with video files looked up in videos_dir. Reads the
@@ -198,18 +199,19 @@ std::string ValidateIngestOptions(const IngestOptions& options);
 // InvalidArgumentError for invalid options (as ValidateIngestOptions, or
 // `sources` already given) or a malformed list, NotFoundError or IoError when
 // a directory or list cannot be read.
-std::vector<SourceSpec> ListSources(const IngestOptions& options);
+GULPDB_EXPORT std::vector<SourceSpec> ListSources(const IngestOptions& options);
 
 // The label map an ingest of `sources` into `dir` would use: the indices of
 // <dir>/label2idx.json (when it exists) kept, the labels it lacks sorted and
 // numbered after its largest index. Throws CorruptionError for an unreadable
 // label2idx.json.
-LabelMap ComputeLabelMap(const std::string& dir, const std::vector<SourceSpec>& sources);
+GULPDB_EXPORT LabelMap ComputeLabelMap(const std::string& dir,
+                                       const std::vector<SourceSpec>& sources);
 
 // Runs the ingest described above and returns what it did. Throws a
 // gulpdb::Error as listed under "Failure modes" (after committing whatever
 // was appended, for a bad source under `strict`).
-IngestReport Ingest(const IngestOptions& options);
+GULPDB_EXPORT IngestReport Ingest(const IngestOptions& options);
 
 }  // namespace gulpdb::ingest
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
 class Dataset;
@@ -69,7 +71,7 @@ struct ImportReport {
 // if `dir` is already indexed (and `reindex` is not set), CorruptionError
 // naming the file, id and byte offset for bad .gmeta content. On any error no
 // index is left behind (a re-index leaves the old one as it was).
-ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options = {});
+GULPDB_EXPORT ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options = {});
 
 struct ExportReport {
   uint64_t chunks = 0;
@@ -94,7 +96,7 @@ struct ExportReport {
 // this process that needs to grow the index map (other processes are not
 // affected). Files are replaced one by one: a reader of `out_dir` during the
 // export may see some files of the new state beside older ones.
-ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = "");
+GULPDB_EXPORT ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = "");
 
 struct CheckOptions {
   bool deep = false;      // also decode every frame and verify stored checksums
@@ -126,7 +128,7 @@ struct CheckReport {
 // if it is damaged, that is the report and nothing else is read. Problems are
 // reported, not thrown; only a dataset that cannot be opened for another
 // reason (missing, unreadable) throws.
-CheckReport Check(const std::string& dir, const CheckOptions& options = {});
+GULPDB_EXPORT CheckReport Check(const std::string& dir, const CheckOptions& options = {});
 
 }  // namespace gulpdb
 

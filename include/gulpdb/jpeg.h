@@ -88,6 +88,8 @@
 #include <string>
 #include <vector>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
 enum class PixelFormat {
@@ -169,7 +171,7 @@ struct EncodeOptions {
 // Size of one dimension after decoding at 1/scale_denom: ceil(dimension /
 // scale_denom), from TurboJPEG's own scaling-factor table. Throws
 // InvalidArgumentError if scale_denom is not 1, 2, 4 or 8 or dimension < 1.
-int ScaledDimension(int dimension, int scale_denom);
+GULPDB_EXPORT int ScaledDimension(int dimension, int scale_denom);
 
 // Where one frame goes in a fixed-size output (see "Fixed-size output").
 struct FrameGeometry {
@@ -192,7 +194,7 @@ struct FrameGeometry {
 // InvalidArgumentError for a frame side < 1 or options DecodeInto would
 // refuse (see Errors above), ResourceExhaustedError for an output larger than
 // options.max_pixels.
-FrameGeometry PlanFrameGeometry(int height, int width, const DecodeOptions& options);
+GULPDB_EXPORT FrameGeometry PlanFrameGeometry(int height, int width, const DecodeOptions& options);
 
 // Decodes JPEG images with one TurboJPEG decompressor.
 //
@@ -201,7 +203,7 @@ FrameGeometry PlanFrameGeometry(int height, int width, const DecodeOptions& opti
 // error state from one image to the next, and a call's result must not depend
 // on what the decoder decoded before. Inputs are only read during a call and
 // never retained.
-class JpegDecoder {
+class GULPDB_EXPORT JpegDecoder {
  public:
   JpegDecoder() noexcept;
   ~JpegDecoder();
@@ -239,7 +241,7 @@ class JpegDecoder {
 
 // Encodes images with one TurboJPEG compressor. Move-only, lazily created,
 // like JpegDecoder.
-class JpegEncoder {
+class GULPDB_EXPORT JpegEncoder {
  public:
   JpegEncoder() noexcept;
   ~JpegEncoder();
@@ -269,8 +271,8 @@ class JpegEncoder {
 
 // The calling thread's own decoder/encoder, created on first use and destroyed
 // when the thread exits. Never hand the reference to another thread.
-JpegDecoder& ThreadLocalDecoder();
-JpegEncoder& ThreadLocalEncoder();
+GULPDB_EXPORT JpegDecoder& ThreadLocalDecoder();
+GULPDB_EXPORT JpegEncoder& ThreadLocalEncoder();
 
 }  // namespace gulpdb
 

@@ -9,11 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
 // `utf8` as a quoted JSON string, exactly as Python's json.dumps writes it.
 // Throws InvalidArgumentError when `utf8` is not valid UTF-8.
-std::string PythonJsonString(std::string_view utf8);
+GULPDB_EXPORT std::string PythonJsonString(std::string_view utf8);
 
 }  // namespace gulpdb
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gulpdb/dataset.h"
+#include "gulpdb/export.h"
 
 namespace gulpdb {
 
@@ -45,7 +46,7 @@ struct CompactReport {
 // chunks and the chunk records dropped, but the files are never deleted (nor
 // truncated), so the shard stays whole. Throws InvalidArgumentError, before
 // anything changes, when `dataset` is itself attached to another dataset.
-CompactReport Compact(Dataset& dataset, const CompactOptions& options = {});
+GULPDB_EXPORT CompactReport Compact(Dataset& dataset, const CompactOptions& options = {});
 
 struct MergeOptions {
   OnDuplicate on_duplicate = OnDuplicate::kError;
@@ -90,8 +91,8 @@ struct MergeReport {
 // consistent (each video's idx agrees with its own label2idx.json, or,
 // without one, with the other videos; InvalidArgumentError listing the
 // conflicts). `out` must not be attached to another dataset.
-MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
-                  const MergeOptions& options = {});
+GULPDB_EXPORT MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
+                                const MergeOptions& options = {});
 
 }  // namespace gulpdb
 

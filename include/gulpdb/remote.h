@@ -54,23 +54,25 @@
 #include <string>
 #include <string_view>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
 class Dataset;
 
 // True if `path` names a remote dataset ("s3://...").
-bool IsRemoteUrl(std::string_view path);
+GULPDB_EXPORT bool IsRemoteUrl(std::string_view path);
 
 // The local cache folder: $GULPDB_CACHE, else $GULPDB_CACHE_DIR (its older
 // name), else $XDG_CACHE_HOME/gulpdb, else $HOME/.cache/gulpdb.
-std::string CacheDirectory();
+GULPDB_EXPORT std::string CacheDirectory();
 
 // The default grace period: $GULPDB_PUSH_GRACE when set (a duration such as
 // "3600", "90s", "30m", "24h" or "7d"), else 24 hours. InvalidArgumentError
 // for a malformed value.
-std::chrono::seconds DefaultGracePeriod();
+GULPDB_EXPORT std::chrono::seconds DefaultGracePeriod();
 // Parses a duration as above ("0" allowed). InvalidArgumentError naming `text`.
-std::chrono::seconds ParseDuration(std::string_view text);
+GULPDB_EXPORT std::chrono::seconds ParseDuration(std::string_view text);
 
 struct PushOptions {
   // Objects uploaded at once (each large one also in parallel parts).
@@ -110,7 +112,8 @@ struct PushReport {
 // (the push refuses to change what older readers may read), IoError /
 // AccessDeniedError from the store, BusyError when another push published a
 // generation meanwhile. A failed push leaves the published dataset as it was.
-PushReport Push(const std::string& dir, const std::string& url, const PushOptions& options = {});
+GULPDB_EXPORT PushReport Push(const std::string& dir, const std::string& url,
+                              const PushOptions& options = {});
 
 // Publishes a snapshot of the index of `dir` beside it, in
 // `dir`/gulpdb.snapshot/ (the manifest format of Push, chunk files read in
@@ -118,7 +121,7 @@ PushReport Push(const std::string& dir, const std::string& url, const PushOption
 // Dataset::Open of a dataset there reads the newest snapshot instead of the
 // live index (see OpenOptions::allow_network_index). Run it on the host that
 // writes the dataset, after the writes readers should see.
-PushReport PublishSnapshot(const std::string& dir, const PushOptions& options = {});
+GULPDB_EXPORT PushReport PublishSnapshot(const std::string& dir, const PushOptions& options = {});
 
 // What a dataset opened from a published manifest was opened from.
 struct RemoteInfo {
@@ -135,7 +138,7 @@ struct RemoteInfo {
 
 // Set for datasets opened from a manifest: "s3://" URLs, and local datasets
 // on a network file system read through their published snapshot.
-std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset);
+GULPDB_EXPORT std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset);
 
 }  // namespace gulpdb
 

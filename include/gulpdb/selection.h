@@ -9,9 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
-class Selection {
+class GULPDB_EXPORT Selection {
  public:
   // Every frame, in order.
   static Selection All();

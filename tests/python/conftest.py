@@ -19,6 +19,15 @@ import pytest
 
 import gulpdb
 
+# The packaging test (tests/package) runs this suite against an installed
+# package and names the directory gulpdb must come from, so that another copy
+# (a build tree on the path) cannot pass for it.
+_EXPECTED_PACKAGE_DIR = os.environ.get("GULPDB_EXPECT_PACKAGE_DIR")
+if _EXPECTED_PACKAGE_DIR and not os.path.realpath(gulpdb.__file__).startswith(
+    os.path.realpath(_EXPECTED_PACKAGE_DIR) + os.sep
+):
+    raise ImportError(f"gulpdb was imported from {gulpdb.__file__}, not from {_EXPECTED_PACKAGE_DIR}")
+
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
 
