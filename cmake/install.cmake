@@ -44,7 +44,10 @@ foreach(dep ${GULPDB_LIBRARY_DEPENDENCIES})
     list(APPEND GULPDB_PC_LIBS_PRIVATE -lflatbuffers)
   elseif(dep STREQUAL "CURL::libcurl")
     string(APPEND GULPDB_CONFIG_DEPENDENCIES "find_dependency(CURL)\n")
-    list(APPEND GULPDB_PC_REQUIRES_PRIVATE libcurl)
+    # The shared libcurl, also under `pkg-config --static`: Requires.private
+    # would pull libcurl's own static closure (nghttp2, ssh2, ldap, ...), whose
+    # static libraries Debian's libcurl4-openssl-dev does not bring.
+    list(APPEND GULPDB_PC_LIBS_PRIVATE -lcurl)
   elseif(dep STREQUAL "EXPAT::EXPAT")
     string(APPEND GULPDB_CONFIG_DEPENDENCIES "find_dependency(EXPAT)\n")
     list(APPEND GULPDB_PC_REQUIRES_PRIVATE expat)

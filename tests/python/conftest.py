@@ -111,3 +111,27 @@ def python_subprocess_env() -> Dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def _gulpdb_command() -> str:
+    """The `gulpdb` command that goes with the gulpdb package under test:
+    $GULPDB_CLI; else the build tree's (build/<preset>/cli/gulpdb beside
+    build/<preset>/python); else the one an installed wheel bundles."""
+    explicit = os.environ.get("GULPDB_CLI")
+    if explicit:
+        return explicit
+    package = os.path.dirname(os.path.abspath(gulpdb.__file__))
+    candidates = [
+        os.path.join(os.path.dirname(os.path.dirname(package)), "cli", "gulpdb"),
+        os.path.join(package, "_bin", "gulpdb"),
+    ]
+    for candidate in candidates:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("gulpdb")
+    if found is None:
+        raise RuntimeError("no gulpdb command for the package in " + package)
+    return found
+
+
+GULPDB_CLI = _gulpdb_command()

@@ -23,7 +23,7 @@ import torch
 from botocore.config import Config
 
 import gulpdb
-from conftest import PYTHON, SmallDataset, python_subprocess_env
+from conftest import GULPDB_CLI, PYTHON, SmallDataset, python_subprocess_env
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "support"))
@@ -32,11 +32,7 @@ import s3_proxy  # noqa: E402  (tests/support/s3_proxy.py)
 BUCKET = "gulpdb-test"
 KEY_ID = "PYREMOTE"
 SECRET = "py-remote-secret"
-CLI = os.environ.get(
-    "GULPDB_CLI",
-    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(gulpdb.__file__))), "cli",
-                 "gulpdb"),
-)
+CLI = GULPDB_CLI
 
 _counter = [0]
 
