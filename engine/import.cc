@@ -17,6 +17,8 @@
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/json_text.h"
+#include "engine/query/query_txn.h"
+#include "engine/query/splits_file.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "index/crc32c.h"
@@ -332,6 +334,9 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
     throw InvalidArgumentError("import " + dir + ": already indexed (" + final_index +
                                " exists); open it as a dataset instead");
   }
+  for (const std::string& key : options.meta_index_keys) {
+    engine::ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key", "import " + dir);
+  }
   ImportReport report;
   const std::vector<ChunkFiles> chunks = FindChunks(dir, options, &report);
 
@@ -367,6 +372,12 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       if (options.progress) options.progress(i + 1, chunks.size());
     }
     importer.Finish();
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    if (const auto splits = engine::ReadSplitsFile(dir)) {
+      engine::StoreSplits(impl, *splits, "import " + dir + "/" + engine::kSplitsFileName);
+      report.splits = splits->size();
+    }
+    for (const std::string& key : options.meta_index_keys) engine::BuildMetaIndex(impl, key);
     engine::DatasetAccess::Of(*ds).env->Sync();
   }  // the environment is closed before it moves
   if (::rename(temp_index.c_str(), final_index.c_str()) != 0) {

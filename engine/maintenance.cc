@@ -11,6 +11,7 @@
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/obsolete_files.h"
+#include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/sys_error.h"
@@ -133,9 +134,12 @@ void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::stri
                  const MergeOptions& options, MergeReport* report) {
   const engine::DatasetImpl& in = engine::DatasetAccess::Of(shard);
   MergeReport delta;
+  out.query.Refresh(*out.env);  // before the transaction; the caller holds the lock
+  const engine::QueryDbHandles query_dbs = out.query.Load();
   out.env->Update([&](index::Txn& txn) {
     delta = MergeReport();
     index::DatasetInfo info = out.GetInfo(txn);
+    engine::QueryTxn query(out, txn, query_dbs);  // the output's meta index
     // Chunks already attached (a re-run) and the next free chunk number.
     std::set<std::string> attached;
     uint32_t next_chunk = 0;
@@ -194,12 +198,14 @@ void AttachShard(engine::DatasetImpl& out, const Dataset& shard, const std::stri
         txn.Del(out.order, index::OrderKey(old->chunk, old->seq));
         info.total_videos -= 1;
         info.total_frames -= old->frames.size();
+        query.Unindex(id, *old);
       }
       index::VideoRecord record = std::move(*video);
       record.chunk = mapped->second;
       record.seq = info.next_seq++;
       out.PutVideo(txn, id, record);
       txn.Put(out.order, index::OrderKey(record.chunk, record.seq), id);
+      query.Index(id, record);
       index::ChunkRecord& c = chunk_ref(record.chunk);
       ++c.appended_videos;
       ++c.live_videos;

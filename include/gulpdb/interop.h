@@ -37,6 +37,9 @@ struct ImportOptions {
   std::string index_dir;
   // Called after each chunk with (chunks done, chunks in total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Meta keys to build a meta index of (Dataset::CreateMetaIndex), as part
+  // of the import.
+  std::vector<std::string> meta_index_keys;
 };
 
 struct ImportReport {
@@ -45,6 +48,7 @@ struct ImportReport {
   uint64_t frames = 0;
   uint64_t gmeta_bytes = 0;  // JSON read
   std::vector<std::string> warnings;
+  uint64_t splits = 0;  // named splits read from gulpdb_splits.json
 };
 
 // Indexes the GulpIO directory `dir` in place, in one transaction: no byte of
@@ -54,19 +58,25 @@ struct ImportReport {
 // no overlap). label2idx.json stays where it is. Throws InvalidArgumentError
 // if `dir` is already indexed, CorruptionError naming the file, id and byte
 // offset for bad .gmeta content. On any error no index is left behind.
+// Named splits come from gulpdb_splits.json when the directory has one (as
+// export writes it): every id must be in the directory, else
+// InvalidArgumentError naming the split and the ids, and no index.
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options = {});
 
 struct ExportReport {
   uint64_t chunks = 0;
   uint64_t videos = 0;
   uint64_t bytes_written = 0;
+  uint64_t splits = 0;  // named splits written to gulpdb_splits.json
 };
 
 // Writes meta_<N>.gmeta for every chunk of `dataset` into `out_dir` (empty:
 // the dataset directory) in Python json.dump format, each atomically
 // (temp file, fsync, rename). A chunk imported from a .gmeta keeps that
 // file's name. For an imported dataset that has not changed, the files are
-// byte-identical to the originals.
+// byte-identical to the originals. The named splits go to
+// gulpdb_splits.json beside them (GulpIO's readers ignore it); with no split,
+// a gulpdb_splits.json left there by an earlier export is removed.
 //
 // Snapshot: all files describe one committed state, even while a writer (in
 // this or another process) commits. The index is read in batches of short
