@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/progress.h"
+#include "cli/query_commands.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/ingest.h"
@@ -23,12 +24,9 @@
 #include "gulpdb/maintenance.h"
 
 namespace gulpdb::cli {
-namespace {
 
 namespace po = boost::program_options;
 
-// Parses `args` against `options` and the named positionals (a name ending in
-// "..." takes the rest). Returns false after printing help when --help is given.
 bool Parse(const std::vector<std::string>& args, const char* usage, po::options_description options,
            const std::vector<std::string>& positionals, po::variables_map* vm) {
   options.add_options()("help,h", "show this help");
@@ -36,6 +34,8 @@ bool Parse(const std::vector<std::string>& args, const char* usage, po::options_
   for (const std::string& p : positionals) {
     if (p.size() > 3 && p.substr(p.size() - 3) == "...") {
       pos.add(p.substr(0, p.size() - 3).c_str(), -1);
+    } else if (p.size() > 1 && p.back() == '?') {
+      pos.add(p.substr(0, p.size() - 1).c_str(), 1);
     } else {
       pos.add(p.c_str(), 1);
     }
@@ -47,12 +47,15 @@ bool Parse(const std::vector<std::string>& args, const char* usage, po::options_
   }
   po::notify(*vm);
   for (const std::string& p : positionals) {
+    if (p.back() == '?') continue;  // optional
     const std::string name =
         p.size() > 3 && p.substr(p.size() - 3) == "..." ? p.substr(0, p.size() - 3) : p;
     if (vm->count(name) == 0) throw UsageError("missing argument " + name);
   }
   return true;
 }
+
+namespace {
 
 std::unique_ptr<Dataset> OpenRo(const std::string& dir) { return Dataset::Open(dir); }
 
@@ -195,13 +198,14 @@ int RunInfo(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb info DIR [--json]", o, {"dir"}, &vm)) return 0;
   const std::string dir = vm["dir"].as<std::string>();
-  const DatasetStats s = OpenRo(dir)->Stats();
+  const std::unique_ptr<Dataset> ds = OpenRo(dir);
+  const DatasetStats s = ds->Stats();
   if (json) {
     std::printf(
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
         "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
         "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
-        "\"bytes_per_chunk\": %llu, \"checksums\": %s}\n",
+        "\"bytes_per_chunk\": %llu, \"checksums\": %s%s}\n",
         PythonJsonString(dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
         static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
         static_cast<unsigned long long>(s.chunks),
@@ -209,7 +213,8 @@ int RunInfo(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(s.live_bytes),
         static_cast<unsigned long long>(s.garbage_bytes),
         static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
-        static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false");
+        static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false",
+        QueryInfoJson(*ds).c_str());
     return 0;
   }
   std::printf("dataset:        %s\n", dir.c_str());
@@ -223,6 +228,7 @@ int RunInfo(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(s.garbage_bytes));
   std::printf("index bytes:    %llu\n", static_cast<unsigned long long>(s.index_bytes));
   std::printf("checksums:      %s\n", s.checksums ? "crc32c per frame" : "none");
+  std::printf("%s", QueryInfoText(*ds).c_str());
   return 0;
 }
 
@@ -234,10 +240,15 @@ int RunLs(const std::vector<std::string>& args) {
       "json", po::bool_switch(&json), "one JSON object per line")(
       "meta", po::bool_switch(&meta), "also print each video's meta_data")(
       "limit", po::value(&limit)->default_value(0), "print at most N videos (0: all)");
+  AddListFilterOptions(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb ls DIR [--json] [--meta] [--limit N]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args,
+             "gulpdb ls DIR [--json] [--meta] [--limit N] [--where KEY=VALUE]... [--split NAME]", o,
+             {"dir"}, &vm)) {
+    return 0;
+  }
   uint64_t shown = 0;
-  OpenRo(vm["dir"].as<std::string>())->ForEach([&](const VideoInfo& v) {
+  ForEachListed(*OpenRo(vm["dir"].as<std::string>()), vm, [&](const VideoInfo& v) {
     if (json) {
       std::printf("{\"id\": %s, \"frames\": %zu, \"chunk\": %u%s%s}\n",
                   PythonJsonString(v.id).c_str(), v.frames.size(), v.chunk,
@@ -336,6 +347,8 @@ int RunImport(const std::vector<std::string>& args) {
       "do not read the data files to store a CRC-32C per frame (only the .gmeta files are read)")(
       "index-dir", po::value(&options.index_dir),
       "put the index here instead of DIR/gulpdb.index (for read-only directories)")(
+      "meta-key", po::value(&options.meta_index_keys),
+      "also build a meta index of this key (repeatable; see gulpdb index)")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   po::variables_map vm;
   if (!Parse(args, "gulpdb import DIR [options]", o, {"dir"}, &vm)) return 0;
@@ -360,10 +373,11 @@ int RunImport(const std::vector<std::string>& args) {
   if (progress) progress->Finish();
   for (const std::string& w : r.warnings)
     std::fprintf(stderr, "gulpdb import: warning: %s\n", w.c_str());
-  std::printf("imported %s: %llu chunks, %llu videos, %llu frames (%.1f MB of .gmeta)\n",
+  std::printf("imported %s: %llu chunks, %llu videos, %llu frames (%.1f MB of .gmeta)%s\n",
               dir.c_str(), static_cast<unsigned long long>(r.chunks),
               static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
-              static_cast<double>(r.gmeta_bytes) / 1e6);
+              static_cast<double>(r.gmeta_bytes) / 1e6,
+              r.splits != 0 ? (", " + std::to_string(r.splits) + " splits").c_str() : "");
   return 0;
 }
 
@@ -505,6 +519,8 @@ const std::vector<Command>& Commands() {
       {"check", "verify a dataset's files and index", RunCheck},
       {"compact", "rewrite chunks to drop removed and replaced bytes", RunCompact},
       {"merge", "attach or copy shard datasets into one", RunMerge},
+      {"index", "create, list or drop meta indexes (fast ls --where)", RunIndex},
+      {"split", "set, list, show or remove named splits", RunSplit},
   };
   return commands;
 }

@@ -5,6 +5,7 @@
 #ifndef GULPDB_CLI_COMMANDS_H_
 #define GULPDB_CLI_COMMANDS_H_
 
+#include <boost/program_options.hpp>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,12 @@ struct Command {
 };
 
 const std::vector<Command>& Commands();
+
+// Parses `args` against `options` and the named positionals (a name ending in
+// "..." takes the rest). Returns false after printing help when --help is given.
+bool Parse(const std::vector<std::string>& args, const char* usage,
+           boost::program_options::options_description options,
+           const std::vector<std::string>& positionals, boost::program_options::variables_map* vm);
 
 }  // namespace gulpdb::cli
 
