@@ -507,8 +507,8 @@ void Writer::SetSplit(std::string_view name, const std::vector<std::string>& ids
   }
   if (!missing.empty()) {
     throw IdNotFoundError(operation + ": " + std::to_string(missing.size()) +
-                          " ids are not in the dataset: " + list(missing) +
-                          " (the split was not set)");
+                          (missing.size() == 1 ? " id is" : " ids are") +
+                          " not in the dataset: " + list(missing) + " (the split was not set)");
   }
   impl_->split_ops.push_back(engine::SplitOp{std::string(name), false, ids});
 }

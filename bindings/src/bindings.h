@@ -42,6 +42,9 @@ void BindDataset(py::module_& m);
 void BindCodec(py::module_& m);
 void BindInterop(py::module_& m);
 void BindBench(py::module_& m);
+// Adds select, the meta index calls and the split listings to NativeDataset
+// (call after BindDataset).
+void BindQuery(py::module_& m);
 
 // ---- errors -----------------------------------------------------------------
 
