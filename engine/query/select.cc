@@ -108,8 +108,11 @@ std::vector<Match> Lookup(const engine::DatasetImpl& ds, index::Txn& txn,
       }
       out.push_back(std::move(m));
     }
-    // Each value's entries come sorted; several values interleave.
-    std::inplace_merge(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+    // Each value's entries come sorted; several values interleave. (Not for
+    // the first: inplace_merge would still allocate a buffer as large.)
+    if (before != 0) {
+      std::inplace_merge(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+    }
   }
   return out;
 }
@@ -157,6 +160,7 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
   std::vector<std::string> ids;
   if (matches) {
     // The index narrowed the candidates; the other conditions read their records.
+    ids.reserve(matches->size());
     for (Match& m : *matches) {
       if (!scanned.empty()) {
         const std::optional<index::VideoMetaView> meta = MetaOf(*impl_, txn, m.id);
