@@ -2,7 +2,11 @@
 // meta index and split listings, and the Dataset calls that create and drop
 // meta indexes.
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "engine/dataset_impl.h"
 #include "engine/json_text.h"
