@@ -88,6 +88,8 @@ class Scale:
     remote_reps: int = 3
     remote_python_batches: int = 2
     remote_open_videos: tuple = (1000, 10000, 100000)
+    query_videos: int = 2000     # dataset size of the meta query benchmark
+    query_repeat: int = 1
 
 
 SCALES = {
@@ -99,7 +101,7 @@ SCALES = {
         interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1,
         clips_videos=6, clips_count=16, clips_reps=1,
         remote_batches=1, remote_sequential=8, remote_reps=1, remote_python_batches=1,
-        remote_open_videos=(100,)),
+        remote_open_videos=(100,), query_videos=2000, query_repeat=1),
     "quick": Scale(
         open_videos=[1000, 10000, 100000], open_runs=7, open_baseline_runs=3, lookups=100000,
         lookup_repeat=5, realistic_videos=200, random_clips=2000, reps=5, decode_clips=30,
@@ -107,7 +109,7 @@ SCALES = {
         cold_clips=100, cold_runs=3, append_commits=[30, 20, 5, 2],
         append_strace_commits=[(5, 15), (2, 6), (1, 3), (1, 2)], gulpio_gmeta_mb=40,
         interop_runs=3, interop_baseline_runs=3, index_size_videos=10000, gmeta_reader_mb=32, gmeta_reader_repeat=2,
-        clips_videos=24, clips_count=192, clips_reps=3),
+        clips_videos=24, clips_count=192, clips_reps=3, query_videos=100000, query_repeat=5),
     "full": Scale(
         open_videos=[1000, 10000, 100000, 1000000], open_runs=9, open_baseline_runs=3,
         lookups=200000, lookup_repeat=7, realistic_videos=2000, random_clips=20000, reps=7,
@@ -116,7 +118,8 @@ SCALES = {
         interop_runs=3, interop_baseline_runs=1, index_size_videos=100000, gmeta_reader_mb=512,
         gmeta_reader_repeat=3, clips_videos=60, clips_count=480, clips_reps=5,
         remote_batches=10, remote_sequential=128, remote_reps=5,
-        remote_python_batches=3, remote_open_videos=(1000, 10000, 100000, 1000000)),
+        remote_python_batches=3, remote_open_videos=(1000, 10000, 100000, 1000000),
+        query_videos=1000000, query_repeat=5),
 }
 
 BATCH_SIZES = [1, 10, 100, 1000]
@@ -724,6 +727,35 @@ class Runner:
                                  rec["other_record_bytes_per_video"], rec["key_bytes_per_frame"],
                                  rec["order_bytes_per_frame"]))
 
+    def bench_query(self):
+        s = self.scale
+        path = os.path.join(self.data, "query_%d" % s.query_videos)
+        r = self.bench("query_bench", "--dir", path, "--videos", s.query_videos,
+                       "--repeat", s.query_repeat)
+        self.results["query"] = r
+        videos = fmt_count(r["videos"])
+        self.figure("meta query", "Select, %s matches of %s videos: meta index vs scan" % (
+            fmt_count(r["group_matches"]), videos), "ms",
+            from_stats(r["indexed_group_ms"]), from_stats(r["scan_group_ms"]),
+            "the same Select on an unindexed key (a scan of every record)",
+            higher_is_better=False)
+        self.figure("meta query", "Select label=class_7 (%s matches of %s videos)" % (
+            fmt_count(r["label_matches"]), videos), "ms",
+            from_stats(r["indexed_label_ms"]), from_stats(r["scan_label_ms"]),
+            "the same Select before the label has an index (a scan)", higher_is_better=False)
+        rows = r["by_matches"]
+        first, last = rows[0], rows[-1]
+        # O(matches): time per match flat from 100 matches up (fixed costs dominate below).
+        base = next((row for row in rows if row["matches"] >= 100), first)
+        growth = {k: last["ns_per_match"][k] / base["ns_per_match"]["median"]
+                  for k in ("median", "min", "max")}
+        self.figure("meta query", "indexed Select time per match, %s -> %s matches" % (
+            fmt_count(base["matches"]), fmt_count(last["matches"])), "x", growth,
+            higher_is_better=False, target=("O(matches): <= 2x", "value", "<=", 2.0),
+            note="; ".join("%s matches %.3f ms" % (fmt_count(row["matches"]),
+                                                    row["indexed_ms"]["median"]) for row in rows)
+            + "; index built in %.1f s" % r["index_build_seconds"])
+
     def bench_gmeta_reader(self):
         s = self.scale
         with tempfile.NamedTemporaryFile("r", suffix=".json") as out:
@@ -930,6 +962,7 @@ class Runner:
             "gmeta_reader": lambda: self.bench_gmeta_reader(),
             "clips": lambda: self.bench_clips(),
             "remote": lambda: self.bench_remote(dataset, manifest),
+            "query": lambda: self.bench_query(),
         }
         for name in ALL_BENCHMARKS:
             if name in selected:
@@ -976,7 +1009,7 @@ class Runner:
 
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader", "clips", "remote"]
+                  "index_size", "gmeta_reader", "clips", "remote", "query"]
 
 
 def relative(path):

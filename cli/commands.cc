@@ -14,6 +14,7 @@
 #include "cli/frame_names.h"
 #include "cli/options.h"
 #include "cli/progress.h"
+#include "cli/query_commands.h"
 #include "cli/text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
@@ -27,16 +28,6 @@ namespace gulpdb::cli {
 namespace {
 
 constexpr uint64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
-
-// Commands that write refuse a URL: published datasets are read-only.
-void RequireLocal(const std::string& dir) {
-  if (IsRemoteUrl(dir)) {
-    throw UsageError(dir +
-                     " is a dataset in object storage, which is read-only: change a local copy "
-                     "and publish it with `gulpdb push DIR " +
-                     dir + "`");
-  }
-}
 
 OnDuplicate ParseOnDuplicate(const std::string& s) {
   if (s == "error") return OnDuplicate::kError;
@@ -225,13 +216,14 @@ int RunInfo(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
   const DatasetPath path = DatasetArg(vm);
-  const DatasetStats s = OpenDataset(path, /*read_only=*/true)->Stats();
+  const std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  const DatasetStats s = ds->Stats();
   if (json) {
     std::printf(
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
         "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
         "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
-        "\"bytes_per_chunk\": %llu, \"checksums\": %s}\n",
+        "\"bytes_per_chunk\": %llu, \"checksums\": %s%s}\n",
         JsonPathString(path.dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
         static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
         static_cast<unsigned long long>(s.chunks),
@@ -239,7 +231,8 @@ int RunInfo(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(s.live_bytes),
         static_cast<unsigned long long>(s.garbage_bytes),
         static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
-        static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false");
+        static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false",
+        QueryInfoJson(*ds).c_str());
     return 0;
   }
   std::printf("dataset:        %s\n", EscapeControls(path.dir).c_str());
@@ -253,6 +246,7 @@ int RunInfo(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(s.garbage_bytes));
   std::printf("index bytes:    %llu\n", static_cast<unsigned long long>(s.index_bytes));
   std::printf("checksums:      %s\n", s.checksums ? "crc32c per frame" : "none");
+  std::printf("%s", QueryInfoText(*ds).c_str());
   return 0;
 }
 
@@ -264,22 +258,24 @@ int RunLs(const std::vector<std::string>& args) {
       "JSON Lines: one JSON object per line, {\"id\": ..., \"frames\": ..., \"chunk\": ...}")(
       "meta", po::bool_switch(&meta), "also print each video's meta_data")(
       "limit", NumberValue("0"), "print at most N videos (0: all)");
+  AddListFilterOptions(&o);
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
-             "gulpdb ls DIR [--json] [--meta] [--limit N] [--index-dir PATH]\n\n"
-             "Prints one video per line, in (chunk, insertion) order: the id, a tab, the frame\n"
-             "count (and a tab and the meta_data with --meta). Ids are printed as the body of a\n"
-             "JSON string: \\ \" and control characters (newline, tab, NUL ...) are escaped as\n"
-             "JSON escapes them (\\n, \\t, \\u0000), so every line is one video and ls agrees\n"
-             "with ls --json.",
+             "gulpdb ls DIR [--json] [--meta] [--limit N] [--where KEY=VALUE]... [--split NAME]\n"
+             "          [--index-dir PATH]\n\n"
+             "Prints one video per line, in (chunk, insertion) order (in split order with\n"
+             "--split): the id, a tab, the frame count (and a tab and the meta_data with --meta).\n"
+             "Ids are printed as the body of a JSON string: \\ \" and control characters\n"
+             "(newline, tab, NUL ...) are escaped as JSON escapes them (\\n, \\t, \\u0000), so\n"
+             "every line is one video and ls agrees with ls --json.",
              o, {"dir"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);
   const uint64_t limit = *UnsignedOption(vm, "limit");
   uint64_t shown = 0;
-  OpenDataset(path, /*read_only=*/true)->ForEach([&](const VideoInfo& v) {
+  ForEachListed(*OpenDataset(path, /*read_only=*/true), vm, [&](const VideoInfo& v) {
     if (json) {
       std::printf("{\"id\": %s, \"frames\": %zu, \"chunk\": %u%s%s}\n",
                   PythonJsonString(v.id).c_str(), v.frames.size(), v.chunk,
@@ -447,6 +443,8 @@ int RunImport(const std::vector<std::string>& args) {
       "index an indexed directory again from its .gmeta files (after GulpIO tools changed it)")(
       "discard-unexported", po::bool_switch(&options.discard_unexported),
       "with --reindex: drop videos gulpdb wrote that no .gmeta describes instead of refusing")(
+      "meta-key", po::value(&options.meta_index_keys),
+      "also build a meta index of this key (repeatable; see gulpdb index)")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
@@ -488,10 +486,11 @@ int RunImport(const std::vector<std::string>& args) {
   created.Keep();
   if (progress) progress->Finish();
   for (const std::string& w : r.warnings) Warn("import", w);
-  std::printf("imported %s: %llu chunks, %llu videos, %llu frames (%.1f MB of .gmeta)\n",
+  std::printf("imported %s: %llu chunks, %llu videos, %llu frames (%.1f MB of .gmeta)%s\n",
               EscapeControls(path.dir).c_str(), static_cast<unsigned long long>(r.chunks),
               static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
-              static_cast<double>(r.gmeta_bytes) / 1e6);
+              static_cast<double>(r.gmeta_bytes) / 1e6,
+              r.splits != 0 ? (", " + std::to_string(r.splits) + " splits").c_str() : "");
   return 0;
 }
 
@@ -758,6 +757,8 @@ const std::vector<Command>& Commands() {
       {"merge", "attach or copy shard datasets into one", RunMerge},
       {"push", "publish a dataset to s3://BUCKET/PREFIX (or its changes)", RunPush},
       {"snapshot", "publish an index snapshot for readers on other hosts", RunSnapshot},
+      {"index", "create, list or drop meta indexes (fast ls --where)", RunIndex},
+      {"split", "set, list, show or remove named splits", RunSplit},
   };
   return commands;
 }

@@ -5,6 +5,7 @@
 #ifndef GULPDB_CLI_COMMANDS_H_
 #define GULPDB_CLI_COMMANDS_H_
 
+#include <boost/program_options.hpp>
 #include <functional>
 #include <stdexcept>
 #include <string>

@@ -10,14 +10,21 @@
 
 #include "cli/text.h"
 #include "gulpdb/error.h"
+#include "gulpdb/remote.h"
 
 namespace gulpdb::cli {
 namespace {
 
 constexpr size_t kMaxIdBytes = 511;  // LMDB's key size limit (README: ids are 1-511 bytes)
 
+// A positional's option name: "ids..." takes the rest, "name?" is optional.
 std::string PositionalName(const std::string& p) {
-  return p.size() > 3 && p.compare(p.size() - 3, 3, "...") == 0 ? p.substr(0, p.size() - 3) : p;
+  if (p.size() > 3 && p.compare(p.size() - 3, 3, "...") == 0) return p.substr(0, p.size() - 3);
+  if (p.size() > 1 && p.back() == '?') return p.substr(0, p.size() - 1);
+  return p;
+}
+bool TakesTheRest(const std::string& p) {
+  return p.size() > 3 && p.compare(p.size() - 3, 3, "...") == 0;
 }
 
 std::string FormatReal(double v) {
@@ -50,7 +57,7 @@ bool Parse(const std::vector<std::string>& args, const char* usage, po::options_
   options.add_options()("help,h", "show this help");
   po::positional_options_description pos;
   for (const std::string& p : positionals) {
-    pos.add(PositionalName(p).c_str(), PositionalName(p) == p ? 1 : -1);
+    pos.add(PositionalName(p).c_str(), TakesTheRest(p) ? -1 : 1);
   }
   po::store(po::command_line_parser(args).options(options).positional(pos).run(), *vm);
   if (vm->count("help") != 0) {
@@ -59,10 +66,20 @@ bool Parse(const std::vector<std::string>& args, const char* usage, po::options_
   }
   po::notify(*vm);
   for (const std::string& p : positionals) {
+    if (p.back() == '?') continue;  // optional
     if (vm->count(PositionalName(p)) == 0)
       throw UsageError("missing argument " + PositionalName(p));
   }
   return true;
+}
+
+void RequireLocal(const std::string& dir) {
+  if (IsRemoteUrl(dir)) {
+    throw UsageError(dir +
+                     " is a dataset in object storage, which is read-only: change a local copy "
+                     "and publish it with `gulpdb push DIR " +
+                     dir + "`");
+  }
 }
 
 void AddIndexDirOption(po::options_description* options, const std::string& dataset) {

@@ -23,8 +23,8 @@ namespace gulpdb::cli {
 namespace po = boost::program_options;
 
 // Parses `args` against `options` and the named positionals (a name ending in
-// "..." takes the rest). Returns false after printing help when --help is
-// given; throws UsageError (or a po::error) for a bad command line.
+// "..." takes the rest, one ending in "?" may be left out). Returns false after printing help when
+// --help is given; throws UsageError (or a po::error) for a bad command line.
 bool Parse(const std::vector<std::string>& args, const char* usage, po::options_description options,
            const std::vector<std::string>& positionals, po::variables_map* vm);
 
@@ -52,6 +52,10 @@ void RequireNonEmpty(const po::variables_map& vm, const std::vector<std::string>
 // its directories should be. A missing one is left to the caller (an error,
 // or created).
 void RequireDirectories(const DatasetPath& path, const std::string& operation = "open dataset");
+
+// Commands that write refuse a URL (UsageError): published datasets are
+// read-only.
+void RequireLocal(const std::string& dir);
 
 // Opens the dataset at `path`, after RequireDirectories; the rest of the
 // errors are Dataset::Open's.

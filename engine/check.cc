@@ -11,6 +11,7 @@
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
 #include "engine/gulpio_files.h"
+#include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
@@ -40,6 +41,9 @@ class Checker {
     CheckChunks();
     CheckVideos();
     CheckTotals();
+    engine::CheckQueryDatabases(impl_, [&](std::string where, std::string what) {
+      Problem(std::move(where), std::move(what));
+    });
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "engine/chunk_file.h"
+#include "engine/query/query_dbs.h"
 #include "engine/thread_pool.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
@@ -50,6 +51,7 @@ struct Dataset::Impl {
   OpenOptions options;
   std::shared_ptr<index::Env> env;
   index::Dbi videos = 0, chunks = 0, order = 0, info = 0;
+  mutable engine::QueryDbs query;  // meta index and splits (engine/query/)
   ChunkFileCache files;
 
   // Set for a dataset opened from a published manifest ("s3://..."): its

@@ -20,6 +20,7 @@
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
+#include "engine/query/splits_file.h"
 #include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
@@ -41,6 +42,8 @@ struct Entry {
 bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
                     const std::string& out_dir, bool one_transaction, ExportReport* report,
                     std::vector<std::pair<uint32_t, std::string>>* written) {
+  impl.query.Refresh(*impl.env);  // the split databases, before any transaction begins
+  const engine::QueryDbHandles query_dbs = impl.query.Load();
   std::optional<index::Txn> held;
   if (one_transaction) held.emplace(impl.env->BeginRead());
   std::optional<uint64_t> snapshot;
@@ -111,6 +114,13 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
     report->bytes_written += engine::FileSize(engine::OpenFile(path, O_RDONLY).get(), path);
     ++report->chunks;
   }
+  // The splits of the same snapshot, beside the .gmeta files.
+  engine::NamedSplits splits;
+  if (!in_snapshot([&](index::Txn& txn) { splits = engine::ReadAllSplits(txn, query_dbs); })) {
+    return false;
+  }
+  engine::WriteSplitsFile(out_dir, splits);
+  report->splits = splits.size();
   return true;
 }
 

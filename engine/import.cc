@@ -20,6 +20,8 @@
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
 #include "engine/json_text.h"
+#include "engine/query/query_txn.h"
+#include "engine/query/splits_file.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "index/crc32c.h"
@@ -364,6 +366,9 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
                                " exists); open it as a dataset instead, or index it again "
                                "with the reindex option");
   }
+  for (const std::string& key : options.meta_index_keys) {
+    engine::ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key", "import " + dir);
+  }
   ImportReport report;
   // A re-index holds the old index's writer lock throughout, so that nothing
   // is written to it between the check for unexported videos and the swap.
@@ -444,6 +449,12 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
                                   " videos that no .gmeta file describes");
       }
     }
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    if (const auto splits = engine::ReadSplitsFile(dir)) {
+      engine::StoreSplits(impl, *splits, "import " + dir + "/" + engine::kSplitsFileName);
+      report.splits = splits->size();
+    }
+    for (const std::string& key : options.meta_index_keys) engine::BuildMetaIndex(impl, key);
     engine::DatasetAccess::Of(*ds).env->Sync();
   }  // the environment is closed before it moves
   if (old) {

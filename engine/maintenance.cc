@@ -15,6 +15,7 @@
 #include "engine/gulpio_files.h"
 #include "engine/label_map.h"
 #include "engine/obsolete_files.h"
+#include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/sys_error.h"
@@ -321,11 +322,14 @@ void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOption
   const std::string& relative = shard.relative;
   const std::string attached_key = index::kAttachedShardKeyPrefix + relative;
   MergeReport delta;
+  out.query.Refresh(*out.env);  // before the transaction; the caller holds the lock
+  const engine::QueryDbHandles query_dbs = out.query.Load();
   out.env->Update([&](index::Txn& txn) {
     delta = MergeReport();
     std::string_view done;
     if (txn.Get(out.info, attached_key, &done)) return;  // attached by an earlier run
     index::DatasetInfo info = out.GetInfo(txn);
+    engine::QueryTxn query(out, txn, query_dbs);  // the output's meta index
     // Chunks already attached (a re-run of a merge that predates the attached
     // keys) and the next free chunk number.
     std::set<std::string> attached;
@@ -388,6 +392,7 @@ void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOption
         txn.Del(out.order, index::OrderKey(old->chunk, old->seq));
         info.total_videos -= 1;
         info.total_frames -= old->frames.size();
+        query.Unindex(id, *old);
       }
       index::VideoRecord record = std::move(*video);
       record.chunk = mapped->second;
@@ -395,6 +400,7 @@ void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOption
       RenumberLabels(shard, &record.meta_data);
       out.PutVideo(txn, id, record);
       txn.Put(out.order, index::OrderKey(record.chunk, record.seq), id);
+      query.Index(id, record);
       index::ChunkRecord& c = chunk_ref(record.chunk);
       ++c.appended_videos;
       ++c.live_videos;

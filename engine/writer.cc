@@ -19,6 +19,7 @@
 #include "engine/fault_injection.h"
 #include "engine/json_text.h"
 #include "engine/obsolete_files.h"
+#include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/sys_error.h"
@@ -69,6 +70,7 @@ struct Writer::Impl {
   std::unordered_map<std::string, size_t> pending_by_id;
   std::unordered_set<std::string> removals;
   std::map<uint32_t, Touched> touched;
+  std::vector<engine::SplitOp> split_ops;  // SetSplit / RemoveSplit, in call order
 
   Impl(std::shared_ptr<engine::DatasetImpl> dataset, const WriterOptions& opts)
       : ds(std::move(dataset)),
@@ -80,6 +82,9 @@ struct Writer::Impl {
   // Truncates whatever an interrupted writer left past committed lengths, and
   // makes the last chunk the current one.
   void Recover() {
+    // Query databases another process created since this dataset was opened;
+    // none can appear while this writer holds the lock.
+    ds->query.Refresh(*ds->env);
     std::vector<std::pair<uint32_t, index::ChunkRecord>> dirty;
     std::optional<std::pair<uint32_t, index::ChunkRecord>> last;
     {
@@ -344,6 +349,10 @@ struct Writer::Impl {
   void ApplyBatch(index::Txn& txn, index::DatasetInfo* out_info,
                   std::map<uint32_t, index::ChunkRecord>* out_chunks) const {
     index::DatasetInfo next = ds->GetInfo(txn);
+    // The meta index and the splits. Their handles are all known before this
+    // transaction began: found when the writer took the lock (nobody else can
+    // create them while it holds it) or created by Commit.
+    engine::QueryTxn query(*ds, txn, ds->query.Load());
     std::map<uint32_t, index::ChunkRecord> chunks;
     auto chunk_ref = [&](uint32_t n) -> index::ChunkRecord& {
       auto it = chunks.find(n);
@@ -358,12 +367,13 @@ struct Writer::Impl {
       txn.Del(ds->order, index::OrderKey(old.chunk, old.seq));
       next.total_videos -= std::min<uint64_t>(next.total_videos, 1);
       next.total_frames -= std::min<uint64_t>(next.total_frames, old.frames.size());
-      (void)id;
+      query.Unindex(id, old);
     };
     for (const std::string& id : removals) {
       if (auto old = ds->FindRecord(txn, id)) {
         forget(id, *old);
         txn.Del(ds->videos, id);
+        query.DropFromSplits(id);
       }
     }
     for (const Pending& p : pending) {
@@ -373,6 +383,7 @@ struct Writer::Impl {
       record.seq = next.next_seq++;
       ds->PutVideo(txn, p.id, record);
       txn.Put(ds->order, index::OrderKey(record.chunk, record.seq), p.id);
+      query.Index(p.id, record);
       index::ChunkRecord& c = chunk_ref(record.chunk);
       ++c.live_videos;
       c.live_bytes += record.frame_bytes();
@@ -385,7 +396,13 @@ struct Writer::Impl {
       if (n != chunk) c.state = index::ChunkState::kFull;
     }
     for (const Pending& p : pending) ++chunk_ref(p.record.chunk).appended_videos;
-    next.dirty_chunks.assign(1, chunk);
+    for (const engine::SplitOp& op : split_ops) query.Apply(op);
+    // A batch of split changes alone may commit before any chunk exists.
+    if (have_chunk) {
+      next.dirty_chunks.assign(1, chunk);
+    } else {
+      next.dirty_chunks.clear();
+    }
     for (const auto& [n, c] : chunks) {
       ds->PutChunk(txn, n, c);
     }
@@ -396,8 +413,9 @@ struct Writer::Impl {
   }
 
   void Commit() {
-    if (pending.empty() && removals.empty()) return;
+    if (pending.empty() && removals.empty() && split_ops.empty()) return;
     try {
+      if (!split_ops.empty()) ds->query.Create(*ds->env);
       engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
       for (auto& [n, t] : touched) t.file->Sync();
       engine::fault::Reached(engine::fault::Point::kAfterDataSync);
@@ -420,6 +438,7 @@ struct Writer::Impl {
     pending_by_id.clear();
     removals.clear();
     touched.clear();
+    split_ops.clear();
     batch_videos_in_chunk = 0;
     if (have_chunk) write_pos = chunk_record.committed_length;
   }
@@ -463,6 +482,66 @@ uint32_t Writer::StartChunk() {
 void Writer::Commit() { impl_->Commit(); }
 void Writer::Rollback() { impl_->Discard(); }
 size_t Writer::pending_videos() const { return impl_->pending_by_id.size(); }
+
+void Writer::SetSplit(std::string_view name, const std::vector<std::string>& ids) {
+  const std::string operation = "set split '" + std::string(name) + "' in " + impl_->ds->dir;
+  engine::ValidateQueryName(name, index::kMaxSplitNameBytes, "split name", operation);
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string_view> twice;
+  for (const std::string& id : ids) {
+    if (!seen.insert(id).second) twice.push_back(id);
+  }
+  const auto list = [](const auto& items) {
+    constexpr size_t kListed = 20;
+    std::string out;
+    for (size_t i = 0; i < items.size() && i < kListed; ++i) {
+      out += (i == 0 ? "'" : ", '") + std::string(items[i]) + "'";
+    }
+    if (items.size() > kListed) out += ", ...";
+    return out;
+  };
+  if (!twice.empty()) {
+    throw InvalidArgumentError(operation + ": " + std::to_string(twice.size()) +
+                               " ids are listed more than once: " + list(twice));
+  }
+  std::vector<std::string_view> missing;
+  {
+    // Committed ids in one read transaction; this batch's own changes on top.
+    index::Txn txn = impl_->ds->env->BeginRead();
+    for (const std::string& id : ids) {
+      if (impl_->pending_by_id.count(id) != 0) continue;
+      std::string_view bytes;
+      if (impl_->removals.count(id) != 0 || !txn.Get(impl_->ds->videos, id, &bytes)) {
+        missing.push_back(id);
+      }
+    }
+  }
+  if (!missing.empty()) {
+    throw IdNotFoundError(operation + ": " + std::to_string(missing.size()) +
+                          (missing.size() == 1 ? " id is" : " ids are") +
+                          " not in the dataset: " + list(missing) + " (the split was not set)");
+  }
+  impl_->split_ops.push_back(engine::SplitOp{std::string(name), false, ids});
+}
+
+bool Writer::RemoveSplit(std::string_view name) {
+  bool exists = false;
+  bool decided = false;
+  for (auto it = impl_->split_ops.rbegin(); it != impl_->split_ops.rend() && !decided; ++it) {
+    if (it->name == name) {
+      exists = !it->remove;
+      decided = true;
+    }
+  }
+  if (!decided) {
+    const engine::QueryDbHandles dbs = impl_->ds->query.Load();  // refreshed when the writer began
+    index::Txn txn = impl_->ds->env->BeginRead();
+    std::string_view bytes;
+    exists = dbs.has_splits() && txn.Get(dbs.splits, name, &bytes);
+  }
+  if (exists) impl_->split_ops.push_back(engine::SplitOp{std::string(name), true, {}});
+  return exists;
+}
 
 std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
   if (read_only()) {

@@ -296,6 +296,7 @@ void Env::CopyTo(const std::string& path, bool compact) {
 }
 
 Dbi Env::OpenDb(const std::string& name, bool create) {
+  std::lock_guard<std::mutex> serialise(open_db_mutex_);
   Txn txn = create ? BeginWrite() : BeginRead();
   MDB_dbi dbi = 0;
   const int rc = mdb_dbi_open(txn.txn_, name.c_str(), create ? MDB_CREATE : 0u, &dbi);

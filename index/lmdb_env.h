@@ -55,7 +55,7 @@ struct EnvOptions {
   bool read_only = false;
   size_t initial_map_size = size_t{1} << 30;  // 1 GiB of address space; the file grows as used
   size_t max_map_size = size_t{1} << 40;      // growth stops here with ResourceExhaustedError
-  unsigned max_dbs = 8;
+  unsigned max_dbs = 16;  // named databases this process may open (index_format.md lists them)
   unsigned max_readers = 1022;
   // Open without LMDB's lock file (MDB_NOLOCK), read-only only: for index
   // files nobody writes, such as the snapshots remote datasets download.
@@ -154,7 +154,10 @@ class Env {
   bool read_only() const { return read_only_; }
 
   // Opens a named database, creating it when `create` (needs a writable env).
-  // Throws NotFoundError if absent and not created.
+  // Throws NotFoundError if absent and not created. Thread-safe: LMDB allows
+  // one transaction at a time to open databases, so calls are serialised.
+  // The handle is valid in transactions begun after this returns; a
+  // transaction begun earlier must not use it (LMDB fails with EINVAL).
   Dbi OpenDb(const std::string& name, bool create);
 
   Txn BeginRead();
@@ -212,6 +215,7 @@ class Env {
   MDB_env* env_ = nullptr;
   std::shared_mutex resize_mutex_;  // shared: live transactions; exclusive: resizing
   std::mutex idle_mutex_;
+  std::mutex open_db_mutex_;            // mdb_dbi_open: one transaction at a time
   std::vector<MDB_txn*> idle_readers_;  // reset read transactions, ready to renew
 };
 

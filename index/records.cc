@@ -241,6 +241,16 @@ uint32_t DecodeFrameCount(std::string_view bytes, std::string_view what) {
   return CheckVideoShape(VerifiedVideo(bytes, what), what);
 }
 
+VideoMetaView DecodeVideoMeta(std::string_view bytes, std::string_view what) {
+  const fbs::VideoRecord& r = VerifiedVideo(bytes, what);
+  CheckVideoShape(r, what);
+  VideoMetaView out;
+  out.chunk = r.chunk();
+  out.seq = r.seq();
+  out.meta_data = std::string_view(r.meta_data()->c_str(), r.meta_data()->size());
+  return out;
+}
+
 std::string EncodeChunkRecord(const ChunkRecord& record) {
   flatbuffers::FlatBufferBuilder builder(128);
   const auto name = builder.CreateString(record.file_name);

@@ -110,6 +110,17 @@ VideoRecord DecodeVideoRecord(std::string_view bytes, std::string_view what);
 VideoRecord DecodeVideoFrames(std::string_view bytes, std::string_view what);
 // The frame count alone, without materialising frames (still verified).
 uint32_t DecodeFrameCount(std::string_view bytes, std::string_view what);
+// The chunk, sequence and meta_data text of a video record, verified as
+// DecodeVideoRecord verifies it, without materialising the frames: for scans
+// that look at the meta of every video. `meta_data` views `bytes` (or a
+// per-thread copy of them when they are misaligned): valid until the next
+// decode on this thread, and never past the transaction `bytes` came from.
+struct VideoMetaView {
+  uint32_t chunk = 0;
+  uint64_t seq = 0;
+  std::string_view meta_data;
+};
+VideoMetaView DecodeVideoMeta(std::string_view bytes, std::string_view what);
 
 std::string EncodeChunkRecord(const ChunkRecord& record);
 ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what);

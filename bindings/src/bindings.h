@@ -51,6 +51,10 @@ void BindRemote(py::module_& m);
 // operation. The callable must outlive the operation.
 std::function<void(uint64_t, uint64_t)> Progress(const py::object& callback);
 
+// Adds select, the meta index calls and the split listings to NativeDataset
+// (call after BindDataset).
+void BindQuery(py::module_& m);
+
 // ---- errors -----------------------------------------------------------------
 
 // Raises the Python exception for a gulpdb::Error whose kind is "the path does

@@ -445,6 +445,21 @@ void BindDataset(py::module_& m) {
           [](WriterHandle& h) { return h.WithWriter([](Writer& w) { return w.StartChunk(); }); },
           "Creates a new, empty chunk now and sends the next appends to it; returns its number.")
       .def(
+          "set_split",
+          [](WriterHandle& h, const std::string& name, const py::handle& ids_object) {
+            const std::vector<std::string> ids = ToIdList(ids_object, "ids");
+            h.WithWriter([&](Writer& w) { w.SetSplit(name, ids); });
+          },
+          py::arg("name"), py::arg("ids"),
+          "Sets split `name` to `ids` (in that order) when the batch commits; KeyError listing "
+          "the ids that do not exist.")
+      .def(
+          "remove_split",
+          [](WriterHandle& h, const std::string& name) {
+            return h.WithWriter([&](Writer& w) { return w.RemoveSplit(name); });
+          },
+          py::arg("name"), "Removes split `name` when the batch commits; False if there is none.")
+      .def(
           "commit", [](WriterHandle& h) { h.WithWriter([](Writer& w) { w.Commit(); }); },
           "Makes the batch durable and visible.")
       .def(

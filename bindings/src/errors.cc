@@ -1,6 +1,6 @@
 // The one place where gulpdb::Error becomes a Python exception.
 //
-//   NotFoundError          KeyError (a missing id), FileNotFoundError (a missing
+//   NotFoundError          KeyError (a missing id or split), FileNotFoundError (a missing
 //                          file or directory: see RaiseFileNotFound and below)
 //   InvalidArgumentError   ValueError; IndexError for a frame index out of range
 //   IoError                OSError; PermissionError for an AccessDeniedError
@@ -42,7 +42,8 @@ void Translate(const Error& e) {
   const std::string message = e.what();
   switch (e.code()) {
     case ErrorCode::kNotFound:
-      if (dynamic_cast<const IdNotFoundError*>(&e) != nullptr) {
+      if (dynamic_cast<const IdNotFoundError*>(&e) != nullptr ||
+          dynamic_cast<const NameNotFoundError*>(&e) != nullptr) {
         PyErr_SetString(PyExc_KeyError, message.c_str());
       } else {
         SetOsError(PyExc_FileNotFoundError, ENOENT, message);

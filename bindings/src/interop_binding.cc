@@ -35,10 +35,12 @@ DuplicatePolicy ToDuplicatePolicy(const std::string& text) {
 
 py::dict ImportGulpioPy(const std::string& path, const std::string& index_dir,
                         const std::string& on_duplicate, bool skip_missing_meta, bool reindex,
-                        bool discard_unexported, const py::object& progress) {
+                        bool discard_unexported, const py::object& progress,
+                        const std::vector<std::string>& meta_index_keys) {
   ImportOptions options;
   options.reindex = reindex;
   options.discard_unexported = discard_unexported;
+  options.meta_index_keys = meta_index_keys;
   options.on_duplicate = ToDuplicatePolicy(on_duplicate);
   options.skip_missing_meta = skip_missing_meta;
   options.index_dir = index_dir;
@@ -56,6 +58,7 @@ py::dict ImportGulpioPy(const std::string& path, const std::string& index_dir,
   out["frames"] = report.frames;
   out["gmeta_bytes"] = report.gmeta_bytes;
   out["warnings"] = report.warnings;
+  out["splits"] = report.splits;
   return out;
 }
 
@@ -70,6 +73,7 @@ py::dict ExportGmetaPy(const DatasetHandle& h, const std::string& out_dir) {
   out["chunks"] = report.chunks;
   out["videos"] = report.videos;
   out["bytes_written"] = report.bytes_written;
+  out["splits"] = report.splits;
   return out;
 }
 
@@ -101,7 +105,7 @@ void BindInterop(py::module_& m) {
   m.def("import_gulpio", &ImportGulpioPy, py::arg("path"), py::arg("index_dir") = "",
         py::arg("on_duplicate") = "error", py::arg("skip_missing_meta") = false,
         py::arg("reindex") = false, py::arg("discard_unexported") = false,
-        py::arg("progress") = py::none(),
+        py::arg("progress") = py::none(), py::arg("meta_index_keys") = std::vector<std::string>(),
         "Indexes a GulpIO directory in place (no .gulp byte changes); returns a report dict.");
   m.def("export_gmeta", &ExportGmetaPy, py::arg("dataset"), py::arg("out_dir") = "",
         "Writes meta_<N>.gmeta files that unmodified GulpIO2 reads; returns a report dict.");

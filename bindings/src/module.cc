@@ -9,6 +9,7 @@ PYBIND11_MODULE(_gulpdb, m) {
   m.attr("__version__") = GULPDB_VERSION;
   python::RegisterErrors(m);
   python::BindDataset(m);
+  python::BindQuery(m);
   python::BindCodec(m);
   python::BindInterop(m);
   python::BindBench(m);

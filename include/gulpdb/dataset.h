@@ -27,6 +27,7 @@
 
 #include "gulpdb/export.h"
 #include "gulpdb/jpeg.h"
+#include "gulpdb/query.h"
 #include "gulpdb/selection.h"
 #include "gulpdb/types.h"
 
@@ -286,6 +287,42 @@ class GULPDB_EXPORT Dataset {
   // Convenience: removes `ids` in one transaction; returns how many existed.
   size_t Remove(const std::vector<std::string>& ids);
 
+  // ---- Metadata queries and named splits (query.h says what equality means) ----
+
+  // Ids of the videos whose meta (first meta_data entry) satisfies every
+  // condition, in (chunk, insertion) order like Ids(); no condition: every
+  // id. Conditions on keys with a meta index (CreateMetaIndex) are answered
+  // from the index, in time proportional to the matches; the others by
+  // reading the record of every candidate (every video when no condition is
+  // indexed). Reads one snapshot (one read transaction for the whole call).
+  // Throws InvalidArgumentError naming the key for a value that is not JSON,
+  // CorruptionError naming the id for a record whose meta is not JSON.
+  std::vector<std::string> Select(const std::vector<MetaCondition>& conditions) const;
+  // Select({MetaCondition::Equals(key, json_value)}).
+  std::vector<std::string> Select(std::string_view key, std::string_view json_value) const;
+
+  // Builds a secondary index of meta key `key` over every video, in one write
+  // transaction under the writer lock (BusyError when another writer does not
+  // finish within `lock_timeout`); every later write keeps it in the
+  // transaction that changes the videos. Returns false, changing nothing,
+  // when `key` is indexed already. Throws InvalidArgumentError for a key that
+  // is empty, longer than 255 bytes or not UTF-8, and CorruptionError for a
+  // record whose meta is not JSON (nothing is then indexed).
+  bool CreateMetaIndex(std::string_view key,
+                       std::chrono::milliseconds lock_timeout = std::chrono::milliseconds(0));
+  // Drops the meta index of `key` (one write transaction); false if it had none.
+  bool DropMetaIndex(std::string_view key,
+                     std::chrono::milliseconds lock_timeout = std::chrono::milliseconds(0));
+  // The keys that have a meta index, sorted by their bytes.
+  std::vector<std::string> MetaIndexes() const;
+
+  // Every named split (Writer::SetSplit) with its size, sorted by name.
+  std::vector<SplitInfo> Splits() const;
+  // The ids of split `name`, in the order Writer::SetSplit was given them
+  // (removed videos leave it). Throws NameNotFoundError naming the known
+  // splits when there is no such split.
+  std::vector<std::string> Split(std::string_view name) const;
+
  private:
   struct GULPDB_NO_EXPORT Impl;
   // The engine's own modules (interop, maintenance, check) reach the
@@ -333,6 +370,18 @@ class GULPDB_EXPORT Writer {
   // data file of a chunk it opened for writing. Throws IoError or
   // ResourceExhaustedError when the file cannot be created.
   uint32_t StartChunk();
+
+  // Makes split `name` hold `ids`, in that order, when the batch commits
+  // (replacing a split of that name; all of it or, on rollback, nothing).
+  // Every id must exist now, committed or appended earlier in this batch:
+  // otherwise IdNotFoundError lists the missing ones and this call changes
+  // nothing. A video removed later (in this batch or another) leaves the
+  // split. Throws InvalidArgumentError for an id listed twice, or a name that
+  // is empty, longer than 255 bytes or not UTF-8.
+  void SetSplit(std::string_view name, const std::vector<std::string>& ids);
+  // Removes split `name` when the batch commits. Returns false, changing
+  // nothing, when there is no such split (committed, or set in this batch).
+  bool RemoveSplit(std::string_view name);
 
   // Makes the batch durable and visible: frames are fdatasync'd before the
   // index transaction commits.

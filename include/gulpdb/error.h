@@ -106,6 +106,10 @@ GULPDB_DEFINE_KIND(ResourceExhaustedError, kResourceExhausted);
 // directory): lookups by id throw this.
 GULPDB_DEFINE_ERROR(IdNotFoundError, NotFoundError);
 
+// A named entry of the index other than a video that does not exist (a
+// split): like IdNotFoundError, a missing key rather than a missing file.
+GULPDB_DEFINE_ERROR(NameNotFoundError, NotFoundError);
+
 // A frame index outside the video's frames.
 GULPDB_DEFINE_ERROR(OutOfRangeError, InvalidArgumentError);
 

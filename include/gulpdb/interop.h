@@ -50,6 +50,9 @@ struct ImportOptions {
   // simply imported.
   bool reindex = false;
   bool discard_unexported = false;
+  // Meta keys to build a meta index of (Dataset::CreateMetaIndex), as part
+  // of the import.
+  std::vector<std::string> meta_index_keys;
 };
 
 struct ImportReport {
@@ -58,6 +61,7 @@ struct ImportReport {
   uint64_t frames = 0;
   uint64_t gmeta_bytes = 0;  // JSON read
   std::vector<std::string> warnings;
+  uint64_t splits = 0;  // named splits read from gulpdb_splits.json
 };
 
 // Indexes the GulpIO directory `dir` in place, in one transaction: no byte of
@@ -71,12 +75,16 @@ struct ImportReport {
 // if `dir` is already indexed (and `reindex` is not set), CorruptionError
 // naming the file, id and byte offset for bad .gmeta content. On any error no
 // index is left behind (a re-index leaves the old one as it was).
+// Named splits come from gulpdb_splits.json when the directory has one (as
+// export writes it): every id must be in the directory, else
+// InvalidArgumentError naming the split and the ids, and no index.
 GULPDB_EXPORT ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options = {});
 
 struct ExportReport {
   uint64_t chunks = 0;
   uint64_t videos = 0;
   uint64_t bytes_written = 0;
+  uint64_t splits = 0;  // named splits written to gulpdb_splits.json
 };
 
 // Writes meta_<N>.gmeta for every chunk of `dataset` into `out_dir` (empty:
@@ -87,6 +95,9 @@ struct ExportReport {
 // the index records the new size and time of the imported .gmeta files it
 // rewrote (one write transaction at the end), so that they do not count as
 // changed by another program.
+// The named splits go to gulpdb_splits.json beside them (GulpIO's readers
+// ignore it); with no split, a gulpdb_splits.json left there by an earlier
+// export is removed.
 //
 // Snapshot: all files describe one committed state, even while a writer (in
 // this or another process) commits. The index is read in batches of short

@@ -324,6 +324,39 @@ void SelectionSeeds() {
   }
 }
 
+// ---- meta values --------------------------------------------------------------------
+
+void MetaValueSeeds() {
+  const std::vector<std::string> seeds = {
+      R"("cat")",
+      R"("caf\u00e9")",
+      "\"caf\xc3\xa9\"",
+      R"("\ud83d\ude00")",
+      R"("\ud800")",
+      "1",
+      "1.0",
+      "-0.0",
+      "10E-1",
+      "1e100000000000000000000",
+      "123456789012345678901234567890",
+      "true",
+      "null",
+      "NaN",
+      "-Infinity",
+      R"([1, "a", [], {}])",
+      R"({"k": 1, "label": "x", "k": [2.50, {"b": 1, "a": 2}]})",
+      R"({"caf\u00e9": 1, "": null})",
+      R"(  {"k" :  "v" }  )",
+      R"([{"k": 1}])",
+      R"({"k": )",
+      "01",
+      "\xef\xbb\xbf"
+      "1",
+  };
+  int i = 0;
+  for (const std::string& text : seeds) Put("meta_value", "seed-" + std::to_string(i++), text);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -338,6 +371,7 @@ int main(int argc, char** argv) {
     RecordSeeds();
     JpegSeeds();
     SelectionSeeds();
+    MetaValueSeeds();
   } catch (const gulpdb::Error& e) {
     std::fprintf(stderr, "make seeds: %s\n", e.what());
     return 1;

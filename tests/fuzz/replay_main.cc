@@ -30,6 +30,7 @@ extern "C" int GulpdbFuzz_gmeta_import(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_record(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_jpeg(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_selection(const uint8_t* data, size_t size);
+extern "C" int GulpdbFuzz_meta_value(const uint8_t* data, size_t size);
 
 namespace {
 
@@ -43,7 +44,7 @@ struct Target {
 constexpr Target kTargets[] = {
     {"gmeta_parse", GulpdbFuzz_gmeta_parse}, {"gmeta_import", GulpdbFuzz_gmeta_import},
     {"record", GulpdbFuzz_record},           {"jpeg", GulpdbFuzz_jpeg},
-    {"selection", GulpdbFuzz_selection},
+    {"selection", GulpdbFuzz_selection},     {"meta_value", GulpdbFuzz_meta_value},
 };
 
 const Target* FindTarget(const std::string& name) {

@@ -45,7 +45,7 @@ failures, MemoryError when memory runs out.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Optional, Union
 
 from . import _gulpdb, utils
 from ._dataset import Dataset, FrameSelection, Frames, VideoId, Writer
@@ -116,6 +116,7 @@ def import_gulpio(
     reindex: bool = False,
     discard_unexported: bool = False,
     progress: Progress = None,
+    meta_index_keys: Iterable[str] = (),
 ) -> Dict[str, Any]:
     """Indexes a GulpIO/GulpIO2 directory in place; no byte of a ``.gulp`` file changes.
 
@@ -135,12 +136,19 @@ def import_gulpio(
             unless ``discard_unexported``.
         discard_unexported: with ``reindex``, drop such videos.
         progress: called as ``progress(chunks_done, chunks_total)``.
+        meta_index_keys: meta keys to build a meta index of
+            (:meth:`Dataset.create_meta_index`) as part of the import.
+
+    Named splits come from ``gulpdb_splits.json`` when the directory has one
+    (as :func:`export_gmeta` writes it); every id it lists must be in the
+    directory.
 
     Returns:
-        ``{'chunks', 'videos', 'frames', 'gmeta_bytes', 'warnings'}``.
+        ``{'chunks', 'videos', 'frames', 'gmeta_bytes', 'warnings', 'splits'}``.
 
     Raises:
-        ValueError: already indexed (without ``reindex``), or bad file names.
+        ValueError: already indexed (without ``reindex``), bad file names, or a
+            ``gulpdb_splits.json`` naming ids that are not in the directory.
         gulpdb.CorruptionError: a ``.gmeta`` that does not match its data file.
     """
     return _gulpdb.import_gulpio(
@@ -151,6 +159,7 @@ def import_gulpio(
         reindex=reindex,
         discard_unexported=discard_unexported,
         progress=progress,
+        meta_index_keys=_gulpdb._as_id_list(meta_index_keys, "meta_index_keys"),
     )
 
 
@@ -160,8 +169,10 @@ def export_gmeta(
     """Writes ``meta_<N>.gmeta`` files so that unmodified GulpIO2 reads the dataset.
 
     For an imported directory that has not changed, the files are
-    byte-identical to the originals. ``out_dir`` defaults to the dataset
-    directory. Returns ``{'chunks', 'videos', 'bytes_written'}``.
+    byte-identical to the originals. The named splits go to
+    ``gulpdb_splits.json`` beside them (GulpIO's readers ignore it;
+    :func:`import_gulpio` reads it back). ``out_dir`` defaults to the dataset
+    directory. Returns ``{'chunks', 'videos', 'bytes_written', 'splits'}``.
     """
     return _gulpdb.export_gmeta(
         dataset.native, os.fspath(out_dir) if out_dir is not None else ""

@@ -462,6 +462,72 @@ class Dataset:
         """Counts and sizes: videos, frames, chunks, bytes, garbage, index size."""
         return self._native().stats()
 
+    # ---- metadata queries and named splits ----------------------------------------
+
+    def select(self, **meta_equals: Any) -> List[str]:
+        """Ids of the videos whose meta has every given key/value pair.
+
+        ``ds.select(label="cat", split_id=3)`` returns, in (chunk, insertion)
+        order as :meth:`ids`, the videos whose :meth:`meta` (the first
+        meta_data entry) has ``label`` equal to ``"cat"`` and ``split_id``
+        equal to 3; no argument gives every id. A key with a meta index
+        (:meth:`create_meta_index`) is answered from the index, in time
+        proportional to the matches; other keys by reading every candidate's
+        meta in C++ (no Python work per video).
+
+        Values are Python values: str, int, float, bool, None, and lists and
+        dicts of them (NumPy scalars and 0-d/1-d arrays stand for the values
+        they hold). Equality is JSON's, not Python's: strings by their text;
+        numbers by exact decimal value as written (``1``, ``1.0`` and ``1e0``
+        match each other, but ``0.1`` does not match a stored
+        ``0.10000000000000001``); ``True`` matches only ``true`` (not 1);
+        ``"1"`` never matches 1; NaN matches NaN; lists element by element,
+        dicts member by member in any order. Keys that are not identifiers
+        go through a dict: ``ds.select(**{"label name": "x"})``.
+
+        Raises:
+            TypeError: a value JSON cannot hold (a set, an object, ...).
+        """
+        conditions = [(key, [_query_value_json(key, value)]) for key, value in meta_equals.items()]
+        return self._native().select(conditions)
+
+    def create_meta_index(self, key: str, *, lock_timeout: float = 0.0) -> bool:
+        """Builds a secondary index of meta key ``key``, so that :meth:`select` on it
+        costs the matches rather than a read of every video.
+
+        One pass over the existing videos, in one transaction under the
+        writer lock (:class:`gulpdb.BusyError` when another writer does not
+        finish within ``lock_timeout`` seconds, including a :meth:`writer`
+        of this process that is still open). From then on every write keeps
+        the index right in the transaction that changes the videos. Returns
+        False (changing nothing) when ``key`` has an index already.
+        ValueError for a read-only dataset or a key that is empty, longer
+        than 255 bytes or not text.
+        """
+        self._check_writable()
+        return self._native().create_meta_index(key, lock_timeout)
+
+    def drop_meta_index(self, key: str, *, lock_timeout: float = 0.0) -> bool:
+        """Drops the meta index of ``key``; False if it had none."""
+        self._check_writable()
+        return self._native().drop_meta_index(key, lock_timeout)
+
+    def meta_indexes(self) -> List[str]:
+        """The meta keys that have an index (:meth:`create_meta_index`)."""
+        return self._native().meta_indexes()
+
+    def splits(self) -> Dict[str, int]:
+        """The named splits (:meth:`Writer.set_split`), as ``{name: number of ids}``, by name."""
+        return dict(self._native().splits())
+
+    def split(self, name: str) -> List[str]:
+        """The ids of split ``name``, in the order :meth:`Writer.set_split` was given them.
+
+        Videos removed since have left it. KeyError, naming the known splits,
+        when there is no such split.
+        """
+        return self._native().split(name)
+
     # ---- reads --------------------------------------------------------------------
 
     def read(
@@ -640,10 +706,25 @@ class Dataset:
 
         ``ids`` is a collection of ids (a list, tuple, set, ...); a bare
         ``str`` or ``bytes`` is a TypeError: pass ``[id]`` for one video.
+        Removed videos leave every split in the same transaction.
         """
+        self._check_writable()
+        return self._native().remove(ids)
+
+    def _check_writable(self) -> None:
         if self.read_only:
             raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
-        return self._native().remove(ids)
+
+
+def _query_value_json(key: str, value: Any) -> str:
+    """The JSON text :meth:`Dataset.select` compares meta values with."""
+    try:
+        return json.dumps(_plain(value, None, f"select({key}=...)", set()))
+    except TypeError:
+        raise TypeError(
+            f"select({key}=...): a {type(value).__module__}.{type(value).__qualname__} cannot "
+            "equal a meta value; use str, int, float, bool, None, or lists and dicts of them"
+        ) from None
 
 
 def _split_requests(
@@ -714,6 +795,22 @@ class Writer:
     def remove(self, id: VideoId) -> bool:
         """Removes a committed or pending video; False if it does not exist."""
         return self._native.remove(id)
+
+    def set_split(self, name: str, ids: Iterable[VideoId]) -> None:
+        """Makes split ``name`` hold ``ids``, in that order, when the batch commits.
+
+        A split of that name is replaced. Every id must exist now, committed
+        or appended earlier in this batch: otherwise KeyError listing the
+        missing ids, and this call changes nothing (the split is all or
+        nothing). ValueError for an id listed twice or a name that is empty
+        or longer than 255 bytes. ``ids`` is a collection, never a bare
+        ``str``. Videos removed later leave the split.
+        """
+        self._native.set_split(name, ids)
+
+    def remove_split(self, name: str) -> bool:
+        """Removes split ``name`` when the batch commits; False if there is no such split."""
+        return self._native.remove_split(name)
 
     def start_chunk(self) -> int:
         """Starts a new, empty chunk now and returns its number; the next appends go there.

@@ -186,6 +186,11 @@ class NativeWriter:
     def start_chunk(self) -> int:
         """Creates a new, empty chunk now (registered outside the batch) and sends the
         next appends to it; returns its number."""
+    def set_split(self, name: str, ids: Iterable[_Id]) -> None:
+        """Sets split ``name`` to ``ids`` (in that order) when the batch commits;
+        KeyError listing the ids that do not exist, ValueError for an id listed twice."""
+    def remove_split(self, name: str) -> bool:
+        """Removes split ``name`` when the batch commits; False if there is none."""
     def commit(self) -> None:
         """Makes the batch durable and visible."""
     def rollback(self) -> None:
@@ -315,6 +320,20 @@ class NativeDataset:
         """Counts and sizes."""
     def remove(self, ids: Iterable[_Id]) -> int:
         """Removes ids in one transaction; returns how many existed."""
+    def select(self, conditions: List[Tuple[str, List[str]]]) -> List[str]:
+        """Ids whose first meta entry satisfies every ``(key, [json values])`` condition
+        (equal to one of its values), in (chunk, insertion) order; see
+        :meth:`gulpdb.Dataset.select`. ValueError for a value that is not JSON."""
+    def create_meta_index(self, key: str, lock_timeout: float = 0.0) -> bool:
+        """Builds a meta index of ``key``; False if it has one already."""
+    def drop_meta_index(self, key: str, lock_timeout: float = 0.0) -> bool:
+        """Drops the meta index of ``key``; False if it had none."""
+    def meta_indexes(self) -> List[str]:
+        """The keys with a meta index."""
+    def splits(self) -> List[Tuple[str, int]]:
+        """``(name, count)`` of every split, by name."""
+    def split(self, name: str) -> List[str]:
+        """The ids of a split in split order; KeyError naming the known splits."""
     def writer(
         self,
         on_duplicate: str = "error",
@@ -363,6 +382,7 @@ def import_gulpio(
     reindex: bool = False,
     discard_unexported: bool = False,
     progress: _Progress = None,
+    meta_index_keys: List[str] = [],
 ) -> Dict[str, Any]:
     """Indexes a GulpIO directory in place; see :func:`gulpdb.import_gulpio`."""
 

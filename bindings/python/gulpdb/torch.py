@@ -103,6 +103,25 @@ def _as_dataset(source: Source) -> Dataset:
     return dataset
 
 
+def _with_split(
+    source: Source, ids: Optional[Iterable[VideoId]], split: Optional[str]
+) -> Tuple[Source, Optional[Iterable[VideoId]]]:
+    """``(source, ids)``, with the ids of the named split when ``split`` is given.
+
+    KeyError (naming the known splits) for an unknown split; ValueError when
+    both ``ids`` and ``split`` are given.
+    """
+    if split is None:
+        return source, ids
+    if ids is not None:
+        raise ValueError(
+            "pass ids= or split=, not both; for the videos of a split that are also in your "
+            "list: ids=[i for i in dataset.split(name) if i in wanted]"
+        )
+    dataset = _as_dataset(source)
+    return dataset, dataset.split(split)
+
+
 def sample_frame_indices(
     frame_count: int,
     num_frames: Optional[int],
@@ -359,6 +378,9 @@ class VideoDataset(torch.utils.data.Dataset):
             or a :class:`gulpdb.GulpDirectory`.
         ids: the videos, in item order (default: every id, in dataset order):
             any iterable of str or int ids, but not a bare ``str``.
+        split: the videos of this named split (:meth:`gulpdb.Dataset.split`),
+            in split order, instead of ``ids`` (giving both is a ValueError;
+            an unknown split a KeyError naming the known ones).
         label: a meta key (``"idx"``), a callable ``meta -> label``, or None.
         transform: applied to the uint8 T×H×W×C tensor of each item.
         num_frames, sampling, stride: see :func:`sample_frame_indices`.
@@ -390,6 +412,7 @@ class VideoDataset(torch.utils.data.Dataset):
         source: Source,
         ids: Optional[Iterable[VideoId]] = None,
         *,
+        split: Optional[str] = None,
         label: Label = None,
         transform: Optional[Callable[[torch.Tensor], Any]] = None,
         num_frames: Optional[int] = None,
@@ -404,6 +427,7 @@ class VideoDataset(torch.utils.data.Dataset):
         resize: str = "short_edge",
         crop: Optional[str] = "center",
     ) -> None:
+        source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
             source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
             downscale, decode_threads, size, resize, crop,
@@ -465,6 +489,7 @@ class ImageDataset(torch.utils.data.Dataset):
         source: Source,
         ids: Optional[Iterable[VideoId]] = None,
         *,
+        split: Optional[str] = None,
         label: Label = None,
         transform: Optional[Callable[[torch.Tensor], Any]] = None,
         frame: int = 0,
@@ -477,6 +502,7 @@ class ImageDataset(torch.utils.data.Dataset):
         crop: Optional[str] = "center",
         seed: Optional[int] = 0,
     ) -> None:
+        source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
             source, ids, label, None, None, "all", 1, seed, colorspace, dct, downscale,
             decode_threads, size, resize, crop,
@@ -544,6 +570,7 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
         source: Source,
         ids: Optional[Iterable[VideoId]] = None,
         *,
+        split: Optional[str] = None,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
         shuffle: bool = False,
@@ -563,6 +590,7 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
         crop: Optional[str] = "center",
     ) -> None:
         super().__init__()
+        source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
             source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
             downscale, decode_threads, size, resize, crop,

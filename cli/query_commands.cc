@@ -1,0 +1,268 @@
+#include "cli/query_commands.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <unordered_set>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/text.h"
+#include "gulpdb/error.h"
+#include "gulpdb/json.h"
+#include "gulpdb/query.h"
+
+namespace gulpdb::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+// The dataset of DIR and --index-dir; a write refuses an s3:// URL.
+std::unique_ptr<Dataset> Open(const po::variables_map& vm, bool read_only) {
+  const DatasetPath path = DatasetArg(vm);
+  if (!read_only) RequireLocal(path.dir);
+  return OpenDataset(path, read_only);
+}
+
+std::chrono::milliseconds Wait(const po::variables_map& vm) {
+  const double seconds = *RealOption(vm, "wait", 0, 1e9);
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+std::vector<MetaCondition> WhereTerms(const po::variables_map& vm) {
+  std::vector<MetaCondition> out;
+  if (vm.count("where") == 0) return out;
+  for (const std::string& term : vm["where"].as<std::vector<std::string>>()) {
+    try {
+      out.push_back(ParseMetaCondition(term));
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(std::string("--where: ") + e.what());
+    }
+  }
+  return out;
+}
+
+// The ids of a file, one per line (a trailing '\r' is dropped, empty lines
+// skipped); "-" reads standard input.
+std::vector<std::string> ReadIdsFile(const std::string& path) {
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw NotFoundError("read ids file " + path + ": cannot open it");
+    in = &file;
+  }
+  std::vector<std::string> ids;
+  std::string line;
+  while (std::getline(*in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) ids.push_back(line);
+  }
+  if (in->bad()) throw IoError("read ids file " + path + ": read failed");
+  return ids;
+}
+
+void AddDatasetOptions(po::options_description* o) {
+  o->add_options()("dir", po::value<std::string>(), "dataset directory");
+  AddIndexDirOption(o);
+}
+
+}  // namespace
+
+// ---- index ---------------------------------------------------------------------
+
+int RunIndex(const std::vector<std::string>& args) {
+  po::options_description o("index options");
+  AddDatasetOptions(&o);
+  bool json = false;
+  o.add_options()("meta-key", po::value<std::vector<std::string>>(),
+                  "build a meta index of this key of the first meta entry (repeatable)")(
+      "drop", po::value<std::vector<std::string>>(),
+      "drop the meta index of this key (repeatable)")("wait", NumberValue("0"),
+                                                      "seconds to wait for another writer")(
+      "json", po::bool_switch(&json), "list the indexed keys as a JSON list");
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb index DIR [--meta-key KEY]... [--drop KEY]... [--json]", o, {"dir"},
+             &vm)) {
+    return 0;
+  }
+  const auto keys = [&](const char* name) {
+    return vm.count(name) != 0 ? vm[name].as<std::vector<std::string>>()
+                               : std::vector<std::string>();
+  };
+  const std::vector<std::string> create = keys("meta-key"), drop = keys("drop");
+  if (create.empty() && drop.empty()) {
+    const std::vector<std::string> indexed = Open(vm, true)->MetaIndexes();
+    if (json) {
+      std::string list;
+      for (const std::string& k : indexed) list += (list.empty() ? "" : ", ") + PythonJsonString(k);
+      std::printf("[%s]\n", list.c_str());
+    } else {
+      for (const std::string& k : indexed) std::printf("%s\n", EscapeForDisplay(k).c_str());
+    }
+    return 0;
+  }
+  auto ds = Open(vm, false);
+  int status = 0;
+  for (const std::string& key : drop) {
+    if (ds->DropMetaIndex(key, Wait(vm))) {
+      std::printf("dropped the meta index of '%s'\n", EscapeForDisplay(key).c_str());
+    } else {
+      std::fprintf(stderr, "gulpdb index: '%s' has no meta index\n", EscapeForDisplay(key).c_str());
+      status = 1;
+    }
+  }
+  for (const std::string& key : create) {
+    if (ds->CreateMetaIndex(key, Wait(vm))) {
+      std::printf("built a meta index of '%s'\n", EscapeForDisplay(key).c_str());
+    } else {
+      std::printf("'%s' has a meta index already\n", EscapeForDisplay(key).c_str());
+    }
+  }
+  return status;
+}
+
+// ---- split ----------------------------------------------------------------------
+
+int RunSplit(const std::vector<std::string>& args) {
+  po::options_description o("split options");
+  AddDatasetOptions(&o);
+  bool json = false, remove = false;
+  std::string ids_file;
+  o.add_options()("name", po::value<std::string>(), "split name")(
+      "ids-file", po::value(&ids_file),
+      "set the split to the ids of this file, one per line, in that order ('-': stdin)")(
+      "where", po::value<std::vector<std::string>>(),
+      "set the split to the videos whose meta has KEY=VALUE (repeatable: all of them), in "
+      "dataset order")("remove", po::bool_switch(&remove), "remove the split")(
+      "wait", NumberValue("0"), "seconds to wait for another writer")(
+      "json", po::bool_switch(&json), "machine-readable output");
+  po::variables_map vm;
+  if (!Parse(args,
+             "gulpdb split DIR                          list the splits\n"
+             "       gulpdb split DIR NAME                     print a split's ids\n"
+             "       gulpdb split DIR NAME --ids-file F        set a split (or --where KEY=VALUE)\n"
+             "       gulpdb split DIR NAME --remove            remove a split",
+             o, {"dir", "name?"}, &vm)) {
+    return 0;
+  }
+  const bool has_name = vm.count("name") != 0;
+  const bool set = !ids_file.empty() || vm.count("where") != 0;
+  if (!has_name) {
+    if (set || remove) throw UsageError("missing argument NAME");
+    const std::vector<SplitInfo> splits = Open(vm, true)->Splits();
+    if (json) {
+      std::string members;
+      for (const SplitInfo& s : splits) {
+        members += (members.empty() ? "" : ", ") + PythonJsonString(s.name) + ": " +
+                   std::to_string(s.count);
+      }
+      std::printf("{%s}\n", members.c_str());
+    } else {
+      for (const SplitInfo& s : splits) {
+        std::printf("%s\t%llu\n", EscapeForDisplay(s.name).c_str(),
+                    static_cast<unsigned long long>(s.count));
+      }
+    }
+    return 0;
+  }
+  const std::string name = vm["name"].as<std::string>();
+  if (!ids_file.empty() && vm.count("where") != 0) {
+    throw UsageError("give --ids-file or --where, not both");
+  }
+  if (remove && set) throw UsageError("--remove takes no --ids-file or --where");
+  if (!set && !remove) {
+    const std::vector<std::string> ids = Open(vm, true)->Split(name);
+    if (json) {
+      std::string list;
+      for (const std::string& id : ids) list += (list.empty() ? "" : ", ") + PythonJsonString(id);
+      std::printf("[%s]\n", list.c_str());
+    } else {
+      for (const std::string& id : ids) std::printf("%s\n", EscapeForDisplay(id).c_str());
+    }
+    return 0;
+  }
+  auto ds = Open(vm, false);
+  WriterOptions wo;
+  wo.lock_timeout = Wait(vm);
+  if (remove) {
+    auto writer = ds->NewWriter(wo);
+    if (!writer->RemoveSplit(name)) {
+      throw NameNotFoundError("remove split '" + name + "' of " + ds->dir() + ": no such split");
+    }
+    writer->Commit();
+    std::printf("removed split '%s'\n", EscapeForDisplay(name).c_str());
+    return 0;
+  }
+  const std::vector<std::string> ids =
+      ids_file.empty() ? ds->Select(WhereTerms(vm)) : ReadIdsFile(ids_file);
+  auto writer = ds->NewWriter(wo);
+  writer->SetSplit(name, ids);
+  writer->Commit();
+  std::printf("split '%s': %zu ids\n", EscapeForDisplay(name).c_str(), ids.size());
+  return 0;
+}
+
+// ---- ls and info ------------------------------------------------------------------
+
+void AddListFilterOptions(po::options_description* options) {
+  options->add_options()(
+      "where", po::value<std::vector<std::string>>(),
+      "only videos whose meta has KEY=VALUE (repeatable: all of them); VALUE is JSON, else a "
+      "string, and a JSON number or literal also matches the string of its text")(
+      "split", po::value<std::string>(), "only the videos of this split, in its order");
+}
+
+void ForEachListed(const Dataset& dataset, const po::variables_map& vm,
+                   const std::function<bool(const VideoInfo&)>& fn) {
+  const std::vector<MetaCondition> where = WhereTerms(vm);
+  const bool by_split = vm.count("split") != 0;
+  if (where.empty() && !by_split) {
+    dataset.ForEach(fn);
+    return;
+  }
+  std::vector<std::string> ids;
+  if (by_split) {
+    ids = dataset.Split(vm["split"].as<std::string>());
+    if (!where.empty()) {
+      const std::vector<std::string> selected = dataset.Select(where);
+      const std::unordered_set<std::string> keep(selected.begin(), selected.end());
+      std::vector<std::string> both;
+      for (std::string& id : ids) {
+        if (keep.count(id) != 0) both.push_back(std::move(id));
+      }
+      ids = std::move(both);
+    }
+  } else {
+    ids = dataset.Select(where);
+  }
+  for (const std::string& id : ids) {
+    const std::optional<VideoInfo> video = dataset.Find(id);
+    if (!video) continue;  // removed since the query
+    if (!fn(*video)) return;
+  }
+}
+
+std::string QueryInfoText(const Dataset& dataset) {
+  std::string splits, keys;
+  for (const SplitInfo& s : dataset.Splits()) {
+    splits += (splits.empty() ? "" : ", ") + s.name + " (" + std::to_string(s.count) + ")";
+  }
+  for (const std::string& k : dataset.MetaIndexes()) keys += (keys.empty() ? "" : ", ") + k;
+  return "splits:         " + (splits.empty() ? std::string("none") : splits) +
+         "\nmeta indexes:   " + (keys.empty() ? std::string("none") : keys) + "\n";
+}
+
+std::string QueryInfoJson(const Dataset& dataset) {
+  std::string splits, keys;
+  for (const SplitInfo& s : dataset.Splits()) {
+    splits +=
+        (splits.empty() ? "" : ", ") + PythonJsonString(s.name) + ": " + std::to_string(s.count);
+  }
+  for (const std::string& k : dataset.MetaIndexes()) {
+    keys += (keys.empty() ? "" : ", ") + PythonJsonString(k);
+  }
+  return ", \"splits\": {" + splits + "}, \"meta_indexes\": [" + keys + "]";
+}
+
+}  // namespace gulpdb::cli

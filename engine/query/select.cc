@@ -1,0 +1,304 @@
+// The read side of engine/query/ (see query_txn.h): Dataset::Select, the
+// meta index and split listings, and the Dataset calls that create and drop
+// meta indexes.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/dataset_impl.h"
+#include "engine/json_text.h"
+#include "engine/query/meta_value.h"
+#include "engine/query/query_txn.h"
+#include "gulpdb/error.h"
+#include "gulpdb/query.h"
+#include "index/query_keys.h"
+#include "index/seal.h"
+
+namespace gulpdb {
+namespace {
+
+// A video that matched, in the order results are returned.
+struct Match {
+  uint32_t chunk = 0;
+  uint64_t seq = 0;
+  std::string id;
+  bool operator<(const Match& o) const { return chunk != o.chunk ? chunk < o.chunk : seq < o.seq; }
+};
+
+struct Condition {
+  std::string key;
+  std::string quoted_key;
+  std::set<std::string> values;   // canonical forms
+  std::optional<uint32_t> field;  // set when the key has a meta index
+};
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::vector<Condition> Prepare(const std::vector<MetaCondition>& conditions,
+                               const std::string& dir) {
+  std::vector<Condition> out;
+  for (const MetaCondition& c : conditions) {
+    Condition p;
+    p.key = c.key;
+    try {
+      p.quoted_key = engine::PythonJsonString(c.key);
+    } catch (const InvalidArgumentError&) {
+      throw InvalidArgumentError("select in " + dir + ": the key '" +
+                                 engine::PrintableBytes(c.key, 40) + "' is not valid UTF-8");
+    }
+    for (const std::string& value : c.values) {
+      try {
+        p.values.insert(engine::CanonicalMetaValue(value));
+      } catch (const InvalidArgumentError& e) {
+        throw InvalidArgumentError("select in " + dir + ": the value for key '" + c.key +
+                                   "' is not JSON (" + e.what() +
+                                   "): " + engine::PrintableBytes(value, 60));
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The meta_data text of `id`'s record in `txn`, or nullopt when there is none.
+// The view lasts until the next record decode on this thread.
+std::optional<index::VideoMetaView> MetaOf(const engine::DatasetImpl& ds, index::Txn& txn,
+                                           std::string_view id) {
+  std::string_view bytes;
+  if (!txn.Get(ds.videos, id, &bytes)) return std::nullopt;
+  return index::DecodeVideoMeta(ds.Unseal(id, bytes, index::RecordKind::kVideo), id);
+}
+
+// Whether the meta of video `id` satisfies every condition in `conditions`.
+bool Satisfies(std::string_view id, std::string_view meta_data,
+               const std::vector<const Condition*>& conditions,
+               const std::vector<std::string>& quoted_keys, const std::string& dir) {
+  std::vector<std::string_view> values;
+  std::string error;
+  if (!engine::FindFirstEntryValues(meta_data, quoted_keys, &values, &error)) {
+    throw CorruptionError("select in " + dir + ": meta of id '" + std::string(id) + "': " + error);
+  }
+  for (size_t i = 0; i < conditions.size(); ++i) {
+    if (values[i].empty()) return false;
+    if (conditions[i]->values.count(engine::CanonicalMetaValue(values[i])) == 0) return false;
+  }
+  return true;
+}
+
+// The videos whose indexed field `c.field` has one of `c.values`, in
+// (chunk, insertion) order.
+std::vector<Match> Lookup(const engine::DatasetImpl& ds, index::Txn& txn,
+                          const engine::QueryDbHandles& dbs, const Condition& c) {
+  std::vector<Match> out;
+  for (const std::string& value : c.values) {
+    const size_t before = out.size();
+    const std::string prefix = index::MetaValuePrefix(*c.field, value);
+    const bool verify = index::MetaValueHashed(value);
+    index::Cursor cursor(txn, dbs.meta_index);
+    for (bool ok = cursor.Seek(prefix); ok && StartsWith(cursor.key(), prefix);
+         ok = cursor.Next()) {
+      Match m;
+      index::DecodeMetaEntryKey(cursor.key(), &m.chunk, &m.seq);
+      m.id = std::string(cursor.value());
+      if (verify) {
+        // Stored by length and checksum: make sure it is this value.
+        const std::optional<index::VideoMetaView> meta = MetaOf(ds, txn, m.id);
+        if (!meta || !Satisfies(m.id, meta->meta_data, {&c}, {c.quoted_key}, ds.dir)) continue;
+      }
+      out.push_back(std::move(m));
+    }
+    // Each value's entries come sorted; several values interleave. (Not for
+    // the first: inplace_merge would still allocate a buffer as large.)
+    if (before != 0) {
+      std::inplace_merge(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(before), out.end());
+    }
+  }
+  return out;
+}
+
+// The matches in both sorted lists (a video has one (chunk, seq)).
+std::vector<Match> Intersect(std::vector<Match> a, const std::vector<Match>& b) {
+  std::vector<Match> out;
+  size_t j = 0;
+  for (Match& m : a) {
+    while (j < b.size() && b[j] < m) ++j;
+    if (j < b.size() && !(m < b[j])) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& conditions) const {
+  std::vector<Condition> prepared = Prepare(conditions, impl_->dir);
+  if (prepared.empty()) return Ids();
+  for (const Condition& c : prepared) {
+    if (c.values.empty()) return {};
+  }
+  impl_->query.Refresh(*impl_->env);
+  const engine::QueryDbHandles dbs = impl_->query.Load();
+  index::Txn txn = impl_->env->BeginRead();
+  for (const engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) {
+    for (Condition& c : prepared) {
+      if (c.key == f.name) c.field = f.number;
+    }
+  }
+  std::vector<const Condition*> scanned;
+  std::vector<std::string> scanned_keys;
+  std::optional<std::vector<Match>> matches;
+  for (const Condition& c : prepared) {
+    if (!c.field) {
+      scanned.push_back(&c);
+      scanned_keys.push_back(c.quoted_key);
+      continue;
+    }
+    std::vector<Match> found = Lookup(*impl_, txn, dbs, c);
+    matches = matches ? Intersect(std::move(*matches), found) : std::move(found);
+    if (matches->empty()) return {};
+  }
+  std::vector<std::string> ids;
+  if (matches) {
+    // The index narrowed the candidates; the other conditions read their records.
+    ids.reserve(matches->size());
+    for (Match& m : *matches) {
+      if (!scanned.empty()) {
+        const std::optional<index::VideoMetaView> meta = MetaOf(*impl_, txn, m.id);
+        if (!meta) {
+          throw CorruptionError("select in " + impl_->dir + ": the meta index lists id '" + m.id +
+                                "' that has no record");
+        }
+        if (!Satisfies(m.id, meta->meta_data, scanned, scanned_keys, impl_->dir)) continue;
+      }
+      ids.push_back(std::move(m.id));
+    }
+    return ids;
+  }
+  // No index for any key: read every record (in key order, which is cheap),
+  // then order the matches as Ids() orders videos.
+  std::vector<Match> found;
+  index::Cursor cursor(txn, impl_->videos);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+    const std::string_view id = cursor.key();
+    const index::VideoMetaView video =
+        index::DecodeVideoMeta(impl_->Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+    if (Satisfies(id, video.meta_data, scanned, scanned_keys, impl_->dir)) {
+      found.push_back(Match{video.chunk, video.seq, std::string(id)});
+    }
+  }
+  std::sort(found.begin(), found.end());
+  ids.reserve(found.size());
+  for (Match& m : found) ids.push_back(std::move(m.id));
+  return ids;
+}
+
+std::vector<std::string> Dataset::Select(std::string_view key, std::string_view json_value) const {
+  return Select({MetaCondition::Equals(std::string(key), std::string(json_value))});
+}
+
+bool Dataset::CreateMetaIndex(std::string_view key, std::chrono::milliseconds lock_timeout) {
+  engine::ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key",
+                            "create meta index in " + impl_->dir);
+  WriterOptions options;
+  options.lock_timeout = lock_timeout;
+  std::unique_ptr<Writer> writer = NewWriter(options);  // the lock, and crash recovery
+  return engine::BuildMetaIndex(*impl_, key);
+}
+
+bool Dataset::DropMetaIndex(std::string_view key, std::chrono::milliseconds lock_timeout) {
+  WriterOptions options;
+  options.lock_timeout = lock_timeout;
+  std::unique_ptr<Writer> writer = NewWriter(options);
+  const engine::QueryDbHandles dbs = impl_->query.Load();  // refreshed by NewWriter
+  if (!dbs.has_meta_index()) return false;
+  bool dropped = false;
+  impl_->env->Update([&](index::Txn& txn) {
+    dropped = false;
+    std::string_view value;
+    if (!txn.Get(dbs.meta_fields, key, &value)) return;
+    const std::string prefix = index::MetaFieldPrefix(index::DecodeFieldNumber(value));
+    for (;;) {
+      std::vector<std::string> batch;
+      {
+        index::Cursor cursor(txn, dbs.meta_index);
+        for (bool ok = cursor.Seek(prefix);
+             ok && StartsWith(cursor.key(), prefix) && batch.size() < 4096; ok = cursor.Next()) {
+          batch.emplace_back(cursor.key());
+        }
+      }
+      for (const std::string& k : batch) txn.Del(dbs.meta_index, k);
+      if (batch.size() < 4096) break;
+    }
+    txn.Del(dbs.meta_fields, key);
+    dropped = true;
+  });
+  return dropped;
+}
+
+std::vector<std::string> Dataset::MetaIndexes() const {
+  impl_->query.Refresh(*impl_->env);
+  const engine::QueryDbHandles dbs = impl_->query.Load();
+  index::Txn txn = impl_->env->BeginRead();
+  std::vector<std::string> names;
+  for (engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) names.push_back(std::move(f.name));
+  return names;
+}
+
+std::vector<SplitInfo> Dataset::Splits() const {
+  impl_->query.Refresh(*impl_->env);
+  const engine::QueryDbHandles dbs = impl_->query.Load();
+  index::Txn txn = impl_->env->BeginRead();
+  std::vector<SplitInfo> out;
+  for (const auto& [name, header] : engine::ReadSplitHeaders(txn, dbs)) {
+    out.push_back(SplitInfo{name, header.count});
+  }
+  return out;
+}
+
+std::vector<std::string> Dataset::Split(std::string_view name) const {
+  impl_->query.Refresh(*impl_->env);
+  const engine::QueryDbHandles dbs = impl_->query.Load();
+  index::Txn txn = impl_->env->BeginRead();
+  const std::map<std::string, index::SplitHeader> headers = engine::ReadSplitHeaders(txn, dbs);
+  const auto it = headers.find(std::string(name));
+  if (it == headers.end()) {
+    std::string known;
+    for (const auto& entry : headers) known += (known.empty() ? "" : ", ") + entry.first;
+    throw NameNotFoundError(
+        "read split '" + std::string(name) + "' of " + impl_->dir + ": no such split (" +
+        (known.empty() ? std::string("the dataset has none") : "known splits: " + known) + ")");
+  }
+  return engine::ReadSplitIds(txn, dbs, it->second.number);
+}
+
+MetaCondition ParseMetaCondition(std::string_view term) {
+  const size_t eq = term.find('=');
+  if (eq == std::string_view::npos) {
+    throw InvalidArgumentError("meta condition '" + engine::PrintableBytes(term, 60) +
+                               "': expected KEY=VALUE");
+  }
+  MetaCondition c;
+  c.key = std::string(term.substr(0, eq));
+  const std::string_view value = term.substr(eq + 1);
+  std::string as_string;
+  try {
+    as_string = engine::PythonJsonString(value);
+  } catch (const InvalidArgumentError&) {
+    throw InvalidArgumentError("meta condition '" + engine::PrintableBytes(term, 60) +
+                               "': the value is not valid UTF-8");
+  }
+  try {
+    const std::string canonical = engine::CanonicalMetaValue(value);
+    c.values.emplace_back(value);
+    if (canonical.empty() || canonical[0] != '"') c.values.push_back(as_string);
+  } catch (const InvalidArgumentError&) {
+    c.values.push_back(as_string);  // not JSON: the text itself
+  }
+  return c;
+}
+
+}  // namespace gulpdb

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# End-to-end checks of the command line's metadata queries and named splits:
+# `ls --where` with and without a meta index against a reference taken from
+# `ls --meta`, `gulpdb index`, `gulpdb split`, `info`, and splits through
+# export and import.
+#   query_cli_test.sh GULPDB_BINARY FIXTURES_DIR
+set -uo pipefail
+gulpdb=$1
+fixtures=$2
+source "$(dirname "$0")/cli_lib.sh"
+
+ds=$tmp/ds
+check ingest 0 "$gulpdb" ingest "$ds" --keep-jpeg --frames-dir "$fixtures/frames_src" \
+  --labels "$fixtures/frames_src/labels.csv" --videos-per-chunk 4 --quiet
+
+# The reference: ids whose meta_data text has the label, in ls order.
+reference() {  # reference LABEL
+  "$gulpdb" ls "$ds" --meta | grep -F "\"label\": \"$1\"" | cut -f1
+}
+# ids listed by ls with extra arguments.
+listed() { "$gulpdb" ls "$ds" "$@" | cut -f1; }
+
+compare_all() {  # compare_all WHEN: every label, by label and by idx, against the reference
+  local label want got
+  for label in circle square triangle; do
+    want=$(reference "$label")
+    check "nonempty_${1}_$label" 0 test -n "$want"
+    expect_eq "where_${1}_$label" "$(listed --where "label=$label")" "$want"
+  done
+  # idx is a number: idx=0 is circle's, as a number; the string "0" is nobody's.
+  expect_eq "where_number_$1" "$(listed --where idx=0)" "$(reference circle)"
+  expect_eq "where_json_string_$1" "$(listed --where 'idx="0"')" ""
+  expect_eq "where_and_$1" "$(listed --where label=circle --where idx=0)" "$(reference circle)"
+  expect_eq "where_and_empty_$1" "$(listed --where label=circle --where idx=1)" ""
+}
+
+compare_all scan
+check index_create 0 "$gulpdb" index "$ds" --meta-key label --meta-key idx
+expect_out index_create_message "built a meta index of 'label'"
+check index_list 0 "$gulpdb" index "$ds"
+expect_eq index_list_keys "$(cat "$tmp/out")" "$(printf 'idx\nlabel')"
+check index_json 0 "$gulpdb" index "$ds" --json
+expect_out index_json_keys '^\["idx", "label"\]$'
+compare_all indexed
+
+# Appends, replacements and removals keep the index right.
+check ingest_more 0 "$gulpdb" ingest "$ds" --keep-jpeg --frames-dir "$fixtures/frames_src" \
+  --labels "$fixtures/frames_src/labels.csv" --on-duplicate replace --quiet
+check remove 0 "$gulpdb" remove "$ds" 0 4
+compare_all after_writes
+check compact 0 "$gulpdb" compact "$ds" --quiet
+compare_all after_compact
+check check_healthy 0 "$gulpdb" check "$ds" --quiet
+
+# --where composes with --json, --meta and --limit.
+check where_json 0 "$gulpdb" ls "$ds" --where label=square --json --meta --limit 2
+expect_out where_json_shape '^\{"id": ".*", "frames": [0-9]+, "chunk": [0-9]+, "meta_data": \[\{'
+cp "$tmp/out" "$tmp/where_json"
+check where_json_lines 0 test "$(wc -l <"$tmp/where_json")" -eq 2
+check where_json_label 1 grep -qv '"label": "square"' "$tmp/where_json"
+
+check index_drop 0 "$gulpdb" index "$ds" --drop idx
+check index_drop_again 1 "$gulpdb" index "$ds" --drop idx
+expect_out index_drop_again_message "'idx' has no meta index"
+compare_all one_dropped
+
+# Splits.
+first_three=$(listed --where label=circle | head -3)
+printf '%s\n' "$first_three" | tac >"$tmp/train.txt"
+check split_set 0 "$gulpdb" split "$ds" train --ids-file "$tmp/train.txt"
+expect_out split_set_message "split 'train': 3 ids"
+check split_show 0 "$gulpdb" split "$ds" train
+expect_eq split_order "$(cat "$tmp/out")" "$(cat "$tmp/train.txt")"
+check split_where 0 "$gulpdb" split "$ds" val --where label=square
+check split_list 0 "$gulpdb" split "$ds"
+expect_eq split_list_lines "$(cat "$tmp/out")" \
+  "$(printf 'train\t3\nval\t%s' "$(reference square | wc -l)")"
+check split_json 0 "$gulpdb" split "$ds" --json
+expect_out split_json_object "^\{\"train\": 3, \"val\": [0-9]+\}$"
+check info_splits 0 "$gulpdb" info "$ds"
+expect_out info_splits_line "splits: +train \(3\), val \([0-9]+\)"
+expect_out info_index_line "meta indexes: +label"
+check info_json_splits 0 "$gulpdb" info "$ds" --json
+expect_out info_json_splits_member '"splits": \{"train": 3, "val": [0-9]+\}, "meta_indexes": \["label"\]\}$'
+expect_eq ls_split "$(listed --split train)" "$(cat "$tmp/train.txt")"
+expect_eq ls_split_where "$(listed --split val --where label=circle)" ""
+expect_eq ls_split_where_all "$(listed --split val --where label=square)" "$(reference square)"
+
+# A split naming missing ids is refused whole.
+printf 'ghost\n%s\nphantom\n' "$(head -1 "$tmp/train.txt")" >"$tmp/bad.txt"
+check split_missing 1 "$gulpdb" split "$ds" bad --ids-file "$tmp/bad.txt"
+expect_out split_missing_message "2 ids are not in the dataset: 'ghost', 'phantom'"
+check split_missing_none 0 "$gulpdb" split "$ds"
+cp "$tmp/out" "$tmp/splits_listed"
+check split_missing_not_set 1 grep -q '^bad' "$tmp/splits_listed"
+check split_unknown 1 "$gulpdb" split "$ds" nope
+expect_out split_unknown_message "no such split \(known splits: train, val\)"
+
+# Removing a video removes it from its splits.
+victim=$(head -1 "$tmp/train.txt")
+check remove_in_split 0 "$gulpdb" remove "$ds" "$victim"
+expect_eq split_after_remove "$(listed --split train)" "$(tail -n +2 "$tmp/train.txt")"
+
+# Splits survive export and import, and GulpIO sees only .gulp/.gmeta pairs.
+out=$tmp/exported
+check export 0 "$gulpdb" export "$ds" -o "$out"
+check export_splits_file 0 test -f "$out/gulpdb_splits.json"
+cp "$ds"/data_*.gulp "$out"/
+check import 0 "$gulpdb" import "$out" --quiet --meta-key label
+expect_out import_splits "2 splits"
+check import_split 0 "$gulpdb" split "$out" train
+expect_eq import_split_ids "$(cat "$tmp/out")" "$(tail -n +2 "$tmp/train.txt")"
+check import_index 0 "$gulpdb" index "$out"
+expect_eq import_index_keys "$(cat "$tmp/out")" "label"
+
+check split_remove 0 "$gulpdb" split "$ds" val --remove
+check split_remove_again 1 "$gulpdb" split "$ds" val --remove
+
+# Usage errors.
+check where_no_equals 2 "$gulpdb" ls "$ds" --where label
+check split_both_sources 2 "$gulpdb" split "$ds" x --ids-file "$tmp/train.txt" --where a=b
+check split_remove_with_source 2 "$gulpdb" split "$ds" x --remove --where a=b
+check split_source_without_name 2 "$gulpdb" split "$ds" --where a=b
+
+finish
