@@ -354,6 +354,26 @@ void SwapIndex(const std::string& dir, const std::string& temp, const std::strin
   if (::rename(old.c_str(), temp.c_str()) != 0) engine::RemoveFlatDirectory(old);
 }
 
+// The splits of the index a re-index replaces, for the new one: a split
+// whose ids are all still there is kept whole; one that lost ids (their
+// .gmeta no longer lists them) is dropped, with a warning naming it.
+engine::NamedSplits CarriedSplits(const Dataset& old, const Dataset& fresh, ImportReport* report) {
+  engine::NamedSplits kept;
+  for (const SplitInfo& info : old.Splits()) {
+    std::vector<std::string> ids = old.Split(info.name);
+    size_t missing = 0;
+    for (const std::string& id : ids) missing += fresh.Contains(id) ? 0u : 1u;
+    if (missing == 0) {
+      kept.emplace_back(info.name, std::move(ids));
+    } else {
+      report->warnings.push_back("dropped split '" + engine::PrintableBytes(info.name) +
+                                 "': " + std::to_string(missing) + " of its " +
+                                 std::to_string(ids.size()) + " videos are in no .gmeta file");
+    }
+  }
+  return kept;
+}
+
 }  // namespace
 
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) {
@@ -450,11 +470,23 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       }
     }
     engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
-    if (const auto splits = engine::ReadSplitsFile(dir)) {
+    std::optional<engine::NamedSplits> splits = engine::ReadSplitsFile(dir);
+    std::vector<std::string> meta_keys = options.meta_index_keys;
+    if (old) {
+      // A re-index keeps what the user made of the old index: its meta
+      // indexes, and its splits unless a gulpdb_splits.json gives them.
+      for (const std::string& key : old->MetaIndexes()) {
+        if (std::find(meta_keys.begin(), meta_keys.end(), key) == meta_keys.end()) {
+          meta_keys.push_back(key);
+        }
+      }
+      if (!splits) splits = CarriedSplits(*old, *ds, &report);
+    }
+    if (splits && !splits->empty()) {
       engine::StoreSplits(impl, *splits, "import " + dir + "/" + engine::kSplitsFileName);
       report.splits = splits->size();
     }
-    for (const std::string& key : options.meta_index_keys) engine::BuildMetaIndex(impl, key);
+    for (const std::string& key : meta_keys) engine::BuildMetaIndex(impl, key);
     engine::DatasetAccess::Of(*ds).env->Sync();
   }  // the environment is closed before it moves
   if (old) {

@@ -625,6 +625,44 @@ BOOST_AUTO_TEST_CASE(in_place_index_accepts_its_own_appends_and_exports) {
 
 // import --reindex rebuilds the index of a changed directory from its .gmeta
 // files, and refuses to drop videos no .gmeta describes unless told.
+// A re-index keeps the user's meta indexes and the splits whose videos are
+// all still described; a split that lost videos is dropped with a warning.
+BOOST_AUTO_TEST_CASE(reindex_keeps_meta_indexes_and_whole_splits) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  std::vector<std::string> in_chunk_5, others;
+  {
+    auto ds = OpenRw(dir);
+    BOOST_REQUIRE(ds->CreateMetaIndex("label"));
+    for (const std::string& id : ds->Ids()) {
+      (ds->Get(id).chunk == 5 ? in_chunk_5 : others).push_back(id);
+    }
+    BOOST_REQUIRE(!in_chunk_5.empty());
+    auto w = ds->NewWriter();
+    w->SetSplit("kept", others);
+    w->SetSplit("loses_chunk_5", {others[0], in_chunk_5[0]});
+    w->Commit();
+  }
+  ForeignChanges()[4].apply(dir);  // data_5.gulp and meta_5.gmeta removed
+  BOOST_REQUIRE(std::string(ForeignChanges()[4].file) == "data_5.gulp");
+  ImportOptions re;
+  re.reindex = true;
+  const ImportReport r = ImportGulpio(dir, re);
+  BOOST_TEST(r.splits == 1u);
+  bool warned = false;
+  for (const std::string& w : r.warnings) {
+    warned = warned || w.find("'loses_chunk_5'") != std::string::npos;
+  }
+  BOOST_TEST(warned);
+  auto ds = Dataset::Open(dir);
+  BOOST_TEST(ds->MetaIndexes() == std::vector<std::string>{"label"});
+  BOOST_TEST(ds->Split("kept") == others);
+  BOOST_CHECK_THROW(ds->Split("loses_chunk_5"), NotFoundError);
+  BOOST_TEST(Check(dir).healthy());
+}
+
 BOOST_AUTO_TEST_CASE(reindex_rebuilds_a_changed_directory_and_keeps_unexported_videos_safe) {
   TempDir tmp;
   const std::string dir = tmp / "gio";

@@ -47,7 +47,9 @@ struct ImportOptions {
   // when videos of the current index would be lost although their chunk file
   // is still there (gulpdb wrote them and no .gmeta describes them: export
   // first), unless `discard_unexported`. A directory without an index is
-  // simply imported.
+  // simply imported. The new index keeps the old one's meta indexes, and
+  // its named splits (unless a gulpdb_splits.json gives them): a split whose
+  // videos are no longer all described is dropped, with a warning.
   bool reindex = false;
   bool discard_unexported = false;
   // Meta keys to build a meta index of (Dataset::CreateMetaIndex), as part
