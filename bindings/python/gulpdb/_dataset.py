@@ -135,6 +135,20 @@ def _unjsonable(video_id: Any, path: str, value: Any, what: Optional[str] = None
     )
 
 
+def _count(value: Any, name: str, minimum: int = 0, maximum: int = 2**63 - 1) -> int:
+    """An integer setting in [minimum, maximum], else TypeError / ValueError naming it.
+
+    Counts never wrap around: -5 videos per chunk is an error, not 4294967291.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    value = int(value)
+    if not minimum <= value <= maximum:
+        bound = f"at least {minimum}" if maximum >= 2**63 - 1 else f"{minimum} to {maximum}"
+        raise ValueError(f"{name} must be {bound}, not {value}")
+    return value
+
+
 def _is_remote(path: str) -> bool:
     """True for a dataset in object storage ("s3://bucket/prefix")."""
     return path.startswith("s3://")
@@ -218,14 +232,16 @@ class Dataset:
                 )
             if index_dir is not None:
                 raise ValueError(f"{self._path}: index_dir does not apply to a remote dataset")
-        if generation is not None and (int(generation) < 1 or not _is_remote(self._path)):
+        if generation is not None and (
+            _count(generation, "generation") < 1 or not _is_remote(self._path)
+        ):
             raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
         self._options: Dict[str, Any] = dict(
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
-            decode_threads=int(decode_threads),
+            decode_threads=_count(decode_threads, "decode_threads", 0, 1024),
             verify_checksums=bool(verify_checksums),
             verify_index=bool(verify_index),
-            max_open_chunk_files=int(max_open_chunk_files),
+            max_open_chunk_files=_count(max_open_chunk_files, "max_open_chunk_files", 0, 2**31 - 1),
             generation=int(generation or 0),
             allow_network_index=bool(allow_network_index),
         )
@@ -234,9 +250,9 @@ class Dataset:
         self._state: Optional[Tuple[int, _gulpdb.NativeDataset]] = None
         settings: Dict[str, Any] = {}
         if videos_per_chunk is not None:
-            settings["videos_per_chunk"] = int(videos_per_chunk)
+            settings["videos_per_chunk"] = _count(videos_per_chunk, "videos_per_chunk", 1, 2**32 - 1)
         if bytes_per_chunk is not None:
-            settings["bytes_per_chunk"] = int(bytes_per_chunk)
+            settings["bytes_per_chunk"] = _count(bytes_per_chunk, "bytes_per_chunk", 0, 2**64 - 1)
         if checksums is not None:
             settings["checksums"] = bool(checksums)
         created: List[bool] = []
@@ -696,7 +712,7 @@ class Dataset:
             check_jpeg_markers,
             quality,
             subsampling,
-            encode_threads,
+            _count(encode_threads, "encode_threads", 0, 1024),
             rollover,
         )
         return Writer(native, self)

@@ -68,7 +68,7 @@ import torch
 import torch.utils.data
 
 from . import _gulpdb
-from ._dataset import Dataset, VideoId
+from ._dataset import Dataset, VideoId, _count
 from ._sampler import VideoSampler
 from .fileio import GulpDirectory
 
@@ -275,8 +275,13 @@ class _VideoReader:
         self.crop = crop
         if sampling not in _SAMPLINGS:
             raise ValueError(f"sampling must be one of {_SAMPLINGS}, not {sampling!r}")
-        if sampling != "all" and (num_frames is None or num_frames <= 0):
+        if sampling != "all" and num_frames is None:
             raise ValueError(f"sampling {sampling!r} needs num_frames > 0")
+        if num_frames is not None:
+            num_frames = _count(num_frames, "num_frames", 1)
+        stride = _count(stride, "stride", 1)
+        if decode_threads is not None:
+            decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
         self.dataset = _as_dataset(source)
         self.ids: List[str] = (
             _gulpdb._as_id_list(ids, "ids") if ids is not None else self.dataset.ids()
