@@ -42,6 +42,7 @@ void BindDataset(py::module_& m);
 void BindCodec(py::module_& m);
 void BindInterop(py::module_& m);
 void BindBench(py::module_& m);
+void BindIngest(py::module_& m);
 
 // ---- errors -----------------------------------------------------------------
 

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_gulpdb, m) {
   python::BindCodec(m);
   python::BindInterop(m);
   python::BindBench(m);
+  python::BindIngest(m);
 }
