@@ -44,39 +44,44 @@ def _parser() -> argparse.ArgumentParser:
         "partition, the shards attached to OUT at the end. Re-running the same command after "
         "any failure resumes the job.",
     )
-    p.add_argument("out", metavar="OUT", help="the dataset (created if missing), on a shared file system")
-    p.add_argument("--scheduler", default=argparse.SUPPRESS, metavar="ADDRESS", help=argparse.SUPPRESS)
+    p.add_argument("out", metavar="OUT", help="the dataset (created if missing), shared")
+    p.add_argument("--scheduler", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     p.add_argument(
         "--connect-timeout", type=float, default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )
-    src = p.add_argument_group("sources (as gulpdb ingest)")
-    src.add_argument("--videos-dir", metavar="D", help="videos, each D/<id>.<ext> or the one file in D/<id>/")
-    src.add_argument("--frames-dir", metavar="D", help="one sub-folder of JPEG frames per video")
-    src.add_argument("--images-dir", metavar="D", help="one sub-folder of images per class (with --image-list: the root of its paths)")
-    src.add_argument("--image-list", metavar="FILE", help="image paths, one per line, each optionally followed by ;label")
-    src.add_argument("--labels", metavar="LIST", help="20BN-style JSON list or id;label CSV")
-    src.add_argument("--label-name", default="label", metavar="KEY", help="key of the label in a JSON list")
-    enc = p.add_argument_group("encoding (as gulpdb ingest)")
-    enc.add_argument("--frame-rate", type=float, default=8.0, help="frames per second taken from videos (0: every frame)")
-    enc.add_argument("--frame-size", type=int, default=0, help="short edge after resizing (0: keep)")
-    enc.add_argument("--quality", type=int, default=90, help="JPEG quality")
-    enc.add_argument("--keep-jpeg", action="store_true", help="store JPEG sources byte for byte")
-    enc.add_argument("--shuffle", action="store_true", help="ingest the sources in random order")
-    enc.add_argument("--seed", type=int, help="seed of --shuffle (default: random, kept in the plan)")
-    enc.add_argument("--on-duplicate", default="skip", choices=("error", "skip", "replace"), help="an id listed twice or already in OUT")
-    enc.add_argument("--strict", action="store_true", help="stop the job at the first bad source")
-    enc.add_argument("--videos-per-chunk", type=int, default=100, help="for a new OUT (shards take OUT's)")
-    enc.add_argument("--batch", type=int, default=100, help="videos per committed transaction in a shard")
-    job = p.add_argument_group("the job")
-    job.add_argument("--partitions", type=int, help="tasks and shards (default: 4 per worker thread)")
-    job.add_argument("--task-threads", type=int, default=1, help="decode threads per task (default 1)")
-    job.add_argument("--lock-timeout", type=float, default=3600.0, metavar="S", help="seconds a duplicate task waits for its shard's lock")
-    job.add_argument("--worker-timeout", type=float, default=60.0, metavar="S", help="seconds to wait for a first worker and for pre-flight answers")
-    job.add_argument("--local-workers", type=int, metavar="N", help="worker processes of the LocalCluster (no --scheduler; default: one per core)")
-    job.add_argument("--ffmpeg", default="ffmpeg", help="the program the workers run for videos")
-    job.add_argument("--quiet", "-q", action="store_true", help="no progress output")
-    job.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
-    job.add_argument("--verbose", action="store_true", help="show Dask's own log messages")
+    src = p.add_argument_group("sources (as gulpdb ingest)").add_argument
+    src("--videos-dir", metavar="D", help="videos, each D/<id>.<ext> or the file in D/<id>/")
+    src("--frames-dir", metavar="D", help="one sub-folder of JPEG frames per video")
+    src("--images-dir", metavar="D",
+        help="one sub-folder of images per class (with --image-list: the root of its paths)")
+    src("--image-list", metavar="FILE", help="image paths, one per line, optionally ;label")
+    src("--labels", metavar="LIST", help="20BN-style JSON list or id;label CSV")
+    src("--label-name", default="label", metavar="KEY", help="key of the label in a JSON list")
+    enc = p.add_argument_group("encoding (as gulpdb ingest)").add_argument
+    enc("--frame-rate", type=float, default=8.0, help="frames per second taken from videos")
+    enc("--frame-size", type=int, default=0, help="short edge after resizing (0: keep)")
+    enc("--quality", type=int, default=90, help="JPEG quality")
+    enc("--keep-jpeg", action="store_true", help="store JPEG sources byte for byte")
+    enc("--shuffle", action="store_true", help="ingest the sources in random order")
+    enc("--seed", type=int, help="seed of --shuffle (default: random, kept in the plan)")
+    enc("--on-duplicate", default="skip", choices=("error", "skip", "replace"),
+        help="an id listed twice or already in OUT (default skip)")
+    enc("--strict", action="store_true", help="stop the job at the first bad source")
+    enc("--videos-per-chunk", type=int, default=100, help="for a new OUT (shards take OUT's)")
+    enc("--batch", type=int, default=100, help="videos per committed transaction of a shard")
+    job = p.add_argument_group("the job").add_argument
+    job("--partitions", type=int, help="tasks and shards (default: 4 per worker thread)")
+    job("--task-threads", type=int, default=1, help="decode threads per task (default 1)")
+    job("--lock-timeout", type=float, default=3600.0, metavar="S",
+        help="seconds a duplicate task waits for its shard's writer lock")
+    job("--worker-timeout", type=float, default=60.0, metavar="S",
+        help="seconds to wait for a first worker and for the pre-flight answers")
+    job("--local-workers", type=int, metavar="N",
+        help="processes of the LocalCluster started without --scheduler (default: cores)")
+    job("--ffmpeg", default="ffmpeg", help="the program the workers run for videos")
+    job("--quiet", "-q", action="store_true", help="no progress output")
+    job("--json", action="store_true", help="print the report as JSON on stdout")
+    job("--verbose", action="store_true", help="show Dask's own log messages")
     return parser
 
 

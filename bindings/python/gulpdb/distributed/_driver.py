@@ -11,10 +11,10 @@ import datetime
 import fcntl
 import hashlib
 import json
-import logging
 import os
 import secrets
 import shutil
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -25,8 +25,6 @@ from gulpdb import _gulpdb
 from . import _files, _worker
 from ._files import Job, partition_name, read_json, write_json_atomic
 from ._progress import ProgressBar
-
-log = logging.getLogger("gulpdb.distributed")
 
 # Options that decide what the job writes: a re-run of an unfinished job must
 # give the same ones (its plan keeps them). `seed` and `partitions` are
@@ -299,8 +297,6 @@ class _Driver:
         if self.bar is not None:
             self.bar.line(text)
         else:
-            import sys
-
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
 
@@ -393,7 +389,8 @@ class _Driver:
         diffs = []
         for key in CONTENT_OPTIONS:
             if plan["options"].get(key) != self.o[key]:
-                diffs.append(f"{flag(key)}: {plan['options'].get(key)!r} there, {self.o[key]!r} here")
+                there, here = plan["options"].get(key), self.o[key]
+                diffs.append(f"{flag(key)}: {there!r} there, {here!r} here")
         if self.o["shuffle"] and self.o["seed"] is not None and self.o["seed"] != plan["seed"]:
             diffs.append(f"--seed: {plan['seed']} there, {self.o['seed']} here")
         given = self.o["partitions"]
@@ -420,12 +417,15 @@ class _Driver:
         keep = [True] * len(order)
         seen: set = set()
         duplicates = 0
-        indices = range(len(order) - 1, -1, -1) if self.o["on_duplicate"] == "replace" else range(len(order))
+        indices = range(len(order))
+        if self.o["on_duplicate"] == "replace":
+            indices = range(len(order) - 1, -1, -1)
         for i in indices:
             if order[i]["id"] in seen:
                 if self.o["on_duplicate"] == "error":
                     raise ValueError(
-                        f"ingest {self.out}: id '{order[i]['id']}' is listed twice (see --on-duplicate)"
+                        f"ingest {self.out}: id '{order[i]['id']}' is listed twice (see "
+                        "--on-duplicate)"
                     )
                 keep[i] = False
                 duplicates += 1
@@ -600,7 +600,9 @@ class _Driver:
                             "gulpdb on every worker (or put it on the workers' PYTHONPATH)"
                         )
                     else:
-                        problems.append(f"worker {address}: pre-flight check failed: {_describe(exc)}")
+                        problems.append(
+                            f"worker {address}: pre-flight check failed: {_describe(exc)}"
+                        )
                 else:
                     problems.append(
                         f"worker {address}: no answer to the pre-flight check within {timeout:g} s"
@@ -806,7 +808,9 @@ class _Driver:
             workers = self.wait_for_workers()
             if not out_exists:
                 self.lock_out()
-            self.preflight(plan if plan is not None else new_plan, workers)  # type: ignore[arg-type]
+            checked = plan if plan is not None else new_plan
+            assert checked is not None
+            self.preflight(checked, workers)
             if plan is None:
                 assert new_plan is not None
                 plan = self.commit_plan(job, new_plan, out_exists)
