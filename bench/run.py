@@ -77,6 +77,8 @@ class Scale:
     index_size_videos: int
     gmeta_reader_mb: int
     gmeta_reader_repeat: int
+    distributed_videos: int = 48  # H.264 clips ingested per distributed-ingest run
+    distributed_runs: int = 3
 
 
 SCALES = {
@@ -85,7 +87,8 @@ SCALES = {
         lookup_repeat=1, realistic_videos=12, random_clips=50, reps=1, decode_clips=4, decode_reps=1,
         cold_clips=8, cold_runs=1, append_commits=[3, 2, 1, 1],
         append_strace_commits=[(1, 3), (1, 2), (1, 2), (1, 2)], gulpio_gmeta_mb=1,
-        interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1),
+        interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1,
+        distributed_videos=4, distributed_runs=1),
     "quick": Scale(
         open_videos=[1000, 10000, 100000], open_runs=7, open_baseline_runs=3, lookups=100000,
         lookup_repeat=5, realistic_videos=200, random_clips=2000, reps=5, decode_clips=30,
@@ -99,7 +102,7 @@ SCALES = {
         decode_clips=150, decode_reps=5, cold_clips=400, cold_runs=5, append_commits=[200, 100, 20, 5],
         append_strace_commits=[(10, 60), (5, 25), (2, 8), (1, 3)], gulpio_gmeta_mb=1100,
         interop_runs=3, interop_baseline_runs=1, index_size_videos=100000, gmeta_reader_mb=512,
-        gmeta_reader_repeat=3),
+        gmeta_reader_repeat=3, distributed_videos=96, distributed_runs=5),
 }
 
 BATCH_SIZES = [1, 10, 100, 1000]
@@ -745,6 +748,7 @@ class Runner:
             "interop": lambda: self.bench_interop(),
             "index_size": lambda: self.bench_index_size(),
             "gmeta_reader": lambda: self.bench_gmeta_reader(),
+            "distributed": lambda: self.bench_distributed(),
         }
         for name in ALL_BENCHMARKS:
             if name in selected:
@@ -770,6 +774,43 @@ class Runner:
             len(self.figures), sum(f["met"] is not None for f in self.figures), len(missed),
             time.time() - started))
 
+    def bench_distributed(self):
+        """gulpdb.distributed on a LocalCluster against `gulpdb ingest -j2` (bench/distributed_bench.py)."""
+        build = os.path.dirname(self.bin_dir)
+        cli = os.path.join(build, "cli", "gulpdb")
+        python_dir = os.path.join(build, "python")
+        if not glob_any(os.path.join(python_dir, "gulpdb", "_gulpdb*.so")):
+            self.notes.append("distributed: skipped, the Python package is not built in %s"
+                              % relative(python_dir))
+            return
+        s = self.scale
+        work = os.path.join(self.data, "distributed")
+        rm(work)
+        os.makedirs(work)
+        command = [PYTHON, os.path.join(HERE, "distributed_bench.py"), "--gulpdb", cli,
+                   "--python-dir", python_dir, "--tmp", work]
+        if self.args.scale == "smoke":
+            command.append("--smoke")
+        else:
+            command += ["--videos", str(s.distributed_videos), "--runs", str(s.distributed_runs)]
+        r = self.run_json(command, "distributed")
+        rm(work)
+        self.results["distributed"] = r
+        rates, cpu = r["rates"], r["cpu_seconds"]
+        load = ("%d cores; CPU seconds per run (median): gulpdb ingest %.1f, 2 Dask workers "
+                "%.1f, 1 worker %.1f; cluster start (not timed): %s s" % (
+                    r["cores"], cpu["plain_2"]["median"], cpu["dask_2"]["median"],
+                    cpu["dask_1"]["median"], r["cluster_start_seconds"]))
+        self.figure("distributed", "ingest, 2 Dask worker processes", "videos/s",
+                    rates["dask_2"], rates["plain_2"], "gulpdb ingest --num-workers 2",
+                    target=("≥ 0.9× gulpdb ingest -j2", "ratio", ">=", 0.9), note=load,
+                    gulpdb_name="gulpdb.distributed")
+        self.figure("distributed", "ingest, 2 Dask workers vs 1", "videos/s",
+                    rates["dask_2"], rates["dask_1"], "1 Dask worker process",
+                    target=("≥ 1.7×", "ratio", ">=", 1.7), gulpdb_name="gulpdb.distributed",
+                    note="%d H.264 clips of %d s at %s, frames at 8 fps" % (
+                        r["videos"], r["clip"]["seconds"], r["clip"]["size"]))
+
     def meta(self, seconds):
         return {
             "scale": self.args.scale,
@@ -791,7 +832,12 @@ class Runner:
 
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader"]
+                  "index_size", "gmeta_reader", "distributed"]
+
+
+def glob_any(pattern):
+    import glob
+    return bool(glob.glob(pattern))
 
 
 def relative(path):
