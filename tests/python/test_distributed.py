@@ -571,3 +571,47 @@ def test_public_api_is_documented_and_typed():
     assert signature.return_annotation in ("IngestReport", gd.IngestReport)
     assert all(p.annotation is not inspect.Parameter.empty for p in signature.parameters.values())
     assert "--partitions" in gd.__doc__ and "flock" in gd.__doc__
+
+
+def test_duplicates_of_a_task_wait_for_the_shard_lock_and_resume(sources, tmp_path):
+    """Two attempts at one partition (a stolen or re-run task whose first run
+    still goes on) started while a writer holds the shard: both wait, then
+    the shard holds every source once."""
+    from gulpdb.distributed import _files
+
+    job = _files.Job(str(tmp_path / "out"), 1)
+    listed = _gulpdb.ingest_list_sources(frame_options(sources))[:40]
+    os.makedirs(os.path.dirname(job.sources_path("part-00000")))
+    _files.write_json_atomic(job.sources_path("part-00000"), listed)
+    task = {
+        "version": gulpdb.__version__, "job_dir": job.dir, "partition": "part-00000",
+        "index": 0, "size": len(listed),
+        "settings": {"videos_per_chunk": 8, "bytes_per_chunk": 0, "checksums": True},
+        "options": {"num_workers": 1, "batch": 2, "on_duplicate": "skip", "quiet": True,
+                    "lock_timeout": 60.0, "catch_signals": False},
+        "label_map": _gulpdb.ingest_label_map(job.out, listed),
+        "topic": "unused", "stop_file": job.stop_path,
+    }  # fmt: skip
+    shard = job.shard_path("part-00000")
+    code = (
+        "import json, sys\n"
+        "from gulpdb.distributed import _worker\n"
+        "print(json.dumps(_worker.run_partition(json.loads(sys.argv[1]))))\n"
+    )
+    with gulpdb.Dataset(shard, "a", videos_per_chunk=8) as ds, ds.writer():
+        attempts = [
+            subprocess.Popen([PYTHON, "-c", code, json.dumps(task)], env=python_subprocess_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]  # fmt: skip
+        time.sleep(1.0)
+        assert all(p.poll() is None for p in attempts), "an attempt did not wait for the lock"
+    results = []
+    for p in attempts:
+        stdout, stderr = p.communicate(timeout=120)
+        assert p.returncode == 0, stderr
+        results.append(json.loads(stdout))
+    assert [r["videos"] for r in results] == [40, 40]
+    assert sorted(r["added"] for r in results) == [0, 40]
+    with gulpdb.Dataset(shard) as ds:
+        assert ds.ids() == [s["id"] for s in listed]

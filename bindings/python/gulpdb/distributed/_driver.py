@@ -434,7 +434,9 @@ class _Driver:
         label_map = _gulpdb.ingest_label_map(self.out, order)
         present = 0
         if out_exists and self.o["on_duplicate"] != "replace":
-            with gulpdb.Dataset(self.out) as ds:
+            # Opened read-write: the driver holds OUT's lock, and a read-only
+            # open of an index on a network file system may be refused.
+            with gulpdb.Dataset(self.out, "r+") as ds:
                 for i, s in enumerate(order):
                     if keep[i] and s["id"] in ds:
                         if self.o["on_duplicate"] == "error":
@@ -470,7 +472,7 @@ class _Driver:
         todo = plan.pop("todo")
         if not out_exists:
             gulpdb.Dataset(self.out, "a", videos_per_chunk=self.o["videos_per_chunk"]).close()
-        with gulpdb.Dataset(self.out) as ds:
+        with gulpdb.Dataset(self.out, "r+") as ds:
             stats = ds.stats()
         plan["settings"] = {
             "videos_per_chunk": int(stats.videos_per_chunk),

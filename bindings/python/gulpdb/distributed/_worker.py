@@ -247,7 +247,7 @@ def run_partition(task: Dict[str, Any]) -> Dict[str, Any]:
         raise RuntimeError(
             f"partition {name} on worker {where}: interrupted by signal {report['interrupted_by']}"
         )
-    with gulpdb.Dataset(shard) as ds:
+    with gulpdb.Dataset(shard, "r+") as ds:  # a read-only open of a network index may be refused
         stats = ds.stats()
     send(size)
     return {
