@@ -615,3 +615,24 @@ def test_duplicates_of_a_task_wait_for_the_shard_lock_and_resume(sources, tmp_pa
     assert sorted(r["added"] for r in results) == [0, 40]
     with gulpdb.Dataset(shard) as ds:
         assert ds.ids() == [s["id"] for s in listed]
+
+
+def test_a_planning_cut_short_is_planned_again_but_unknown_shards_are_left_alone(
+    client, sources, tmp_path
+):
+    out = tmp_path / "out"
+    gulpdb.Dataset(str(out), "a").close()
+    half = out / "shards" / "ingest-0001"
+    (half / "sources").mkdir(parents=True)
+    (half / "sources" / "part-00000.json").write_text("[")  # cut short
+    report = gd.ingest(client, str(out), quiet=True, **frame_options(sources))
+    assert report.job == str(half) and report.videos == FRAME_VIDEOS
+
+    other = tmp_path / "other"
+    gulpdb.Dataset(str(other), "a").close()
+    orphan = other / "shards" / "ingest-0001" / "part-00000"
+    orphan.parent.mkdir(parents=True)
+    gulpdb.Dataset(str(orphan), "a").close()
+    with pytest.raises(DistributedIngestError, match="has no plan.json but holds part-00000"):
+        gd.ingest(client, str(other), quiet=True, **frame_options(sources))
+    assert gulpdb.Dataset(str(orphan)) is not None

@@ -76,7 +76,7 @@ DEFAULTS: Dict[str, Any] = {
 
 # Shards attached per Merge call: bounds the shard datasets open at once.
 _MERGE_GROUP = 64
-_POLL = 0.2
+_POLL = 0.1
 
 
 def flag(option: str) -> str:
@@ -369,7 +369,16 @@ class _Driver:
         if latest is None:
             return Job(self.out, 1), None, False
         if not latest.planned():
-            # Planning was interrupted before plan.json: nothing ran, start again.
+            # Planning was interrupted before plan.json was written: no task
+            # ran, so the directory holds only sources files; start again.
+            # Anything else (shards) is not ours to remove.
+            others = [e for e in os.listdir(latest.dir) if e not in ("sources", "results")]
+            if others:
+                raise DistributedIngestError(
+                    f"{latest.dir} has no plan.json but holds {', '.join(sorted(others)[:3])}: "
+                    "it is not a job this driver can resume or replace; move it away if it is "
+                    "not attached to the dataset"
+                )
             shutil.rmtree(latest.dir)
             return Job(self.out, latest.number), None, False
         plan = latest.plan()
