@@ -115,6 +115,13 @@ def _print_report(report: IngestReport, as_json: bool) -> None:
     sys.stdout.flush()
 
 
+def _os_error_text(e: OSError) -> str:
+    """gulpdb's own messages name the file already; Python's get it appended."""
+    if e.strerror and e.filename:
+        return f"{e.strerror}: {e.filename}"
+    return e.strerror or str(e)
+
+
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -141,7 +148,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             "same command to resume"
         )
         return 130
-    except (DistributedIngestError, OSError, ValueError) as e:
+    except OSError as e:
+        _error(_os_error_text(e))
+        return 1
+    except (DistributedIngestError, ValueError) as e:
         _error(str(e))
         return 1
     _print_report(report, args.json)
