@@ -636,3 +636,20 @@ def test_a_planning_cut_short_is_planned_again_but_unknown_shards_are_left_alone
     with pytest.raises(DistributedIngestError, match="has no plan.json but holds part-00000"):
         gd.ingest(client, str(other), quiet=True, **frame_options(sources))
     assert gulpdb.Dataset(str(orphan)) is not None
+
+
+def test_shards_take_the_settings_of_an_existing_out(client, sources, tmp_path):
+    out = tmp_path / "out"
+    gulpdb.Dataset(str(out), "a", videos_per_chunk=8, checksums=False).close()
+    report = gd.ingest(client, str(out), videos_per_chunk=100, partitions=3, quiet=True,
+                       **frame_options(sources, keep_jpeg=True))  # fmt: skip
+    assert report.videos == FRAME_VIDEOS
+    shards = sorted(glob.glob(str(out / "shards" / "ingest-0001" / "part-*")))
+    assert len(shards) == 3
+    for shard in shards:
+        with gulpdb.Dataset(shard) as ds:
+            stats = ds.stats()
+            assert (stats.videos_per_chunk, stats.checksums) == (8, False)
+    with gulpdb.Dataset(str(out)) as ds:
+        assert max(c.appended_videos for c in ds.chunks()) == 8
+    assert_healthy(str(out))

@@ -288,6 +288,7 @@ class _Driver:
         self.bar: Optional[ProgressBar] = None
         self.counts: Dict[int, int] = {}
         self.counts_lock = threading.Lock()
+        self._listed: Optional[List[Dict[str, Any]]] = None
 
     # ---- output -------------------------------------------------------------------
 
@@ -408,7 +409,7 @@ class _Driver:
         return diffs
 
     def list_sources(self) -> List[Dict[str, Any]]:
-        if not hasattr(self, "_listed"):
+        if self._listed is None:
             self._listed = _gulpdb.ingest_list_sources(_listing_options(self.o, self.out))
         return self._listed
 
@@ -716,7 +717,8 @@ class _Driver:
                         exc = future.exception() if status == "error" else None
                         text = _describe(exc) if exc is not None else f"the task was {status}"
                         failures.append(PartitionFailure(parts[i]["name"], text))
-                        finished[i] = sizes[i]
+                        with self.counts_lock:
+                            finished[i] = min(self.counts.get(i, 0), sizes[i])
                         del futures[i]
                         if self.o["strict"]:
                             self.stop(job, futures)
