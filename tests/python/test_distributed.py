@@ -529,6 +529,7 @@ def test_strict_stops_at_a_bad_source_and_a_rerun_must_keep_the_plan_options(
     message = str(e.value)
     assert "stopped (--strict)" in message
     assert "'bad_empty'" in message or "'bad_corrupt'" in message
+    assert "[Errno" not in message and not e.value.report.attached
     with gulpdb.Dataset(out) as ds:
         assert len(ds) == 0  # nothing attached
 

@@ -129,7 +129,8 @@ class IngestReport:
     skipped, ``present`` the ids already in OUT when the job was planned,
     ``duplicates`` the ids listed twice, ``listed`` the sources listed.
     ``seconds`` is the wall time of this call; a re-run of a finished job
-    reports the same totals and does nothing.
+    reports the same totals and does nothing. ``attached`` is False when
+    the job stopped (``strict``) before attaching its shards to OUT.
     """
 
     out: str
@@ -147,6 +148,7 @@ class IngestReport:
     workers: int = 0
     seconds: float = 0.0
     already_done: bool = False
+    attached: bool = True
 
     def to_dict(self) -> Dict[str, Any]:
         """The report as plain JSON-able values."""
@@ -166,8 +168,9 @@ class IngestReport:
         """One line, as `gulpdb ingest` prints it."""
         extra = f", {self.duplicates} listed twice" if self.duplicates else ""
         failed = f", {len(self.failed)} partitions failed" if self.failed else ""
+        where = self.out if self.attached else f"the shards of {self.out} (not attached)"
         return (
-            f"ingested {self.videos} videos ({self.frames} frames) into {self.out}; "
+            f"ingested {self.videos} videos ({self.frames} frames) into {where}; "
             f"{self.present} already present, {len(self.bad)} bad sources skipped{extra}{failed} "
             f"({self.partitions} partitions, {self.workers} workers, {self.seconds:.1f} s)"
         )
@@ -269,6 +272,8 @@ def _describe(exc: BaseException) -> str:
         )
     text = str(exc).strip().splitlines()
     message = text[0] if text else ""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror if not exc.filename else f"{exc.strerror}: {exc.filename}"
     if isinstance(exc, (OSError, ValueError, KeyError, RuntimeError, _worker.Stopped)):
         return message or name
     return f"{name}: {message}" if message else name
@@ -832,6 +837,7 @@ class _Driver:
             failures = self.run_tasks(job, plan, results)
             if failures and self.o["strict"]:
                 report = self.report(job, plan, results, failures, len(workers))
+                report.attached = False
                 first = failures[0]
                 raise IngestFailed(
                     f"stopped (--strict): partition {first.partition}: {first.error}; nothing "
