@@ -10,6 +10,7 @@ clip Debian's python3-imageio ships).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import glob
 import inspect
@@ -666,3 +667,37 @@ def test_shards_take_the_settings_of_an_existing_out(client, sources, tmp_path):
     with gulpdb.Dataset(str(out)) as ds:
         assert max(c.appended_videos for c in ds.chunks()) == 8
     assert_healthy(str(out))
+
+
+def test_a_failed_partition_is_reported_the_others_attached_and_a_rerun_retries_it(
+    client, sources, tmp_path
+):
+    out = str(tmp_path / "out")
+    options = frame_options(sources, keep_jpeg=True)
+    with pytest.raises(IngestFailed):  # leaves an unfinished job (bad sources at the end)
+        gd.ingest(client, out, strict=True, partitions=4, quiet=True, **options)
+    job = os.path.join(out, "shards", "ingest-0001")
+    damaged = os.path.join(job, "sources", "part-00001.json")
+    shutil.copyfile(damaged, damaged + ".saved")
+    with open(damaged, "w") as f:
+        f.write("[")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(job, "results", "part-00001.json"))
+
+    with pytest.raises(IngestFailed) as e:
+        gd.ingest(client, out, partitions=4, quiet=True, **options)
+    report = e.value.report
+    assert [f.partition for f in report.failed] == ["part-00001"]
+    assert "part-00001.json is damaged" in report.failed[0].error
+    assert "1 of 4 partitions failed" in str(e.value)
+    plan = json.load(open(os.path.join(job, "plan.json")))
+    attached = FRAME_VIDEOS - plan["partitions"][1]["size"]
+    with gulpdb.Dataset(out) as ds:
+        assert len(ds) == attached == report.videos
+
+    os.replace(damaged + ".saved", damaged)
+    final = gd.ingest(client, out, partitions=4, quiet=True, **options)
+    assert final.videos == FRAME_VIDEOS and not final.failed
+    with gulpdb.Dataset(out) as ds:
+        assert sorted(ds.ids()) == good_frame_ids()
+    assert_healthy(out)

@@ -200,6 +200,8 @@ def run_partition(task: Dict[str, Any]) -> Dict[str, Any]:
             f"worker {where} cannot read {sources_file} ({_errno_text(e)}): OUT must be on a "
             "file system that every worker mounts at the same path"
         ) from None
+    except ValueError as e:
+        raise RuntimeError(f"{sources_file} is damaged: {e}") from None
     shard = os.path.join(job_dir, name)
     # Created with OUT's settings (a duplicate of this task may race here:
     # Dataset handles that); Ingest then only opens it.
