@@ -79,6 +79,7 @@ def main(argv=None) -> int:
     import distributed  # noqa: E402  (after the path is set: the workers inherit it)
 
     import gulpdb.distributed as gd  # noqa: E402
+    from gulpdb.distributed._driver import local_cluster  # noqa: E402
 
     tmp = args.tmp or tempfile.mkdtemp(prefix="gulpdb-distributed-bench-")
     videos = os.path.join(tmp, "videos")
@@ -90,10 +91,7 @@ def main(argv=None) -> int:
     startup = {}
     for workers in (1, 2):
         t0 = time.monotonic()
-        cluster = distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None,
-        )  # fmt: skip
+        cluster = local_cluster(workers)  # as the command starts it: no profiler
         client = distributed.Client(cluster, set_as_default=False)
         client.wait_for_workers(workers, timeout=60)
         startup[workers] = time.monotonic() - t0
