@@ -701,3 +701,65 @@ def test_a_failed_partition_is_reported_the_others_attached_and_a_rerun_retries_
     with gulpdb.Dataset(out) as ds:
         assert sorted(ds.ids()) == good_frame_ids()
     assert_healthy(out)
+
+
+def test_a_worker_killed_while_it_holds_a_result_and_creates_a_shard_is_not_a_failure(
+    client, sources, tmp_path
+):
+    """The result of a finished partition lives on its worker until the
+    driver fetches it; if that worker dies first, Dask runs the task again,
+    and the re-run finds its shard done. The worker is then usually creating
+    its next shard: a creation cut short must leave no half-made index (it
+    did, one run in two, before shards were created by rename)."""
+    client.wait_for_workers(2, timeout=60)
+    pids = client.run(os.getpid)
+    killed = {}
+
+    def progress(done: int, total: int) -> None:
+        # Runs inside the driver's loop: while it waits here, nothing is fetched.
+        if killed:
+            return
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            held = [(k, w) for k, w in client.who_has().items() if "gulpdb-ingest" in k and w]
+            if held:
+                key, workers = held[0]
+                os.kill(pids[workers[0]], signal.SIGKILL)
+                killed.update(key=key)
+                while client.who_has([key]).get(key):
+                    assert time.monotonic() < deadline
+                    time.sleep(0.01)
+                time.sleep(0.5)  # the client hears that the result is lost
+                return
+            time.sleep(0.01)
+
+    out = str(tmp_path / "out")
+    try:
+        report = gd.ingest(client, out, partitions=6, progress=progress, quiet=True,
+                           **frame_options(sources, keep_jpeg=True))  # fmt: skip
+    except IngestFailed as e:
+        pytest.fail(f"{e}: {e.report.failed}")
+    assert killed, "no result was ever held by a worker"
+    assert report.videos == FRAME_VIDEOS and not report.failed
+    with gulpdb.Dataset(out) as ds:
+        assert sorted(ds.ids()) == good_frame_ids()
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_create_dataset_keeps_a_dataset_made_meanwhile_and_replaces_an_empty_index(tmp_path):
+    from gulpdb.distributed import _files
+
+    path = str(tmp_path / "shard")
+    _files.create_dataset(path, {"videos_per_chunk": 3})
+    with gulpdb.Dataset(path, "r+") as ds, ds.writer() as w:
+        w.append("kept", [gulpdb.encode_jpeg(synthetic_frames(0, 1)[0])])
+    _files.create_dataset(path, {"videos_per_chunk": 9})  # another process got there first
+    with gulpdb.Dataset(path) as ds:
+        assert ds.ids() == ["kept"] and ds.stats().videos_per_chunk == 3
+    assert not [e for e in os.listdir(path) if e.startswith(_files.CREATING_PREFIX)]
+
+    other = tmp_path / "other"
+    (other / "gulpdb.index").mkdir(parents=True)  # a creation cut short after its mkdir
+    _files.create_dataset(str(other), {"videos_per_chunk": 5})
+    with gulpdb.Dataset(str(other)) as ds:
+        assert len(ds) == 0 and ds.stats().videos_per_chunk == 5

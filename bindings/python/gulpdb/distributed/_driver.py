@@ -339,7 +339,10 @@ class _Driver:
             raise DistributedIngestError(f"{out} exists and is not a directory")
         if _gulpdb.NativeDataset.exists(out, ""):
             return True
-        entries = [e for e in os.listdir(out) if not e.startswith(".gulpdb-preflight-")]
+        entries = [
+            e for e in os.listdir(out)
+            if not e.startswith((".gulpdb-preflight-", _files.CREATING_PREFIX))
+        ]  # fmt: skip
         gulpio = sorted(
             e for e in entries if e.endswith((".gulp", ".gmeta")) and e.startswith(("data", "meta"))
         )
@@ -504,7 +507,7 @@ class _Driver:
         """Creates OUT (when new), writes label2idx.json, the sources and plan.json."""
         todo = plan.pop("todo")
         if not out_exists:
-            gulpdb.Dataset(self.out, "a", videos_per_chunk=self.o["videos_per_chunk"]).close()
+            _files.create_dataset(self.out, {"videos_per_chunk": self.o["videos_per_chunk"]})
         with gulpdb.Dataset(self.out, "r+") as ds:
             stats = ds.stats()
         plan["settings"] = {
@@ -727,7 +730,10 @@ class _Driver:
                         results[parts[i]["name"]] = result
                         finished[i] = sizes[i]
                         del futures[i]
-                    elif status in ("error", "cancelled", "lost"):
+                    elif status in ("error", "cancelled"):
+                        # ("lost" is not an end: the worker holding a finished
+                        # result died before it was fetched, and Dask runs the
+                        # task again, which finds its shard complete.)
                         exc = future.exception() if status == "error" else None
                         text = _describe(exc) if exc is not None else f"the task was {status}"
                         failures.append(PartitionFailure(parts[i]["name"], text))

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 import gulpdb
 from gulpdb import _gulpdb
 
-from ._files import read_json
+from ._files import create_dataset, read_json
 
 # Progress events are sent at most this often per task (and once at the end).
 _EVENT_INTERVAL = 0.5
@@ -203,9 +203,11 @@ def run_partition(task: Dict[str, Any]) -> Dict[str, Any]:
     except ValueError as e:
         raise RuntimeError(f"{sources_file} is damaged: {e}") from None
     shard = os.path.join(job_dir, name)
-    # Created with OUT's settings (a duplicate of this task may race here:
-    # Dataset handles that); Ingest then only opens it.
-    gulpdb.Dataset(shard, "a", **task["settings"]).close()
+    # Created with OUT's settings, whole or not at all (a worker may be killed
+    # in the middle, and a duplicate of this task may race here); Ingest then
+    # only opens it.
+    if not _gulpdb.NativeDataset.exists(shard, ""):
+        create_dataset(shard, task["settings"])
 
     worker = _worker()
     topic = task["topic"]
