@@ -743,6 +743,7 @@ def test_a_worker_killed_while_it_holds_a_result_and_creates_a_shard_is_not_a_fa
     assert report.videos == FRAME_VIDEOS and not report.failed
     with gulpdb.Dataset(out) as ds:
         assert sorted(ds.ids()) == good_frame_ids()
+    assert not glob.glob(os.path.join(out, "shards", "*", "*", ".gulpdb-creating-*"))
     client.wait_for_workers(2, timeout=60)
 
 

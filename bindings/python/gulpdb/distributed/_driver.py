@@ -798,6 +798,15 @@ class _Driver:
                 lock_timeout=self.o["lock_timeout"],
             )
 
+    def remove_leftovers(self, job: Job, plan: Dict[str, Any]) -> None:
+        """Removes what workers killed while creating a shard left inside it.
+        Every shard exists by now, so no task of the job creates one any more."""
+        for p in plan["partitions"]:
+            shard = job.shard_path(p["name"])
+            for entry in os.listdir(shard) if os.path.isdir(shard) else []:
+                if entry.startswith(_files.CREATING_PREFIX):
+                    shutil.rmtree(os.path.join(shard, entry), ignore_errors=True)
+
     # ---- the whole job -------------------------------------------------------------
 
     def report(
@@ -869,6 +878,7 @@ class _Driver:
                     report,
                 )
             write_json_atomic(job.done_path, report.to_dict())
+            self.remove_leftovers(job, plan)
             return report
         except BaseException:
             if not committed:
