@@ -90,6 +90,8 @@ class Scale:
     remote_open_videos: tuple = (1000, 10000, 100000)
     query_videos: int = 2000     # dataset size of the meta query benchmark
     query_repeat: int = 1
+    distributed_videos: int = 48  # H.264 clips ingested per distributed-ingest run
+    distributed_runs: int = 3
 
 
 SCALES = {
@@ -101,7 +103,8 @@ SCALES = {
         interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1,
         clips_videos=6, clips_count=16, clips_reps=1,
         remote_batches=1, remote_sequential=8, remote_reps=1, remote_python_batches=1,
-        remote_open_videos=(100,), query_videos=2000, query_repeat=1),
+        remote_open_videos=(100,), query_videos=2000, query_repeat=1,
+        distributed_videos=4, distributed_runs=1),
     "quick": Scale(
         open_videos=[1000, 10000, 100000], open_runs=7, open_baseline_runs=3, lookups=100000,
         lookup_repeat=5, realistic_videos=200, random_clips=2000, reps=5, decode_clips=30,
@@ -119,7 +122,7 @@ SCALES = {
         gmeta_reader_repeat=3, clips_videos=60, clips_count=480, clips_reps=5,
         remote_batches=10, remote_sequential=128, remote_reps=5,
         remote_python_batches=3, remote_open_videos=(1000, 10000, 100000, 1000000),
-        query_videos=1000000, query_repeat=5),
+        query_videos=1000000, query_repeat=5, distributed_videos=96, distributed_runs=5),
 }
 
 BATCH_SIZES = [1, 10, 100, 1000]
@@ -963,6 +966,7 @@ class Runner:
             "clips": lambda: self.bench_clips(),
             "remote": lambda: self.bench_remote(dataset, manifest),
             "query": lambda: self.bench_query(),
+            "distributed": lambda: self.bench_distributed(),
         }
         for name in ALL_BENCHMARKS:
             if name in selected:
@@ -988,6 +992,43 @@ class Runner:
             len(self.figures), sum(f["met"] is not None for f in self.figures), len(missed),
             time.time() - started))
 
+    def bench_distributed(self):
+        """gulpdb.distributed on a LocalCluster against `gulpdb ingest -j2` (bench/distributed_bench.py)."""
+        build = os.path.dirname(self.bin_dir)
+        cli = os.path.join(build, "cli", "gulpdb")
+        python_dir = os.path.join(build, "python")
+        if not glob_any(os.path.join(python_dir, "gulpdb", "_gulpdb*.so")):
+            self.notes.append("distributed: skipped, the Python package is not built in %s"
+                              % relative(python_dir))
+            return
+        s = self.scale
+        work = os.path.join(self.data, "distributed")
+        rm(work)
+        os.makedirs(work)
+        command = [PYTHON, os.path.join(HERE, "distributed_bench.py"), "--gulpdb", cli,
+                   "--python-dir", python_dir, "--tmp", work]
+        if self.args.scale == "smoke":
+            command.append("--smoke")
+        else:
+            command += ["--videos", str(s.distributed_videos), "--runs", str(s.distributed_runs)]
+        r = self.run_json(command, "distributed")
+        rm(work)
+        self.results["distributed"] = r
+        rates, cpu = r["rates"], r["cpu_seconds"]
+        load = ("%d cores; CPU seconds per run (median): gulpdb ingest %.1f, 2 Dask workers "
+                "%.1f, 1 worker %.1f; cluster start (not timed): %s s" % (
+                    r["cores"], cpu["plain_2"]["median"], cpu["dask_2"]["median"],
+                    cpu["dask_1"]["median"], r["cluster_start_seconds"]))
+        self.figure("distributed", "ingest, 2 Dask worker processes", "videos/s",
+                    rates["dask_2"], rates["plain_2"], "gulpdb ingest --num-workers 2",
+                    target=("≥ 0.9× gulpdb ingest -j2", "ratio", ">=", 0.9), note=load,
+                    gulpdb_name="gulpdb.distributed")
+        self.figure("distributed", "ingest, 2 Dask workers vs 1", "videos/s",
+                    rates["dask_2"], rates["dask_1"], "1 Dask worker process",
+                    target=("≥ 1.7×", "ratio", ">=", 1.7), gulpdb_name="gulpdb.distributed",
+                    note="%d H.264 clips of %d s at %s, frames at 8 fps" % (
+                        r["videos"], r["clip"]["seconds"], r["clip"]["size"]))
+
     def meta(self, seconds):
         return {
             "scale": self.args.scale,
@@ -1009,7 +1050,13 @@ class Runner:
 
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader", "clips", "remote", "query"]
+                  "index_size", "gmeta_reader", "clips", "remote", "query", "distributed"]
+
+
+
+def glob_any(pattern):
+    import glob
+    return bool(glob.glob(pattern))
 
 
 def relative(path):

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 #include <unordered_set>
@@ -213,6 +214,16 @@ std::vector<SourceSpec> ListSources(const IngestOptions& o) {
   return sources;
 }
 
+std::vector<size_t> ShuffledOrder(size_t n, uint64_t seed) {
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::mt19937_64 rng(seed);
+  for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[UniformBelow(rng, i)]);
+  return order;
+}
+
+void UpdateLabelMapFile(const std::string& dir, const LabelMap& map) { UpdateLabel2Idx(dir, map); }
+
 IngestReport Ingest(const IngestOptions& o) {
   if (const std::string problem = ValidateIngestOptions(o); !problem.empty()) {
     throw InvalidArgumentError("ingest " + o.dir + ": " + problem);
@@ -225,10 +236,12 @@ IngestReport Ingest(const IngestOptions& o) {
   report.listed = listed.size();
   if (o.shuffle) {
     report.seed = o.seed ? *o.seed : std::random_device()();
-    std::mt19937_64 rng(report.seed);
-    for (size_t i = listed.size(); i > 1; --i) {
-      std::swap(listed[i - 1], listed[UniformBelow(rng, i)]);
+    std::vector<SourceSpec> shuffled;
+    shuffled.reserve(listed.size());
+    for (size_t i : ShuffledOrder(listed.size(), report.seed)) {
+      shuffled.push_back(std::move(listed[i]));
     }
+    listed = std::move(shuffled);
     if (!o.seed) Note(o, "shuffled with --seed " + std::to_string(report.seed));
   }
 
@@ -279,6 +292,7 @@ IngestReport Ingest(const IngestOptions& o) {
   }
   WriterOptions wo;
   wo.on_duplicate = o.on_duplicate;
+  wo.lock_timeout = o.lock_timeout;
   std::unique_ptr<Writer> writer = ds->NewWriter(wo);  // the lock: nobody else writes from here on
 
   // Ids already present: an error, or under kSkip left out here, so that a
@@ -312,7 +326,9 @@ IngestReport Ingest(const IngestOptions& o) {
 
   size_t workers = o.num_workers != 0 ? o.num_workers : std::thread::hardware_concurrency();
   workers = std::max<size_t>(1, std::min(workers, std::max<size_t>(1, todo.size())));
-  StopSignals signals;
+  std::optional<StopSignals> signals;
+  if (o.catch_signals) signals.emplace();
+  const auto stop_signal = [&] { return signals ? StopSignals::Received() : 0; };
   ChildSet children;
   OrderedQueue<Encoded> queue(todo.size(), std::max<size_t>(4, 2 * workers));
   IngestProgress progress;
@@ -331,10 +347,10 @@ IngestReport Ingest(const IngestOptions& o) {
   };
   for (size_t i = 0; i < todo.size(); ++i) {
     Encoded e;
-    while (StopSignals::Received() == 0 && !queue.Take(i, std::chrono::milliseconds(100), &e)) {
+    while (stop_signal() == 0 && !queue.Take(i, std::chrono::milliseconds(100), &e)) {
     }
-    if (StopSignals::Received() != 0) {
-      report.interrupted_by = StopSignals::Received();
+    if (stop_signal() != 0) {
+      report.interrupted_by = stop_signal();
       break;
     }
     if (e.fatal) std::rethrow_exception(e.fatal);

@@ -43,6 +43,7 @@ void BindDataset(py::module_& m);
 void BindCodec(py::module_& m);
 void BindInterop(py::module_& m);
 void BindBench(py::module_& m);
+void BindIngest(py::module_& m);
 void BindRemote(py::module_& m);
 
 // Wraps a Python callable (or None) as a progress callback that the engine

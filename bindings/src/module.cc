@@ -14,4 +14,5 @@ PYBIND11_MODULE(_gulpdb, m) {
   python::BindInterop(m);
   python::BindBench(m);
   python::BindRemote(m);
+  python::BindIngest(m);
 }

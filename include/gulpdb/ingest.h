@@ -66,12 +66,16 @@
 //   - An id listed twice: kError throws before the dataset is touched, kSkip
 //     ingests its first entry, kReplace its last.
 //
-// Thread safety: Ingest may be called from one thread at a time per process
-// (it installs SIGINT/SIGTERM handlers for its duration). The callbacks run
-// on the calling thread.
+// Thread safety: with `catch_signals` (the default) Ingest may be called
+// from one thread at a time per process (it installs SIGINT/SIGTERM handlers
+// for its duration); without it, calls on different datasets may run
+// concurrently. The callbacks run on the calling thread; an exception thrown
+// by one stops the run (workers and their ffmpeg children stopped, the open
+// batch rolled back) and propagates.
 #ifndef GULPDB_INGEST_H_
 #define GULPDB_INGEST_H_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -164,6 +168,14 @@ struct IngestOptions {
   OnDuplicate on_duplicate = OnDuplicate::kSkip;
   bool strict = false;
   bool quiet = false;  // the default on_note prints nothing
+  // How long to wait for another writer of `dir` (another process, or a
+  // duplicate of this ingest) to finish; zero: BusyError at once.
+  std::chrono::milliseconds lock_timeout{0};
+  // Catch SIGINT and SIGTERM for the run (see "Failure modes"). False for a
+  // host process that owns its signals (a Dask worker, a server); such a host
+  // stops an ingest by throwing from `on_progress` instead: the open batch is
+  // rolled back, committed batches stay.
+  bool catch_signals = true;
 
   // Called after each handled video, on the calling thread. Unset: nothing.
   std::function<void(const IngestProgress&)> on_progress;
@@ -207,6 +219,19 @@ GULPDB_EXPORT std::vector<SourceSpec> ListSources(const IngestOptions& options);
 // label2idx.json.
 GULPDB_EXPORT LabelMap ComputeLabelMap(const std::string& dir,
                                        const std::vector<SourceSpec>& sources);
+
+// The order in which Ingest appends `n` listed sources under `shuffle` with
+// `seed`: the i-th appended is listed source order[i]. The same on every
+// platform, so that a list computed elsewhere (a distributed ingest's plan)
+// is ordered exactly as Ingest would order it.
+GULPDB_EXPORT std::vector<size_t> ShuffledOrder(size_t n, uint64_t seed);
+
+// Makes <dir>/label2idx.json hold `map`, as Ingest does before appending:
+// entries already there keep their place (their index must agree with `map`,
+// else InvalidArgumentError before anything is written), the others follow in
+// index order; the file is replaced atomically, and only when it changes.
+// `dir` must exist.
+GULPDB_EXPORT void UpdateLabelMapFile(const std::string& dir, const LabelMap& map);
 
 // Runs the ingest described above and returns what it did. Throws a
 // gulpdb::Error as listed under "Failure modes" (after committing whatever

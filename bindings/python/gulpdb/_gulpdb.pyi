@@ -430,3 +430,50 @@ def _time_reads(
     Runs on ``threads`` threads, each taking every ``threads``-th clip.
     Returns (seconds, bytes decoded).
     """
+
+# ---- ingest and merge (gulpdb/ingest.h, gulpdb/maintenance.h), for gulpdb.distributed ----
+# Options are dicts keyed by IngestOptions' field names (dir, videos_dir, frames_dir,
+# images_dir, image_list, labels, label_name, frame_rate, frame_size, quality, keep_jpeg,
+# ffmpeg, num_workers, shuffle, seed, batch, on_duplicate, videos_per_chunk, strict, quiet,
+# lock_timeout (seconds), catch_signals, write_label_map); an unknown key is a ValueError.
+# Sources are dicts {"kind": "video"|"frames"|"image", "id", "id_json", "label", "path",
+# "frame_paths"}.
+
+def ingest_validate(options: Dict[str, Any]) -> str:
+    """What is wrong with the ingest options (one line), or ``''``."""
+
+def ingest_list_sources(options: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The sources a directory ingest with these options would read, in list order."""
+
+def ingest_label_map(dir: str, sources: List[Dict[str, Any]]) -> Dict[str, int]:
+    """The label -> index map an ingest of ``sources`` into ``dir`` would use."""
+
+def ingest_shuffled_order(n: int, seed: int) -> List[int]:
+    """The order in which ingest appends ``n`` listed sources when shuffled with ``seed``."""
+
+def ingest_update_label_map_file(dir: str, map: Dict[str, int]) -> None:
+    """Makes ``<dir>/label2idx.json`` hold ``map``, as ingest does (existing entries kept)."""
+
+def ingest_run(
+    options: Dict[str, Any],
+    sources: Optional[List[Dict[str, Any]]] = None,
+    label_map: Optional[Dict[str, int]] = None,
+    on_progress: Optional[Callable[[int, int], Any]] = None,
+    on_problem: Optional[Callable[[str, str, str, bool], Any]] = None,
+    on_note: Optional[Callable[[str], Any]] = None,
+) -> Dict[str, Any]:
+    """Runs an ingest; returns ``{'listed', 'added', 'frames', 'present', 'duplicates',
+    'bad', 'seed', 'interrupted_by'}``. ``on_problem(id, path, message, skipped)``.
+    An exception raised by a callback stops the ingest (the open batch is rolled back)."""
+
+def merge(
+    out: str,
+    shards: Sequence[str],
+    on_duplicate: str = "error",
+    lock_timeout: float = 0.0,
+    progress: _Progress = None,
+) -> Dict[str, Any]:
+    """Adds shard datasets to ``out``; shards inside its directory are attached in place.
+
+    Returns ``{'shards', 'chunks_attached', 'videos_copied', 'videos', 'skipped'}``.
+    """
