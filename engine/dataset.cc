@@ -1,16 +1,23 @@
 #include "gulpdb/dataset.h"
 
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "engine/chunk_reader.h"
 #include "engine/dataset_impl.h"
+#include "engine/fault_injection.h"
 #include "engine/gulpio_files.h"
+#include "engine/json_text.h"
 #include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -22,6 +29,58 @@ namespace gulpdb {
 namespace {
 
 constexpr size_t kScanBatch = 256;  // videos per read transaction in scans
+
+// Create builds an index in "<index dir>.building.<host>.<pid>.<n>" and
+// renames it into place. (The host: on a shared file system another host's
+// process ids mean nothing here.)
+constexpr const char* kBuildingSuffix = ".building.";
+std::atomic<uint64_t> g_builds{0};
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "host";
+  std::string host(name);
+  for (char& c : host) {
+    if (c == '.' || c == '/') c = '_';
+  }
+  return host;
+}
+
+// The directory holding `path` ("." for a bare name).
+std::string ParentOf(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Removes what creates killed before their rename left beside `index_dir`
+// ("<index dir>.building.<host>.<pid>.<n>" of a process of this host that
+// no longer runs).
+void RemoveAbandonedIndexBuilds(const std::string& index_dir) {
+  const std::string parent = ParentOf(index_dir);
+  std::string base = index_dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string prefix = base.substr(base.rfind('/') + 1) + kBuildingSuffix + HostName() + ".";
+  std::vector<std::string> names;
+  try {
+    names = engine::ListDirectory(parent);
+  } catch (const Error&) {
+    return;
+  }
+  for (const std::string& name : names) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (end == rest.c_str() || *end != '.' || pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    try {
+      engine::RemoveFlatDirectory(parent + "/" + name);
+    } catch (const Error&) {
+    }
+  }
+}
 
 std::string IndexDir(const std::string& dir, const std::string& override_dir) {
   return override_dir.empty() ? dir + "/" + kIndexDirName : override_dir;
@@ -278,17 +337,30 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
                                  dir + "` to index them, then open the dataset");
     }
   }
-  const std::string index_dir = IndexDir(dir, options.index_dir);
-  if (::mkdir(index_dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    ThrowErrno("create dataset", index_dir, errno);
-  }
-  // Kept until Open has shared it, so that the returned Dataset uses the
-  // environment opened with options.initial_map_size.
-  std::shared_ptr<index::Env> env;
+  // The index is built whole beside its place and renamed into it, so that a
+  // crash (or a failure) at any point leaves either no index or a complete
+  // one: an index directory whose databases were never all made would be a
+  // dataset that exists but that no open accepts, and that create refuses.
+  std::string index_dir = IndexDir(dir, options.index_dir);
+  while (index_dir.size() > 1 && index_dir.back() == '/') index_dir.pop_back();
+  RemoveAbandonedIndexBuilds(index_dir);
+  const std::string building = index_dir + kBuildingSuffix + HostName() + "." +
+                               std::to_string(::getpid()) + "." +
+                               std::to_string(g_builds.fetch_add(1));
+  struct Building {
+    const std::string& path;
+    ~Building() {
+      try {
+        engine::RemoveFlatDirectory(path);
+      } catch (const Error&) {
+      }
+    }
+  } cleanup{building};
+  if (::mkdir(building.c_str(), 0755) != 0) ThrowErrno("create dataset", building, errno);
+  index::EnvOptions env_options;
+  env_options.initial_map_size = options.initial_map_size;
   {
-    index::EnvOptions env_options;
-    env_options.initial_map_size = options.initial_map_size;
-    env = AcquireEnv(index_dir, env_options);
+    std::unique_ptr<index::Env> env = index::Env::Open(building, env_options);
     const index::Dbi info_db = env->OpenDb(index::kInfoDb, true);
     for (const char* name : {index::kVideosDb, index::kChunksDb, index::kOrderDb}) {
       env->OpenDb(name, true);
@@ -301,8 +373,30 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
     env->Update([&](index::Txn& txn) {
       txn.Put(info_db, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
+  }  // closed before it moves
+  engine::SyncDirectory(building);
+  engine::fault::Reached(engine::fault::Point::kIndexBuilt);
+  // Over a missing or empty directory only: another process's finished
+  // index (a concurrent create) wins and stays.
+  if (::rename(building.c_str(), index_dir.c_str()) != 0) {
+    if (errno != ENOTEMPTY && errno != EEXIST) {
+      ThrowErrno("create dataset: move index into place", index_dir, errno);
+    }
+    if (Dataset::Exists(dir, options.index_dir)) {
+      throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
+    }
+    std::string names;
+    for (const std::string& name : engine::ListDirectory(index_dir)) {
+      names += (names.empty() ? "" : ", ") + engine::PrintableBytes(name);
+    }
+    throw InvalidArgumentError("create dataset " + dir + ": the index directory " + index_dir +
+                               " holds files but no index (" + names +
+                               "); remove it, or choose another directory");
   }
-  engine::SyncDirectory(dir);
+  engine::SyncDirectory(ParentOf(index_dir));
+  // Kept until Open has shared it, so that the returned Dataset uses the
+  // environment opened with options.initial_map_size.
+  const std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);
   OpenOptions open_options;
   open_options.read_only = false;
   open_options.index_dir = options.index_dir;

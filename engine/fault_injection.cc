@@ -49,6 +49,8 @@ const char* PointName(Point point) {
       return "after_data_sync";
     case Point::kBeforeIndexCommit:
       return "before_index_commit";
+    case Point::kIndexBuilt:
+      return "index_built";
     case Point::kAfterIndexCommit:
       return "after_index_commit";
   }

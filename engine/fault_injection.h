@@ -25,8 +25,9 @@ enum class Point : uint8_t {
   kAfterDataSync,      // Commit: those chunks are durable; the index is not updated
   kBeforeIndexCommit,  // Commit: the LMDB write transaction holds the batch, not committed
   kAfterIndexCommit,   // Commit: the batch is committed
+  kIndexBuilt,         // Create: the new index is whole beside its place, not renamed in
 };
-constexpr int kPointCount = 7;
+constexpr int kPointCount = 8;
 const char* PointName(Point point);
 
 using PointHook = void (*)(Point point, void* context);

@@ -288,7 +288,17 @@ IngestReport Ingest(const IngestOptions& o) {
     create.bytes_per_chunk = o.bytes_per_chunk;
     create.checksums = o.checksums;
     create.index_dir = o.index_dir;
-    ds = Dataset::Create(o.dir, create);
+    try {
+      ds = Dataset::Create(o.dir, create);
+    } catch (const InvalidArgumentError&) {
+      // Another process created it meanwhile (Create is all or nothing):
+      // extend that one, as if it had been there from the start.
+      if (!Dataset::Exists(o.dir, o.index_dir)) throw;
+      OpenOptions open;
+      open.read_only = false;
+      open.index_dir = o.index_dir;
+      ds = Dataset::Open(o.dir, open);
+    }
   }
   WriterOptions wo;
   wo.on_duplicate = o.on_duplicate;

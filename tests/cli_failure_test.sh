@@ -57,17 +57,18 @@ printf '{"broken": ' >"$tmp/gio/meta_3.gmeta"
 check import_bad_gmeta 1 "$gulpdb" import "$tmp/gio" --index-dir "$tmp/gio_index" --quiet
 check import_bad_gmeta_no_index 1 test -e "$tmp/gio_index"
 check import_bad_gmeta_no_index_in_place 1 test -e "$tmp/gio/gulpdb.index"
-# A run that loses a race to create a dataset never removes the winner's work:
-# nothing is removed while another process holds the dataset's writer lock.
-# This shell holds the lock (on descriptor 9) as the other writer would.
+# An index directory that holds files but no index (here a writer lock another
+# process holds, on descriptor 9) is not taken over: the run fails, says so,
+# and never removes what it did not make.
 mkdir "$tmp/raced_index"
 exec 9>"$tmp/raced_index/writer.lock"
 flock -n 9
-check raced_ingest_busy 1 "$gulpdb" ingest "$tmp/raced" --index-dir "$tmp/raced_index" \
+check raced_ingest_refused 1 "$gulpdb" ingest "$tmp/raced" --index-dir "$tmp/raced_index" \
   --frames-dir "$frames" --quiet
-expect_out raced_ingest_busy_kind "gulpdb: busy: "
-expect_out raced_ingest_left "left what this failed run made in .*raced: another process is writing that dataset"
-check raced_ingest_kept 0 test -d "$tmp/raced" -a -f "$tmp/raced_index/data.mdb"
+expect_out raced_ingest_kind "gulpdb: invalid argument: "
+expect_out raced_ingest_says "raced_index holds files but no index .writer\.lock."
+check raced_ingest_kept 0 test -f "$tmp/raced_index/writer.lock"
+check raced_ingest_no_index 1 test -e "$tmp/raced_index/data.mdb"
 exec 9>&-
 # Writes that fail part way (a file size limit): what was written goes, with
 # the folder when the run made it; the error names the file and errno text.

@@ -5,9 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <filesystem>
+#include <vector>
 
 #include "engine/fault_injection.h"
 #include "gulpdb/dataset.h"
@@ -185,6 +187,40 @@ BOOST_AUTO_TEST_CASE(kill_between_chunk_creation_and_registration_leaves_no_file
   BOOST_TEST(ds->Chunks().size() == 2u);
   BOOST_TEST(ds->Chunks().back().file_name == "data_1.gulp");
   for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, 2, i));
+}
+
+// A create killed before its index is in place leaves no dataset (and no
+// half-made index that every open would refuse): the directory can be
+// created again, and what the killed create built is cleaned up.
+BOOST_AUTO_TEST_CASE(kill_while_creating_leaves_no_dataset) {
+  TempDir tmp;
+  const std::string dir = tmp / "ds";
+  RunAndKill([&](const std::function<void()>& crash_here) {
+    static const std::function<void()>* crash = nullptr;
+    crash = &crash_here;
+    engine::fault::SetPointHook(
+        [](engine::fault::Point point, void*) {
+          if (point == engine::fault::Point::kIndexBuilt) (*crash)();
+        },
+        nullptr);
+    Dataset::Create(dir);
+  });
+  BOOST_TEST(!Dataset::Exists(dir));
+  BOOST_CHECK_THROW(Dataset::Open(dir), NotFoundError);
+  auto ds = Dataset::Create(dir);
+  {
+    auto w = ds->NewWriter();
+    AppendBatch(*w, 0);
+    w->Commit();
+  }
+  for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, 0, i));
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    left.push_back(entry.path().filename().string());
+  }
+  BOOST_TEST(std::count_if(left.begin(), left.end(), [](const std::string& name) {
+               return name.find(".building.") != std::string::npos;
+             }) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(kill_right_after_commit_keeps_the_batch) {

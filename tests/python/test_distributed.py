@@ -743,7 +743,7 @@ def test_a_worker_killed_while_it_holds_a_result_and_creates_a_shard_is_not_a_fa
     assert report.videos == FRAME_VIDEOS and not report.failed
     with gulpdb.Dataset(out) as ds:
         assert sorted(ds.ids()) == good_frame_ids()
-    assert not glob.glob(os.path.join(out, "shards", "*", "*", ".gulpdb-creating-*"))
+    assert not glob.glob(os.path.join(out, "shards", "*", "*", "gulpdb.index.building.*"))
     client.wait_for_workers(2, timeout=60)
 
 
@@ -757,7 +757,7 @@ def test_create_dataset_keeps_a_dataset_made_meanwhile_and_replaces_an_empty_ind
     _files.create_dataset(path, {"videos_per_chunk": 9})  # another process got there first
     with gulpdb.Dataset(path) as ds:
         assert ds.ids() == ["kept"] and ds.stats().videos_per_chunk == 3
-    assert not [e for e in os.listdir(path) if e.startswith(_files.CREATING_PREFIX)]
+    assert not [e for e in os.listdir(path) if ".building." in e]
 
     other = tmp_path / "other"
     (other / "gulpdb.index").mkdir(parents=True)  # a creation cut short after its mkdir

@@ -329,6 +329,8 @@ void OnPoint(fault::Point point, void* context) {
       close_window(kIndexCommitWindow);
       SetStage(c, kStCommitted);
       break;
+    case fault::Point::kIndexBuilt:  // Dataset::Create, not a writer's commit
+      break;
   }
   if (c->target != nullptr && c->target->trigger == Trigger::kPoint && c->target->point == point) {
     Occurred(c);

@@ -341,7 +341,7 @@ class _Driver:
             return True
         entries = [
             e for e in os.listdir(out)
-            if not e.startswith((".gulpdb-preflight-", _files.CREATING_PREFIX))
+            if not e.startswith(".gulpdb-preflight-")
         ]  # fmt: skip
         gulpio = sorted(
             e for e in entries if e.endswith((".gulp", ".gmeta")) and e.startswith(("data", "meta"))
@@ -798,15 +798,6 @@ class _Driver:
                 lock_timeout=self.o["lock_timeout"],
             )
 
-    def remove_leftovers(self, job: Job, plan: Dict[str, Any]) -> None:
-        """Removes what workers killed while creating a shard left inside it.
-        Every shard exists by now, so no task of the job creates one any more."""
-        for p in plan["partitions"]:
-            shard = job.shard_path(p["name"])
-            for entry in os.listdir(shard) if os.path.isdir(shard) else []:
-                if entry.startswith(_files.CREATING_PREFIX):
-                    shutil.rmtree(os.path.join(shard, entry), ignore_errors=True)
-
     # ---- the whole job -------------------------------------------------------------
 
     def report(
@@ -878,7 +869,6 @@ class _Driver:
                     report,
                 )
             write_json_atomic(job.done_path, report.to_dict())
-            self.remove_leftovers(job, plan)
             return report
         except BaseException:
             if not committed:

@@ -17,12 +17,10 @@ and its directory fsynced: a reader sees the whole file or none.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
-import secrets
-import shutil
+import warnings
 from typing import Any, Dict, List, Optional
 
 SHARDS_DIR = "shards"
@@ -63,35 +61,19 @@ def read_json(path: str) -> Any:
 
 
 INDEX_DIR = "gulpdb.index"
-CREATING_PREFIX = ".gulpdb-creating-"
-
-
 def create_dataset(path: str, settings: Dict[str, Any]) -> None:
-    """Creates the dataset ``path`` (a missing or empty directory) so that a
-    crash at any point leaves no dataset or a whole one.
+    """Creates the dataset ``path`` (a missing or empty directory), unless
+    another process made it first, whose dataset (and settings) then stay.
 
-    A dataset killed while it is being created can be left with an index
-    that exists but holds no databases yet, which no open accepts; a
-    distributed ingest kills workers and drivers at any moment and runs the
-    creation again. So the dataset is built in a temporary directory inside
-    ``path`` and its index moved into place with one rename. When another
-    process got there first (the rename finds a non-empty index), its
-    dataset is kept.
+    Killed at any point, it leaves no dataset or a whole one: the engine
+    builds the index beside its place and renames it in (Dataset::Create).
     """
     import gulpdb
 
-    os.makedirs(path, exist_ok=True)
-    tmp = os.path.join(path, CREATING_PREFIX + secrets.token_hex(6))
-    try:
-        gulpdb.Dataset(tmp, "x", **settings).close()
-        try:
-            os.rename(os.path.join(tmp, INDEX_DIR), os.path.join(path, INDEX_DIR))
-        except OSError as e:
-            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-                raise
-        fsync_dir(path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with warnings.catch_warnings():
+        # Settings of a dataset made meanwhile are its own; that is not news.
+        warnings.simplefilter("ignore", UserWarning)
+        gulpdb.Dataset(path, "a", **settings).close()
 
 
 def partition_name(index: int) -> str:
