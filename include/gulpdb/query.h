@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "gulpdb/export.h"
+
 namespace gulpdb {
 
 // "the first meta entry's `key` equals one of `values`".
@@ -52,7 +54,7 @@ struct SplitInfo {
 // label 3 and label "3"; label='"3"' only "3"; label=cat finds "cat";
 // flag=true finds true and "true". Throws InvalidArgumentError when there is
 // no '=' or VALUE is not valid UTF-8.
-MetaCondition ParseMetaCondition(std::string_view key_equals_value);
+GULPDB_EXPORT MetaCondition ParseMetaCondition(std::string_view key_equals_value);
 
 }  // namespace gulpdb
 
