@@ -132,9 +132,12 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
         txn.Del(ds.chunks, index::ChunkKey(n));
         if (record.attached()) continue;
         info.obsolete_files.push_back(record.file_name);
-        if (!record.meta_file.empty() && engine::PathExists(ds.ChunkPath(record.meta_file))) {
-          info.obsolete_files.push_back(record.meta_file);
-        }
+        // Its .gmeta goes too: the imported one, or the meta_N.gmeta an
+        // in-place export wrote for a chunk gulpdb created (left behind, it
+        // would describe a missing data file to GulpIO readers).
+        const std::string meta =
+            record.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : record.meta_file;
+        if (engine::PathExists(ds.ChunkPath(meta))) info.obsolete_files.push_back(meta);
       }
       txn.Put(ds.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });

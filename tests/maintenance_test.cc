@@ -197,6 +197,25 @@ BOOST_AUTO_TEST_CASE(compact_keeps_gulpio_meta_lists_of_imported_data) {
   BOOST_TEST(Check(dir).healthy());
 }
 
+// A dataset gulpdb wrote and exported in place has meta_N.gmeta beside each
+// data_N.gulp; compacting chunk N removes both, so GulpIO readers never meet
+// a .gmeta without its data file.
+BOOST_AUTO_TEST_CASE(compact_removes_the_exported_gmeta_of_a_removed_chunk) {
+  TempDir tmp;
+  auto ds = Filled(tmp / "d", 8, 4);
+  ExportGmeta(*ds);
+  BOOST_TEST(fs::exists(tmp / "d/meta_0.gmeta"));
+  ds->Remove({"v0", "v1"});
+  const Contents before = Snapshot(*ds);
+  const CompactReport report = Compact(*ds);
+  BOOST_TEST(report.chunks_rewritten == 1u);
+  BOOST_TEST(!fs::exists(tmp / "d/data_0.gulp"));
+  BOOST_TEST(!fs::exists(tmp / "d/meta_0.gmeta"));
+  BOOST_TEST(fs::exists(tmp / "d/meta_1.gmeta"));  // chunk 1 had no garbage
+  BOOST_TEST((Snapshot(*ds) == before));
+  BOOST_TEST(Check(tmp / "d").healthy());
+}
+
 // A compaction killed at many different moments: the dataset always opens,
 // checks healthy and holds every video with its bytes.
 BOOST_AUTO_TEST_CASE(compact_killed_at_any_moment_leaves_a_healthy_dataset) {
