@@ -21,6 +21,7 @@ namespace gulpdb {
 namespace {
 
 constexpr size_t kBatch = 512;
+constexpr uint64_t kMaxRunBytes = 16 << 20;  // adjacent frames read in one request
 
 struct ChunkState {
   index::ChunkRecord record;
@@ -105,49 +106,95 @@ class Checker {
   }
 
   // Checks one video's frames against its chunk file. Runs on pool threads.
+  // Adjacent frames are read together (one pread, or one range GET for a
+  // remote dataset, per run of up to kMaxRunBytes); a run that fails to read
+  // is read again frame by frame, so the error names the frame.
   void CheckFrames(const std::string& id, const index::VideoRecord& record,
                    const ChunkState& chunk) {
     const std::string where_video = chunk.record.file_name + " id '" + id + "'";
-    std::string buf;
-    for (size_t i = 0; i < record.frames.size(); ++i) {
+    const auto where = [&](size_t i) {
+      return where_video + " frame " + std::to_string(i) + " (offset " +
+             std::to_string(record.frames[i].offset) + ")";
+    };
+    const auto readable = [&](size_t i) {
       const FrameInfo& f = record.frames[i];
-      const std::string where = where_video + " frame " + std::to_string(i) + " (offset " +
-                                std::to_string(f.offset) + ")";
-      if (f.offset + f.length > chunk.record.committed_length) {
-        Problem(where, "extends past the committed length " +
-                           std::to_string(chunk.record.committed_length) + " of its chunk");
+      return chunk.file && f.offset + f.length <= chunk.record.committed_length &&
+             f.offset + f.length <= chunk.size;
+    };
+    std::string run;
+    for (size_t i = 0; i < record.frames.size();) {
+      const FrameInfo& first = record.frames[i];
+      if (first.offset + first.length > chunk.record.committed_length) {
+        Problem(where(i), "extends past the committed length " +
+                              std::to_string(chunk.record.committed_length) + " of its chunk");
+        ++i;
         continue;
       }
-      if (!chunk.file || f.offset + f.length > chunk.size) continue;  // reported with the chunk
-      buf.resize(f.length);
+      if (!readable(i)) {  // reported with the chunk
+        ++i;
+        continue;
+      }
+      size_t end = i + 1;
+      uint64_t bytes = first.length;
+      while (end < record.frames.size() && readable(end) &&
+             record.frames[end].offset == first.offset + bytes &&
+             bytes + record.frames[end].length <= kMaxRunBytes) {
+        bytes += record.frames[end].length;
+        ++end;
+      }
+      run.resize(bytes);
+      bool whole = true;
       try {
-        chunk.file->ReadAt(f.offset, buf.data(), f.length);
-      } catch (const Error& e) {
-        Problem(where, e.what());
-        continue;
+        chunk.file->ReadAt(first.offset, run.data(), bytes);
+      } catch (const Error&) {
+        whole = false;
       }
-      const std::string_view jpeg(buf.data(), f.jpeg_size());
-      const auto byte = [&](size_t k) { return static_cast<uint8_t>(jpeg[k]); };
-      if (jpeg.size() < 4 || byte(0) != 0xff || byte(1) != 0xd8) {
-        Problem(where, "does not start with the JPEG SOI marker FFD8");
-      } else if (byte(jpeg.size() - 2) != 0xff || byte(jpeg.size() - 1) != 0xd9) {
-        Problem(where, "does not end with the JPEG EOI marker FFD9");
-      }
-      for (size_t k = f.jpeg_size(); k < f.length; ++k) {
-        if (buf[k] != 0) {
-          Problem(where, "pad byte " + std::to_string(k - f.jpeg_size()) + " is not zero");
-          break;
+      for (size_t k = i; k < end; ++k) {
+        const FrameInfo& f = record.frames[k];
+        std::string single;
+        std::string_view frame;
+        if (whole) {
+          frame = std::string_view(run).substr(f.offset - first.offset, f.length);
+        } else {
+          single.resize(f.length);
+          try {
+            chunk.file->ReadAt(f.offset, single.data(), f.length);
+          } catch (const Error& e) {
+            Problem(where(k), e.what());
+            continue;
+          }
+          frame = single;
         }
+        CheckFrame(where(k), frame, f, record.crc32c.empty() ? nullptr : &record.crc32c[k]);
       }
-      if (!options_.deep) continue;
-      if (!record.crc32c.empty() && index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[i]) {
-        Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
+      i = end;
+    }
+  }
+
+  // One frame's bytes (JPEG and pad) as read from its chunk.
+  void CheckFrame(const std::string& where, std::string_view bytes, const FrameInfo& f,
+                  const uint32_t* crc32c) {
+    const std::string_view jpeg = bytes.substr(0, f.jpeg_size());
+    const auto byte = [&](size_t k) { return static_cast<uint8_t>(jpeg[k]); };
+    if (jpeg.size() < 4 || byte(0) != 0xff || byte(1) != 0xd8) {
+      Problem(where, "does not start with the JPEG SOI marker FFD8");
+    } else if (byte(jpeg.size() - 2) != 0xff || byte(jpeg.size() - 1) != 0xd9) {
+      Problem(where, "does not end with the JPEG EOI marker FFD9");
+    }
+    for (size_t k = f.jpeg_size(); k < f.length; ++k) {
+      if (bytes[k] != 0) {
+        Problem(where, "pad byte " + std::to_string(k - f.jpeg_size()) + " is not zero");
+        break;
       }
-      try {
-        ThreadLocalDecoder().Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size());
-      } catch (const Error& e) {
-        Problem(where, e.what());
-      }
+    }
+    if (!options_.deep) return;
+    if (crc32c && index::Crc32c(jpeg.data(), jpeg.size()) != *crc32c) {
+      Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
+    }
+    try {
+      ThreadLocalDecoder().Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size());
+    } catch (const Error& e) {
+      Problem(where, e.what());
     }
   }
 

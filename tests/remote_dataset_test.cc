@@ -297,6 +297,18 @@ BOOST_AUTO_TEST_CASE(one_range_request_per_run_and_a_batch_issues_them_together)
   BOOST_TEST(seconds < 4 * 0.4, "8 delayed requests took " << seconds << " s: not concurrent");
   const JpegFrames v3 = ds->ReadJpegs("v3");
   BOOST_TEST(got[3][0] == v3[0]);
+
+  // A deep check reads each video's adjacent frames in one request too.
+  proxy.Reset();
+  CheckOptions deep;
+  deep.deep = true;
+  const CheckReport check = Check(w.url, deep);
+  BOOST_TEST(check.healthy());
+  const uint64_t chunks = ds->Chunks().size();
+  BOOST_TEST(check.frames > check.videos + chunks + 1);
+  BOOST_TEST(proxy.Stats().requests <= check.videos + chunks + 1,
+             proxy.Stats().requests << " requests to check " << check.videos << " videos in "
+                                    << chunks << " chunks");
 }
 
 BOOST_AUTO_TEST_CASE(reopening_an_unchanged_dataset_costs_one_small_get) {
