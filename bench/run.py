@@ -50,6 +50,7 @@ import report  # noqa: E402  (bench/report.py, next to this file)
 PYTHON = "/usr/bin/python3"  # has numpy and Pillow on Debian; the PATH one may not
 BASELINES = os.path.join(HERE, "baselines.py")
 CLIPS_BENCH = os.path.join(HERE, "clips_bench.py")
+SAMPLER_BENCH = os.path.join(HERE, "sampler_bench.py")
 COCKATOO = "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4"
 FLUSH_SYSCALLS = "fdatasync,fsync,msync"
 
@@ -91,6 +92,8 @@ class Scale:
     query_videos: int = 2000     # dataset size of the meta query benchmark
     query_repeat: int = 1
     distributed_videos: int = 48  # H.264 clips ingested per distributed-ingest run
+    sampler_items: int = 10**6    # VideoSampler resume: items of the epoch, repetitions
+    sampler_reps: int = 5
     distributed_runs: int = 3
 
 
@@ -817,6 +820,34 @@ class Runner:
                             target=(">= 3x", "ratio", ">=", 3.0) if name == "torchvision" else None,
                             note=note)
 
+    def bench_sampler(self):
+        """VideoSampler's resume mid-epoch against DistributedSampler (bench/sampler_bench.py)."""
+        s = self.scale
+        python_dir = self.args.python_dir or os.path.join(os.path.dirname(self.bin_dir), "python")
+        if not os.path.isdir(os.path.join(python_dir, "gulpdb")):
+            raise SystemExit("run.py: the gulpdb Python package is not built in %s "
+                             "(--python-dir)" % python_dir)
+        env = dict(os.environ, PYTHONPATH=python_dir)
+        command = [PYTHON, SAMPLER_BENCH]
+        if self.args.scale == "smoke":
+            command.append("--smoke")
+        else:
+            command += ["--items", str(s.sampler_items), "--reps", str(s.sampler_reps)]
+        out = self.run(command, "sampler_bench", env=env)
+        r = json.loads(out[out.index("{"):])
+        self.results["sampler"] = r
+        ms = {k: {"median": v["median_s"] * 1e3, "min": v["min_s"] * 1e3,
+                  "max": v["max_s"] * 1e3, "count": r["reps"]} for k, v in r["results"].items()}
+        items = fmt_count(r["items"])
+        self.figure("sampler", "resume at %s items: VideoSampler + load_state_dict + first batch"
+                    % items, "ms", ms["index_resume"], ms["index_skip"],
+                    "DistributedSampler, skipping the indices already consumed",
+                    higher_is_better=False, target=("< 1 s", "value", "<", 1000.0),
+                    note="construct + load_state_dict alone: %.3f ms" % ms["index_load"]["median"])
+        self.figure("sampler", "first batch of an epoch at %s items" % items, "ms",
+                    ms["index_fresh"], ms["index_distributed"],
+                    "DistributedSampler (builds the list of indices)", higher_is_better=False)
+
     def bench_remote(self, dataset, manifest):
         """Remote datasets on a local s3rver: clips against a bare libcurl loop and one at a
         time, Python against boto3, opening against dataset size; directly and behind a
@@ -967,6 +998,7 @@ class Runner:
             "remote": lambda: self.bench_remote(dataset, manifest),
             "query": lambda: self.bench_query(),
             "distributed": lambda: self.bench_distributed(),
+            "sampler": lambda: self.bench_sampler(),
         }
         for name in ALL_BENCHMARKS:
             if name in selected:
@@ -1050,7 +1082,8 @@ class Runner:
 
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader", "clips", "remote", "query", "distributed"]
+                  "index_size", "gmeta_reader", "clips", "remote", "query", "distributed",
+                  "sampler"]
 
 
 
