@@ -292,9 +292,24 @@ class Publisher {
   }
 
   // 3a. Every chunk of the snapshot; which objects need uploading.
+  //
+  // Keys: a chunk file directly in the dataset directory keeps its name. A
+  // chunk in a sub-directory (a shard attached by `merge` or by the
+  // distributed ingest) is published as data_<N>.gulp beside meta_<N>.gmeta,
+  // so that the bucket is one flat GulpIO directory whose every data file has
+  // its .gmeta; it keeps its path only if either name is taken by another
+  // chunk's file.
   std::vector<ManifestChunk> PlanChunks() {
     std::vector<ManifestChunk> chunks;
-    for (const ChunkInfo& c : snapshot_->Chunks()) {
+    const std::vector<ChunkInfo> infos = snapshot_->Chunks();
+    std::set<std::string> top_level;
+    for (const ChunkInfo& c : infos) {
+      if (c.file_name.find('/') == std::string::npos) top_level.insert(c.file_name);
+      if (!c.meta_file.empty() && c.meta_file.find('/') == std::string::npos) {
+        top_level.insert(c.meta_file);
+      }
+    }
+    for (const ChunkInfo& c : infos) {
       if (!IsInsideDataset(c.file_name) ||
           (!c.meta_file.empty() && !IsInsideDataset(c.meta_file))) {
         throw CorruptionError("push " + dir_ + ": chunk " + std::to_string(c.number) +
@@ -303,13 +318,25 @@ class Publisher {
       ManifestChunk m;
       m.number = c.number;
       m.key = c.file_name;
+      std::string gmeta_key =
+          c.meta_file.empty() ? "meta_" + std::to_string(c.number) + ".gmeta" : c.meta_file;
+      if (publish_chunks_ && c.file_name.find('/') != std::string::npos) {
+        const std::string data = "data_" + std::to_string(c.number) + ".gulp";
+        const std::string meta = "meta_" + std::to_string(c.number) + ".gmeta";
+        if (top_level.count(data) == 0 && top_level.count(meta) == 0) {
+          m.key = data;
+          gmeta_key = meta;
+          top_level.insert(data);
+          top_level.insert(meta);
+        }
+      }
       remote::JoinKey("", m.key);  // a key the store accepts
+      local_files_[m.key] = c.file_name;
       m.committed_length = c.committed_length;
       m.live_videos = c.live_videos;
       m.live_bytes = c.live_bytes;
       if (publish_chunks_) {
-        m.gmeta_key =
-            c.meta_file.empty() ? "meta_" + std::to_string(c.number) + ".gmeta" : c.meta_file;
+        m.gmeta_key = gmeta_key;
         const auto old = old_chunks_.find(m.key);
         const auto object = listing_.find(m.key);
         const bool unchanged =
@@ -337,7 +364,7 @@ class Publisher {
     std::mutex progress_mutex;
     RunTasks(uploads_.size(), jobs_, [&](size_t k) {
       ManifestChunk& c = (*chunks)[uploads_[k]];
-      const std::string path = dir_ + "/" + c.key;
+      const std::string path = dir_ + "/" + local_files_.at(c.key);
       const std::optional<Promise> promise = PromiseFor(c.key);
       if (promise && promise->length > c.committed_length) {
         throw CorruptionError(
@@ -538,7 +565,8 @@ class Publisher {
   std::map<std::string, ManifestChunk> old_chunks_;
   std::map<std::string, ManifestObsolete> old_obsolete_;
   std::map<std::string, StoreObject> listing_;
-  std::vector<size_t> uploads_;  // indices into the new chunk list
+  std::vector<size_t> uploads_;                     // indices into the new chunk list
+  std::map<std::string, std::string> local_files_;  // chunk key -> its file in the dataset
   uint64_t removed_chunks_ = 0;
   PushReport report_;
 };

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -233,6 +234,48 @@ BOOST_AUTO_TEST_CASE(push_then_every_frame_reads_back_byte_and_pixel_exact) {
   const CheckReport check = Check(w.url, deep);
   BOOST_TEST(check.healthy());
   BOOST_TEST(check.frames == local->Stats().frames);
+}
+
+// A dataset whose shards were merged in place (as the distributed ingest
+// does) has chunk files in sub-directories; in the bucket every chunk is
+// data_<N>.gulp beside meta_<N>.gmeta, so GulpIO readers of the prefix pair
+// each data file with its .gmeta.
+BOOST_AUTO_TEST_CASE(attached_shards_are_published_as_one_flat_gulpio_directory) {
+  World w;
+  const std::string out = w.tmp / "out";
+  AppendFixtureVideos(out, 0, 5);
+  std::filesystem::create_directories(out + "/shards");
+  AppendFixtureVideos(out + "/shards/a", 5, 14);
+  AppendFixtureVideos(out + "/shards/b", 14, 18);
+  Merge(out, {out + "/shards/a", out + "/shards/b"});
+  Push(out, w.url);
+
+  auto local = Dataset::Open(out);
+  const std::string exported = w.tmp / "exported";
+  std::filesystem::create_directories(exported);
+  ExportGmeta(*local, exported);
+  auto client = w.Client();
+  std::set<std::string> keys;
+  for (const remote::ListedObject& o : client->List(w.prefix).objects) {
+    keys.insert(o.key.substr(w.prefix.size()));
+  }
+  size_t attached = 0;
+  for (const ChunkInfo& c : local->Chunks()) {
+    const std::string n = std::to_string(c.number);
+    BOOST_TEST_INFO("chunk " << n << " (" << c.file_name << ")");
+    BOOST_TEST(keys.count("data_" + n + ".gulp") == 1u);
+    BOOST_TEST(keys.count("meta_" + n + ".gmeta") == 1u);
+    if (c.file_name.find('/') != std::string::npos) ++attached;
+    // The objects are what a GulpIO reader needs: the chunk's bytes and the
+    // .gmeta that an export writes for it.
+    const std::string data = client->Get(w.Key("data_" + n + ".gulp"));
+    BOOST_TEST((data == test::ReadFile(out + "/" + c.file_name).substr(0, c.committed_length)));
+    BOOST_TEST((client->Get(w.Key("meta_" + n + ".gmeta")) ==
+                test::ReadFile(exported + "/meta_" + n + ".gmeta")));
+  }
+  BOOST_TEST(attached == 4u);  // 3 chunks of shard a, 1 of shard b
+  for (const std::string& key : keys) BOOST_TEST(key.find("shards/") == std::string::npos, key);
+  ExpectSameJpegs(*Dataset::Open(w.url), AllJpegs(*local));
 }
 
 BOOST_AUTO_TEST_CASE(large_chunks_upload_in_parts_and_read_back) {
