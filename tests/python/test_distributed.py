@@ -28,7 +28,7 @@ import pytest
 
 import gulpdb
 import gulpdb.distributed as gd
-from conftest import FIXTURES, PYTHON, python_subprocess_env, synthetic_frames
+from conftest import FIXTURES, GULPDB_CLI, PYTHON, python_subprocess_env, synthetic_frames
 from gulpdb import _gulpdb
 from gulpdb.distributed import DistributedIngestError, IngestFailed
 
@@ -138,15 +138,6 @@ def assert_labels_consistent(out: str) -> None:
 def assert_healthy(out: str) -> None:
     report = gulpdb.check(out, deep=True)
     assert report["healthy"], report["problems"]
-
-
-def gulpdb_command() -> str:
-    """The `gulpdb` command of the build the package comes from (or on PATH)."""
-    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(gulpdb.__file__))))
-    path = os.path.join(build, "cli", "gulpdb")
-    found = path if os.access(path, os.X_OK) else shutil.which("gulpdb")
-    assert found, f"the gulpdb command is neither at {path} nor on PATH"
-    return found
 
 
 # ---- clusters -------------------------------------------------------------------------
@@ -280,7 +271,7 @@ def test_frames_match_plain_ingest_every_source_once_and_gulpio2_reads_them(
     assert all(c.file_name.startswith("shards/ingest-0001/part-") for c in chunks)
     assert not glob.glob(os.path.join(out, "data_*.gulp"))
     assert_labels_consistent(out)
-    check = subprocess.run([gulpdb_command(), "check", out, "--deep"], capture_output=True,
+    check = subprocess.run([GULPDB_CLI, "check", out, "--deep"], capture_output=True,
                            text=True, timeout=120)  # fmt: skip
     assert check.returncode == 0 and "healthy" in check.stdout, check.stdout + check.stderr
 
@@ -294,7 +285,7 @@ def test_frames_match_plain_ingest_every_source_once_and_gulpio2_reads_them(
                 assert meta == ds.meta(id_)
 
     read_all()
-    export = subprocess.run([gulpdb_command(), "export", out], capture_output=True, text=True,
+    export = subprocess.run([GULPDB_CLI, "export", out], capture_output=True, text=True,
                             timeout=120)  # fmt: skip
     assert export.returncode == 0, export.stderr
     assert len(glob.glob(os.path.join(out, "meta_*.gmeta"))) == len(chunks)
