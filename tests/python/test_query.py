@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import gulpdb
+from conftest import GULPDB_CLI
 
 # The values meta may hold for "label" (and its unindexed twin "mirror"),
 # each also the value a query asks for. 3 and 3.0 are one value; True, 1 and
@@ -101,17 +102,8 @@ def frames(seed: int) -> List[bytes]:
     return [gulpdb.encode_jpeg(np.full((8, 8, 3), seed % 256, np.uint8))]
 
 
-def gulpdb_cli() -> str:
-    """The gulpdb command of the build tree this package belongs to."""
-    build = os.path.dirname(os.path.dirname(os.path.dirname(gulpdb.__file__)))
-    path = os.path.join(build, "cli", "gulpdb")
-    if not os.access(path, os.X_OK):
-        pytest.skip(f"no gulpdb command at {path} (compaction and merge need it)")
-    return path
-
-
 def test_select_matches_a_python_scan_through_every_write(tmp_path):
-    cli = gulpdb_cli()
+    cli = GULPDB_CLI
     rng = random.Random(5)
     path = str(tmp_path / "ds")
     ds = gulpdb.Dataset(path, "x", videos_per_chunk=6)
