@@ -159,9 +159,7 @@ std::string InvalidArgumentMessage(const Fn& fn) {
   return "";
 }
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test::Contains;
 
 BOOST_AUTO_TEST_CASE(a_json_object_is_refused_as_a_label_list_before_the_dataset_is_created) {
   TempDir tmp;

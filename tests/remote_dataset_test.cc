@@ -49,9 +49,7 @@ test::S3ProxyServer& Proxy() {
   return *proxy;
 }
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test::Contains;
 
 // Sets environment variables for its lifetime (Dataset::Open and Push read
 // their S3 configuration from the environment, as every S3 tool does).

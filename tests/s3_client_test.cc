@@ -45,9 +45,7 @@ std::unique_ptr<S3Client> NewClient() {
   return std::make_unique<S3Client>(Config(), Server().bucket());
 }
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test::Contains;
 
 }  // namespace
 

@@ -39,9 +39,7 @@ std::string ErrorOf(Fn fn) {
   return "";
 }
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test::Contains;
 
 const char* const kCredentialsFile =
     "# credentials for tests\n"

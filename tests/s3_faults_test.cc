@@ -47,9 +47,7 @@ std::unique_ptr<S3Client> ProxyClient(const remote::S3Config& config = ProxyConf
   return std::make_unique<S3Client>(config, Upstream().bucket());
 }
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test::Contains;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gulpdb/error.h"
+#include "support/test_util.h"
 
 namespace gulpdb::test {
 
@@ -27,9 +28,7 @@ std::string ErrorOf(Fn fn) {
   return "";
 }
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test::Contains;
 
 }  // namespace
 

@@ -41,6 +41,11 @@ std::vector<std::string_view> Views(const std::vector<std::string>& frames);
 // polynomial 0x82F63B78): an independent reference for index::Crc32c.
 uint32_t ReferenceCrc32c(const void* data, size_t size);
 
+// Whether `text` holds `part` (for checking messages).
+inline bool Contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
 // `bytes` with everything but printable ASCII as \xNN, for messages.
 std::string Printable(std::string_view bytes);
 
