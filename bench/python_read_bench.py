@@ -53,7 +53,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -63,6 +62,7 @@ import numpy as np
 
 import gulpdb
 from gulpdb import _gulpdb
+from video_frames import video_frames
 
 CLIP = 16
 DEFAULT_VIDEO = "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4"
@@ -89,26 +89,6 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 
 # ---- data ------------------------------------------------------------------------------
-
-
-def video_frames(path: str, count: int, width: int, height: int) -> Optional[np.ndarray]:
-    """The first `count` frames of `path` as RGB, or None without ffmpeg or the file."""
-    if not path or not os.path.exists(path) or shutil.which("ffmpeg") is None:
-        return None
-    cmd = [
-        "ffmpeg", "-v", "error", "-i", path, "-vf", f"scale={width}:{height}",
-        "-frames:v", str(count), "-f", "rawvideo", "-pix_fmt", "rgb24", "-",
-    ]
-    try:
-        raw = subprocess.run(cmd, capture_output=True, check=True, timeout=120).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    n = len(raw) // (width * height * 3)
-    if n == 0:
-        return None
-    frames = np.frombuffer(raw[: n * width * height * 3], np.uint8).reshape(n, height, width, 3)
-    reps = -(-count // n)  # a short clip is looped
-    return np.concatenate([frames] * reps)[:count]
 
 
 def synthetic_frames(count: int, width: int, height: int) -> np.ndarray:
