@@ -116,13 +116,18 @@ std::string S3Client::ObjectUrl(std::string_view key) const {
   return scheme_ + "://" + host_port_ + "/" + bucket_ + "/" + path;
 }
 
+void S3Client::Target(Request& r, const char* method, const std::string& key,
+                      const std::string& query) const {
+  r.method = method;
+  r.url = query.empty() ? ObjectUrl(key) : ObjectUrl(key) + "?" + query;
+  r.bucket = bucket_;
+  r.key = key;
+}
+
 ObjectInfo S3Client::Head(const std::string& key) {
   ValidateKey(key);
   Request r;
-  r.method = "HEAD";
-  r.url = ObjectUrl(key);
-  r.bucket = bucket_;
-  r.key = key;
+  Target(r, "HEAD", key);
   transport_->Run(r);
   if (r.response.content_length < 0) {
     throw IoError("HEAD " + internal::ObjectName(bucket_, key) + " (" + r.url +
@@ -143,9 +148,7 @@ std::string S3Client::Get(const std::string& key, ObjectInfo* info, uint64_t max
   ValidateKey(key);
   std::string body;
   Request r;
-  r.url = ObjectUrl(key);
-  r.bucket = bucket_;
-  r.key = key;
+  Target(r, "GET", key);
   r.sink.kind = Sink::Kind::kString;
   r.sink.str = &body;
   r.sink.max_size = max_size;
@@ -163,9 +166,7 @@ ObjectInfo S3Client::GetToFile(const std::string& key, const std::string& path) 
   if (raw < 0) ThrowErrno("create", path, errno);
   Fd fd(raw);
   Request r;
-  r.url = ObjectUrl(key);
-  r.bucket = bucket_;
-  r.key = key;
+  Target(r, "GET", key);
   r.sink.kind = Sink::Kind::kFile;
   r.sink.fd = fd.get();
   r.sink.path = path;
@@ -196,9 +197,7 @@ void S3Client::GetRanges(const std::vector<RangeRead>& reads) {
     CheckRange(read.key, read.offset, read.length, read.out);
     if (read.length == 0) continue;
     Request& r = requests.emplace_back();
-    r.url = ObjectUrl(read.key);
-    r.bucket = bucket_;
-    r.key = read.key;
+    Target(r, "GET", read.key);
     r.has_range = true;
     r.range_offset = read.offset;
     r.range_length = read.length;
@@ -219,10 +218,7 @@ std::string S3Client::Put(const std::string& key, std::string_view data) {
                                " bytes is more than one PUT takes (5 GiB)");
   }
   Request r;
-  r.method = "PUT";
-  r.url = ObjectUrl(key);
-  r.bucket = bucket_;
-  r.key = key;
+  Target(r, "PUT", key);
   r.headers.push_back("Content-Type: application/octet-stream");
   r.body.kind = Body::Kind::kMemory;
   r.body.data = data;
@@ -240,10 +236,7 @@ std::string S3Client::PutFile(const std::string& key, const std::string& path, u
   }
   Fd fd(OpenRegion(path, offset, length));
   Request r;
-  r.method = "PUT";
-  r.url = ObjectUrl(key);
-  r.bucket = bucket_;
-  r.key = key;
+  Target(r, "PUT", key);
   r.headers.push_back("Content-Type: application/octet-stream");
   r.body.kind = Body::Kind::kFile;
   r.body.fd = fd.get();
@@ -291,10 +284,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
   // Create.
   std::string response;
   Request create;
-  create.method = "POST";
-  create.url = url + "?uploads=";
-  create.bucket = bucket_;
-  create.key = key;
+  Target(create, "POST", key, "uploads=");
   create.headers.push_back("Content-Type: application/octet-stream");
   create.sink.kind = Sink::Kind::kString;
   create.sink.str = &response;
@@ -316,10 +306,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
     std::vector<Request*> pointers;
     for (uint64_t i = 0; i < parts; ++i) {
       Request& r = requests[static_cast<size_t>(i)];
-      r.method = "PUT";
-      r.url = url + "?partNumber=" + std::to_string(i + 1) + "&" + id_query;
-      r.bucket = bucket_;
-      r.key = key;
+      Target(r, "PUT", key, "partNumber=" + std::to_string(i + 1) + "&" + id_query);
       r.body.kind = Body::Kind::kFile;
       r.body.fd = fd.get();
       r.body.path = path;
@@ -339,10 +326,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
     for (const Request& r : requests) etags.push_back(r.response.etag);
     const std::string body = xml::CompleteMultipartUploadBody(etags);
     Request complete;
-    complete.method = "POST";
-    complete.url = url + "?" + id_query;
-    complete.bucket = bucket_;
-    complete.key = key;
+    Target(complete, "POST", key, id_query);
     complete.headers.push_back("Content-Type: application/xml");
     complete.body.kind = Body::Kind::kMemory;
     complete.body.data = body;
@@ -378,10 +362,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
     return etag.empty() ? stored.etag : etag;
   } catch (...) {
     Request abort;
-    abort.method = "DELETE";
-    abort.url = url + "?" + id_query;
-    abort.bucket = bucket_;
-    abort.key = key;
+    Target(abort, "DELETE", key, id_query);
     abort.ok_statuses = {204, 200};
     abort.not_found_ok = true;
     try {
@@ -401,10 +382,7 @@ void S3Client::DeleteMany(const std::vector<std::string>& keys) {
   for (size_t i = 0; i < keys.size(); ++i) {
     ValidateKey(keys[i]);
     Request& r = requests[i];
-    r.method = "DELETE";
-    r.url = ObjectUrl(keys[i]);
-    r.bucket = bucket_;
-    r.key = keys[i];
+    Target(r, "DELETE", keys[i]);
     r.ok_statuses = {204, 200};
     r.not_found_ok = true;
     pointers.push_back(&r);

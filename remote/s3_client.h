@@ -45,7 +45,8 @@ namespace gulpdb::remote {
 
 namespace internal {
 class Transport;
-}
+struct Request;
+}  // namespace internal
 
 // One range of a batch read: `length` bytes of `key` from `offset` into
 // `out`, which the caller owns and which must hold `length` bytes.
@@ -166,6 +167,9 @@ class S3Client {
  private:
   std::string BucketUrl() const;
   bool VirtualHosted() const;
+  // Points `r` at `key` with `method` (and `query` after "?", if any).
+  void Target(internal::Request& r, const char* method, const std::string& key,
+              const std::string& query = "") const;
 
   S3Config config_;
   std::string bucket_;
