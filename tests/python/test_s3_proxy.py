@@ -29,12 +29,8 @@ SECRET = "pytest-secret/with+signs="
 
 @pytest.fixture(scope="module")
 def servers():
-    program = s3_proxy.default_s3rver_program()
-    if not os.access(program, os.X_OK):
-        pytest.fail(f"s3rver is not installed at {program}: run scripts/setup.sh")
-    with s3_proxy.S3rverProcess(BUCKET) as s3rver:
-        with s3_proxy.ProxyProcess(("127.0.0.1", s3rver.port), {KEY_ID: SECRET}) as proxy:
-            yield s3rver, proxy
+    with s3_proxy.s3rver_behind_proxy(BUCKET, {KEY_ID: SECRET}) as both:
+        yield both
 
 
 @pytest.fixture

@@ -73,6 +73,7 @@ itself) — both with bounded start and stop.
 """
 
 import argparse
+import contextlib
 import hashlib
 import hmac
 import http.client
@@ -84,7 +85,6 @@ import re
 import shutil
 import signal
 import socket
-import socketserver
 import ssl
 import struct
 import subprocess
@@ -795,6 +795,15 @@ class S3rverProcess:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+@contextlib.contextmanager
+def s3rver_behind_proxy(bucket, credentials):
+    """s3rver with `bucket` and, in front of it, the proxy knowing `credentials`
+    (access key -> secret): yields (s3rver, proxy), both stopped on exit."""
+    with S3rverProcess(bucket) as s3rver:
+        with ProxyProcess(("127.0.0.1", s3rver.port), credentials) as proxy:
+            yield s3rver, proxy
 
 
 class ProxyControl:
