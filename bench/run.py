@@ -778,14 +778,18 @@ class Runner:
                         note="best of %d runs; peak RSS %.1f MB" % (
                             s.gmeta_reader_repeat, by["gulpdb"]["peak_rss_bytes"] / 1e6))
 
-    def bench_clips(self):
-        """gulpdb.torch.VideoDataset(size=) against a torchvision loader (bench/clips_bench.py)."""
-        s = self.scale
+    def python_env(self):
+        """The environment of a Python benchmark: PYTHONPATH at the built gulpdb package."""
         python_dir = self.args.python_dir or os.path.join(os.path.dirname(self.bin_dir), "python")
         if not os.path.isdir(os.path.join(python_dir, "gulpdb")):
             raise SystemExit("run.py: the gulpdb Python package is not built in %s "
                              "(--python-dir)" % python_dir)
-        env = dict(os.environ, PYTHONPATH=python_dir)
+        return dict(os.environ, PYTHONPATH=python_dir)
+
+    def bench_clips(self):
+        """gulpdb.torch.VideoDataset(size=) against a torchvision loader (bench/clips_bench.py)."""
+        s = self.scale
+        env = self.python_env()
         results = {}
         for crop in ("center", "random"):
             work = os.path.join(self.data, "clips_bench_%s" % crop)
@@ -823,11 +827,7 @@ class Runner:
     def bench_sampler(self):
         """VideoSampler's resume mid-epoch against DistributedSampler (bench/sampler_bench.py)."""
         s = self.scale
-        python_dir = self.args.python_dir or os.path.join(os.path.dirname(self.bin_dir), "python")
-        if not os.path.isdir(os.path.join(python_dir, "gulpdb")):
-            raise SystemExit("run.py: the gulpdb Python package is not built in %s "
-                             "(--python-dir)" % python_dir)
-        env = dict(os.environ, PYTHONPATH=python_dir)
+        env = self.python_env()
         command = [PYTHON, SAMPLER_BENCH]
         if self.args.scale == "smoke":
             command.append("--smoke")
