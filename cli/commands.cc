@@ -27,8 +27,6 @@
 namespace gulpdb::cli {
 namespace {
 
-constexpr uint64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
-
 OnDuplicate ParseOnDuplicate(const std::string& s) {
   if (s == "error") return OnDuplicate::kError;
   if (s == "skip") return OnDuplicate::kSkip;
@@ -37,47 +35,61 @@ OnDuplicate ParseOnDuplicate(const std::string& s) {
                    "'");
 }
 
+// The DIR of a command that only reads: a URL of a pushed dataset works too.
+constexpr const char* kReadableDir =
+    "dataset directory, or s3://BUCKET/PREFIX of a dataset published with gulpdb push";
+
 void Warn(const char* command, const std::string& warning) {
   std::fprintf(stderr, "gulpdb %s: warning: %s\n", command, EscapeControls(warning).c_str());
 }
 
-// The options that only shape a new dataset (create's, also taken by ingest).
-void AddCreateOptions(po::options_description* o) {
-  o->add_options()("videos-per-chunk", NumberValue("100"),
-                   "start a new chunk after this many videos (a new dataset only)")(
-      "bytes-per-chunk", NumberValue("0"),
-      "also start a new chunk past this many bytes (0: no limit; a new dataset only)")(
-      "no-checksums", po::bool_switch(), "do not store a CRC-32C per frame (a new dataset only)");
+// Adds the options of the ingest option table (gulpdb/ingest.h) named in
+// `names`, or all of them when `names` is empty: one definition of each
+// option's name, kind, default and help for every command that takes it.
+void AddIngestOptions(po::options_description* o, const std::set<std::string>& names = {}) {
+  for (const ingest::IngestOptionInfo& info : ingest::IngestCommandOptions()) {
+    if (!names.empty() && names.count(info.name) == 0) continue;
+    const std::string spec =
+        info.short_name != 0 ? info.name + "," + std::string(1, info.short_name) : info.name;
+    if (info.kind == ingest::OptionKind::kSwitch) {
+      o->add_options()(spec.c_str(), po::bool_switch(), info.help.c_str());
+      continue;
+    }
+    po::typed_value<std::string>* value = po::value<std::string>();
+    if (!info.default_text.empty()) value->default_value(info.default_text);
+    o->add_options()(spec.c_str(), value, info.help.c_str());
+  }
 }
 
-CreateOptions CreateOptionsOf(const po::variables_map& vm) {
+// The ingest options given on the command line, set in `options` by the
+// table's rules (a bad value is a UsageError); returns their names.
+std::vector<std::string> SetGivenIngestOptions(const po::variables_map& vm,
+                                               ingest::IngestOptions* options) {
+  std::vector<std::string> given;
+  for (const ingest::IngestOptionInfo& info : ingest::IngestCommandOptions()) {
+    if (vm.count(info.name) == 0) continue;
+    const bool is_switch = info.kind == ingest::OptionKind::kSwitch;
+    if (is_switch ? !vm[info.name].as<bool>() : vm[info.name].defaulted()) continue;
+    try {
+      ingest::SetIngestOption(options, info.name,
+                              is_switch ? "true" : vm[info.name].as<std::string>());
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(e.what());
+    }
+    given.push_back(info.name);
+  }
+  return given;
+}
+
+const std::set<std::string> kCreateOptions = {"videos-per-chunk", "bytes-per-chunk",
+                                              "no-checksums"};
+
+CreateOptions CreateOptionsOf(const ingest::IngestOptions& in) {
   CreateOptions c;
-  c.videos_per_chunk = static_cast<uint32_t>(*UnsignedOption(vm, "videos-per-chunk", 1, kMaxU32));
-  c.bytes_per_chunk = *UnsignedOption(vm, "bytes-per-chunk");
-  c.checksums = !vm["no-checksums"].as<bool>();
+  c.videos_per_chunk = in.videos_per_chunk;
+  c.bytes_per_chunk = in.bytes_per_chunk;
+  c.checksums = in.checksums;
   return c;
-}
-
-// Settings given for a new dataset that the existing one at `path` does not
-// have: each is ignored, and said so.
-void WarnIgnoredCreateOptions(const char* command, const po::variables_map& vm,
-                              const DatasetPath& path, const CreateOptions& asked) {
-  if (!Dataset::Exists(path.dir, path.index_dir)) return;
-  const DatasetStats s = OpenDataset(path, /*read_only=*/true)->Stats();
-  const std::string prefix = " is ignored: " + path.dir + " is an existing dataset with ";
-  if (Given(vm, "videos-per-chunk") && asked.videos_per_chunk != s.videos_per_chunk) {
-    Warn(command, "--videos-per-chunk " + std::to_string(asked.videos_per_chunk) + prefix +
-                      std::to_string(s.videos_per_chunk) + " videos per chunk");
-  }
-  if (Given(vm, "bytes-per-chunk") && asked.bytes_per_chunk != s.bytes_per_chunk) {
-    Warn(command,
-         "--bytes-per-chunk " + std::to_string(asked.bytes_per_chunk) + prefix +
-             (s.bytes_per_chunk == 0 ? std::string("no byte limit per chunk")
-                                     : std::to_string(s.bytes_per_chunk) + " bytes per chunk"));
-  }
-  if (!asked.checksums && s.checksums) {
-    Warn(command, std::string("--no-checksums") + prefix + "a checksum per frame");
-  }
 }
 
 // ---- create ------------------------------------------------------------------
@@ -85,12 +97,14 @@ void WarnIgnoredCreateOptions(const char* command, const po::variables_map& vm,
 int RunCreate(const std::vector<std::string>& args) {
   po::options_description o("create options");
   o.add_options()("dir", po::value<std::string>(), "dataset directory");
-  AddCreateOptions(&o);
+  AddIngestOptions(&o, kCreateOptions);
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb create DIR [options]", o, {"dir"}, &vm)) return 0;
   const DatasetPath path = DatasetArg(vm);
-  CreateOptions c = CreateOptionsOf(vm);
+  ingest::IngestOptions settings;
+  SetGivenIngestOptions(vm, &settings);
+  CreateOptions c = CreateOptionsOf(settings);
   c.index_dir = path.index_dir;
   RequireLocal(path.dir);
   RequireDirectories(path, "create dataset");
@@ -106,38 +120,8 @@ int RunCreate(const std::vector<std::string>& args) {
 
 int RunIngest(const std::vector<std::string>& args) {
   po::options_description o("ingest options");
-  ingest::IngestOptions in;
-  std::string on_dup;
-  auto add = o.add_options();
-  add("dir", po::value(&in.dir), "dataset directory (created if missing)");
-  add("videos-dir", po::value(&in.videos_dir),
-      "videos, each DIR/<id>.<ext> or the one file in DIR/<id>/, decoded by ffmpeg");
-  add("frames-dir", po::value(&in.frames_dir), "one sub-folder of JPEG frames per video");
-  add("images-dir", po::value(&in.images_dir),
-      "one sub-folder of images per class (with --image-list: the root of its paths)");
-  add("image-list", po::value(&in.image_list),
-      "text file of image paths, one per line, each optionally followed by ;label");
-  add("labels", po::value(&in.labels),
-      "for --videos-dir or --frames-dir: a 20BN-style JSON list [{\"id\": ..., \"label\": ...}] "
-      "or CSV id;label, told apart by content: JSON when it starts with '[' or '{' "
-      "(default: every video found, unlabeled)");
-  add("label-name", po::value(&in.label_name)->default_value("label"),
-      "key of the label in a JSON list (e.g. template)");
-  add("frame-rate", NumberValue("8"), "frames per second taken from videos (0: every frame)");
-  add("frame-size", NumberValue("0"),
-      "resize frames so that their short edge has this many pixels (0: keep the size)");
-  add("quality", NumberValue("90"), "JPEG quality of encoded frames (1-100)");
-  add("keep-jpeg", po::bool_switch(&in.keep_jpeg),
-      "store JPEG frames and images byte for byte instead of re-encoding them");
-  add("num-workers,j", NumberValue("0"), "threads that decode and encode (0: one per core)");
-  add("shuffle", po::bool_switch(&in.shuffle), "ingest the sources in random order");
-  add("seed", NumberValue(), "seed of --shuffle (default: random, printed)");
-  add("batch", NumberValue("100"), "videos per committed transaction");
-  add("on-duplicate", po::value(&on_dup)->default_value("skip"),
-      "an id already in the dataset: error, skip or replace");
-  add("strict", po::bool_switch(&in.strict), "stop at the first bad source instead of skipping it");
-  add("quiet,q", po::bool_switch(&in.quiet), "no progress output");
-  AddCreateOptions(&o);
+  o.add_options()("dir", po::value<std::string>(), "dataset directory (created if missing)");
+  AddIngestOptions(&o);
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
@@ -147,36 +131,19 @@ int RunIngest(const std::vector<std::string>& args) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);
-  RequireNonEmpty(vm, {"videos-dir", "frames-dir", "images-dir", "image-list", "labels"});
+  ingest::IngestOptions in;
+  in.dir = path.dir;
   in.index_dir = path.index_dir;
-  in.on_duplicate = ParseOnDuplicate(on_dup);
+  const std::vector<std::string> given = SetGivenIngestOptions(vm, &in);
   RequireLocal(in.dir);
-  in.frame_rate = *RealOption(vm, "frame-rate", 0, 1000);
-  in.frame_size = static_cast<int>(*UnsignedOption(vm, "frame-size", 0, 65500));
-  in.quality = static_cast<int>(*UnsignedOption(vm, "quality", 1, 100));
-  in.num_workers = *UnsignedOption(vm, "num-workers", 0, 1024);
-  in.batch = *UnsignedOption(vm, "batch", 1, 1000000000);
-  in.seed = UnsignedOption(vm, "seed");
-  const CreateOptions create = CreateOptionsOf(vm);
-  in.videos_per_chunk = create.videos_per_chunk;
-  in.bytes_per_chunk = create.bytes_per_chunk;
-  in.checksums = create.checksums;
   if (const std::string problem = ingest::ValidateIngestOptions(in); !problem.empty()) {
     throw UsageError(problem);
   }
-  // Options that this command line gives but nothing will use.
-  if (Given(vm, "seed") && !in.shuffle) Warn("ingest", "--seed is ignored without --shuffle");
-  if (Given(vm, "label-name") && in.labels.empty()) {
-    Warn("ingest", "--label-name is ignored without --labels");
-  }
-  if (Given(vm, "frame-rate") && in.videos_dir.empty()) {
-    Warn("ingest", "--frame-rate is ignored: it applies to --videos-dir only");
-  }
-  if (Given(vm, "quality") && in.keep_jpeg && !in.frames_dir.empty()) {
-    Warn("ingest", "--quality is ignored: --keep-jpeg stores the JPEG frames as they are");
-  }
   RequireDirectories(path, "ingest into");
-  WarnIgnoredCreateOptions("ingest", vm, path, create);
+  // Options that this command line gives but nothing will use.
+  for (const std::string& warning : ingest::IgnoredIngestOptions(in, given)) {
+    Warn("ingest", warning);
+  }
 
   CreatedPaths created;
   created.TrackNewDataset(path);
@@ -210,8 +177,8 @@ int RunIngest(const std::vector<std::string>& args) {
 int RunInfo(const std::vector<std::string>& args) {
   po::options_description o("info options");
   bool json = false;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
-      "json", po::bool_switch(&json), "machine-readable output");
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)("json", po::bool_switch(&json),
+                                                                 "machine-readable output");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
@@ -253,7 +220,7 @@ int RunInfo(const std::vector<std::string>& args) {
 int RunLs(const std::vector<std::string>& args) {
   po::options_description o("ls options");
   bool json = false, meta = false;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
       "json", po::bool_switch(&json),
       "JSON Lines: one JSON object per line, {\"id\": ..., \"frames\": ..., \"chunk\": ...}")(
       "meta", po::bool_switch(&meta), "also print each video's meta_data")(
@@ -292,7 +259,7 @@ int RunLs(const std::vector<std::string>& args) {
 int RunShow(const std::vector<std::string>& args) {
   po::options_description o("show options");
   bool json = false;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
       "id", po::value<std::string>(), "video id")("json", po::bool_switch(&json),
                                                   "machine-readable output");
   AddIndexDirOption(&o);
@@ -329,7 +296,7 @@ int RunExtract(const std::vector<std::string>& args) {
   po::options_description o("extract options");
   std::string out, frames;
   bool force = false;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
       "id", po::value<std::string>(), "video id")("output,o", po::value(&out)->required(),
                                                   "output directory (created if missing)")(
       "frames", po::value(&frames)->default_value("all"),
@@ -497,13 +464,19 @@ int RunImport(const std::vector<std::string>& args) {
 int RunExport(const std::vector<std::string>& args) {
   po::options_description o("export options");
   std::string out;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
       "output,o", po::value(&out), "write the .gmeta files here (default: DIR)");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
   const DatasetPath path = DatasetArg(vm);
   RequireNonEmpty(vm, {"output"});
+  if (IsRemoteUrl(out)) {
+    throw UsageError("-o " + EscapeForDisplay(out) +
+                     " is a URL: export writes .gmeta files into a local directory; to publish "
+                     "a dataset to object storage, use `gulpdb push DIR s3://BUCKET/PREFIX` "
+                     "(it uploads the .gmeta files too)");
+  }
   if (out.empty() && IsRemoteUrl(path.dir)) {
     throw UsageError("exporting " + path.dir + " needs -o LOCAL_DIR (the dataset is read-only)");
   }
@@ -526,7 +499,7 @@ int RunCheck(const std::vector<std::string>& args) {
   po::options_description o("check options");
   CheckOptions options;
   bool json = false, quiet = false;
-  o.add_options()("dir", po::value<std::string>(), "dataset directory")(
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
       "deep", po::bool_switch(&options.deep), "also decode every frame and verify checksums")(
       "json", po::bool_switch(&json), "machine-readable output")("quiet,q", po::bool_switch(&quiet),
                                                                  "no progress output");
@@ -629,6 +602,13 @@ int RunMerge(const std::vector<std::string>& args) {
   const auto shards = vm["shards"].as<std::vector<std::string>>();
   for (const std::string& shard : shards) {
     if (shard.empty()) throw UsageError("a SHARD is an empty string");
+    if (IsRemoteUrl(shard)) {
+      throw UsageError("SHARD " + EscapeForDisplay(shard) +
+                       " is a URL: merge attaches or copies the chunk files of local shard "
+                       "datasets; download it first (the bucket holds a GulpIO directory: e.g. "
+                       "`aws s3 sync " +
+                       EscapeForDisplay(shard) + " DIR`, then `gulpdb import DIR`)");
+    }
     RequireDirectories(DatasetPath{shard, ""});
   }
   RequireLocal(path.dir);

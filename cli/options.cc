@@ -3,13 +3,12 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 
 #include "cli/text.h"
 #include "gulpdb/error.h"
+#include "gulpdb/ingest.h"
 #include "gulpdb/remote.h"
 
 namespace gulpdb::cli {
@@ -25,18 +24,6 @@ std::string PositionalName(const std::string& p) {
 }
 bool TakesTheRest(const std::string& p) {
   return p.size() > 3 && p.compare(p.size() - 3, 3, "...") == 0;
-}
-
-std::string FormatReal(double v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.15g", v);
-  return text;
-}
-
-// "--name must be ..., not 'text'": the one wording of every bad number.
-[[noreturn]] void BadNumber(const std::string& name, const std::string& what,
-                            const std::string& text) {
-  throw UsageError("--" + name + " must be " + what + ", not '" + EscapeForDisplay(text) + "'");
 }
 
 // Refuses a path that exists but is not a directory (or that has a file
@@ -142,44 +129,21 @@ po::typed_value<std::string>* NumberValue(const char* default_text) {
 std::optional<uint64_t> UnsignedOption(const po::variables_map& vm, const std::string& name,
                                        uint64_t min, uint64_t max) {
   if (vm.count(name) == 0) return std::nullopt;
-  const std::string text = vm[name].as<std::string>();
-  const std::string what =
-      max == std::numeric_limits<uint64_t>::max()
-          ? "a whole number >= " + std::to_string(min)
-          : "a whole number from " + std::to_string(min) + " to " + std::to_string(max);
-  uint64_t value = 0;
-  bool ok = !text.empty();
-  for (char c : text) {
-    const uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (c < '0' || c > '9' || value > (std::numeric_limits<uint64_t>::max() - digit) / 10) {
-      ok = false;
-      break;
-    }
-    value = value * 10 + digit;
+  try {
+    return ingest::ParseWholeNumber(name, vm[name].as<std::string>(), min, max);
+  } catch (const InvalidArgumentError& e) {
+    throw UsageError(e.what());
   }
-  if (!ok || value < min || value > max) BadNumber(name, what, text);
-  return value;
 }
 
 std::optional<double> RealOption(const po::variables_map& vm, const std::string& name, double min,
                                  double max) {
   if (vm.count(name) == 0) return std::nullopt;
-  const std::string text = vm[name].as<std::string>();
-  const std::string what = "a number from " + FormatReal(min) + " to " + FormatReal(max);
-  // strtod also takes hex, "inf", "nan" and leading blanks: only plain decimals pass.
-  bool plain = !text.empty();
-  for (char c : text) {
-    plain = plain &&
-            ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+');
+  try {
+    return ingest::ParseNumber(name, vm[name].as<std::string>(), min, max);
+  } catch (const InvalidArgumentError& e) {
+    throw UsageError(e.what());
   }
-  char* end = nullptr;
-  errno = 0;
-  const double value = plain ? std::strtod(text.c_str(), &end) : 0;
-  if (!plain || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
-      value < min || value > max) {
-    BadNumber(name, what, text);
-  }
-  return value;
 }
 
 bool Given(const po::variables_map& vm, const std::string& name) {

@@ -25,7 +25,10 @@ LabelEntries ExtendLabels(LabelEntries entries, const std::vector<SourceSpec>& s
   }
   std::set<std::string> fresh;
   for (const SourceSpec& s : sources) {
-    if (s.label && known.count(*s.label) == 0) fresh.insert(*s.label);
+    // A source no dataset can hold is skipped: its label is not the dataset's.
+    if (s.label && known.count(*s.label) == 0 && !UnstorableSource(s)) {
+      fresh.insert(*s.label);
+    }
   }
   for (const std::string& label : fresh) entries.emplace_back(label, next++);
   return entries;

@@ -21,6 +21,7 @@
 #include "gulpdb/error.h"
 #include "gulpdb/ingest.h"
 #include "ingest/child_process.h"
+#include "ingest/command_options.h"
 #include "ingest/ffmpeg.h"
 #include "ingest/frame_settings.h"
 #include "ingest/jpeg_files.h"
@@ -139,21 +140,20 @@ std::vector<SourceSpec> Sources(const IngestOptions& o, std::optional<VideoLocat
   return sources;
 }
 
-// What makes `s` impossible to store whatever its frames: an id or a label
-// that is not UTF-8 (typically a file or folder name in another encoding).
-// Empty when nothing does.
-std::string UnstorableSource(const SourceSpec& s) {
-  const std::string where = s.path.empty() ? "" : " (" + engine::PrintableBytes(s.path, 200) + ")";
-  if (engine::FindInvalidUtf8(s.id) != std::string_view::npos) {
-    return "the id" + where + " is not valid UTF-8, and ids are UTF-8 text: rename it";
-  }
-  if (s.label && engine::FindInvalidUtf8(*s.label) != std::string_view::npos) {
-    return "the label" + where + " is not valid UTF-8, and labels are UTF-8 text: rename it";
-  }
-  return "";
-}
-
 }  // namespace
+
+std::optional<SourceProblem> UnstorableSource(const SourceSpec& s) {
+  const std::string where = s.path.empty() ? "" : " (" + engine::PrintableBytes(s.path, 200) + ")";
+  std::string message;
+  if (engine::FindInvalidUtf8(s.id) != std::string_view::npos) {
+    message = "the id" + where + " is not valid UTF-8, and ids are UTF-8 text: rename it";
+  } else if (s.label && engine::FindInvalidUtf8(*s.label) != std::string_view::npos) {
+    message = "the label" + where + " is not valid UTF-8, and labels are UTF-8 text: rename it";
+  } else {
+    return std::nullopt;
+  }
+  return SourceProblem{engine::PrintableBytes(s.id), s.path, std::move(message), /*skipped=*/true};
+}
 
 std::string ValidateIngestOptions(const IngestOptions& o) {
   const int kinds = int{!o.videos_dir.empty()} + int{!o.frames_dir.empty()} +
@@ -173,15 +173,11 @@ std::string ValidateIngestOptions(const IngestOptions& o) {
                : "a list of sources carries its labels: --labels goes with directories";
   }
   if (o.dir.empty()) return "the dataset directory is empty";
-  if (o.quality < 1 || o.quality > 100) return "--quality must be 1..100";
-  if (o.frame_size < 0 || o.frame_size > 65500) return "--frame-size must be 0..65500";
-  if (!(o.frame_rate >= 0) || o.frame_rate > 1000) return "--frame-rate must be 0..1000";
+  // Each value in its option's range, by the rules of the command line.
+  if (const std::string problem = CheckOptionValues(o); !problem.empty()) return problem;
   if (o.keep_jpeg && o.frame_size > 0) {
     return "--keep-jpeg stores the source bytes, so it cannot resize (--frame-size)";
   }
-  if (o.batch == 0) return "--batch must be positive";
-  if (o.videos_per_chunk == 0) return "--videos-per-chunk must be positive";
-  if (o.label_name.empty()) return "--label-name is empty";
   for (const SourceSpec& s : o.sources) {
     if (s.id.empty()) return "a source has an empty id";
     if (s.kind != SourceKind::kVideo && s.path.empty() && s.frame_paths.empty()) {
@@ -264,11 +260,11 @@ IngestReport Ingest(const IngestOptions& o) {
   }
   // Sources no dataset can hold: bad sources, found before anything is written.
   for (size_t i = 0; i < listed.size(); ++i) {
-    const std::string problem = keep[i] ? UnstorableSource(listed[i]) : "";
-    if (problem.empty()) continue;
-    const std::string id = engine::PrintableBytes(listed[i].id);
-    if (o.strict) throw InvalidArgumentError("ingest '" + id + "': " + problem);
-    ReportProblem(o, SourceProblem{id, listed[i].path, problem, /*skipped=*/true});
+    const std::optional<SourceProblem> problem =
+        keep[i] ? UnstorableSource(listed[i]) : std::nullopt;
+    if (!problem) continue;
+    if (o.strict) throw InvalidArgumentError("ingest '" + problem->id + "': " + problem->message);
+    ReportProblem(o, *problem);
     keep[i] = false;
     listed[i].label.reset();  // not one of the dataset's labels
     ++report.bad;

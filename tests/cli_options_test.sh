@@ -122,4 +122,28 @@ expect_no_out new_dataset_takes_settings_silent "warning"
 check new_dataset_settings 0 "$gulpdb" info "$tmp/s" --json
 expect_out new_dataset_settings_values '"chunks": 6, .*"videos_per_chunk": 4, .*"checksums": false'
 
+# ---- URLs where a command needs local files --------------------------------------------
+# Refused as usage errors before any request (the bucket need not exist).
+check export_to_a_url 2 "$gulpdb" export s3://gulpdb-no-bucket/ds -o s3://gulpdb-no-bucket/out
+expect_text export_to_a_url_message "-o s3://gulpdb-no-bucket/out is a URL: export writes .gmeta files into a local directory"
+expect_text export_to_a_url_push "gulpdb push DIR s3://BUCKET/PREFIX"
+check export_local_to_a_url 2 "$gulpdb" export "$ds" -o s3://gulpdb-no-bucket/out
+check merge_a_url_shard 2 "$gulpdb" merge "$tmp/m_url" "$ds" s3://gulpdb-no-bucket/shard --quiet
+expect_text merge_a_url_shard_message "SHARD s3://gulpdb-no-bucket/shard is a URL: merge attaches or copies the chunk files of local shard datasets"
+expect_text merge_a_url_shard_how "aws s3 sync s3://gulpdb-no-bucket/shard DIR"
+check merge_a_url_shard_nothing_created 1 test -e "$tmp/m_url"
+# Every command that only reads says in its --help that DIR may be a URL.
+for cmd in info ls show extract check export index split; do
+  check "${cmd}_help_url" 0 "$gulpdb" "$cmd" --help
+  expect_text "${cmd}_help_url_text" "s3://BUCKET/PREFIX"
+done
+
+# ---- ingest's options are one table (gulpdb/ingest.h) ------------------------------------
+check ingest_ffmpeg_option 1 "$gulpdb" ingest "$tmp/ff" --videos-dir "$fixtures/videos_src" \
+  --labels "$fixtures/videos_src/videos.json" --label-name template --ffmpeg gulpdb-no-ffmpeg \
+  --strict --quiet
+expect_text ingest_ffmpeg_option_named "gulpdb-no-ffmpeg"
+check create_takes_the_table_settings 2 "$gulpdb" create "$tmp/c2" --no-checksums --bytes-per-chunk x
+expect_text create_takes_the_table_settings_message "--bytes-per-chunk must be a whole number >= 0, not 'x'"
+
 finish

@@ -1,5 +1,7 @@
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -294,6 +296,137 @@ BOOST_AUTO_TEST_CASE(a_new_dataset_gets_the_index_dir_and_chunk_settings_asked_f
   BOOST_TEST(stats.chunks == 2u);
   BOOST_TEST(stats.bytes_per_chunk == 1u);
   BOOST_TEST(!stats.checksums);
+}
+
+// ---- the option table shared by gulpdb ingest and distributed ingest -----------------
+
+BOOST_AUTO_TEST_CASE(the_option_table_prints_the_defaults_of_ingest_options_itself) {
+  const IngestOptions defaults;
+  std::set<std::string> names;
+  for (const IngestOptionInfo& info : IngestCommandOptions()) {
+    BOOST_TEST(names.insert(info.name).second, info.name);
+    BOOST_TEST(!info.help.empty(), info.name);
+    const std::optional<std::string> text = IngestOptionText(defaults, info.name);
+    if (info.kind == OptionKind::kSwitch) {
+      BOOST_TEST(info.default_text.empty(), info.name);
+      BOOST_TEST(*text == "false", info.name);  // a switch is off unless given
+    } else {
+      BOOST_TEST(info.default_text == text.value_or(""), info.name);
+    }
+  }
+  for (const char* name : {"videos-dir",
+                           "frames-dir",
+                           "images-dir",
+                           "image-list",
+                           "labels",
+                           "label-name",
+                           "frame-rate",
+                           "frame-size",
+                           "quality",
+                           "keep-jpeg",
+                           "num-workers",
+                           "shuffle",
+                           "seed",
+                           "batch",
+                           "on-duplicate",
+                           "strict",
+                           "quiet",
+                           "videos-per-chunk",
+                           "bytes-per-chunk",
+                           "no-checksums"}) {
+    BOOST_TEST(names.count(name) == 1u, name);
+  }
+  BOOST_TEST(IngestOptionText(defaults, "frame_rate").value() == "8");
+  BOOST_TEST(IngestOptionText(defaults, "quality").value() == "90");
+  BOOST_TEST(!IngestOptionText(defaults, "seed").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(set_ingest_option_reads_text_by_the_command_line_rules) {
+  IngestOptions o;
+  SetIngestOption(&o, "frame_rate", "2.5");
+  SetIngestOption(&o, "quality", "70");
+  SetIngestOption(&o, "seed", "18446744073709551615");
+  SetIngestOption(&o, "on-duplicate", "replace");
+  SetIngestOption(&o, "no-checksums", "true");
+  SetIngestOption(&o, "keep_jpeg", "1");
+  BOOST_TEST(o.frame_rate == 2.5);
+  BOOST_TEST(o.quality == 70);
+  BOOST_TEST(o.seed.value() == 18446744073709551615u);
+  BOOST_TEST((o.on_duplicate == OnDuplicate::kReplace));
+  BOOST_TEST(!o.checksums);
+  BOOST_TEST(o.keep_jpeg);
+  const auto refused = [](const char* name, const char* text, const std::string& message) {
+    IngestOptions before;
+    try {
+      SetIngestOption(&before, name, text);
+      BOOST_ERROR(name << "=" << text << " was taken");
+    } catch (const InvalidArgumentError& e) {
+      BOOST_TEST(e.what() == message);
+    }
+    BOOST_TEST(before.quality == 90);  // unchanged
+  };
+  refused("quality", "0", "--quality must be a whole number from 1 to 100, not '0'");
+  refused("quality", "90.0", "--quality must be a whole number from 1 to 100, not '90.0'");
+  refused("frame-rate", "nan", "--frame-rate must be a number from 0 to 1000, not 'nan'");
+  refused("seed", "-1", "--seed must be a whole number >= 0, not '-1'");
+  refused("on_duplicate", "keep", "--on-duplicate must be error, skip or replace, not 'keep'");
+  refused("labels", "", "--labels is an empty string");
+  refused("shuffle", "yes", "--shuffle is a switch: true or false, not 'yes'");
+  refused("frame-rates", "8", "ingest option 'frame-rates': no such option");
+  // ValidateIngestOptions applies the same ranges to options set in C++.
+  IngestOptions bad;
+  bad.dir = "x";
+  bad.frames_dir = "y";
+  bad.quality = 101;
+  BOOST_TEST(ValidateIngestOptions(bad) ==
+             "--quality must be a whole number from 1 to 100, not '101'");
+}
+
+BOOST_AUTO_TEST_CASE(options_an_ingest_would_not_use_are_named_as_gulpdb_ingest_warns) {
+  TempDir tmp;
+  IngestOptions o;
+  o.dir = tmp / "new";
+  o.frames_dir = tmp;
+  BOOST_TEST(IgnoredIngestOptions(o, {"quality", "frame-size", "batch"}).empty());
+  std::vector<std::string> w =
+      IgnoredIngestOptions(o, {"seed", "label_name", "frame-rate", "videos-per-chunk"});
+  BOOST_TEST(w.size() == 3u);
+  BOOST_TEST(w[0] == "--seed is ignored without --shuffle");
+  BOOST_TEST(w[1] == "--label-name is ignored without --labels");
+  BOOST_TEST(w[2] == "--frame-rate is ignored: it applies to --videos-dir only");
+  // An existing dataset keeps its settings: those given otherwise are named.
+  CreateOptions create;
+  create.videos_per_chunk = 7;
+  Dataset::Create(o.dir, create);
+  o.videos_per_chunk = 3;
+  o.checksums = false;
+  w = IgnoredIngestOptions(o, {"videos-per-chunk", "no-checksums", "bytes-per-chunk"});
+  BOOST_TEST(w.size() == 2u);
+  BOOST_TEST(w[0] == "--videos-per-chunk 3 is ignored: " + o.dir +
+                         " is an existing dataset with 7 videos per chunk");
+  BOOST_TEST(w[1] == "--no-checksums is ignored: " + o.dir +
+                         " is an existing dataset with a checksum per frame");
+}
+
+BOOST_AUTO_TEST_CASE(a_source_that_is_not_utf8_is_named_escaped_and_its_label_is_no_label) {
+  SourceSpec bad = FrameFolder("1", "circle");
+  bad.id = "caf\xe9";
+  bad.path = "/src/caf\xe9";
+  const std::optional<SourceProblem> problem = UnstorableSource(bad);
+  BOOST_REQUIRE(problem.has_value());
+  BOOST_TEST(problem->id == "caf\\xe9");
+  BOOST_TEST(Contains(problem->message, "the id (/src/caf\\xe9) is not valid UTF-8"),
+             problem->message);
+  BOOST_TEST(!UnstorableSource(FrameFolder("1", "circle")).has_value());
+  SourceSpec bad_label = FrameFolder("2",
+                                     "squ\xff"
+                                     "are");
+  BOOST_TEST(UnstorableSource(bad_label).has_value());
+  // The label map of a distributed plan leaves such a label out, as Ingest does.
+  TempDir tmp;
+  const LabelMap map = ComputeLabelMap(tmp.path(), {FrameFolder("0", "circle"), bad_label});
+  BOOST_TEST(map.size() == 1u);
+  BOOST_TEST(map.count("circle") == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

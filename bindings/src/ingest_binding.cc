@@ -3,12 +3,20 @@
 // shuffled order exactly as `gulpdb ingest` does, each task ingests one
 // partition into its shard, and the driver attaches the shards with Merge.
 //
-// Options travel as a dict whose keys are IngestOptions' field names (an
-// unknown key is a ValueError, so a misspelt option never passes silently);
-// sources as dicts {"kind": "video"|"frames"|"image", "id", "id_json",
-// "label" (str or None), "path", "frame_paths"}. The long calls (listing,
-// ingest, merge) run without the GIL; callbacks take it for their call, and
-// an exception raised by one stops the call and propagates.
+// Options travel as a dict whose keys are the names of the ingest option
+// table (IngestCommandOptions, '_' for '-': "frame_rate", "no_checksums"),
+// plus "dir", "lock_timeout", "catch_signals" and "write_label_map"; every
+// table option is read by SetIngestOption from its text (str() of a number,
+// "true"/"false" of a bool), so Python and the command line share one set of
+// rules, and an unknown key is a ValueError (a misspelt option never passes
+// silently). Sources travel as dicts {"kind": "video"|"frames"|"image",
+// "id", "id_json", "label" (str or None), "path", "frame_paths"}; paths
+// that are not UTF-8 cross as str with surrogate escapes (os.fsdecode's
+// form), and a source no dataset can hold (an id or label that is not
+// UTF-8) as {"kind", "id" (printable), "path", "problem"} — the message
+// Ingest would report. The long calls (listing, ingest, merge) run without
+// the GIL; callbacks take it for their call, and an exception raised by one
+// stops the call and propagates.
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -46,6 +54,14 @@ std::chrono::milliseconds ToMilliseconds(double seconds, const char* what) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
+// "frame-rate" -> "frame_rate": the Python name of an option.
+std::string Underscored(std::string name) {
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
 const char* KindName(SourceKind kind) {
   switch (kind) {
     case SourceKind::kVideo:
@@ -65,14 +81,51 @@ SourceKind ToKind(const std::string& name) {
   throw py::value_error("source kind must be 'video', 'frames' or 'image', not '" + name + "'");
 }
 
+// A file path from C++: str, with surrogate escapes for bytes that are not UTF-8.
+py::str PathToPy(const std::string& path) {
+  PyObject* text =
+      PyUnicode_DecodeUTF8(path.data(), static_cast<Py_ssize_t>(path.size()), "surrogateescape");
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
+// The text SetIngestOption reads for a Python value: "true"/"false" for a
+// bool, a str as it is (surrogate escapes back to their bytes), bytes as
+// they are, a path-like object as os.fspath gives it, anything else as str().
+std::string TextOf(const py::handle& value) {
+  if (PyBool_Check(value.ptr()) ||
+      py::isinstance(value, py::module_::import("numpy").attr("bool_"))) {
+    return value.cast<bool>() ? "true" : "false";
+  }
+  if (py::isinstance<py::bytes>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::str>(value)) {
+    PyObject* bytes = PyUnicode_AsEncodedString(value.ptr(), "utf-8", "surrogateescape");
+    if (bytes == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::bytes>(bytes).cast<std::string>();
+  }
+  if (PyObject_HasAttrString(value.ptr(), "__fspath__") != 0) {
+    return TextOf(py::module_::import("os").attr("fspath")(value));
+  }
+  if (PyFloat_Check(value.ptr())) return py::repr(value).cast<std::string>();
+  return py::str(value).cast<std::string>();
+}
+
 py::dict SourceToDict(const SourceSpec& s) {
   py::dict d;
   d["kind"] = KindName(s.kind);
+  if (const std::optional<ingest::SourceProblem> problem = ingest::UnstorableSource(s)) {
+    d["id"] = problem->id;
+    d["path"] = PathToPy(s.path);
+    d["problem"] = problem->message;
+    return d;
+  }
   d["id"] = s.id;
   d["id_json"] = s.id_json;
   d["label"] = s.label ? py::cast(*s.label) : py::none();
-  d["path"] = s.path;
-  d["frame_paths"] = s.frame_paths;
+  d["path"] = PathToPy(s.path);
+  py::list frames;
+  for (const std::string& f : s.frame_paths) frames.append(PathToPy(f));
+  d["frame_paths"] = frames;
   return d;
 }
 
@@ -83,63 +136,130 @@ std::vector<SourceSpec> ToSources(const py::handle& list) {
     SourceSpec s;
     s.kind = ToKind(d.contains("kind") ? d["kind"].cast<std::string>() : "video");
     if (!d.contains("id")) throw py::value_error("a source has no 'id'");
+    if (d.contains("problem")) {
+      throw py::value_error("source '" + d["id"].cast<std::string>() +
+                            "' cannot be stored: " + d["problem"].cast<std::string>());
+    }
     s.id = d["id"].cast<std::string>();
     if (d.contains("id_json")) s.id_json = d["id_json"].cast<std::string>();
     if (d.contains("label") && !d["label"].is_none()) s.label = d["label"].cast<std::string>();
-    if (d.contains("path")) s.path = d["path"].cast<std::string>();
-    if (d.contains("frame_paths"))
-      s.frame_paths = d["frame_paths"].cast<std::vector<std::string>>();
+    if (d.contains("path")) s.path = TextOf(d["path"]);
+    if (d.contains("frame_paths")) {
+      for (const py::handle f : d["frame_paths"]) s.frame_paths.push_back(TextOf(f));
+    }
     out.push_back(std::move(s));
   }
   return out;
 }
 
-// IngestOptions from a dict of field names (callbacks and sources apart).
+// IngestOptions from a dict (see the file comment; callbacks and sources apart).
 IngestOptions ToOptions(const py::dict& d) {
   IngestOptions o;
-  static const std::set<std::string> kKnown = {
-      "dir",          "videos_dir",    "frames_dir",       "images_dir", "image_list",
-      "labels",       "label_name",    "frame_rate",       "frame_size", "quality",
-      "keep_jpeg",    "ffmpeg",        "num_workers",      "shuffle",    "seed",
-      "batch",        "on_duplicate",  "videos_per_chunk", "strict",     "quiet",
-      "lock_timeout", "catch_signals", "write_label_map"};
   for (const auto& item : d) {
     const std::string key = py::str(item.first);
-    if (kKnown.count(key) == 0) throw py::value_error("unknown ingest option '" + key + "'");
-  }
-  const auto get = [&](const char* key, auto* field) {
-    if (d.contains(key) && !d[key].is_none()) {
-      *field = d[key].cast<std::remove_pointer_t<decltype(field)>>();
+    const py::handle value = item.second;
+    if (key == "dir") {
+      if (!value.is_none()) o.dir = TextOf(value);
+    } else if (key == "lock_timeout") {
+      o.lock_timeout = ToMilliseconds(value.cast<double>(), "lock_timeout");
+    } else if (key == "catch_signals") {
+      o.catch_signals = value.cast<bool>();
+    } else if (key == "write_label_map") {
+      o.write_label_map = value.cast<bool>();
+    } else if (!value.is_none()) {
+      bool known = false;
+      for (const ingest::IngestOptionInfo& info : ingest::IngestCommandOptions()) {
+        known = known || Underscored(info.name) == key;
+      }
+      if (!known) throw py::value_error("unknown ingest option '" + key + "'");
+      ingest::SetIngestOption(&o, key, TextOf(value));
     }
-  };
-  get("dir", &o.dir);
-  get("videos_dir", &o.videos_dir);
-  get("frames_dir", &o.frames_dir);
-  get("images_dir", &o.images_dir);
-  get("image_list", &o.image_list);
-  get("labels", &o.labels);
-  get("label_name", &o.label_name);
-  get("frame_rate", &o.frame_rate);
-  get("frame_size", &o.frame_size);
-  get("quality", &o.quality);
-  get("keep_jpeg", &o.keep_jpeg);
-  get("ffmpeg", &o.ffmpeg);
-  get("num_workers", &o.num_workers);
-  get("shuffle", &o.shuffle);
-  get("batch", &o.batch);
-  get("videos_per_chunk", &o.videos_per_chunk);
-  get("strict", &o.strict);
-  get("quiet", &o.quiet);
-  get("catch_signals", &o.catch_signals);
-  get("write_label_map", &o.write_label_map);
-  if (d.contains("seed") && !d["seed"].is_none()) o.seed = d["seed"].cast<uint64_t>();
-  if (d.contains("on_duplicate")) {
-    o.on_duplicate = ParseOnDuplicate(d["on_duplicate"].cast<std::string>());
-  }
-  if (d.contains("lock_timeout")) {
-    o.lock_timeout = ToMilliseconds(d["lock_timeout"].cast<double>(), "lock_timeout");
   }
   return o;
+}
+
+// Every table option of `o` as a Python value of its kind (None when unset).
+py::dict OptionsToDict(const IngestOptions& o) {
+  py::dict d;
+  for (const ingest::IngestOptionInfo& info : ingest::IngestCommandOptions()) {
+    const std::optional<std::string> text = ingest::IngestOptionText(o, info.name);
+    py::object value = py::none();
+    if (text) {
+      switch (info.kind) {
+        case ingest::OptionKind::kSwitch:
+          value = py::bool_(*text == "true");
+          break;
+        case ingest::OptionKind::kWholeNumber:
+          value = py::int_(py::str(*text));
+          break;
+        case ingest::OptionKind::kNumber:
+          value = py::float_(std::stod(*text));
+          break;
+        case ingest::OptionKind::kPath:
+          value = PathToPy(*text);
+          break;
+        case ingest::OptionKind::kText:
+        case ingest::OptionKind::kChoice:
+          value = py::str(*text);
+          break;
+      }
+    }
+    d[py::str(Underscored(info.name))] = value;
+  }
+  return d;
+}
+
+const char* KindText(ingest::OptionKind kind) {
+  switch (kind) {
+    case ingest::OptionKind::kPath:
+      return "path";
+    case ingest::OptionKind::kText:
+      return "text";
+    case ingest::OptionKind::kWholeNumber:
+      return "whole_number";
+    case ingest::OptionKind::kNumber:
+      return "number";
+    case ingest::OptionKind::kSwitch:
+      return "switch";
+    case ingest::OptionKind::kChoice:
+      return "choice";
+  }
+  return "text";
+}
+
+py::list CommandOptionsPy() {
+  py::list out;
+  for (const ingest::IngestOptionInfo& info : ingest::IngestCommandOptions()) {
+    py::dict d;
+    d["name"] = info.name;
+    d["short_name"] = info.short_name != 0 ? py::object(py::str(std::string(1, info.short_name)))
+                                           : py::object(py::none());
+    d["kind"] = KindText(info.kind);
+    d["value_name"] = info.value_name;
+    d["default"] = info.default_text;
+    d["help"] = info.help;
+    d["distributed"] = info.distributed;
+    out.append(d);
+  }
+  return out;
+}
+
+// The options `given` (a dict of table names; None values left out) over the
+// defaults, each read by the table's rules: the whole set as Python values.
+py::dict OptionsPy(const py::dict& given) {
+  IngestOptions o;
+  for (const auto& item : given) {
+    if (item.second.is_none()) continue;
+    ingest::SetIngestOption(&o, py::str(item.first).cast<std::string>(), TextOf(item.second));
+  }
+  return OptionsToDict(o);
+}
+
+std::vector<std::string> WarningsPy(const py::dict& options,
+                                    const std::vector<std::string>& given) {
+  const IngestOptions o = ToOptions(options);
+  py::gil_scoped_release release;
+  return ingest::IgnoredIngestOptions(o, given);
 }
 
 ingest::LabelMap ToLabelMap(const py::dict& d) {
@@ -198,7 +318,7 @@ py::dict IngestPy(const py::dict& options, const py::object& sources, const py::
     PyObject* fn = on_problem.ptr();
     o.on_problem = [fn](const ingest::SourceProblem& p) {
       py::gil_scoped_acquire acquire;
-      py::handle{fn}(p.id, p.path, p.message, p.skipped);
+      py::handle{fn}(p.id, PathToPy(p.path), p.message, p.skipped);
     };
   }
   if (!on_note.is_none()) {
@@ -262,6 +382,14 @@ py::dict MergePy(const std::string& out, const std::vector<std::string>& shards,
 void BindIngest(py::module_& m) {
   m.def("ingest_validate", &Validate, py::arg("options"),
         "What is wrong with the ingest options (one line), or ''.");
+  m.def("ingest_command_options", &CommandOptionsPy,
+        "The ingest option table: dicts of name, short_name, kind, value_name, default, help, "
+        "distributed.");
+  m.def("ingest_options", &OptionsPy, py::arg("given"),
+        "Every ingest option: the defaults with `given` (table names, '_' for '-') read by the "
+        "command line's rules; ValueError for a bad value.");
+  m.def("ingest_warnings", &WarningsPy, py::arg("options"), py::arg("given"),
+        "The warnings for options in `given` that an ingest with `options` would not use.");
   m.def("ingest_list_sources", &ListSourcesPy, py::arg("options"),
         "The sources a directory ingest with these options would read, in list order.");
   m.def("ingest_label_map", &LabelMapPy, py::arg("dir"), py::arg("sources"),

@@ -82,6 +82,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gulpdb/dataset.h"
@@ -237,6 +238,84 @@ GULPDB_EXPORT void UpdateLabelMapFile(const std::string& dir, const LabelMap& ma
 // gulpdb::Error as listed under "Failure modes" (after committing whatever
 // was appended, for a bad source under `strict`).
 GULPDB_EXPORT IngestReport Ingest(const IngestOptions& options);
+
+// The problem Ingest reports when it skips `source` before reading it
+// because no dataset can hold it — an id or a label that is not valid UTF-8
+// (typically a file or folder name in another encoding): `id` printable
+// (other bytes as \xNN), `path` as listed, `message` naming the file
+// (escaped). nullopt when the source can be stored. A distributed ingest's
+// plan skips such sources the same way (or stops under `strict`).
+GULPDB_EXPORT std::optional<SourceProblem> UnstorableSource(const SourceSpec& source);
+
+// ---- The ingest command line ---------------------------------------------------
+//
+// One table of the options of an ingest, read by `gulpdb ingest` (and
+// `gulpdb create` for the settings of a new dataset), by `python3 -m
+// gulpdb.distributed ingest` and by gulpdb.distributed.ingest(), whose
+// keyword arguments are the names with '_' for '-'. It says each option's
+// kind, default (IngestOptions' own, as text) and help; SetIngestOption reads
+// a value as a command line gives it, with the same rules everywhere, and
+// IgnoredIngestOptions says which given options an ingest would not use.
+// Thread safety: the table is built once and then only read.
+
+enum class OptionKind {
+  kPath,         // a file or directory; not empty
+  kText,         // any text; not empty
+  kWholeNumber,  // decimal digits only, in a range
+  kNumber,       // a plain decimal (1.5, 1e-3), finite, in a range
+  kSwitch,       // given or not ("true" / "false")
+  kChoice,       // one of a few words (--on-duplicate)
+};
+
+struct IngestOptionInfo {
+  std::string name;     // the long option without "--", e.g. "frame-rate"
+  char short_name = 0;  // 'j' for -j, or 0
+  OptionKind kind = OptionKind::kText;
+  std::string value_name;    // "D", "N", ... for --help; empty for a switch
+  std::string default_text;  // IngestOptions' default as text; empty: none (and for switches)
+  std::string help;
+  bool distributed = true;  // also an option of distributed ingest
+};
+
+// Every option, in the order --help lists them.
+GULPDB_EXPORT const std::vector<IngestOptionInfo>& IngestCommandOptions();
+
+// Sets option `name` ("frame-rate" or "frame_rate") of `options` from `text`
+// as a command line gives it; a switch takes "true" or "false" ("1", "0").
+// Throws InvalidArgumentError naming the option and the value for an unknown
+// option, an empty path or text ("--labels is an empty string"), or a value
+// the option does not take ("--quality must be a whole number from 1 to
+// 100, not '0'"); `options` is then unchanged.
+GULPDB_EXPORT void SetIngestOption(IngestOptions* options, std::string_view name,
+                                   const std::string& text);
+
+// The value of option `name` in `options` as text (as SetIngestOption takes
+// it; a switch "true" or "false"), or nullopt when it has none (an empty
+// path, no seed). Throws InvalidArgumentError for an unknown option.
+GULPDB_EXPORT std::optional<std::string> IngestOptionText(const IngestOptions& options,
+                                                          std::string_view name);
+
+// Warnings (one line each, e.g. "--seed is ignored without --shuffle") for
+// the options in `given` (names as above) that the ingest `options` would
+// not use: --seed without --shuffle, --label-name without --labels,
+// --frame-rate without --videos-dir, --quality with --keep-jpeg of frame
+// folders, and --videos-per-chunk, --bytes-per-chunk, --no-checksums when
+// `options.dir` is an existing dataset whose own setting differs (its
+// settings are read from a read-only open; the errors of opening it are
+// thrown).
+GULPDB_EXPORT std::vector<std::string> IgnoredIngestOptions(const IngestOptions& options,
+                                                            const std::vector<std::string>& given);
+
+// The number rules of every gulpdb command-line option (gulpdb ingest's here,
+// every other command's through cli/options.h): `text` is decimal digits
+// only, in [min, max] (ParseWholeNumber), or a plain finite decimal such as
+// 0.5 or 1e-3 in [min, max] (ParseNumber) — no sign, hex, "inf", "nan" or
+// blanks. Otherwise InvalidArgumentError "--<name> must be a whole number
+// from <min> to <max>, not '<text>'" (or "... a number from ...").
+GULPDB_EXPORT uint64_t ParseWholeNumber(const std::string& name, const std::string& text,
+                                        uint64_t min, uint64_t max);
+GULPDB_EXPORT double ParseNumber(const std::string& name, const std::string& text, double min,
+                                 double max);
 
 }  // namespace gulpdb::ingest
 

@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import time
+import warnings
 from typing import Dict, Iterator, List
 
 import distributed
@@ -755,3 +756,134 @@ def test_create_dataset_keeps_a_dataset_made_meanwhile_and_replaces_an_empty_ind
     _files.create_dataset(str(other), {"videos_per_chunk": 5})
     with gulpdb.Dataset(str(other)) as ds:
         assert len(ds) == 0 and ds.stats().videos_per_chunk == 5
+
+
+# ---- one set of ingest options and rules with gulpdb ingest --------------------------
+
+
+def small_frames(tmp_path, names=("a", "b", "c")) -> str:
+    src = tmp_path / "small_frames"
+    for n, name in enumerate(names):
+        shutil.copytree(os.path.join(FIXTURES, "frames_src", str(n)), src / name)
+    return str(src)
+
+
+def test_the_python_api_and_the_command_take_gulpdb_ingests_option_table():
+    from gulpdb.distributed import _driver
+
+    table = _gulpdb.ingest_command_options()
+    names = {o["name"].replace("-", "_") for o in table if o["distributed"]}
+    params = set(inspect.signature(gd.ingest).parameters) - {"client_or_address", "out"}
+    assert params - set(_driver.JOB_DEFAULTS) == names
+    assert all(inspect.signature(gd.ingest).parameters[n].default is None for n in names)
+    text = run_cli(["ingest", "--help"]).stdout
+    for o in table:
+        assert (f"--{o['name']} " in text or f"--{o['name']}\n" in text) == o["distributed"], o
+        if o["distributed"] and o["default"]:
+            assert f"(default: {o['default']})" in " ".join(text.split()), o["name"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--quality", "0"], "--quality must be a whole number from 1 to 100, not '0'"),
+        (["--frame-rate", "nan"], "--frame-rate must be a number from 0 to 1000, not 'nan'"),
+        (["--seed", "-1"], "--seed must be a whole number >= 0, not '-1'"),
+        (["--on-duplicate", "keep"], "--on-duplicate must be error, skip or replace, not 'keep'"),
+        (["--label-name", ""], "--label-name is an empty string"),
+        (["--local-workers", "0"], "--local-workers must be a whole number >= 1, not '0'"),
+        (["--partitions", "0"], "--partitions must be a whole number >= 1, not '0'"),
+    ],
+)
+def test_bad_values_are_refused_with_gulpdb_ingests_words(tmp_path, args, message):
+    src = small_frames(tmp_path)
+    out = tmp_path / "out"
+    result = run_cli(["ingest", str(out), "--frames-dir", src, *args], timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert error_lines(result.stderr) == [f"gulpdb.distributed: error: {message}"], result.stderr
+    assert not out.exists()
+    if args[0] not in ("--local-workers", "--partitions"):
+        plain = subprocess.run([GULPDB_CLI, "ingest", str(out), "--frames-dir", src, *args],
+                               capture_output=True, text=True, timeout=60)
+        assert plain.returncode == 2 and f"gulpdb ingest: {message}" in plain.stderr
+    with pytest.raises(ValueError, match=message.split(",")[0]):
+        gd.ingest(None, str(out), frames_dir=src,
+                  **{args[0][2:].replace("-", "_"): args[1]})  # fmt: skip
+
+
+def test_options_the_job_would_not_use_are_warned_about_as_gulpdb_ingest_does(
+    client, tmp_path
+):
+    src = small_frames(tmp_path)
+    out = str(tmp_path / "out")
+    gulpdb.Dataset(out, "a", videos_per_chunk=7).close()
+    given = dict(seed=3, label_name="template", frame_rate=4, videos_per_chunk=5)
+    with pytest.warns(UserWarning) as record:
+        report = gd.ingest(client, out, frames_dir=src, partitions=2, quiet=True, **given)
+    assert report.videos == 3
+    warned = sorted(str(w.message) for w in record if w.category is UserWarning)
+    assert warned == sorted([
+        "--seed is ignored without --shuffle",
+        "--label-name is ignored without --labels",
+        "--frame-rate is ignored: it applies to --videos-dir only",
+        f"--videos-per-chunk 5 is ignored: {out} is an existing dataset with 7 videos per chunk",
+    ])  # fmt: skip
+    flags = ["--seed", "3", "--label-name", "template", "--frame-rate", "4",
+             "--videos-per-chunk", "5"]  # fmt: skip
+    plain = subprocess.run([GULPDB_CLI, "ingest", out, "--frames-dir", src, "--quiet", *flags],
+                           capture_output=True, text=True, timeout=60)
+    command = run_cli(["ingest", out, "--frames-dir", src, "--local-workers", "1", "-q", *flags])
+    assert plain.returncode == 0 and command.returncode == 0, command.stderr
+
+    def warnings_of(stderr, prog):
+        return sorted(line[len(prog) + len(": warning: "):] for line in stderr.splitlines()
+                      if line.startswith(prog + ": warning: "))  # fmt: skip
+
+    assert warnings_of(plain.stderr, "gulpdb ingest") == warned
+    assert warnings_of(command.stderr, "gulpdb.distributed") == warned
+    # A new OUT takes the settings of a new dataset that gulpdb ingest takes.
+    new = str(tmp_path / "new")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gd.ingest(client, new, frames_dir=src, bytes_per_chunk=1, no_checksums=True,
+                  videos_per_chunk=2, partitions=1, quiet=True)  # fmt: skip
+    stats = gulpdb.Dataset(new).stats()
+    assert (stats.bytes_per_chunk, stats.checksums, stats.videos_per_chunk) == (1, False, 2)
+    assert stats.chunks == 3  # a byte limit of 1: a chunk per video
+
+
+def test_a_file_name_that_is_not_utf8_is_a_bad_source_named_as_gulpdb_ingest_names_it(
+    client, tmp_path
+):
+    videos = os.fsencode(str(tmp_path / "videos"))
+    os.makedirs(os.path.join(videos, b"v2"))
+    clip = os.path.join(FIXTURES, "videos_src", "100", "100.mp4")
+    shutil.copyfile(clip, os.path.join(videos, b"v1.mp4"))
+    # A storable id whose one file has a name in another encoding: ingested.
+    shutil.copyfile(clip, os.path.join(videos, b"v2", b"clip \xff.mp4"))
+    # An id (a file name) that is not UTF-8: skipped and named, escaped.
+    shutil.copyfile(clip, os.path.join(videos, b"caf\xe9.mp4"))
+    src = os.fsdecode(videos)
+    out = str(tmp_path / "out")
+    report = gd.ingest(client, out, videos_dir=src, frame_size=16, partitions=2, quiet=True)
+    assert report.videos == 2 and len(report.bad) == 1, report
+    bad = report.bad[0]
+    assert bad.id == "caf\\xe9" and bad.path.endswith("/caf\\xe9.mp4")
+    assert "is not valid UTF-8" in bad.message and "caf\\xe9.mp4" in bad.message
+    plain_out = str(tmp_path / "plain")
+    plain = subprocess.run([GULPDB_CLI, "ingest", plain_out, "--videos-dir", src, "--frame-size",
+                            "16", "--quiet"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    assert f"gulpdb ingest: skipping '{bad.id}': {bad.message}" in plain.stderr.splitlines()
+    with gulpdb.Dataset(out) as x, gulpdb.Dataset(plain_out) as y:
+        assert x.ids() == y.ids() == ["v1", "v2"]
+        assert all(x.read_jpegs(i) == y.read_jpegs(i) for i in x.ids())
+    command = run_cli(["ingest", str(tmp_path / "cli"), "--videos-dir", src, "--frame-size", "16",
+                       "--local-workers", "1"])  # fmt: skip
+    assert command.returncode == 0, command.stderr
+    assert f"gulpdb.distributed: skipping '{bad.id}': {bad.message}" in command.stderr
+    # --strict stops at it before anything is written.
+    strict = str(tmp_path / "strict")
+    with pytest.raises(ValueError, match=r"ingest 'caf\\\\xe9': the id .* is not valid UTF-8"):
+        gd.ingest(client, strict, videos_dir=src, strict=True, quiet=True)
+    assert not os.path.exists(strict)

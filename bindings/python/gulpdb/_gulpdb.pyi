@@ -330,6 +330,8 @@ class NativeDataset:
         """Drops the meta index of ``key``; False if it had none."""
     def meta_indexes(self) -> List[str]:
         """The keys with a meta index."""
+    def absent_meta_keys(self, keys: List[str]) -> List[str]:
+        """The keys among ``keys`` that no video's first meta entry has."""
     def splits(self) -> List[Tuple[str, int]]:
         """``(name, count)`` of every split, by name."""
     def split(self, name: str) -> List[str]:
@@ -432,15 +434,29 @@ def _time_reads(
     """
 
 # ---- ingest and merge (gulpdb/ingest.h, gulpdb/maintenance.h), for gulpdb.distributed ----
-# Options are dicts keyed by IngestOptions' field names (dir, videos_dir, frames_dir,
-# images_dir, image_list, labels, label_name, frame_rate, frame_size, quality, keep_jpeg,
-# ffmpeg, num_workers, shuffle, seed, batch, on_duplicate, videos_per_chunk, strict, quiet,
-# lock_timeout (seconds), catch_signals, write_label_map); an unknown key is a ValueError.
-# Sources are dicts {"kind": "video"|"frames"|"image", "id", "id_json", "label", "path",
-# "frame_paths"}.
+# Options are dicts keyed by the names of the ingest option table (ingest_command_options,
+# "_" for "-": videos_dir, frames_dir, images_dir, image_list, labels, label_name,
+# frame_rate, frame_size, quality, keep_jpeg, ffmpeg, num_workers, shuffle, seed, batch,
+# on_duplicate, strict, quiet, videos_per_chunk, bytes_per_chunk, no_checksums), each read
+# by the command line's rules from its text, plus dir, lock_timeout (seconds),
+# catch_signals and write_label_map; an unknown key is a ValueError. Sources are dicts
+# {"kind": "video"|"frames"|"image", "id", "id_json", "label", "path", "frame_paths"}
+# (paths with surrogate escapes for bytes that are not UTF-8), or, for a source no dataset
+# can hold, {"kind", "id" (printable), "path", "problem"}.
 
 def ingest_validate(options: Dict[str, Any]) -> str:
     """What is wrong with the ingest options (one line), or ``''``."""
+
+def ingest_command_options() -> List[Dict[str, Any]]:
+    """The ingest option table shared with ``gulpdb ingest``: dicts of name, short_name,
+    kind, value_name, default (text), help and distributed."""
+
+def ingest_options(given: Dict[str, Any]) -> Dict[str, Any]:
+    """Every ingest option (table names, ``_`` for ``-``): the defaults with ``given``
+    read by the command line's rules; ValueError for a bad value."""
+
+def ingest_warnings(options: Dict[str, Any], given: List[str]) -> List[str]:
+    """Warnings for the options in ``given`` that an ingest with ``options`` would not use."""
 
 def ingest_list_sources(options: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The sources a directory ingest with these options would read, in list order."""

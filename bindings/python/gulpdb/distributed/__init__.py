@@ -6,12 +6,13 @@ The command::
         --videos-dir /shared/raw/videos --labels /shared/raw/train.json --label-name template \\
         --frame-size 128
 
-takes the source and encoding options of ``gulpdb ingest`` (``--videos-dir``,
-``--frames-dir``, ``--images-dir``, ``--image-list``, ``--labels``,
-``--label-name``, ``--frame-rate``, ``--frame-size``, ``--quality``,
-``--keep-jpeg``, ``--shuffle --seed``, ``--on-duplicate``, ``--strict``,
-``--videos-per-chunk``, ``--batch``) plus ``--partitions N``; without
-``--scheduler`` it starts a ``LocalCluster`` on 127.0.0.1. From Python::
+takes the options of ``gulpdb ingest`` — one table in the ingest library
+gives both commands their names, defaults, help and rules, and the same
+warnings for options a run would not use (``--seed`` without ``--shuffle``,
+``--videos-per-chunk`` for an existing OUT, ...) — except ``--num-workers``
+(``--task-threads`` per task) and ``--index-dir``, plus ``--partitions N``;
+without ``--scheduler`` it starts a ``LocalCluster`` on 127.0.0.1. From
+Python (the keyword arguments are the same options, ``_`` for ``-``)::
 
     from gulpdb.distributed import ingest
     report = ingest("tcp://sched:8786", "/shared/ssv2", videos_dir=..., labels=...)
@@ -64,7 +65,8 @@ is reused, finished partitions are not run again, unfinished ones resume,
 and attaching is idempotent — no video is lost or duplicated.
 
 Failures: a bad source is skipped and listed at the end (``skipping 'id':
-...``, as ``gulpdb ingest`` does), or with ``strict`` stops the job: running
+...``, as ``gulpdb ingest`` does; a source whose file name is not UTF-8 is
+one, found by the plan and named escaped), or with ``strict`` stops the job: running
 tasks stop (they look for ``OUT/shards/ingest-N/stop``), nothing is attached,
 and a re-run resumes. A task that fails otherwise (an I/O error, a worker
 that died every time it ran it) is a partition failure: the other shards
@@ -117,25 +119,27 @@ def ingest(
     images_dir: Optional[_Path] = None,
     image_list: Optional[_Path] = None,
     labels: Optional[_Path] = None,
-    label_name: str = "label",
-    frame_rate: float = 8.0,
-    frame_size: int = 0,
-    quality: int = 90,
-    keep_jpeg: bool = False,
-    shuffle: bool = False,
+    label_name: Optional[str] = None,
+    frame_rate: Optional[float] = None,
+    frame_size: Optional[int] = None,
+    quality: Optional[int] = None,
+    keep_jpeg: Optional[bool] = None,
+    ffmpeg: Optional[str] = None,
+    shuffle: Optional[bool] = None,
     seed: Optional[int] = None,
-    on_duplicate: str = "skip",
-    strict: bool = False,
-    videos_per_chunk: int = 100,
+    batch: Optional[int] = None,
+    on_duplicate: Optional[str] = None,
+    strict: Optional[bool] = None,
+    quiet: Optional[bool] = None,
+    videos_per_chunk: Optional[int] = None,
+    bytes_per_chunk: Optional[int] = None,
+    no_checksums: Optional[bool] = None,
     partitions: Optional[int] = None,
-    batch: int = 100,
-    task_threads: int = 1,
-    lock_timeout: float = 3600.0,
-    connect_timeout: float = 10.0,
-    worker_timeout: float = 60.0,
+    task_threads: Optional[int] = None,
+    lock_timeout: Optional[float] = None,
+    connect_timeout: Optional[float] = None,
+    worker_timeout: Optional[float] = None,
     local_workers: Optional[int] = None,
-    ffmpeg: str = "ffmpeg",
-    quiet: bool = False,
     progress: Optional[Callable[[int, int], Any]] = None,
 ) -> IngestReport:
     """Ingests sources into the dataset ``out`` on a Dask cluster, exactly once.
@@ -148,19 +152,25 @@ def ingest(
         out: the dataset, created when missing (an empty directory is
             fine); on a file system every worker mounts at the same path.
         videos_dir, frames_dir, images_dir, image_list, labels, label_name,
-        frame_rate, frame_size, quality, keep_jpeg, shuffle, seed,
-        on_duplicate, strict, videos_per_chunk, batch: as for
-            ``gulpdb ingest`` (``on_duplicate`` "error", "skip" or "replace").
+        frame_rate, frame_size, quality, keep_jpeg, ffmpeg, shuffle, seed,
+        batch, on_duplicate, strict, quiet, videos_per_chunk,
+        bytes_per_chunk, no_checksums: the options of ``gulpdb ingest``
+            (``--frame-rate`` is ``frame_rate``, ...), read by the same
+            rules, with the same defaults (None: the default; ``gulpdb
+            ingest --help`` lists them); ``ffmpeg`` is the program the
+            workers run. An option this job would not use is a UserWarning
+            (as ``gulpdb ingest`` warns).
         partitions: tasks (and shards); default 4 per worker thread.
-        task_threads: decode threads of each task (a Dask worker runs as
-            many tasks at once as it has threads).
+        task_threads: decode threads of each task (default 1; a Dask worker
+            runs as many tasks at once as it has threads).
         lock_timeout: seconds a task waits for its shard's writer lock
-            while a duplicate of it runs, and the attach for OUT's.
-        connect_timeout: seconds to reach the scheduler.
+            while a duplicate of it runs, and the attach for OUT's (default
+            3600).
+        connect_timeout: seconds to reach the scheduler (default 10).
         worker_timeout: seconds to wait for a first worker, and for the
-            pre-flight answers.
-        ffmpeg: the program the workers run for videos.
-        quiet: no progress bar or notes on stderr.
+            pre-flight answers (default 60).
+        local_workers: processes of the LocalCluster started when
+            ``client_or_address`` is None (default: one per core; at least 1).
         progress: called as ``progress(videos_done, videos_total)`` while
             the tasks run.
 

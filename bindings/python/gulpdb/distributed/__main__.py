@@ -13,8 +13,10 @@ import json
 import logging
 import signal
 import sys
+import warnings
 from typing import Any, Dict, List, Optional
 
+from .. import _gulpdb
 from . import _driver
 from ._driver import DistributedIngestError, IngestFailed, IngestReport
 
@@ -32,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the Dask scheduler (tcp://host:8786); default: a LocalCluster on 127.0.0.1",
     )
     parser.add_argument(
-        "--connect-timeout", type=float, default=10.0, metavar="S",
+        "--connect-timeout", type=float, metavar="S",
         help="seconds to reach the scheduler (default 10)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -49,50 +51,45 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--connect-timeout", type=float, default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )
-    src = p.add_argument_group("sources (as gulpdb ingest)").add_argument
-    src("--videos-dir", metavar="D", help="videos, each D/<id>.<ext> or the file in D/<id>/")
-    src("--frames-dir", metavar="D", help="one sub-folder of JPEG frames per video")
-    src("--images-dir", metavar="D",
-        help="one sub-folder of images per class (with --image-list: the root of its paths)")
-    src("--image-list", metavar="FILE", help="image paths, one per line, optionally ;label")
-    src("--labels", metavar="LIST", help="20BN-style JSON list or id;label CSV")
-    src("--label-name", default="label", metavar="KEY", help="key of the label in a JSON list")
-    enc = p.add_argument_group("encoding (as gulpdb ingest)").add_argument
-    enc("--frame-rate", type=float, default=8.0, help="frames per second taken from videos")
-    enc("--frame-size", type=int, default=0, help="short edge after resizing (0: keep)")
-    enc("--quality", type=int, default=90, help="JPEG quality")
-    enc("--keep-jpeg", action="store_true", help="store JPEG sources byte for byte")
-    enc("--shuffle", action="store_true", help="ingest the sources in random order")
-    enc("--seed", type=int, help="seed of --shuffle (default: random, kept in the plan)")
-    enc("--on-duplicate", default="skip", choices=("error", "skip", "replace"),
-        help="an id listed twice or already in OUT (default skip)")
-    enc("--strict", action="store_true", help="stop the job at the first bad source")
-    enc("--videos-per-chunk", type=int, default=100, help="for a new OUT (shards take OUT's)")
-    enc("--batch", type=int, default=100, help="videos per committed transaction of a shard")
+    _add_ingest_options(p.add_argument_group("ingest options (as gulpdb ingest)"))
     job = p.add_argument_group("the job").add_argument
-    job("--partitions", type=int, help="tasks and shards (default: 4 per worker thread)")
-    job("--task-threads", type=int, default=1, help="decode threads per task (default 1)")
-    job("--lock-timeout", type=float, default=3600.0, metavar="S",
-        help="seconds a duplicate task waits for its shard's writer lock")
-    job("--worker-timeout", type=float, default=60.0, metavar="S",
-        help="seconds to wait for a first worker and for the pre-flight answers")
-    job("--local-workers", type=int, metavar="N",
+    job("--partitions", metavar="N", help="tasks and shards (default: 4 per worker thread)")
+    job("--task-threads", metavar="N", help="decode threads per task (default 1)")
+    job("--lock-timeout", type=float, metavar="S",
+        help="seconds a duplicate task waits for its shard's writer lock (default 3600)")
+    job("--worker-timeout", type=float, metavar="S",
+        help="seconds to wait for a first worker and for the pre-flight answers (default 60)")
+    job("--local-workers", metavar="N",
         help="processes of the LocalCluster started without --scheduler (default: cores)")
-    job("--ffmpeg", default="ffmpeg", help="the program the workers run for videos")
-    job("--quiet", "-q", action="store_true", help="no progress output")
     job("--json", action="store_true", help="print the report as JSON on stdout")
     job("--verbose", action="store_true", help="show Dask's own log messages")
     return parser
 
 
+def _add_ingest_options(group: Any) -> None:
+    """The options of `gulpdb ingest` that a distributed ingest takes, from the
+    ingest library's option table: names, defaults, help and (when the
+    options are read) the rules are that one table's."""
+    for info in _gulpdb.ingest_command_options():
+        if not info["distributed"]:
+            continue
+        flags = ["--" + info["name"]]
+        if info["short_name"]:
+            flags.append("-" + info["short_name"])
+        dest = info["name"].replace("-", "_")
+        text = info["help"].replace("%", "%%")
+        if info["kind"] == "switch":
+            group.add_argument(*flags, dest=dest, action="store_true", default=None, help=text)
+            continue
+        if info["default"]:
+            text += f" (default: {info['default']})"
+        group.add_argument(*flags, dest=dest, default=None, metavar=info["value_name"], help=text)
+
+
 def _options(args: argparse.Namespace) -> Dict[str, Any]:
-    keys = (
-        "videos_dir", "frames_dir", "images_dir", "image_list", "labels", "label_name",
-        "frame_rate", "frame_size", "quality", "keep_jpeg", "shuffle", "seed", "on_duplicate",
-        "strict", "videos_per_chunk", "batch", "partitions", "task_threads", "lock_timeout",
-        "connect_timeout", "worker_timeout", "local_workers", "ffmpeg", "quiet",
-    )  # fmt: skip
-    return {k: getattr(args, k) for k in keys}
+    """The options given (None: not given, the default applies)."""
+    keys = _driver.ingest_option_names() + [k for k in _driver.JOB_DEFAULTS if k != "progress"]
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
 
 def _error(text: str) -> None:
@@ -126,6 +123,11 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _show_warning(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+    sys.stderr.write(f"{PROG}: warning: {message}\n")
+    sys.stderr.flush()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     if not args.verbose:
@@ -136,6 +138,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         _error(str(e))
         return 2
     signal.signal(signal.SIGTERM, _interrupt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", UserWarning)
+        warnings.showwarning = _show_warning
+        return _run(args, options)
+
+
+def _run(args: argparse.Namespace, options: Dict[str, Any]) -> int:
     try:
         report = _driver._Driver(args.out, options).run(args.scheduler)
     except IngestFailed as e:

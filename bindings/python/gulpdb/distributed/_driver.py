@@ -17,13 +17,14 @@ import shutil
 import sys
 import threading
 import time
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import gulpdb
 from gulpdb import _gulpdb
 
 from . import _files, _worker
-from ._files import Job, partition_name, read_json, write_json_atomic
+from ._files import Job, display_path, partition_name, read_json, write_json_atomic
 from ._progress import ProgressBar
 
 # Options that decide what the job writes: a re-run of an unfinished job must
@@ -46,31 +47,16 @@ CONTENT_OPTIONS = (
 )
 _PATH_OPTIONS = ("videos_dir", "frames_dir", "images_dir", "image_list", "labels")
 
-DEFAULTS: Dict[str, Any] = {
-    "videos_dir": None,
-    "frames_dir": None,
-    "images_dir": None,
-    "image_list": None,
-    "labels": None,
-    "label_name": "label",
-    "frame_rate": 8.0,
-    "frame_size": 0,
-    "quality": 90,
-    "keep_jpeg": False,
-    "shuffle": False,
-    "seed": None,
-    "on_duplicate": "skip",
-    "strict": False,
-    "videos_per_chunk": 100,
+# The options of the job itself, with their defaults. The ingest options, their
+# defaults and their rules are the ingest library's (the option table that
+# `gulpdb ingest` reads too): see ingest_option_names().
+JOB_DEFAULTS: Dict[str, Any] = {
     "partitions": None,
-    "batch": 100,
     "task_threads": 1,
     "lock_timeout": 3600.0,
     "connect_timeout": 10.0,
     "worker_timeout": 60.0,
     "local_workers": None,
-    "ffmpeg": "ffmpeg",
-    "quiet": False,
     "progress": None,
 }
 
@@ -176,57 +162,76 @@ class IngestReport:
         )
 
 
+def ingest_option_names() -> List[str]:
+    """The ingest options a distributed ingest takes: those of the option table
+    that ``gulpdb ingest`` reads (``_`` for ``-``), but ``num_workers`` (each
+    task decodes on ``task_threads``)."""
+    return [
+        info["name"].replace("-", "_")
+        for info in _gulpdb.ingest_command_options()
+        if info["distributed"]
+    ]
+
+
 def normalize_options(given: Dict[str, Any]) -> Dict[str, Any]:
     """The options with defaults filled in and paths made absolute; raises
-    TypeError for an unknown option and ValueError for an invalid one."""
-    unknown = sorted(set(given) - set(DEFAULTS))
+    TypeError for an unknown option and ValueError for an invalid one.
+
+    Ingest options (None: not given) are read by the ingest library with the
+    rules of ``gulpdb ingest``'s command line, which also supplies their
+    defaults; ``"given"`` lists those given, for the warnings about options
+    the job would not use (:func:`ignored_option_warnings`).
+    """
+    names = ingest_option_names()
+    unknown = sorted(set(given) - set(names) - set(JOB_DEFAULTS))
     if unknown:
         raise TypeError(f"unknown option(s): {', '.join(unknown)}")
-    o = dict(DEFAULTS)
-    o.update({k: v for k, v in given.items()})
+    ingest_given = {k: given[k] for k in names if given.get(k) is not None}
+    every = _gulpdb.ingest_options(ingest_given)
+    o: Dict[str, Any] = {k: every[k] for k in names}
     for key in _PATH_OPTIONS:
         if o[key] is not None:
-            o[key] = os.path.abspath(os.fspath(o[key]))
-    o["frame_rate"] = float(o["frame_rate"])
-    for key in ("frame_size", "quality", "videos_per_chunk", "batch", "task_threads"):
-        o[key] = int(o[key])
-    if o["on_duplicate"] not in ("error", "skip", "replace"):
-        raise ValueError(
-            f"--on-duplicate must be error, skip or replace, not {o['on_duplicate']!r}"
-        )
-    if o["partitions"] is not None and int(o["partitions"]) < 1:
-        raise ValueError("--partitions must be positive")
-    if o["task_threads"] < 1:
-        raise ValueError("--task-threads must be positive")
-    if o["seed"] is not None:
-        o["seed"] = int(o["seed"])
-        if not 0 <= o["seed"] < 2**64:
-            raise ValueError("--seed must be 0..2^64-1")
+            o[key] = os.path.abspath(o[key])
+    o.update(JOB_DEFAULTS)
+    o.update({k: given[k] for k in JOB_DEFAULTS if given.get(k) is not None})
+    for key in ("partitions", "task_threads", "local_workers"):
+        if o[key] is not None:
+            o[key] = _positive_int(o[key], flag(key))
     for key in ("lock_timeout", "connect_timeout", "worker_timeout"):
         o[key] = float(o[key])
         if not o[key] > 0:
             raise ValueError(f"{flag(key)} must be positive")
+    o["given"] = sorted(ingest_given)
     problem = _gulpdb.ingest_validate(_listing_options(o, "."))
     if problem:
         raise ValueError(problem)
     return o
 
 
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            number = int(str(value), 10)
+        except ValueError:
+            raise ValueError(f"{name} must be a whole number >= 1, not {value!r}") from None
+    else:
+        number = value
+    if number < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, not {value!r}")
+    return number
+
+
+def ignored_option_warnings(o: Dict[str, Any], out: str) -> List[str]:
+    """What ``gulpdb ingest`` warns about the given options that this job would
+    not use (``--seed`` without ``--shuffle``, ``--videos-per-chunk`` for an
+    existing OUT, ...): the ingest library's own list."""
+    return list(_gulpdb.ingest_warnings(_listing_options(o, out), o["given"]))
+
+
 def _listing_options(o: Dict[str, Any], out: str) -> Dict[str, Any]:
     """The options of ``_gulpdb.ingest_list_sources`` / ``ingest_validate``."""
-    keys = ("videos_dir", "frames_dir", "images_dir", "image_list", "labels")
-    d: Dict[str, Any] = {k: o[k] for k in keys if o[k] is not None}
-    d.update(
-        dir=out,
-        label_name=o["label_name"],
-        frame_rate=o["frame_rate"],
-        frame_size=o["frame_size"],
-        quality=o["quality"],
-        keep_jpeg=o["keep_jpeg"],
-        batch=o["batch"],
-        videos_per_chunk=o["videos_per_chunk"],
-        on_duplicate=o["on_duplicate"],
-    )
+    d: Dict[str, Any] = {k: o[k] for k in ingest_option_names() if o[k] is not None}
+    d["dir"] = out
     return d
 
 
@@ -237,7 +242,9 @@ def _content(o: Dict[str, Any]) -> Dict[str, Any]:
 def _digest(sources: Sequence[Dict[str, Any]]) -> str:
     h = hashlib.sha256()
     for s in sources:
-        h.update(json.dumps(s, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(
+            json.dumps(s, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogateescape")
+        )
         h.update(b"\n")
     return h.hexdigest()
 
@@ -467,7 +474,16 @@ class _Driver:
                 duplicates += 1
             else:
                 seen.add(order[i]["id"])
-        label_map = _gulpdb.ingest_label_map(self.out, order)
+        # Sources no dataset can hold (an id or label that is not UTF-8): bad
+        # sources, reported as ingest reports them, before anything is written.
+        bad: List[List[str]] = []
+        for i, s in enumerate(order):
+            if keep[i] and "problem" in s:
+                if self.o["strict"]:
+                    raise ValueError(f"ingest '{s['id']}': {s['problem']}")
+                bad.append([s["id"], display_path(s["path"]), s["problem"]])
+                keep[i] = False
+        label_map = _gulpdb.ingest_label_map(self.out, [s for s in order if "problem" not in s])
         present = 0
         if out_exists and self.o["on_duplicate"] != "replace":
             # Opened read-write: the driver holds OUT's lock, and a read-only
@@ -498,6 +514,7 @@ class _Driver:
             "duplicates": duplicates,
             "present": present,
             "label_map": sorted(label_map.items(), key=lambda kv: kv[1]),
+            "bad": bad,
             "needs_ffmpeg": _needs_ffmpeg(todo),
             "sample_paths": samples,
             "todo": todo,  # not stored in plan.json: split into the sources files
@@ -507,7 +524,14 @@ class _Driver:
         """Creates OUT (when new), writes label2idx.json, the sources and plan.json."""
         todo = plan.pop("todo")
         if not out_exists:
-            _files.create_dataset(self.out, {"videos_per_chunk": self.o["videos_per_chunk"]})
+            _files.create_dataset(
+                self.out,
+                {
+                    "videos_per_chunk": self.o["videos_per_chunk"],
+                    "bytes_per_chunk": self.o["bytes_per_chunk"],
+                    "checksums": not self.o["no_checksums"],
+                },
+            )
         with gulpdb.Dataset(self.out, "r+") as ds:
             stats = ds.stats()
         plan["settings"] = {
@@ -543,7 +567,7 @@ class _Driver:
             return
         self.owns_client = True
         if client_or_address is None:
-            self.cluster = local_cluster(int(self.o["local_workers"] or os.cpu_count() or 1))
+            self.cluster = local_cluster(self.o["local_workers"] or os.cpu_count() or 1)
             self.client = Client(self.cluster, set_as_default=False)
             return
         address = str(client_or_address)
@@ -805,6 +829,7 @@ class _Driver:
         failures: List[PartitionFailure], workers: int,
     ) -> IngestReport:
         r = IngestReport(out=self.out, job=job.dir)
+        r.bad += [BadSource(*b) for b in plan.get("bad", [])]
         for p in plan["partitions"]:
             res = results.get(p["name"])
             if res is None:
@@ -825,6 +850,8 @@ class _Driver:
 
     def run(self, client_or_address: Any) -> IngestReport:
         out_exists = self.check_out()
+        for text in ignored_option_warnings(self.o, self.out):
+            warnings.warn(text, UserWarning, stacklevel=3)
         committed = False
         try:
             if out_exists:

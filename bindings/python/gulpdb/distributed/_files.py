@@ -30,10 +30,15 @@ _JOB_RE = re.compile(r"^ingest-(\d{4,})$")
 
 
 def write_json_atomic(path: str, value: Any) -> None:
-    """Writes ``value`` as JSON to ``path``: whole or not at all, durable on return."""
+    """Writes ``value`` as JSON to ``path``: whole or not at all, durable on return.
+
+    Strings with surrogate escapes (file names that are not UTF-8, as
+    ``os.fsdecode`` gives them) are written as their original bytes, and
+    :func:`read_json` gives them back the same.
+    """
     directory = os.path.dirname(path) or "."
     tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    data = json.dumps(value, ensure_ascii=False, indent=1).encode("utf-8")
+    data = json.dumps(value, ensure_ascii=False, indent=1).encode("utf-8", "surrogateescape")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         view = memoryview(data)
@@ -56,11 +61,18 @@ def fsync_dir(directory: str) -> None:
 
 
 def read_json(path: str) -> Any:
-    with open(path, encoding="utf-8") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
         return json.load(f)
 
 
+def display_path(path: str) -> str:
+    """A path for a report: bytes that are not UTF-8 as \\xNN escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 INDEX_DIR = "gulpdb.index"
+
+
 def create_dataset(path: str, settings: Dict[str, Any]) -> None:
     """Creates the dataset ``path`` (a missing or empty directory), unless
     another process made it first, whose dataset (and settings) then stay.

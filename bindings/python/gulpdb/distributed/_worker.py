@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 import gulpdb
 from gulpdb import _gulpdb
 
-from ._files import create_dataset, read_json
+from ._files import create_dataset, display_path, read_json
 
 # Progress events are sent at most this often per task (and once at the end).
 _EVENT_INTERVAL = 0.5
@@ -235,7 +235,7 @@ def run_partition(task: Dict[str, Any]) -> Dict[str, Any]:
     warnings: List[List[str]] = []
 
     def on_problem(video_id: str, path: str, message: str, skipped: bool) -> None:
-        (bad if skipped else warnings).append([video_id, path, message])
+        (bad if skipped else warnings).append([video_id, display_path(path), message])
 
     options = dict(task["options"])
     options["dir"] = shard
