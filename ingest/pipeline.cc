@@ -260,9 +260,17 @@ IngestReport Ingest(const IngestOptions& o) {
   }
   // Sources no dataset can hold: bad sources, found before anything is written.
   for (size_t i = 0; i < listed.size(); ++i) {
-    const std::optional<SourceProblem> problem =
-        keep[i] ? UnstorableSource(listed[i]) : std::nullopt;
+    if (!keep[i]) continue;
+    std::optional<SourceProblem> problem = UnstorableSource(listed[i]);
     if (!problem) continue;
+    if (listed[i].path.empty() && locator) {  // name the video file, as ListSources does
+      SourceSpec named = listed[i];
+      try {
+        named.path = locator->Resolve(named.id);
+        problem = UnstorableSource(named);
+      } catch (const Error&) {
+      }
+    }
     if (o.strict) throw InvalidArgumentError("ingest '" + problem->id + "': " + problem->message);
     ReportProblem(o, *problem);
     keep[i] = false;

@@ -386,7 +386,7 @@ BOOST_AUTO_TEST_CASE(options_an_ingest_would_not_use_are_named_as_gulpdb_ingest_
   TempDir tmp;
   IngestOptions o;
   o.dir = tmp / "new";
-  o.frames_dir = tmp;
+  o.frames_dir = tmp.path();
   BOOST_TEST(IgnoredIngestOptions(o, {"quality", "frame-size", "batch"}).empty());
   std::vector<std::string> w =
       IgnoredIngestOptions(o, {"seed", "label_name", "frame-rate", "videos-per-chunk"});

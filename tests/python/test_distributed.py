@@ -16,6 +16,7 @@ import glob
 import inspect
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -778,7 +779,7 @@ def test_the_python_api_and_the_command_take_gulpdb_ingests_option_table():
     assert all(inspect.signature(gd.ingest).parameters[n].default is None for n in names)
     text = run_cli(["ingest", "--help"]).stdout
     for o in table:
-        assert (f"--{o['name']} " in text or f"--{o['name']}\n" in text) == o["distributed"], o
+        assert bool(re.search(rf"--{o['name']}(?![\w-])", text)) == o["distributed"], o
         if o["distributed"] and o["default"]:
             assert f"(default: {o['default']})" in " ".join(text.split()), o["name"]
 
@@ -884,6 +885,6 @@ def test_a_file_name_that_is_not_utf8_is_a_bad_source_named_as_gulpdb_ingest_nam
     assert f"gulpdb.distributed: skipping '{bad.id}': {bad.message}" in command.stderr
     # --strict stops at it before anything is written.
     strict = str(tmp_path / "strict")
-    with pytest.raises(ValueError, match=r"ingest 'caf\\\\xe9': the id .* is not valid UTF-8"):
+    with pytest.raises(ValueError, match=r"ingest 'caf\\xe9': the id .* is not valid UTF-8"):
         gd.ingest(client, strict, videos_dir=src, strict=True, quiet=True)
     assert not os.path.exists(strict)
