@@ -62,8 +62,37 @@ std::vector<std::string> ReadIdsFile(const std::string& path) {
   return ids;
 }
 
+// "no video's meta has the key 'k' (the first video's meta: [...])" for the
+// keys of `keys` that no video has, or empty when every key is there (or the
+// dataset has no video).
+std::string AbsentKeysNote(const Dataset& dataset, const std::vector<std::string>& keys) {
+  const std::vector<std::string> absent = dataset.AbsentMetaKeys(keys);
+  std::string first;
+  bool any = false;
+  dataset.ForEach([&](const VideoInfo& v) {
+    any = true;
+    first = v.meta_data.size() > 200 ? v.meta_data.substr(0, 200) + "..." : v.meta_data;
+    return false;
+  });
+  if (absent.empty() || !any) return "";
+  std::string names;
+  for (const std::string& k : absent) {
+    names += (names.empty() ? "'" : ", '") + EscapeForDisplay(k) + "'";
+  }
+  return std::string("no video's meta has the key") + (absent.size() > 1 ? "s " : " ") + names +
+         " (the first video's meta: " + first + ")";
+}
+
+std::vector<std::string> KeysOf(const std::vector<MetaCondition>& where) {
+  std::vector<std::string> keys;
+  for (const MetaCondition& c : where) keys.push_back(c.key);
+  return keys;
+}
+
 void AddDatasetOptions(po::options_description* o) {
-  o->add_options()("dir", po::value<std::string>(), "dataset directory");
+  o->add_options()("dir", po::value<std::string>(),
+                   "dataset directory (for listing, also s3://BUCKET/PREFIX of a dataset "
+                   "published with gulpdb push)");
   AddIndexDirOption(o);
 }
 
@@ -117,6 +146,12 @@ int RunIndex(const std::vector<std::string>& args) {
       std::printf("built a meta index of '%s'\n", EscapeForDisplay(key).c_str());
     } else {
       std::printf("'%s' has a meta index already\n", EscapeForDisplay(key).c_str());
+    }
+    if (const std::string note = AbsentKeysNote(*ds, {key}); !note.empty()) {
+      std::fprintf(stderr,
+                   "gulpdb index: warning: %s: the index stays empty until videos with the key "
+                   "are added\n",
+                   EscapeControls(note).c_str());
     }
   }
   return status;
@@ -196,6 +231,16 @@ int RunSplit(const std::vector<std::string>& args) {
   }
   const std::vector<std::string> ids =
       ids_file.empty() ? ds->Select(WhereTerms(vm)) : ReadIdsFile(ids_file);
+  if (ids.empty() && ids_file.empty()) {
+    // A split of nothing is almost always a misspelt key or value: refuse it.
+    std::string terms;
+    for (const std::string& t : vm["where"].as<std::vector<std::string>>()) {
+      terms += (terms.empty() ? "" : " ") + t;
+    }
+    const std::string note = AbsentKeysNote(*ds, KeysOf(WhereTerms(vm)));
+    throw InvalidArgumentError("set split '" + name + "' of " + ds->dir() + ": no video matches " +
+                               terms + (note.empty() ? "" : ": " + note) + "; nothing was changed");
+  }
   auto writer = ds->NewWriter(wo);
   writer->SetSplit(name, ids);
   writer->Commit();
@@ -235,6 +280,12 @@ void ForEachListed(const Dataset& dataset, const po::variables_map& vm,
     }
   } else {
     ids = dataset.Select(where);
+  }
+  if (ids.empty() && !where.empty()) {
+    if (const std::string note = AbsentKeysNote(dataset, KeysOf(where)); !note.empty()) {
+      std::fprintf(stderr, "gulpdb ls: warning: %s; nothing matches\n",
+                   EscapeControls(note).c_str());
+    }
   }
   for (const std::string& id : ids) {
     const std::optional<VideoInfo> video = dataset.Find(id);

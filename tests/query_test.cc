@@ -429,6 +429,26 @@ std::unique_ptr<Dataset> WithVideos(const std::string& dir, int n, uint32_t per_
   return ds;
 }
 
+BOOST_AUTO_TEST_CASE(absent_meta_keys_names_the_keys_no_video_has_with_or_without_an_index) {
+  TempDir tmp;
+  auto ds = WithVideos(tmp / "d", 7, 3);
+  {
+    auto w = ds->NewWriter();
+    const std::vector<std::string> f = {FakeJpeg(99, 1)};
+    w->Append("late", test::Views(f), R"({"label": 1, "template": "push"})");
+    w->Commit();
+  }
+  const std::vector<std::string> keys = {"template", "label", "templat", "idx"};
+  BOOST_TEST(ds->AbsentMetaKeys(keys) == (std::vector<std::string>{"templat", "idx"}));
+  BOOST_TEST(ds->AbsentMetaKeys({}).empty());
+  ds->CreateMetaIndex("template");
+  ds->CreateMetaIndex("idx");
+  BOOST_TEST(ds->AbsentMetaKeys(keys) == (std::vector<std::string>{"templat", "idx"}));
+  ds->Remove({"late"});
+  BOOST_TEST(ds->AbsentMetaKeys(keys) == (std::vector<std::string>{"template", "templat", "idx"}));
+  BOOST_CHECK_THROW(ds->AbsentMetaKeys({std::string("caf\xe9")}), InvalidArgumentError);
+}
+
 BOOST_AUTO_TEST_CASE(a_split_keeps_the_given_order_and_replaces_one_of_its_name) {
   TempDir tmp;
   auto ds = WithVideos(tmp / "d", 10);

@@ -73,6 +73,14 @@ void BindQuery(py::module_& m) {
           },
           "The keys with a meta index.")
       .def(
+          "absent_meta_keys",
+          [](const DatasetHandle& h, const std::vector<std::string>& keys) {
+            auto ds = h.Get();
+            py::gil_scoped_release release;
+            return ds->AbsentMetaKeys(keys);
+          },
+          py::arg("keys"), "The keys among `keys` that no video's first meta entry has.")
+      .def(
           "splits",
           [](const DatasetHandle& h) {
             auto ds = h.Get();

@@ -248,6 +248,62 @@ std::vector<std::string> Dataset::MetaIndexes() const {
   return names;
 }
 
+std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>& keys) const {
+  if (keys.empty()) return {};
+  impl_->query.Refresh(*impl_->env);
+  const engine::QueryDbHandles dbs = impl_->query.Load();
+  index::Txn txn = impl_->env->BeginRead();
+  std::vector<bool> seen(keys.size(), false);
+  std::vector<size_t> scanned;  // keys without a meta index
+  std::map<std::string, uint32_t> fields;
+  for (const engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) fields[f.name] = f.number;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto field = fields.find(keys[i]);
+    if (field == fields.end()) {
+      scanned.push_back(i);
+      continue;
+    }
+    const std::string prefix = index::MetaFieldPrefix(field->second);
+    index::Cursor cursor(txn, dbs.meta_index);
+    seen[i] = cursor.Seek(prefix) && StartsWith(cursor.key(), prefix);
+  }
+  if (!scanned.empty()) {
+    std::vector<std::string> quoted;
+    for (size_t i : scanned) {
+      try {
+        quoted.push_back(engine::PythonJsonString(keys[i]));
+      } catch (const InvalidArgumentError&) {
+        throw InvalidArgumentError("look up meta key '" + engine::PrintableBytes(keys[i], 40) +
+                                   "' in " + impl_->dir + ": it is not valid UTF-8");
+      }
+    }
+    size_t missing = scanned.size();
+    index::Cursor cursor(txn, impl_->videos);
+    std::vector<std::string_view> values;
+    std::string error;
+    for (bool ok = cursor.First(); ok && missing != 0; ok = cursor.Next()) {
+      const std::string_view id = cursor.key();
+      const index::VideoMetaView video =
+          index::DecodeVideoMeta(impl_->Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+      if (!engine::FindFirstEntryValues(video.meta_data, quoted, &values, &error)) {
+        throw CorruptionError("look up meta keys in " + impl_->dir + ": meta of id '" +
+                              std::string(id) + "': " + error);
+      }
+      for (size_t j = 0; j < scanned.size(); ++j) {
+        if (!seen[scanned[j]] && !values[j].empty()) {
+          seen[scanned[j]] = true;
+          --missing;
+        }
+      }
+    }
+  }
+  std::vector<std::string> absent;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!seen[i]) absent.push_back(keys[i]);
+  }
+  return absent;
+}
+
 std::vector<SplitInfo> Dataset::Splits() const {
   impl_->query.Refresh(*impl_->env);
   const engine::QueryDbHandles dbs = impl_->query.Load();

@@ -316,6 +316,16 @@ class GULPDB_EXPORT Dataset {
   // The keys that have a meta index, sorted by their bytes.
   std::vector<std::string> MetaIndexes() const;
 
+  // The keys among `keys` (in their order) that no video's meta (first
+  // meta_data entry) has at all, whatever the value: a query or a meta index
+  // of such a key can only ever be empty, usually because of a misspelt key.
+  // Reads one snapshot; a key with a meta index is answered from it (one
+  // seek), the others by reading records until each is seen (every record
+  // when one is absent: the cost of a Select scan). Throws
+  // InvalidArgumentError for a key that is not UTF-8, CorruptionError
+  // naming the id for a record whose meta is not JSON.
+  std::vector<std::string> AbsentMetaKeys(const std::vector<std::string>& keys) const;
+
   // Every named split (Writer::SetSplit) with its size, sorted by name.
   std::vector<SplitInfo> Splits() const;
   // The ids of split `name`, in the order Writer::SetSplit was given them

@@ -62,3 +62,17 @@ def test_video_dataset_counts_are_checked_when_it_is_made(tmp_path, kwargs, erro
     name = next(k for k in kwargs if k != "sampling")
     with pytest.raises(error, match=name):
         gulpdb.torch.VideoDataset(path, **kwargs)
+
+
+@pytest.mark.parametrize("value", [2**70, 2**64, 2**63])
+def test_a_generation_beyond_any_published_one_is_named_with_its_range(value):
+    # Checked before any request: no server is needed to refuse it.
+    with pytest.raises(ValueError) as e:
+        gulpdb.Dataset("s3://some-bucket/ssv2", generation=value)
+    message = str(e.value)
+    assert "generation" in message and "1 to 9223372036854775807" in message, message
+    assert str(value) in message and "at least" not in message
+    with pytest.raises(ValueError, match=r"generation .* must be at least 1, not 0|1 to"):
+        gulpdb.Dataset("s3://some-bucket/ssv2", generation=0)
+    with pytest.raises(TypeError, match="generation"):
+        gulpdb.Dataset("s3://some-bucket/ssv2", generation=2.0)

@@ -16,6 +16,7 @@ import os
 import random
 import shutil
 import subprocess
+import warnings
 from typing import Any, Dict, List
 
 import numpy as np
@@ -272,3 +273,61 @@ def test_torch_datasets_take_a_split(tmp_path):
         torch_module.VideoDataset(ds, ids=["v1"], split="train")
     with pytest.raises(KeyError, match="known splits: train"):
         torch_module.VideoDataset(ds, split="test")
+
+
+def test_a_query_or_index_over_a_key_no_video_has_says_so(tmp_path):
+    path = str(tmp_path / "ds")
+    with gulpdb.Dataset(path, "x") as ds:
+        with ds.writer() as w:
+            for i in range(5):
+                w.append(f"v{i}", [np.zeros((8, 8, 3), np.uint8)],
+                         {"id": f"v{i}", "label": "pattern", "idx": i % 2})
+        # The key exists: an empty answer is a plain answer.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert ds.select(label="nothing") == []
+            assert ds.select(idx=1) == ["v1", "v3"]
+        # Something-something's "template" is stored as GulpIO's "label".
+        with pytest.warns(UserWarning, match=r"no video's meta has the key 'template' .*'label'"):
+            assert ds.select(template="pattern") == []
+        with pytest.warns(UserWarning, match="'templat'"):
+            assert ds.select(templat="x", idx=1) == []
+        with pytest.warns(UserWarning, match="create_meta_index .* key 'template'"):
+            assert ds.create_meta_index("template")
+        with pytest.warns(UserWarning, match="key 'template'"):  # now from the index
+            assert ds.select(template="pattern") == []
+        assert ds.native.absent_meta_keys(["template", "label", "idx", "x"]) == ["template", "x"]
+        ds.create_meta_index("label")
+        assert ds.native.absent_meta_keys(["label"]) == []
+
+
+def test_the_command_line_says_so_too(tmp_path):
+    path = str(tmp_path / "ds")
+    with gulpdb.Dataset(path, "x") as ds:
+        with ds.writer() as w:
+            for i in range(3):
+                w.append(f"v{i}", [np.zeros((8, 8, 3), np.uint8)],
+                         {"id": f"v{i}", "label": "pattern", "idx": i})
+
+    def cli(*args):
+        return subprocess.run([GULPDB_CLI, *args], capture_output=True, text=True, timeout=60)
+
+    ls = cli("ls", path, "--where", "template=pattern")
+    assert ls.returncode == 0 and ls.stdout == ""
+    assert "gulpdb ls: warning: no video's meta has the key 'template'" in ls.stderr
+    assert '"label": "pattern"' in ls.stderr  # the first video's meta shows what there is
+    quiet = cli("ls", path, "--where", "label=other")
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
+    index = cli("index", path, "--meta-key", "template")
+    assert index.returncode == 0 and "gulpdb index: warning: no video's meta has the key" in (
+        index.stderr
+    )
+    split = cli("split", path, "holdout", "--where", "label=3")
+    assert split.returncode == 1
+    assert "set split 'holdout'" in split.stderr and "no video matches label=3" in split.stderr
+    assert "nothing was changed" in split.stderr
+    absent = cli("split", path, "holdout", "--where", "template=pattern")
+    assert absent.returncode == 1 and "no video's meta has the key 'template'" in absent.stderr
+    assert gulpdb.Dataset(path).splits() == {}
+    made = cli("split", path, "holdout", "--where", "idx=2")
+    assert made.returncode == 0 and gulpdb.Dataset(path).split("holdout") == ["v2"]

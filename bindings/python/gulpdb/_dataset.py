@@ -144,7 +144,8 @@ def _count(value: Any, name: str, minimum: int = 0, maximum: int = 2**63 - 1) ->
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     value = int(value)
     if not minimum <= value <= maximum:
-        bound = f"at least {minimum}" if maximum >= 2**63 - 1 else f"{minimum} to {maximum}"
+        small = value < minimum and maximum >= 2**63 - 1
+        bound = f"at least {minimum}" if small else f"{minimum} to {maximum}"
         raise ValueError(f"{name} must be {bound}, not {value}")
     return value
 
@@ -232,10 +233,10 @@ class Dataset:
                 )
             if index_dir is not None:
                 raise ValueError(f"{self._path}: index_dir does not apply to a remote dataset")
-        if generation is not None and (
-            _count(generation, "generation") < 1 or not _is_remote(self._path)
-        ):
+        if generation is not None and not _is_remote(self._path):
             raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
+        if generation is not None:
+            _count(generation, "generation (a published generation number)", 1)
         self._options: Dict[str, Any] = dict(
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
             decode_threads=_count(decode_threads, "decode_threads", 0, 1024),
@@ -501,11 +502,32 @@ class Dataset:
         dicts member by member in any order. Keys that are not identifiers
         go through a dict: ``ds.select(**{"label name": "x"})``.
 
+        An empty result for a key that no video has at all (a misspelt key,
+        or ``template`` for an ingest with ``--label-name template``, which
+        stores the label under GulpIO's ``"label"``) comes with a
+        UserWarning naming the key.
+
         Raises:
             TypeError: a value JSON cannot hold (a set, an object, ...).
         """
         conditions = [(key, [_query_value_json(key, value)]) for key, value in meta_equals.items()]
-        return self._native().select(conditions)
+        ids = self._native().select(conditions)
+        if not ids and conditions:
+            self._warn_absent_keys([key for key, _ in conditions], "select")
+        return ids
+
+    def _warn_absent_keys(self, keys: List[str], what: str) -> None:
+        """A UserWarning naming the keys that no video's meta has."""
+        absent = self._native().absent_meta_keys(keys)
+        first = next(iter(self), None)
+        if absent and first is not None:
+            warnings.warn(
+                f"{what} on {self._path}: no video's meta has the key "
+                f"{', '.join(repr(k) for k in absent)} (the first video's meta: "
+                f"{self.meta(first)!r})",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def create_meta_index(self, key: str, *, lock_timeout: float = 0.0) -> bool:
         """Builds a secondary index of meta key ``key``, so that :meth:`select` on it
@@ -518,10 +540,13 @@ class Dataset:
         the index right in the transaction that changes the videos. Returns
         False (changing nothing) when ``key`` has an index already.
         ValueError for a read-only dataset or a key that is empty, longer
-        than 255 bytes or not text.
+        than 255 bytes or not text. A key that no video has is indexed (for
+        videos added later) with a UserWarning.
         """
         self._check_writable()
-        return self._native().create_meta_index(key, lock_timeout)
+        built = self._native().create_meta_index(key, lock_timeout)
+        self._warn_absent_keys([key], "create_meta_index")
+        return built
 
     def drop_meta_index(self, key: str, *, lock_timeout: float = 0.0) -> bool:
         """Drops the meta index of ``key``; False if it had none."""
