@@ -274,13 +274,16 @@ void ApplyOutputSize(const py::handle& size, const py::handle& resize, const py:
     }
     return;
   }
-  if (PyIndex_Check(size.ptr()) && !IsBool(size)) {
+  // A NumPy array (or any sequence) of two ints is a pair, though an array
+  // also passes PyIndex_Check; only a single integer is refused as one.
+  const bool sequence = PySequence_Check(size.ptr()) != 0 &&
+                        !(py::hasattr(size, "ndim") && py::getattr(size, "ndim").cast<int>() == 0);
+  if (!sequence && PyIndex_Check(size.ptr()) && !IsBool(size)) {
     const std::string n = py::str(size).cast<std::string>();
     throw py::type_error("size must be a (height, width) pair, not the int " + n + ": pass (" + n +
                          ", " + n + ") for a square");
   }
-  if (py::isinstance<py::str>(size) || py::isinstance<py::bytes>(size) ||
-      !PySequence_Check(size.ptr())) {
+  if (py::isinstance<py::str>(size) || py::isinstance<py::bytes>(size) || !sequence) {
     throw py::type_error(std::string("size must be None or a (height, width) pair of ints, not ") +
                          TypeName(size));
   }

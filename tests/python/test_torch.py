@@ -7,6 +7,7 @@ import pickle
 import socket
 import subprocess
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -285,3 +286,71 @@ def test_frames_of_different_sizes_in_one_video_are_a_clear_error(tmp_path):
         w.append("uneven", frames)
     with pytest.raises(ValueError, match=r"frames of video 'uneven' differ in shape"):
         gt.VideoDataset(path)[0]
+
+
+# ---- options that a sampling would ignore ----------------------------------------------
+
+
+def test_num_frames_alone_takes_that_many_evenly_spaced_frames(small_dataset):
+    # The README's example: VideoDataset(url, label="idx", num_frames=16).
+    ds = gt.VideoDataset(small_dataset.path, label="idx", num_frames=4)
+    clip, label = ds[0]
+    assert tuple(clip.shape) == (4, 24, 32, 3) and label == 0
+    expected = small_dataset.decoded["video_0"][gt.sample_frame_indices(6, 4, "segments")]
+    assert np.array_equal(clip.numpy(), expected)
+    assert "sampling='segments', num_frames=4" in repr(ds)
+    iterable = gt.IterableVideoDataset(small_dataset.path, num_frames=3)
+    assert all(tuple(item.shape) == (3, 24, 32, 3) for item in iterable)
+    assert gt.sample_frame_indices(10, 5).tolist() == [1, 3, 5, 7, 9]
+    assert gt.sample_frame_indices(3, None).tolist() == [0, 1, 2]
+    whole = gt.VideoDataset(small_dataset.path)
+    assert tuple(whole[0].shape) == (6, 24, 32, 3)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(num_frames=16, sampling="all"), "num_frames=16 would be ignored"),
+        (dict(num_frames=4, sampling="segments", stride=2), "stride=2 applies to sampling"),
+        (dict(num_frames=4, sampling="random_segments", stride=3), "stride=3 applies"),
+        (dict(stride=2), "stride=2 applies to sampling"),
+    ],
+)
+def test_an_option_the_sampling_would_ignore_is_refused_at_construction(
+    small_dataset, options, message
+):
+    for cls in (gt.VideoDataset, gt.IterableVideoDataset):
+        with pytest.raises(ValueError, match=message):
+            cls(small_dataset.path, **options)
+    if "num_frames" in options:
+        with pytest.raises(ValueError, match=message):
+            gt.sample_frame_indices(10, options["num_frames"], options["sampling"],
+                                    options.get("stride", 1))
+
+
+def test_a_seed_that_nothing_random_uses_is_a_warning(small_dataset):
+    with pytest.warns(UserWarning, match="seed=5 is ignored: nothing is drawn at random"):
+        gt.VideoDataset(small_dataset.path, num_frames=2, sampling="segments", seed=5)
+    with pytest.warns(UserWarning, match="seed=5 is ignored"):
+        gt.ImageDataset(small_dataset.path, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gt.VideoDataset(small_dataset.path, num_frames=2, sampling="clip", seed=5)
+        gt.VideoDataset(small_dataset.path, seed=5, size=(8, 8), crop="random")
+        gt.IterableVideoDataset(small_dataset.path, seed=5, shuffle=True)
+        gt.VideoDataset(small_dataset.path, num_frames=2)  # the default seed, unused: silent
+
+
+def test_size_may_be_a_numpy_array_of_two_ints(small_dataset):
+    ds = gulpdb.Dataset(small_dataset.path)
+    expected = ds.read("video_1", [0, 1], size=(8, 12))
+    for size in (np.array([8, 12]), np.array([8, 12], dtype=np.int32), [8, 12]):
+        assert np.array_equal(ds.read("video_1", [0, 1], size=size), expected)
+    clips = gt.VideoDataset(small_dataset.path, num_frames=2, size=np.array([8, 12]))
+    assert tuple(clips[1].shape) == (2, 8, 12, 3) and clips._reader.size == (8, 12)
+    with pytest.raises(TypeError, match="not the int 8"):
+        ds.read("video_1", [0], size=np.int64(8))
+    with pytest.raises(TypeError, match="size must hold ints"):
+        ds.read("video_1", [0], size=np.array([8.0, 12.0]))
+    with pytest.raises(ValueError, match="pair, not 3 numbers"):
+        ds.read("video_1", [0], size=np.array([8, 12, 3]))

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -85,6 +86,38 @@ Source = Union[str, "os.PathLike[str]", Dataset, GulpDirectory]
 Label = Union[None, str, Callable[[Any], Any]]
 
 _SAMPLINGS = ("all", "segments", "random_segments", "clip", "center_clip")
+_CLIPS = ("clip", "center_clip")
+_RANDOM_SAMPLINGS = ("random_segments", "clip")
+
+
+def _sampling_of(sampling: Optional[str], num_frames: Optional[int], stride: int) -> str:
+    """The sampling to use, refusing options it would ignore.
+
+    ``sampling=None`` (the default) is ``"all"`` without ``num_frames`` and
+    ``"segments"`` with it (``num_frames`` evenly spaced frames: the whole
+    video, deterministic). ``num_frames`` with ``"all"``, a sampling other than
+    ``"all"`` without ``num_frames``, and a ``stride`` other than 1 outside
+    the clip samplings are ValueErrors: a given option never goes unused.
+    """
+    if sampling is None:
+        sampling = "all" if num_frames is None else "segments"
+    if sampling not in _SAMPLINGS:
+        raise ValueError(f"sampling must be one of {_SAMPLINGS}, not {sampling!r}")
+    if sampling == "all" and num_frames is not None:
+        raise ValueError(
+            f"sampling='all' reads every frame, so num_frames={num_frames!r} would be ignored: "
+            "leave out num_frames for whole videos, or leave out sampling (num_frames alone "
+            "takes evenly spaced frames, as 'segments') or pick 'segments', "
+            "'random_segments', 'clip' or 'center_clip'"
+        )
+    if sampling != "all" and num_frames is None:
+        raise ValueError(f"sampling {sampling!r} needs num_frames > 0")
+    if stride != 1 and sampling not in _CLIPS:
+        raise ValueError(
+            f"stride={stride!r} applies to sampling 'clip' and 'center_clip' (frames stride "
+            f"apart), so it would be ignored with sampling={sampling!r}"
+        )
+    return sampling
 
 
 def _as_dataset(source: Source) -> Dataset:
@@ -125,33 +158,39 @@ def _with_split(
 def sample_frame_indices(
     frame_count: int,
     num_frames: Optional[int],
-    sampling: str = "all",
+    sampling: Optional[str] = None,
     stride: int = 1,
     rng: Optional[np.random.Generator] = None,
 ) -> np.ndarray:
     """Which frames of a video of ``frame_count`` frames to read.
 
     Args:
+        num_frames: frames to take (None: every frame).
         sampling: ``"all"``: every frame. ``"segments"``: the middle frame of
             each of ``num_frames`` equal segments. ``"random_segments"``: a
             random frame of each segment (TSN training). ``"clip"``:
             ``num_frames`` frames ``stride`` apart from a random start.
-            ``"center_clip"``: the same clip, centred.
+            ``"center_clip"``: the same clip, centred. None (the default):
+            ``"all"`` without ``num_frames``, ``"segments"`` with it.
+        stride: frames between those of a clip (``"clip"``,
+            ``"center_clip"`` only).
         rng: the generator for the random samplings.
 
     A video shorter than a clip repeats its last frame; one with fewer frames
-    than segments repeats frames. Returns int64 indices.
+    than segments repeats frames. Returns int64 indices. An option the
+    sampling would ignore (``num_frames`` with ``"all"``, ``stride`` outside
+    the clips) is a ValueError.
     """
-    if sampling not in _SAMPLINGS:
-        raise ValueError(f"sampling must be one of {_SAMPLINGS}, not {sampling!r}")
-    if sampling == "all":
-        return np.arange(frame_count, dtype=np.int64)
-    if frame_count <= 0:
-        raise ValueError("cannot sample frames of a video with no frames")
-    if num_frames is None or num_frames <= 0:
-        raise ValueError(f"sampling {sampling!r} needs num_frames > 0")
     if stride <= 0:
         raise ValueError("stride must be positive")
+    if num_frames is not None and num_frames <= 0:
+        raise ValueError(f"num_frames must be positive, not {num_frames!r}")
+    sampling = _sampling_of(sampling, num_frames, stride)
+    if sampling == "all":
+        return np.arange(frame_count, dtype=np.int64)
+    assert num_frames is not None
+    if frame_count <= 0:
+        raise ValueError("cannot sample frames of a video with no frames")
     if sampling in ("segments", "random_segments"):
         edges = np.arange(num_frames + 1, dtype=np.float64) * frame_count / num_frames
         if sampling == "segments":
@@ -259,7 +298,7 @@ class _VideoReader:
         label: Label,
         transform: Optional[Callable[[torch.Tensor], Any]],
         num_frames: Optional[int],
-        sampling: str,
+        sampling: Optional[str],
         stride: int,
         seed: Optional[int],
         colorspace: str,
@@ -273,13 +312,10 @@ class _VideoReader:
         self.size = _gulpdb._check_output_size(size, resize, crop, int(downscale))
         self.resize = resize
         self.crop = crop
-        if sampling not in _SAMPLINGS:
-            raise ValueError(f"sampling must be one of {_SAMPLINGS}, not {sampling!r}")
-        if sampling != "all" and num_frames is None:
-            raise ValueError(f"sampling {sampling!r} needs num_frames > 0")
         if num_frames is not None:
             num_frames = _count(num_frames, "num_frames", 1)
         stride = _count(stride, "stride", 1)
+        sampling = _sampling_of(sampling, num_frames, stride)
         if decode_threads is not None:
             decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
         self.dataset = _as_dataset(source)
@@ -298,6 +334,23 @@ class _VideoReader:
         self.decode_threads = decode_threads
         self.epoch = 0
         self._worker_dataset: Optional[Tuple[int, Dataset]] = None
+
+    def uses_randomness(self) -> bool:
+        """True when an item's frames or crop window are drawn at random."""
+        return self.sampling in _RANDOM_SAMPLINGS or (
+            self.size is not None and self.crop == "random"
+        )
+
+    def warn_unused_seed(self, what: str, shuffle: bool = False) -> None:
+        """A UserWarning for a seed other than the default that nothing random uses."""
+        if self.seed not in (0, None) and not shuffle and not self.uses_randomness():
+            warnings.warn(
+                f"{what}: seed={self.seed!r} is ignored: nothing is drawn at random "
+                f"(sampling={self.sampling!r}, crop={self.crop!r}"
+                f"{'' if self.size is not None else ', no size'})",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def set_epoch(self, epoch: int) -> None:
         """Changes the random sampling of the next epoch (as DistributedSampler.set_epoch)."""
@@ -388,8 +441,13 @@ class VideoDataset(torch.utils.data.Dataset):
             an unknown split a KeyError naming the known ones).
         label: a meta key (``"idx"``), a callable ``meta -> label``, or None.
         transform: applied to the uint8 T×H×W×C tensor of each item.
-        num_frames, sampling, stride: see :func:`sample_frame_indices`.
-        seed: seeds the random samplings (None: not reproducible).
+        num_frames, sampling, stride: see :func:`sample_frame_indices`:
+            ``num_frames=16`` alone takes 16 evenly spaced frames
+            (``"segments"``), no ``num_frames`` every frame; an option the
+            sampling would ignore (``num_frames`` with ``sampling="all"``,
+            ``stride`` outside the clips) is a ValueError here.
+        seed: seeds the random samplings and crops (None: not reproducible;
+            a seed other than 0 with nothing random is a UserWarning).
         colorspace, dct, downscale: decoding, as :meth:`gulpdb.Dataset.read`.
         decode_threads: decode threads per read (default: one per core in the
             main process, one per DataLoader worker).
@@ -421,7 +479,7 @@ class VideoDataset(torch.utils.data.Dataset):
         label: Label = None,
         transform: Optional[Callable[[torch.Tensor], Any]] = None,
         num_frames: Optional[int] = None,
-        sampling: str = "all",
+        sampling: Optional[str] = None,
         stride: int = 1,
         seed: Optional[int] = 0,
         colorspace: str = "rgb",
@@ -437,6 +495,7 @@ class VideoDataset(torch.utils.data.Dataset):
             source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
             downscale, decode_threads, size, resize, crop,
         )
+        self._reader.warn_unused_seed("VideoDataset")
 
     @property
     def ids(self) -> List[str]:
@@ -512,6 +571,7 @@ class ImageDataset(torch.utils.data.Dataset):
             source, ids, label, None, None, "all", 1, seed, colorspace, dct, downscale,
             decode_threads, size, resize, crop,
         )
+        self._reader.warn_unused_seed("ImageDataset")
         self.transform = transform
         self.frame = int(frame)
 
@@ -583,7 +643,7 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
         label: Label = None,
         transform: Optional[Callable[[torch.Tensor], Any]] = None,
         num_frames: Optional[int] = None,
-        sampling: str = "all",
+        sampling: Optional[str] = None,
         stride: int = 1,
         seed: Optional[int] = 0,
         colorspace: str = "rgb",
@@ -600,6 +660,7 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
             source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
             downscale, decode_threads, size, resize, crop,
         )
+        self._reader.warn_unused_seed("IterableVideoDataset", shuffle=shuffle)
         self.rank = rank
         self.world_size = world_size
         self.shuffle = shuffle
