@@ -329,3 +329,40 @@ def test_utils_files_ids_and_ffmpeg(tmp_path, capsys):
     assert "Id 2 more than once in json file, I skip it!" in printed
     with pytest.raises(utils.DuplicateIdException):
         utils.remove_entries_with_duplicate_ids(out, [{"id": "1"}])
+
+
+@pytest.mark.parametrize("quality", [100, 50])
+def test_every_writer_reads_jpeg_write_quality_when_it_writes(tmp_path, monkeypatch, quality):
+    """GulpIO2 reads gulpio2.utils._JPEG_WRITE_QUALITY at call time (its own tests
+    set it to 100): so do gulpdb's writers, through gulpdb.utils."""
+    frames = synthetic_frames(3, 2, 40, 56)
+    expected = [gulpdb.encode_jpeg(f, quality) for f in frames]
+    assert expected != [gulpdb.encode_jpeg(f, 90) for f in frames]
+    monkeypatch.setattr(gulpio2.utils, "_JPEG_WRITE_QUALITY", quality)
+    assert gulpio2.utils.img_to_jpeg_bytes(frames[0]) == expected[0]
+
+    # GulpChunk.append, inside and outside an open() block.
+    out = str(tmp_path / "chunk")
+    chunk = next(iter(gulpio2.GulpDirectory(out).new_chunks(1)))
+    with chunk.open("wb"):
+        chunk.append("inside", {"n": 1}, frames)
+    chunk.append("outside", {"n": 2}, list(frames))
+    with gulpdb.Dataset(out) as ds:
+        assert ds.read_jpegs("inside") == expected
+        assert ds.read_jpegs("outside") == expected
+
+    # ChunkWriter and GulpIngestor (in this process and in worker processes).
+    items = [("v0", frames, {"i": 0}), ("v1", frames[:1], {"i": 1})]
+    out = str(tmp_path / "writer")
+    gd = gulpio2.GulpDirectory(out)
+    gulpio2.ChunkWriter(ListAdapter(items)).write_chunk(next(iter(gd.new_chunks(1))), slice(0, 2))
+    with gulpdb.Dataset(out) as ds:
+        assert ds.read_jpegs("v0") == expected and ds.read_jpegs("v1") == expected[:1]
+    for workers in (1, 2):
+        out = str(tmp_path / f"ingestor{workers}")
+        ingestor = gulpio2.GulpIngestor(ListAdapter(items), out, 2, workers, quiet=True)
+        ingestor()
+        with gulpdb.Dataset(out) as ds:
+            assert ds.read_jpegs("v0") == expected, workers
+    # An explicit quality still wins.
+    assert gulpio2.utils.img_to_jpeg_bytes(frames[0], 90) == gulpdb.encode_jpeg(frames[0], 90)

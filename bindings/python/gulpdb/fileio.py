@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import json
 import multiprocessing
 import os
@@ -73,7 +74,7 @@ from typing import (
 
 import numpy as np
 
-from . import _gulpdb
+from . import _gulpdb, utils
 from ._dataset import Dataset, Writer
 from ._index_cache import open_for_gulpio
 
@@ -791,6 +792,7 @@ class GulpChunk:
                     f"to the last chunk of {directory.output_dir} ({max(table)}), and never to "
                     "a chunk that takes no more videos (imported from GulpIO, or closed)"
                 )
+        self._quality = utils._write_quality()  # GulpIO2's knob, read now
         writer = ds.writer(quality=self._quality, rollover=False)
         try:
             if number is None:
@@ -845,7 +847,8 @@ class GulpChunk:
         bytes, or paths of JPEG files (stored as they are, as GulpIO2 does).
 
         ``id_`` is converted with ``str`` (as GulpIO2). Images are encoded at
-        ``jpeg_encode_quality`` (default 90, GulpIO2's). Outside an
+        ``jpeg_encode_quality``, by default at ``gulpdb.utils._JPEG_WRITE_QUALITY``
+        as it is at this call (90 unless changed, as GulpIO2). Outside an
         ``open('wb'|'ab')`` block the video is committed at once.
         """
         if self._writer is None:
@@ -853,11 +856,14 @@ class GulpChunk:
                 self.append(id_, meta_data, frames, jpeg_encode_quality)
             return
         frames = _frames_to_store(frames)
-        if jpeg_encode_quality is not None and int(jpeg_encode_quality) != self._quality:
+        quality = (
+            utils._write_quality() if jpeg_encode_quality is None else int(jpeg_encode_quality)
+        )
+        if quality != self._quality:
             frames = [
                 f
                 if isinstance(f, (bytes, bytearray))
-                else _gulpdb.encode_jpeg(np.asarray(f), int(jpeg_encode_quality))
+                else _gulpdb.encode_jpeg(np.asarray(f), quality)
                 for f in frames
             ]
         self._writer.append(str(id_), frames, meta_data)
@@ -872,9 +878,10 @@ def _no_frames(id_: Any) -> None:
 
 def _adapter_quality(adapter: Any) -> int:
     """The JPEG quality an adapter asks for (newer GulpIO2 adapters have
-    ``jpeg_encode_quality()``), else GulpIO2's 90."""
+    ``jpeg_encode_quality()``), else ``gulpdb.utils._JPEG_WRITE_QUALITY`` as
+    it is now (GulpIO2's knob, 90 unless changed)."""
     method = getattr(adapter, "jpeg_encode_quality", None)
-    return int(method()) if callable(method) else 90
+    return int(method()) if callable(method) else utils._write_quality()
 
 
 class ChunkWriter:
@@ -953,7 +960,9 @@ class GulpIngestor:
             processes read slices of the adapter and encode them (the adapter
             must pickle, as with GulpIO2), and this process writes.
         quality: JPEG quality of images; default: the adapter's
-            ``jpeg_encode_quality()`` if it has one, else 90 (GulpIO2's).
+            ``jpeg_encode_quality()`` if it has one, else
+            ``gulpdb.utils._JPEG_WRITE_QUALITY`` when the ingest runs (90
+            unless changed, GulpIO2's).
         mp_context: the multiprocessing context of the workers (default: the
             platform's).
 
@@ -979,7 +988,7 @@ class GulpIngestor:
         self.output_folder = os.fspath(output_folder)
         self.videos_per_chunk = int(videos_per_chunk)
         self.num_workers = int(num_workers)
-        self.quality = int(quality) if quality is not None else _adapter_quality(adapter)
+        self.quality: Optional[int] = int(quality) if quality is not None else None
         self.mp_context = mp_context
         self.quiet = quiet
 
@@ -987,21 +996,23 @@ class GulpIngestor:
         for s in slices:
             yield [(v["id"], v["meta"], v["frames"]) for v in self.adapter.iter_data(s)]
 
-    def _slices_in_workers(self, slices: List[slice]) -> Iterator[List[Tuple[Any, Any, Any]]]:
+    def _slices_in_workers(
+        self, slices: List[slice], quality: int
+    ) -> Iterator[List[Tuple[Any, Any, Any]]]:
         context = self.mp_context or multiprocessing.get_context()
         with concurrent.futures.ProcessPoolExecutor(self.num_workers, mp_context=context) as pool:
             pending: List[concurrent.futures.Future] = []
             queue = iter(slices)
             window = 2 * self.num_workers  # slices in flight: bounds memory
             for s in queue:
-                pending.append(pool.submit(_encode_slice, self.adapter, s, self.quality))
+                pending.append(pool.submit(_encode_slice, self.adapter, s, quality))
                 if len(pending) >= window:
                     break
             while pending:
                 done = pending.pop(0)
                 nxt = next(queue, None)
                 if nxt is not None:
-                    pending.append(pool.submit(_encode_slice, self.adapter, nxt, self.quality))
+                    pending.append(pool.submit(_encode_slice, self.adapter, nxt, quality))
                 yield done.result()
 
     def __call__(self) -> None:
@@ -1009,12 +1020,16 @@ class GulpIngestor:
         slices = calculate_chunk_slices(self.videos_per_chunk, len(self.adapter))
         directory = GulpDirectory(self.output_folder, quiet=self.quiet)
         ds = directory._writable_dataset(self.videos_per_chunk)
-        produce = self._slices_in_process if self.num_workers == 1 else self._slices_in_workers
+        quality = self.quality if self.quality is not None else _adapter_quality(self.adapter)
+        if self.num_workers == 1:
+            produce = self._slices_in_process
+        else:
+            produce = functools.partial(self._slices_in_workers, quality=quality)
         started = time.monotonic()
         last_report = started
         written = 0
         try:
-            with ds.writer(quality=self.quality, rollover=False) as writer:
+            with ds.writer(quality=quality, rollover=False) as writer:
                 for done, items in enumerate(produce(slices), 1):
                     writer.start_chunk()
                     for id_, meta, frames in items:

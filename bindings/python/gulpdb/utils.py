@@ -62,9 +62,20 @@ __all__ = [
     "get_single_video_path",
 ]
 
-# GulpIO2's JPEG quality, under both of the names its versions used.
+# GulpIO2's JPEG quality, under both of the names its versions used. As in
+# GulpIO2, _JPEG_WRITE_QUALITY is read when images are encoded, not when this
+# module is imported: GulpIO2's own tests set it (to 100) before writing, and
+# every gulpdb writer that encodes images without an explicit quality
+# (img_to_jpeg_bytes, GulpChunk.append, ChunkWriter, GulpIngestor) uses its
+# value at that moment (_write_quality()).
 _JPEG_WRITE_QUALITY = 90
 _DEFAULT_JPEG_QUALITY = 90
+
+
+def _write_quality() -> int:
+    """The JPEG quality of images encoded without an explicit one: the current
+    value of ``gulpdb.utils._JPEG_WRITE_QUALITY`` (GulpIO2's knob; 90)."""
+    return int(_JPEG_WRITE_QUALITY)
 
 
 class FFMPEGNotFound(Exception):
@@ -103,12 +114,14 @@ def temp_dir_for_bursting(shm_dir_path: str = "/dev/shm") -> Iterator[str]:
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def img_to_jpeg_bytes(img: np.ndarray, jpeg_encode_quality: int = _DEFAULT_JPEG_QUALITY) -> bytes:
-    """Encodes a uint8 image, H×W (gray) or H×W×3 (RGB), as JPEG (4:4:4)."""
+def img_to_jpeg_bytes(img: np.ndarray, jpeg_encode_quality: Optional[int] = None) -> bytes:
+    """Encodes a uint8 image, H×W (gray) or H×W×3 (RGB), as JPEG (4:4:4), at
+    ``jpeg_encode_quality`` (default: ``_write_quality()``, read now)."""
     img = np.asarray(img)
     if img.ndim not in (2, 3):
         raise ValueError(f"Unsupported img shape: {img.shape}")
-    return _gulpdb.encode_jpeg(img, int(jpeg_encode_quality), "444")
+    quality = _write_quality() if jpeg_encode_quality is None else int(jpeg_encode_quality)
+    return _gulpdb.encode_jpeg(img, quality, "444")
 
 
 def jpeg_bytes_to_img(jpeg_bytes: bytes, colorspace: Optional[str] = None) -> np.ndarray:
