@@ -97,7 +97,78 @@ was interrupted (Ctrl-C); what it had appended is committed
 .B ingest
 runs
 .BR ffmpeg (1)
+(or
+.BR \\-\\-ffmpeg )
 from the PATH to decode videos.
+.TP
+.B AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL
+the S3 endpoint of
+.B s3://
+URLs (the first one set; default AWS; a custom endpoint uses path-style addressing).
+.TP
+.B AWS_REGION, AWS_DEFAULT_REGION
+the region that requests are signed for (default us-east-1).
+.TP
+.B AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+the credentials (both or neither); without them, a profile of the credentials file is used.
+.TP
+.B AWS_SESSION_TOKEN
+the session token of temporary credentials given by the two above.
+.TP
+.B AWS_PROFILE, AWS_DEFAULT_PROFILE
+the profile of the credentials file (default: default).
+.TP
+.B AWS_SHARED_CREDENTIALS_FILE
+the credentials file (default ~/.aws/credentials).
+.TP
+.B AWS_CA_BUNDLE
+a file of CA certificates for HTTPS to the endpoint.
+.TP
+.B GULPDB_S3_CONNECT_TIMEOUT_MS
+milliseconds to connect to the store (default 5000).
+.TP
+.B GULPDB_S3_STALL_TIMEOUT_MS
+milliseconds a transfer may make no progress (default 30000).
+.TP
+.B GULPDB_S3_REQUEST_TIMEOUT_MS
+milliseconds a request may take with its retries (default 600000; 0: no deadline).
+.TP
+.B GULPDB_S3_MAX_ATTEMPTS
+attempts per request before an error (default 5).
+.TP
+.B GULPDB_S3_BACKOFF_BASE_MS, GULPDB_S3_BACKOFF_MAX_MS
+the exponential backoff between attempts (default 100 and 5000).
+.TP
+.B GULPDB_S3_MAX_CONNECTIONS
+connections kept open to the store (default 16).
+.TP
+.B GULPDB_S3_PART_SIZE, GULPDB_S3_MULTIPART_THRESHOLD
+the part size of multipart uploads, and the object size from which
+.B push
+uses them (default 8 MiB each).
+.TP
+.B GULPDB_S3_ADDRESSING_STYLE
+auto, path or virtual: how a bucket is addressed (default auto: virtual-hosted for AWS, path style elsewhere).
+.TP
+.B GULPDB_PUSH_GRACE
+how long
+.B push
+and
+.B snapshot
+keep objects they make obsolete (default 24h; see
+.BR \\-\\-grace ).
+.TP
+.B GULPDB_CACHE, GULPDB_CACHE_DIR
+the cache of index snapshots of remote datasets (GULPDB_CACHE_DIR is its older name; default $XDG_CACHE_HOME/gulpdb, else ~/.cache/gulpdb).
+.TP
+.B XDG_CACHE_HOME, HOME
+where the default cache is (and HOME where ~/.aws/credentials is).
+.TP
+.B GULPDB_ALLOW_NETWORK_INDEX
+1: open the live index of a dataset on a network file system read-only (safe only when no other host writes it).
+.TP
+.B GULPDB_TEST_FS_TYPE
+for tests only: the file system type to report for a dataset's index directory.
 
 [SEE ALSO]
 .BR ffmpeg (1).
