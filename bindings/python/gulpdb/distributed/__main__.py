@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--connect-timeout", type=float, metavar="S",
-        help="seconds to reach the scheduler (default 10)",
+        help=f"seconds to reach the scheduler (default {_driver.JOB_DEFAULTS['connect_timeout']:g})",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -54,11 +54,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_ingest_options(p.add_argument_group("ingest options (as gulpdb ingest)"))
     job = p.add_argument_group("the job").add_argument
     job("--partitions", metavar="N", help="tasks and shards (default: 4 per worker thread)")
-    job("--task-threads", metavar="N", help="decode threads per task (default 1)")
+    job("--task-threads", metavar="N",
+        help=f"decode threads per task (default {_driver.JOB_DEFAULTS['task_threads']})")
     job("--lock-timeout", type=float, metavar="S",
-        help="seconds a duplicate task waits for its shard's writer lock (default 3600)")
+        help="seconds a duplicate task waits for its shard's writer lock "
+        f"(default {_driver.JOB_DEFAULTS['lock_timeout']:g})")
     job("--worker-timeout", type=float, metavar="S",
-        help="seconds to wait for a first worker and for the pre-flight answers (default 60)")
+        help="seconds to wait for a first worker and for the pre-flight answers "
+        f"(default {_driver.JOB_DEFAULTS['worker_timeout']:g})")
     job("--local-workers", metavar="N",
         help="processes of the LocalCluster started without --scheduler (default: cores)")
     job("--json", action="store_true", help="print the report as JSON on stdout")
