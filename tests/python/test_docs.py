@@ -113,7 +113,10 @@ class Scratch:
         bin_dir = os.path.join(root, ".bin")
         os.makedirs(bin_dir)
         os.symlink(GULPDB_CLI, os.path.join(bin_dir, "gulpdb"))
-        os.symlink(PYTHON, os.path.join(bin_dir, "python3"))
+        wrapper = os.path.join(bin_dir, "python3")
+        with open(wrapper, "w", encoding="utf-8") as f:
+            f.write(f'#!/bin/sh\nexec "{PYTHON}" "$@"\n')
+        os.chmod(wrapper, 0o755)
         env = python_subprocess_env()
         env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
         env.update(
@@ -186,6 +189,9 @@ def link_flags(build: str) -> List[str]:
                 fields[key.strip()] = value.strip()
     modules = [m.strip() for m in fields.get("Requires.private", "").split(",") if m.strip()]
     flags = [os.path.join(build, "lib", "libgulpdb.a")]
+    with open(os.path.join(build, "CMakeCache.txt"), encoding="utf-8") as f:
+        if "GULPDB_SANITIZE:BOOL=ON" in f.read():  # the asan-ubsan preset's library
+            flags.insert(0, "-fsanitize=address,undefined")
     if modules:
         flags += subprocess.run(
             ["pkg-config", "--libs", *modules], check=True, capture_output=True, text=True
