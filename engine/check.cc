@@ -40,6 +40,7 @@ class Checker {
   void Run() {
     CheckSources();
     CheckChunks();
+    CheckChunkNumbers();
     CheckVideos();
     CheckTotals();
     engine::CheckQueryDatabases(impl_, [&](std::string where, std::string what) {
@@ -56,15 +57,19 @@ class Checker {
   // An imported dataset whose GulpIO files another program changed: the
   // index no longer describes them (Dataset::Open refuses it).
   void CheckSources() {
-    index::Txn txn = impl_.env->BeginRead();
-    std::vector<engine::SourceChange> changes;
+    engine::SourceReport sources;
     try {
-      changes = engine::FindSourceChanges(impl_, txn);
+      sources = engine::CheckSources(impl_);
     } catch (const Error& e) {
       Problem("index", e.what());
       return;
     }
-    for (const engine::SourceChange& c : changes) {
+    for (const std::string& name : sources.missing_meta) {
+      report_->notes.push_back(name +
+                               ": missing; the index still describes its chunk (`gulpdb export " +
+                               impl_.dir + "` writes it again)");
+    }
+    for (const engine::SourceChange& c : sources.changes) {
       changed_.insert(c.file);
       Problem(c.file, "changed since it was indexed: " + c.what + "; run `" +
                           engine::ReindexCommand(impl_) + "` to index the directory again");
@@ -102,6 +107,38 @@ class Checker {
       } catch (const CorruptionError& e) {
         Problem("chunk record " + std::to_string(n), e.what());
       }
+    }
+  }
+
+  // The dataset info's view of the chunks: every chunk listed dirty (being
+  // written) exists, and no chunk has a number at or past next_chunk (a
+  // writer would give that number to a new chunk). An older version's
+  // compaction could leave the first broken (every video of the newest
+  // chunk removed, then compacted); any writer repairs it.
+  void CheckChunkNumbers() {
+    index::Txn txn = impl_.env->BeginRead();
+    index::DatasetInfo info;
+    try {
+      info = impl_.GetInfo(txn);
+    } catch (const CorruptionError&) {
+      return;  // CheckTotals reports it
+    }
+    for (uint32_t n : info.dirty_chunks) {
+      std::string_view bytes;
+      if (txn.Get(impl_.chunks, index::ChunkKey(n), &bytes)) continue;
+      const std::string repair = impl_.remote ? "run `gulpdb compact` on the local dataset and "
+                                                "push it again"
+                                              : "run `gulpdb compact " + impl_.dir + "`";
+      Problem("index", "the dataset info lists chunk " + std::to_string(n) +
+                           " as being written, but the index has no such chunk (an older "
+                           "version's compaction deleted it); the next writer repairs this: " +
+                           repair);
+    }
+    if (info.next_chunk != 0 && !chunks_.empty() && chunks_.rbegin()->first >= info.next_chunk) {
+      Problem("index", "chunk " + std::to_string(chunks_.rbegin()->first) +
+                           " is at or past the next chunk number " +
+                           std::to_string(info.next_chunk) +
+                           " the dataset info records: a writer would reuse a chunk number");
     }
   }
 

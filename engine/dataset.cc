@@ -457,11 +457,13 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
     }
   }
   const index::DatasetInfo info = impl->AttachEnv(std::move(env));
-  // Only imported datasets record stamps; the others pay nothing here.
+  // Only imported datasets record stamps; the others pay nothing here (no
+  // stat of any chunk file).
   if (check_sources && info.source_stamps) {
-    index::Txn txn = impl->env->BeginRead();
-    const std::vector<engine::SourceChange> changes = engine::FindSourceChanges(*impl, txn);
-    if (!changes.empty()) throw StaleIndexError(engine::SourceChangesMessage(*impl, changes));
+    const engine::SourceReport sources = engine::CheckSources(*impl);
+    if (!sources.changes.empty()) {
+      throw StaleIndexError(engine::SourceChangesMessage(*impl, sources.changes));
+    }
   }
   return engine::DatasetAccess::Make(std::move(impl));
 }

@@ -31,6 +31,13 @@ namespace {
 constexpr size_t kExportBatch = 1024;  // videos per read transaction
 constexpr int kMaxRestarts = 3;
 
+// A .gmeta file the export wrote: its chunk, name and content.
+struct Written {
+  uint32_t chunk = 0;
+  std::string name;
+  engine::GmetaContent content;
+};
+
 struct Entry {
   std::string id;
   std::vector<FrameInfo> frames;
@@ -41,7 +48,7 @@ struct Entry {
 // written so far, when the snapshot changed between two batches.
 bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
                     const std::string& out_dir, bool one_transaction, ExportReport* report,
-                    std::vector<std::pair<uint32_t, std::string>>* written) {
+                    std::vector<Written>* written) {
   impl.query.Refresh(*impl.env);  // the split databases, before any transaction begins
   const engine::QueryDbHandles query_dbs = impl.query.Load();
   std::optional<index::Txn> held;
@@ -110,7 +117,7 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
       report->videos += batch.size();
     } while (batch.size() == kExportBatch);
     writer.Commit();
-    written->emplace_back(n, name);
+    written->push_back(Written{n, name, writer.content()});
     report->bytes_written += engine::FileSize(engine::OpenFile(path, O_RDONLY).get(), path);
     ++report->chunks;
   }
@@ -125,37 +132,40 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
 }
 
 // An export into the dataset directory rewrote .gmeta files that an import
-// stamped: record their new stamps, so that open does not take gulpdb's own
-// rewrite for a change by another program. (A crash between the rename and
-// this update leaves the old stamp: the next open asks for a re-index, which
+// stamped: record their new content (and stamp), so that open does not take
+// gulpdb's own rewrite for a change by another program. A rewrite that
+// left the bytes as they were (an unchanged chunk, or a .gmeta that was
+// missing) needs no index write. (A crash between the rename and this update
+// leaves the old fingerprint: the next open asks for a re-index, which
 // rebuilds the same index from these files.)
-void RestampMetaFiles(const engine::DatasetImpl& impl,
-                      const std::vector<std::pair<uint32_t, std::string>>& written) {
+void RestampMetaFiles(const engine::DatasetImpl& impl, const std::vector<Written>& written) {
   if (impl.env->read_only()) return;
   // Most datasets stamp nothing: they cost one read transaction here, and no
   // write transaction that a concurrent writer would have to wait for.
-  std::map<uint32_t, index::FileStamp> stamps;
+  std::map<uint32_t, std::pair<index::ContentStamp, std::optional<index::FileStamp>>> updates;
   {
     index::Txn txn = impl.env->BeginRead();
     if (!impl.GetInfo(txn).source_stamps) return;
-    for (const auto& [n, name] : written) {
+    for (const Written& w : written) {
       std::string_view bytes;
-      if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;
-      const index::ChunkRecord record = impl.GetChunk(txn, n);
-      if (!record.meta_stamp || record.meta_file != name) continue;
-      if (std::optional<index::FileStamp> s = engine::StampOf(impl.ChunkPath(name))) {
-        if (*s != *record.meta_stamp) stamps[n] = *s;
-      }
+      if (!txn.Get(impl.chunks, index::ChunkKey(w.chunk), &bytes)) continue;
+      const index::ChunkRecord record = impl.GetChunk(txn, w.chunk);
+      if ((!record.meta_stamp && !record.meta_content) || record.meta_file != w.name) continue;
+      const index::ContentStamp content{w.content.size, w.content.crc32c};
+      if (record.meta_content == content) continue;
+      updates[w.chunk] = {content, engine::StampOf(impl.ChunkPath(w.name))};
     }
   }
-  if (stamps.empty()) return;
+  if (updates.empty()) return;
   impl.env->Update([&](index::Txn& txn) {
-    for (const auto& [n, stamp] : stamps) {
+    for (const auto& [n, update] : updates) {
       std::string_view bytes;
       if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;  // compacted meanwhile
       index::ChunkRecord record = impl.GetChunk(txn, n);
-      if (!record.meta_stamp) continue;
-      record.meta_stamp = stamp;
+      if (!record.meta_stamp && !record.meta_content) continue;
+      record.meta_content = update.first;
+      // Kept for older versions, which compare the stamp only.
+      if (update.second) record.meta_stamp = update.second;
       impl.PutChunk(txn, n, record);
     }
   });
@@ -176,7 +186,7 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   }
   const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
   ExportReport report;
-  std::vector<std::pair<uint32_t, std::string>> written;  // (chunk, .gmeta name)
+  std::vector<Written> written;
   for (int attempt = 0;; ++attempt) {
     if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report, &written)) break;
   }

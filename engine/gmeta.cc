@@ -45,6 +45,7 @@
 #include "engine/file_util.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -90,6 +91,7 @@ class GmetaReader::Impl {
   }
 
   const std::string& path() const { return path_; }
+  const GmetaContent& content() const { return content_; }
 
   bool Next(GmetaEntry* entry) {
     for (;;) {
@@ -198,6 +200,8 @@ class GmetaReader::Impl {
     if (n == 0) {
       eof_ = true;
     } else {
+      content_.crc32c = index::Crc32c(buf_.data() + end_, n, content_.crc32c);
+      content_.size += n;
       end_ += n;
     }
     buf_[end_] = kSentinel;
@@ -473,6 +477,7 @@ class GmetaReader::Impl {
   size_t end_ = 0;     // one past the last valid byte in buf_; buf_[end_] == kSentinel
   uint64_t base_ = 0;  // file offset of buf_[0]
   bool eof_ = false;
+  GmetaContent content_;  // of the bytes read so far
   State state_ = State::kBeforeOpen;
   std::string key_;                      // scratch for entry keys
   const GmetaEntry* current_ = nullptr;  // the entry being parsed, for messages
@@ -487,12 +492,14 @@ GmetaReader& GmetaReader::operator=(GmetaReader&&) noexcept = default;
 
 bool GmetaReader::Next(GmetaEntry* entry) { return impl_->Next(entry); }
 const std::string& GmetaReader::path() const { return impl_->path(); }
+GmetaContent GmetaReader::content() const { return impl_->content(); }
 
-void ReadGmeta(const std::string& path, const std::function<void(GmetaEntry&&)>& on_entry,
-               GmetaReadOptions options) {
+GmetaContent ReadGmeta(const std::string& path, const std::function<void(GmetaEntry&&)>& on_entry,
+                       GmetaReadOptions options) {
   GmetaReader reader(path, options);
   GmetaEntry entry;
   while (reader.Next(&entry)) on_entry(std::move(entry));
+  return reader.content();
 }
 
 // ---------------------------------------------------------------------------
@@ -573,6 +580,7 @@ class GmetaWriter::Impl {
   const std::string& path() const { return file_.path(); }
   const std::string& temp_path() const { return file_.temp_path(); }
   size_t entry_count() const { return count_; }
+  const GmetaContent& content() const { return content_; }
 
  private:
   void CheckUsable(const char* what) const {
@@ -598,10 +606,13 @@ class GmetaWriter::Impl {
     broken_ = true;  // until the write succeeded
     file_.Append(buffer_);
     broken_ = false;
+    content_.crc32c = index::Crc32c(buffer_.data(), buffer_.size(), content_.crc32c);
+    content_.size += buffer_.size();
     buffer_.clear();
   }
 
   AtomicFile file_;
+  GmetaContent content_;  // of the bytes written so far
   std::string buffer_;
   size_t count_ = 0;
   bool committed_ = false;
@@ -621,5 +632,6 @@ void GmetaWriter::Commit() { impl_->Commit(); }
 const std::string& GmetaWriter::path() const { return impl_->path(); }
 const std::string& GmetaWriter::temp_path() const { return impl_->temp_path(); }
 size_t GmetaWriter::entry_count() const { return impl_->entry_count(); }
+GmetaContent GmetaWriter::content() const { return impl_->content(); }
 
 }  // namespace gulpdb::engine

@@ -39,6 +39,14 @@ struct GmetaEntry {
   uint64_t offset = 0;  // byte offset in the file of the opening quote of the id
 };
 
+// What a reader read or a writer wrote of a file: its bytes and their
+// CRC-32C (index/crc32c.h), the content fingerprint an imported dataset
+// keeps of each .gmeta (docs/format/index_format.md "Source stamps").
+struct GmetaContent {
+  uint64_t size = 0;
+  uint32_t crc32c = 0;
+};
+
 struct GmetaReadOptions {
   // Bytes requested per read(2). The buffer grows beyond this only to hold an
   // entry that does not fit in it.
@@ -77,16 +85,20 @@ class GmetaReader {
   bool Next(GmetaEntry* entry);
 
   const std::string& path() const;
+  // The bytes read so far; once Next returned false, the whole file as it
+  // was parsed (a fingerprint of exactly what the entries came from).
+  GmetaContent content() const;
 
  private:
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// Calls on_entry for every entry of `path`, in file order. Throws what
+// Calls on_entry for every entry of `path`, in file order, and returns the
+// file's content fingerprint (GmetaReader::content() at the end). Throws what
 // GmetaReader throws, and whatever on_entry throws (reading stops there).
-void ReadGmeta(const std::string& path, const std::function<void(GmetaEntry&&)>& on_entry,
-               GmetaReadOptions options = GmetaReadOptions());
+GmetaContent ReadGmeta(const std::string& path, const std::function<void(GmetaEntry&&)>& on_entry,
+                       GmetaReadOptions options = GmetaReadOptions());
 
 // Writes a .gmeta file exactly as Python's json.dump would, replacing the file
 // at `path` atomically: entries go to a temporary file in the same directory
@@ -128,6 +140,8 @@ class GmetaWriter {
   // The temporary file being written (gone after Commit()).
   const std::string& temp_path() const;
   size_t entry_count() const;
+  // The bytes written so far; after Commit(), the whole file.
+  GmetaContent content() const;
 
  private:
   class Impl;

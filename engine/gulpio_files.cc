@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/file_util.h"
+#include "engine/verified_sources.h"
 #include "gulpdb/error.h"
 #include "index/sys_error.h"
 
@@ -20,13 +21,15 @@ bool StartsEnds(const std::string& s, const char* prefix, const char* suffix) {
          s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
-std::string Describe(const index::FileStamp& was, const index::FileStamp& now) {
-  if (was.size != now.size) {
-    return "its size changed from " + std::to_string(was.size) + " to " + std::to_string(now.size) +
-           " bytes";
-  }
-  return "it was modified (same size, modification time " + std::to_string(now.mtime_ns) +
-         " ns, recorded " + std::to_string(was.mtime_ns) + ")";
+std::string SizeChange(uint64_t was, uint64_t now) {
+  return "its size changed from " + std::to_string(was) + " to " + std::to_string(now) + " bytes";
+}
+
+std::string Hex32(uint32_t value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(8, '0');
+  for (int i = 7; i >= 0; --i, value >>= 4) out[static_cast<size_t>(i)] = kHex[value & 0xf];
+  return out;
 }
 
 }  // namespace
@@ -97,29 +100,100 @@ std::optional<index::FileStamp> StampOf(const std::string& path) {
   return stamp;
 }
 
-std::vector<SourceChange> FindSourceChanges(const DatasetImpl& ds, index::Txn& txn) {
-  std::vector<SourceChange> changes;
-  const index::DatasetInfo info = ds.GetInfo(txn);
-  if (!info.source_stamps) return changes;
+SourceReport CheckSources(const DatasetImpl& ds) {
+  SourceReport report;
+  // What the index recorded, from one snapshot; no transaction stays open
+  // while files are stat'ed and read.
+  struct Stamped {
+    uint32_t number = 0;
+    index::ChunkRecord record;
+  };
+  std::vector<Stamped> stamped;
   // Every file name the index knows, so that a new pair can be told apart
   // from gulpdb's own chunks (and the .gmeta an export wrote for them).
-  std::set<std::string> known(info.obsolete_files.begin(), info.obsolete_files.end());
-  const auto compare = [&](const std::string& name, const index::FileStamp& was) {
-    const std::optional<index::FileStamp> now = StampOf(ds.ChunkPath(name));
-    if (!now) {
-      changes.push_back({name, "it was removed"});
-    } else if (*now != was) {
-      changes.push_back({name, Describe(was, *now)});
+  std::set<std::string> known;
+  {
+    index::Txn txn = ds.env->BeginRead();
+    const index::DatasetInfo info = ds.GetInfo(txn);
+    if (!info.source_stamps) return report;
+    known.insert(info.obsolete_files.begin(), info.obsolete_files.end());
+    index::Cursor cursor(txn, ds.chunks);
+    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+      Stamped s{index::DecodeChunkKey(cursor.key()),
+                ds.DecodeChunkAt(cursor.key(), cursor.value())};
+      known.insert(s.record.file_name);
+      if (!s.record.meta_file.empty()) known.insert(s.record.meta_file);
+      if (s.record.data_stamp || s.record.meta_stamp || s.record.meta_content) {
+        stamped.push_back(std::move(s));
+      }
     }
-  };
-  index::Cursor cursor(txn, ds.chunks);
-  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-    const index::ChunkRecord c = ds.DecodeChunkAt(cursor.key(), cursor.value());
-    known.insert(c.file_name);
-    if (!c.meta_file.empty()) known.insert(c.meta_file);
-    if (c.data_stamp) compare(c.file_name, *c.data_stamp);
-    if (c.meta_stamp) compare(c.meta_file, *c.meta_stamp);
   }
+  const VerifiedSources verified = LoadVerifiedSources(ds);
+  VerifiedSources still_verified;  // the side record after this check
+  bool record_changed = false;
+  for (const Stamped& s : stamped) {
+    const index::ChunkRecord& c = s.record;
+    if (c.data_stamp) {
+      // Data files: the size. Their bytes are covered by the per-frame
+      // CRC-32C that `check --deep` and verify-on-read compare.
+      const std::optional<FileIdentity> now = IdentityOf(ds.ChunkPath(c.file_name));
+      if (!now) {
+        report.changes.push_back({c.file_name, "it was removed"});
+      } else if (now->size != c.data_stamp->size) {
+        report.changes.push_back({c.file_name, SizeChange(c.data_stamp->size, now->size)});
+      }
+    }
+    if (c.meta_file.empty() || (!c.meta_stamp && !c.meta_content)) continue;
+    const std::string path = ds.ChunkPath(c.meta_file);
+    const std::optional<FileIdentity> now = IdentityOf(path);
+    if (!now) {
+      report.missing_meta.push_back(c.meta_file);  // the index still describes the chunk
+      continue;
+    }
+    if (!c.meta_content) {
+      // Indexed before content fingerprints: only the stamp can tell.
+      if (now->size != c.meta_stamp->size) {
+        report.changes.push_back({c.meta_file, SizeChange(c.meta_stamp->size, now->size)});
+      } else if (now->mtime_ns != c.meta_stamp->mtime_ns) {
+        report.changes.push_back(
+            {c.meta_file, "it was modified (same size, modification time " +
+                              std::to_string(now->mtime_ns) + " ns, recorded " +
+                              std::to_string(c.meta_stamp->mtime_ns) +
+                              "; this index predates content fingerprints, which re-indexing "
+                              "records)"});
+      }
+      continue;
+    }
+    const index::ContentStamp& want = *c.meta_content;
+    if (now->size != want.size) {
+      report.changes.push_back({c.meta_file, SizeChange(want.size, now->size)});
+      continue;
+    }
+    auto it = verified.find(s.number);
+    if (it != verified.end() && it->second.content == want && it->second.identity == *now) {
+      still_verified.emplace(s.number, it->second);  // the fast path: not read
+      continue;
+    }
+    const std::optional<HashedFile> hashed = HashFile(path);
+    if (!hashed) {
+      report.missing_meta.push_back(c.meta_file);  // removed meanwhile
+      continue;
+    }
+    report.hashed_bytes += hashed->content.size;
+    if (hashed->content != want) {
+      report.changes.push_back({c.meta_file, hashed->content.size != want.size
+                                                 ? SizeChange(want.size, hashed->content.size)
+                                                 : "its content changed (same size, CRC-32C " +
+                                                       Hex32(hashed->content.crc32c) +
+                                                       ", indexed " + Hex32(want.crc32c) + ")"});
+    } else if (hashed->stable) {
+      still_verified[s.number] = VerifiedSource{want, hashed->identity};
+      record_changed = true;
+    }
+  }
+  if (still_verified.size() != verified.size()) record_changed = true;
+  if (record_changed) SaveVerifiedSources(ds, still_verified);
+
   std::map<uint32_t, std::vector<std::string>> metas;  // number -> meta*.gmeta names
   std::vector<std::pair<uint32_t, std::string>> unknown_data;
   for (const std::string& name : ListDirectory(ds.dir)) {
@@ -136,10 +210,10 @@ std::vector<SourceChange> FindSourceChanges(const DatasetImpl& ds, index::Txn& t
   for (const auto& [n, name] : unknown_data) {
     auto it = metas.find(n);
     if (it == metas.end()) continue;  // a data file alone is not a GulpIO chunk
-    changes.push_back(
+    report.changes.push_back(
         {name, "a new chunk (with " + it->second.front() + ") that the index does not know"});
   }
-  return changes;
+  return report;
 }
 
 std::string ReindexCommand(const DatasetImpl& ds) {

@@ -1,10 +1,10 @@
 // The GulpIO files of a directory: data*.gulp / meta*.gmeta pairs, numbered
 // by the first run of digits in the file name (as GulpIO and GulpIO2 name
-// them), and the stamps (size, modification time) that tell whether another
-// program changed them since gulpdb indexed them. The importer reads chunks
-// through FindGulpioFiles; Dataset::Create refuses a directory holding a
-// pair; an imported dataset compares its recorded stamps with the files at
-// open (FindSourceChanges, docs/format/index_format.md "Source stamps").
+// them), and the check that tells whether another program changed them since
+// gulpdb indexed them (sizes, and the content of each .gmeta). The importer
+// reads chunks through FindGulpioFiles; Dataset::Create refuses a directory
+// holding a pair; an imported dataset compares what it recorded with the
+// files at open (CheckSources, docs/format/index_format.md "Source stamps").
 //
 // Thread safety: free functions, safe from any thread.
 #ifndef GULPDB_ENGINE_GULPIO_FILES_H_
@@ -54,13 +54,30 @@ struct SourceChange {
   std::string what;  // e.g. "its size changed from 10 to 12 bytes"
 };
 
-// Compares an imported dataset's recorded stamps with its files: one line
-// per change, for chunk files whose size or
-// modification time differs or that are gone, and for data*.gulp /
-// meta*.gmeta pairs the index does not know. Costs one stat per stamped file
-// and one listing of the directory; returns nothing at once when the dataset
-// records no stamps (DatasetInfo::source_stamps).
-std::vector<SourceChange> FindSourceChanges(const DatasetImpl& ds, index::Txn& txn);
+// What CheckSources found.
+struct SourceReport {
+  std::vector<SourceChange> changes;  // the index no longer describes these
+  // Imported .gmeta files that are gone while their data file is intact: not
+  // a change (the index describes every byte; `gulpdb export` writes them again).
+  std::vector<std::string> missing_meta;
+  uint64_t hashed_bytes = 0;  // .gmeta bytes read because the fast path missed
+};
+
+// Compares an imported dataset's files with what its index recorded
+// (docs/format/index_format.md "Source stamps"): a data file whose size
+// differs or that is gone; a .gmeta whose size or content (CRC-32C, against
+// ChunkRecord::meta_content) differs; a new data*.gulp / meta*.gmeta pair
+// the index does not know. Content is compared only when the file's stat
+// identity differs from the one the side record (engine/verified_sources.h)
+// holds for it; a file found unchanged that way is recorded there, so that
+// the next open does not read it again. Returns at once, after one read
+// transaction, when the dataset records no stamps (DatasetInfo::source_stamps).
+// Otherwise costs one stat per stamped file, one listing of the directory,
+// the side record, and a read of each .gmeta whose identity changed (a
+// copied or restored directory: all of them, once). Reads its own snapshot;
+// no transaction stays open while files are read. Throws IoError when a file
+// cannot be read, CorruptionError for a damaged record.
+SourceReport CheckSources(const DatasetImpl& ds);
 
 // The command that rebuilds the index of `ds` from its .gmeta files.
 std::string ReindexCommand(const DatasetImpl& ds);

@@ -22,6 +22,7 @@
 #include "engine/json_text.h"
 #include "engine/query/query_txn.h"
 #include "engine/query/splits_file.h"
+#include "engine/verified_sources.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "index/crc32c.h"
@@ -92,6 +93,7 @@ class Importer {
     // shows at the next open.
     const std::optional<index::FileStamp> data_stamp = engine::StampOf(data_path);
     const std::optional<index::FileStamp> meta_stamp = engine::StampOf(meta_path);
+    const std::optional<engine::FileIdentity> meta_before = engine::IdentityOf(meta_path);
     data_fd_ = engine::OpenFile(data_path, O_RDONLY);
     const uint64_t data_size = engine::FileSize(data_fd_.get(), data_path);
     report_->gmeta_bytes +=
@@ -109,7 +111,7 @@ class Importer {
     extents_.clear();
     uint64_t videos_in_chunk = 0;
 
-    engine::ReadGmeta(meta_path, [&](engine::GmetaEntry&& e) {
+    const engine::GmetaContent content = engine::ReadGmeta(meta_path, [&](engine::GmetaEntry&& e) {
       // Messages are built only when a check fails: this runs for every video.
       const auto fail = [&](const std::string& what) {
         throw CorruptionError("import " + meta_path + ": byte " + std::to_string(e.offset) +
@@ -151,6 +153,18 @@ class Importer {
       if (pending_.size() >= kVideosPerTransaction) Flush();
     });
 
+    // The fingerprint of exactly the bytes parsed; a later open compares it
+    // with the file (a copy of the directory keeps it, an edit does not).
+    // `record` may have been replaced by a flush meanwhile; the chunk being
+    // read always stays in unflushed_.
+    unflushed_.at(chunk).meta_content = index::ContentStamp{content.size, content.crc32c};
+    const std::optional<engine::FileIdentity> meta_after = engine::IdentityOf(meta_path);
+    if (meta_before && meta_after && *meta_before == *meta_after &&
+        meta_after->size == content.size) {
+      verified_[chunk] = engine::VerifiedSource{{content.size, content.crc32c}, *meta_after};
+    }
+    next_chunk_ = std::max<uint64_t>(next_chunk_, uint64_t{chunk} + 1);
+
     // GulpIO writes frames in file order, so this is almost always sorted already.
     if (!std::is_sorted(extents_.begin(), extents_.end()))
       std::sort(extents_.begin(), extents_.end());
@@ -164,7 +178,9 @@ class Importer {
     ++report_->chunks;
   }
 
-  void Finish() {
+  // `next_chunk`: at least this for DatasetInfo::next_chunk (a re-index
+  // carries the old index's, so that no chunk number is ever reused).
+  void Finish(uint64_t next_chunk) {
     Flush();
     if (!duplicates_.empty()) {
       std::string list;
@@ -184,8 +200,17 @@ class Importer {
       info.total_frames = total_frames_;
       info.dirty_chunks.clear();
       info.source_stamps = true;
+      info.next_chunk = std::max(next_chunk_, next_chunk);
       txn.Put(ds_.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
+    // The .gmeta files just read, for the fast path of the next open
+    // (engine/verified_sources.h). Best effort: without it, that open
+    // reads them once more.
+    try {
+      engine::WriteFileAtomically(ds_.index_dir + "/" + engine::kVerifiedSourcesName,
+                                  engine::EncodeVerifiedSources(verified_));
+    } catch (const Error&) {
+    }
     report_->videos = videos_;
     report_->frames = total_frames_;
   }
@@ -294,7 +319,19 @@ class Importer {
   uint64_t next_seq_ = 0, videos_ = 0, total_frames_ = 0, max_videos_in_chunk_ = 0;
   std::vector<std::string> duplicates_;
   uint64_t duplicate_count_ = 0;
+  uint64_t next_chunk_ = 0;           // past every chunk imported
+  engine::VerifiedSources verified_;  // .gmeta files unchanged while read
 };
+
+// The lowest number a new chunk of `ds` may take (DatasetInfo::next_chunk,
+// or derived for an index older than it).
+uint64_t NextChunkOf(const engine::DatasetImpl& ds) {
+  index::Txn txn = ds.env->BeginRead();
+  index::Cursor cursor(txn, ds.chunks);
+  std::optional<uint32_t> last;
+  if (cursor.Last()) last = index::DecodeChunkKey(cursor.key());
+  return index::NextChunkNumber(ds.GetInfo(txn), last);
+}
 
 std::string ParentDir(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -449,7 +486,7 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       importer.ImportChunk(chunks[i]);
       if (options.progress) options.progress(i + 1, chunks.size());
     }
-    importer.Finish();
+    importer.Finish(old ? NextChunkOf(engine::DatasetAccess::Of(*old)) : 0);
     if (old) {
       std::vector<std::string> ids;
       const uint64_t lost = FindUnexported(engine::DatasetAccess::Of(*old),

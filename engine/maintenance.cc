@@ -130,6 +130,12 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
         const index::ChunkRecord record = ds.GetChunk(txn, n);
         if (record.live_videos != 0) continue;
         txn.Del(ds.chunks, index::ChunkKey(n));
+        // A deleted chunk is no longer "being written" (the writer's current
+        // chunk is when nothing was moved: every video of the newest chunk
+        // removed), and its number stays used.
+        info.dirty_chunks.erase(std::remove(info.dirty_chunks.begin(), info.dirty_chunks.end(), n),
+                                info.dirty_chunks.end());
+        info.next_chunk = std::max<uint64_t>(info.next_chunk, uint64_t{n} + 1);
         if (record.attached()) continue;
         info.obsolete_files.push_back(record.file_name);
         // Its .gmeta goes too: the imported one, or the meta_N.gmeta an
@@ -336,15 +342,16 @@ void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOption
     // Chunks already attached (a re-run of a merge that predates the attached
     // keys) and the next free chunk number.
     std::set<std::string> attached;
-    uint32_t next_chunk = 0;
+    std::optional<uint32_t> last;
     {
       index::Cursor cursor(txn, out.chunks);
       for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-        const uint32_t n = index::DecodeChunkKey(cursor.key());
+        last = index::DecodeChunkKey(cursor.key());
         attached.insert(out.DecodeChunkAt(cursor.key(), cursor.value()).file_name);
-        next_chunk = n + 1;
       }
     }
+    // Never a number a deleted chunk had (docs/format/index_format.md).
+    uint64_t next_chunk = index::NextChunkNumber(info, last);
     index::Txn shard_txn = in.env->BeginRead();
     std::map<uint32_t, uint32_t> chunk_map;          // shard chunk -> out chunk
     std::map<uint32_t, index::ChunkRecord> records;  // out chunks touched
@@ -355,13 +362,17 @@ void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOption
         const index::ChunkRecord c = in.DecodeChunkAt(cursor.key(), cursor.value());
         const std::string name = relative + "/" + c.file_name;
         if (c.committed_length == 0 || attached.count(name) != 0) continue;
+        if (next_chunk >= index::kNoChunkNumberLeft) {
+          throw ResourceExhaustedError("merge " + shard.ds->dir() + " into " + out.dir +
+                                       ": every chunk number up to 2^32 - 1 has been used");
+        }
         index::ChunkRecord r;
         r.file_name = name;
         r.committed_length = c.committed_length;
         r.state = index::ChunkState::kFull;
         r.owner = c.owner.empty() ? relative : relative + "/" + c.owner;
-        chunk_map[n] = next_chunk;
-        records[next_chunk] = r;
+        chunk_map[n] = static_cast<uint32_t>(next_chunk);
+        records[static_cast<uint32_t>(next_chunk)] = r;
         ++next_chunk;
         ++delta.chunks_attached;
       }
@@ -413,6 +424,7 @@ void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOption
       ++delta.videos;
     }
     for (const auto& [n, c] : records) out.PutChunk(txn, n, c);
+    info.next_chunk = next_chunk;
     txn.Put(out.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     txn.Put(out.info, attached_key, shard.ds->dir());
   });

@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -60,6 +62,7 @@ struct Writer::Impl {
 
   bool have_chunk = false;
   uint32_t chunk = 0;                       // the chunk appends go to
+  uint64_t next_chunk = 0;                  // the number a new chunk takes at the lowest
   index::ChunkRecord chunk_record;          // its committed state
   std::shared_ptr<engine::ChunkFile> file;  // its read-write handle
   uint64_t write_pos = 0;                   // next byte to write in it
@@ -98,6 +101,12 @@ struct Writer::Impl {
                                    info.attached_to + " instead");
       }
       for (uint32_t n : info.dirty_chunks) {
+        // A chunk listed dirty without a record: compaction by an older
+        // version deleted it (the newest chunk, all of its videos removed)
+        // and left it listed. It has no file to truncate; it still counts
+        // for NextChunkNumber below, and the list is rewritten without it.
+        std::string_view bytes;
+        if (!txn.Get(ds->chunks, index::ChunkKey(n), &bytes)) continue;
         index::ChunkRecord record = ds->GetChunk(txn, n);
         // Another dataset's file: never truncated from here.
         if (!record.attached()) dirty.emplace_back(n, std::move(record));
@@ -107,6 +116,8 @@ struct Writer::Impl {
         const uint32_t n = index::DecodeChunkKey(cursor.key());
         last.emplace(n, ds->DecodeChunkAt(cursor.key(), cursor.value()));
       }
+      next_chunk =
+          index::NextChunkNumber(info, last ? std::optional<uint32_t>(last->first) : std::nullopt);
     }
     for (const auto& [n, record] : dirty) {
       const std::string path = ChunkPath(record.file_name);
@@ -126,7 +137,7 @@ struct Writer::Impl {
       engine::RemoveObsoleteFiles(*ds, "recover");
       info.obsolete_files.clear();
     }
-    RemoveAbandonedChunkFiles(last ? last->first + 1 : 0);
+    RemoveAbandonedChunkFiles(next_chunk);
     if (last) {
       have_chunk = true;
       chunk = last->first;
@@ -137,7 +148,8 @@ struct Writer::Impl {
     }
     std::vector<uint32_t> want;
     if (have_chunk) want.push_back(chunk);
-    if (want != info.dirty_chunks) SetDirty(want);
+    // Also records next_chunk in datasets written before it existed.
+    if (want != info.dirty_chunks || info.next_chunk != next_chunk) SetDirty(want);
   }
 
   // A writer killed between creating a chunk file and registering it
@@ -145,10 +157,11 @@ struct Writer::Impl {
   // know, at the first free name past the last chunk. GulpIO readers pair
   // every data*.gulp with a meta*.gmeta, so such a file would break an
   // exported directory: remove it. Files holding bytes are not ours and stay.
-  void RemoveAbandonedChunkFiles(uint32_t first) {
+  void RemoveAbandonedChunkFiles(uint64_t first) {
     bool removed = false;
-    for (uint32_t n = first; n - first < static_cast<uint32_t>(kMaxChunkNameAttempts); ++n) {
-      const std::string path = ChunkPath(ChunkFileName(n));
+    for (uint64_t n = first; n < index::kNoChunkNumberLeft && n - first < kMaxChunkNameAttempts;
+         ++n) {
+      const std::string path = ChunkPath(ChunkFileName(static_cast<uint32_t>(n)));
       struct stat st;
       if (::stat(path.c_str(), &st) != 0) break;  // where StartNewChunk stops looking
       if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
@@ -158,13 +171,16 @@ struct Writer::Impl {
     if (removed) engine::SyncDirectory(ds->dir);
   }
 
+  // Records `dirty` as the dirty list, and next_chunk.
   void SetDirty(const std::vector<uint32_t>& dirty) {
     ds->env->Update([&](index::Txn& txn) {
       index::DatasetInfo current = ds->GetInfo(txn);
       current.dirty_chunks = dirty;
+      current.next_chunk = std::max(current.next_chunk, next_chunk);
       txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
     });
     info.dirty_chunks = dirty;
+    info.next_chunk = std::max(info.next_chunk, next_chunk);
   }
 
   bool ChunkIsFull(uint64_t video_bytes) const {
@@ -177,17 +193,28 @@ struct Writer::Impl {
 
   // Creates data_<N>.gulp for the next chunk, registers it empty (so that a
   // crash leaves it known to the index) and makes it current.
+  //
+  // Numbers are never reused: the new chunk takes next_chunk (recorded in
+  // the index with the chunk), not one past the newest chunk that still
+  // exists, so a number compaction freed stays unused, and a published
+  // data_<N>.gulp never has to hold other bytes.
   void StartNewChunk() {
-    uint32_t n = have_chunk ? chunk + 1 : 0;
+    uint64_t number = next_chunk;
     // A data_<N>.gulp the index does not know (left by another program) is
     // never touched, unless it is empty (RemoveAbandonedChunkFiles): the new
     // chunk takes the next free number.
-    for (int attempt = 0; engine::PathExists(ChunkPath(ChunkFileName(n))); ++attempt, ++n) {
+    for (int attempt = 0;; ++attempt, ++number) {
+      if (number >= index::kNoChunkNumberLeft) {
+        throw ResourceExhaustedError("create chunk in " + ds->dir +
+                                     ": every chunk number up to 2^32 - 1 has been used");
+      }
+      if (!engine::PathExists(ChunkPath(ChunkFileName(static_cast<uint32_t>(number))))) break;
       if (attempt >= kMaxChunkNameAttempts) {
         throw InvalidArgumentError("create chunk in " + ds->dir +
                                    ": too many foreign data_*.gulp files");
       }
     }
+    const auto n = static_cast<uint32_t>(number);
     auto created = std::make_shared<engine::ChunkFile>(ChunkPath(ChunkFileName(n)),
                                                        engine::ChunkFile::Mode::kCreate);
     engine::SyncDirectory(ds->dir);
@@ -200,10 +227,13 @@ struct Writer::Impl {
     ds->env->Update([&](index::Txn& txn) {
       index::DatasetInfo current = ds->GetInfo(txn);
       current.dirty_chunks = dirty;
+      current.next_chunk = std::max(current.next_chunk, number + 1);
       ds->PutChunk(txn, n, record);
       txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
     });
     info.dirty_chunks = dirty;
+    info.next_chunk = std::max(info.next_chunk, number + 1);
+    next_chunk = number + 1;
     engine::fault::Reached(engine::fault::Point::kChunkRegistered);
     have_chunk = true;
     chunk = n;

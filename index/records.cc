@@ -2,6 +2,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "gulpdb/error.h"
@@ -277,6 +278,11 @@ std::string EncodeChunkRecord(const ChunkRecord& record) {
     b.add_meta_stamp(&meta_stamp);
   }
   if (!owner.IsNull()) b.add_owner(owner);
+  fbs::ContentStamp meta_content;
+  if (record.meta_content) {
+    meta_content = fbs::ContentStamp(record.meta_content->size, record.meta_content->crc32c);
+    b.add_meta_content(&meta_content);
+  }
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -307,6 +313,9 @@ ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what) {
   if (const fbs::FileStamp* m = r->meta_stamp())
     out.meta_stamp = FileStamp{m->size(), m->mtime_ns()};
   if (r->owner() != nullptr) out.owner = r->owner()->str();
+  if (const fbs::ContentStamp* c = r->meta_content()) {
+    out.meta_content = ContentStamp{c->size(), c->crc32c()};
+  }
   return out;
 }
 
@@ -330,6 +339,7 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   b.add_obsolete_files(obsolete);
   if (info.source_stamps) b.add_source_stamps(true);
   if (!attached_to.IsNull()) b.add_attached_to(attached_to);
+  if (info.next_chunk != 0) b.add_next_chunk(info.next_chunk);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -361,7 +371,19 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
   }
   out.source_stamps = r->source_stamps();
   if (r->attached_to() != nullptr) out.attached_to = r->attached_to()->str();
+  out.next_chunk = r->next_chunk();
+  if (out.next_chunk > kNoChunkNumberLeft) {
+    ThrowCorrupt("dataset info", what,
+                 "next chunk number " + std::to_string(out.next_chunk) + " is past 2^32");
+  }
   return out;
+}
+
+uint64_t NextChunkNumber(const DatasetInfo& info, std::optional<uint32_t> last_chunk) {
+  uint64_t next = info.next_chunk;
+  if (last_chunk) next = std::max<uint64_t>(next, uint64_t{*last_chunk} + 1);
+  for (uint32_t n : info.dirty_chunks) next = std::max<uint64_t>(next, uint64_t{n} + 1);
+  return next;
 }
 
 std::string ChunkKey(uint32_t chunk) {

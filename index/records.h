@@ -36,6 +36,9 @@ inline constexpr const char* kAttachedShardKeyPrefix = "attached:";
 inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint32_t kFirstSealedFormat = 2;
 
+// DatasetInfo::next_chunk when every 32-bit chunk number has been used.
+inline constexpr uint64_t kNoChunkNumberLeft = uint64_t{1} << 32;
+
 struct VideoRecord {
   uint32_t chunk = 0;
   uint64_t seq = 0;
@@ -57,6 +60,14 @@ struct FileStamp {
   bool operator!=(const FileStamp& o) const { return !(*this == o); }
 };
 
+// A file's content: its size and the CRC-32C of all its bytes.
+struct ContentStamp {
+  uint64_t size = 0;
+  uint32_t crc32c = 0;
+  bool operator==(const ContentStamp& o) const { return size == o.size && crc32c == o.crc32c; }
+  bool operator!=(const ContentStamp& o) const { return !(*this == o); }
+};
+
 struct ChunkRecord {
   std::string file_name;
   uint64_t committed_length = 0;
@@ -69,6 +80,9 @@ struct ChunkRecord {
   // (absent: not recorded; the chunk is not checked against its files).
   std::optional<FileStamp> data_stamp;
   std::optional<FileStamp> meta_stamp;
+  // Imported chunks: meta_file's content as imported or last exported in
+  // place; absent in records older than the field (only meta_stamp then).
+  std::optional<ContentStamp> meta_content;
   // Attached chunks: the shard (path relative to the dataset) that owns the
   // file; empty for the dataset's own chunks. Records written before this
   // field existed mark an attached chunk only by a '/' in file_name.
@@ -93,7 +107,16 @@ struct DatasetInfo {
   // Absolute path of the dataset this one's chunks are attached to; empty
   // when not attached.
   std::string attached_to;
+  // No new chunk gets a number below this (0 in records older than the
+  // field). Use NextChunkNumber(), which also counts the chunks that exist.
+  uint64_t next_chunk = 0;
 };
+
+// The number the next new chunk may take at the lowest: past `info.next_chunk`,
+// past `last_chunk` (the highest chunk number the index holds, if any) and
+// past every chunk listed dirty. Datasets written before next_chunk existed
+// derive it from the last two. Values up to 2^32 (no number left).
+uint64_t NextChunkNumber(const DatasetInfo& info, std::optional<uint32_t> last_chunk);
 
 // Encoders pick the most compact form: frames that follow each other
 // back to back share one run (a video that is one run stores no run vectors),

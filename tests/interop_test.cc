@@ -20,8 +20,11 @@
 #include "engine/fault_injection.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
+#include "engine/gulpio_files.h"
+#include "engine/verified_sources.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "index/crc32c.h"
 #include "support/manifest.h"
 #include "support/sha256.h"
 #include "support/test_util.h"
@@ -555,8 +558,28 @@ std::vector<ForeignChange> ForeignChanges() {
          fs::remove(dir + "/data_5.gulp");
          fs::remove(dir + "/meta_5.gmeta");
        }},
-      {"gmeta removed", "meta_6.gmeta",
-       [](const std::string& dir) { fs::remove(dir + "/meta_6.gmeta"); }},
+      // A rewrite that keeps the size and sets the modification time back
+      // (touch -r, a restore with times): its change time still differs.
+      {"gmeta rewritten, same size and modification time", "meta_6.gmeta",
+       [](const std::string& dir) {
+         const std::string path = dir + "/meta_6.gmeta";
+         const auto mtime = fs::last_write_time(path);
+         std::string text = test::ReadFile(path);
+         const size_t at = text.find("\"label\": \"");
+         BOOST_REQUIRE(at != std::string::npos);
+         text[at + 10] = static_cast<char>(std::toupper(text[at + 10]));
+         test::WriteFile(path, text);
+         fs::last_write_time(path, mtime);
+       }},
+      // Same bytes but for the ids: the file lists other videos.
+      {"gmeta lists other videos, same size", "meta_2.gmeta",
+       [](const std::string& dir) {
+         const std::string path = dir + "/meta_2.gmeta";
+         std::string text = test::ReadFile(path);
+         BOOST_REQUIRE(text.compare(0, 6, "{\"4\": ") == 0);
+         text[2] = 'z';
+         test::WriteFile(path, text);
+       }},
   };
 }
 
@@ -758,6 +781,309 @@ BOOST_AUTO_TEST_CASE(imported_dataset_without_stamps_still_opens) {
   ImportGulpio(dir, re);
   ForeignChanges()[3].apply(dir);
   BOOST_CHECK_THROW(Dataset::Open(dir), CorruptionError);
+}
+
+// ---- Copies of imported directories (docs/format/index_format.md "Source stamps") ----
+
+// Every video's meta and frame bytes, for comparing a copy with its original.
+std::map<std::string, std::string> Contents(const Dataset& ds) {
+  std::map<std::string, std::string> out;
+  for (const std::string& id : ds.Ids()) {
+    std::string all = ds.Get(id).meta_data;
+    const JpegFrames frames = ds.ReadJpegs(id);
+    for (size_t i = 0; i < frames.size(); ++i) all += "|" + std::string(frames[i]);
+    out[id] = all;
+  }
+  return out;
+}
+
+// Runs a shell command; fails the test when it does not exit 0.
+void Run(const std::string& command) {
+  const int status = std::system(command.c_str());
+  BOOST_REQUIRE_MESSAGE(status == 0, command << " exited with " << status);
+}
+
+std::string Quoted(const std::string& path) { return "'" + path + "'"; }
+
+// The ways users copy a dataset directory: each keeps every byte; only some
+// keep modification times, none keeps inodes or change times.
+struct CopyMethod {
+  const char* name;
+  std::function<void(const std::string& from, const std::string& to)> copy;
+};
+
+std::vector<CopyMethod> CopyMethods() {
+  std::vector<CopyMethod> methods = {
+      {"cp -r", [](const std::string& from,
+                   const std::string& to) { Run("cp -r " + Quoted(from) + " " + Quoted(to)); }},
+      {"cp -a", [](const std::string& from,
+                   const std::string& to) { Run("cp -a " + Quoted(from) + " " + Quoted(to)); }},
+      {"tar round trip",
+       [](const std::string& from, const std::string& to) {
+         fs::create_directories(to);
+         Run("tar -C " + Quoted(from) + " -cf - . | tar -C " + Quoted(to) + " -xf -");
+       }},
+      {"tar round trip without times",
+       [](const std::string& from, const std::string& to) {
+         fs::create_directories(to);
+         Run("tar -C " + Quoted(from) + " -cf - . | tar -C " + Quoted(to) + " -xmf -");
+       }},
+  };
+  // rsync is in Debian (scripts/setup.sh installs it); -r keeps no times.
+  if (std::system("command -v rsync >/dev/null 2>&1") == 0) {
+    methods.push_back({"rsync -r", [](const std::string& from, const std::string& to) {
+                         Run("rsync -r " + Quoted(from + "/") + " " + Quoted(to + "/"));
+                       }});
+  } else {
+    BOOST_TEST_MESSAGE("rsync is not installed: its copy is not tried (scripts/setup.sh)");
+  }
+  return methods;
+}
+
+// The source check of an open dataset, run once more: what it finds and
+// how many .gmeta bytes it had to read.
+engine::SourceReport SourcesOf(const Dataset& ds) {
+  return engine::CheckSources(engine::DatasetAccess::Of(ds));
+}
+
+// Bytes of the .gmeta files the import read (gulpdb's own chunks have none).
+uint64_t ImportedGmetaBytes(const Dataset& ds) {
+  uint64_t bytes = 0;
+  for (const ChunkInfo& c : ds.Chunks()) {
+    if (!c.meta_file.empty()) bytes += fs::file_size(ds.dir() + "/" + c.meta_file);
+  }
+  return bytes;
+}
+
+// A copy of an imported directory (made any way that keeps the bytes) opens
+// and reads as the original: staleness is a change of content, not of
+// times or inodes. The first open of the copy reads its .gmeta files once;
+// the opens after it read none. Datasets written by GulpIO and by GulpIO2,
+// and one gulpdb appended to and exported in place.
+BOOST_AUTO_TEST_CASE(copies_of_an_imported_directory_open_and_read_as_the_original) {
+  const std::vector<CopyMethod> methods = CopyMethods();
+  const std::vector<std::string> sources = {"gulpio1_csv_jpeg", "gulpio2_csv_jpeg",
+                                            "gulpio2_edge_cases", "gulpio2_json_videos",
+                                            "gulpio2_csv_jpeg+appended"};
+  for (const std::string& source : sources) {
+    TempDir tmp;
+    const std::string dir = tmp / "gio";
+    const bool appended = source.find('+') != std::string::npos;
+    CopyFixture(test::FixturesDir() + "/" + source.substr(0, source.find('+')), dir);
+    ImportGulpio(dir);
+    {
+      // The import recorded what it read: the next open reads no .gmeta.
+      auto ds = Dataset::Open(dir);
+      const engine::SourceReport sources_now = SourcesOf(*ds);
+      BOOST_TEST(sources_now.changes.empty());
+      BOOST_TEST(sources_now.hashed_bytes == 0u, source);
+    }
+    if (appended) {
+      {
+        auto ds = OpenRw(dir);
+        ds->Remove({"6"});
+        auto w = ds->NewWriter();
+        w->Append("new_a", test::Views(test::FixtureFrames("7")), R"({"label": "circle"})");
+        w->Commit();
+      }
+      ExportGmeta(*Dataset::Open(dir));
+    }
+    std::map<std::string, std::string> original;
+    {
+      auto ds = Dataset::Open(dir);
+      original = Contents(*ds);
+    }
+    BOOST_REQUIRE(!original.empty());
+    for (const CopyMethod& method : methods) {
+      BOOST_TEST_CONTEXT(source << ", " << method.name) {
+        const std::string copy = tmp / ("copy " + std::string(method.name));
+        method.copy(dir, copy);
+        BOOST_REQUIRE(Dataset::Exists(copy));
+        {
+          OpenOptions open;
+          auto unchecked = engine::OpenDataset(copy, open, /*check_sources=*/false);
+          const engine::SourceReport first = SourcesOf(*unchecked);
+          BOOST_TEST(first.changes.empty());
+          BOOST_TEST(first.missing_meta.empty());
+          // cp -a keeps times but not inodes: every copy is read once.
+          BOOST_TEST(first.hashed_bytes == ImportedGmetaBytes(*unchecked));
+          BOOST_TEST(first.hashed_bytes > 0u);
+          BOOST_TEST(SourcesOf(*unchecked).hashed_bytes == 0u);  // recorded
+        }
+        auto ds = Dataset::Open(copy);
+        BOOST_TEST(SourcesOf(*ds).hashed_bytes == 0u);
+        BOOST_TEST((Contents(*ds) == original));
+        const CheckReport report = Check(copy);
+        BOOST_TEST(report.healthy());
+        BOOST_TEST(report.notes.empty());
+        // The copy is as writable as the original.
+        OpenRw(copy)->Remove({original.begin()->first});
+        BOOST_TEST(Dataset::Open(copy)->Count() == original.size() - 1);
+        ExportGmeta(*Dataset::Open(copy));
+        BOOST_TEST(Check(copy).healthy());
+      }
+    }
+  }
+}
+
+// A real change in a copy is still caught, including one that restores the
+// modification time the copy gave the file.
+BOOST_AUTO_TEST_CASE(changes_to_a_copy_are_still_caught) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  for (const ForeignChange& change : ForeignChanges()) {
+    BOOST_TEST_CONTEXT(change.name) {
+      const std::string copy = tmp / "copy";
+      fs::remove_all(copy);
+      Run("cp -r " + Quoted(dir) + " " + Quoted(copy));
+      BOOST_TEST(Dataset::Open(copy)->Count() == 22u);  // and records the copy's files
+      change.apply(copy);
+      try {
+        Dataset::Open(copy);
+        BOOST_ERROR("a changed copy should not open");
+      } catch (const StaleIndexError& e) {
+        BOOST_TEST(std::string(e.what()).find(change.file) != std::string::npos, e.what());
+      }
+    }
+  }
+}
+
+// A damaged or stale side record costs a re-read, never a missed change.
+BOOST_AUTO_TEST_CASE(a_damaged_or_stale_verified_record_never_hides_a_change) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  const std::string record = dir + "/gulpdb.index/" + engine::kVerifiedSourcesName;
+  const std::string good = test::ReadFile(record);
+  BOOST_REQUIRE(engine::DecodeVerifiedSources(good).has_value());
+  BOOST_TEST(engine::DecodeVerifiedSources(good)->size() == 11u);
+  // Damage of any kind parses as no record: the files are read again.
+  std::vector<std::string> damaged = {"", "garbage", good.substr(0, good.size() / 2),
+                                      good.substr(0, good.size() - 1)};
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 0x01;
+  damaged.push_back(flipped);
+  for (const std::string& bytes : damaged) {
+    BOOST_TEST(!engine::DecodeVerifiedSources(bytes).has_value());
+    test::WriteFile(record, bytes);
+    auto ds = Dataset::Open(dir);
+    BOOST_TEST(SourcesOf(*ds).hashed_bytes == 0u);  // the open above rewrote it
+    BOOST_TEST(ds->Count() == 22u);
+  }
+  // A record of the files before a same-size edit: the edit changes the
+  // file's identity, so the record does not vouch for it.
+  test::WriteFile(record, good);
+  ForeignChanges()[0].apply(dir);
+  BOOST_CHECK_THROW(Dataset::Open(dir), StaleIndexError);
+}
+
+// A .gmeta that is missing while its data file is intact is not staleness:
+// the index still describes every byte. Reads work, check is healthy (with a
+// note), and export writes the file again, byte for byte, as often as asked.
+BOOST_AUTO_TEST_CASE(a_missing_gmeta_is_not_a_change_and_export_writes_it_again) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  const std::string fixture = test::FixturesDir() + "/gulpio2_csv_jpeg";
+  CopyFixture(fixture, dir);
+  ImportGulpio(dir);
+  std::map<std::string, std::string> original;
+  {
+    auto ds = Dataset::Open(dir);
+    original = Contents(*ds);
+  }
+  fs::remove(dir + "/meta_3.gmeta");
+  fs::remove(dir + "/meta_7.gmeta");
+  {
+    auto ds = Dataset::Open(dir);
+    BOOST_TEST((Contents(*ds) == original));
+    const engine::SourceReport sources = SourcesOf(*ds);
+    BOOST_TEST(sources.changes.empty());
+    BOOST_TEST((sources.missing_meta == std::vector<std::string>{"meta_3.gmeta", "meta_7.gmeta"}));
+  }
+  const CheckReport report = Check(dir);
+  BOOST_TEST(report.healthy());
+  BOOST_REQUIRE(report.notes.size() == 2u);
+  BOOST_TEST(report.notes[0].find("meta_3.gmeta: missing") != std::string::npos, report.notes[0]);
+  BOOST_TEST(report.notes[0].find("gulpdb export " + dir) != std::string::npos, report.notes[0]);
+  for (int round = 0; round < 2; ++round) {
+    BOOST_TEST_CONTEXT("export " << round + 1) {
+      ExportGmeta(*Dataset::Open(dir));
+      for (const char* name : {"meta_3.gmeta", "meta_7.gmeta", "meta_0.gmeta"}) {
+        BOOST_TEST(test::ReadFile(dir + "/" + name) == test::ReadFile(fixture + "/" + name), name);
+      }
+      auto ds = Dataset::Open(dir);
+      BOOST_TEST(SourcesOf(*ds).hashed_bytes == 0u);
+      BOOST_TEST((Contents(*ds) == original));
+      const CheckReport again = Check(dir);
+      BOOST_TEST(again.healthy());
+      BOOST_TEST(again.notes.empty());
+    }
+  }
+  // Present and different is a change, as ever.
+  ForeignChanges()[0].apply(dir);
+  BOOST_CHECK_THROW(Dataset::Open(dir), StaleIndexError);
+}
+
+// An index imported before content fingerprints were recorded (stamps of
+// size and modification time only) compares those, as it did: a copy that
+// keeps times opens, an edit is caught. An export in place, or a re-index,
+// records the fingerprints; from then on a cp -r copy opens too.
+BOOST_AUTO_TEST_CASE(index_without_content_fingerprints_compares_stamps_until_exported) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  {
+    auto ds = OpenRw(dir);
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    impl.env->Update([&](index::Txn& txn) {
+      for (const ChunkInfo& c : ds->Chunks()) {
+        index::ChunkRecord r = impl.GetChunk(txn, c.number);
+        r.meta_content.reset();
+        impl.PutChunk(txn, c.number, r);
+      }
+    });
+  }
+  fs::remove(dir + "/gulpdb.index/" + std::string(engine::kVerifiedSourcesName));
+  Run("cp -a " + Quoted(dir) + " " + Quoted(tmp / "kept_times"));
+  BOOST_TEST(Dataset::Open(tmp / "kept_times")->Count() == 22u);
+  ForeignChanges()[0].apply(tmp / "kept_times");
+  BOOST_CHECK_THROW(Dataset::Open(tmp / "kept_times"), StaleIndexError);
+  Run("cp -r " + Quoted(dir) + " " + Quoted(tmp / "new_times"));
+  try {
+    Dataset::Open(tmp / "new_times");
+    BOOST_ERROR("without fingerprints, a copy with new times cannot be told from an edit");
+  } catch (const StaleIndexError& e) {
+    BOOST_TEST(std::string(e.what()).find("predates content fingerprints") != std::string::npos,
+               e.what());
+  }
+  ExportGmeta(*Dataset::Open(dir));  // records the fingerprints
+  Run("cp -r " + Quoted(dir) + " " + Quoted(tmp / "after_export"));
+  BOOST_TEST(Dataset::Open(tmp / "after_export")->Count() == 22u);
+  ForeignChanges()[0].apply(tmp / "after_export");
+  BOOST_CHECK_THROW(Dataset::Open(tmp / "after_export"), StaleIndexError);
+}
+
+// The content fingerprint is what the importer parsed, and what the .gmeta
+// writer wrote: CRC-32C of the whole file.
+BOOST_AUTO_TEST_CASE(import_records_the_crc32c_of_each_gmeta) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_edge_cases", dir);
+  ImportGulpio(dir);
+  auto ds = Dataset::Open(dir);
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+  index::Txn txn = impl.env->BeginRead();
+  for (const ChunkInfo& c : ds->Chunks()) {
+    const std::string bytes = test::ReadFile(dir + "/" + c.meta_file);
+    const index::ChunkRecord r = impl.GetChunk(txn, c.number);
+    BOOST_REQUIRE(r.meta_content.has_value());
+    BOOST_TEST(r.meta_content->size == bytes.size());
+    BOOST_TEST(r.meta_content->crc32c == index::Crc32c(bytes.data(), bytes.size()));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

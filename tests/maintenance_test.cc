@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <map>
@@ -550,6 +551,157 @@ BOOST_AUTO_TEST_CASE(compact_keeps_files_of_shards_attached_before_owners_were_r
   BOOST_TEST(engine::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
   BOOST_TEST(Check(shard).healthy());
   BOOST_TEST(Check(out).healthy());
+}
+
+// ---- Removing every video of the newest chunk, then compacting ----------------
+
+// The chunk numbers the index holds.
+std::vector<uint32_t> ChunkNumbers(const Dataset& ds) {
+  std::vector<uint32_t> out;
+  for (const ChunkInfo& c : ds.Chunks()) out.push_back(c.number);
+  return out;
+}
+
+std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
+  OpenOptions o;
+  o.read_only = false;
+  return Dataset::Open(dir, o);
+}
+
+// Every kind of write a user makes, each in its own writer, as the CLI runs
+// them: append (ingest), remove, compact, split, meta index, merge into it.
+void WriteEveryWay(const std::string& dir, const std::string& tag) {
+  const std::vector<std::string> frames = {FakeJpeg(50, 1), FakeJpeg(51, 2)};
+  {
+    auto ds = OpenRw(dir);
+    auto w = ds->NewWriter();
+    w->Append(tag + "_a", test::Views(frames), "{\"i\": 100}");
+    w->Append(tag + "_b", test::Views(frames), "{\"i\": 101}");
+    w->Commit();
+  }
+  OpenRw(dir)->Remove({tag + "_b"});
+  {
+    auto ds = OpenRw(dir);
+    Compact(*ds);
+    {
+      auto w = ds->NewWriter();
+      w->SetSplit(tag, {tag + "_a"});
+      w->Commit();
+    }
+    ds->CreateMetaIndex("i");
+  }
+  TempDir other;
+  Filled(other / "s", 2, 4);
+  MergeOptions merge;
+  merge.on_duplicate = OnDuplicate::kReplace;
+  Merge(dir, {other / "s"}, merge);
+}
+
+// Removing every video of the newest chunk and compacting deletes that
+// chunk; it was also the writer's current chunk, listed in the dataset info
+// as being written. Every later writer must still work, and the number must
+// never be given to a new chunk (a published data_N.gulp would otherwise be
+// asked to hold other bytes).
+BOOST_AUTO_TEST_CASE(compacting_away_the_newest_chunk_leaves_every_writer_working) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  Filled(dir, 10, 4);  // chunks 0, 1, 2 (v8, v9)
+  OpenRw(dir)->Remove({"v8", "v9"});
+  {
+    auto ds = OpenRw(dir);
+    const CompactReport r = Compact(*ds);
+    BOOST_TEST(r.chunks_rewritten == 1u);
+    BOOST_TEST(r.videos_moved == 0u);
+    BOOST_TEST((ChunkNumbers(*ds) == std::vector<uint32_t>{0, 1}));
+  }
+  // (Check, not --deep: FakeJpeg frames do not decode; the deep part only
+  // adds decoding.)
+  const CheckReport compacted = Check(dir);
+  BOOST_TEST(compacted.healthy());
+  for (const CheckProblem& p : compacted.problems) BOOST_TEST_MESSAGE(p.where << ": " << p.what);
+  WriteEveryWay(dir, "w");
+  auto ds = Dataset::Open(dir);
+  const std::vector<uint32_t> numbers = ChunkNumbers(*ds);
+  BOOST_TEST(std::count(numbers.begin(), numbers.end(), 2u) == 0, "chunk number 2 was reused");
+  BOOST_TEST(ds->Get("w_a").chunk > 2u);
+  BOOST_TEST(ds->Split("w") == std::vector<std::string>{"w_a"});
+  BOOST_TEST(ds->Count() == 8u + 1u);  // the merged shard replaced v0 and v1
+  BOOST_TEST(Check(dir).healthy());
+  BOOST_TEST(!fs::exists(dir + "/data_2.gulp"));
+}
+
+// Chunk numbers are not reused by a merge that attaches an inner shard
+// either, nor when the newest chunks go by compaction in other ways.
+BOOST_AUTO_TEST_CASE(chunk_numbers_are_never_reused) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  Filled(dir, 12, 4);  // chunks 0, 1, 2
+  {
+    auto ds = OpenRw(dir);
+    ds->Remove({"v4", "v5", "v6", "v7", "v8", "v9", "v10"});
+    Compact(*ds);  // chunk 1 and 2 emptied or compacted; v11 moves to chunk 3
+    BOOST_TEST(ds->Get("v11").chunk == 3u);
+    ds->Remove({"v11"});
+    Compact(*ds);  // chunk 3 goes
+    BOOST_TEST((ChunkNumbers(*ds) == std::vector<uint32_t>{0}));
+  }
+  Filled(dir + "/shard", 3, 4);
+  MergeOptions replace;
+  replace.on_duplicate = OnDuplicate::kReplace;
+  Merge(dir, {dir + "/shard"}, replace);  // attached: gets a new number
+  {
+    auto ds = Dataset::Open(dir);
+    BOOST_TEST((ChunkNumbers(*ds) == std::vector<uint32_t>{0, 4}));
+    BOOST_TEST(Check(dir).healthy());
+  }
+  const std::vector<std::string> frames = {FakeJpeg(60, 3)};
+  auto ds = OpenRw(dir);
+  auto w = ds->NewWriter();
+  w->Append("n", test::Views(frames), "{}");
+  w->Commit();
+  BOOST_TEST(ds->Get("n").chunk == 5u);
+  BOOST_TEST(fs::exists(dir + "/data_5.gulp"));
+  BOOST_TEST(Check(dir).healthy());
+}
+
+// A dataset an older version left in that state (the deleted chunk still
+// listed as being written, no next_chunk recorded): check reports it and
+// says what to run; reading works; the next writer repairs it, and its new
+// chunk still does not take the deleted chunk's number.
+BOOST_AUTO_TEST_CASE(a_dataset_left_by_the_old_compaction_is_reported_and_repaired) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  Filled(dir, 10, 4);
+  OpenRw(dir)->Remove({"v8", "v9"});
+  Contents before;
+  {
+    auto ds = OpenRw(dir);
+    Compact(*ds);
+    before = Snapshot(*ds);
+    // What the old compaction left: chunk 2 deleted, still listed dirty, and
+    // no next_chunk in the info (an index written before the field).
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    impl.env->Update([&](index::Txn& txn) {
+      index::DatasetInfo info = impl.GetInfo(txn);
+      info.dirty_chunks = {2};
+      info.next_chunk = 0;
+      txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  }
+  const CheckReport report = Check(dir);
+  BOOST_TEST(!report.healthy());
+  bool named = false;
+  for (const CheckProblem& p : report.problems) {
+    named = named || (p.what.find("chunk 2") != std::string::npos &&
+                      p.what.find("gulpdb compact " + dir) != std::string::npos);
+  }
+  BOOST_TEST(named);
+  BOOST_TEST((Snapshot(*Dataset::Open(dir)) == before));
+  WriteEveryWay(dir, "r");
+  auto ds = Dataset::Open(dir);
+  const std::vector<uint32_t> numbers = ChunkNumbers(*ds);
+  BOOST_TEST(std::count(numbers.begin(), numbers.end(), 2u) == 0, "chunk number 2 was reused");
+  BOOST_TEST(Check(dir).healthy());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -363,6 +363,8 @@ BOOST_AUTO_TEST_CASE(chunk_and_info_records_from_before_stamps_and_owners_still_
   BOOST_TEST(info.obsolete_files.at(0) == "data_1.gulp");
   BOOST_TEST(!info.source_stamps);
   BOOST_TEST(info.attached_to.empty());
+  BOOST_TEST(info.next_chunk == 0u);  // derived (NextChunkNumber)
+  BOOST_TEST(!imported.meta_content.has_value());
 
   // Without the new fields the encoder writes exactly the old bytes: they
   // cost nothing where they are not used.
@@ -396,6 +398,39 @@ BOOST_AUTO_TEST_CASE(stamps_owner_and_attachment_round_trip) {
   const DatasetInfo j = DecodeDatasetInfo(EncodeDatasetInfo(info), "d");
   BOOST_TEST(j.source_stamps);
   BOOST_TEST(j.attached_to == "/data/out");
+}
+
+BOOST_AUTO_TEST_CASE(content_fingerprint_and_next_chunk_round_trip) {
+  ChunkRecord c;
+  c.file_name = "data_3.gulp";
+  c.meta_file = "meta_3.gmeta";
+  c.meta_content = ContentStamp{uint64_t{5} << 33, 0xdeadbeef};
+  const ChunkRecord d = DecodeChunkRecord(EncodeChunkRecord(c), "c");
+  BOOST_REQUIRE(d.meta_content.has_value());
+  BOOST_TEST((*d.meta_content == *c.meta_content));
+  c.meta_content = ContentStamp{0, 0};  // an empty file: present, not absent
+  BOOST_TEST(DecodeChunkRecord(EncodeChunkRecord(c), "c").meta_content.has_value());
+
+  DatasetInfo info;
+  info.next_chunk = uint64_t{1} << 32;  // every number used
+  BOOST_TEST(DecodeDatasetInfo(EncodeDatasetInfo(info), "d").next_chunk == info.next_chunk);
+  info.next_chunk = (uint64_t{1} << 32) + 1;
+  BOOST_CHECK_THROW(DecodeDatasetInfo(EncodeDatasetInfo(info), "d"), CorruptionError);
+}
+
+// The next chunk number: the recorded one, or past every chunk that exists
+// or is listed as being written (datasets written before it was recorded).
+BOOST_AUTO_TEST_CASE(next_chunk_number_never_goes_back) {
+  DatasetInfo info;
+  BOOST_TEST(NextChunkNumber(info, std::nullopt) == 0u);
+  BOOST_TEST(NextChunkNumber(info, 4u) == 5u);
+  info.dirty_chunks = {7};
+  BOOST_TEST(NextChunkNumber(info, 4u) == 8u);
+  info.next_chunk = 20;
+  BOOST_TEST(NextChunkNumber(info, 4u) == 20u);
+  BOOST_TEST(NextChunkNumber(info, 30u) == 31u);
+  info = DatasetInfo();
+  BOOST_TEST(NextChunkNumber(info, UINT32_MAX) == kNoChunkNumberLeft);
 }
 
 BOOST_AUTO_TEST_CASE(keys_sort_numerically) {
