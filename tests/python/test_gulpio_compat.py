@@ -195,18 +195,17 @@ def test_meta_mappings_match_the_gmeta_files(gulpio_copy):
 def test_open_does_not_load_meta_files(gulpio_copy):
     directory = gulpio_copy("gulpio2_csv_jpeg")
     gulpdb.GulpDirectory(directory, quiet=True)  # builds the index
-    # Unreadable .gmeta files with the size and time the index recorded (open
-    # compares those, one stat each, and reads no .gmeta byte).
+    # Without any .gmeta file: the index describes every byte (a missing
+    # .gmeta is not a change; `gulpdb export` writes it again), and open
+    # reads no .gmeta byte.
     for name in os.listdir(directory):
         if name.endswith(".gmeta"):
-            path = os.path.join(directory, name)
-            st = os.stat(path)
-            with open(path, "r+b") as f:
-                f.write(b"\0" * st.st_size)
-            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            os.remove(os.path.join(directory, name))
     gd = gulpdb.GulpDirectory(directory)
     frames, meta = gd["3"]
     assert meta["label"] == "square" and len(frames) == 1
+    assert len(gd.merged_meta_dict) == 22
+    assert gulpdb.check(directory)["healthy"]
 
 
 def test_index_is_built_once_in_place_with_progress(gulpio_copy, capsys):
@@ -292,6 +291,60 @@ def test_append_mode_refuses_a_plain_gulpio_directory(gulpio_copy):
         gulpdb.Dataset(directory, "a")
     assert sorted(os.listdir(directory)) == before
     assert len(gulpdb.GulpDirectory(directory, quiet=True).merged_meta_dict) == 22
+
+
+def _all_reads(gd: Any) -> Dict[str, Any]:
+    return {i: (meta, [f.tobytes() for f in frames]) for i in gd.merged_meta_dict for frames, meta in [gd[i]]}
+
+
+def _copy_with_new_times(src: str, dst: str) -> None:
+    """As ``cp -r`` does: the same bytes, new files, new modification times."""
+    os.makedirs(dst)
+    for root, dirs, files in os.walk(src):
+        rel = os.path.relpath(root, src)
+        for d in dirs:
+            os.makedirs(os.path.join(dst, rel, d))
+        for f in files:
+            shutil.copyfile(os.path.join(root, f), os.path.join(dst, rel, f))
+
+
+def test_copies_of_an_indexed_directory_keep_their_index(gulpio_copy, tmp_path, capsys):
+    # A byte-identical copy (with or without the modification times) opens
+    # with the index it carries: nothing is indexed again.
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    expected = _all_reads(gulpdb.GulpDirectory(directory, quiet=True))
+    for name, copy in [("copytree", shutil.copytree), ("new times", _copy_with_new_times)]:
+        target = str(tmp_path / name)
+        copy(directory, target)
+        capsys.readouterr()
+        gd = gulpdb.GulpDirectory(target)
+        assert capsys.readouterr().err == "", name
+        assert _all_reads(gd) == expected
+        assert gulpdb.check(target)["healthy"]
+
+
+def test_cached_index_survives_a_byte_identical_restore(gulpio_copy, tmp_path, monkeypatch, capsys):
+    # A read-only directory indexed in the user cache, then restored from a
+    # copy (same bytes, new times): the cached index still serves it.
+    directory = gulpio_copy("gulpio2_csv_jpeg")
+    monkeypatch.setattr(gulpdb._index_cache, "_dir_is_writable", lambda path: False)
+    expected = _all_reads(gulpdb.GulpDirectory(directory, quiet=True))
+    cache = gulpdb._index_cache.cached_index_dir(directory)
+    backup = str(tmp_path / "backup")
+    shutil.copytree(directory, backup)
+    shutil.rmtree(directory)
+    _copy_with_new_times(backup, directory)
+    assert gulpdb._index_cache.cached_index_dir(directory) == cache
+    capsys.readouterr()
+    gd = gulpdb.GulpDirectory(directory)
+    assert capsys.readouterr().err == ""
+    assert gd.dataset.index_dir == cache
+    assert _all_reads(gd) == expected
+    # An edit that keeps every size is still caught, and indexed again.
+    _rewrite_gmeta(directory)
+    gd = gulpdb.GulpDirectory(directory)
+    assert "indexing it again" in capsys.readouterr().err
+    assert gd["7"][1]["label"] == "SQUARE"
 
 
 @pytest.mark.parametrize("name,change,check", GULPIO_CHANGES, ids=[c[0] for c in GULPIO_CHANGES])

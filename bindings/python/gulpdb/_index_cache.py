@@ -9,10 +9,13 @@ which never changes a byte of the ``.gulp`` files:
 - otherwise in the per-user cache, ``$GULPDB_CACHE`` (``$GULPDB_CACHE_DIR``, its
   older name, still works) or ``${XDG_CACHE_HOME:-~/.cache}/gulpdb``, the
   folder that also holds the index snapshots of remote datasets, under a hash
-  of the directory's real
-  path and of the name, size and modification time of every GulpIO file; when
-  those change (GulpIO2 appended a chunk, say) the index is built again in a
-  new place and the old one removed.
+  of the directory's real path and of the name and size of every GulpIO file;
+  when those change (GulpIO2 appended a chunk, say) the index is built again
+  in a new place and the old one removed. Modification times are not part of
+  it: a byte-identical copy or restore of the directory keeps its index (the
+  engine compares the ``.gmeta`` files' content when their times differ, and
+  refuses an index whose files were edited in place: it is then built again
+  where it is).
 
 A progress message goes to stderr while indexing. An ``s3://`` URL is a
 dataset published with :func:`gulpdb.push`, opened read-only as it is.
@@ -54,8 +57,8 @@ def cached_index_dir(path: str) -> str:
     """Where the index of the read-only GulpIO directory ``path`` is cached.
 
     The name holds a hash of the directory's real path and one of its GulpIO
-    files' names, sizes and modification times: when they change, the index
-    gets a new place (processes still reading the old one are not disturbed).
+    files' names and sizes: when they change, the index gets a new place
+    (processes still reading the old one are not disturbed).
     """
     real = os.path.realpath(path)
     key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
@@ -77,11 +80,11 @@ def _gulpio_files(path: str) -> List[str]:
     )
 
 
-def _fingerprint(path: str, names: List[str]) -> List[Tuple[str, int, int]]:
+def _fingerprint(path: str, names: List[str]) -> List[Tuple[str, int]]:
     out = []
     for name in names:
         st = os.stat(os.path.join(path, name))
-        out.append((name, st.st_size, st.st_mtime_ns))
+        out.append((name, st.st_size))
     return out
 
 
@@ -130,24 +133,27 @@ def _import(path: str, index_dir: str, quiet: bool) -> None:
     progress.finish(report)
 
 
-def _reindex(path: str, quiet: bool, timeout: float = 300.0) -> None:
-    """Indexes the in-place indexed ``path`` again after GulpIO tools changed it.
+def _reindex(path: str, quiet: bool, timeout: float = 300.0, index_dir: str = "") -> None:
+    """Indexes ``path`` again (its index in place, or at ``index_dir``) after
+    GulpIO tools changed it.
 
     Processes that find the change at once (DataLoader workers) take turns:
     the engine re-indexes under the dataset's writer lock, and a process that
     finds it taken waits until the index describes the directory again.
     """
     deadline = time.monotonic() + timeout
-    progress = _Progress(path, os.path.join(path, "gulpdb.index"), quiet)
+    progress = _Progress(path, index_dir or os.path.join(path, "gulpdb.index"), quiet)
     while True:
         try:
-            report = _gulpdb.import_gulpio(path, reindex=True, progress=progress)
+            report = _gulpdb.import_gulpio(
+                path, index_dir=index_dir, reindex=True, progress=progress
+            )
             progress.finish(report)
             return
         except _gulpdb.BusyError:
             pass  # another process holds the lock, probably re-indexing
         try:
-            Dataset(path).close()
+            Dataset(path, index_dir=index_dir or None).close()
             return  # someone else brought the index up to date
         except _gulpdb.StaleIndexError:
             if time.monotonic() > deadline:
@@ -222,4 +228,12 @@ def open_for_gulpio(
         _import(path, cache, quiet)
         for name in stale:
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
-    return Dataset(path, "r", index_dir=cache, decode_threads=decode_threads), True
+    try:
+        return Dataset(path, "r", index_dir=cache, decode_threads=decode_threads), True
+    except _gulpdb.StaleIndexError:
+        # The same names and sizes, other content (a .gmeta edited in place):
+        # index it again where it is.
+        if not quiet:
+            print(f"gulpdb: {path} changed since it was indexed; indexing it again", file=sys.stderr)
+        _reindex(path, quiet, index_dir=cache)
+        return Dataset(path, "r", index_dir=cache, decode_threads=decode_threads), True
