@@ -198,6 +198,48 @@ check reindexed_check 0 "$gulpdb" check "$gio2" --quiet
 check reindexed_show 0 "$gulpdb" show "$gio2" 7 --json
 expect_out reindexed_show_meta '"label": "SQUARE"'
 check check_all_fixtures 0 sh -c "for d in '$fixtures'/gulpio*; do cp -r \"\$d\" '$tmp'/fx_\$(basename \"\$d\") && chmod -R u+w '$tmp'/fx_\$(basename \"\$d\") && '$gulpdb' import '$tmp'/fx_\$(basename \"\$d\") -q >/dev/null && '$gulpdb' check '$tmp'/fx_\$(basename \"\$d\") --deep -q >/dev/null || exit 1; done"
+# Copies of an imported directory keep working (the index compares content,
+# not times), once read by a user who cannot write the copy too (the verified
+# .gmeta go to that user's cache); a missing .gmeta is no change, and export
+# writes it again byte for byte, as often as asked.
+check copy_r 0 cp -r "$gio2" "$tmp/gio_copy"
+check copy_info 0 "$gulpdb" info "$tmp/gio_copy"
+expect_out copy_info_videos "videos: +22"
+check copy_check 0 "$gulpdb" check "$tmp/gio_copy" --deep --quiet
+check copy_ro 0 cp -r "$gio2" "$tmp/gio_ro"
+mkdir -p "$tmp/user_cache" && chown 65534:65534 "$tmp/user_cache" 2>/dev/null
+check copy_ro_info 0 as_user env GULPDB_CACHE="$tmp/user_cache" "$gulpdb" info "$tmp/gio_ro"
+check copy_ro_info_again 0 as_user env GULPDB_CACHE="$tmp/user_cache" "$gulpdb" ls "$tmp/gio_ro"
+if [ "$(id -u)" -eq 0 ]; then
+  check copy_ro_cached 0 test "$(ls "$tmp/user_cache/verified" | wc -l)" -eq 1
+fi
+rm "$tmp/gio_copy/meta_3.gmeta"
+check missing_gmeta_info 0 "$gulpdb" show "$tmp/gio_copy" 7 --json
+expect_out missing_gmeta_show '"label": "SQUARE"'
+check missing_gmeta_check 0 "$gulpdb" check "$tmp/gio_copy"
+expect_out missing_gmeta_note "meta_3.gmeta: missing"
+check missing_gmeta_export 0 "$gulpdb" export "$tmp/gio_copy"
+check missing_gmeta_export_again 0 "$gulpdb" export "$tmp/gio_copy"
+check missing_gmeta_identical 0 cmp "$tmp/gio_copy/meta_3.gmeta" "$gio2/meta_3.gmeta"
+# Removing every video of the newest chunk, then compacting, leaves every
+# writer working, and the deleted chunk's number unused.
+newest=$tmp/newest
+check newest_ingest 0 "$gulpdb" ingest "$newest" --keep-jpeg --frames-dir "$fixtures/frames_src" \
+  --labels "$fixtures/frames_src/labels.csv" --videos-per-chunk 4 --quiet
+check newest_remove 0 "$gulpdb" remove "$newest" 20 21
+check newest_compact 0 "$gulpdb" compact "$newest" --quiet
+check newest_gone 1 test -e "$newest/data_5.gulp"
+check newest_remove_more 0 "$gulpdb" remove "$newest" 0
+check newest_compact_more 0 "$gulpdb" compact "$newest" --quiet
+check newest_ingest_more 0 "$gulpdb" ingest "$newest" --keep-jpeg --frames-dir "$fixtures/frames_src" \
+  --on-duplicate skip --quiet
+check newest_split 0 "$gulpdb" split "$newest" some --ids-file /dev/stdin <<<"20"
+check newest_index 0 "$gulpdb" index "$newest" --meta-key label
+check newest_merge 0 "$gulpdb" merge "$newest" "$tmp/evil_ds" --quiet
+check newest_check 0 "$gulpdb" check "$newest" --deep --quiet
+check newest_not_reused 1 test -e "$newest/data_5.gulp"
+check newest_ls 0 "$gulpdb" ls "$newest" --json
+expect_out newest_chunk '"id": "20", "frames": 2, "chunk": 7'
 # A non-zero pad byte makes check fail: frame 0 of video "0" has pad 2 at offset 938.
 printf 'x' | dd of="$gio/data_0.gulp" bs=1 seek=939 conv=notrunc status=none
 check check_bad_pad 1 "$gulpdb" check "$gio" --quiet

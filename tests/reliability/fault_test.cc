@@ -45,7 +45,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
+#include "engine/gulpio_files.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
@@ -1591,6 +1593,59 @@ BOOST_AUTO_TEST_CASE(read_only_bind_mount_serves_readers,
   BOOST_CHECK_MESSAGE(Listing(src) == listing, "the source changed:" + DescribeListing(listing) +
                                                    " ->" + DescribeListing(Listing(src)));
   ExpectUnchangedAndUsable(ex, src, before, "the source after the read-only mount");
+}
+
+// A copy (new modification times, new inodes) of an imported GulpIO
+// directory, on a read-only file system: it opens (its .gmeta files are read
+// once and match the index), and what was verified goes to the user cache,
+// so that the next open reads no .gmeta; nothing is written to the copy.
+BOOST_AUTO_TEST_CASE(read_only_copy_of_an_imported_directory_verifies_once_into_the_user_cache,
+                     *boost::unit_test::precondition(MountsPermitted)) {
+  BoostExpect ex;
+  TempDir tmp;
+  const std::string src = tmp / "gio";
+  CreateDataset(src, 3);
+  const auto videos = MakeVideos("g", 7, 2);
+  CommitVideos(src, videos);
+  ExportGmeta(*Dataset::Open(src));
+  fs::remove_all(src + "/gulpdb.index");
+  ImportGulpio(src);  // now an imported GulpIO directory, as GulpIO2 wrote it
+  const std::string copy = tmp / "copy";
+  fs::copy(src, copy, fs::copy_options::recursive);  // as cp -r: new times
+  const std::string ro = tmp / "ro";
+  const std::string cache = tmp / "cache";
+  BOOST_REQUIRE(fs::create_directory(ro));
+  const auto listing = Listing(copy);
+
+  const ChildOutcome out = RunChild([&](ChildExpect& cx) {
+    EnterPrivateMountNamespace(cx);
+    if (::mount(copy.c_str(), ro.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        ::mount(nullptr, ro.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr) != 0) {
+      const int err = errno;
+      if (err == EPERM || err == EACCES) cx.Skip("read-only bind mount: " + Errno(err));
+      throw std::runtime_error("read-only bind mount of " + copy + ": " + Errno(err));
+    }
+    ::setenv("GULPDB_CACHE", cache.c_str(), 1);
+    {
+      auto ds = Dataset::Open(ro);  // reads the .gmeta files once
+      ExpectVideos(cx, *ds, videos, "read-only copy");
+    }
+    auto ds = Dataset::Open(ro);
+    const engine::SourceReport sources = engine::CheckSources(engine::DatasetAccess::Of(*ds));
+    cx.That(sources.changes.empty(), "the copy reads as changed");
+    cx.That(sources.hashed_bytes == 0,
+            "the second open read .gmeta bytes again: " + std::to_string(sources.hashed_bytes));
+    size_t records = 0;
+    for (const auto& entry : fs::directory_iterator(cache + "/verified")) {
+      if (entry.is_regular_file()) ++records;
+    }
+    cx.That(records == 1,
+            "expected one record in the user cache, found " + std::to_string(records));
+    cx.That(Listing(ro) == listing, "files changed on the read-only copy");
+  });
+  if (!ReportChild(out, "read-only copy", ex)) return;
+  BOOST_CHECK_MESSAGE(Listing(copy) == listing, "the copy changed:" + DescribeListing(listing) +
+                                                    " ->" + DescribeListing(Listing(copy)));
 }
 
 // ---- 4. A directory the process may not write -----------------------------------
