@@ -22,6 +22,7 @@ packages=(
   python3-boto3 python3-torchvision libswscale-dev  # benchmark baselines only
   python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging
   help2man dpkg-dev              # the man page; dpkg-shlibdeps for the .deb's Depends
+  rsync                          # tests: copies of imported GulpIO directories
 )
 
 missing=()
