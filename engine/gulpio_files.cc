@@ -118,6 +118,9 @@ std::optional<index::FileStamp> StampOf(const std::string& path) {
 // and CRC-32C is computed in the import's parsing pass at no extra read.
 SourceReport CheckSources(const DatasetImpl& ds) {
   SourceReport report;
+  // A dataset opened from a published manifest reads the objects the
+  // manifest names, not files beside the index.
+  if (ds.remote) return report;
   // What the index recorded, from one snapshot; no transaction stays open
   // while files are stat'ed and read.
   struct Stamped {

@@ -71,7 +71,8 @@ struct SourceReport {
 // identity differs from the one the side record (engine/verified_sources.h)
 // holds for it; a file found unchanged that way is recorded there, so that
 // the next open does not read it again. Returns at once, after one read
-// transaction, when the dataset records no stamps (DatasetInfo::source_stamps).
+// transaction, when the dataset records no stamps (DatasetInfo::source_stamps),
+// and at once for a dataset opened from a published manifest (`ds.remote`).
 // Otherwise costs one stat per stamped file, one listing of the directory,
 // the side record, and a read of each .gmeta whose identity changed (a
 // copied or restored directory: all of them, once). Reads its own snapshot;
