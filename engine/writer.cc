@@ -154,7 +154,7 @@ struct Writer::Impl {
 
   // A writer killed between creating a chunk file and registering it
   // (StartNewChunk) leaves an empty data_<N>.gulp that the index does not
-  // know, at the first free name past the last chunk. GulpIO readers pair
+  // know, at the first free name from next_chunk on. GulpIO readers pair
   // every data*.gulp with a meta*.gmeta, so such a file would break an
   // exported directory: remove it. Files holding bytes are not ours and stay.
   void RemoveAbandonedChunkFiles(uint64_t first) {

@@ -71,9 +71,10 @@ struct ImportReport {
 // numbered by the first run of digits in the file name. Every frame_info is
 // checked against its data file (inside the file, pad 0..4, length >= pad,
 // no overlap). label2idx.json stays where it is. The index records each
-// imported file's size and modification time, so that a later change by
-// GulpIO tools is detected: Dataset::Open refuses the dataset and Check
-// reports it, until it is re-indexed (`reindex`). Throws InvalidArgumentError
+// imported file's size and the CRC-32C of each .gmeta, so that a later change
+// of content by GulpIO tools is detected (a copy of the directory is not a
+// change, nor is a missing .gmeta): Dataset::Open refuses the dataset and
+// Check reports it, until it is re-indexed (`reindex`). Throws InvalidArgumentError
 // if `dir` is already indexed (and `reindex` is not set), CorruptionError
 // naming the file, id and byte offset for bad .gmeta content. On any error no
 // index is left behind (a re-index leaves the old one as it was).
@@ -93,10 +94,11 @@ struct ExportReport {
 // the dataset directory) in Python json.dump format, each atomically
 // (temp file, fsync, rename). A chunk imported from a .gmeta keeps that
 // file's name. For an imported dataset that has not changed, the files are
-// byte-identical to the originals. When `out_dir` is the dataset directory,
-// the index records the new size and time of the imported .gmeta files it
-// rewrote (one write transaction at the end), so that they do not count as
-// changed by another program.
+// byte-identical to the originals (a missing one is written again). When
+// `out_dir` is the dataset directory, the index records the new content of
+// the imported .gmeta files whose bytes it changed (one write transaction at
+// the end, none when no byte changed), so that they do not count as changed
+// by another program.
 // The named splits go to gulpdb_splits.json beside them (GulpIO's readers
 // ignore it); with no split, a gulpdb_splits.json left there by an earlier
 // export is removed.
