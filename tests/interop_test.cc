@@ -1067,6 +1067,69 @@ BOOST_AUTO_TEST_CASE(index_without_content_fingerprints_compares_stamps_until_ex
   BOOST_CHECK_THROW(Dataset::Open(tmp / "after_export"), StaleIndexError);
 }
 
+// Threads that open a fresh copy at once (as DataLoader workers' processes
+// do) all succeed, each reading the files once at most, while a writer holds the
+// dataset's lock: the source check takes no lock and blocks nobody; the
+// record they race to write is whole whichever rename wins.
+BOOST_AUTO_TEST_CASE(concurrent_first_opens_of_a_copy_neither_block_nor_fail) {
+  TempDir tmp;
+  const std::string dir = tmp / "gio";
+  CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
+  ImportGulpio(dir);
+  const std::string copy = tmp / "copy";
+  Run("cp -r " + Quoted(dir) + " " + Quoted(copy));
+  auto writing = OpenRw(copy);
+  auto writer = writing->NewWriter();  // holds the writer lock throughout
+  writer->Append("while_opening", test::Views(test::FixtureFrames("7")), "{}");
+  // (Boost.Test's assertions are checked here, in the test's thread.)
+  std::vector<std::future<std::pair<size_t, uint64_t>>> opens;
+  for (int i = 0; i < 6; ++i) {
+    opens.push_back(std::async(std::launch::async, [&] {
+      // Each thread runs its own check (a process would, too).
+      OpenOptions open;
+      auto ds = engine::OpenDataset(copy, open, /*check_sources=*/false);
+      const engine::SourceReport r = SourcesOf(*ds);
+      return std::make_pair(r.changes.size(), ds->Count());
+    }));
+  }
+  for (auto& f : opens) {
+    const auto [changes, count] = f.get();
+    BOOST_TEST(changes == 0u);
+    BOOST_TEST(count == 22u);
+  }
+  writer->Commit();
+  const auto record = engine::DecodeVerifiedSources(
+      test::ReadFile(copy + "/gulpdb.index/" + engine::kVerifiedSourcesName));
+  BOOST_REQUIRE(record.has_value());
+  BOOST_TEST(record->size() == 11u);
+  auto ds = Dataset::Open(copy);
+  BOOST_TEST(SourcesOf(*ds).hashed_bytes == 0u);
+  BOOST_TEST(ds->Count() == 23u);
+}
+
+// A dataset gulpdb created records no stamps: opening it looks at no chunk
+// file (O(1) in the number of chunks), so it opens even without them.
+BOOST_AUTO_TEST_CASE(opening_a_native_dataset_looks_at_no_chunk_file) {
+  TempDir tmp;
+  const std::string dir = tmp / "native";
+  {
+    CreateOptions c;
+    c.videos_per_chunk = 1;
+    auto ds = Dataset::Create(dir, c);
+    auto w = ds->NewWriter();
+    for (const char* id : {"a", "b", "c"})
+      w->Append(id, test::Views(test::FixtureFrames("3")), "{}");
+    w->Commit();
+  }
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".gulp") fs::remove(e.path());
+  }
+  auto ds = Dataset::Open(dir);
+  BOOST_TEST(ds->Count() == 3u);
+  BOOST_TEST(SourcesOf(*ds).hashed_bytes == 0u);
+  BOOST_CHECK_THROW(ds->ReadJpegs("a"), Error);  // the files are gone, as reads say
+}
+
 // The content fingerprint is what the importer parsed, and what the .gmeta
 // writer wrote: CRC-32C of the whole file.
 BOOST_AUTO_TEST_CASE(import_records_the_crc32c_of_each_gmeta) {
