@@ -23,6 +23,7 @@
 #include "gulpdb/json.h"
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
+#include "util/url_text.h"
 
 namespace gulpdb::cli {
 namespace {
@@ -685,7 +686,9 @@ int RunPush(const std::vector<std::string>& args) {
   options.grace = ParseGrace(vm);
   const std::string url = vm["url"].as<std::string>();
   if (!IsRemoteUrl(url)) {
-    throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + EscapeForDisplay(url));
+    const std::string typo = util::S3UrlTypo(url);
+    throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + EscapeForDisplay(url) +
+                     (typo.empty() ? std::string() : " (" + EscapeForDisplay(typo) + ")"));
   }
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {

@@ -104,17 +104,21 @@ class S3Client {
   // The same, or nullopt if the object does not exist.
   std::optional<ObjectInfo> HeadIfExists(const std::string& key);
 
-  // The whole object. An object larger than `max_size` fails with IoError
-  // (after reading at most max_size bytes of it). `info`, when not null,
-  // receives its size, ETag and Last-Modified.
+  // The whole object. An object larger than `max_size` fails with
+  // ObjectTooLargeError as soon as its Content-Length says so (or after at
+  // most max_size bytes of it). `info`, when not null, receives its size,
+  // ETag and Last-Modified.
   std::string Get(const std::string& key, ObjectInfo* info = nullptr,
                   uint64_t max_size = UINT64_MAX);
 
   // Streams the whole object into the file `path` (created or truncated,
   // mode 0644, not fsynced). A retry after a broken transfer resumes where it
   // stopped (Range + If-Match on the ETag; an object replaced meanwhile is an
-  // IoError). On failure `path` is removed.
-  ObjectInfo GetToFile(const std::string& key, const std::string& path);
+  // IoError). An object larger than `max_size` fails with
+  // ObjectTooLargeError before more than max_size bytes are written. On
+  // failure `path` is removed.
+  ObjectInfo GetToFile(const std::string& key, const std::string& path,
+                       uint64_t max_size = UINT64_MAX);
 
   // Exactly `length` bytes of `key` from `offset` into `out`. A range
   // reaching past the end of the object is RangeNotSatisfiableError. On any
