@@ -15,6 +15,7 @@
 #include "remote/payload_hash.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
+#include "util/relative_name.h"
 #include "util/url_text.h"
 
 namespace gulpdb {
@@ -152,6 +153,11 @@ const ManifestChunk& RemoteSource::VerifiedChunk(const DatasetImpl& impl, const 
 std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
                               const index::ChunkRecord& record) {
   const std::string chunk = "chunk " + std::to_string(number);
+  // A push never publishes a chunk whose file name leaves the dataset.
+  if (const std::string problem = util::RelativeNameProblem(record.file_name); !problem.empty()) {
+    return "is for " + chunk + ", whose file name '" + util::EscapeBytes(record.file_name) +
+           "' in the index snapshot is not a safe relative name (" + problem + ")";
+  }
   const bool key_ok =
       m.key == record.file_name || (record.file_name.find('/') != std::string::npos &&
                                     m.key == "data_" + std::to_string(number) + ".gulp");
