@@ -20,8 +20,13 @@
 // status with S3's error code and message, or the transport error, and the
 // number of attempts. Transient failures (connection refused or reset,
 // timeouts, 5xx, 503 SlowDown, truncated bodies) are retried with
-// exponential backoff and jitter up to S3Config::max_attempts within
-// S3Config::request_timeout_ms; then IoError. 404 is NotFoundError, 403
+// exponential backoff and jitter (honouring Retry-After) for at least
+// S3Config::max_attempts attempts and at least S3Config::retry_budget_ms,
+// within S3Config::request_timeout_ms (retry_policy.h); then IoError. A
+// GET bounded by max_size stops at it (ObjectTooLargeError). Messages never
+// show the user information of a URL (util/url_text.h); credentials sent
+// over plain http to a host that is not loopback are warned about once per
+// process on stderr. 404 is NotFoundError (NoSuchBucketError), 403
 // AccessDeniedError (naming the bucket and where the credentials came from),
 // a range beyond the object RangeNotSatisfiableError. Bad arguments (keys,
 // ranges, files) throw InvalidArgumentError before any request. No call ever
