@@ -23,6 +23,7 @@
 #include "gulpdb/json.h"
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
+#include "util/relative_name.h"
 #include "util/url_text.h"
 
 namespace gulpdb::cli {
@@ -332,6 +333,9 @@ int RunExtract(const std::vector<std::string>& args) {
   std::set<std::string> names;
   for (size_t i = 0; i < jpegs.size(); ++i) {
     std::string name = FrameFileName(stem, jpegs.indices()[i]);
+    // Safe by construction (frame_names.h); checked as every name from a
+    // dataset is before it becomes a path.
+    util::CheckRelativeName(name, "extract " + EscapeControls(id), "the frame file name");
     if (names.insert(name).second) files.emplace_back(std::move(name), i);
   }
   CreatedPaths created;

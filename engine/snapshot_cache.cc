@@ -18,6 +18,7 @@
 #include "index/sys_error.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
+#include "util/relative_name.h"
 
 namespace gulpdb {
 
@@ -264,7 +265,9 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
                               std::chrono::milliseconds lock_wait) {
   const std::string base =
       CacheDirectory() + "/remote/" + remote::Sha256Hex(store.Identity()).substr(0, 32);
-  const std::string target = base + "/" + manifest.snapshot_sha256;
+  const std::string target =
+      util::JoinRelative(base, manifest.snapshot_sha256, "open dataset " + store.url(),
+                         "the manifest's snapshot SHA-256");
   const std::string data = target + "/data.mdb";
   const std::string what = "open dataset " + store.url() + ": the index snapshot " +
                            store.Name(manifest.snapshot_key) + " (manifest generation " +

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "gulpdb/error.h"
+#include "util/relative_name.h"
 #include "util/url_text.h"
 
 namespace gulpdb::remote {
@@ -166,8 +167,11 @@ std::string S3Url::ToString() const {
 std::string S3Url::Key(std::string_view name) const { return JoinKey(prefix, name); }
 
 std::string JoinKey(std::string_view prefix, std::string_view name) {
-  if (name.empty()) Invalid("object name", name, "empty");
-  CheckSegments("object name", name);
+  // The names joined here come from manifests and indexes: the one rule for
+  // such names (util/relative_name.h).
+  if (const std::string problem = util::RelativeNameProblem(name); !problem.empty()) {
+    Invalid("object name", util::EscapeBytes(name), problem);
+  }
   std::string key;
   if (!prefix.empty()) {
     key.reserve(prefix.size() + 1 + name.size());

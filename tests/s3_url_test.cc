@@ -96,9 +96,11 @@ BOOST_AUTO_TEST_CASE(join_key_checks_the_name) {
   BOOST_TEST(JoinKey("p", "a/b.gulp") == "p/a/b.gulp");
   BOOST_TEST(JoinKey("", "a") == "a");
   BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", ""); }), "empty"));
-  BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", "/abs"); }), "empty path segment"));
-  BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", "a/"); }), "empty path segment"));
-  BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", "../x"); }), "'..' path segment"));
+  // The rule of util/relative_name.h, the one for names from manifests and indexes.
+  BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", "/abs"); }), "an absolute path"));
+  BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", "a/"); }), "an empty segment"));
+  BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", "../x"); }), "a '..' segment"));
+  BOOST_TEST(Contains(ErrorOf([] { JoinKey("p", "a\\b"); }), "a backslash"));
   BOOST_TEST(Contains(ErrorOf([] { JoinKey(std::string(1000, 'p'), std::string(30, 'n')); }),
                       "longer than 1024 bytes"));
 }

@@ -466,6 +466,8 @@ def test_mistyped_s3_urls_say_what_is_wrong(typo, meant, tmp_path):
         assert proc.returncode != 0 and meant in proc.stderr, (args, proc.stderr)
     with pytest.raises(ValueError, match="s3://gulpdb-test/x"):
         gulpdb.Dataset(typo)
+    with pytest.raises(ValueError, match="s3://gulpdb-test/x"):  # not an empty GulpIO directory
+        gulpdb.GulpDirectory(typo)
     local = SmallDataset(str(tmp_path / "local"), videos=1, frames_per_video=1)
     push = cli("push", local.path, typo)
     assert push.returncode == 2 and meant in push.stderr, push.stderr
