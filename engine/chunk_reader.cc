@@ -61,8 +61,7 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
       } else {
         // The manifest's object for the chunk, checked against the
         // snapshot's chunk record on first use.
-        plans[i].object = &remote->VerifiedChunk(
-            impl, txn, plans[i].record.chunk, "read id '" + std::string(id) + "' in " + impl.dir);
+        plans[i].object = &remote->VerifiedChunk(impl, txn, plans[i].record.chunk, id);
       }
     }
   }

@@ -130,10 +130,11 @@ const ManifestChunk* RemoteSource::Chunk(uint32_t number) const {
 }
 
 const ManifestChunk& RemoteSource::VerifiedChunk(const DatasetImpl& impl, const index::Txn& txn,
-                                                 uint32_t number, const std::string& what) const {
+                                                 uint32_t number, std::string_view id) const {
   const ManifestChunk* m = Chunk(number);
+  const auto what = [&] { return "read id '" + std::string(id) + "' in " + impl.dir; };
   if (m == nullptr) {
-    throw CorruptionError(what + ": chunk " + std::to_string(number) +
+    throw CorruptionError(what() + ": chunk " + std::to_string(number) +
                           " of its index snapshot is not in the manifest (generation " +
                           std::to_string(manifest_.generation) +
                           "): the manifest does not describe its snapshot");
@@ -142,7 +143,7 @@ const ManifestChunk& RemoteSource::VerifiedChunk(const DatasetImpl& impl, const 
   if (verified.load(std::memory_order_acquire)) return *m;
   const std::string problem = ChunkDisagreement(*m, number, impl.GetChunk(txn, number));
   if (!problem.empty()) {
-    throw CorruptionError(what + ": the manifest (generation " +
+    throw CorruptionError(what() + ": the manifest (generation " +
                           std::to_string(manifest_.generation) + ") " + problem +
                           ": the manifest does not describe its snapshot");
   }

@@ -49,12 +49,13 @@ class RemoteSource {
 
   // The manifest's entry for chunk `number`, checked against the snapshot's
   // record of the chunk (read in `txn`) the first time this source uses it:
-  // readers and `check` read a chunk only through this. Throws
-  // CorruptionError starting with `what` when the manifest has no such chunk
-  // or its entry disagrees with the record (ChunkDisagreement). O(1) after
-  // the first use of a chunk.
+  // the read path takes a chunk's object only from here (`check`, through
+  // OpenChunkBytes, compares the same way). Throws CorruptionError "read id
+  // '<id>' in <url>: ..." when the manifest has no such chunk or its entry
+  // disagrees with the record (ChunkDisagreement). O(1) after the first use
+  // of a chunk.
   const ManifestChunk& VerifiedChunk(const DatasetImpl& impl, const index::Txn& txn,
-                                     uint32_t number, const std::string& what) const;
+                                     uint32_t number, std::string_view id) const;
 
   // Reads the ranges (concurrently). `what` says what was being read, for
   // messages. A missing object (404) or one shorter than asked (416) is a
