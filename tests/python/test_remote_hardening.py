@@ -252,27 +252,42 @@ def _restore(snapshot, pristine):
         f.write(pristine)
 
 
+def _rotation(names, commands, per_damage):
+    """(damage, command) pairs: each damage meets `per_damage` commands, every
+    command meets several damages (all pairs would cost minutes; the random
+    damages of remote_hardening_test cover the breadth)."""
+    commands = list(commands)
+    for i, name in enumerate(names):
+        for k in range(per_damage):
+            yield name, commands[(i * per_damage + k) % len(commands)]
+
+
 def test_a_damaged_cache_is_fetched_again_by_every_command_and_process(remote, tmp_path):
     local, snapshot, other_snapshot, expected, pristine = _prepare_damage_world(remote, tmp_path)
     env = python_subprocess_env()
-    for name, damage in _damages(other_snapshot).items():
-        for what, argv in _commands(remote.url, tmp_path, "video_3").items():
-            shutil.rmtree(tmp_path / "exported", ignore_errors=True)
-            shutil.rmtree(tmp_path / "extracted", ignore_errors=True)
-            os.makedirs(tmp_path / "exported")
-            _restore(snapshot, pristine)
-            damage(snapshot)
-            proc = _run(argv, env)
-            no_signal(proc, f"{what} after {name}")
-            assert proc.returncode == 0, f"{what} after {name}: {proc.stderr}"
-            if what.startswith("python"):
-                assert json.loads(proc.stdout) == json.loads(json.dumps(expected)), (what, name)
-            elif what == "check":
-                assert json.loads(proc.stdout)["healthy"], (name, proc.stdout)
-            elif what == "info":
-                assert json.loads(proc.stdout)["videos"] == 10, (name, proc.stdout)
-            # The cache holds the right snapshot again.
-            assert open(snapshot, "rb").read() == pristine, (what, name)
+    damages = _damages(other_snapshot)
+    commands = _commands(remote.url, tmp_path, "video_3")
+    seen = set()
+    for name, what in _rotation(list(damages), commands, 3):
+        damage, argv = damages[name], commands[what]
+        seen.add(what)
+        shutil.rmtree(tmp_path / "exported", ignore_errors=True)
+        shutil.rmtree(tmp_path / "extracted", ignore_errors=True)
+        os.makedirs(tmp_path / "exported")
+        _restore(snapshot, pristine)
+        damage(snapshot)
+        proc = _run(argv, env)
+        no_signal(proc, f"{what} after {name}")
+        assert proc.returncode == 0, f"{what} after {name}: {proc.stderr}"
+        if what.startswith("python"):
+            assert json.loads(proc.stdout) == json.loads(json.dumps(expected)), (what, name)
+        elif what == "check":
+            assert json.loads(proc.stdout)["healthy"], (name, proc.stdout)
+        elif what == "info":
+            assert json.loads(proc.stdout)["videos"] == 10, (name, proc.stdout)
+        # The cache holds the right snapshot again.
+        assert open(snapshot, "rb").read() == pristine, (what, name)
+    assert seen == set(commands)
 
 
 def test_a_damaged_cache_that_cannot_be_fetched_again_is_a_clear_error(remote, tmp_path):
@@ -281,17 +296,22 @@ def test_a_damaged_cache_that_cannot_be_fetched_again_is_a_clear_error(remote, t
     remote.boto3().delete_object(Bucket=BUCKET, Key=remote.key(manifest["snapshot"]["key"]))
     env = python_subprocess_env()
     damages = _damages(other_snapshot)
-    for name in ("flip_bytes_in_tree_pages", "zero_the_meta_pages", "truncate_to_half",
-                 "another_datasets_snapshot", "not_an_lmdb_file"):
-        for what, argv in _commands(remote.url, tmp_path, "video_3").items():
-            os.makedirs(tmp_path / "exported", exist_ok=True)
-            _restore(snapshot, pristine)
-            damages[name](snapshot)
-            proc = _run(argv, env)
-            no_signal(proc, f"{what} after {name}")
-            assert proc.returncode != 0, f"{what} after {name} succeeded: {proc.stdout[:500]}"
-            said = proc.stdout + proc.stderr  # check reports in its JSON, the others on stderr
-            assert snapshot in said and "is damaged" in said, (what, name, said)
+    commands = _commands(remote.url, tmp_path, "video_3")
+    seen = set()
+    names = ["flip_bytes_in_tree_pages", "zero_the_meta_pages", "truncate_to_half",
+             "another_datasets_snapshot", "not_an_lmdb_file", "flip_meta_bytes"]
+    for name, what in _rotation(names, commands, 2):
+        argv = commands[what]
+        seen.add(what)
+        os.makedirs(tmp_path / "exported", exist_ok=True)
+        _restore(snapshot, pristine)
+        damages[name](snapshot)
+        proc = _run(argv, env)
+        no_signal(proc, f"{what} after {name}")
+        assert proc.returncode != 0, f"{what} after {name} succeeded: {proc.stdout[:500]}"
+        said = proc.stdout + proc.stderr  # check reports in its JSON, the others on stderr
+        assert snapshot in said and "is damaged" in said, (what, name, said)
+    assert seen == set(commands)
 
 
 # ---- bounded and verified downloads ------------------------------------------------------
