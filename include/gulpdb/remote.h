@@ -38,12 +38,13 @@
 // Errors: transient failures (refused or reset connections, timeouts, 5xx,
 // 503 SlowDown, truncated bodies) are retried with exponential backoff and
 // jitter (honouring Retry-After, for at least GULPDB_S3_RETRY_BUDGET_MS),
-// then thrown as IoError naming the URL, the object and the HTTP status. HTTP 403 is AccessDeniedError naming the bucket and where the
-// credentials came from. A chunk object the manifest names that is missing
-// (404) or shorter than its committed length is a CorruptionError: it was
-// deleted or replaced behind the manifest's back, or the dataset was opened
-// from a manifest older than the grace period. No call returns wrong bytes;
-// a store that comes back serves the same Dataset again.
+// then thrown as IoError naming the URL, the object and the HTTP status.
+// HTTP 403 is AccessDeniedError naming the bucket and where the credentials
+// came from. A chunk object the manifest names that is missing (404) or
+// shorter than its committed length is a CorruptionError: it was deleted or
+// replaced behind the manifest's back, or the dataset was opened from a
+// manifest older than the grace period. No call returns wrong bytes; a store
+// that comes back serves the same Dataset again.
 //
 // Thread safety: Push and PublishSnapshot may run in any thread; run one at
 // a time per destination.
