@@ -23,6 +23,8 @@
 #include "gulpdb/json.h"
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
+#include "util/relative_name.h"
+#include "util/url_text.h"
 
 namespace gulpdb::cli {
 namespace {
@@ -331,6 +333,9 @@ int RunExtract(const std::vector<std::string>& args) {
   std::set<std::string> names;
   for (size_t i = 0; i < jpegs.size(); ++i) {
     std::string name = FrameFileName(stem, jpegs.indices()[i]);
+    // Safe by construction (frame_names.h); checked as every name from a
+    // dataset is before it becomes a path.
+    util::CheckRelativeName(name, "extract " + EscapeControls(id), "the frame file name");
     if (names.insert(name).second) files.emplace_back(std::move(name), i);
   }
   CreatedPaths created;
@@ -685,7 +690,9 @@ int RunPush(const std::vector<std::string>& args) {
   options.grace = ParseGrace(vm);
   const std::string url = vm["url"].as<std::string>();
   if (!IsRemoteUrl(url)) {
-    throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + EscapeForDisplay(url));
+    const std::string typo = util::S3UrlTypo(url);
+    throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + EscapeForDisplay(url) +
+                     (typo.empty() ? std::string() : " (" + EscapeForDisplay(typo) + ")"));
   }
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {

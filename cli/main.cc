@@ -1,4 +1,6 @@
 // gulpdb: build, inspect and check gulpdb datasets from the command line.
+// Every error leaves through main, with the user information of any URL in
+// it redacted (util/url_text.h).
 #include <boost/program_options/errors.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/text.h"
 #include "gulpdb/error.h"
+#include "util/url_text.h"
 
 namespace {
 
@@ -49,18 +52,21 @@ int main(int argc, char** argv) {
       return status;
     } catch (const gulpdb::cli::UsageError& e) {
       std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
-                   gulpdb::cli::EscapeControls(e.what()).c_str(), command.name);
+                   gulpdb::cli::EscapeControls(gulpdb::util::RedactUrls(e.what())).c_str(),
+                   command.name);
       return 2;
     } catch (const boost::program_options::error& e) {
       std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
-                   gulpdb::cli::EscapeControls(e.what()).c_str(), command.name);
+                   gulpdb::cli::EscapeControls(gulpdb::util::RedactUrls(e.what())).c_str(),
+                   command.name);
       return 2;
     } catch (const gulpdb::Error& e) {
       std::fprintf(stderr, "gulpdb: %s: %s\n", gulpdb::ErrorCodeName(e.code()),
-                   gulpdb::cli::EscapeControls(e.what()).c_str());
+                   gulpdb::cli::EscapeControls(gulpdb::util::RedactUrls(e.what())).c_str());
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "gulpdb: %s\n", gulpdb::cli::EscapeControls(e.what()).c_str());
+      std::fprintf(stderr, "gulpdb: %s\n",
+                   gulpdb::cli::EscapeControls(gulpdb::util::RedactUrls(e.what())).c_str());
       return 1;
     }
   }

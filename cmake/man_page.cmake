@@ -136,6 +136,9 @@ milliseconds a request may take with its retries (default 600000; 0: no deadline
 .B GULPDB_S3_MAX_ATTEMPTS
 attempts per request before an error (default 5).
 .TP
+.B GULPDB_S3_RETRY_BUDGET_MS
+milliseconds a request keeps retrying transient failures, even past the attempts, to ride out a server restart (default 10000; 0: the attempts alone).
+.TP
 .B GULPDB_S3_BACKOFF_BASE_MS, GULPDB_S3_BACKOFF_MAX_MS
 the exponential backoff between attempts (default 100 and 5000).
 .TP

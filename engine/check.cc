@@ -12,6 +12,7 @@
 #include "engine/file_util.h"
 #include "engine/gulpio_files.h"
 #include "engine/query/query_txn.h"
+#include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
@@ -41,6 +42,7 @@ class Checker {
     CheckSources();
     CheckChunks();
     CheckChunkNumbers();
+    CheckManifest();
     CheckVideos();
     CheckTotals();
     engine::CheckQueryDatabases(impl_, [&](std::string where, std::string what) {
@@ -57,6 +59,9 @@ class Checker {
   // An imported dataset whose GulpIO files another program changed: the
   // index no longer describes them (Dataset::Open refuses it).
   void CheckSources() {
+    // A published dataset's snapshot records the stamps of the pusher's
+    // files; its readers read the objects the manifest names (CheckChunks).
+    if (Published()) return;
     engine::SourceReport sources;
     try {
       sources = engine::CheckSources(impl_);
@@ -85,17 +90,22 @@ class Checker {
         n = index::DecodeChunkKey(cursor.key());
         ChunkState state;
         state.record = impl_.DecodeChunkAt(cursor.key(), cursor.value());
+        // A published dataset's chunk is the object its manifest names,
+        // read as readers read it (engine::OpenChunkBytes).
+        const engine::ManifestChunk* object = Published() ? impl_.remote->Chunk(n) : nullptr;
+        const std::string where =
+            object != nullptr ? impl_.remote->store().Name(object->key) : state.record.file_name;
         try {
-          state.file = engine::OpenChunkBytes(impl_, state.record);
+          state.file = engine::OpenChunkBytes(impl_, n, state.record);
           state.size = state.file->Size();
         } catch (const Error& e) {
-          Problem(state.record.file_name, std::string("cannot open: ") + e.what());
+          Problem(where, std::string("cannot open: ") + e.what());
         }
         if (state.file && state.size < state.record.committed_length) {
-          Problem(state.record.file_name, "truncated: " + std::to_string(state.size) +
-                                              " bytes, the index committed " +
-                                              std::to_string(state.record.committed_length));
-        } else if (state.file && state.size > state.record.committed_length &&
+          Problem(where, "truncated: " + std::to_string(state.size) + " bytes, the index " +
+                             (Published() ? "and the manifest commit " : "committed ") +
+                             std::to_string(state.record.committed_length));
+        } else if (state.file && state.size > state.record.committed_length && !Published() &&
                    changed_.count(state.record.file_name) == 0) {
           report_->notes.push_back(state.record.file_name + ": " +
                                    std::to_string(state.size - state.record.committed_length) +
@@ -141,6 +151,29 @@ class Checker {
                            " the dataset info records: a writer would reuse a chunk number");
     }
   }
+
+  // A published dataset: every chunk of the manifest is one of the snapshot
+  // (CheckChunks compared those), and no two chunks share an object.
+  void CheckManifest() {
+    if (!Published()) return;
+    const engine::Manifest& m = impl_.remote->manifest();
+    const std::string where = impl_.remote->store().Name(engine::kManifestKey) + " (generation " +
+                              std::to_string(m.generation) + ")";
+    std::map<std::string, uint32_t> keys;
+    for (const engine::ManifestChunk& c : m.chunks) {
+      if (chunks_.count(c.number) == 0) {
+        Problem(where, "lists chunk " + std::to_string(c.number) + " ('" + c.key +
+                           "'), which the index snapshot does not have");
+      }
+      const auto [it, added] = keys.emplace(c.key, c.number);
+      if (!added) {
+        Problem(where, "names the object '" + c.key + "' for chunks " + std::to_string(it->second) +
+                           " and " + std::to_string(c.number));
+      }
+    }
+  }
+
+  bool Published() const { return impl_.remote && impl_.remote->manifest().chunks_published; }
 
   // Checks one video's frames against its chunk file. Runs on pool threads.
   // Adjacent frames are read together (one pread, or one range GET for a

@@ -56,7 +56,13 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
       }
       plans[i].record =
           index::DecodeVideoFrames(impl.Unseal(id, bytes, DatasetImpl::RecordKind::kVideo), id);
-      if (remote == nullptr) plans[i].file = impl.ChunkForRead(txn, plans[i].record.chunk);
+      if (remote == nullptr) {
+        plans[i].file = impl.ChunkForRead(txn, plans[i].record.chunk);
+      } else {
+        // The manifest's object for the chunk, checked against the
+        // snapshot's chunk record on first use.
+        plans[i].object = &remote->VerifiedChunk(impl, txn, plans[i].record.chunk, id);
+      }
     }
   }
 
@@ -70,13 +76,6 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
     std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
     std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
     indices = requests[i].selection->Resolve(static_cast<uint32_t>(plan.record.frames.size()), id);
-    if (remote != nullptr) {
-      plan.object = remote->Chunk(plan.record.chunk);
-      if (plan.object == nullptr) {
-        throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir + ": its chunk " +
-                              std::to_string(plan.record.chunk) + " is not in the manifest");
-      }
-    }
     // Group the selected frames into runs that are adjacent in the chunk.
     size_t total = 0;
     spans.reserve(indices.size());
@@ -187,18 +186,30 @@ class RemoteChunkBytes : public ChunkBytes {
 
 }  // namespace
 
-std::shared_ptr<const ChunkBytes> OpenChunkBytes(const DatasetImpl& impl,
+std::shared_ptr<const ChunkBytes> OpenChunkBytes(const DatasetImpl& impl, uint32_t number,
                                                  const index::ChunkRecord& record) {
   if (!impl.remote || !impl.remote->manifest().chunks_published) {
     return std::make_shared<LocalChunkBytes>(impl.ChunkPath(record.file_name));
   }
-  const std::string& key = record.file_name;
-  const std::optional<StoreObject> object = impl.remote->store().Head(key);
+  // The object readers read: the manifest's, checked against the record.
+  const std::string what = "open chunk " + std::to_string(number) + " of " + impl.dir;
+  const std::string generation = std::to_string(impl.remote->manifest().generation);
+  const ManifestChunk* found = impl.remote->Chunk(number);
+  if (found == nullptr) {
+    throw CorruptionError(what + ": it is not in the manifest (generation " + generation +
+                          "): the manifest does not describe its snapshot");
+  }
+  const ManifestChunk& m = *found;
+  if (const std::string problem = ChunkDisagreement(m, number, record); !problem.empty()) {
+    throw CorruptionError(what + ": the manifest (generation " + generation + ") " + problem +
+                          ": the manifest does not describe its snapshot");
+  }
+  const std::optional<StoreObject> object = impl.remote->store().Head(m.key);
   if (!object) {
-    throw NotFoundError("open " + impl.remote->store().Name(key) +
+    throw NotFoundError("open " + impl.remote->store().Name(m.key) +
                         ": the chunk object is missing (HTTP 404)");
   }
-  return std::make_shared<RemoteChunkBytes>(impl.remote, key, object->size);
+  return std::make_shared<RemoteChunkBytes>(impl.remote, m.key, object->size);
 }
 
 }  // namespace engine

@@ -57,10 +57,12 @@ class ChunkBytes {
   virtual const std::string& name() const = 0;
 };
 
-// Opens the chunk `record` of `impl` for reading: the file (NotFoundError or
-// IoError when it cannot be opened) or, for a remote dataset, the object
-// (one HEAD request; NotFoundError when it is missing).
-std::shared_ptr<const ChunkBytes> OpenChunkBytes(const DatasetImpl& impl,
+// Opens chunk `number` (whose record is `record`) of `impl` for reading:
+// the file (NotFoundError or IoError when it cannot be opened) or, for a
+// remote dataset, the object the manifest gives readers for it (one HEAD
+// request; CorruptionError when the manifest has no such chunk or its entry
+// disagrees with the record, NotFoundError when the object is missing).
+std::shared_ptr<const ChunkBytes> OpenChunkBytes(const DatasetImpl& impl, uint32_t number,
                                                  const index::ChunkRecord& record);
 
 }  // namespace gulpdb::engine

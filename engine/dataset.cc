@@ -24,6 +24,8 @@
 #include "index/crc32c.h"
 #include "index/seal.h"
 #include "index/sys_error.h"
+#include "util/relative_name.h"
+#include "util/url_text.h"
 
 namespace gulpdb {
 namespace {
@@ -229,6 +231,11 @@ std::optional<index::VideoRecord> Dataset::Impl::FindRecord(const index::Txn& tx
   return index::DecodeVideoRecord(Unseal(id, bytes, RecordKind::kVideo), id);
 }
 
+std::string Dataset::Impl::ChunkPath(const std::string& file_name) const {
+  return util::JoinRelative(dir, file_name, "use a file of dataset " + dir,
+                            "the index names the file");
+}
+
 index::ChunkRecord Dataset::Impl::GetChunk(const index::Txn& txn, uint32_t chunk) const {
   std::string_view bytes;
   const std::string what = "chunk " + std::to_string(chunk) + " of " + dir;
@@ -318,6 +325,12 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
                                ": datasets in object storage are read-only; create it locally "
                                "and publish it with `gulpdb push DIR " +
                                dir + "`");
+  }
+  if (const std::string typo = util::S3UrlTypo(dir); !typo.empty() && !engine::PathExists(dir)) {
+    throw InvalidArgumentError("create dataset " + util::RedactUrls(dir) +
+                               ": looks like a mistyped S3 URL (" + typo +
+                               "); a dataset in object storage is made locally and published "
+                               "with `gulpdb push DIR s3://BUCKET/PREFIX`");
   }
   if (options.videos_per_chunk == 0) {
     throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
@@ -431,6 +444,10 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
   // Published datasets and shared file systems: engine/remote_dataset.h.
   if (IsRemoteUrl(dir)) return engine::OpenRemoteDataset(dir, options);
   if (!engine::IsDirectory(dir)) {
+    if (const std::string typo = util::S3UrlTypo(dir); !typo.empty()) {
+      throw InvalidArgumentError("open dataset " + util::RedactUrls(dir) +
+                                 ": no such directory, and not an s3:// URL: " + typo);
+    }
     throw NotFoundError("open dataset " + dir + ": no such directory");
   }
   if (options.read_only && !engine::NetworkIndexAllowed(options)) {

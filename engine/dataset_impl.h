@@ -69,7 +69,11 @@ struct Dataset::Impl {
   // index without them.
   index::DatasetInfo AttachEnv(std::shared_ptr<index::Env> env_in);
 
-  std::string ChunkPath(const std::string& file_name) const { return dir + "/" + file_name; }
+  // The path of a file the index names (a chunk file, a .gmeta), relative
+  // to `dir`. Throws CorruptionError for a name that is not a safe relative
+  // name (util/relative_name.h): a damaged or hostile index never names a
+  // path outside the dataset.
+  std::string ChunkPath(const std::string& file_name) const;
 
   // Format 2 seals every video and chunk record (index/seal.h). Set at open
   // from DatasetInfo.

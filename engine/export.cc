@@ -24,6 +24,7 @@
 #include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
+#include "util/relative_name.h"
 
 namespace gulpdb {
 namespace {
@@ -77,6 +78,14 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
     }
   });
   if (!same) return false;
+  // Every name first: a bad one (from a damaged index or a hostile bucket's
+  // snapshot) fails the export before a file is written.
+  for (const auto& [n, chunk] : chunks) {
+    if (!chunk.meta_file.empty()) {
+      util::CheckRelativeName(chunk.meta_file, "export " + dataset.dir(),
+                              "chunk " + std::to_string(n) + "'s .gmeta name");
+    }
+  }
   *report = ExportReport();
   written->clear();
   for (const auto& entry : chunks) {
@@ -88,7 +97,10 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
     // GulpIO2's writer does).
     const std::string name =
         chunk.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : chunk.meta_file;
-    const std::string path = out_dir + "/" + name;
+    // The name comes from the index (or a bucket's snapshot): never a path
+    // outside the output directory.
+    const std::string path = util::JoinRelative(out_dir, name, "export " + dataset.dir(),
+                                                "chunk " + std::to_string(n) + "'s .gmeta name");
     engine::GmetaWriter writer(path);
     const std::string end = index::OrderKey(n + 1, 0);
     std::string resume = index::OrderKey(n, 0);

@@ -19,6 +19,7 @@
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/sys_error.h"
+#include "util/relative_name.h"
 
 namespace gulpdb {
 namespace {
@@ -360,6 +361,8 @@ void AttachShard(engine::DatasetImpl& out, const Shard& shard, const MergeOption
       for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
         const uint32_t n = index::DecodeChunkKey(cursor.key());
         const index::ChunkRecord c = in.DecodeChunkAt(cursor.key(), cursor.value());
+        util::CheckRelativeName(c.file_name, "merge " + shard.ds->dir(),
+                                "chunk " + std::to_string(n) + "'s file name");
         const std::string name = relative + "/" + c.file_name;
         if (c.committed_length == 0 || attached.count(name) != 0) continue;
         if (next_chunk >= index::kNoChunkNumberLeft) {

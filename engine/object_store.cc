@@ -40,8 +40,9 @@ class S3Store : public ObjectStore {
     return data;
   }
 
-  StoreObject GetToFile(const std::string& key, const std::string& path) override {
-    const remote::ObjectInfo object = client_.GetToFile(url_.Key(key), path);
+  StoreObject GetToFile(const std::string& key, const std::string& path,
+                        uint64_t max_size) override {
+    const remote::ObjectInfo object = client_.GetToFile(url_.Key(key), path, max_size);
     return StoreObject{key, object.size, object.etag};
   }
 
@@ -120,17 +121,17 @@ class LocalStore : public ObjectStore {
 
   std::string Get(const std::string& key, uint64_t max_size, StoreObject* info) override {
     const std::string path = PathOf(key);
+    CheckSize(path, max_size);
     std::string data = ReadFile(path);
-    if (data.size() > max_size) {
-      throw IoError("read " + path + ": " + std::to_string(data.size()) + " bytes, more than the " +
-                    std::to_string(max_size) + " allowed");
-    }
+    if (data.size() > max_size) TooLarge(path, data.size(), max_size);  // grew meanwhile
     if (info != nullptr) *info = StoreObject{key, data.size(), ""};
     return data;
   }
 
-  StoreObject GetToFile(const std::string& key, const std::string& path) override {
+  StoreObject GetToFile(const std::string& key, const std::string& path,
+                        uint64_t max_size) override {
     const std::string from = PathOf(key);
+    CheckSize(from, max_size);
     try {
       CopyFile(from, path);
     } catch (...) {
@@ -138,7 +139,12 @@ class LocalStore : public ObjectStore {
       throw;
     }
     UniqueFd fd = OpenFile(path, O_RDONLY);
-    return StoreObject{key, FileSize(fd.get(), path), ""};
+    const uint64_t size = FileSize(fd.get(), path);
+    if (size > max_size) {  // grew meanwhile
+      ::unlink(path.c_str());
+      TooLarge(from, size, max_size);
+    }
+    return StoreObject{key, size, ""};
   }
 
   void GetRanges(const std::vector<StoreRange>& ranges) override {
@@ -212,6 +218,21 @@ class LocalStore : public ObjectStore {
   remote::ClientStats stats() const override { return {}; }
 
  private:
+  [[noreturn]] static void TooLarge(const std::string& path, uint64_t size, uint64_t max_size) {
+    throw remote::ObjectTooLargeError("read " + path + ": " + std::to_string(size) +
+                                      " bytes, more than the " + std::to_string(max_size) +
+                                      " allowed");
+  }
+
+  // Refuses a file larger than `max_size` before reading any of it.
+  static void CheckSize(const std::string& path, uint64_t max_size) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) ThrowErrno("read", path, errno == ENOTDIR ? ENOENT : errno);
+    if (static_cast<uint64_t>(st.st_size) > max_size) {
+      TooLarge(path, static_cast<uint64_t>(st.st_size), max_size);
+    }
+  }
+
   std::string PathOf(const std::string& key) const {
     return dir_ + "/" + remote::JoinKey("", key);  // refuses "..", absolute and empty segments
   }

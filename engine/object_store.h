@@ -59,13 +59,17 @@ class ObjectStore {
   // directory's real path): the name of its cache folder.
   virtual std::string Identity() const = 0;
 
-  // The whole object; NotFoundError if absent, IoError if larger than
-  // `max_size`. `info`, when not null, receives its size and ETag.
+  // The whole object; NotFoundError if absent, remote::ObjectTooLargeError
+  // if larger than `max_size` (found out before more than that is fetched).
+  // `info`, when not null, receives its size and ETag.
   virtual std::string Get(const std::string& key, uint64_t max_size,
                           StoreObject* info = nullptr) = 0;
   // Streams the whole object into the new file `path` (created or
-  // truncated); on failure `path` is removed. Returns its size and ETag.
-  virtual StoreObject GetToFile(const std::string& key, const std::string& path) = 0;
+  // truncated); on failure `path` is removed. Returns its size and ETag. An
+  // object larger than `max_size` is remote::ObjectTooLargeError, found out
+  // before more than max_size bytes are fetched.
+  virtual StoreObject GetToFile(const std::string& key, const std::string& path,
+                                uint64_t max_size) = 0;
   // Reads every range (concurrently on S3: one HTTP range request each).
   // Returns when all are complete and exact, or throws the first failure.
   virtual void GetRanges(const std::vector<StoreRange>& ranges) = 0;

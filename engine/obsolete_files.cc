@@ -8,21 +8,11 @@
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "index/sys_error.h"
+#include "util/relative_name.h"
 
 namespace gulpdb::engine {
 
-bool IsInsideDataset(std::string_view name) {
-  if (name.empty() || name.front() == '/') return false;
-  size_t start = 0;
-  for (;;) {
-    const size_t slash = name.find('/', start);
-    const std::string_view part = name.substr(
-        start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
-    if (part == "..") return false;
-    if (slash == std::string_view::npos) return true;
-    start = slash + 1;
-  }
-}
+bool IsInsideDataset(std::string_view name) { return util::IsRelativeName(name); }
 
 void CheckInsideDataset(const DatasetImpl& ds, const std::string& operation,
                         const std::string& whose, std::string_view name) {

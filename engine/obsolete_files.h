@@ -17,7 +17,8 @@
 namespace gulpdb::engine {
 
 // True when `name`, taken relative to the dataset directory, stays inside
-// it: not empty, not absolute, no ".." component.
+// it: util::IsRelativeName (not empty, not absolute, no "." or ".."
+// segment, no NUL, backslash or control character).
 bool IsInsideDataset(std::string_view name);
 
 // Throws CorruptionError "<operation> <dir>: <whose> '<name>' is not inside

@@ -12,8 +12,11 @@
 #include "engine/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "remote/errors.h"
+#include "remote/payload_hash.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
+#include "util/relative_name.h"
+#include "util/url_text.h"
 
 namespace gulpdb {
 
@@ -27,6 +30,9 @@ std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset) {
 
 namespace engine {
 namespace {
+
+// A label2idx.json larger than this is not one (about 10^6 labels).
+constexpr uint64_t kMaxLabelMapBytes = uint64_t{64} << 20;
 
 // How long an opener waits for another process downloading the same snapshot.
 std::chrono::milliseconds DownloadWait(const remote::S3Config& config) {
@@ -47,14 +53,19 @@ std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manife
                                       std::chrono::milliseconds lock_wait) {
   const CachedSnapshot snapshot = EnsureSnapshot(*store, manifest, lock_wait);
   auto impl = std::make_shared<DatasetImpl>(dir, options);
-  impl->AttachEnv(OpenSnapshotEnv(snapshot.dir));
+  std::shared_ptr<index::Env> env = OpenSnapshotEnv(snapshot.dir);
+  // Before anything walks a tree of it (AttachEnv reads the databases).
   if (options.verify_index) {
-    const index::IndexFileReport report = impl->env->VerifyFile();
+    const index::IndexFileReport report = env->VerifyFile();
     if (!report.healthy()) {
       throw CorruptionError("open dataset " + dir + ": the cached index snapshot " + snapshot.dir +
-                            " is damaged: " + report.problems[0] +
+                            "/data.mdb is damaged: " + report.problems[0] +
                             " (delete it: the next open downloads it again)");
     }
+  }
+  impl->AttachEnv(std::move(env));
+  if (const std::string problem = ManifestDisagreement(manifest, *impl); !problem.empty()) {
+    throw CorruptionError("open dataset " + dir + ": " + problem);
   }
   RemoteInfo info;
   info.url = store->url();
@@ -96,7 +107,12 @@ std::string NameOfMagic(int64_t magic) {
 // ---- RemoteSource ------------------------------------------------------------
 
 RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info)
-    : store_(std::move(store)), manifest_(std::move(manifest)), info_(std::move(info)) {}
+    : store_(std::move(store)),
+      manifest_(std::move(manifest)),
+      info_(std::move(info)),
+      verified_(new std::atomic<bool>[manifest_.chunks.size()]) {
+  for (size_t i = 0; i < manifest_.chunks.size(); ++i) verified_[i] = false;
+}
 
 RemoteInfo RemoteSource::info() const {
   RemoteInfo out = info_;
@@ -111,6 +127,66 @@ const ManifestChunk* RemoteSource::Chunk(uint32_t number) const {
                                    [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
   if (it == manifest_.chunks.end() || it->number != number) return nullptr;
   return &*it;
+}
+
+const ManifestChunk& RemoteSource::VerifiedChunk(const DatasetImpl& impl, const index::Txn& txn,
+                                                 uint32_t number, std::string_view id) const {
+  const ManifestChunk* m = Chunk(number);
+  const auto what = [&] { return "read id '" + std::string(id) + "' in " + impl.dir; };
+  if (m == nullptr) {
+    throw CorruptionError(what() + ": chunk " + std::to_string(number) +
+                          " of its index snapshot is not in the manifest (generation " +
+                          std::to_string(manifest_.generation) +
+                          "): the manifest does not describe its snapshot");
+  }
+  std::atomic<bool>& verified = verified_[static_cast<size_t>(m - manifest_.chunks.data())];
+  if (verified.load(std::memory_order_acquire)) return *m;
+  const std::string problem = ChunkDisagreement(*m, number, impl.GetChunk(txn, number));
+  if (!problem.empty()) {
+    throw CorruptionError(what() + ": the manifest (generation " +
+                          std::to_string(manifest_.generation) + ") " + problem +
+                          ": the manifest does not describe its snapshot");
+  }
+  verified.store(true, std::memory_order_release);
+  return *m;
+}
+
+std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
+                              const index::ChunkRecord& record) {
+  const std::string chunk = "chunk " + std::to_string(number);
+  // A push never publishes a chunk whose file name leaves the dataset.
+  if (const std::string problem = util::RelativeNameProblem(record.file_name); !problem.empty()) {
+    return "is for " + chunk + ", whose file name '" + util::EscapeBytes(record.file_name) +
+           "' in the index snapshot is not a safe relative name (" + problem + ")";
+  }
+  const bool key_ok =
+      m.key == record.file_name || (record.file_name.find('/') != std::string::npos &&
+                                    m.key == "data_" + std::to_string(number) + ".gulp");
+  if (!key_ok) {
+    return "names the object '" + m.key + "' for " + chunk + ", whose file is '" +
+           record.file_name + "'";
+  }
+  if (m.committed_length != record.committed_length) {
+    return "gives " + chunk + " ('" + m.key + "') a committed length of " +
+           std::to_string(m.committed_length) + " bytes, its index snapshot " +
+           std::to_string(record.committed_length);
+  }
+  return "";
+}
+
+std::string ManifestDisagreement(const Manifest& manifest, const DatasetImpl& impl) {
+  index::Txn txn = impl.env->BeginRead();
+  const uint64_t chunks = txn.Count(impl.chunks);
+  const uint64_t videos = txn.Count(impl.videos);
+  const uint64_t frames = impl.GetInfo(txn).total_frames;
+  if (manifest.chunks.size() == chunks && manifest.videos == videos && manifest.frames == frames) {
+    return "";
+  }
+  return "the manifest (generation " + std::to_string(manifest.generation) + ") lists " +
+         std::to_string(manifest.chunks.size()) + " chunks, " + std::to_string(manifest.videos) +
+         " videos and " + std::to_string(manifest.frames) + " frames, its index snapshot has " +
+         std::to_string(chunks) + ", " + std::to_string(videos) + " and " + std::to_string(frames) +
+         ": the manifest does not describe its snapshot";
 }
 
 void RemoteSource::ThrowMissing(const std::string& what, const std::string& cause) const {
@@ -139,18 +215,31 @@ void RemoteSource::Read(const std::vector<StoreRange>& ranges, const std::string
 }
 
 void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
-  const std::string& key = source.manifest().label2idx_key;
+  const Manifest& manifest = source.manifest();
+  const std::string& key = manifest.label2idx_key;
   if (key.empty()) return;
+  const std::string what = "copy " + source.store().Name(key);
+  std::string text;
   try {
-    WriteFileAtomically(path, source.store().Get(key, kMaxManifestBytes));
+    text = source.store().Get(key, kMaxLabelMapBytes);
   } catch (const NotFoundError& e) {
-    source.ThrowMissing("copy " + source.store().Name(key), e.what());
+    source.ThrowMissing(what, e.what());
+  } catch (const remote::ObjectTooLargeError& e) {
+    throw CorruptionError(what + ": larger than any label map (" + e.what() +
+                          "): it was replaced behind the manifest's back");
   }
+  if (!manifest.label2idx_sha256.empty() && remote::Sha256Hex(text) != manifest.label2idx_sha256) {
+    throw CorruptionError(what + ": its SHA-256 is not the one the manifest (generation " +
+                          std::to_string(manifest.generation) +
+                          ") gives: it was changed behind the manifest's back");
+  }
+  WriteFileAtomically(path, text);
 }
 
 // ---- opening -----------------------------------------------------------------
 
-std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url, const OpenOptions& options) {
+std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const OpenOptions& options) {
+  const std::string url = util::RedactUrls(url_in);  // for messages: never user information
   if (!options.read_only) {
     throw InvalidArgumentError("open dataset " + url +
                                " for writing: datasets in object storage are read-only; change "
@@ -165,16 +254,27 @@ std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url, const OpenOpt
   }
   const remote::S3Config config = remote::S3Config::FromEnvironment();
   const std::chrono::milliseconds wait = DownloadWait(config);
-  std::shared_ptr<ObjectStore> store = OpenS3Store(url, config);
+  std::shared_ptr<ObjectStore> store = OpenS3Store(url_in, config);
   const std::string key =
       options.generation == 0 ? std::string(kManifestKey) : ManifestHistoryKey(options.generation);
   std::string text;
   try {
     text = store->Get(key, kMaxManifestBytes);
+  } catch (const remote::NoSuchBucketError& e) {
+    throw NotFoundError("open dataset " + store->url() + ": the bucket '" +
+                        remote::S3Url::Parse(store->url()).bucket + "' does not exist at " +
+                        util::RedactUrls(config.EffectiveEndpoint()) +
+                        " (check the URL, AWS_ENDPOINT_URL and AWS_REGION; a push needs an "
+                        "existing bucket) (" +
+                        e.what() + ")");
   } catch (const NotFoundError& e) {
     if (options.generation == 0) {
-      throw NotFoundError("open dataset " + store->url() + ": nothing is published there (no " +
-                          store->Name(key) + "); publish a dataset with `gulpdb push DIR " +
+      throw NotFoundError("open dataset " + store->url() +
+                          ": nothing is published there: the "
+                          "bucket exists, but holds no gulpdb manifest " +
+                          store->Name(key) +
+                          "; publish a local dataset there with `gulpdb push "
+                          "DIR " +
                           store->url() + "` (" + e.what() + ")");
     }
     throw NotFoundError("open dataset " + store->url() + " generation " +

@@ -22,10 +22,12 @@
 #ifndef GULPDB_ENGINE_REMOTE_DATASET_H_
 #define GULPDB_ENGINE_REMOTE_DATASET_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/dataset_impl.h"
 #include "engine/manifest.h"
 #include "engine/object_store.h"
 #include "gulpdb/dataset.h"
@@ -45,6 +47,16 @@ class RemoteSource {
   // The manifest's entry for chunk `number`, or null.
   const ManifestChunk* Chunk(uint32_t number) const;
 
+  // The manifest's entry for chunk `number`, checked against the snapshot's
+  // record of the chunk (read in `txn`) the first time this source uses it:
+  // the read path takes a chunk's object only from here (`check`, through
+  // OpenChunkBytes, compares the same way). Throws CorruptionError "read id
+  // '<id>' in <url>: ..." when the manifest has no such chunk or its entry
+  // disagrees with the record (ChunkDisagreement). O(1) after the first use
+  // of a chunk.
+  const ManifestChunk& VerifiedChunk(const DatasetImpl& impl, const index::Txn& txn,
+                                     uint32_t number, std::string_view id) const;
+
   // Reads the ranges (concurrently). `what` says what was being read, for
   // messages. A missing object (404) or one shorter than asked (416) is a
   // CorruptionError that says what probably happened; other failures keep
@@ -59,7 +71,24 @@ class RemoteSource {
   std::shared_ptr<ObjectStore> store_;
   Manifest manifest_;
   RemoteInfo info_;
+  // verified_[i]: manifest_.chunks[i] agreed with the snapshot's record.
+  std::unique_ptr<std::atomic<bool>[]> verified_;
 };
+
+// "" when the manifest entry `m` describes chunk `number` of a snapshot
+// whose record of it is `record`; otherwise what disagrees. The entry must
+// give the record's committed length, and the key a push gives that chunk:
+// its file name, or data_<number>.gulp for a file in a sub-directory (an
+// attached shard's chunk). A manifest with two chunks' keys swapped, a cut
+// committed length or another chunk's object fails here, before a byte of
+// it is read.
+std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
+                              const index::ChunkRecord& record);
+
+// "" when `manifest` can describe the snapshot `impl` opened (O(1): its
+// chunk, video and frame counts are the snapshot's); otherwise what
+// disagrees.
+std::string ManifestDisagreement(const Manifest& manifest, const DatasetImpl& impl);
 
 // Copies the label2idx.json the manifest names (if any) to the local file
 // `path` (written atomically).

@@ -16,7 +16,9 @@
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "index/sys_error.h"
+#include "remote/errors.h"
 #include "remote/payload_hash.h"
+#include "util/relative_name.h"
 
 namespace gulpdb {
 
@@ -96,6 +98,157 @@ FileLock LockCache(const std::string& path, std::chrono::milliseconds wait,
   }
 }
 
+// ---- what was verified --------------------------------------------------------
+//
+// Beside each verified data.mdb, `verified` records the file that was
+// verified: its SHA-256 and the identity stat(2) gives it (size, device,
+// inode, modification and change times in ns). Any write to the file, a
+// replacement (cp, mv, restore) or a copy to another disk changes one of
+// them; the change time cannot be set back by anyone but the kernel. A
+// snapshot whose record matches is trusted as verified (O(1) per open);
+// any other is verified again (SHA-256 and a page walk) before it is
+// opened.
+
+constexpr const char* kStampName = "verified";
+constexpr size_t kMaxStampBytes = 4096;
+
+// The record `verified` must hold for the data.mdb in `dir` (as it is
+// now), or "" when it cannot be stat'ed.
+std::string StampText(const std::string& dir, const std::string& sha256) {
+  struct stat st;
+  if (::stat((dir + "/data.mdb").c_str(), &st) != 0) return "";
+  const auto ns = [](const struct timespec& t) {
+    return std::to_string(static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec);
+  };
+  return "gulpdb verified snapshot\nsha256 " + sha256 + "\nsize " + std::to_string(st.st_size) +
+         "\ndev " + std::to_string(st.st_dev) + "\nino " + std::to_string(st.st_ino) +
+         "\nmtime_ns " + ns(st.st_mtim) + "\nctime_ns " + ns(st.st_ctim) + "\n";
+}
+
+bool StampMatches(const std::string& dir, const std::string& sha256) {
+  const std::string expected = StampText(dir, sha256);
+  if (expected.empty()) return false;
+  const int fd = ::open((dir + "/" + kStampName).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  UniqueFd owner(fd);
+  std::string text(kMaxStampBytes, '\0');
+  size_t got = 0;
+  try {
+    got = PreadFull(fd, text.data(), text.size(), 0, dir + "/" + kStampName);
+  } catch (const Error&) {
+    return false;
+  }
+  text.resize(got);
+  return text == expected;
+}
+
+// Best effort: a cache that cannot be written still works (every open then
+// verifies again).
+void WriteStamp(const std::string& dir, const std::string& sha256) {
+  const std::string text = StampText(dir, sha256);
+  if (text.empty()) return;
+  try {
+    WriteFileAtomically(dir + "/" + kStampName, text);
+  } catch (const Error&) {
+  }
+}
+
+// "" when `dir`/data.mdb is the snapshot `manifest` names, a sound index
+// file; otherwise what is wrong with it. Reads the whole file.
+std::string CheckSnapshotFile(const std::string& dir, const Manifest& manifest) {
+  const std::string file = dir + "/data.mdb";
+  try {
+    UniqueFd fd = OpenFile(file, O_RDONLY);
+    const uint64_t size = FileSize(fd.get(), file);
+    if (size != manifest.snapshot_size) {
+      return std::to_string(size) + " bytes, the manifest says " +
+             std::to_string(manifest.snapshot_size);
+    }
+    const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
+    if (sha != manifest.snapshot_sha256) {
+      return "SHA-256 " + sha + ", the manifest says " + manifest.snapshot_sha256;
+    }
+    index::EnvOptions options;
+    options.read_only = true;
+    options.no_lock = true;
+    const index::IndexFileReport report = index::Env::Open(dir, options)->VerifyFile();
+    if (!report.healthy()) return "not a sound index file: " + report.problems[0];
+  } catch (const CorruptionError& e) {
+    return e.what();
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Downloads the snapshot into a new folder and renames it to `target`.
+// A download whose SHA-256 differs from the manifest's is fetched again (up
+// to kDownloads times in all): a byte damaged on the way is not a changed
+// object. Never fetches more bytes than the manifest's size.
+void Download(ObjectStore& store, const Manifest& manifest, const std::string& base,
+              const std::string& target, const std::string& what) {
+  constexpr int kDownloads = 3;
+  for (int attempt = 1;; ++attempt) {
+    const std::string tmp =
+        base + "/.download." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+    if (::mkdir(tmp.c_str(), 0755) != 0) ThrowErrno("create", tmp, errno);
+    try {
+      const std::string file = tmp + "/data.mdb";
+      try {
+        store.GetToFile(manifest.snapshot_key, file, manifest.snapshot_size);
+      } catch (const NotFoundError& e) {
+        throw CorruptionError(what + " is missing: it was deleted behind the manifest's back (" +
+                              e.what() + ")");
+      } catch (const remote::ObjectTooLargeError& e) {
+        throw CorruptionError(what + " is larger than the " +
+                              std::to_string(manifest.snapshot_size) +
+                              " bytes the manifest says: it was replaced behind the manifest's "
+                              "back; the download stopped there (" +
+                              e.what() + ")");
+      }
+      UniqueFd fd = OpenFile(file, O_RDONLY);
+      const uint64_t size = FileSize(fd.get(), file);
+      if (size != manifest.snapshot_size) {
+        throw CorruptionError(what + " is " + std::to_string(size) + " bytes, the manifest says " +
+                              std::to_string(manifest.snapshot_size) +
+                              ": it was replaced behind the manifest's back");
+      }
+      const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
+      if (sha != manifest.snapshot_sha256) {
+        if (attempt < kDownloads) {
+          RemoveTree(tmp);
+          continue;
+        }
+        throw CorruptionError(what + " has SHA-256 " + sha + ", the manifest says " +
+                              manifest.snapshot_sha256 + " (" + std::to_string(kDownloads) +
+                              " downloads): it was changed behind the manifest's back");
+      }
+      {
+        index::EnvOptions options;
+        options.read_only = true;
+        options.no_lock = true;
+        const index::IndexFileReport report = index::Env::Open(tmp, options)->VerifyFile();
+        if (!report.healthy()) {
+          throw CorruptionError(what + " is not a sound index file: " + report.problems[0]);
+        }
+      }
+      DataSync(fd.get(), file);
+      SyncDirectory(tmp);
+      if (::rename(tmp.c_str(), target.c_str()) != 0) ThrowErrno("rename", tmp, errno);
+      SyncDirectory(base);
+    } catch (...) {
+      try {
+        RemoveTree(tmp);
+      } catch (const Error&) {
+        // The next download removes it.
+      }
+      throw;
+    }
+    WriteStamp(target, manifest.snapshot_sha256);
+    return;
+  }
+}
+
 }  // namespace
 
 void MakeDirectories(const std::string& path) {
@@ -112,72 +265,68 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
                               std::chrono::milliseconds lock_wait) {
   const std::string base =
       CacheDirectory() + "/remote/" + remote::Sha256Hex(store.Identity()).substr(0, 32);
-  const std::string target = base + "/" + manifest.snapshot_sha256;
-  CachedSnapshot out{target, false};
-  if (PathExists(target + "/data.mdb")) {
+  const std::string target =
+      util::JoinRelative(base, manifest.snapshot_sha256, "open dataset " + store.url(),
+                         "the manifest's snapshot SHA-256");
+  const std::string data = target + "/data.mdb";
+  const std::string what = "open dataset " + store.url() + ": the index snapshot " +
+                           store.Name(manifest.snapshot_key) + " (manifest generation " +
+                           std::to_string(manifest.generation) + ")";
+  CachedSnapshot out{target, false, false};
+  // The fast path, O(1): the file is the one verified when it was stored.
+  if (StampMatches(target, manifest.snapshot_sha256)) {
     Touch(target);
     return out;
   }
-  const std::string object = store.Name(manifest.snapshot_key);
+  // There, but not the file that was verified (or verified before stamps
+  // existed): check it again, without the lock (it only reads).
+  std::string damage;
+  if (PathExists(data)) {
+    damage = CheckSnapshotFile(target, manifest);
+    if (damage.empty()) {
+      WriteStamp(target, manifest.snapshot_sha256);
+      Touch(target);
+      out.reverified = true;
+      return out;
+    }
+  }
   MakeDirectories(base);
-  FileLock lock = LockCache(base + "/.lock", lock_wait, object);
-  if (PathExists(target + "/data.mdb")) {  // another process downloaded it meanwhile
-    Touch(target);
-    return out;
+  FileLock lock = LockCache(base + "/.lock", lock_wait, store.Name(manifest.snapshot_key));
+  if (PathExists(data)) {  // another process may have repaired or verified it meanwhile
+    if (StampMatches(target, manifest.snapshot_sha256)) {
+      Touch(target);
+      return out;
+    }
+    damage = CheckSnapshotFile(target, manifest);
+    if (damage.empty()) {
+      WriteStamp(target, manifest.snapshot_sha256);
+      Touch(target);
+      out.reverified = true;
+      return out;
+    }
+    // Damaged: out of the way, then fetched again. Processes that map it
+    // keep their mapping (unlinking a mapped file is safe).
+    const std::string aside =
+        base + "/.damaged." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+    if (::rename(target.c_str(), aside.c_str()) != 0) ThrowErrno("rename", target, errno);
   }
   // Only the lock holder downloads: any other download folder is left over
-  // by a process that died.
+  // by a process that died, and damaged snapshots set aside are removed.
   for (const std::string& name : ListDirectory(base)) {
-    if (name.rfind(".download.", 0) == 0) RemoveTree(base + "/" + name);
+    if (name.rfind(".download.", 0) == 0 || name.rfind(".damaged.", 0) == 0) {
+      RemoveTree(base + "/" + name);
+    }
   }
-  const std::string tmp = base + "/.download." + std::to_string(::getpid()) + "." +
-                          std::to_string(g_counter.fetch_add(1));
-  if (::mkdir(tmp.c_str(), 0755) != 0) ThrowErrno("create", tmp, errno);
-  const std::string what = "open dataset " + store.url() + ": the index snapshot " + object +
-                           " (manifest generation " + std::to_string(manifest.generation) + ")";
   try {
-    const std::string file = tmp + "/data.mdb";
-    try {
-      store.GetToFile(manifest.snapshot_key, file);
-    } catch (const NotFoundError& e) {
-      throw CorruptionError(what + " is missing: it was deleted behind the manifest's back (" +
-                            e.what() + ")");
-    }
-    UniqueFd fd = OpenFile(file, O_RDONLY);
-    const uint64_t size = FileSize(fd.get(), file);
-    if (size != manifest.snapshot_size) {
-      throw CorruptionError(what + " is " + std::to_string(size) + " bytes, the manifest says " +
-                            std::to_string(manifest.snapshot_size) +
-                            ": it was replaced behind the manifest's back");
-    }
-    const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
-    if (sha != manifest.snapshot_sha256) {
-      throw CorruptionError(what + " has SHA-256 " + sha + ", the manifest says " +
-                            manifest.snapshot_sha256 +
-                            ": it was changed behind the manifest's back");
-    }
-    {
-      index::EnvOptions options;
-      options.read_only = true;
-      options.no_lock = true;
-      const index::IndexFileReport report = index::Env::Open(tmp, options)->VerifyFile();
-      if (!report.healthy()) {
-        throw CorruptionError(what + " is not a sound index file: " + report.problems[0]);
-      }
-    }
-    DataSync(fd.get(), file);
-    SyncDirectory(tmp);
-    if (::rename(tmp.c_str(), target.c_str()) != 0) ThrowErrno("rename", tmp, errno);
-    SyncDirectory(base);
-  } catch (...) {
-    try {
-      RemoveTree(tmp);
-    } catch (const Error&) {
-      // The next download removes it.
-    }
-    throw;
+    Download(store, manifest, base, target, what);
+  } catch (const Error& e) {
+    if (damage.empty()) throw;
+    throw CorruptionError("open dataset " + store.url() + ": the cached index snapshot " + data +
+                          " is damaged (" + damage +
+                          "); it was removed, and fetching it again failed: " + e.what());
   }
   out.downloaded = true;
+  out.reverified = !damage.empty();
   RemoveStaleSnapshots(base, target);
   return out;
 }
@@ -185,7 +334,14 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
 std::shared_ptr<index::Env> OpenSnapshotEnv(const std::string& dir) {
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<index::Env>> envs;
-  const std::string key = std::to_string(::getpid()) + ":" + dir;
+  // Keyed by the file too: a snapshot fetched again after damage is a new
+  // file in the same folder, and must not be served from the old mapping.
+  const std::string data = dir + "/data.mdb";
+  struct stat st;
+  std::string key = std::to_string(::getpid()) + ":" + dir;
+  if (::stat(data.c_str(), &st) == 0) {
+    key += ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  }
   std::lock_guard<std::mutex> lock(mutex);
   if (auto env = envs[key].lock()) return env;
   index::EnvOptions options;

@@ -5,12 +5,16 @@
 // HTTP status and S3 error code or the transport error, and the number of
 // attempts made. The kinds:
 //   - NotFoundError (gulpdb/error.h): the object or the bucket does not exist
-//     (HTTP 404); never retried.
+//     (HTTP 404); never retried. NoSuchBucketError when S3 says it is the
+//     bucket (error code NoSuchBucket).
 //   - AccessDeniedError: the store refused the credentials or the request's
 //     signature, or denied access (HTTP 403, and 400 ExpiredToken); never
 //     retried. The message names the bucket and where the credentials came from.
 //   - RangeNotSatisfiableError: a ranged read asked for bytes the object does
 //     not have (HTTP 416, or a range the server clamped); never retried.
+//   - ObjectTooLargeError: a GET whose caller bounded the size met a larger
+//     object (by its Content-Length, or once more bytes arrived); the
+//     transfer stops there; never retried.
 //   - IoError: everything else (connection refused or reset, timeouts, 5xx
 //     after the last retry, truncated or malformed responses, other 4xx).
 //   - InvalidArgumentError: bad URLs, keys, configuration, before any request.
@@ -36,6 +40,25 @@ class RangeNotSatisfiableError : public IoError {
   using IoError::IoError;
   [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
     throw RangeNotSatisfiableError(message);
+  }
+};
+
+// HTTP 404 NoSuchBucket: the bucket itself does not exist (a NotFoundError).
+class NoSuchBucketError : public NotFoundError {
+ public:
+  using NotFoundError::NotFoundError;
+  [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
+    throw NoSuchBucketError(message);
+  }
+};
+
+// A GET of an object larger than the caller allowed (S3Client::Get's and
+// GetToFile's max_size): stopped before more than that many bytes arrived.
+class ObjectTooLargeError : public IoError {
+ public:
+  using IoError::IoError;
+  [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
+    throw ObjectTooLargeError(message);
   }
 };
 

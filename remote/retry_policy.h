@@ -9,13 +9,24 @@
 //
 // Backoff is exponential with full jitter: before attempt n+1 the request
 // waits a uniformly random time in [0, min(max, base * 2^(n-1))] ms, which
-// spreads the retries of many clients hit by the same outage.
+// spreads the retries of many clients hit by the same outage. A 503 or 429
+// carrying Retry-After (seconds, or an HTTP date) waits at least that long,
+// capped at RetryAfterCapMs.
+//
+// How many attempts: a retryable failure is retried while the request has
+// made fewer than max_attempts attempts, or while less than retry_budget_ms
+// has passed since its first attempt began, whichever allows more; so a
+// server that is away for a few seconds (a restart) is ridden out, however
+// fast each attempt fails. The request deadline (S3Config::
+// request_timeout_ms) bounds everything.
 //
 // Thread safety: pure functions; the random generator is the caller's.
 #ifndef GULPDB_REMOTE_RETRY_POLICY_H_
 #define GULPDB_REMOTE_RETRY_POLICY_H_
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string_view>
 
@@ -23,12 +34,28 @@ namespace gulpdb::remote {
 
 struct RetryPolicy {
   uint32_t max_attempts = 5;
+  uint32_t retry_budget_ms = 10000;
   uint32_t backoff_base_ms = 100;
   uint32_t backoff_max_ms = 5000;
 };
 
 // The wait before the next attempt after `failed_attempts` (>= 1) failures.
 uint32_t BackoffDelayMs(const RetryPolicy& policy, uint32_t failed_attempts, std::mt19937_64& rng);
+
+// True when a request that has made `attempts` attempts, the first begun
+// `elapsed_ms` ago, may make another after a retryable failure.
+bool MayRetry(const RetryPolicy& policy, uint32_t attempts, uint64_t elapsed_ms);
+
+// The longest Retry-After honoured: the retry budget, or the backoff cap if
+// that is longer.
+uint32_t RetryAfterCapMs(const RetryPolicy& policy);
+
+// The wait a Retry-After header value asks for, in milliseconds: whole
+// seconds ("120"), or an HTTP date ("Wed, 21 Oct 2015 07:28:00 GMT", IMF
+// fixdate) taken against `now` (0 when it has passed). nullopt when the
+// value is neither.
+std::optional<uint64_t> ParseRetryAfterMs(std::string_view value,
+                                          std::chrono::system_clock::time_point now);
 
 // True if an HTTP error response (status >= 300) with this S3 error code
 // (possibly empty) is worth another attempt.

@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <limits>
+#include <mutex>
 
 #include "index/sys_error.h"
 #include "remote/s3_url.h"
 #include "remote/s3_xml.h"
 #include "remote/transport.h"
+#include "util/url_text.h"
 
 namespace gulpdb::remote {
 
@@ -78,6 +81,24 @@ ObjectInfo InfoOf(const internal::ResponseInfo& r) {
   return info;
 }
 
+// Signed requests over plain http to another machine can be read and
+// replayed on the way (and a session token travels in clear): say so, once
+// per process, on stderr. Loopback (a local MinIO or s3rver) is exempt.
+void WarnOnceIfCredentialsGoInClear(const S3Config& config, const Endpoint& ep) {
+  if (config.credentials.anonymous() || ep.scheme != "http" || util::IsLoopbackHost(ep.host)) {
+    return;
+  }
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::fprintf(stderr,
+                 "gulpdb: warning: requests signed with the S3 credentials of key id %s (%s) go "
+                 "over plain http to %s, which is not this machine: anyone on the way can read "
+                 "them (and a session token), and replay them; use an https:// endpoint\n",
+                 config.credentials.access_key_id.c_str(), config.credentials.source.c_str(),
+                 ep.HostPort().c_str());
+  });
+}
+
 }  // namespace
 
 S3Client::S3Client(S3Config config, std::string bucket)
@@ -85,6 +106,7 @@ S3Client::S3Client(S3Config config, std::string bucket)
   config_.Validate();
   ValidateBucketName(bucket_);
   const Endpoint ep = ParseEndpoint(config_.EffectiveEndpoint());
+  WarnOnceIfCredentialsGoInClear(config_, ep);
   scheme_ = ep.scheme;
   host_port_ = ep.HostPort();
   transport_ = std::make_unique<internal::Transport>(config_);
@@ -160,7 +182,7 @@ std::string S3Client::Get(const std::string& key, ObjectInfo* info, uint64_t max
   return body;
 }
 
-ObjectInfo S3Client::GetToFile(const std::string& key, const std::string& path) {
+ObjectInfo S3Client::GetToFile(const std::string& key, const std::string& path, uint64_t max_size) {
   ValidateKey(key);
   const int raw = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (raw < 0) ThrowErrno("create", path, errno);
@@ -170,6 +192,7 @@ ObjectInfo S3Client::GetToFile(const std::string& key, const std::string& path) 
   r.sink.kind = Sink::Kind::kFile;
   r.sink.fd = fd.get();
   r.sink.path = path;
+  r.sink.max_size = max_size;
   try {
     transport_->Run(r);
   } catch (...) {

@@ -20,8 +20,13 @@
 // status with S3's error code and message, or the transport error, and the
 // number of attempts. Transient failures (connection refused or reset,
 // timeouts, 5xx, 503 SlowDown, truncated bodies) are retried with
-// exponential backoff and jitter up to S3Config::max_attempts within
-// S3Config::request_timeout_ms; then IoError. 404 is NotFoundError, 403
+// exponential backoff and jitter (honouring Retry-After) for at least
+// S3Config::max_attempts attempts and at least S3Config::retry_budget_ms,
+// within S3Config::request_timeout_ms (retry_policy.h); then IoError. A
+// GET bounded by max_size stops at it (ObjectTooLargeError). Messages never
+// show the user information of a URL (util/url_text.h); credentials sent
+// over plain http to a host that is not loopback are warned about once per
+// process on stderr. 404 is NotFoundError (NoSuchBucketError), 403
 // AccessDeniedError (naming the bucket and where the credentials came from),
 // a range beyond the object RangeNotSatisfiableError. Bad arguments (keys,
 // ranges, files) throw InvalidArgumentError before any request. No call ever
@@ -104,17 +109,21 @@ class S3Client {
   // The same, or nullopt if the object does not exist.
   std::optional<ObjectInfo> HeadIfExists(const std::string& key);
 
-  // The whole object. An object larger than `max_size` fails with IoError
-  // (after reading at most max_size bytes of it). `info`, when not null,
-  // receives its size, ETag and Last-Modified.
+  // The whole object. An object larger than `max_size` fails with
+  // ObjectTooLargeError as soon as its Content-Length says so (or after at
+  // most max_size bytes of it). `info`, when not null, receives its size,
+  // ETag and Last-Modified.
   std::string Get(const std::string& key, ObjectInfo* info = nullptr,
                   uint64_t max_size = UINT64_MAX);
 
   // Streams the whole object into the file `path` (created or truncated,
   // mode 0644, not fsynced). A retry after a broken transfer resumes where it
   // stopped (Range + If-Match on the ETag; an object replaced meanwhile is an
-  // IoError). On failure `path` is removed.
-  ObjectInfo GetToFile(const std::string& key, const std::string& path);
+  // IoError). An object larger than `max_size` fails with
+  // ObjectTooLargeError before more than max_size bytes are written. On
+  // failure `path` is removed.
+  ObjectInfo GetToFile(const std::string& key, const std::string& path,
+                       uint64_t max_size = UINT64_MAX);
 
   // Exactly `length` bytes of `key` from `offset` into `out`. A range
   // reaching past the end of the object is RangeNotSatisfiableError. On any

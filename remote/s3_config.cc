@@ -9,6 +9,7 @@
 
 #include "gulpdb/error.h"
 #include "index/sys_error.h"
+#include "util/url_text.h"
 
 namespace gulpdb::remote {
 namespace {
@@ -197,7 +198,13 @@ std::string Endpoint::HostPort() const {
 
 Endpoint ParseEndpoint(std::string_view url) {
   const auto fail = [&](const std::string& why) {
-    throw InvalidArgumentError("endpoint '" + std::string(url) + "': " + why);
+    // Never the user information ("user:secret@"), with or without a scheme.
+    std::string shown = util::RedactUrls(url);
+    if (const size_t at = shown.rfind('@');
+        at != std::string::npos && shown.find("***@") != at - 3) {
+      shown = "***" + shown.substr(at);
+    }
+    throw InvalidArgumentError("endpoint '" + shown + "': " + why);
   };
   Endpoint ep;
   std::string_view rest;
@@ -211,8 +218,13 @@ Endpoint ParseEndpoint(std::string_view url) {
     fail("expected http://host[:port] or https://host[:port]");
   }
   if (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
-  if (rest.find_first_of("/?#@ ") != std::string_view::npos) {
-    fail("only scheme, host and port are supported (no path, query, user or spaces)");
+  if (rest.find('@') != std::string_view::npos) {
+    fail(
+        "user information (user:password@) is not supported: credentials come from "
+        "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a credentials file");
+  }
+  if (rest.find_first_of("/?# ") != std::string_view::npos) {
+    fail("only scheme, host and port are supported (no path, query or spaces)");
   }
   std::string_view host = rest;
   std::string_view port;
@@ -276,6 +288,9 @@ S3Config S3Config::FromEnvironment(const EnvLookup& env) {
   }
   if (const char* v = Get(env, "GULPDB_S3_MAX_ATTEMPTS")) {
     c.max_attempts = ParseWhole32("GULPDB_S3_MAX_ATTEMPTS", v, 1, 100);
+  }
+  if (const char* v = Get(env, "GULPDB_S3_RETRY_BUDGET_MS")) {
+    c.retry_budget_ms = ParseWhole32("GULPDB_S3_RETRY_BUDGET_MS", v, 0, kHour);
   }
   if (const char* v = Get(env, "GULPDB_S3_BACKOFF_BASE_MS")) {
     c.backoff_base_ms = ParseWhole32("GULPDB_S3_BACKOFF_BASE_MS", v, 0, kHour);

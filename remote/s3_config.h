@@ -18,6 +18,10 @@
 //   GULPDB_S3_REQUEST_TIMEOUT_MS   deadline of one request over all its
 //                                  attempts and backoff, 0 = none, default 600000
 //   GULPDB_S3_MAX_ATTEMPTS         attempts per request, default 5
+//   GULPDB_S3_RETRY_BUDGET_MS      a request keeps retrying transient failures
+//                                  for at least this long, even past
+//                                  max_attempts (rides out a server restart),
+//                                  0 = max_attempts alone, default 10000
 //   GULPDB_S3_BACKOFF_BASE_MS      first retry waits up to this, default 100
 //   GULPDB_S3_BACKOFF_MAX_MS       cap of the exponential backoff, default 5000
 //   GULPDB_S3_MAX_CONNECTIONS      concurrent requests of one call, default 16
@@ -73,6 +77,7 @@ struct S3Config {
   uint32_t stall_timeout_ms = 30000;
   uint32_t request_timeout_ms = 600000;  // 0 = no deadline
   uint32_t max_attempts = 5;
+  uint32_t retry_budget_ms = 10000;  // retry_policy.h
   uint32_t backoff_base_ms = 100;
   uint32_t backoff_max_ms = 5000;
   uint32_t max_connections = 16;

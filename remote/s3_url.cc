@@ -3,6 +3,8 @@
 #include <cstdint>
 
 #include "gulpdb/error.h"
+#include "util/relative_name.h"
+#include "util/url_text.h"
 
 namespace gulpdb::remote {
 namespace {
@@ -10,8 +12,11 @@ namespace {
 constexpr std::string_view kScheme = "s3://";
 constexpr size_t kMaxKeyBytes = 1024;
 
+// Messages show the text with any user information redacted: a URL such as
+// "s3://user:secret@bucket" must not print its secret.
 [[noreturn]] void Invalid(std::string_view what, std::string_view text, const std::string& why) {
-  throw InvalidArgumentError(std::string(what) + " '" + std::string(text) + "': " + why);
+  throw InvalidArgumentError(
+      util::RedactUrls(std::string(what) + " '" + std::string(text) + "': " + why));
 }
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -114,7 +119,11 @@ void ValidateKey(std::string_view key) {
 }
 
 S3Url S3Url::Parse(std::string_view url) {
-  if (!IsS3Url(url)) Invalid("URL", url, "expected s3://bucket[/prefix]");
+  if (!IsS3Url(url)) {
+    const std::string typo = util::S3UrlTypo(url);
+    Invalid("URL", url,
+            typo.empty() ? "expected s3://bucket[/prefix]" : "not an s3:// URL: " + typo);
+  }
   std::string_view rest = url.substr(kScheme.size());
   if (rest.find_first_of("?#") != std::string_view::npos) {
     Invalid("URL", url, "query strings and fragments are not part of an s3:// URL");
@@ -123,6 +132,11 @@ S3Url S3Url::Parse(std::string_view url) {
   S3Url parsed;
   parsed.bucket = std::string(rest.substr(0, slash));
   if (parsed.bucket.empty()) Invalid("URL", url, "no bucket name after s3://");
+  if (parsed.bucket.find('@') != std::string::npos) {
+    Invalid("URL", url,
+            "user information (user:password@) is not part of an s3:// URL; credentials come "
+            "from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ~/.aws/credentials");
+  }
   try {
     ValidateBucketName(parsed.bucket);
   } catch (const InvalidArgumentError& e) {
@@ -153,8 +167,11 @@ std::string S3Url::ToString() const {
 std::string S3Url::Key(std::string_view name) const { return JoinKey(prefix, name); }
 
 std::string JoinKey(std::string_view prefix, std::string_view name) {
-  if (name.empty()) Invalid("object name", name, "empty");
-  CheckSegments("object name", name);
+  // The names joined here come from manifests and indexes: the one rule for
+  // such names (util/relative_name.h).
+  if (const std::string problem = util::RelativeNameProblem(name); !problem.empty()) {
+    Invalid("object name", util::EscapeBytes(name), problem);
+  }
   std::string key;
   if (!prefix.empty()) {
     key.reserve(prefix.size() + 1 + name.size());

@@ -38,8 +38,9 @@ struct S3Url {
 bool IsS3Url(std::string_view text);
 
 // "prefix/name", or "name" when `prefix` is empty. `name` may hold '/'
-// (a sub-path); it must be non-empty, must not start or end with '/', and must
-// have no empty, "." or ".." segments. The result is checked with ValidateKey.
+// (a sub-path); it must be a relative name (util/relative_name.h: non-empty,
+// not starting or ending with '/', no empty, "." or ".." segments, no NUL,
+// backslash or control character). The result is checked with ValidateKey.
 std::string JoinKey(std::string_view prefix, std::string_view name);
 
 // Throws InvalidArgumentError unless `bucket` is a valid bucket name.

@@ -10,6 +10,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "index/sys_error.h"
@@ -17,6 +18,7 @@
 #include "remote/payload_hash.h"
 #include "remote/retry_policy.h"
 #include "remote/s3_xml.h"
+#include "util/url_text.h"
 
 namespace gulpdb::remote::internal {
 namespace {
@@ -57,16 +59,22 @@ bool IsRetryableCurlCode(CURLcode code) {
   }
 }
 
-enum class ErrorKind { kIo, kNotFound, kAccessDenied, kRange };
+enum class ErrorKind { kIo, kNotFound, kNoSuchBucket, kAccessDenied, kRange, kTooLarge };
 
-std::exception_ptr MakeError(ErrorKind kind, const std::string& message) {
+// Every failure of a request is made here; its message shows URLs, redacted.
+std::exception_ptr MakeError(ErrorKind kind, const std::string& text) {
+  const std::string message = util::RedactUrls(text);
   switch (kind) {
     case ErrorKind::kNotFound:
       return std::make_exception_ptr(NotFoundError(message));
+    case ErrorKind::kNoSuchBucket:
+      return std::make_exception_ptr(NoSuchBucketError(message));
     case ErrorKind::kAccessDenied:
       return std::make_exception_ptr(AccessDeniedError(message));
     case ErrorKind::kRange:
       return std::make_exception_ptr(RangeNotSatisfiableError(message));
+    case ErrorKind::kTooLarge:
+      return std::make_exception_ptr(ObjectTooLargeError(message));
     case ErrorKind::kIo:
       break;
   }
@@ -170,6 +178,7 @@ struct Transport::Impl {
 
 Transport::Impl::Impl(const S3Config& c) : config(c), pool_pid(::getpid()) {
   policy.max_attempts = c.max_attempts;
+  policy.retry_budget_ms = c.retry_budget_ms;
   policy.backoff_base_ms = c.backoff_base_ms;
   policy.backoff_max_ms = c.backoff_max_ms;
   sigv4 = "aws:amz:" + c.region + ":s3";
@@ -277,6 +286,9 @@ class Transfer {
   bool Decide();  // is this response's body the caller's? sets cb_error_ on a bad 2xx
   bool DecideRange();
   bool DecideFile();
+  // False (with the callback error set) when the response announces more
+  // bytes than the sink's max_size.
+  bool WithinMaxSize(int64_t content_length);
   bool Deliver(const char* data, size_t len);
   void SetCallbackError(std::string text, bool retryable, ErrorKind kind);
   Outcome Failed(const std::string& detail, bool retryable, ErrorKind kind);
@@ -288,12 +300,14 @@ class Transfer {
   std::unique_ptr<curl_slist, SlistFree> headers_;
   char errbuf_[CURL_ERROR_SIZE] = {};
   bool started_ = false;
+  Clock::time_point first_start_{};
   Clock::time_point deadline_ = Clock::time_point::max();
   Clock::time_point next_start_{};
 
   // The current attempt.
   ResponseInfo resp_;
   std::string content_range_;
+  std::string retry_after_;
   bool chunked_ = false;
   bool decided_ = false;
   bool body_is_callers_ = false;
@@ -325,6 +339,7 @@ std::string Transfer::Prefix() const {
 void Transfer::PrepareAttempt() {
   if (!started_) {
     started_ = true;
+    first_start_ = Clock::now();
     const S3Config& c = impl_->config;
     if (c.request_timeout_ms > 0) {
       deadline_ = Clock::now() + std::chrono::milliseconds(c.request_timeout_ms);
@@ -346,6 +361,7 @@ void Transfer::PrepareAttempt() {
 
   resp_ = ResponseInfo();
   content_range_.clear();
+  retry_after_.clear();
   chunked_ = decided_ = body_is_callers_ = false;
   error_body_.clear();
   received_ = upload_pos_ = 0;
@@ -460,6 +476,7 @@ size_t Transfer::OnHeader(char* data, size_t size, size_t n, void* self) {
     // A new response (a retry by curl on a reused connection, or after a 1xx).
     t->resp_ = ResponseInfo();
     t->content_range_.clear();
+    t->retry_after_.clear();
     t->chunked_ = false;
     const size_t sp = line.find(' ');
     uint64_t status = 0;
@@ -483,6 +500,8 @@ size_t Transfer::OnHeader(char* data, size_t size, size_t n, void* self) {
     t->resp_.last_modified = std::string(value);
   } else if (EqualsIgnoreCase(name, "x-amz-request-id")) {
     t->resp_.request_id = std::string(value);
+  } else if (EqualsIgnoreCase(name, "retry-after")) {
+    t->retry_after_ = std::string(value);
   } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
     t->chunked_ = value.find("chunked") != std::string_view::npos;
   }
@@ -558,6 +577,7 @@ bool Transfer::DecideFile() {
     return true;
   }
   if (resp_.status != 200) return false;
+  if (!WithinMaxSize(resp_.content_length)) return false;
   if (file_written_ > 0) {
     // The server sent the whole object again: start the file over.
     if (::ftruncate(req_->sink.fd, 0) != 0) ThrowErrno("truncate", req_->sink.path, errno);
@@ -579,8 +599,18 @@ bool Transfer::Decide() {
   if (req_->sink.kind == Sink::Kind::kFile) return DecideFile();
   const auto& ok = req_->ok_statuses;
   if (std::find(ok.begin(), ok.end(), resp_.status) == ok.end()) return false;
+  if (req_->sink.kind == Sink::Kind::kString && !WithinMaxSize(resp_.content_length)) return false;
   if (resp_.content_length >= 0) resp_.object_size = static_cast<uint64_t>(resp_.content_length);
   return true;
+}
+
+bool Transfer::WithinMaxSize(int64_t content_length) {
+  const uint64_t max = req_->sink.max_size;
+  if (content_length < 0 || static_cast<uint64_t>(content_length) <= max) return true;
+  SetCallbackError("the object is " + std::to_string(content_length) + " bytes, larger than the " +
+                       std::to_string(max) + " bytes allowed for this read",
+                   false, ErrorKind::kTooLarge);
+  return false;
 }
 
 bool Transfer::Deliver(const char* data, size_t len) {
@@ -592,7 +622,7 @@ bool Transfer::Deliver(const char* data, size_t len) {
       if (received_ + len > s.max_size) {
         SetCallbackError("the object is larger than the " + std::to_string(s.max_size) +
                              " bytes allowed for this read",
-                         false, ErrorKind::kIo);
+                         false, ErrorKind::kTooLarge);
         return false;
       }
       s.str->append(data, len);
@@ -607,6 +637,12 @@ bool Transfer::Deliver(const char* data, size_t len) {
       std::memcpy(s.buffer + received_, data, len);
       break;
     case Sink::Kind::kFile: {
+      if (file_written_ + len > s.max_size) {
+        SetCallbackError("the object is larger than the " + std::to_string(s.max_size) +
+                             " bytes allowed for this read",
+                         false, ErrorKind::kTooLarge);
+        return false;
+      }
       size_t done = 0;
       while (done < len) {
         const ssize_t w =
@@ -705,17 +741,35 @@ int Transfer::OnProgress(void* self, curl_off_t, curl_off_t dlnow, curl_off_t, c
 
 Outcome Transfer::Failed(const std::string& detail, bool retryable, ErrorKind kind) {
   const uint32_t attempts = req_->attempts;
+  const Clock::time_point now = Clock::now();
+  const auto elapsed_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - first_start_).count());
   const auto suffix = [&](const std::string& extra) {
-    return " (" + std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") + extra +
-           ")";
+    std::string over;  // when the retry budget allowed more than max_attempts
+    if (attempts > impl_->policy.max_attempts) {
+      over = " over " + std::to_string(elapsed_ms / 1000) + "." +
+             std::to_string(elapsed_ms % 1000 / 100) + " s, retry budget " +
+             std::to_string(impl_->policy.retry_budget_ms) + " ms";
+    }
+    return " (" + std::to_string(attempts) + (attempts == 1 ? " attempt" : " attempts") + over +
+           extra + ")";
   };
-  if (retryable && attempts < impl_->policy.max_attempts) {
-    uint32_t delay_ms;
+  if (retryable && MayRetry(impl_->policy, attempts, elapsed_ms)) {
+    uint64_t delay_ms;
     {
       std::lock_guard<std::mutex> lock(impl_->rng_mu);
       delay_ms = BackoffDelayMs(impl_->policy, attempts, impl_->rng);
     }
-    next_start_ = Clock::now() + std::chrono::milliseconds(delay_ms);
+    // A server that says when to come back (503 SlowDown, 429) is believed,
+    // up to RetryAfterCapMs.
+    if ((resp_.status == 503 || resp_.status == 429) && !retry_after_.empty()) {
+      if (const std::optional<uint64_t> asked =
+              ParseRetryAfterMs(retry_after_, std::chrono::system_clock::now())) {
+        delay_ms = std::max<uint64_t>(delay_ms,
+                                      std::min<uint64_t>(*asked, RetryAfterCapMs(impl_->policy)));
+      }
+    }
+    next_start_ = now + std::chrono::milliseconds(delay_ms);
     if (next_start_ < deadline_) {
       impl_->retries.fetch_add(1, std::memory_order_relaxed);
       return Outcome::kRetry;
@@ -812,7 +866,8 @@ Outcome Transfer::Finish(CURLcode rc) {
   if (!resp_.request_id.empty()) detail += " [request id " + resp_.request_id + "]";
   if (status == 404) {
     if (req_->not_found_ok && eb.code != "NoSuchBucket") return Outcome::kSuccess;
-    return Failed(detail, false, ErrorKind::kNotFound);
+    return Failed(detail, false,
+                  eb.code == "NoSuchBucket" ? ErrorKind::kNoSuchBucket : ErrorKind::kNotFound);
   }
   if (IsCredentialsError(status, eb.code)) {
     const Credentials& cr = impl_->config.credentials;

@@ -60,11 +60,13 @@ struct Body {
 struct Sink {
   enum class Kind { kDiscard, kString, kBuffer, kFile };
   Kind kind = Kind::kDiscard;
-  std::string* str = nullptr;      // kString: replaced by the body
-  uint64_t max_size = UINT64_MAX;  // kString: a larger body fails the request
-  char* buffer = nullptr;          // kBuffer: receives exactly range_length bytes
-  int fd = -1;                     // kFile: written from offset 0, resumed on retry
-  std::string path;                // kFile: for messages
+  std::string* str = nullptr;  // kString: replaced by the body
+  // kString, kFile: a larger body fails the request (ObjectTooLargeError),
+  // as soon as its Content-Length says so or more bytes arrive.
+  uint64_t max_size = UINT64_MAX;
+  char* buffer = nullptr;  // kBuffer: receives exactly range_length bytes
+  int fd = -1;             // kFile: written from offset 0, resumed on retry
+  std::string path;        // kFile: for messages
 };
 
 // What the response said (the last attempt's).

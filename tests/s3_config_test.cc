@@ -95,13 +95,23 @@ BOOST_AUTO_TEST_CASE(endpoint_and_region_come_from_the_aws_variables_in_order) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_endpoints_are_refused) {
-  for (const char* bad : {"127.0.0.1:9000", "ftp://host", "http://", "http://host:0",
-                          "http://host:70000", "http://host:x", "http://host/path",
-                          "http://user@host", "http://host?x=1", "http://[::1"}) {
+  for (const char* bad :
+       {"127.0.0.1:9000", "ftp://host", "http://", "http://host:0", "http://host:70000",
+        "http://host:x", "http://host/path", "http://host?x=1", "http://[::1"}) {
     Env env;
     env.vars["AWS_ENDPOINT_URL"] = bad;
     const std::string m = ErrorOf([&] { env.Load(); });
     BOOST_TEST(Contains(m, std::string("endpoint '") + bad + "'"), bad << " -> " << m);
+  }
+  // User information is refused, and its secret never shown.
+  for (const char* bad : {"http://user@host", "http://AKID:topsecret@host:9000",
+                          "https://AKID:topsecret@host/path", "AKID:topsecret@host:9000"}) {
+    Env env;
+    env.vars["AWS_ENDPOINT_URL"] = bad;
+    const std::string m = ErrorOf([&] { env.Load(); });
+    BOOST_TEST(Contains(m, "***@host"), bad << " -> " << m);
+    BOOST_TEST(!Contains(m, "topsecret"), bad << " -> " << m);
+    BOOST_TEST(!Contains(m, "user@"), bad << " -> " << m);
   }
   const remote::Endpoint v6 = remote::ParseEndpoint("http://[::1]:9000");
   BOOST_TEST(v6.host == "[::1]");

@@ -22,6 +22,7 @@
 
 #include "bindings/src/bindings.h"
 #include "gulpdb/error.h"
+#include "util/url_text.h"
 
 namespace gulpdb::python {
 namespace {
@@ -39,7 +40,8 @@ PyObject* corruption_error = nullptr;   // gulpdb.CorruptionError
 PyObject* stale_index_error = nullptr;  // gulpdb.StaleIndexError, a CorruptionError
 
 void Translate(const Error& e) {
-  const std::string message = e.what();
+  // URLs in messages never show user information ("user:secret@").
+  const std::string message = util::RedactUrls(e.what());
   switch (e.code()) {
     case ErrorCode::kNotFound:
       if (dynamic_cast<const IdNotFoundError*>(&e) != nullptr ||

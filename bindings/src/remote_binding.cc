@@ -10,6 +10,7 @@
 #include "bindings/src/bindings.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
+#include "util/url_text.h"
 
 namespace gulpdb::python {
 namespace {
@@ -108,6 +109,10 @@ void BindRemote(py::module_& m) {
   m.def(
       "is_remote_url", [](const std::string& path) { return IsRemoteUrl(path); }, py::arg("path"),
       "True for an s3:// URL.");
+  m.def(
+      "s3_url_typo", [](const std::string& text) { return util::S3UrlTypo(text); }, py::arg("text"),
+      "For text that looks like a mistyped s3:// URL (S3://, s3:/, s3a://), what is wrong and "
+      "the URL meant; '' otherwise.");
 }
 
 }  // namespace gulpdb::python

@@ -11,7 +11,10 @@
 //
 // Opening: one GET of the manifest; the snapshot is downloaded once per
 // machine into the cache (CacheDirectory(); a file lock makes concurrent
-// openers download it once; its SHA-256 is checked) and opened read-only.
+// openers download it once; never more bytes than the manifest's size; its
+// SHA-256 and pages are checked, and what was checked is recorded) and
+// opened read-only. A cached snapshot that is not the recorded file is
+// checked again, or downloaded again (docs/format/remote_format.md).
 // Reopening an unchanged dataset costs the manifest GET. Reads: one HTTP
 // range request per run of adjacent frames, all runs of a batch read
 // concurrently over kept-alive connections, every frame checked against its
@@ -34,13 +37,14 @@
 //
 // Errors: transient failures (refused or reset connections, timeouts, 5xx,
 // 503 SlowDown, truncated bodies) are retried with exponential backoff and
-// jitter, then thrown as IoError naming the URL, the object and the HTTP
-// status. HTTP 403 is AccessDeniedError naming the bucket and where the
-// credentials came from. A chunk object the manifest names that is missing
-// (404) or shorter than its committed length is a CorruptionError: it was
-// deleted or replaced behind the manifest's back, or the dataset was opened
-// from a manifest older than the grace period. No call returns wrong bytes;
-// a store that comes back serves the same Dataset again.
+// jitter (honouring Retry-After, for at least GULPDB_S3_RETRY_BUDGET_MS),
+// then thrown as IoError naming the URL, the object and the HTTP status.
+// HTTP 403 is AccessDeniedError naming the bucket and where the credentials
+// came from. A chunk object the manifest names that is missing (404) or
+// shorter than its committed length is a CorruptionError: it was deleted or
+// replaced behind the manifest's back, or the dataset was opened from a
+// manifest older than the grace period. No call returns wrong bytes; a store
+// that comes back serves the same Dataset again.
 //
 // Thread safety: Push and PublishSnapshot may run in any thread; run one at
 // a time per destination.

@@ -29,6 +29,7 @@ inline remote::S3Config TestConfig(const std::string& endpoint, const std::strin
   c.stall_timeout_ms = 5000;
   c.request_timeout_ms = 20000;
   c.max_attempts = 4;
+  c.retry_budget_ms = 0;  // attempts counted by max_attempts alone (tests set a budget)
   c.backoff_base_ms = 5;
   c.backoff_max_ms = 40;
   c.max_connections = 8;

@@ -28,11 +28,15 @@ does what S3 does with a request before serving it:
     error500          500 InternalError
     status            any status and S3 error code ("status", "code")
     corrupt_request   flip one byte of the request body before verifying it
+    corrupt_response  flip one byte in the middle of the response body (a
+                      bit damaged on the way: length and headers unchanged)
     ignore_range      forward without the Range header (server sends 200 + all)
     shift_range       forward the Range shifted by one byte
 
   A rule may be narrowed with "method" (GET, PUT, ...) and "path" (a
-  substring of the request path). Rules are tried in the order added; the
+  substring of the request path). "retry_after" (text, e.g. "2" or an HTTP
+  date) adds a Retry-After header to the answers of slowdown, error500 and
+  status. Rules are tried in the order added; the
   first whose count is not spent and whose draw hits fires.
 * counts connections, requests, signature failures and injected faults,
   and keeps a log of the last requests (method, path, Range, status, fault).
@@ -46,13 +50,18 @@ Control: an HTTP endpoint on its own port (``--control-port``, 0 = any):
 
     GET    /stats    {"connections": n, "requests": n, "forwarded": n,
                       "signature_failures": n, "faults_injected": n,
-                      "faults": {"kind": n, ...}}
+                      "faults": {"kind": n, ...}, "body_bytes_sent": n}
+                     (body_bytes_sent: response body bytes written to
+                     clients, in 64 KiB pieces, a failed piece not counted)
     GET    /log      [{"method", "path", "range", "status", "fault"}, ...]
     POST   /faults   add a rule, JSON: {"kind": "slowdown", "count": 2}
                      or {"kind": "drop_body", "fraction": 0.3, "seed": 7,
                      "method": "GET"}; {"kind": "delay", "delay_ms": 500}
     DELETE /faults   remove every rule
     POST   /reset    remove every rule, zero the counters, clear the log
+    POST   /outage   {"seconds": 4}: the S3 port goes away for that long (new
+                     connections refused, open ones reset), then serves
+                     again on the same port; answers at once
 
 Run it as a program:
 
@@ -103,7 +112,7 @@ from botocore.credentials import Credentials
 
 FAULT_KINDS = (
     "refuse", "reset", "drop_body", "truncate", "stall", "delay", "slowdown",
-    "error500", "status", "corrupt_request", "ignore_range", "shift_range",
+    "error500", "status", "corrupt_request", "corrupt_response", "ignore_range", "shift_range",
 )
 HOP_BY_HOP = {
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
@@ -154,6 +163,7 @@ class Rule:
         self.delay_ms = int(spec.get("delay_ms", 0))
         self.status = int(spec.get("status", 500))
         self.code = spec.get("code", "InternalError")
+        self.retry_after = spec.get("retry_after")
         self.spec = spec
 
     def matches(self, method, path):
@@ -293,17 +303,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(status, [("Content-Type", "application/xml")],
                        error_xml(code, message, **extra), entry)
             return
+        error_headers = [("Content-Type", "application/xml")]
+        if rule is not None and rule.retry_after is not None:
+            error_headers.append(("Retry-After", str(rule.retry_after)))
         if kind == "slowdown":
-            self._send(503, [("Content-Type", "application/xml")],
+            self._send(503, error_headers,
                        error_xml("SlowDown", "Please reduce your request rate."), entry)
             return
         if kind == "error500":
-            self._send(500, [("Content-Type", "application/xml")],
+            self._send(500, error_headers,
                        error_xml("InternalError",
                                  "We encountered an internal error. Please try again."), entry)
             return
         if kind == "status":
-            self._send(rule.status, [("Content-Type", "application/xml")],
+            self._send(rule.status, error_headers,
                        error_xml(rule.code, f"Injected {rule.status} {rule.code}."), entry)
             return
 
@@ -381,6 +394,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         payload = b"" if head else body
+        if kind == "corrupt_response" and payload:
+            i = len(payload) // 2
+            payload = payload[:i] + bytes([payload[i] ^ 0x40]) + payload[i + 1:]
         if kind in ("drop_body", "stall"):
             self.wfile.write(payload[:len(payload) // 2])
             self.wfile.flush()
@@ -398,8 +414,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             except OSError:
                 pass
             return
-        if payload:
-            self.wfile.write(payload)
+        # In pieces, counted as they go: a client that stops reading (a
+        # download refused half-way) is seen to have taken only that much.
+        for start in range(0, len(payload), 1 << 16):
+            piece = payload[start:start + (1 << 16)]
+            self.wfile.write(piece)
+            self.proxy._count_bytes(len(piece))
         self.wfile.flush()
 
 
@@ -455,6 +475,9 @@ class _ControlHandler(http.server.BaseHTTPRequestHandler):
             elif self.path == "/reset":
                 proxy.reset()
                 self._reply(200, {"ok": True})
+            elif self.path == "/outage":
+                proxy.outage(float(json.loads(body or b"{}").get("seconds", 1)))
+                self._reply(200, {"ok": True})
             else:
                 self._reply(404, {"error": f"no {self.path}"})
         except (ValueError, TypeError) as e:
@@ -491,43 +514,79 @@ class S3Proxy:
         self._open = set()
         self._zero()
         self._server = None
+        self._port = None
         self._control = None
+        self._outage_lock = threading.Lock()
         self._threads = []
 
     def _zero(self):
         self._stats = {"connections": 0, "requests": 0, "forwarded": 0, "signature_failures": 0,
-                       "faults_injected": 0, "faults": {}}
+                       "faults_injected": 0, "faults": {}, "body_bytes_sent": 0}
 
     # -- lifecycle --------------------------------------------------------------
 
-    def start(self):
-        self._server = _Server((self._host, self._want_port), _Handler)
-        self._server.proxy = self
+    def _serve(self, port):
+        """Listens for S3 requests on `port` (0: any) in a new thread."""
+        server = _Server((self._host, port), _Handler)
+        server.proxy = self
         if self.tls is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(self.tls[0], self.tls[1])
-            self._server.tls_context = context
+            server.tls_context = context
+        t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                             daemon=True)
+        t.start()
+        self._threads.append(t)
+        self._server = server
+
+    def start(self):
+        self._serve(self._want_port)
+        self._port = self._server.server_address[1]
         self._control = http.server.ThreadingHTTPServer((self._host, self._want_control_port),
                                                         _ControlHandler)
         self._control.daemon_threads = True
         self._control.proxy = self
-        for srv in (self._server, self._control):
-            t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
-                                 daemon=True)
-            t.start()
-            self._threads.append(t)
+        t = threading.Thread(target=self._control.serve_forever, kwargs={"poll_interval": 0.05},
+                             daemon=True)
+        t.start()
+        self._threads.append(t)
         return self
 
-    def stop(self):
-        """Stops listening and resets every open client connection."""
-        for srv in (self._server, self._control):
-            if srv is not None:
-                srv.shutdown()
-                srv.server_close()
+    def _stop_serving(self):
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
         with self._lock:
             handlers = list(self._open)
         for h in handlers:
             h._kill()
+
+    def outage(self, seconds):
+        """As a server that is stopped and started again: stops listening on
+        the S3 port and resets every open connection, waits `seconds`, then
+        serves on the same port again. Returns at once (a thread does it)."""
+
+        def run():
+            with self._outage_lock:
+                self._stop_serving()
+                time.sleep(seconds)
+                for _ in range(100):  # the port may linger a moment
+                    try:
+                        self._serve(self._port)
+                        return
+                    except OSError:
+                        time.sleep(0.05)
+
+        threading.Thread(target=run, daemon=True).start()
+
+    def stop(self):
+        """Stops listening and resets every open client connection."""
+        with self._outage_lock:
+            self._stop_serving()
+        if self._control is not None:
+            self._control.shutdown()
+            self._control.server_close()
         for t in self._threads:
             t.join(timeout=5)
         self._threads = []
@@ -540,7 +599,7 @@ class S3Proxy:
 
     @property
     def port(self):
-        return self._server.server_address[1]
+        return self._port
 
     @property
     def control_port(self):
@@ -582,6 +641,10 @@ class S3Proxy:
     def _count(self, name):
         with self._lock:
             self._stats[name] += 1
+
+    def _count_bytes(self, n):
+        with self._lock:
+            self._stats["body_bytes_sent"] += n
 
     def _connection_opened(self, handler):
         with self._lock:
@@ -826,6 +889,10 @@ class ProxyControl:
 
     def reset(self):
         self._call("POST", "/reset", {})
+
+    def outage(self, seconds):
+        """The server goes away for `seconds` (see S3Proxy.outage); returns at once."""
+        self._call("POST", "/outage", {"seconds": seconds})
 
     def stats(self):
         return self._call("GET", "/stats")

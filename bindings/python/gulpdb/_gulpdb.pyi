@@ -418,6 +418,10 @@ def cache_directory() -> str:
 def is_remote_url(path: str) -> bool:
     """True for an s3:// URL."""
 
+def s3_url_typo(text: str) -> str:
+    """For text that looks like a mistyped s3:// URL (S3://, s3:/, s3a://), what is wrong and
+    the URL meant; '' otherwise."""
+
 def _time_reads(
     dataset: NativeDataset,
     ids: Sequence[str],

@@ -204,6 +204,12 @@ def open_for_gulpio(
             _reindex(path, quiet)
             return Dataset(path, mode, decode_threads=decode_threads), False
     names = _gulpio_files(path)
+    if not names and not os.path.exists(path):
+        # GulpIO2 reads a missing directory as empty; a mistyped s3:// URL
+        # is said to be one instead.
+        typo = _gulpdb.s3_url_typo(path)
+        if typo:
+            raise ValueError(f"open {path}: no such directory, and not an s3:// URL: {typo}")
     if not any(n.endswith(".gulp") for n in names):
         return None, False
     if _dir_is_writable(path):
