@@ -11,6 +11,11 @@
 //     retried. The message names the bucket and where the credentials came from.
 //   - RangeNotSatisfiableError: a ranged read asked for bytes the object does
 //     not have (HTTP 416, or a range the server clamped); never retried.
+//   - PreconditionFailedError: a conditional request's condition did not hold
+//     (HTTP 412 PreconditionFailed; 409 ConditionalRequestConflict, a
+//     concurrent conditional write of the same key; 404 on a write that was
+//     conditional on an ETag): the object is not the one the caller expected.
+//     Never retried.
 //   - IoError: everything else (connection refused or reset, timeouts, 5xx
 //     after the last retry, truncated or malformed responses, other 4xx).
 //   - InvalidArgumentError: bad URLs, keys, configuration, before any request.
@@ -19,6 +24,9 @@
 // Thread safety: plain value types.
 #ifndef GULPDB_REMOTE_ERRORS_H_
 #define GULPDB_REMOTE_ERRORS_H_
+
+#include <string>
+#include <utility>
 
 #include "gulpdb/error.h"
 
@@ -37,6 +45,22 @@ class RangeNotSatisfiableError : public IoError {
   [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
     throw RangeNotSatisfiableError(message);
   }
+};
+
+// A condition of a request (If-Match, If-None-Match) did not hold. key() is
+// the object's key in its bucket ("" when unknown), so that a caller reading
+// several objects at once knows which one changed.
+class PreconditionFailedError : public IoError {
+ public:
+  explicit PreconditionFailedError(const std::string& message, std::string key = "")
+      : IoError(message), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+  [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
+    throw PreconditionFailedError(message, key_);
+  }
+
+ private:
+  std::string key_;
 };
 
 }  // namespace gulpdb::remote
