@@ -317,6 +317,8 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   const auto obsolete = builder.CreateVectorOfStrings(info.obsolete_files);
   const auto attached_to = info.attached_to.empty() ? flatbuffers::Offset<flatbuffers::String>()
                                                     : builder.CreateString(info.attached_to);
+  const auto uuid = info.uuid.empty() ? flatbuffers::Offset<flatbuffers::String>()
+                                      : builder.CreateString(info.uuid);
   fbs::DatasetInfoBuilder b(builder);
   b.add_format_version(info.format_version);
   b.add_creator(creator);
@@ -330,6 +332,7 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   b.add_obsolete_files(obsolete);
   if (info.source_stamps) b.add_source_stamps(true);
   if (!attached_to.IsNull()) b.add_attached_to(attached_to);
+  if (!uuid.IsNull()) b.add_uuid(uuid);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -361,6 +364,7 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
   }
   out.source_stamps = r->source_stamps();
   if (r->attached_to() != nullptr) out.attached_to = r->attached_to()->str();
+  if (r->uuid() != nullptr) out.uuid = r->uuid()->str();
   return out;
 }
 

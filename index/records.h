@@ -93,6 +93,9 @@ struct DatasetInfo {
   // Absolute path of the dataset this one's chunks are attached to; empty
   // when not attached.
   std::string attached_to;
+  // The dataset's identity (a random UUID, 36 characters); empty in an
+  // index made before gulpdb recorded one.
+  std::string uuid;
 };
 
 // Encoders pick the most compact form: frames that follow each other
