@@ -85,6 +85,17 @@ struct PushOptions {
   // Where the dataset's index lives, when not in DIR/gulpdb.index (an
   // imported read-only GulpIO directory).
   std::string index_dir;
+  // A push refuses a prefix holding objects that pushes of this dataset did
+  // not write (a GulpIO directory uploaded by other tools, another dataset's
+  // manifest, anything else): InvalidArgumentError listing the first keys.
+  // true replaces them, and deletes those it does not replace once the new
+  // manifest is published, so that the prefix holds this dataset alone.
+  bool overwrite = false;
+  // A push refuses a store that does not honour conditional writes
+  // (If-None-Match / If-Match on PUT: AWS S3, MinIO, Ceph RGW and Cloudflare
+  // R2 do): without them two pushes at once could replace objects a
+  // published manifest names. true pushes anyway; run one push at a time.
+  bool allow_unconditional_writes = false;
 };
 
 struct PushReport {
@@ -96,8 +107,10 @@ struct PushReport {
   uint64_t gmeta_uploaded = 0;
   bool snapshot_uploaded = false;
   uint64_t snapshot_bytes = 0;
-  uint64_t objects_obsoleted = 0;  // newly superseded, kept for the grace period
-  uint64_t objects_deleted = 0;    // whose grace period was over
+  uint64_t objects_obsoleted = 0;         // newly superseded, kept for the grace period
+  uint64_t objects_deleted = 0;           // whose grace period was over
+  uint64_t foreign_objects_replaced = 0;  // with PushOptions::overwrite
+  uint64_t foreign_objects_deleted = 0;   // with PushOptions::overwrite
   double seconds = 0;
 };
 
@@ -129,6 +142,7 @@ struct RemoteInfo {
   uint64_t generation = 0;
   std::string created;  // UTC, ISO 8601
   std::string snapshot_sha256;
+  std::string dataset_uuid;  // the published dataset's identity ("" before gulpdb recorded one)
   uint64_t snapshot_bytes = 0;
   bool snapshot_downloaded = false;  // this open downloaded it (else it was cached)
   std::string snapshot_path;         // the cached copy
