@@ -426,6 +426,8 @@ void BindDataset(py::module_& m) {
       .def_readonly("bytes_per_chunk", &DatasetStats::bytes_per_chunk,
                     "A new chunk starts past this size (0: no limit).")
       .def_readonly("checksums", &DatasetStats::checksums, "Whether a CRC-32C is stored per frame.")
+      .def_readonly("uuid", &DatasetStats::uuid,
+                    "The dataset's identity (a UUID made at creation; kept by copies).")
       .def("__repr__", [](const DatasetStats& s) {
         return "DatasetStats(videos=" + std::to_string(s.videos) +
                ", frames=" + std::to_string(s.frames) + ", chunks=" + std::to_string(s.chunks) +

@@ -164,6 +164,9 @@ class DatasetStats:
     @property
     def checksums(self) -> bool:
         """Whether a CRC-32C is stored per frame."""
+    @property
+    def uuid(self) -> str:
+        """The dataset's identity (a UUID made at creation; kept by copies)."""
 
 class NativeWriter:
     """A write transaction; see :meth:`gulpdb.Dataset.writer`."""
