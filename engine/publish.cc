@@ -801,6 +801,7 @@ class Publisher {
           "push(..., allow_unconditional_writes=True); C++ "
           "PushOptions::allow_unconditional_writes)");
     }
+    conditions_honoured_ = false;
     if (conditions == PushLease::Conditions::kRefused) {
       lease_->TakeUnconditionally();
       send_conditions_ = false;
@@ -1100,9 +1101,10 @@ class Publisher {
     }
     const std::string text = SerializeManifest(next);
     const std::string copy = ManifestHistoryKey(next.generation);
-    if (!conditional_ || !send_conditions_) {
-      // No conditions: refuse to overwrite a generation published while this
-      // push ran (a window of the two PUTs below remains).
+    Writing();
+    if (!conditional_ || !conditions_honoured_) {
+      // No conditions to rely on: refuse to overwrite a generation published
+      // while this push ran (a window of the two PUTs below remains).
       RequireUnchangedManifest();
       if (!conditional_) {
         store_.Put(copy, text);
@@ -1110,7 +1112,6 @@ class Publisher {
         return;
       }
     }
-    Writing();
     // The generation is claimed by creating its copy: of two pushes building
     // on one manifest, the first claims it, the other stops here.
     remote::WriteOptions claim = WriteFor(copy);
@@ -1233,7 +1234,8 @@ class Publisher {
   PushReport report_;
 
   std::unique_ptr<PushLease> lease_;
-  bool send_conditions_ = true;
+  bool conditions_honoured_ = true;  // false: told to push to a store without them
+  bool send_conditions_ = true;      // false: the store refuses the headers
   std::mutex written_mutex_;
   std::set<std::string> written_;
 };
