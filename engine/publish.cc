@@ -275,6 +275,7 @@ class PushLease {
         *problem = probe == 0 ? "a second PUT of " + name_ + " with If-None-Match: * was accepted"
                               : "a PUT of " + name_ + " with an If-Match ETag it does not have " +
                                     "was accepted";
+        StartRenewing();
         return Conditions::kIgnored;
       } catch (const remote::PreconditionFailedError&) {
         // As it should.
@@ -285,6 +286,7 @@ class PushLease {
         return Conditions::kIgnored;
       }
     }
+    StartRenewing();
     return Conditions::kHonoured;
   }
 
@@ -293,6 +295,7 @@ class PushLease {
     conditional_ = false;
     etag_ = store_.Put(kPushLeaseKey, Body(), Write());
     Held();
+    StartRenewing();
   }
 
   // Throws BusyError if the lease is no longer this push's (another process
@@ -396,6 +399,10 @@ class PushLease {
     held_ = true;
     stop_ = false;
     renewed_ = std::chrono::steady_clock::now();
+  }
+
+  // After the probes, which write the lease too.
+  void StartRenewing() {
     if (!thread_.joinable()) thread_ = std::thread([this] { Renew(); });
   }
 

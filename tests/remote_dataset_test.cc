@@ -780,6 +780,60 @@ BOOST_AUTO_TEST_CASE(a_push_that_loses_a_race_replaces_nothing_the_winners_manif
   }
 }
 
+BOOST_AUTO_TEST_CASE(what_an_interrupted_push_left_is_read_around_then_replaced_or_retired) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 6, 0, /*checksums=*/false);  // chunk 1 open, 2 videos
+  Push(dir, w.url);
+  const auto want1 = AllJpegs(*Dataset::Open(dir));
+  auto reader1 = Dataset::Open(w.url);
+  auto client = w.Client();
+  const engine::Manifest published = PublishedManifest(w, *client);
+  // A push that uploads a grown chunk 1, a new chunk 2 and their .gmeta, and
+  // dies before its manifest.
+  AppendTagged(dir, "v", 6, 10, 0, false);
+  {
+    AtPushPoint die(engine::fault::Point::kPushBeforePublish,
+                    [] { throw std::runtime_error("the pusher died"); });
+    BOOST_CHECK_THROW(Push(dir, w.url), std::runtime_error);
+  }
+  BOOST_TEST(PublishedManifest(w, *client).generation == 1u);
+  BOOST_REQUIRE(client->HeadIfExists(w.Key("data_2.gulp")).has_value());
+  const remote::ObjectInfo grown = client->Head(w.Key("data_1.gulp"));
+  BOOST_TEST(grown.etag != published.chunks.at(1).etag);
+  BOOST_TEST(
+      grown.metadata.at("gulpdb-prefix") ==
+      engine::PromiseText(published.chunks.at(1).committed_length, *published.chunks.at(1).crc32c));
+  // Its readers read on: the grown object says its first bytes are theirs.
+  ExpectSameJpegs(*reader1, want1);
+  w.FreshCache("cache-leftovers");
+  ExpectSameJpegs(*Dataset::Open(w.url), want1);
+  // The next push takes what was left as this dataset's: it replaces what it
+  // writes again, and retires the rest (the dead push's snapshot).
+  std::string dead_snapshot;
+  for (const remote::ListedObject& o : client->List(w.prefix + "gulpdb.snapshots/").objects) {
+    if (o.key != w.Key(published.snapshot_key)) dead_snapshot = o.key.substr(w.prefix.size());
+  }
+  BOOST_REQUIRE(!dead_snapshot.empty());
+  {
+    OpenOptions rw;
+    rw.read_only = false;
+    auto local = Dataset::Open(dir, rw);
+    local->Remove({"v8", "v9"});
+  }
+  const PushReport r = Push(dir, w.url);
+  BOOST_TEST(r.published);
+  BOOST_TEST(r.generation == 2u);
+  BOOST_TEST(r.foreign_objects_deleted == 0u);
+  ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), "cache-after");
+  ExpectSameJpegs(*reader1, want1);
+  bool retired = false;
+  for (const engine::ManifestObsolete& o : PublishedManifest(w, *client).obsolete) {
+    retired = retired || o.key == dead_snapshot;
+  }
+  BOOST_TEST(retired, dead_snapshot << " is not listed as obsolete");
+}
+
 BOOST_AUTO_TEST_CASE(
     a_push_that_claims_a_taken_generation_or_a_changed_manifest_publishes_nothing) {
   World w;

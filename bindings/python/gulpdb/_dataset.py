@@ -339,7 +339,7 @@ class Dataset:
         snapshot of a remote one) with some open options changed, e.g.
         ``decode_threads``."""
         clone = type(self).__new__(type(self))
-        clone.__setstate__(dict(self.__getstate__(), mode="r",
+        clone.__setstate__(dict(self.__getstate__(), mode="r", closed=False,
                                 options=dict(self._options, **changes)))
         clone._native()  # opens it now, so that errors show here
         return clone
