@@ -731,8 +731,6 @@ class Publisher {
         named.insert(o.key);
         if (!o.gmeta_key.empty()) named.insert(o.gmeta_key);
       }
-    } else if (foreign_manifest_) {
-      named.erase(kManifestKey);
     }
     std::vector<std::string> unnamed;
     for (const auto& [key, object] : listing_) {
