@@ -655,6 +655,13 @@ void PrintPushReport(const PushReport& r, const std::string& where) {
       static_cast<double>(r.snapshot_bytes) / 1e6, r.snapshot_uploaded ? "" : " (unchanged)",
       static_cast<unsigned long long>(r.objects_obsoleted),
       static_cast<unsigned long long>(r.objects_deleted), r.seconds);
+  if (r.foreign_objects_replaced + r.foreign_objects_deleted > 0) {
+    std::printf(
+        "overwrote what other pushes or tools had left there: %llu objects replaced, %llu "
+        "deleted\n",
+        static_cast<unsigned long long>(r.foreign_objects_replaced),
+        static_cast<unsigned long long>(r.foreign_objects_deleted));
+  }
 }
 
 std::optional<std::chrono::seconds> ParseGrace(const po::variables_map& vm) {
@@ -676,11 +683,20 @@ int RunPush(const std::vector<std::string>& args) {
       "grace", po::value<std::string>(),
       "keep objects this push makes obsolete this long for readers of older manifests, e.g. "
       "24h, 30m, 7d (default: $GULPDB_PUSH_GRACE or 24h); a later push deletes them")(
+      "overwrite", po::bool_switch(&options.overwrite),
+      "replace what the prefix holds that pushes of this dataset did not write (a GulpIO "
+      "directory uploaded by other tools, another dataset); without it such a prefix is "
+      "refused and nothing is uploaded")(
+      "allow-unconditional-writes", po::bool_switch(&options.allow_unconditional_writes),
+      "push to a store that ignores conditional writes (If-None-Match/If-Match), which is "
+      "refused otherwise; safe only if no two pushes to the prefix ever run at once")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION]", o,
-             {"dir", "url"}, &vm)) {
+  if (!Parse(args,
+             "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION] [--overwrite] "
+             "[--allow-unconditional-writes]",
+             o, {"dir", "url"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);

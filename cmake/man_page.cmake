@@ -161,6 +161,11 @@ and
 keep objects they make obsolete (default 24h; see
 .BR \\-\\-grace ).
 .TP
+.B GULPDB_PUSH_LEASE
+how long the lease a
+.B push
+holds on its prefix lasts without renewal (default 2m; renewed every quarter of it while the push runs; a push that died leaves it to expire).
+.TP
 .B GULPDB_CACHE, GULPDB_CACHE_DIR
 the cache of index snapshots of remote datasets (GULPDB_CACHE_DIR is its older name; default $XDG_CACHE_HOME/gulpdb, else ~/.cache/gulpdb).
 .TP

@@ -380,6 +380,7 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
     }
     index::DatasetInfo info;
     info.creator = "gulpdb " GULPDB_VERSION;
+    info.uuid = engine::RandomUuid();
     info.videos_per_chunk = options.videos_per_chunk;
     info.bytes_per_chunk = options.bytes_per_chunk;
     info.checksums = options.checksums;
@@ -587,6 +588,7 @@ DatasetStats Dataset::Stats() const {
   stats.videos_per_chunk = info.videos_per_chunk;
   stats.bytes_per_chunk = info.bytes_per_chunk;
   stats.checksums = info.checksums;
+  stats.uuid = info.uuid;
   for (const ChunkInfo& c : Chunks()) {
     ++stats.chunks;
     stats.committed_bytes += c.committed_length;

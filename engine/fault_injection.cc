@@ -53,6 +53,10 @@ const char* PointName(Point point) {
       return "index_built";
     case Point::kAfterIndexCommit:
       return "after_index_commit";
+    case Point::kPushPlanned:
+      return "push_planned";
+    case Point::kPushBeforePublish:
+      return "push_before_publish";
   }
   return "unknown";
 }

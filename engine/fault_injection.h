@@ -1,6 +1,7 @@
 // Test hooks on the write path and on file I/O, for the reliability suite
-// (tests/reliability): crash torture observes or stops a writer at named
-// points; fault tests make a read, write, sync or truncate fail or come back
+// (tests/reliability) and the remote suite: crash torture observes or stops a
+// writer at named points, race tests run a second push at a point of the
+// first; fault tests make a read, write, sync or truncate fail or come back
 // short, the way a full disk, a flaky device or a signal would.
 //
 // With no hook installed each point costs one relaxed atomic load. Hooks are
@@ -26,8 +27,11 @@ enum class Point : uint8_t {
   kBeforeIndexCommit,  // Commit: the LMDB write transaction holds the batch, not committed
   kAfterIndexCommit,   // Commit: the batch is committed
   kIndexBuilt,         // Create: the new index is whole beside its place, not renamed in
+  // Push (engine/publish.cc), for the remote suite's races:
+  kPushPlanned,        // read the manifest and listed the prefix; nothing written yet
+  kPushBeforePublish,  // every object is uploaded; the manifest is not written yet
 };
-constexpr int kPointCount = 8;
+constexpr int kPointCount = 10;
 const char* PointName(Point point);
 
 using PointHook = void (*)(Point point, void* context);

@@ -130,6 +130,11 @@ class FileLock {
   UniqueFd fd_;
 };
 
+// A random UUID (version 4, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx", lowercase
+// hex) from the kernel's random source: a dataset's identity, a push's id.
+// Throws IoError if the random source fails.
+std::string RandomUuid();
+
 }  // namespace gulpdb::engine
 
 #endif  // GULPDB_ENGINE_FILE_UTIL_H_

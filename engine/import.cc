@@ -518,6 +518,20 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
         }
       }
       if (!splits) splits = CarriedSplits(*old, *ds, &report);
+      // ... and its identity: the re-indexed directory is the same dataset
+      // (a push of it continues its published generations).
+      const std::string uuid = [&] {
+        const engine::DatasetImpl& o = engine::DatasetAccess::Of(*old);
+        index::Txn txn = o.env->BeginRead();
+        return o.GetInfo(txn).uuid;
+      }();
+      if (!uuid.empty()) {
+        impl.env->Update([&](index::Txn& txn) {
+          index::DatasetInfo info = impl.GetInfo(txn);
+          info.uuid = uuid;
+          txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+        });
+      }
     }
     if (splits && !splits->empty()) {
       engine::StoreSplits(impl, *splits, "import " + dir + "/" + engine::kSplitsFileName);

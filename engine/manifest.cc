@@ -13,6 +13,7 @@ namespace gulpdb::engine {
 namespace {
 
 constexpr const char* kFormatName = "gulpdb-manifest";
+constexpr const char* kLeaseFormatName = "gulpdb-push-lease";
 
 void AppendKeyValue(std::string* out, const char* name, const std::string& value) {
   *out += '"';
@@ -46,8 +47,9 @@ bool IsHex64(std::string_view s) {
 // manifest and the field.
 class Fields {
  public:
-  Fields(simdjson::dom::element element, std::string what, const std::string& where)
-      : what_(std::move(what)), where_(where) {
+  Fields(simdjson::dom::element element, std::string what, const std::string& where,
+         const char* operation = "read manifest ")
+      : what_(std::move(what)), where_(where), operation_(operation) {
     if (element.get(object_) != simdjson::SUCCESS) Fail("is not a JSON object");
   }
 
@@ -117,13 +119,14 @@ class Fields {
   }
 
   [[noreturn]] void Fail(const std::string& detail) const {
-    throw CorruptionError("read manifest " + where_ + ": " + what_ + " " + detail);
+    throw CorruptionError(operation_ + where_ + ": " + what_ + " " + detail);
   }
 
  private:
   simdjson::dom::object object_;
   std::string what_;
   const std::string& where_;
+  std::string operation_;
 };
 
 }  // namespace
@@ -136,6 +139,25 @@ std::string ManifestHistoryKey(uint64_t generation) {
 
 std::string SnapshotKey(const std::string& sha256) {
   return std::string(kSnapshotDir) + "/" + sha256 + ".mdb";
+}
+
+std::string PromiseText(uint64_t length, uint32_t crc32c) {
+  char hex[16];
+  std::snprintf(hex, sizeof(hex), "%08x", crc32c);
+  return std::to_string(length) + "-" + hex;
+}
+
+bool IsUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string IsoTime(int64_t unix_seconds) {
@@ -160,6 +182,14 @@ std::string SerializeManifest(const Manifest& m) {
   AppendKeyNumber(&out, "created_unix", m.created_unix);
   out += ", ";
   AppendKeyValue(&out, "creator", m.creator);
+  if (!m.dataset.empty()) {
+    out += ",\n ";
+    AppendKeyValue(&out, "dataset", m.dataset);
+  }
+  if (!m.push_id.empty()) {
+    out += ", ";
+    AppendKeyValue(&out, "push", m.push_id);
+  }
   out += ",\n \"chunks_published\": ";
   out += m.chunks_published ? "true" : "false";
   out += ",\n \"snapshot\": {";
@@ -246,6 +276,9 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
   m.generation = top.Unsigned("generation");
   m.created_unix = top.Signed("created_unix");
   m.creator = top.String("creator");
+  m.dataset = top.String("dataset", false);
+  if (!m.dataset.empty() && !IsUuid(m.dataset)) top.Fail("\"dataset\" is not a UUID");
+  m.push_id = top.String("push", false);
   m.chunks_published = top.Bool("chunks_published");
   const Fields snapshot(top.Raw("snapshot"), "\"snapshot\"", where);
   m.snapshot_key = snapshot.Key("key");
@@ -291,6 +324,48 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     m.obsolete.push_back(std::move(o));
   }
   return m;
+}
+
+std::string SerializePushLease(const PushLeaseRecord& lease) {
+  std::string out = "{";
+  AppendKeyValue(&out, "format", kLeaseFormatName);
+  out += ", ";
+  AppendKeyValue(&out, "push", lease.push_id);
+  out += ", ";
+  AppendKeyValue(&out, "dataset", lease.dataset);
+  out += ",\n ";
+  AppendKeyValue(&out, "host", lease.host);
+  out += ", ";
+  AppendKeyNumber(&out, "pid", lease.pid);
+  out += ",\n ";
+  AppendKeyValue(&out, "started", IsoTime(lease.started_unix));
+  out += ", ";
+  AppendKeyNumber(&out, "started_unix", lease.started_unix);
+  out += ",\n ";
+  AppendKeyValue(&out, "expires", IsoTime(lease.expires_unix));
+  out += ", ";
+  AppendKeyNumber(&out, "expires_unix", lease.expires_unix);
+  out += "}\n";
+  return out;
+}
+
+PushLeaseRecord ParsePushLease(std::string_view text, const std::string& where) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
+    throw CorruptionError("read push lease " + where + ": not valid JSON (" +
+                          simdjson::error_message(error) + ")");
+  }
+  const Fields f(root, "the lease", where, "read push lease ");
+  if (f.String("format") != kLeaseFormatName) f.Fail("is not a gulpdb push lease (\"format\")");
+  PushLeaseRecord lease;
+  lease.push_id = f.String("push");
+  lease.dataset = f.String("dataset");
+  lease.host = f.String("host");
+  lease.pid = f.Signed("pid");
+  lease.started_unix = f.Signed("started_unix");
+  lease.expires_unix = f.Signed("expires_unix");
+  return lease;
 }
 
 }  // namespace gulpdb::engine

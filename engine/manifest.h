@@ -20,6 +20,15 @@ namespace gulpdb::engine {
 
 // Object names inside a published dataset's prefix.
 inline constexpr const char* kManifestKey = "gulpdb.manifest.json";
+// The lease a push holds on the prefix while it runs (publish.cc).
+inline constexpr const char* kPushLeaseKey = "gulpdb.push-lease.json";
+// User metadata on every object a push writes (S3 x-amz-meta-<name>).
+inline constexpr const char* kMetaDataset = "gulpdb-dataset";  // the dataset's UUID
+inline constexpr const char* kMetaPush = "gulpdb-push";        // the push's id
+// On a data object that replaced one a manifest named: PromiseText() of the
+// promise (committed length, CRC-32C) its first bytes were checked against
+// before it was uploaded. Readers rely on it (remote_dataset.h).
+inline constexpr const char* kMetaPrefix = "gulpdb-prefix";
 inline constexpr const char* kManifestHistoryDir = "gulpdb.manifests";  // /<generation>.json
 inline constexpr const char* kSnapshotDir = "gulpdb.snapshots";         // /<sha256>.mdb
 // Where `gulpdb snapshot DIR` publishes, inside the dataset directory.
@@ -65,6 +74,11 @@ struct Manifest {
   uint64_t generation = 0;
   int64_t created_unix = 0;
   std::string creator;
+  // The identity of the dataset published (its index's UUID; empty in a
+  // manifest written before gulpdb recorded one), and the id of the push
+  // that published this generation (empty in older manifests).
+  std::string dataset;
+  std::string push_id;
   // True when the chunk objects are in the store (push); false for a local
   // snapshot, whose readers read the dataset's chunk files in place.
   bool chunks_published = true;
@@ -80,6 +94,20 @@ struct Manifest {
   std::vector<ManifestObsolete> obsolete;
 };
 
+// The push lease (kPushLeaseKey): which push holds the prefix, until when.
+struct PushLeaseRecord {
+  std::string push_id;
+  std::string dataset;  // the pushed dataset's UUID
+  std::string host;
+  int64_t pid = 0;
+  int64_t started_unix = 0;
+  int64_t expires_unix = 0;  // renewed while the push runs
+};
+
+std::string SerializePushLease(const PushLeaseRecord& lease);
+// CorruptionError "read push lease <where>: ..." for text that is not a lease.
+PushLeaseRecord ParsePushLease(std::string_view text, const std::string& where);
+
 // The manifest as JSON text (one object, keys in a fixed order).
 std::string SerializeManifest(const Manifest& manifest);
 
@@ -92,6 +120,13 @@ Manifest ParseManifest(std::string_view text, const std::string& where);
 
 // UTC "YYYY-MM-DDTHH:MM:SSZ".
 std::string IsoTime(int64_t unix_seconds);
+
+// "<length>-<crc32c as 8 lowercase hex digits>": the value of kMetaPrefix.
+std::string PromiseText(uint64_t length, uint32_t crc32c);
+
+// True for a UUID as gulpdb writes them (36 characters: lowercase hex
+// digits in groups of 8-4-4-4-12 separated by '-').
+bool IsUuid(std::string_view text);
 
 }  // namespace gulpdb::engine
 

@@ -50,27 +50,43 @@ class S3Store : public ObjectStore {
     std::vector<remote::RangeRead> reads;
     reads.reserve(ranges.size());
     for (const StoreRange& r : ranges) {
-      reads.push_back(remote::RangeRead{url_.Key(r.key), r.offset, r.length, r.out});
+      reads.push_back(remote::RangeRead{url_.Key(r.key), r.offset, r.length, r.out, r.if_match});
     }
-    client_.GetRanges(reads);
+    try {
+      client_.GetRanges(reads);
+    } catch (const remote::PreconditionFailedError& e) {
+      throw remote::PreconditionFailedError(e.what(), Relative(e.key()));
+    }
   }
 
   std::optional<StoreObject> Head(const std::string& key) override {
     const std::optional<remote::ObjectInfo> object = client_.HeadIfExists(url_.Key(key));
     if (!object) return std::nullopt;
-    return StoreObject{key, object->size, object->etag};
+    return StoreObject{key, object->size, object->etag, object->metadata};
   }
 
-  std::string Put(const std::string& key, std::string_view data) override {
-    return client_.Put(url_.Key(key), data);
+  std::string Put(const std::string& key, std::string_view data,
+                  const remote::WriteOptions& write) override {
+    try {
+      return client_.Put(url_.Key(key), data, write);
+    } catch (const remote::PreconditionFailedError& e) {
+      throw remote::PreconditionFailedError(e.what(), key);
+    }
   }
 
   std::string PutFile(const std::string& key, const std::string& path, uint64_t length,
-                      uint32_t parallel) override {
+                      uint32_t parallel, const remote::WriteOptions& write) override {
     remote::UploadOptions options;
     options.max_parallel = parallel;
-    return client_.UploadFile(url_.Key(key), path, 0, length, options);
+    options.write = write;
+    try {
+      return client_.UploadFile(url_.Key(key), path, 0, length, options);
+    } catch (const remote::PreconditionFailedError& e) {
+      throw remote::PreconditionFailedError(e.what(), key);
+    }
   }
+
+  bool SupportsConditions() const override { return true; }
 
   void Delete(const std::vector<std::string>& keys) override {
     std::vector<std::string> full;
@@ -92,6 +108,13 @@ class S3Store : public ObjectStore {
   remote::ClientStats stats() const override { return client_.stats(); }
 
  private:
+  // A key of the bucket as a key of this store ("" if outside the prefix).
+  std::string Relative(const std::string& bucket_key) const {
+    const std::string prefix = url_.prefix.empty() ? std::string() : url_.prefix + "/";
+    if (bucket_key.compare(0, prefix.size(), prefix) != 0) return "";
+    return bucket_key.substr(prefix.size());
+  }
+
   remote::S3Url url_;
   std::string url_text_;
   remote::S3Client client_;
@@ -172,16 +195,19 @@ class LocalStore : public ObjectStore {
     return StoreObject{key, static_cast<uint64_t>(st.st_size), ""};
   }
 
-  std::string Put(const std::string& key, std::string_view data) override {
+  std::string Put(const std::string& key, std::string_view data,
+                  const remote::WriteOptions& write) override {
     const std::string path = PathOf(key);
+    RefuseConditions(path, write);
     MakeDirectories(ParentOf(path));
     WriteFileAtomically(path, data);
     return "";
   }
 
-  std::string PutFile(const std::string& key, const std::string& from, uint64_t length,
-                      uint32_t) override {
+  std::string PutFile(const std::string& key, const std::string& from, uint64_t length, uint32_t,
+                      const remote::WriteOptions& write) override {
     const std::string path = PathOf(key);
+    RefuseConditions(path, write);
     MakeDirectories(ParentOf(path));
     UniqueFd in = OpenFile(from, O_RDONLY);
     AtomicFile out(path);
@@ -217,6 +243,8 @@ class LocalStore : public ObjectStore {
 
   remote::ClientStats stats() const override { return {}; }
 
+  bool SupportsConditions() const override { return false; }
+
  private:
   [[noreturn]] static void TooLarge(const std::string& path, uint64_t size, uint64_t max_size) {
     throw remote::ObjectTooLargeError("read " + path + ": " + std::to_string(size) +
@@ -230,6 +258,13 @@ class LocalStore : public ObjectStore {
     if (::stat(path.c_str(), &st) != 0) ThrowErrno("read", path, errno == ENOTDIR ? ENOENT : errno);
     if (static_cast<uint64_t>(st.st_size) > max_size) {
       TooLarge(path, static_cast<uint64_t>(st.st_size), max_size);
+    }
+  }
+
+  static void RefuseConditions(const std::string& path, const remote::WriteOptions& write) {
+    if (write.if_absent || !write.if_match.empty() || !write.metadata.empty()) {
+      throw InvalidArgumentError("write " + path +
+                                 ": a local directory store takes no write conditions or metadata");
     }
   }
 

@@ -16,6 +16,14 @@
 // store retries transient failures (remote/s3_client.h); the local one does
 // not need to.
 //
+// Conditions (remote::WriteOptions, S3 conditional writes): a write may be
+// made only if the key is absent or only if the object has a given ETag, and
+// reads only if it has a given ETag; a condition that does not hold is a
+// remote::PreconditionFailedError naming the key. Writes carry user metadata
+// (S3: x-amz-meta-*), which Head returns. The local store has no ETags and
+// no metadata: it takes neither conditions nor metadata
+// (SupportsConditions() is false); publishing to it relies on one writer.
+//
 // Thread safety: every method may be called from any number of threads at
 // once. Replacing an object (Put, PutFile) is atomic: a reader sees the old
 // or the new bytes, never a mix.
@@ -23,6 +31,7 @@
 #define GULPDB_ENGINE_OBJECT_STORE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +46,8 @@ struct StoreObject {
   std::string key;  // relative to the store's prefix
   uint64_t size = 0;
   std::string etag;  // the S3 ETag; "" for a local directory
+  // User metadata (Head only; lowercase names without "x-amz-meta-").
+  std::map<std::string, std::string> metadata{};
 };
 
 // One range of a batch read into a caller-owned buffer of `length` bytes.
@@ -45,6 +56,8 @@ struct StoreRange {
   uint64_t offset = 0;
   uint64_t length = 0;
   char* out = nullptr;
+  // Read only from the object with this ETag (S3 If-Match); empty: any.
+  std::string if_match{};
 };
 
 class ObjectStore {
@@ -73,15 +86,29 @@ class ObjectStore {
   // Reads every range (concurrently on S3: one HTTP range request each).
   // Returns when all are complete and exact, or throws the first failure.
   virtual void GetRanges(const std::vector<StoreRange>& ranges) = 0;
-  // Size and ETag, or nullopt if the object does not exist.
+  // Size, ETag and metadata, or nullopt if the object does not exist.
   virtual std::optional<StoreObject> Head(const std::string& key) = 0;
-  // Replaces `key` with `data`; returns the new ETag.
-  virtual std::string Put(const std::string& key, std::string_view data) = 0;
+  // Replaces `key` with `data`, if `write`'s condition holds, storing its
+  // metadata; returns the new ETag.
+  virtual std::string Put(const std::string& key, std::string_view data,
+                          const remote::WriteOptions& write) = 0;
+  std::string Put(const std::string& key, std::string_view data) {
+    return Put(key, data, remote::WriteOptions());
+  }
   // Replaces `key` with `length` bytes of the file `path` from offset 0
   // (multipart on S3 when large, `parallel` parts at once; 0 = the
-  // configured connection count). Returns the new ETag.
+  // configured connection count), as Put. Returns the new ETag.
   virtual std::string PutFile(const std::string& key, const std::string& path, uint64_t length,
-                              uint32_t parallel) = 0;
+                              uint32_t parallel, const remote::WriteOptions& write) = 0;
+  std::string PutFile(const std::string& key, const std::string& path, uint64_t length,
+                      uint32_t parallel) {
+    return PutFile(key, path, length, parallel, remote::WriteOptions());
+  }
+  // True when writes honour remote::WriteOptions (conditions and metadata)
+  // and objects have ETags: S3 (whether the server really checks the
+  // conditions is for the caller to find out); false for a local directory,
+  // which refuses a write with a condition or metadata (InvalidArgumentError).
+  virtual bool SupportsConditions() const = 0;
   // Deletes the objects; absent ones are not an error.
   virtual void Delete(const std::vector<std::string>& keys) = 0;
   // Every object under the prefix, keys relative to it, in key order.

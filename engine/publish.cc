@@ -1,13 +1,19 @@
 // Publishing (gulpdb/remote.h): Push, a dataset to an object store, and
 // PublishSnapshot, a snapshot of its index beside it for readers on a shared
 // file system. One Publisher does both against engine/object_store.h; the
-// layout it writes is docs/format/remote_format.md.
+// layout it writes, and what the lease and the conditions guarantee, is
+// docs/format/remote_format.md.
 //
 // A push, in order:
 //   1. copy the index (one read transaction, compacted: the copy of an
 //      unchanged index is the same bytes, so an unchanged dataset publishes
-//      nothing) and open the copy: everything below reads that one state;
-//   2. GET the published manifest and LIST the prefix;
+//      nothing) and open the copy: everything below reads that one state. An
+//      index made before gulpdb recorded dataset identities gets its UUID
+//      first (one write transaction);
+//   2. GET the published manifest (with its ETag) and LIST the prefix; HEAD
+//      what no manifest of this dataset names, and refuse (nothing written)
+//      a prefix holding objects that pushes of this dataset did not write,
+//      unless told to overwrite them;
 //   3. upload every chunk object that is new or grew (jobs at a time, large
 //      ones in parallel parts). Before replacing an object that a published
 //      manifest (or an obsolete entry still in its grace period) promised
@@ -18,17 +24,26 @@
 //      label2idx.json; empty the .gmeta of chunks that are gone (a GulpIO
 //      reader then sees their videos once, in their new chunk);
 //   5. upload the snapshot (content-addressed: skipped when present);
-//   6. check that nobody published meanwhile, then PUT the manifest's copy
-//      for its generation and the manifest itself: the one step that makes
-//      the new state visible;
-//   7. delete what older pushes made obsolete and whose grace period is over.
-// A failure at any step leaves the published manifest, and every byte its
-// readers may read, as they were.
+//   6. claim the generation (its manifest copy, created only if absent), then
+//      swap the manifest (only if it still has the ETag read in step 2): the
+//      one step that makes the new state visible;
+//   7. delete what older pushes made obsolete and whose grace period is over
+//      (and, when overwriting, what pushes of this dataset did not write).
+// On S3 the first write takes the push lease, and every write is
+// conditional: If-None-Match: * for a key the listing did not show,
+// If-Match on the listed ETag otherwise. Another push that changed an object
+// meanwhile makes this one stop with BusyError, having replaced nothing a
+// manifest names. A failure at any step leaves the published manifest, and
+// every byte its readers may read, as they were.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
@@ -37,6 +52,7 @@
 #include <thread>
 
 #include "engine/dataset_impl.h"
+#include "engine/fault_injection.h"
 #include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/manifest.h"
@@ -46,6 +62,7 @@
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "index/crc32c.h"
+#include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
@@ -173,28 +190,324 @@ struct Promise {
   std::string from;  // "generation N" or "an obsolete entry kept until ..."
 };
 
+// On the probes that check a store honours conditions (never stored).
+constexpr const char* kMetaProbe = "gulpdb-probe";
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+// The lease's duration: $GULPDB_PUSH_LEASE (a duration), else 2 minutes.
+std::chrono::seconds LeaseDuration() {
+  const char* value = std::getenv("GULPDB_PUSH_LEASE");
+  if (value == nullptr || value[0] == '\0') return std::chrono::minutes(2);
+  std::chrono::seconds d;
+  try {
+    d = ParseDuration(value);
+  } catch (const InvalidArgumentError& e) {
+    e.ThrowWithContext("GULPDB_PUSH_LEASE: ");
+  }
+  if (d.count() < 1) throw InvalidArgumentError("GULPDB_PUSH_LEASE: at least 1 s");
+  return d;
+}
+
+// The push lease (docs/format/remote_format.md, "One push at a time"): the
+// object kPushLeaseKey, created with If-None-Match: *, renewed with If-Match
+// by a thread every quarter of its duration, deleted when the push ends;
+// taken over (If-Match on its ETag) once it has expired. Acquiring it also
+// finds out whether the store honours conditions: a second If-None-Match
+// PUT of the key, and an If-Match PUT with an ETag it cannot have, must both
+// fail.
+//
+// Thread safety: Check may be called from any thread; the rest from the
+// thread that made it.
+class PushLease {
+ public:
+  enum class Conditions { kHonoured, kIgnored, kRefused };
+
+  PushLease(ObjectStore& store, std::string what, PushLeaseRecord record,
+            std::map<std::string, std::string> metadata)
+      : store_(store),
+        what_(std::move(what)),
+        name_(store.Name(kPushLeaseKey)),
+        record_(std::move(record)),
+        metadata_(std::move(metadata)),
+        duration_(LeaseDuration()) {}
+  ~PushLease() { Release(); }
+  PushLease(const PushLease&) = delete;
+  PushLease& operator=(const PushLease&) = delete;
+
+  // Takes the lease, or throws BusyError naming the push that holds it.
+  // Returns whether the store honours conditions (and, in `problem`, what
+  // showed it does not). With kRefused (the store refused a conditional
+  // PUT outright) the lease is not held; `take_unconditionally` then takes
+  // it with plain PUTs, for a push told to go on anyway.
+  Conditions Acquire(std::string* problem) {
+    conditional_ = true;
+    remote::WriteOptions create = Write();
+    create.if_absent = true;
+    try {
+      etag_ = store_.Put(kPushLeaseKey, Body(), create);
+    } catch (const remote::PreconditionFailedError&) {
+      TakeOver();
+    } catch (const AccessDeniedError&) {
+      throw;
+    } catch (const IoError& e) {
+      *problem = std::string("a PUT with If-None-Match: * failed: ") + e.what();
+      return Conditions::kRefused;
+    }
+    Held();
+    // The probes: both must fail their condition.
+    for (int probe = 0; probe < 2; ++probe) {
+      remote::WriteOptions again = Write();
+      again.metadata[kMetaProbe] = std::to_string(probe + 1);
+      if (probe == 0) {
+        again.if_absent = true;
+      } else {
+        again.if_match = "\"00000000000000000000000000000000\"";
+      }
+      try {
+        const std::string etag = store_.Put(kPushLeaseKey, Body(), again);
+        std::lock_guard<std::mutex> lock(mutex_);
+        etag_ = etag;  // the same lease, stored again
+        *problem = probe == 0 ? "a second PUT of " + name_ + " with If-None-Match: * was accepted"
+                              : "a PUT of " + name_ + " with an If-Match ETag it does not have " +
+                                    "was accepted";
+        StartRenewing();
+        return Conditions::kIgnored;
+      } catch (const remote::PreconditionFailedError&) {
+        // As it should.
+      } catch (const AccessDeniedError&) {
+        throw;
+      } catch (const IoError& e) {
+        *problem = std::string("a conditional PUT failed: ") + e.what();
+        return Conditions::kIgnored;
+      }
+    }
+    StartRenewing();
+    return Conditions::kHonoured;
+  }
+
+  // For a push told to go on without conditions: plain PUTs from now on.
+  void TakeUnconditionally() {
+    conditional_ = false;
+    etag_ = store_.Put(kPushLeaseKey, Body(), Write());
+    Held();
+    StartRenewing();
+  }
+
+  // Throws BusyError if the lease is no longer this push's (another process
+  // replaced it, or it could not be renewed in time).
+  void Check() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!held_) return;
+    if (!lost_.empty()) {
+      throw BusyError(what_ + ": " + lost_ + "; the push stopped before its next write");
+    }
+    const auto since = std::chrono::steady_clock::now() - renewed_;
+    if (since >= duration_ * 3 / 4) {
+      throw BusyError(
+          what_ + ": the push lease " + name_ + " was not renewed for " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since).count()) +
+          " s; the push stopped before its next write");
+    }
+  }
+
+  // Stops renewing and deletes the lease if it is still this push's.
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!held_) return;
+    held_ = false;
+    // Only while surely held: deleting a lease another push took over would
+    // make that push stop (its renewal then fails), never corrupt anything.
+    if (lost_.empty() && std::chrono::steady_clock::now() - renewed_ < duration_ / 2) {
+      try {
+        store_.Delete({kPushLeaseKey});
+      } catch (const Error&) {
+        // It expires by itself.
+      }
+    }
+  }
+
+ private:
+  remote::WriteOptions Write() const {
+    remote::WriteOptions w;
+    w.metadata = metadata_;
+    return w;
+  }
+
+  std::string Body() const {
+    PushLeaseRecord r = record_;
+    r.expires_unix = NowUnix() + duration_.count();
+    return SerializePushLease(r);
+  }
+
+  // The lease is there: take it over if it has expired.
+  void TakeOver() {
+    StoreObject info;
+    std::string text;
+    try {
+      text = store_.Get(kPushLeaseKey, 1 << 20, &info);
+    } catch (const NotFoundError&) {
+      // Released meanwhile: one more try to create it.
+      remote::WriteOptions create = Write();
+      create.if_absent = true;
+      try {
+        etag_ = store_.Put(kPushLeaseKey, Body(), create);
+        return;
+      } catch (const remote::PreconditionFailedError&) {
+        throw BusyError(what_ + ": another push took the push lease " + name_ +
+                        " first; run this push again after it has finished");
+      }
+    }
+    PushLeaseRecord held;
+    try {
+      held = ParsePushLease(text, name_);
+    } catch (const CorruptionError& e) {
+      throw BusyError(what_ + ": " + name_ + " is not a push lease this gulpdb understands (" +
+                      e.what() + "); if no push to this place is running, delete it");
+    }
+    const int64_t now = NowUnix();
+    if (held.expires_unix > now) {
+      throw BusyError(what_ + ": another push holds the push lease " + name_ + ": push " +
+                      held.push_id + " from " + held.host + " (pid " + std::to_string(held.pid) +
+                      "), running since " + IsoTime(held.started_unix) +
+                      ", its lease renewed until " + IsoTime(held.expires_unix) +
+                      "; run this push again after it has finished (a push that died leaves "
+                      "its lease to expire at that time)");
+    }
+    remote::WriteOptions take = Write();
+    take.if_match = info.etag;
+    try {
+      etag_ = store_.Put(kPushLeaseKey, Body(), take);
+    } catch (const remote::PreconditionFailedError&) {
+      throw BusyError(what_ + ": another push took over the expired push lease " + name_ +
+                      " first; run this push again after it has finished");
+    }
+  }
+
+  void Held() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = true;
+    stop_ = false;
+    renewed_ = std::chrono::steady_clock::now();
+  }
+
+  // After the probes, which write the lease too.
+  void StartRenewing() {
+    if (!thread_.joinable()) thread_ = std::thread([this] { Renew(); });
+  }
+
+  void Renew() {
+    const auto period = std::max<std::chrono::milliseconds>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(duration_) / 4,
+        std::chrono::milliseconds(250));
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      wake_.wait_for(lock, period, [&] { return stop_; });
+      if (stop_) break;
+      remote::WriteOptions w = Write();
+      if (conditional_) w.if_match = etag_;
+      lock.unlock();
+      std::string etag;
+      std::string failure;
+      bool replaced = false;
+      try {
+        etag = store_.Put(kPushLeaseKey, Body(), w);
+      } catch (const remote::PreconditionFailedError& e) {
+        replaced = true;
+        failure = e.what();
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      lock.lock();
+      if (!etag.empty() || (failure.empty() && !replaced)) {
+        etag_ = etag;
+        renewed_ = std::chrono::steady_clock::now();
+      } else if (replaced) {
+        lost_ =
+            "another process replaced or removed the push lease " + name_ + " (" + failure + ")";
+        break;
+      } else if (std::chrono::steady_clock::now() - renewed_ >= duration_ * 3 / 4) {
+        lost_ = "the push lease " + name_ + " could not be renewed in time (" + failure + ")";
+        break;
+      }
+    }
+  }
+
+  ObjectStore& store_;
+  const std::string what_;
+  const std::string name_;
+  const PushLeaseRecord record_;
+  const std::map<std::string, std::string> metadata_;
+  const std::chrono::seconds duration_;
+  bool conditional_ = true;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  bool stop_ = false;
+  bool held_ = false;
+  std::string etag_;
+  std::string lost_;
+  std::chrono::steady_clock::time_point renewed_;
+};
+
+// The generation of a manifest copy's key ("gulpdb.manifests/<20 digits>.json"),
+// or nullopt for another key.
+std::optional<uint64_t> HistoryGeneration(const std::string& key) {
+  const std::string dir = std::string(kManifestHistoryDir) + "/";
+  if (key.size() != dir.size() + 25 || key.compare(0, dir.size(), dir) != 0 ||
+      key.compare(key.size() - 5, 5, ".json") != 0) {
+    return std::nullopt;
+  }
+  uint64_t g = 0;
+  for (size_t i = dir.size(); i < key.size() - 5; ++i) {
+    if (key[i] < '0' || key[i] > '9') return std::nullopt;
+    if (g > (UINT64_MAX - 9) / 10) return std::nullopt;
+    g = g * 10 + static_cast<uint64_t>(key[i] - '0');
+  }
+  return g;
+}
+
 class Publisher {
  public:
   Publisher(std::string dir, ObjectStore& store, bool publish_chunks, const PushOptions& options)
       : dir_(std::move(dir)),
         store_(store),
         publish_chunks_(publish_chunks),
+        conditional_(publish_chunks && store.SupportsConditions()),
         options_(options),
         grace_(options.grace ? *options.grace : DefaultGracePeriod()),
-        jobs_(options.jobs == 0 ? 1 : options.jobs) {
+        jobs_(options.jobs == 0 ? 1 : options.jobs),
+        what_((publish_chunks ? "push " + dir_ + " to " : "snapshot " + dir_ + " to ") +
+              store.url()) {
     if (grace_.count() < 0) throw InvalidArgumentError("push: the grace period is negative");
   }
 
   PushReport Run() {
     const auto start = Clock::now();
     now_ = NowUnix();
+    push_id_ = RandomUuid();
+    if (conditional_) EnsureIdentity();
     TempDir tmp;
     CopyIndex(tmp.path());
+    std::vector<ManifestChunk> chunks = ChunkKeys();
     ReadPublished();
     Manifest next;
-    next.generation = old_ ? old_->generation + 1 : 1;
+    next.generation = base_generation_ + 1;
     next.created_unix = now_;
     next.creator = "gulpdb " GULPDB_VERSION;
+    next.dataset = dataset_;
+    next.push_id = push_id_;
     next.chunks_published = publish_chunks_;
     next.snapshot_key = SnapshotKey(snapshot_sha256_);
     next.snapshot_size = snapshot_size_;
@@ -203,39 +516,73 @@ class Publisher {
     next.videos = stats.videos;
     next.frames = stats.frames;
     next.grace_seconds = grace_.count();
-    next.chunks = PlanChunks();
+    PlanUploads(&chunks);
+    next.chunks = std::move(chunks);
     report_.chunks = next.chunks.size();
+    fault::Reached(fault::Point::kPushPlanned);
     if (publish_chunks_) {
       UploadChunks(&next.chunks);
       UploadGmeta(tmp.path(), &next.chunks);
       UploadLabels(&next);
     }
-    if (listing_.count(next.snapshot_key) == 0) {
-      store_.PutFile(next.snapshot_key, snapshot_file_, snapshot_size_, 0);
+    if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
+      Writing();
+      WriteFile(next.snapshot_key, snapshot_file_, snapshot_size_, WriteFor(next.snapshot_key));
       report_.snapshot_uploaded = true;
     }
     report_.snapshot_bytes = snapshot_size_;
     std::vector<std::string> expired;
     next.obsolete = Obsolete(next, &expired);
     if (!old_ || Changed(next) || !expired.empty()) {
+      fault::Reached(fault::Point::kPushBeforePublish);
       Publish(next);
       report_.published = true;
       report_.generation = next.generation;
       // What older pushes made obsolete and whose grace period is over. The
       // new manifest no longer lists them.
       if (!expired.empty()) {
+        CheckLease();
         store_.Delete(expired);
         report_.objects_deleted = expired.size();
       }
+      DeleteForeign(next);
     } else {
       report_.generation = old_->generation;
     }
+    if (lease_) lease_->Release();
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return report_;
   }
 
  private:
-  // 1. A consistent, compacted copy of the index, opened as a dataset.
+  // 1a. The dataset's identity. An index made before gulpdb recorded one
+  // gets one now, in one write transaction under the writer lock (so that no
+  // writer's commit, which rewrites the dataset info, can lose it).
+  void EnsureIdentity() {
+    OpenOptions options;
+    options.allow_network_index = true;
+    options.index_dir = options_.index_dir;
+    if (!Dataset::Open(dir_, options)->Stats().uuid.empty()) return;
+    try {
+      options.read_only = false;
+      const std::unique_ptr<Dataset> live = Dataset::Open(dir_, options);
+      DatasetImpl& impl = DatasetAccess::Of(*live);
+      const FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::seconds(30), dir_);
+      const std::string uuid = RandomUuid();
+      impl.env->Update([&](index::Txn& txn) {
+        index::DatasetInfo info = impl.GetInfo(txn);
+        if (!info.uuid.empty()) return;
+        info.uuid = uuid;
+        txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+      });
+    } catch (const Error& e) {
+      e.ThrowWithContext(what_ +
+                         ": the dataset has no identity yet (its index predates gulpdb's dataset "
+                         "UUIDs), and recording one in its index failed: ");
+    }
+  }
+
+  // 1b. A consistent, compacted copy of the index, opened as a dataset.
   void CopyIndex(const std::string& tmp) {
     OpenOptions live_options;
     live_options.allow_network_index = true;  // the pusher runs where the dataset is written
@@ -250,48 +597,13 @@ class Publisher {
     auto impl = std::make_shared<DatasetImpl>(dir_, options);
     impl->AttachEnv(OpenSnapshotEnv(index_dir));
     snapshot_ = DatasetAccess::Make(std::move(impl));
+    dataset_ = snapshot_->Stats().uuid;
+    if (conditional_ && !IsUuid(dataset_)) {
+      throw CorruptionError(what_ + ": the index's dataset UUID '" + dataset_ + "' is not a UUID");
+    }
   }
 
-  // 2. What is published.
-  void ReadPublished() {
-    try {
-      const std::string text = store_.Get(kManifestKey, kMaxManifestBytes);
-      old_ = ParseManifest(text, store_.Name(kManifestKey));
-    } catch (const NotFoundError&) {
-      old_.reset();
-    }
-    if (old_ && old_->chunks_published != publish_chunks_) {
-      throw InvalidArgumentError("push " + dir_ + " to " + store_.url() + ": " +
-                                 store_.Name(kManifestKey) + " is the manifest of a " +
-                                 (old_->chunks_published ? "pushed dataset" : "local snapshot") +
-                                 "; publish to another place");
-    }
-    for (StoreObject& o : store_.List()) listing_.emplace(o.key, std::move(o));
-    if (!old_) return;
-    for (const ManifestChunk& c : old_->chunks) old_chunks_.emplace(c.key, c);
-    for (const ManifestObsolete& o : old_->obsolete) old_obsolete_.emplace(o.key, o);
-  }
-
-  bool Expired(int64_t since) const { return since + grace_.count() <= now_; }
-
-  // The promise an object `key` is under: a chunk of the published manifest,
-  // or an obsolete data object whose grace period is not over.
-  std::optional<Promise> PromiseFor(const std::string& key) const {
-    if (auto it = old_chunks_.find(key); it != old_chunks_.end()) {
-      return Promise{it->second.committed_length, it->second.crc32c,
-                     "generation " + std::to_string(old_->generation)};
-    }
-    if (auto it = old_obsolete_.find(key); it != old_obsolete_.end() &&
-                                           it->second.committed_length > 0 &&
-                                           !Expired(it->second.since_unix)) {
-      return Promise{it->second.committed_length, it->second.crc32c,
-                     "an older generation; it is kept for its readers until " +
-                         IsoTime(it->second.since_unix + grace_.count())};
-    }
-    return std::nullopt;
-  }
-
-  // 3a. Every chunk of the snapshot; which objects need uploading.
+  // 1c. Every chunk of the snapshot and its keys.
   //
   // Keys: a chunk file directly in the dataset directory keeps its name. A
   // chunk in a sub-directory (a shard attached by `merge` or by the
@@ -299,7 +611,7 @@ class Publisher {
   // so that the bucket is one flat GulpIO directory whose every data file has
   // its .gmeta; it keeps its path only if either name is taken by another
   // chunk's file.
-  std::vector<ManifestChunk> PlanChunks() {
+  std::vector<ManifestChunk> ChunkKeys() {
     std::vector<ManifestChunk> chunks;
     const std::vector<ChunkInfo> infos = snapshot_->Chunks();
     std::set<std::string> top_level;
@@ -335,31 +647,277 @@ class Publisher {
       m.committed_length = c.committed_length;
       m.live_videos = c.live_videos;
       m.live_bytes = c.live_bytes;
-      if (publish_chunks_) {
-        m.gmeta_key = gmeta_key;
-        const auto old = old_chunks_.find(m.key);
-        const auto object = listing_.find(m.key);
-        const bool unchanged =
-            old != old_chunks_.end() && old->second.committed_length == m.committed_length &&
-            old->second.crc32c.has_value() && object != listing_.end() &&
-            object->second.size == m.committed_length &&
-            (object->second.etag.empty() || object->second.etag == old->second.etag);
-        if (unchanged) {
-          m.etag = old->second.etag;
-          m.crc32c = old->second.crc32c;
-        } else {
-          uploads_.push_back(chunks.size());
-        }
-      }
+      if (publish_chunks_) m.gmeta_key = gmeta_key;
       chunks.push_back(std::move(m));
     }
     return chunks;
+  }
+
+  // 2. What is published, and whether it is this dataset's.
+  void ReadPublished() {
+    std::optional<Manifest> published;
+    try {
+      StoreObject info;
+      const std::string text = store_.Get(kManifestKey, kMaxManifestBytes, &info);
+      published = ParseManifest(text, store_.Name(kManifestKey));
+      manifest_etag_ = info.etag;
+    } catch (const NotFoundError&) {
+    }
+    if (published && publish_chunks_ != published->chunks_published) {
+      throw InvalidArgumentError(
+          what_ + ": " + store_.Name(kManifestKey) + " is the manifest of a " +
+          (published->chunks_published ? "pushed dataset" : "local snapshot") +
+          "; publish to another place");
+    }
+    for (StoreObject& o : store_.List()) listing_.emplace(o.key, std::move(o));
+    for (const auto& [key, object] : listing_) {
+      if (const std::optional<uint64_t> g = HistoryGeneration(key)) {
+        base_generation_ = std::max(base_generation_, *g);
+      }
+    }
+    if (published) base_generation_ = std::max(base_generation_, published->generation);
+    if (!conditional_) {
+      old_ = std::move(published);
+    } else if (published && (published->dataset == dataset_ ||
+                             (published->dataset.empty() && AdoptLegacy(*published)))) {
+      old_ = std::move(published);
+    } else if (published) {
+      foreign_manifest_ = std::move(published);
+    }
+    if (old_) {
+      for (const ManifestChunk& c : old_->chunks) old_chunks_.emplace(c.key, c);
+      for (const ManifestObsolete& o : old_->obsolete) old_obsolete_.emplace(o.key, o);
+    }
+    if (conditional_) FindForeign();
+  }
+
+  // A manifest a gulpdb without dataset identities published is this
+  // dataset's if every chunk it names that the dataset still has holds the
+  // bytes it promised (CRC-32C of the local file's prefix), and there is at
+  // least one such chunk (or it names none).
+  bool AdoptLegacy(const Manifest& m) {
+    size_t matched = 0;
+    for (const ManifestChunk& c : m.chunks) {
+      const auto local = local_files_.find(c.key);
+      if (local == local_files_.end()) continue;
+      const std::string path = dir_ + "/" + local->second;
+      try {
+        if (!c.crc32c ||
+            CrcOfFile(path, c.committed_length, c.committed_length).whole != *c.crc32c) {
+          return false;
+        }
+      } catch (const CorruptionError&) {
+        return false;  // shorter than promised
+      }
+      ++matched;
+    }
+    return matched > 0 || m.chunks.empty();
+  }
+
+  // The objects under the prefix that no push of this dataset wrote: not
+  // named by its published manifest, and not carrying its identity in their
+  // metadata (HEAD). Refused unless options_.overwrite.
+  void FindForeign() {
+    std::set<std::string> named = {kManifestKey, kPushLeaseKey};
+    if (old_) {
+      named.insert(ManifestHistoryKey(old_->generation));
+      named.insert(old_->snapshot_key);
+      if (!old_->label2idx_key.empty()) named.insert(old_->label2idx_key);
+      for (const ManifestChunk& c : old_->chunks) {
+        named.insert(c.key);
+        if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
+      }
+      for (const ManifestObsolete& o : old_->obsolete) {
+        named.insert(o.key);
+        if (!o.gmeta_key.empty()) named.insert(o.gmeta_key);
+      }
+    }
+    std::vector<std::string> unnamed;
+    for (const auto& [key, object] : listing_) {
+      if (named.count(key) == 0) unnamed.push_back(key);
+    }
+    std::mutex mutex;
+    std::vector<std::string> foreign;
+    std::atomic<size_t> found{0};
+    RunTasks(unnamed.size(), std::max<uint32_t>(jobs_, 8), [&](size_t i) {
+      // Enough to refuse with.
+      if (!options_.overwrite && found.load() >= kForeignListed) return;
+      const std::optional<StoreObject> head = store_.Head(unnamed[i]);
+      if (!head) return;  // deleted meanwhile
+      const auto it = head->metadata.find(kMetaDataset);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (it != head->metadata.end() && it->second == dataset_) {
+        leftovers_.push_back(unnamed[i]);  // an interrupted push of this dataset
+      } else {
+        foreign.push_back(unnamed[i]);
+        ++found;
+      }
+    });
+    if (foreign_manifest_) foreign.push_back(kManifestKey);
+    std::sort(foreign.begin(), foreign.end());
+    std::sort(leftovers_.begin(), leftovers_.end());
+    foreign_set_.insert(foreign.begin(), foreign.end());
+    if (foreign.empty() || options_.overwrite) return;
+    std::string list;
+    for (size_t i = 0; i < foreign.size() && i < kForeignListed; ++i) {
+      list += (i == 0 ? "" : ", ") + foreign[i];
+    }
+    if (foreign.size() > kForeignListed) list += ", ...";
+    std::string whose;
+    if (foreign_manifest_) {
+      whose = foreign_manifest_->dataset.empty()
+                  ? " It holds a manifest (generation " +
+                        std::to_string(foreign_manifest_->generation) +
+                        ") of a dataset whose chunks differ from this one's."
+                  : " It holds the manifest of another dataset (" + foreign_manifest_->dataset +
+                        ", generation " + std::to_string(foreign_manifest_->generation) +
+                        "), not of this one (" + dataset_ + ").";
+    }
+    throw InvalidArgumentError(
+        what_ + ": the prefix holds objects that pushes of this dataset did not write (" + list +
+        ")." + whose +
+        " Pushing would mix two datasets there (a GulpIO reader would see both); nothing was "
+        "uploaded. Push to an empty prefix, or replace what is there with the overwrite option "
+        "(gulpdb push --overwrite; Python push(..., overwrite=True); C++ PushOptions::overwrite)");
+  }
+
+  // Before this push's first write: the push lease, and whether the store
+  // honours conditions. From the main thread only.
+  void Writing() {
+    if (!conditional_ || lease_) return;
+    PushLeaseRecord record;
+    record.push_id = push_id_;
+    record.dataset = dataset_;
+    record.host = HostName();
+    record.pid = ::getpid();
+    record.started_unix = now_;
+    lease_ = std::make_unique<PushLease>(store_, what_, record, Metadata());
+    std::string problem;
+    const PushLease::Conditions conditions = lease_->Acquire(&problem);
+    if (conditions == PushLease::Conditions::kHonoured) return;
+    if (!options_.allow_unconditional_writes) {
+      lease_->Release();
+      throw InvalidArgumentError(
+          what_ + ": the store does not honour conditional writes (" + problem +
+          "), so this push could not stop another from replacing objects a published manifest "
+          "names; nothing was uploaded. Use a store that has them (AWS S3, MinIO, Ceph RGW, "
+          "Cloudflare R2), or, if no two pushes to this place ever run at once, pass the "
+          "allow-unconditional-writes option (gulpdb push --allow-unconditional-writes; Python "
+          "push(..., allow_unconditional_writes=True); C++ "
+          "PushOptions::allow_unconditional_writes)");
+    }
+    conditions_honoured_ = false;
+    if (conditions == PushLease::Conditions::kRefused) {
+      lease_->TakeUnconditionally();
+      send_conditions_ = false;
+    }
+  }
+
+  void CheckLease() const {
+    if (lease_) lease_->Check();
+  }
+
+  std::map<std::string, std::string> Metadata() const {
+    return {{kMetaDataset, dataset_}, {kMetaPush, push_id_}};
+  }
+
+  // How this push writes `key`: with its metadata, and (S3) only if the
+  // key is still absent, or still has the ETag the listing showed.
+  remote::WriteOptions WriteFor(const std::string& key) const {
+    remote::WriteOptions w;
+    if (!conditional_) return w;
+    w.metadata = Metadata();
+    if (!send_conditions_) return w;
+    const auto it = listing_.find(key);
+    if (it == listing_.end()) {
+      w.if_absent = true;
+    } else {
+      w.if_match = it->second.etag;
+    }
+    return w;
+  }
+
+  BusyError Raced(const std::string& key, const std::exception& e) const {
+    return BusyError(what_ + ": another push changed " + store_.Name(key) +
+                     " while this one ran (" + e.what() +
+                     "); this push stopped, and published nothing: run it again");
+  }
+
+  std::string Write(const std::string& key, std::string_view data,
+                    const remote::WriteOptions& write) {
+    CheckLease();
+    try {
+      const std::string etag = store_.Put(key, data, write);
+      Wrote(key);
+      return etag;
+    } catch (const remote::PreconditionFailedError& e) {
+      throw Raced(key, e);
+    }
+  }
+
+  std::string WriteFile(const std::string& key, const std::string& path, uint64_t length,
+                        const remote::WriteOptions& write) {
+    CheckLease();
+    try {
+      const std::string etag = store_.PutFile(key, path, length, 0, write);
+      Wrote(key);
+      return etag;
+    } catch (const remote::PreconditionFailedError& e) {
+      throw Raced(key, e);
+    }
+  }
+
+  void Wrote(const std::string& key) {
+    std::lock_guard<std::mutex> lock(written_mutex_);
+    written_.insert(key);
+    if (foreign_set_.count(key) != 0) ++report_.foreign_objects_replaced;
+  }
+
+  bool Expired(int64_t since) const { return since + grace_.count() <= now_; }
+
+  // The promise an object `key` is under: a chunk of the published manifest,
+  // or an obsolete data object whose grace period is not over.
+  std::optional<Promise> PromiseFor(const std::string& key) const {
+    if (auto it = old_chunks_.find(key); it != old_chunks_.end()) {
+      return Promise{it->second.committed_length, it->second.crc32c,
+                     "generation " + std::to_string(old_->generation)};
+    }
+    if (auto it = old_obsolete_.find(key); it != old_obsolete_.end() &&
+                                           it->second.committed_length > 0 &&
+                                           !Expired(it->second.since_unix)) {
+      return Promise{it->second.committed_length, it->second.crc32c,
+                     "an older generation; it is kept for its readers until " +
+                         IsoTime(it->second.since_unix + grace_.count())};
+    }
+    return std::nullopt;
+  }
+
+  // 3a. Which chunk objects need uploading.
+  void PlanUploads(std::vector<ManifestChunk>* chunks) {
+    if (!publish_chunks_) return;
+    for (size_t i = 0; i < chunks->size(); ++i) {
+      ManifestChunk& m = (*chunks)[i];
+      const auto old = old_chunks_.find(m.key);
+      const auto object = listing_.find(m.key);
+      const bool unchanged =
+          old != old_chunks_.end() && old->second.committed_length == m.committed_length &&
+          old->second.crc32c.has_value() && object != listing_.end() &&
+          object->second.size == m.committed_length &&
+          (object->second.etag.empty() || object->second.etag == old->second.etag);
+      if (unchanged) {
+        m.etag = old->second.etag;
+        m.crc32c = old->second.crc32c;
+      } else {
+        uploads_.push_back(i);
+      }
+    }
   }
 
   // 3b. Uploads new and grown chunk objects, never changing a promised prefix.
   void UploadChunks(std::vector<ManifestChunk>* chunks) {
     uint64_t total = 0;
     for (size_t i : uploads_) total += (*chunks)[i].committed_length;
+    if (!uploads_.empty()) Writing();
     std::atomic<uint64_t> done{0};
     std::mutex progress_mutex;
     RunTasks(uploads_.size(), jobs_, [&](size_t k) {
@@ -384,7 +942,11 @@ class Publisher {
             "change bytes readers of the published dataset may read; publish to a new prefix");
       }
       c.crc32c = crc.whole;
-      c.etag = store_.PutFile(c.key, path, c.committed_length, 0);
+      remote::WriteOptions write = WriteFor(c.key);
+      if (conditional_ && promise && promise->crc32c) {
+        write.metadata[kMetaPrefix] = PromiseText(promise->length, *promise->crc32c);
+      }
+      c.etag = WriteFile(c.key, path, c.committed_length, write);
       const uint64_t now_done = done.fetch_add(c.committed_length) + c.committed_length;
       if (options_.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
@@ -403,17 +965,18 @@ class Publisher {
     for (size_t i = 0; i < chunks->size(); ++i) {
       ManifestChunk& c = (*chunks)[i];
       const auto old = old_chunks_.find(c.key);
-      const bool same = old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
-                        !old->second.gmeta_sha256.empty() &&
-                        old->second.committed_length == c.committed_length &&
-                        old->second.live_videos == c.live_videos &&
-                        old->second.live_bytes == c.live_bytes && listing_.count(c.gmeta_key) != 0;
+      const bool same =
+          old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
+          !old->second.gmeta_sha256.empty() && old->second.committed_length == c.committed_length &&
+          old->second.live_videos == c.live_videos && old->second.live_bytes == c.live_bytes &&
+          listing_.count(c.gmeta_key) != 0 && foreign_set_.count(c.gmeta_key) == 0;
       if (same) {
         c.gmeta_sha256 = old->second.gmeta_sha256;
       } else {
         todo.push_back(i);
       }
     }
+    if (!todo.empty()) Writing();
     std::atomic<uint64_t> uploaded{0};
     RunTasks(todo.size(), jobs_, [&](size_t k) {
       ManifestChunk& c = (*chunks)[todo[k]];
@@ -428,10 +991,11 @@ class Publisher {
       c.gmeta_sha256 = Sha256OfFile(path, &size);
       const auto old = old_chunks_.find(c.key);
       if (old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
-          old->second.gmeta_sha256 == c.gmeta_sha256 && listing_.count(c.gmeta_key) != 0) {
+          old->second.gmeta_sha256 == c.gmeta_sha256 && listing_.count(c.gmeta_key) != 0 &&
+          foreign_set_.count(c.gmeta_key) == 0) {
         return;  // the same text
       }
-      store_.PutFile(c.gmeta_key, path, size, 0);
+      WriteFile(c.gmeta_key, path, size, WriteFor(c.gmeta_key));
       uploaded.fetch_add(1);
     });
     report_.gmeta_uploaded = uploaded.load();
@@ -445,67 +1009,80 @@ class Publisher {
     next->label2idx_key = "label2idx.json";
     next->label2idx_sha256 = Sha256OfFile(path, &size);
     if (old_ && old_->label2idx_sha256 == next->label2idx_sha256 &&
-        listing_.count(next->label2idx_key) != 0) {
+        listing_.count(next->label2idx_key) != 0 && foreign_set_.count(next->label2idx_key) == 0) {
       return;
     }
-    store_.PutFile(next->label2idx_key, path, size, 0);
+    Writing();
+    WriteFile(next->label2idx_key, path, size, WriteFor(next->label2idx_key));
   }
 
   // The obsolete list of `next`: the published one without what `next`
   // names again and without what expired (returned in `expired`, to delete
-  // after publishing), plus what `next` supersedes now.
+  // after publishing), plus what `next` supersedes now, and what interrupted
+  // pushes of this dataset left (kept for the grace period too).
   std::vector<ManifestObsolete> Obsolete(const Manifest& next, std::vector<std::string>* expired) {
-    std::set<std::string> named = {next.snapshot_key};
+    std::set<std::string> named = {next.snapshot_key, ManifestHistoryKey(next.generation)};
     for (const ManifestChunk& c : next.chunks) {
       named.insert(c.key);
       if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
     }
     if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
     std::vector<ManifestObsolete> out;
-    if (!old_) return out;
-    for (const ManifestObsolete& o : old_->obsolete) {
-      if (named.count(o.key) != 0) continue;
-      if (Expired(o.since_unix)) {
-        expired->push_back(o.key);
-        if (!o.gmeta_key.empty() && named.count(o.gmeta_key) == 0) expired->push_back(o.gmeta_key);
-      } else {
-        out.push_back(o);
-      }
-    }
-    // Chunks that are gone (emptied by compaction): their data objects stay
-    // for the grace period; their .gmeta is emptied now, so that GulpIO
-    // readers see each video once (and every data file keeps its .gmeta).
-    for (const ManifestChunk& c : old_->chunks) {
-      // A local snapshot's chunks are the dataset's own files, not objects.
-      if (named.count(c.key) != 0 || !old_->chunks_published) continue;
-      ManifestObsolete o;
-      o.key = c.key;
-      o.since_unix = now_;
-      o.committed_length = c.committed_length;
-      o.crc32c = c.crc32c;
-      if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0) {
-        o.gmeta_key = c.gmeta_key;
-        if (listing_.count(c.gmeta_key) != 0) store_.Put(c.gmeta_key, "{}");
-      }
-      out.push_back(std::move(o));
-      ++removed_chunks_;
-    }
+    std::set<std::string> listed;  // keys in `out`
     const auto supersede = [&](const std::string& key) {
-      if (named.count(key) != 0) return;
+      if (named.count(key) != 0 || !listed.insert(key).second) return;
       ManifestObsolete o;
       o.key = key;
       o.since_unix = now_;
       out.push_back(std::move(o));
     };
-    supersede(old_->snapshot_key);
-    if (!old_->label2idx_key.empty()) supersede(old_->label2idx_key);
-    report_.objects_obsoleted = removed_chunks_ + (named.count(old_->snapshot_key) == 0 ? 1 : 0);
+    if (old_) {
+      for (const ManifestObsolete& o : old_->obsolete) {
+        if (named.count(o.key) != 0) continue;
+        if (Expired(o.since_unix)) {
+          expired->push_back(o.key);
+          if (!o.gmeta_key.empty() && named.count(o.gmeta_key) == 0) {
+            expired->push_back(o.gmeta_key);
+          }
+        } else {
+          listed.insert(o.key);
+          out.push_back(o);
+        }
+      }
+      // Chunks that are gone (emptied by compaction): their data objects stay
+      // for the grace period; their .gmeta is emptied now, so that GulpIO
+      // readers see each video once (and every data file keeps its .gmeta).
+      for (const ManifestChunk& c : old_->chunks) {
+        // A local snapshot's chunks are the dataset's own files, not objects.
+        if (named.count(c.key) != 0 || !old_->chunks_published) continue;
+        ManifestObsolete o;
+        o.key = c.key;
+        o.since_unix = now_;
+        o.committed_length = c.committed_length;
+        o.crc32c = c.crc32c;
+        if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0) {
+          o.gmeta_key = c.gmeta_key;
+          if (listing_.count(c.gmeta_key) != 0) {
+            Writing();
+            Write(c.gmeta_key, "{}", WriteFor(c.gmeta_key));
+          }
+        }
+        listed.insert(o.key);
+        out.push_back(std::move(o));
+        ++removed_chunks_;
+      }
+      supersede(old_->snapshot_key);
+      if (!old_->label2idx_key.empty()) supersede(old_->label2idx_key);
+      report_.objects_obsoleted = removed_chunks_ + (named.count(old_->snapshot_key) == 0 ? 1 : 0);
+    }
+    for (const std::string& key : leftovers_) supersede(key);
     return out;
   }
 
   // Whether `next` says anything the published manifest does not.
   bool Changed(const Manifest& next) const {
     if (next.snapshot_sha256 != old_->snapshot_sha256 || removed_chunks_ != 0) return true;
+    if (next.dataset != old_->dataset) return true;
     if (next.chunks.size() != old_->chunks.size()) return true;
     for (size_t i = 0; i < next.chunks.size(); ++i) {
       const ManifestChunk& a = next.chunks[i];
@@ -521,22 +1098,6 @@ class Publisher {
 
   // 6. The manifest, last.
   void Publish(Manifest& next) {
-    // One pusher at a time: refuse to overwrite a generation published while
-    // this push ran (the window left is the two PUTs below).
-    std::optional<uint64_t> current;
-    try {
-      current =
-          ParseManifest(store_.Get(kManifestKey, kMaxManifestBytes), store_.Name(kManifestKey))
-              .generation;
-    } catch (const NotFoundError&) {
-    }
-    const std::optional<uint64_t> expected =
-        old_ ? std::optional<uint64_t>(old_->generation) : std::nullopt;
-    if (current != expected) {
-      throw BusyError("push " + dir_ + " to " + store_.url() + ": another push published " +
-                      (current ? "generation " + std::to_string(*current) : "a change") +
-                      " while this one ran; run it again");
-    }
     if (old_) {
       ManifestObsolete o;  // the previous generation's copy, for pinned readers
       o.key = ManifestHistoryKey(old_->generation);
@@ -544,31 +1105,144 @@ class Publisher {
       next.obsolete.push_back(std::move(o));
     }
     const std::string text = SerializeManifest(next);
-    store_.Put(ManifestHistoryKey(next.generation), text);
-    store_.Put(kManifestKey, text);
+    const std::string copy = ManifestHistoryKey(next.generation);
+    Writing();
+    if (!conditional_ || !conditions_honoured_) {
+      // No conditions to rely on: refuse to overwrite a generation published
+      // while this push ran (a window of the two PUTs below remains).
+      RequireUnchangedManifest();
+      if (!conditional_) {
+        store_.Put(copy, text);
+        store_.Put(kManifestKey, text);
+        return;
+      }
+    }
+    // The generation is claimed by creating its copy: of two pushes building
+    // on one manifest, the first claims it, the other stops here.
+    remote::WriteOptions claim = WriteFor(copy);
+    if (send_conditions_) {
+      claim.if_absent = true;
+      claim.if_match.clear();
+    }
+    CheckLease();
+    try {
+      store_.Put(copy, text, claim);
+    } catch (const remote::PreconditionFailedError&) {
+      throw BusyError(what_ + ": another push claimed generation " +
+                      std::to_string(next.generation) + " (" + store_.Name(copy) +
+                      ") while this one ran; this push published nothing: run it again");
+    }
+    // The swap: only if the manifest is still the one this push read.
+    remote::WriteOptions swap = WriteFor(kManifestKey);
+    if (send_conditions_) {
+      swap.if_absent = manifest_etag_.empty();
+      swap.if_match = manifest_etag_;
+    }
+    try {
+      CheckLease();
+      store_.Put(kManifestKey, text, swap);
+    } catch (const remote::PreconditionFailedError&) {
+      DeleteClaim(copy);
+      throw BusyError(what_ +
+                      ": another push published a new manifest while this one ran; "
+                      "this push published nothing: run it again");
+    } catch (const Error&) {
+      DeleteClaim(copy);
+      throw;
+    }
   }
+
+  // The copy of a generation this push claimed but did not publish: no
+  // manifest names it, and no other push writes it (they create copies only
+  // where there is none).
+  void DeleteClaim(const std::string& copy) {
+    try {
+      store_.Delete({copy});
+    } catch (const Error&) {
+      // Left for a later push, which passes over it and deletes it after
+      // the grace period.
+    }
+  }
+
+  // Without conditions: the manifest must still be the one this push read.
+  void RequireUnchangedManifest() {
+    std::optional<std::string> current;
+    try {
+      current = store_.Get(kManifestKey, kMaxManifestBytes);
+    } catch (const NotFoundError&) {
+    }
+    std::optional<uint64_t> generation;
+    if (current) generation = ParseManifest(*current, store_.Name(kManifestKey)).generation;
+    const std::optional<uint64_t> expected =
+        old_ ? std::optional<uint64_t>(old_->generation)
+             : (foreign_manifest_ ? std::optional<uint64_t>(foreign_manifest_->generation)
+                                  : std::nullopt);
+    if (generation != expected) {
+      throw BusyError(what_ + ": another push published " +
+                      (generation ? "generation " + std::to_string(*generation) : "a change") +
+                      " while this one ran; run it again");
+    }
+  }
+
+  // 7b. With the overwrite option: what no push of this dataset wrote and
+  // this push did not replace.
+  void DeleteForeign(const Manifest& next) {
+    if (foreign_set_.empty()) return;
+    std::set<std::string> named = {kManifestKey, kPushLeaseKey, next.snapshot_key,
+                                   ManifestHistoryKey(next.generation)};
+    for (const ManifestChunk& c : next.chunks) {
+      named.insert(c.key);
+      named.insert(c.gmeta_key);
+    }
+    if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
+    std::vector<std::string> doomed;
+    for (const std::string& key : foreign_set_) {
+      if (named.count(key) == 0 && written_.count(key) == 0) doomed.push_back(key);
+    }
+    if (doomed.empty()) return;
+    CheckLease();
+    store_.Delete(doomed);
+    report_.foreign_objects_deleted = doomed.size();
+  }
+
+  static constexpr size_t kForeignListed = 5;
 
   std::string dir_;
   ObjectStore& store_;
   bool publish_chunks_;
+  bool conditional_;  // S3: lease, conditions, identity checks
   const PushOptions& options_;
   std::chrono::seconds grace_;
   uint32_t jobs_;
+  std::string what_;  // "push DIR to URL", for messages
   int64_t now_ = 0;
+  std::string push_id_;
+  std::string dataset_;
 
   std::string snapshot_file_;
   std::string snapshot_sha256_;
   uint64_t snapshot_size_ = 0;
   std::unique_ptr<Dataset> snapshot_;
 
-  std::optional<Manifest> old_;
+  std::optional<Manifest> old_;               // this dataset's published manifest
+  std::optional<Manifest> foreign_manifest_;  // another dataset's, to overwrite
+  std::string manifest_etag_;                 // of the manifest read, "" if none
+  uint64_t base_generation_ = 0;              // the highest published or claimed generation
   std::map<std::string, ManifestChunk> old_chunks_;
   std::map<std::string, ManifestObsolete> old_obsolete_;
   std::map<std::string, StoreObject> listing_;
+  std::set<std::string> foreign_set_;               // objects no push of this dataset wrote
+  std::vector<std::string> leftovers_;              // unnamed objects of this dataset's pushes
   std::vector<size_t> uploads_;                     // indices into the new chunk list
   std::map<std::string, std::string> local_files_;  // chunk key -> its file in the dataset
   uint64_t removed_chunks_ = 0;
   PushReport report_;
+
+  std::unique_ptr<PushLease> lease_;
+  bool conditions_honoured_ = true;  // false: told to push to a store without them
+  bool send_conditions_ = true;      // false: the store refuses the headers
+  std::mutex written_mutex_;
+  std::set<std::string> written_;
 };
 
 void RequireLocalDataset(const std::string& dir, const char* operation) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -72,6 +73,7 @@ std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manife
   info.generation = manifest.generation;
   info.created = IsoTime(manifest.created_unix);
   info.snapshot_sha256 = manifest.snapshot_sha256;
+  info.dataset_uuid = manifest.dataset;
   info.snapshot_bytes = manifest.snapshot_size;
   info.snapshot_downloaded = snapshot.downloaded;
   info.snapshot_path = snapshot.dir + "/data.mdb";
@@ -112,6 +114,15 @@ RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest
       info_(std::move(info)),
       verified_(new std::atomic<bool>[manifest_.chunks.size()]) {
   for (size_t i = 0; i < manifest_.chunks.size(); ++i) verified_[i] = false;
+  for (const ManifestChunk& c : manifest_.chunks) {
+    if (!c.etag.empty()) etags_[c.key] = c.etag;
+  }
+}
+
+std::string RemoteSource::AcceptedEtag(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(etags_mutex_);
+  const auto it = etags_.find(key);
+  return it == etags_.end() ? std::string() : it->second;
 }
 
 RemoteInfo RemoteSource::info() const {
@@ -201,17 +212,116 @@ void RemoteSource::ThrowMissing(const std::string& what, const std::string& caus
 }
 
 void RemoteSource::Read(const std::vector<StoreRange>& ranges, const std::string& what) const {
-  try {
-    store_->GetRanges(ranges);
-  } catch (const NotFoundError& e) {
-    ThrowMissing(what, e.what());
-  } catch (const remote::RangeNotSatisfiableError& e) {
-    throw CorruptionError(what + ": " + e.what() +
-                          ": the object is shorter than the committed length the manifest "
-                          "gives: it was truncated or replaced behind the manifest's back");
-  } catch (const Error& e) {
-    e.ThrowWithContext(what + ": ");
+  std::vector<StoreRange> conditional = ranges;
+  // A push may grow an object while this reads it; a few rounds of
+  // accepting its new ETag are enough (each needs a push).
+  constexpr int kRounds = 4;
+  for (int round = 1;; ++round) {
+    for (StoreRange& r : conditional) r.if_match = AcceptedEtag(r.key);
+    try {
+      store_->GetRanges(conditional);
+      return;
+    } catch (const remote::PreconditionFailedError& e) {
+      std::string asked;
+      for (const StoreRange& r : conditional) {
+        if (r.key == e.key()) asked = r.if_match;
+      }
+      if (e.key().empty() || asked.empty() || round == kRounds) {
+        throw CorruptionError(what + ": " + e.what() +
+                              ": the object was replaced behind the manifest's back");
+      }
+      Revalidate(e.key(), asked, what);
+    } catch (const NotFoundError& e) {
+      ThrowMissing(what, e.what());
+    } catch (const remote::RangeNotSatisfiableError& e) {
+      throw CorruptionError(what + ": " + e.what() +
+                            ": the object is shorter than the committed length the manifest "
+                            "gives: it was truncated or replaced behind the manifest's back");
+    } catch (const Error& e) {
+      e.ThrowWithContext(what + ": ");
+    }
   }
+}
+
+namespace {
+
+// Published manifests a reader of generation `mine` looks at, newest first,
+// when one of its objects changed: the current one, then the copies of the
+// generations between (at most kMaxCopies of them).
+constexpr uint64_t kMaxCopies = 64;
+
+}  // namespace
+
+void RemoteSource::Revalidate(const std::string& key, const std::string& asked,
+                              const std::string& what) const {
+  std::lock_guard<std::mutex> serial(revalidate_mutex_);
+  if (AcceptedEtag(key) != asked) return;  // another thread accepted a new one meanwhile
+  const ManifestChunk* mine = nullptr;
+  for (const ManifestChunk& c : manifest_.chunks) {
+    if (c.key == key) mine = &c;
+  }
+  const std::string name = store_->Name(key);
+  if (mine == nullptr) {
+    throw CorruptionError(what + ": " + name +
+                          " changed behind the manifest's back (HTTP 412 on If-Match)");
+  }
+  const std::optional<StoreObject> now = store_->Head(key);
+  if (!now) ThrowMissing(what, "HEAD " + name + ": HTTP 404");
+  if (now->size < mine->committed_length) {
+    throw CorruptionError(what + ": " + name + " is " + std::to_string(now->size) +
+                          " bytes, shorter than the committed length " +
+                          std::to_string(mine->committed_length) + " that generation " +
+                          std::to_string(manifest_.generation) +
+                          " gives: it was truncated or replaced behind the manifest's back");
+  }
+  const auto meta = [&](const char* field) {
+    const auto it = now->metadata.find(field);
+    return it == now->metadata.end() ? std::string() : it->second;
+  };
+  // Does `c`, the entry of a manifest of this dataset at this generation or
+  // newer, vouch for the object now there?
+  const auto vouches = [&](const ManifestChunk& c) {
+    if (c.committed_length < mine->committed_length) return false;
+    if (!c.etag.empty() && c.etag == now->etag) return true;
+    // A push (perhaps still running) that checked the object's prefix
+    // against this entry's promise before replacing it.
+    return c.crc32c.has_value() &&
+           meta(kMetaPrefix) == PromiseText(c.committed_length, *c.crc32c) &&
+           (manifest_.dataset.empty() || meta(kMetaDataset) == manifest_.dataset);
+  };
+  bool accepted = vouches(*mine);
+  const auto consider = [&](const std::string& manifest_key, std::optional<uint64_t>* generation) {
+    Manifest m;
+    try {
+      m = ParseManifest(store_->Get(manifest_key, kMaxManifestBytes), store_->Name(manifest_key));
+    } catch (const NotFoundError&) {
+      return;
+    }
+    if (generation != nullptr) *generation = m.generation;
+    if (m.generation <= manifest_.generation || m.dataset != manifest_.dataset) return;
+    for (const ManifestChunk& c : m.chunks) {
+      if (c.key == key && vouches(c)) accepted = true;
+    }
+  };
+  std::optional<uint64_t> current;
+  if (!accepted) consider(kManifestKey, &current);
+  if (!accepted && current && *current > manifest_.generation + 1) {
+    const uint64_t lowest =
+        std::max(manifest_.generation + 1, *current - std::min(*current, kMaxCopies));
+    for (uint64_t g = *current - 1; !accepted && g >= lowest && g > manifest_.generation; --g) {
+      consider(ManifestHistoryKey(g), nullptr);
+    }
+  }
+  if (!accepted) {
+    throw CorruptionError(what + ": " + name +
+                          " was replaced behind the manifest's back: its ETag is now " + now->etag +
+                          ", not the " + mine->etag + " that generation " +
+                          std::to_string(manifest_.generation) +
+                          " names, and no newer published manifest of this dataset vouches "
+                          "for its committed bytes (HTTP 412 on If-Match)");
+  }
+  std::lock_guard<std::mutex> lock(etags_mutex_);
+  etags_[key] = now->etag;
 }
 
 void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
@@ -294,6 +404,23 @@ std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const Open
   if (options.generation != 0 && manifest.generation != options.generation) {
     throw CorruptionError("open dataset " + store->url() + ": the manifest " + store->Name(key) +
                           " says generation " + std::to_string(manifest.generation));
+  }
+  if ((!options.expected_snapshot_sha256.empty() &&
+       manifest.snapshot_sha256 != options.expected_snapshot_sha256) ||
+      (!options.expected_dataset_uuid.empty() &&
+       manifest.dataset != options.expected_dataset_uuid)) {
+    const auto identity = [](const std::string& sha, const std::string& uuid) {
+      return "index snapshot " + (sha.empty() ? std::string("(any)") : sha) + " of dataset " +
+             (uuid.empty() ? std::string("(unrecorded)") : uuid);
+    };
+    throw CorruptionError(
+        "open dataset " + store->url() +
+        (options.generation != 0 ? " generation " + std::to_string(options.generation) : "") +
+        ": the manifest " + store->Name(key) + " now names " +
+        identity(manifest.snapshot_sha256, manifest.dataset) + ", not the " +
+        identity(options.expected_snapshot_sha256, options.expected_dataset_uuid) +
+        " this reader was opened on: the prefix was overwritten (wiped and pushed to again, or "
+        "another dataset pushed there); open the URL anew to read what is there now");
   }
   const std::string dir = store->url();
   return OpenManifest(std::move(store), std::move(manifest), dir, options, wait);

@@ -18,12 +18,26 @@
 // GULPDB_TEST_FS_TYPE (a file-system name such as "nfs", or a statfs magic
 // number) makes every path look like it is on that file system, for tests.
 //
-// Thread safety: a RemoteSource is immutable; its store is thread-safe.
+// Chunk reads are conditional (docs/format/remote_format.md, "Readers"):
+// each ranged GET carries If-Match with the ETag the manifest gives its
+// object. A push that grows a chunk replaces its object under the same key,
+// so the ETag changes while the bytes a reader may read do not; on 412 the
+// RemoteSource accepts the object's new ETag only when a newer published
+// manifest of the same dataset names it for at least the same committed
+// length, or when the object's metadata says the push that wrote it checked
+// its prefix against such a promise (a push in flight), and retries. Any
+// other replacement is a CorruptionError naming the object. The normal case
+// costs no request more.
+//
+// Thread safety: a RemoteSource may be used from any number of threads; the
+// ETags it accepts are guarded by a mutex. Its store is thread-safe.
 #ifndef GULPDB_ENGINE_REMOTE_DATASET_H_
 #define GULPDB_ENGINE_REMOTE_DATASET_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,10 +71,12 @@ class RemoteSource {
   const ManifestChunk& VerifiedChunk(const DatasetImpl& impl, const index::Txn& txn,
                                      uint32_t number, std::string_view id) const;
 
-  // Reads the ranges (concurrently). `what` says what was being read, for
-  // messages. A missing object (404) or one shorter than asked (416) is a
-  // CorruptionError that says what probably happened; other failures keep
-  // their type with `what` added.
+  // Reads the ranges (concurrently), each only from the object whose ETag
+  // this source accepts for its key (see above). `what` says what was being
+  // read, for messages. A missing object (404), one shorter than asked (416)
+  // or one replaced behind the manifest's back is a CorruptionError that
+  // says what probably happened; other failures keep their type with `what`
+  // added.
   void Read(const std::vector<StoreRange>& ranges, const std::string& what) const;
 
   // The CorruptionError for a chunk object the manifest names that is not
@@ -68,11 +84,22 @@ class RemoteSource {
   [[noreturn]] void ThrowMissing(const std::string& what, const std::string& cause) const;
 
  private:
+  // The ETag reads of `key` ask for ("" for none).
+  std::string AcceptedEtag(const std::string& key) const;
+  // After a read of `key` with ETag `asked` failed its condition: accepts
+  // the object's current ETag if a newer published manifest (or the
+  // metadata of a push of this dataset) vouches for the bytes this
+  // generation promised, else throws CorruptionError.
+  void Revalidate(const std::string& key, const std::string& asked, const std::string& what) const;
+
   std::shared_ptr<ObjectStore> store_;
   Manifest manifest_;
   RemoteInfo info_;
   // verified_[i]: manifest_.chunks[i] agreed with the snapshot's record.
   std::unique_ptr<std::atomic<bool>[]> verified_;
+  mutable std::mutex etags_mutex_;
+  mutable std::map<std::string, std::string> etags_;  // chunk key -> the ETag reads ask for
+  mutable std::mutex revalidate_mutex_;               // one revalidation at a time
 };
 
 // "" when the manifest entry `m` describes chunk `number` of a snapshot

@@ -326,6 +326,8 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   const auto obsolete = builder.CreateVectorOfStrings(info.obsolete_files);
   const auto attached_to = info.attached_to.empty() ? flatbuffers::Offset<flatbuffers::String>()
                                                     : builder.CreateString(info.attached_to);
+  const auto uuid = info.uuid.empty() ? flatbuffers::Offset<flatbuffers::String>()
+                                      : builder.CreateString(info.uuid);
   fbs::DatasetInfoBuilder b(builder);
   b.add_format_version(info.format_version);
   b.add_creator(creator);
@@ -340,6 +342,7 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   if (info.source_stamps) b.add_source_stamps(true);
   if (!attached_to.IsNull()) b.add_attached_to(attached_to);
   if (info.next_chunk != 0) b.add_next_chunk(info.next_chunk);
+  if (!uuid.IsNull()) b.add_uuid(uuid);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -376,6 +379,7 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
     ThrowCorrupt("dataset info", what,
                  "next chunk number " + std::to_string(out.next_chunk) + " is past 2^32");
   }
+  if (r->uuid() != nullptr) out.uuid = r->uuid()->str();
   return out;
 }
 

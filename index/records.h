@@ -110,6 +110,9 @@ struct DatasetInfo {
   // No new chunk gets a number below this (0 in records older than the
   // field). Use NextChunkNumber(), which also counts the chunks that exist.
   uint64_t next_chunk = 0;
+  // The dataset's identity (a random UUID, 36 characters); empty in an
+  // index made before gulpdb recorded one.
+  std::string uuid;
 };
 
 // The number the next new chunk may take at the lowest: past `info.next_chunk`,

@@ -15,6 +15,11 @@
 //   - ObjectTooLargeError: a GET whose caller bounded the size met a larger
 //     object (by its Content-Length, or once more bytes arrived); the
 //     transfer stops there; never retried.
+//   - PreconditionFailedError: a conditional request's condition did not hold
+//     (HTTP 412 PreconditionFailed; 409 ConditionalRequestConflict, a
+//     concurrent conditional write of the same key; 404 on a write that was
+//     conditional on an ETag): the object is not the one the caller expected.
+//     Never retried.
 //   - IoError: everything else (connection refused or reset, timeouts, 5xx
 //     after the last retry, truncated or malformed responses, other 4xx).
 //   - InvalidArgumentError: bad URLs, keys, configuration, before any request.
@@ -23,6 +28,9 @@
 // Thread safety: plain value types.
 #ifndef GULPDB_REMOTE_ERRORS_H_
 #define GULPDB_REMOTE_ERRORS_H_
+
+#include <string>
+#include <utility>
 
 #include "gulpdb/error.h"
 
@@ -60,6 +68,22 @@ class ObjectTooLargeError : public IoError {
   [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
     throw ObjectTooLargeError(message);
   }
+};
+
+// A condition of a request (If-Match, If-None-Match) did not hold. key() is
+// the object's key in its bucket ("" when unknown), so that a caller reading
+// several objects at once knows which one changed.
+class PreconditionFailedError : public IoError {
+ public:
+  explicit PreconditionFailedError(const std::string& message, std::string key = "")
+      : IoError(message), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+  [[noreturn]] void ThrowWithMessage(const std::string& message) const override {
+    throw PreconditionFailedError(message, key_);
+  }
+
+ private:
+  std::string key_;
 };
 
 }  // namespace gulpdb::remote

@@ -78,6 +78,7 @@ ObjectInfo InfoOf(const internal::ResponseInfo& r) {
   info.size = r.object_size;
   info.etag = r.etag;
   info.last_modified = r.last_modified;
+  info.metadata = r.metadata;
   return info;
 }
 
@@ -97,6 +98,50 @@ void WarnOnceIfCredentialsGoInClear(const S3Config& config, const Endpoint& ep) 
                  config.credentials.access_key_id.c_str(), config.credentials.source.c_str(),
                  ep.HostPort().c_str());
   });
+}
+
+bool Printable(std::string_view s) {
+  for (char c : s) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+// Adds the header lines of `write` to `r`: its metadata and, with
+// `conditions`, its condition. Throws InvalidArgumentError for what cannot
+// be sent.
+void AddWriteHeaders(Request& r, const WriteOptions& write, bool conditions,
+                     const std::string& object) {
+  if (conditions) {
+    if (write.if_absent && !write.if_match.empty()) {
+      throw InvalidArgumentError("PUT " + object +
+                                 ": a write is conditional on the object's absence or on its "
+                                 "ETag, not both");
+    }
+    if (write.if_absent) r.headers.push_back("If-None-Match: *");
+    if (!write.if_match.empty()) {
+      if (!Printable(write.if_match)) {
+        throw InvalidArgumentError("PUT " + object + ": the ETag to match is not printable ASCII");
+      }
+      r.headers.push_back("If-Match: " + write.if_match);
+    }
+  }
+  for (const auto& [name, value] : write.metadata) {
+    bool good_name = !name.empty();
+    for (char c : name) {
+      good_name = good_name && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+    }
+    if (!good_name || value.empty() || !Printable(value)) {
+      throw InvalidArgumentError("PUT " + object + ": metadata '" + name +
+                                 "' needs a name of lowercase letters, digits and '-' and a "
+                                 "value of printable ASCII");
+    }
+    r.headers.push_back("x-amz-meta-" + name + ": " + value);
+  }
+}
+
+bool Mentions(const std::exception& e, const char* code) {
+  return std::string_view(e.what()).find(code) != std::string_view::npos;
 }
 
 }  // namespace
@@ -146,10 +191,17 @@ void S3Client::Target(Request& r, const char* method, const std::string& key,
   r.key = key;
 }
 
-ObjectInfo S3Client::Head(const std::string& key) {
+ObjectInfo S3Client::Head(const std::string& key, const std::string& if_match) {
   ValidateKey(key);
   Request r;
   Target(r, "HEAD", key);
+  if (!if_match.empty()) {
+    if (!Printable(if_match)) {
+      throw InvalidArgumentError("HEAD " + internal::ObjectName(bucket_, key) +
+                                 ": the ETag to match is not printable ASCII");
+    }
+    r.headers.push_back("If-Match: " + if_match);
+  }
   transport_->Run(r);
   if (r.response.content_length < 0) {
     throw IoError("HEAD " + internal::ObjectName(bucket_, key) + " (" + r.url +
@@ -221,6 +273,13 @@ void S3Client::GetRanges(const std::vector<RangeRead>& reads) {
     if (read.length == 0) continue;
     Request& r = requests.emplace_back();
     Target(r, "GET", read.key);
+    if (!read.if_match.empty()) {
+      if (!Printable(read.if_match)) {
+        throw InvalidArgumentError("read " + read.key +
+                                   ": the ETag to match is not printable ASCII");
+      }
+      r.headers.push_back("If-Match: " + read.if_match);
+    }
     r.has_range = true;
     r.range_offset = read.offset;
     r.range_length = read.length;
@@ -233,7 +292,38 @@ void S3Client::GetRanges(const std::vector<RangeRead>& reads) {
   transport_->Run(pointers);
 }
 
-std::string S3Client::Put(const std::string& key, std::string_view data) {
+std::string S3Client::StoredByThisWrite(const std::string& key, uint64_t length,
+                                        const WriteOptions& write) {
+  const std::optional<ObjectInfo> stored = HeadIfExists(key);
+  if (!stored || stored->size != length || stored->etag.empty()) return "";
+  for (const auto& [name, value] : write.metadata) {
+    const auto it = stored->metadata.find(name);
+    if (it == stored->metadata.end() || it->second != value) return "";
+  }
+  return stored->etag;
+}
+
+std::string S3Client::RunWrite(Request& r, uint64_t length, const WriteOptions& write) {
+  try {
+    transport_->Run(r);
+  } catch (const PreconditionFailedError&) {
+    // An earlier attempt may have been stored and its answer lost; only a
+    // write with metadata can tell its own object from another's.
+    if (r.attempts >= 2 && !write.metadata.empty()) {
+      const std::string etag = StoredByThisWrite(r.key, length, write);
+      if (!etag.empty()) return etag;
+    }
+    throw;
+  } catch (const NotFoundError& e) {
+    if (write.if_match.empty() || Mentions(e, "NoSuchBucket")) throw;
+    throw PreconditionFailedError(
+        std::string(e.what()) + ": the object this write was conditional on is gone", r.key);
+  }
+  return r.response.etag;
+}
+
+std::string S3Client::Put(const std::string& key, std::string_view data,
+                          const WriteOptions& write) {
   ValidateKey(key);
   if (data.size() > kMaxPutSize) {
     throw InvalidArgumentError("PUT " + internal::ObjectName(bucket_, key) + ": " +
@@ -243,14 +333,14 @@ std::string S3Client::Put(const std::string& key, std::string_view data) {
   Request r;
   Target(r, "PUT", key);
   r.headers.push_back("Content-Type: application/octet-stream");
+  AddWriteHeaders(r, write, /*conditions=*/true, internal::ObjectName(bucket_, key));
   r.body.kind = Body::Kind::kMemory;
   r.body.data = data;
-  transport_->Run(r);
-  return r.response.etag;
+  return RunWrite(r, data.size(), write);
 }
 
 std::string S3Client::PutFile(const std::string& key, const std::string& path, uint64_t offset,
-                              uint64_t length) {
+                              uint64_t length, const WriteOptions& write) {
   ValidateKey(key);
   if (length > kMaxPutSize) {
     throw InvalidArgumentError("PUT " + internal::ObjectName(bucket_, key) + " from " + path +
@@ -261,13 +351,13 @@ std::string S3Client::PutFile(const std::string& key, const std::string& path, u
   Request r;
   Target(r, "PUT", key);
   r.headers.push_back("Content-Type: application/octet-stream");
+  AddWriteHeaders(r, write, /*conditions=*/true, internal::ObjectName(bucket_, key));
   r.body.kind = Body::Kind::kFile;
   r.body.fd = fd.get();
   r.body.path = path;
   r.body.offset = offset;
   r.body.length = length;
-  transport_->Run(r);
-  return r.response.etag;
+  return RunWrite(r, length, write);
 }
 
 std::string S3Client::UploadFile(const std::string& key, const std::string& path,
@@ -280,7 +370,7 @@ std::string S3Client::UploadFile(const std::string& key, const std::string& path
 std::string S3Client::UploadFile(const std::string& key, const std::string& path, uint64_t offset,
                                  uint64_t length, const UploadOptions& options) {
   const uint64_t threshold = options.multipart_threshold.value_or(config_.multipart_threshold);
-  if (length == 0 || length <= threshold) return PutFile(key, path, offset, length);
+  if (length == 0 || length <= threshold) return PutFile(key, path, offset, length, options.write);
   return MultipartUpload(key, path, offset, length, options);
 }
 
@@ -309,6 +399,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
   Request create;
   Target(create, "POST", key, "uploads=");
   create.headers.push_back("Content-Type: application/octet-stream");
+  AddWriteHeaders(create, options.write, /*conditions=*/false, object);
   create.sink.kind = Sink::Kind::kString;
   create.sink.str = &response;
   create.sink.max_size = 1 << 20;
@@ -351,6 +442,8 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
     Request complete;
     Target(complete, "POST", key, id_query);
     complete.headers.push_back("Content-Type: application/xml");
+    AddWriteHeaders(complete, WriteOptions{options.write.if_absent, options.write.if_match, {}},
+                    /*conditions=*/true, object);
     complete.body.kind = Body::Kind::kMemory;
     complete.body.data = body;
     complete.sink.kind = Sink::Kind::kString;
@@ -366,13 +459,23 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
     };
     try {
       transport_->Run(complete);
-    } catch (const NotFoundError&) {
+    } catch (const NotFoundError& e) {
       // A completion that succeeded but whose answer was lost is retried
-      // into NoSuchUpload; the object then exists with the right size.
-      if (complete.attempts < 2) throw;
-      const std::optional<ObjectInfo> stored = HeadIfExists(key);
-      if (!stored || stored->size != length) throw;
-      etag = stored->etag;
+      // into NoSuchUpload; the object then exists with the right size (and
+      // this upload's metadata).
+      if (complete.attempts >= 2) etag = StoredByThisWrite(key, length, options.write);
+      if (etag.empty()) {
+        if (!options.write.if_match.empty() && Mentions(e, "NoSuchKey")) {
+          throw PreconditionFailedError(
+              std::string(e.what()) + ": the object this write was conditional on is gone", key);
+        }
+        throw;
+      }
+    } catch (const PreconditionFailedError&) {
+      if (complete.attempts >= 2 && !options.write.metadata.empty()) {
+        etag = StoredByThisWrite(key, length, options.write);
+      }
+      if (etag.empty()) throw;
     }
 
     // The stored object must be the region, byte count at least (the parts'

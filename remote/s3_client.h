@@ -1,8 +1,10 @@
 // A client for one bucket of an S3-compatible object store: whole-object and
 // ranged reads (one at a time or a batch issued concurrently), uploads from
 // memory or from a file region (multipart for large files, parts in
-// parallel), HEAD, DELETE and ListObjectsV2. Generic: it knows nothing of
-// datasets; remote datasets are built on it.
+// parallel), HEAD, DELETE and ListObjectsV2. Writes may be conditional (S3's
+// conditional writes: If-None-Match: * and If-Match: <etag> on PutObject and
+// CompleteMultipartUpload) and carry user metadata (x-amz-meta-*). Generic:
+// it knows nothing of datasets; remote datasets are built on it.
 //
 // Requests go over HTTP(S) with libcurl, signed with SigV4 by libcurl
 // (credentials from S3Config, none = anonymous), payloads hashed into
@@ -28,7 +30,8 @@
 // over plain http to a host that is not loopback are warned about once per
 // process on stderr. 404 is NotFoundError (NoSuchBucketError), 403
 // AccessDeniedError (naming the bucket and where the credentials came from),
-// a range beyond the object RangeNotSatisfiableError. Bad arguments (keys,
+// a range beyond the object RangeNotSatisfiableError, a condition that did
+// not hold PreconditionFailedError (never retried). Bad arguments (keys,
 // ranges, files) throw InvalidArgumentError before any request. No call ever
 // returns short or wrong bytes as a success. A client whose server went away
 // works again, with no reset, once the server is back.
@@ -36,6 +39,7 @@
 #define GULPDB_REMOTE_S3_CLIENT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +64,26 @@ struct RangeRead {
   uint64_t offset = 0;
   uint64_t length = 0;
   char* out = nullptr;
+  // Read only if the object's ETag is this one (If-Match); else the read
+  // fails with PreconditionFailedError naming the key. Empty: any object.
+  std::string if_match{};
+};
+
+// What a write stores besides the bytes, and the condition it is made on.
+struct WriteOptions {
+  // Store only if no object has the key (If-None-Match: *).
+  bool if_absent = false;
+  // Store only if the object's ETag is this one (If-Match: <etag>, with the
+  // double quotes the store sent). Empty: no such condition. A missing
+  // object fails the condition too.
+  std::string if_match;
+  // User metadata: x-amz-meta-<name>: <value> for each entry. Names are
+  // lowercase letters, digits and '-'; values printable ASCII. Give one
+  // value that is unique to this write (an upload id): a retried write whose
+  // condition fails because an earlier attempt of it was stored (its answer
+  // lost) is then recognised by the stored object's size and metadata, and
+  // succeeds with that object's ETag.
+  std::map<std::string, std::string> metadata;
 };
 
 struct UploadOptions {
@@ -70,6 +94,9 @@ struct UploadOptions {
   std::optional<uint64_t> multipart_threshold;
   // Parts in flight at once; 0 = S3Config::max_connections.
   uint32_t max_parallel = 0;
+  // Metadata (sent when the upload is created) and condition (checked when
+  // it completes, or with the single PUT).
+  WriteOptions write;
 };
 
 struct ListOptions {
@@ -104,8 +131,10 @@ class S3Client {
   // The HTTP(S) URL of `key` (path or virtual-hosted style, see s3_config.h).
   std::string ObjectUrl(std::string_view key) const;
 
-  // Size, ETag and Last-Modified of `key`. NotFoundError if absent.
-  ObjectInfo Head(const std::string& key);
+  // Size, ETag, Last-Modified and user metadata of `key`. NotFoundError if
+  // absent; PreconditionFailedError if `if_match` is given and the object's
+  // ETag is another.
+  ObjectInfo Head(const std::string& key, const std::string& if_match = "");
   // The same, or nullopt if the object does not exist.
   std::optional<ObjectInfo> HeadIfExists(const std::string& key);
 
@@ -138,13 +167,15 @@ class S3Client {
   // buffers may then hold partial data). Ranges of length 0 are skipped.
   void GetRanges(const std::vector<RangeRead>& reads);
 
-  // Stores `data` as `key` (one PUT). Returns the new object's ETag.
-  std::string Put(const std::string& key, std::string_view data);
+  // Stores `data` as `key` (one PUT), with `write`'s metadata, if its
+  // condition holds (else PreconditionFailedError). Returns the new object's
+  // ETag.
+  std::string Put(const std::string& key, std::string_view data, const WriteOptions& write = {});
 
   // Stores `length` bytes of the file `path` from `offset` as `key`, in one
-  // PUT streamed from the file (up to 5 GiB). Returns the ETag.
+  // PUT streamed from the file (up to 5 GiB), as Put. Returns the ETag.
   std::string PutFile(const std::string& key, const std::string& path, uint64_t offset,
-                      uint64_t length);
+                      uint64_t length, const WriteOptions& write = {});
 
   // Stores the region as `key`: one PUT up to the multipart threshold, a
   // multipart upload beyond it. Returns the ETag.
@@ -179,6 +210,13 @@ class S3Client {
   // Points `r` at `key` with `method` (and `query` after "?", if any).
   void Target(internal::Request& r, const char* method, const std::string& key,
               const std::string& query = "") const;
+  // Runs the write `r` of `length` bytes made with `write`: a failed
+  // condition is a PreconditionFailedError, unless an earlier attempt of
+  // this write was stored (see WriteOptions::metadata). Returns the ETag.
+  std::string RunWrite(internal::Request& r, uint64_t length, const WriteOptions& write);
+  // The ETag of `key` if it holds what a write of `length` bytes with
+  // `write`'s metadata stored, else "".
+  std::string StoredByThisWrite(const std::string& key, uint64_t length, const WriteOptions& write);
 
   S3Config config_;
   std::string bucket_;

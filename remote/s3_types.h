@@ -6,6 +6,7 @@
 #define GULPDB_REMOTE_S3_TYPES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct ObjectInfo {
   uint64_t size = 0;
   std::string etag;           // as sent, with its double quotes
   std::string last_modified;  // as sent: an HTTP date (HEAD, GET) or ISO 8601 (listings)
+  // User metadata (x-amz-meta-<name>: value), names in lowercase without the
+  // prefix; HEAD and GET only (listings do not carry it).
+  std::map<std::string, std::string> metadata{};
 };
 
 struct ListedObject {

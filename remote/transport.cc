@@ -59,12 +59,14 @@ bool IsRetryableCurlCode(CURLcode code) {
   }
 }
 
-enum class ErrorKind { kIo, kNotFound, kNoSuchBucket, kAccessDenied, kRange, kTooLarge };
+enum class ErrorKind { kIo, kNotFound, kNoSuchBucket, kAccessDenied, kRange, kTooLarge, kPrecondition };
 
 // Every failure of a request is made here; its message shows URLs, redacted.
-std::exception_ptr MakeError(ErrorKind kind, const std::string& text) {
+std::exception_ptr MakeError(ErrorKind kind, const std::string& text, const std::string& key = "") {
   const std::string message = util::RedactUrls(text);
   switch (kind) {
+    case ErrorKind::kPrecondition:
+      return std::make_exception_ptr(PreconditionFailedError(message, key));
     case ErrorKind::kNotFound:
       return std::make_exception_ptr(NotFoundError(message));
     case ErrorKind::kNoSuchBucket:
@@ -502,6 +504,10 @@ size_t Transfer::OnHeader(char* data, size_t size, size_t n, void* self) {
     t->resp_.request_id = std::string(value);
   } else if (EqualsIgnoreCase(name, "retry-after")) {
     t->retry_after_ = std::string(value);
+  } else if (name.size() > 11 && EqualsIgnoreCase(name.substr(0, 11), "x-amz-meta-")) {
+    std::string lower(name.substr(11));
+    for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    t->resp_.metadata[lower] = std::string(value);
   } else if (EqualsIgnoreCase(name, "transfer-encoding")) {
     t->chunked_ = value.find("chunked") != std::string_view::npos;
   }
@@ -774,13 +780,15 @@ Outcome Transfer::Failed(const std::string& detail, bool retryable, ErrorKind ki
       impl_->retries.fetch_add(1, std::memory_order_relaxed);
       return Outcome::kRetry;
     }
-    failure_ = MakeError(
-        kind, Prefix() + detail +
-                  suffix("; request deadline of " +
-                         std::to_string(impl_->config.request_timeout_ms) + " ms reached"));
+    failure_ =
+        MakeError(kind,
+                  Prefix() + detail +
+                      suffix("; request deadline of " +
+                             std::to_string(impl_->config.request_timeout_ms) + " ms reached"),
+                  req_->key);
     return Outcome::kFail;
   }
-  failure_ = MakeError(kind, Prefix() + detail + suffix(""));
+  failure_ = MakeError(kind, Prefix() + detail + suffix(""), req_->key);
   return Outcome::kFail;
 }
 
@@ -881,6 +889,9 @@ Outcome Transfer::Finish(CURLcode rc) {
   if (status == 412 && resuming_) {
     return Failed(detail + ": the object changed while it was being downloaded", false,
                   ErrorKind::kIo);
+  }
+  if (status == 412 || (status == 409 && eb.code == "ConditionalRequestConflict")) {
+    return Failed(detail, false, ErrorKind::kPrecondition);
   }
   if (status == 301 || status == 307 || eb.code == "PermanentRedirect" ||
       (eb.code == "AuthorizationHeaderMalformed" && !eb.region.empty())) {

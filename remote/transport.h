@@ -24,7 +24,9 @@
 //
 // Failures: see retry_policy.h for what is retried. A request that fails for
 // good throws, from Run, the error type of errors.h; the others of the batch
-// still running are cancelled and their sinks may hold partial data.
+// still running are cancelled and their sinks may hold partial data. A
+// failed condition (412, or 409 ConditionalRequestConflict) is a
+// PreconditionFailedError carrying the request's key, never retried.
 //
 // Thread safety: a Transport may be used by any number of threads at once.
 // A Request belongs to one Run at a time.
@@ -34,6 +36,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -77,6 +80,7 @@ struct ResponseInfo {
   std::string etag;
   std::string last_modified;
   std::string request_id;
+  std::map<std::string, std::string> metadata{};  // x-amz-meta-*, lowercase names without it
 };
 
 struct Request {

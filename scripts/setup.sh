@@ -65,3 +65,14 @@ if ! grep -q "gulpdb's test setup applies this change" "$s3rver_store"; then
   patch --quiet --forward -d "$tools/s3rver/node_modules/s3rver" -p1 \
     <"$(dirname "$0")/../tests/support/s3rver-atomic-put.patch"
 fi
+# s3rver 3.7.1 ignores If-None-Match and If-Match on writes and If-Match on
+# reads; S3 honours them (conditional writes, 412 PreconditionFailed), and
+# push and remote reads rely on them. This second patch (on top of the first)
+# checks each condition atomically with the write under a per-key lock, as
+# S3 does; S3RVER_IGNORE_CONDITIONAL_WRITES=1 turns the writes' conditions
+# off again, to test stores without them.
+s3rver_objects=$tools/s3rver/node_modules/s3rver/lib/controllers/object.js
+if ! grep -q "gulpdb's test setup: conditional" "$s3rver_objects"; then
+  patch --quiet --forward -d "$tools/s3rver/node_modules/s3rver" -p1 \
+    <"$(dirname "$0")/../tests/support/s3rver-conditional-requests.patch"
+fi

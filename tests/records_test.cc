@@ -395,9 +395,13 @@ BOOST_AUTO_TEST_CASE(stamps_owner_and_attachment_round_trip) {
   DatasetInfo info;
   info.source_stamps = true;
   info.attached_to = "/data/out";
+  info.uuid = "0f8e2a4c-1b3d-4e5f-8a9b-0c1d2e3f4a5b";
   const DatasetInfo j = DecodeDatasetInfo(EncodeDatasetInfo(info), "d");
   BOOST_TEST(j.source_stamps);
   BOOST_TEST(j.attached_to == "/data/out");
+  BOOST_TEST(j.uuid == info.uuid);
+  // A record without one (every record before the field existed) has none.
+  BOOST_TEST(DecodeDatasetInfo(EncodeDatasetInfo(DatasetInfo()), "d").uuid.empty());
 }
 
 BOOST_AUTO_TEST_CASE(content_fingerprint_and_next_chunk_round_trip) {

@@ -5,12 +5,19 @@
 // server restart, and say clearly what a 403 or a 404 means. Also the
 // shared-file-system rule (a read-only open on a network file system reads
 // the published snapshot or refuses), through the GULPDB_TEST_FS_TYPE hook.
+// And the push's safety: a prefix holding what this dataset's pushes did not
+// write is refused; a push that loses a race (stopped at a test point while
+// another one publishes) replaces nothing the winner's manifest names; the
+// push lease; a store that ignores conditional writes; readers that refuse a
+// replaced object and follow a grown one; copies of a reader that open only
+// the snapshot they were made from.
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,12 +27,15 @@
 #include <thread>
 #include <vector>
 
+#include "engine/dataset_impl.h"
+#include "engine/fault_injection.h"
 #include "engine/manifest.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
+#include "index/records.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/s3_server.h"
@@ -183,6 +193,89 @@ uint64_t Requests(const Dataset& ds) { return GetRemoteInfo(ds)->requests; }
 
 engine::Manifest PublishedManifest(const World& w, remote::S3Client& client) {
   return engine::ParseManifest(client.Get(w.Key(engine::kManifestKey)), "test");
+}
+
+// Appends videos "<tag><n>" for n in [first, last), fixture frames (n +
+// shift) % 22: two copies of a dataset given different tags or shifts grow
+// their chunks with different bytes.
+void AppendTagged(const std::string& dir, const std::string& tag, int first, int last, int shift,
+                  bool checksums = true) {
+  std::unique_ptr<Dataset> ds;
+  if (Dataset::Exists(dir)) {
+    OpenOptions rw;
+    rw.read_only = false;
+    ds = Dataset::Open(dir, rw);
+  } else {
+    CreateOptions c;
+    c.videos_per_chunk = 4;
+    c.checksums = checksums;
+    ds = Dataset::Create(dir, c);
+  }
+  auto writer = ds->NewWriter();
+  for (int i = first; i < last; ++i) {
+    const std::vector<std::string> frames = test::FixtureFrames(std::to_string((i + shift) % 22));
+    writer->Append(tag + std::to_string(i), test::Views(frames),
+                   "{\"n\": " + std::to_string(i) + "}");
+  }
+  writer->Commit();
+}
+
+void CopyDataset(const std::string& from, const std::string& to) {
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+}
+
+// Calls `fn` the first time a push reaches `point` (the hook stays installed
+// for the object's lifetime; a push `fn` runs does not call it again).
+class AtPushPoint {
+ public:
+  AtPushPoint(engine::fault::Point point, std::function<void()> fn)
+      : point_(point), fn_(std::move(fn)) {
+    engine::fault::SetPointHook(&AtPushPoint::Call, this);
+  }
+  ~AtPushPoint() { engine::fault::SetPointHook(nullptr, nullptr); }
+  AtPushPoint(const AtPushPoint&) = delete;
+  AtPushPoint& operator=(const AtPushPoint&) = delete;
+  bool fired() const { return fired_; }
+
+ private:
+  static void Call(engine::fault::Point point, void* self) {
+    auto* hook = static_cast<AtPushPoint*>(self);
+    if (point != hook->point_ || hook->fired_) return;
+    hook->fired_ = true;
+    hook->fn_();
+  }
+
+  engine::fault::Point point_;
+  std::function<void()> fn_;
+  bool fired_ = false;
+};
+
+// Every object the published manifest names is there, whole, with the ETag
+// it names, and a fresh reader reads every frame of `want` exactly.
+void ExpectPublishedIntact(World& w, const std::map<std::string, std::vector<std::string>>& want,
+                           const std::string& cache) {
+  auto client = w.Client();
+  const engine::Manifest m = PublishedManifest(w, *client);
+  for (const engine::ManifestChunk& c : m.chunks) {
+    const remote::ObjectInfo head = client->Head(w.Key(c.key));
+    BOOST_TEST(head.size == c.committed_length, c.key);
+    BOOST_TEST(head.etag == c.etag, c.key);
+    BOOST_TEST(client->HeadIfExists(w.Key(c.gmeta_key)).has_value(), c.gmeta_key);
+  }
+  w.FreshCache(cache);
+  auto ds = Dataset::Open(w.url);
+  BOOST_TEST(ds->Count() == want.size());
+  ExpectSameJpegs(*ds, want);
+}
+
+// The keys under the test's prefix, with each object's bytes.
+std::map<std::string, std::string> PrefixContents(const World& w) {
+  auto client = w.Client();
+  std::map<std::string, std::string> out;
+  for (const remote::ListedObject& o : client->List(w.prefix).objects) {
+    out[o.key.substr(w.prefix.size())] = client->Get(o.key);
+  }
+  return out;
 }
 
 }  // namespace
@@ -563,7 +656,7 @@ BOOST_AUTO_TEST_CASE(an_object_deleted_behind_the_manifests_back_is_a_corruption
   BOOST_TEST(Contains(check.problems.at(0).where, "data_1.gulp"));
 }
 
-BOOST_AUTO_TEST_CASE(an_object_changed_behind_the_manifests_back_is_a_checksum_error) {
+BOOST_AUTO_TEST_CASE(an_object_changed_behind_the_manifests_back_is_a_corruption_error) {
   World w;
   const std::string dir = w.tmp / "local";
   AppendFixtureVideos(dir, 0, 4);
@@ -574,14 +667,439 @@ BOOST_AUTO_TEST_CASE(an_object_changed_behind_the_manifests_back_is_a_checksum_e
   const VideoInfo v2 = ds->Get("v2");
   bytes[v2.frames[0].offset + 200] ^= 0x01;  // inside the first frame of v2, same size
   client->Put(w.Key("data_0.gulp"), bytes);
-  try {
-    ds->ReadFrames("v2");
-    BOOST_FAIL("read bytes that changed behind the manifest's back");
-  } catch (const CorruptionError& e) {
-    BOOST_TEST(Contains(e.what(), "checksum mismatch"), e.what());
-    BOOST_TEST(Contains(e.what(), w.url + "/data_0.gulp"), e.what());
+  // Every frame of the object is refused now, changed or not: the object is
+  // not the one the manifest names.
+  for (const char* id : {"v2", "v1"}) {
+    try {
+      ds->ReadFrames(id);
+      BOOST_FAIL("read an object that changed behind the manifest's back");
+    } catch (const CorruptionError& e) {
+      BOOST_TEST(Contains(e.what(), "replaced behind the manifest's back"), e.what());
+      BOOST_TEST(Contains(e.what(), w.url + "/data_0.gulp"), e.what());
+    }
   }
-  BOOST_TEST(ds->ReadJpegs("v1").size() == 3u);  // the rest of the object is intact
+}
+
+BOOST_AUTO_TEST_CASE(
+    an_object_of_a_no_checksum_dataset_replaced_with_same_length_bytes_is_refused) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 6, 0, /*checksums=*/false);
+  Push(dir, w.url);
+  auto ds = Dataset::Open(w.url);
+  const auto want = AllJpegs(*Dataset::Open(dir));
+  ExpectSameJpegs(*ds, want);
+  const uint64_t requests = Requests(*ds);
+  ds->ReadJpegs("v1");
+  BOOST_TEST(Requests(*ds) == requests + 1, "a normal read costs one range GET");
+  auto client = w.Client();
+  std::string bytes = client->Get(w.Key("data_0.gulp"));
+  const VideoInfo v1 = ds->Get("v1");
+  BOOST_REQUIRE(v1.checksums.empty());
+  bytes[v1.frames[0].offset + 300] ^= 0x10;  // same length: only the ETag tells
+  client->Put(w.Key("data_0.gulp"), bytes);
+  try {
+    ds->ReadJpegs("v1");
+    BOOST_FAIL("a no-checksum dataset served bytes replaced behind the manifest's back");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(Contains(e.what(), w.url + "/data_0.gulp"), e.what());
+    BOOST_TEST(Contains(e.what(), "replaced behind the manifest's back"), e.what());
+  }
+  // A reader of the dataset opened afresh refuses it as well; chunk 1 reads.
+  w.FreshCache("cache2");
+  auto fresh = Dataset::Open(w.url);
+  BOOST_CHECK_THROW(fresh->ReadJpegs("v0"), CorruptionError);
+  BOOST_TEST(fresh->ReadJpegs("v5")[0] == want.at("v5")[0]);
+}
+
+BOOST_AUTO_TEST_CASE(an_old_reader_keeps_reading_while_a_grown_chunk_is_pushed_again) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 6, 0, /*checksums=*/false);  // chunk 1 holds 2 videos, open
+  Push(dir, w.url);
+  const auto want1 = AllJpegs(*Dataset::Open(dir));
+  auto reader1 = Dataset::Open(w.url);
+  ExpectSameJpegs(*reader1, want1);
+  const std::string etag1 = w.Client()->Head(w.Key("data_1.gulp")).etag;
+  // The grown chunk 1 is uploaded under the same key: while its manifest is
+  // not yet published, and after.
+  AppendTagged(dir, "v", 6, 8, 0, false);
+  int read_in_flight = 0;
+  AtPushPoint hook(engine::fault::Point::kPushBeforePublish, [&] {
+    BOOST_REQUIRE(w.Client()->Head(w.Key("data_1.gulp")).etag != etag1);
+    ExpectSameJpegs(*reader1, want1);
+    ++read_in_flight;
+  });
+  BOOST_TEST(Push(dir, w.url).generation == 2u);
+  BOOST_TEST(read_in_flight == 1);
+  ExpectSameJpegs(*reader1, want1);
+  BOOST_TEST(reader1->Count() == 6u);
+  // And once more, two generations behind.
+  AppendTagged(dir, "v", 8, 9, 0, false);
+  Push(dir, w.url);
+  ExpectSameJpegs(*reader1, want1);
+  // A normal read after that costs one request again (the new ETag is kept).
+  const uint64_t requests = Requests(*reader1);
+  reader1->ReadJpegs("v5");
+  BOOST_TEST(Requests(*reader1) == requests + 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_push_that_loses_a_race_replaces_nothing_the_winners_manifest_names) {
+  // Two states of one dataset (one a later state of the other), and two
+  // copies that diverged: the first push stops after planning, the second
+  // runs whole meanwhile and publishes.
+  for (const bool diverged : {false, true}) {
+    BOOST_TEST_CONTEXT((diverged ? "two copies that diverged" : "two states of one dataset")) {
+      World w;
+      const std::string base = w.tmp / "base";
+      AppendTagged(base, "v", 0, 6, 0);  // chunks 0 (4 videos) and 1 (2, open)
+      Push(base, w.url);
+      const std::string loser = w.tmp / "loser";
+      const std::string winner = w.tmp / "winner";
+      CopyDataset(base, loser);
+      CopyDataset(base, winner);
+      if (diverged) {
+        AppendTagged(loser, "a", 6, 9, 5);
+        AppendTagged(winner, "b", 6, 8, 11);
+      } else {
+        AppendTagged(loser, "v", 6, 7, 0);    // an older state ...
+        AppendTagged(winner, "v", 6, 11, 0);  // ... of this one
+      }
+      const auto want = AllJpegs(*Dataset::Open(winner));
+      AtPushPoint hook(engine::fault::Point::kPushPlanned,
+                       [&] { BOOST_TEST(Push(winner, w.url).generation == 2u); });
+      try {
+        Push(loser, w.url);
+        BOOST_FAIL("the losing push succeeded");
+      } catch (const BusyError& e) {
+        BOOST_TEST(Contains(e.what(), "another push changed " + w.url + "/"), e.what());
+        BOOST_TEST(Contains(e.what(), "published nothing"), e.what());
+      }
+      BOOST_TEST(hook.fired());
+      auto client = w.Client();
+      BOOST_TEST(PublishedManifest(w, *client).generation == 2u);
+      ExpectPublishedIntact(w, want, diverged ? "cache-d" : "cache-s");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(what_an_interrupted_push_left_is_read_around_then_replaced_or_retired) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 6, 0, /*checksums=*/false);  // chunk 1 open, 2 videos
+  Push(dir, w.url);
+  const auto want1 = AllJpegs(*Dataset::Open(dir));
+  auto reader1 = Dataset::Open(w.url);
+  auto client = w.Client();
+  const engine::Manifest published = PublishedManifest(w, *client);
+  // A push that uploads a grown chunk 1, a new chunk 2 and their .gmeta, and
+  // dies before its manifest.
+  AppendTagged(dir, "v", 6, 10, 0, false);
+  {
+    AtPushPoint die(engine::fault::Point::kPushBeforePublish,
+                    [] { throw std::runtime_error("the pusher died"); });
+    BOOST_CHECK_THROW(Push(dir, w.url), std::runtime_error);
+  }
+  BOOST_TEST(PublishedManifest(w, *client).generation == 1u);
+  BOOST_REQUIRE(client->HeadIfExists(w.Key("data_2.gulp")).has_value());
+  const remote::ObjectInfo grown = client->Head(w.Key("data_1.gulp"));
+  BOOST_TEST(grown.etag != published.chunks.at(1).etag);
+  BOOST_TEST(
+      grown.metadata.at("gulpdb-prefix") ==
+      engine::PromiseText(published.chunks.at(1).committed_length, *published.chunks.at(1).crc32c));
+  // Its readers read on: the grown object says its first bytes are theirs.
+  ExpectSameJpegs(*reader1, want1);
+  w.FreshCache("cache-leftovers");
+  ExpectSameJpegs(*Dataset::Open(w.url), want1);
+  // The next push takes what was left as this dataset's: it replaces what it
+  // writes again, and retires the rest (the dead push's snapshot).
+  std::string dead_snapshot;
+  for (const remote::ListedObject& o : client->List(w.prefix + "gulpdb.snapshots/").objects) {
+    if (o.key != w.Key(published.snapshot_key)) dead_snapshot = o.key.substr(w.prefix.size());
+  }
+  BOOST_REQUIRE(!dead_snapshot.empty());
+  {
+    OpenOptions rw;
+    rw.read_only = false;
+    auto local = Dataset::Open(dir, rw);
+    local->Remove({"v8", "v9"});
+  }
+  const PushReport r = Push(dir, w.url);
+  BOOST_TEST(r.published);
+  BOOST_TEST(r.generation == 2u);
+  BOOST_TEST(r.foreign_objects_deleted == 0u);
+  ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), "cache-after");
+  ExpectSameJpegs(*reader1, want1);
+  bool retired = false;
+  for (const engine::ManifestObsolete& o : PublishedManifest(w, *client).obsolete) {
+    retired = retired || o.key == dead_snapshot;
+  }
+  BOOST_TEST(retired, dead_snapshot << " is not listed as obsolete");
+}
+
+BOOST_AUTO_TEST_CASE(
+    a_push_that_claims_a_taken_generation_or_a_changed_manifest_publishes_nothing) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 4, 0);
+  Push(dir, w.url);
+  AppendTagged(dir, "v", 4, 6, 0);
+  auto client = w.Client();
+  // Another writer of generation 2's copy meanwhile (a push that died between
+  // its two manifest PUTs would leave one too).
+  {
+    AtPushPoint hook(engine::fault::Point::kPushBeforePublish, [&] {
+      remote::WriteOptions as_a_push_of_it;
+      as_a_push_of_it.metadata = {{"gulpdb-dataset", Dataset::Open(dir)->Stats().uuid},
+                                  {"gulpdb-push", "another"}};
+      client->Put(w.Key(engine::ManifestHistoryKey(2)), "{}", as_a_push_of_it);
+    });
+    try {
+      Push(dir, w.url);
+      BOOST_FAIL("claimed a generation whose copy exists");
+    } catch (const BusyError& e) {
+      BOOST_TEST(Contains(e.what(), "claimed generation 2"), e.what());
+    }
+  }
+  BOOST_TEST(PublishedManifest(w, *client).generation == 1u);
+  BOOST_TEST(client->Get(w.Key(engine::ManifestHistoryKey(2))) == "{}");
+  // The manifest replaced meanwhile: the swap fails, and the copy this push
+  // claimed is removed again.
+  {
+    AtPushPoint hook(engine::fault::Point::kPushBeforePublish, [&] {
+      const std::string text = client->Get(w.Key(engine::kManifestKey));
+      client->Put(w.Key(engine::kManifestKey), text + " ");  // another object, same generation
+    });
+    BOOST_CHECK_THROW(Push(dir, w.url), BusyError);
+  }
+  BOOST_TEST(PublishedManifest(w, *client).generation == 1u);
+  BOOST_TEST(!client->HeadIfExists(w.Key(engine::ManifestHistoryKey(3))).has_value());
+  // The next push goes past the taken generation 2, and keeps its stray copy
+  // until the grace period is over.
+  const PushReport r = Push(dir, w.url);
+  BOOST_TEST(r.generation == 3u);
+  BOOST_TEST(Dataset::Open(w.url)->Count() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_live_push_lease_makes_another_push_busy_and_an_expired_one_is_taken_over) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 4, 0);
+  auto client = w.Client();
+  engine::PushLeaseRecord held;
+  held.push_id = "other-push";
+  held.dataset = "00000000-0000-4000-8000-000000000000";
+  held.host = "elsewhere";
+  held.pid = 4242;
+  held.started_unix = std::time(nullptr) - 60;
+  held.expires_unix = std::time(nullptr) + 600;
+  client->Put(w.Key(engine::kPushLeaseKey), engine::SerializePushLease(held));
+  try {
+    Push(dir, w.url);
+    BOOST_FAIL("pushed while another push holds the lease");
+  } catch (const BusyError& e) {
+    BOOST_TEST(Contains(e.what(), "other-push"), e.what());
+    BOOST_TEST(Contains(e.what(), "elsewhere"), e.what());
+    BOOST_TEST(Contains(e.what(), engine::IsoTime(held.started_unix)), e.what());
+  }
+  BOOST_TEST(!client->HeadIfExists(w.Key(engine::kManifestKey)).has_value());
+  BOOST_TEST(!client->HeadIfExists(w.Key("data_0.gulp")).has_value(), "uploaded while refused");
+  // A push that died: its lease expired.
+  held.expires_unix = std::time(nullptr) - 1;
+  client->Put(w.Key(engine::kPushLeaseKey), engine::SerializePushLease(held));
+  BOOST_TEST(Push(dir, w.url).published);
+  BOOST_TEST(!client->HeadIfExists(w.Key(engine::kPushLeaseKey)).has_value(),
+             "the push left its lease behind");
+  // Every object it wrote says whose it is.
+  const engine::Manifest m = PublishedManifest(w, *client);
+  BOOST_TEST(m.dataset == Dataset::Open(dir)->Stats().uuid);
+  BOOST_TEST(engine::IsUuid(m.dataset));
+  for (const remote::ListedObject& o : client->List(w.prefix).objects) {
+    const remote::ObjectInfo head = client->Head(o.key);
+    BOOST_TEST(head.metadata.count("gulpdb-dataset") == 1u, o.key);
+    if (head.metadata.count("gulpdb-dataset") != 0) {
+      BOOST_TEST(head.metadata.at("gulpdb-dataset") == m.dataset, o.key);
+      BOOST_TEST(head.metadata.at("gulpdb-push") == m.push_id, o.key);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_push_whose_lease_is_lost_stops_before_its_next_write) {
+  World w;
+  w.env.Set("GULPDB_PUSH_LEASE", "2s");  // renewed every 0.5 s
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 6, 0);
+  auto client = w.Client();
+  AtPushPoint hook(engine::fault::Point::kPushBeforePublish, [&] {
+    // Another process takes the lease (as a push that thought this one
+    // dead would); the next renewal fails.
+    engine::PushLeaseRecord other;
+    other.push_id = "thief";
+    other.dataset = "00000000-0000-4000-8000-000000000000";
+    other.host = "elsewhere";
+    other.expires_unix = std::time(nullptr) + 600;
+    client->Put(w.Key(engine::kPushLeaseKey), engine::SerializePushLease(other));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  });
+  try {
+    Push(dir, w.url);
+    BOOST_FAIL("a push went on without its lease");
+  } catch (const BusyError& e) {
+    BOOST_TEST(Contains(e.what(), "push lease"), e.what());
+    BOOST_TEST(Contains(e.what(), "stopped before its next write"), e.what());
+  }
+  BOOST_TEST(!client->HeadIfExists(w.Key(engine::kManifestKey)).has_value());
+  BOOST_TEST(!client->HeadIfExists(w.Key(engine::ManifestHistoryKey(1))).has_value());
+  // The thief's lease is left alone.
+  BOOST_TEST(Contains(client->Get(w.Key(engine::kPushLeaseKey)), "thief"));
+}
+
+BOOST_AUTO_TEST_CASE(a_store_that_ignores_conditional_writes_is_refused_unless_allowed) {
+  S3rverServer careless("gulpdb-careless", S3rverServer::Conditions::kIgnoredOnWrites);
+  World w(careless.endpoint());
+  w.url = "s3://" + careless.bucket() + "/" + w.prefix.substr(0, w.prefix.size() - 1);
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 5, 0);
+  remote::S3Client client(
+      test::TestConfig(careless.endpoint(), S3rverServer::kAccessKey, S3rverServer::kSecretKey),
+      careless.bucket());
+  try {
+    Push(dir, w.url);
+    BOOST_FAIL("pushed to a store that ignores conditional writes");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(Contains(e.what(), "does not honour conditional writes"), e.what());
+    BOOST_TEST(Contains(e.what(), "--allow-unconditional-writes"), e.what());
+    BOOST_TEST(Contains(e.what(), "allow_unconditional_writes"), e.what());
+  }
+  BOOST_TEST(client.List(w.prefix).objects.empty(), "the refused push left objects behind");
+  PushOptions unsafe;
+  unsafe.allow_unconditional_writes = true;
+  BOOST_TEST(Push(dir, w.url, unsafe).published);
+  BOOST_TEST(Dataset::Open(w.url)->Count() == 5u);
+  BOOST_TEST(!client.HeadIfExists(w.prefix + engine::kPushLeaseKey).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(another_datasets_prefix_is_refused_untouched_unless_overwritten) {
+  World w;
+  const std::string first = w.tmp / "first";
+  const std::string second = w.tmp / "second";
+  AppendTagged(first, "f", 0, 9, 0);  // three chunks
+  AppendTagged(second, "s", 0, 5, 7);
+  Push(first, w.url);
+  BOOST_TEST(Dataset::Open(first)->Stats().uuid != Dataset::Open(second)->Stats().uuid);
+  const auto before = PrefixContents(w);
+  try {
+    Push(second, w.url);
+    BOOST_FAIL("pushed over another dataset");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(Contains(e.what(), "did not write"), e.what());
+    BOOST_TEST(Contains(e.what(), "the manifest of another dataset"), e.what());
+    BOOST_TEST(Contains(e.what(), "overwrite"), e.what());
+  }
+  BOOST_TEST((PrefixContents(w) == before), "a refused push changed the prefix");
+  // A copy of the first (same identity, same published bytes) pushes there.
+  const std::string copy = w.tmp / "copy";
+  CopyDataset(first, copy);
+  AppendTagged(copy, "f", 9, 10, 0);
+  BOOST_TEST(Push(copy, w.url).generation == 2u);
+  // Overwritten: the prefix then holds the second dataset alone.
+  PushOptions overwrite;
+  overwrite.overwrite = true;
+  const PushReport r = Push(second, w.url, overwrite);
+  BOOST_TEST(r.generation == 3u);  // past the other dataset's generations
+  BOOST_TEST(r.foreign_objects_deleted >= 2u);
+  const auto want = AllJpegs(*Dataset::Open(second));
+  ExpectPublishedIntact(w, want, "cache-over");
+  std::set<std::string> gulpio;
+  for (const auto& [key, bytes] : PrefixContents(w)) {
+    if (key.rfind("data_", 0) == 0 || key.rfind("meta_", 0) == 0) gulpio.insert(key);
+  }
+  BOOST_TEST((gulpio ==
+              std::set<std::string>{"data_0.gulp", "data_1.gulp", "meta_0.gmeta", "meta_1.gmeta"}));
+  // And later pushes of it need no option.
+  AppendTagged(second, "s", 5, 6, 7);
+  BOOST_TEST(Push(second, w.url).generation == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(a_dataset_without_identity_gets_one_and_adopts_its_older_publication) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 6, 0);
+  // As an older gulpdb made it: no UUID in the index, none in the manifest
+  // or on the objects.
+  const auto forget = [&] {
+    OpenOptions rw;
+    rw.read_only = false;
+    auto ds = Dataset::Open(dir, rw);
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
+    impl.env->Update([&](index::Txn& txn) {
+      index::DatasetInfo info = impl.GetInfo(txn);
+      info.uuid.clear();
+      txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  };
+  forget();
+  Push(dir, w.url);
+  BOOST_TEST(engine::IsUuid(Dataset::Open(dir)->Stats().uuid));
+  auto client = w.Client();
+  engine::Manifest m = PublishedManifest(w, *client);
+  m.dataset.clear();
+  m.push_id.clear();
+  client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
+  for (const remote::ListedObject& o : client->List(w.prefix).objects) {
+    if (o.key.find("gulpdb.manifest") == std::string::npos) {
+      client->Put(o.key, client->Get(o.key));  // the same bytes, no metadata
+    }
+  }
+  forget();
+  AppendTagged(dir, "v", 6, 7, 0);
+  // Its chunks hold what the manifest promised: the same dataset.
+  const PushReport r = Push(dir, w.url);
+  BOOST_TEST(r.published);
+  BOOST_TEST(r.foreign_objects_deleted == 0u);
+  const std::string uuid = Dataset::Open(dir)->Stats().uuid;
+  BOOST_TEST(engine::IsUuid(uuid));
+  BOOST_TEST(PublishedManifest(w, *client).dataset == uuid);
+  ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), "cache-adopted");
+  // A dataset whose chunks differ is not adopted.
+  const std::string other = w.tmp / "other";
+  AppendTagged(other, "o", 0, 6, 3);
+  m = PublishedManifest(w, *client);
+  m.dataset.clear();
+  client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
+  BOOST_CHECK_THROW(Push(other, w.url), InvalidArgumentError);
+}
+
+BOOST_AUTO_TEST_CASE(a_reader_copy_opens_only_the_snapshot_it_was_made_from) {
+  World w;
+  const std::string first = w.tmp / "first";
+  AppendTagged(first, "f", 0, 5, 0);
+  Push(first, w.url);
+  const RemoteInfo info = *GetRemoteInfo(*Dataset::Open(w.url));
+  BOOST_TEST(info.dataset_uuid == Dataset::Open(first)->Stats().uuid);
+  OpenOptions same;
+  same.generation = info.generation;
+  same.expected_snapshot_sha256 = info.snapshot_sha256;
+  same.expected_dataset_uuid = info.dataset_uuid;
+  BOOST_TEST(Dataset::Open(w.url, same)->Count() == 5u);
+  // The prefix wiped, and another dataset pushed there: generation 1 again.
+  auto client = w.Client();
+  std::vector<std::string> keys;
+  for (const remote::ListedObject& o : client->List(w.prefix).objects) keys.push_back(o.key);
+  client->DeleteMany(keys);
+  const std::string second = w.tmp / "second";
+  AppendTagged(second, "s", 0, 5, 9);
+  BOOST_TEST(Push(second, w.url).generation == 1u);
+  try {
+    Dataset::Open(w.url, same);
+    BOOST_FAIL("a copy of a reader opened another dataset");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(Contains(e.what(), "this reader was opened on"), e.what());
+    BOOST_TEST(Contains(e.what(), info.snapshot_sha256), e.what());
+  }
+  OpenOptions any;
+  any.generation = 1;
+  BOOST_TEST(Dataset::Open(w.url, any)->Ids().at(0) == "s0");
 }
 
 BOOST_AUTO_TEST_CASE(faults_on_the_wire_give_exact_bytes_or_an_error_never_wrong_bytes) {

@@ -1,6 +1,10 @@
 // The test servers themselves (tests/support/s3_server.h): they start
 // listening within the bound, stop refusing connections afterwards, and die
-// with the process that started them even when it is killed.
+// with the process that started them even when it is killed; and the
+// patched s3rver answers conditional requests as S3 does (If-None-Match: *
+// and If-Match on PUT and CompleteMultipartUpload, checked atomically with
+// the write; If-Match on GET and HEAD), directly and through the proxy,
+// unless told to ignore the conditions of writes.
 #include "support/s3_server.h"
 
 #include <arpa/inet.h>
@@ -11,12 +15,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "remote/s3_client.h"
+#include "support/remote_fixture.h"
+#include "support/test_util.h"
 
 namespace gulpdb::test {
 namespace {
@@ -39,6 +50,83 @@ bool Dead(pid_t pid) {
   if (!std::getline(stat, text)) return true;
   const size_t paren = text.rfind(')');
   return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
+using remote::PreconditionFailedError;
+using remote::RangeRead;
+using remote::S3Client;
+using remote::WriteOptions;
+
+S3rverServer& Server() {
+  static std::unique_ptr<S3rverServer> server = std::make_unique<S3rverServer>();
+  return *server;
+}
+
+S3ProxyServer& Proxy() {
+  static std::unique_ptr<S3ProxyServer> proxy = std::make_unique<S3ProxyServer>(Server().port());
+  return *proxy;
+}
+
+std::unique_ptr<S3Client> DirectClient() {
+  return std::make_unique<S3Client>(
+      TestConfig(Server().endpoint(), S3rverServer::kAccessKey, S3rverServer::kSecretKey),
+      Server().bucket());
+}
+
+std::unique_ptr<S3Client> ProxyClient() {
+  return std::make_unique<S3Client>(
+      TestConfig(Proxy().endpoint(), S3ProxyServer::kAccessKey, S3ProxyServer::kSecretKey),
+      Server().bucket());
+}
+
+WriteOptions IfAbsent() {
+  WriteOptions w;
+  w.if_absent = true;
+  return w;
+}
+
+WriteOptions IfMatch(const std::string& etag) {
+  WriteOptions w;
+  w.if_match = etag;
+  return w;
+}
+
+// The compare-and-swap of conditional PUTs, through `client`.
+void CheckConditionalPuts(S3Client& client, const std::string& prefix) {
+  const std::string key = prefix + "object";
+  const std::string etag1 = client.Put(key, "first", IfAbsent());
+  BOOST_TEST(!etag1.empty());
+  try {
+    client.Put(key, "second", IfAbsent());
+    BOOST_FAIL("If-None-Match: * replaced an object");
+  } catch (const PreconditionFailedError& e) {
+    BOOST_TEST(Contains(e.what(), "412"), e.what());
+    BOOST_TEST(e.key() == key);
+  }
+  BOOST_CHECK_THROW(client.Put(key, "third", IfMatch("\"0123456789abcdef0123456789abcdef\"")),
+                    PreconditionFailedError);
+  BOOST_TEST(client.Get(key) == "first");
+  const std::string etag2 = client.Put(key, "fourth", IfMatch(etag1));
+  BOOST_TEST(etag2 != etag1);
+  BOOST_TEST(client.Get(key) == "fourth");
+  // The old ETag no longer matches; a missing object matches no ETag.
+  BOOST_CHECK_THROW(client.Put(key, "fifth", IfMatch(etag1)), PreconditionFailedError);
+  BOOST_CHECK_THROW(client.Put(prefix + "absent", "x", IfMatch(etag2)), PreconditionFailedError);
+  BOOST_TEST(!client.HeadIfExists(prefix + "absent").has_value());
+  BOOST_TEST(client.Get(key) == "fourth");
+
+  // Reads conditional on the ETag.
+  std::string out(3, '\0');
+  client.GetRanges({RangeRead{key, 1, 3, out.data(), etag2}});
+  BOOST_TEST(out == "our");
+  try {
+    client.GetRanges({RangeRead{key, 1, 3, out.data(), etag1}});
+    BOOST_FAIL("a GET with a stale If-Match was served");
+  } catch (const PreconditionFailedError& e) {
+    BOOST_TEST(e.key() == key);
+  }
+  BOOST_TEST(client.Head(key, etag2).etag == etag2);
+  BOOST_CHECK_THROW(client.Head(key, etag1), PreconditionFailedError);
 }
 
 }  // namespace
@@ -112,6 +200,109 @@ BOOST_AUTO_TEST_CASE(servers_die_with_a_killed_test_process) {
     };
     BOOST_TEST(::nftw(dir, remove, 16, FTW_DEPTH | FTW_PHYS) == 0);
   }
+}
+
+BOOST_AUTO_TEST_CASE(conditional_puts_and_reads_behave_as_on_s3) {
+  CheckConditionalPuts(*DirectClient(), UniquePrefix("cond"));
+}
+
+BOOST_AUTO_TEST_CASE(the_proxy_forwards_conditions_and_their_answers) {
+  Proxy().Reset();
+  CheckConditionalPuts(*ProxyClient(), UniquePrefix("cond-proxy"));
+  BOOST_TEST(Proxy().Stats().signature_failures == 0u);
+  BOOST_TEST(Contains(Proxy().Log(), "412"));
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_creates_of_one_key_let_exactly_one_win) {
+  auto client = DirectClient();
+  const std::string key = UniquePrefix("race") + "claimed";
+  constexpr int kWriters = 8;
+  std::atomic<int> won{-1};
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        client->Put(key, "writer " + std::to_string(i), IfAbsent());
+        int expected = -1;
+        won.compare_exchange_strong(expected, i);
+        if (expected != -1) won = 100;  // a second winner
+      } catch (const PreconditionFailedError&) {
+        ++refused;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  BOOST_REQUIRE(won.load() >= 0);
+  BOOST_REQUIRE(won.load() < kWriters);
+  BOOST_TEST(refused.load() == kWriters - 1);
+  BOOST_TEST(client->Get(key) == "writer " + std::to_string(won.load()));
+}
+
+BOOST_AUTO_TEST_CASE(multipart_completion_is_conditional_and_metadata_is_kept) {
+  auto client = DirectClient();
+  const std::string prefix = UniquePrefix("mp");
+  TempDir tmp;
+  const std::string path = tmp / "big";
+  const std::string bytes = RandomBytes(uint64_t{6} << 20, 5);
+  WriteFile(path, bytes);
+  remote::UploadOptions upload;
+  upload.multipart_threshold = uint64_t{1} << 20;
+  upload.part_size = uint64_t{5} << 20;
+  upload.write.if_absent = true;
+  upload.write.metadata = {{"gulpdb-dataset", "abc-123"}, {"gulpdb-push", "p1"}};
+  const std::string key = prefix + "big";
+  const std::string etag = client->UploadFile(key, path, 0, bytes.size(), upload);
+  const remote::ObjectInfo head = client->Head(key);
+  BOOST_TEST(head.etag == etag);
+  BOOST_TEST(head.metadata.at("gulpdb-dataset") == "abc-123");
+  BOOST_TEST(head.metadata.at("gulpdb-push") == "p1");
+  // A second creation of the key is refused at completion; the object stays.
+  upload.write.metadata["gulpdb-push"] = "p2";
+  BOOST_CHECK_THROW(client->UploadFile(key, path, 0, bytes.size() - 1, upload),
+                    PreconditionFailedError);
+  BOOST_TEST(client->Head(key).size == bytes.size());
+  // Replacing it needs its ETag.
+  upload.write.if_absent = false;
+  upload.write.if_match = "\"00000000000000000000000000000000-2\"";
+  BOOST_CHECK_THROW(client->UploadFile(key, path, 0, bytes.size() - 1, upload),
+                    PreconditionFailedError);
+  upload.write.if_match = etag;
+  client->UploadFile(key, path, 0, bytes.size() - 1, upload);
+  BOOST_TEST(client->Head(key).size == bytes.size() - 1);
+  BOOST_TEST(client->Head(key).metadata.at("gulpdb-push") == "p2");
+}
+
+BOOST_AUTO_TEST_CASE(a_conditional_write_whose_answer_was_lost_is_recognised_by_its_metadata) {
+  Proxy().Reset();
+  auto client = ProxyClient();
+  const std::string key = UniquePrefix("lost") + "object";
+  WriteOptions write = IfAbsent();
+  write.metadata = {{"gulpdb-push", "unique-1"}};
+  // The server stores the first attempt; its answer never arrives; the retry
+  // finds the key taken, by this very write.
+  Proxy().AddFault(R"({"kind": "lose_answer", "count": 1, "method": "PUT"})");
+  const std::string etag = client->Put(key, "payload", write);
+  BOOST_TEST(Proxy().Stats().faults_injected == 1u);
+  BOOST_TEST(etag == client->Head(key).etag);
+  // Another write (other metadata) is still refused.
+  write.metadata = {{"gulpdb-push", "unique-2"}};
+  Proxy().AddFault(R"({"kind": "lose_answer", "count": 1, "method": "PUT"})");
+  BOOST_CHECK_THROW(client->Put(key, "payload", write), PreconditionFailedError);
+}
+
+BOOST_AUTO_TEST_CASE(a_server_told_to_ignore_write_conditions_overwrites) {
+  S3rverServer careless("gulpdb-careless", S3rverServer::Conditions::kIgnoredOnWrites);
+  S3Client client(
+      TestConfig(careless.endpoint(), S3rverServer::kAccessKey, S3rverServer::kSecretKey),
+      careless.bucket());
+  const std::string etag = client.Put("k", "first", IfAbsent());
+  client.Put("k", "second", IfAbsent());
+  BOOST_TEST(client.Get("k") == "second");
+  client.Put("k", "third", IfMatch("\"0123456789abcdef0123456789abcdef\""));
+  BOOST_TEST(client.Get("k") == "third");
+  // Reads stay conditional.
+  BOOST_CHECK_THROW(client.Head("k", etag), PreconditionFailedError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -265,9 +265,13 @@ std::unique_ptr<DatasetHandle> OpenDataset(const std::string& path, bool read_on
                                            size_t max_open_chunk_files, bool verify_checksums,
                                            size_t decode_threads, const std::string& index_dir,
                                            bool verify_index, uint64_t generation,
-                                           bool allow_network_index) {
+                                           bool allow_network_index,
+                                           const std::string& expected_snapshot_sha256,
+                                           const std::string& expected_dataset_uuid) {
   OpenOptions options;
   options.generation = generation;
+  options.expected_snapshot_sha256 = expected_snapshot_sha256;
+  options.expected_dataset_uuid = expected_dataset_uuid;
   options.allow_network_index = allow_network_index;
   options.read_only = read_only;
   options.max_open_chunk_files = max_open_chunk_files;
@@ -422,6 +426,8 @@ void BindDataset(py::module_& m) {
       .def_readonly("bytes_per_chunk", &DatasetStats::bytes_per_chunk,
                     "A new chunk starts past this size (0: no limit).")
       .def_readonly("checksums", &DatasetStats::checksums, "Whether a CRC-32C is stored per frame.")
+      .def_readonly("uuid", &DatasetStats::uuid,
+                    "The dataset's identity (a UUID made at creation; kept by copies).")
       .def("__repr__", [](const DatasetStats& s) {
         return "DatasetStats(videos=" + std::to_string(s.videos) +
                ", frames=" + std::to_string(s.frames) + ", chunks=" + std::to_string(s.chunks) +
@@ -480,7 +486,8 @@ void BindDataset(py::module_& m) {
                   py::arg("max_open_chunk_files") = 256, py::arg("verify_checksums") = false,
                   py::arg("decode_threads") = 0, py::arg("index_dir") = "",
                   py::arg("verify_index") = false, py::arg("generation") = 0,
-                  py::arg("allow_network_index") = false,
+                  py::arg("allow_network_index") = false, py::arg("expected_snapshot_sha256") = "",
+                  py::arg("expected_dataset_uuid") = "",
                   "Opens an existing dataset (a directory, or an s3:// URL read-only); "
                   "FileNotFoundError if there is none.")
       .def_static("create", &CreateDataset, py::arg("path"), py::arg("videos_per_chunk") = 100,

@@ -43,14 +43,19 @@ py::dict ReportDict(const PushReport& r) {
   out["snapshot_bytes"] = r.snapshot_bytes;
   out["objects_obsoleted"] = r.objects_obsoleted;
   out["objects_deleted"] = r.objects_deleted;
+  out["foreign_objects_replaced"] = r.foreign_objects_replaced;
+  out["foreign_objects_deleted"] = r.foreign_objects_deleted;
   out["seconds"] = r.seconds;
   return out;
 }
 
 py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
-                const py::object& grace, const py::object& progress, const std::string& index_dir) {
+                const py::object& grace, const py::object& progress, const std::string& index_dir,
+                bool overwrite, bool allow_unconditional_writes) {
   PushOptions options;
   options.index_dir = index_dir;
+  options.overwrite = overwrite;
+  options.allow_unconditional_writes = allow_unconditional_writes;
   if (jobs == 0) throw py::value_error("jobs must be at least 1");
   options.jobs = jobs;
   options.grace = ToGrace(grace);
@@ -87,6 +92,7 @@ py::object RemoteInfoPy(const DatasetHandle& h) {
   out["generation"] = info->generation;
   out["created"] = info->created;
   out["snapshot_sha256"] = info->snapshot_sha256;
+  out["dataset"] = info->dataset_uuid;
   out["snapshot_bytes"] = info->snapshot_bytes;
   out["snapshot_downloaded"] = info->snapshot_downloaded;
   out["snapshot_path"] = info->snapshot_path;
@@ -100,6 +106,7 @@ py::object RemoteInfoPy(const DatasetHandle& h) {
 void BindRemote(py::module_& m) {
   m.def("push", &PushPy, py::arg("path"), py::arg("url"), py::arg("jobs") = 4,
         py::arg("grace") = py::none(), py::arg("progress") = py::none(), py::arg("index_dir") = "",
+        py::arg("overwrite") = false, py::arg("allow_unconditional_writes") = false,
         "Publishes a local dataset (or its changes) to s3://bucket/prefix; returns a report.");
   m.def("publish_snapshot", &PublishSnapshotPy, py::arg("path"), py::arg("grace") = py::none(),
         "Publishes a snapshot of the index beside the dataset (gulpdb snapshot).");

@@ -64,6 +64,14 @@ struct OpenOptions {
   // gulpdb/remote.h): open this generation instead of the newest (0). An
   // older generation stays readable for the grace period after a newer push.
   uint64_t generation = 0;
+  // A dataset published to an object store: open it only if the manifest
+  // names this index snapshot (its SHA-256) and this dataset identity (the
+  // UUID); else CorruptionError saying that the prefix now holds another
+  // dataset. Empty: any. A copy of a reader (a DataLoader worker's) passes
+  // what the original opened (RemoteInfo), so that it never reads another
+  // dataset pushed to the same place and generation meanwhile.
+  std::string expected_snapshot_sha256;
+  std::string expected_dataset_uuid;
   // A read-only open of an index on a network file system (NFS, SMB/CIFS,
   // Lustre, FUSE, Ceph, GPFS, 9P, ...) never maps the live index file, which
   // LMDB cannot share across hosts: it reads the snapshot `gulpdb snapshot`
@@ -113,6 +121,10 @@ struct DatasetStats {
   uint32_t videos_per_chunk = 0;
   uint64_t bytes_per_chunk = 0;
   bool checksums = false;
+  // The dataset's identity: a random UUID made when it was created or
+  // imported (kept by copies and re-indexing); empty for an index made before
+  // gulpdb recorded one, until its first push gives it one.
+  std::string uuid;
 };
 
 class Writer;

@@ -26,7 +26,17 @@
 // newer manifest no longer names (chunks emptied by compaction, old
 // snapshots) are deleted by a later push once the grace period has passed
 // since they were superseded; a reader holding an older manifest reads
-// correctly until then. One push at a time per prefix.
+// correctly until then. Readers read with If-Match on the ETags their
+// manifest gives: an object replaced behind the manifest's back is a
+// CorruptionError, a chunk a newer push grew is followed.
+//
+// Pushes at once: a push holds a lease on the prefix while it runs, and
+// every write it makes is conditional (S3 conditional writes): a push that
+// loses a race stops with BusyError, having replaced nothing a published
+// manifest names. A prefix holds one dataset (the index's UUID, recorded in
+// the manifest and on every object): a push refuses a prefix holding
+// anything else unless PushOptions::overwrite. The details, and what a push
+// that dies leaves, are in docs/format/remote_format.md.
 //
 // Configuration: as every S3 tool (remote/s3_config.h): AWS_ENDPOINT_URL,
 // AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or
@@ -46,8 +56,10 @@
 // manifest older than the grace period. No call returns wrong bytes; a store
 // that comes back serves the same Dataset again.
 //
-// Thread safety: Push and PublishSnapshot may run in any thread; run one at
-// a time per destination.
+// Thread safety: Push and PublishSnapshot may run in any thread. Pushes to
+// one prefix from any number of processes and hosts are safe (the lease and
+// the conditions); PublishSnapshot, to a local directory without either,
+// must run one at a time per dataset.
 #ifndef GULPDB_REMOTE_H_
 #define GULPDB_REMOTE_H_
 
@@ -89,6 +101,17 @@ struct PushOptions {
   // Where the dataset's index lives, when not in DIR/gulpdb.index (an
   // imported read-only GulpIO directory).
   std::string index_dir;
+  // A push refuses a prefix holding objects that pushes of this dataset did
+  // not write (a GulpIO directory uploaded by other tools, another dataset's
+  // manifest, anything else): InvalidArgumentError listing the first keys.
+  // true replaces them, and deletes those it does not replace once the new
+  // manifest is published, so that the prefix holds this dataset alone.
+  bool overwrite = false;
+  // A push refuses a store that does not honour conditional writes
+  // (If-None-Match / If-Match on PUT: AWS S3, MinIO, Ceph RGW and Cloudflare
+  // R2 do): without them two pushes at once could replace objects a
+  // published manifest names. true pushes anyway; run one push at a time.
+  bool allow_unconditional_writes = false;
 };
 
 struct PushReport {
@@ -100,8 +123,10 @@ struct PushReport {
   uint64_t gmeta_uploaded = 0;
   bool snapshot_uploaded = false;
   uint64_t snapshot_bytes = 0;
-  uint64_t objects_obsoleted = 0;  // newly superseded, kept for the grace period
-  uint64_t objects_deleted = 0;    // whose grace period was over
+  uint64_t objects_obsoleted = 0;         // newly superseded, kept for the grace period
+  uint64_t objects_deleted = 0;           // whose grace period was over
+  uint64_t foreign_objects_replaced = 0;  // with PushOptions::overwrite
+  uint64_t foreign_objects_deleted = 0;   // with PushOptions::overwrite
   double seconds = 0;
 };
 
@@ -111,11 +136,17 @@ struct PushReport {
 // become obsolete). Uploads objects first and the manifest last. The dataset
 // is read from one consistent index snapshot, so writers may go on meanwhile
 // (a compaction that deletes a chunk file during the push fails it; run it
-// again). Throws InvalidArgumentError for a bad URL or options, CorruptionError
-// when a local chunk no longer holds the bytes a published manifest promised
-// (the push refuses to change what older readers may read), IoError /
-// AccessDeniedError from the store, BusyError when another push published a
-// generation meanwhile. A failed push leaves the published dataset as it was.
+// again). Throws InvalidArgumentError for a bad URL or options, for a prefix
+// holding objects this dataset's pushes did not write (unless
+// options.overwrite) and for a store that ignores conditional writes (unless
+// options.allow_unconditional_writes), in both cases before uploading
+// anything; CorruptionError when a local chunk no longer holds the bytes a
+// published manifest promised (the push refuses to change what older readers
+// may read); IoError / AccessDeniedError from the store; BusyError when
+// another push holds the prefix's lease, or changed an object or published
+// meanwhile. A failed push leaves the published dataset as it was. An index
+// made before gulpdb recorded dataset identities gets its UUID (one write
+// transaction under the writer lock).
 GULPDB_EXPORT PushReport Push(const std::string& dir, const std::string& url,
                               const PushOptions& options = {});
 
@@ -133,6 +164,7 @@ struct RemoteInfo {
   uint64_t generation = 0;
   std::string created;  // UTC, ISO 8601
   std::string snapshot_sha256;
+  std::string dataset_uuid;  // the published dataset's identity ("" before gulpdb recorded one)
   uint64_t snapshot_bytes = 0;
   bool snapshot_downloaded = false;  // this open downloaded it (else it was cached)
   std::string snapshot_path;         // the cached copy

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -310,6 +311,101 @@ def test_an_object_deleted_behind_the_manifests_back_is_a_corruption_error(remot
         ds.read("video_5")
     assert f"{remote.url}/data_1.gulp" in str(e.value) and "404" in str(e.value)
     assert not gulpdb.check(remote.url)["healthy"]
+
+
+# ---- what a push may replace ----------------------------------------------------------------
+
+
+def _prefix_objects(remote):
+    """key -> (ETag, bytes) of every object under the test's prefix."""
+    s3 = remote.boto3()
+    out = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET,
+                                                             Prefix=remote.prefix + "/"):
+        for o in page.get("Contents", []):
+            body = s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
+            out[o["Key"][len(remote.prefix) + 1:]] = (o["ETag"], body)
+    return out
+
+
+def test_a_gulpio_directory_uploaded_by_other_tools_is_refused_untouched_unless_overwritten(
+        remote, tmp_path):
+    fixture = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "fixtures", "gulpio2_csv_jpeg")
+    s3 = remote.boto3()
+    for name in sorted(os.listdir(fixture)):
+        with open(os.path.join(fixture, name), "rb") as f:
+            s3.put_object(Bucket=BUCKET, Key=remote.key(name), Body=f.read())
+    before = _prefix_objects(remote)
+    assert "data_10.gulp" in before and "label2idx.json" in before
+    local = SmallDataset(str(tmp_path / "local"), videos=6, frames_per_video=3)
+
+    proc = run_cli("push", local.path, remote.url, "-q", check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert "did not write" in proc.stderr and "--overwrite" in proc.stderr
+    assert "data_0.gulp" in proc.stderr
+    assert _prefix_objects(remote) == before, "a refused push changed the prefix"
+    with pytest.raises(ValueError, match="overwrite=True"):
+        gulpdb.push(local.path, remote.url)
+    assert _prefix_objects(remote) == before
+
+    out = run_cli("push", local.path, remote.url, "-q", "--overwrite").stdout
+    assert "published generation 1" in out
+    after = _prefix_objects(remote)
+    manifest = json.loads(after["gulpdb.manifest.json"][1])
+    # The GulpIO view is this dataset alone: one .gmeta per data file, the
+    # ones the manifest names, nothing of the other directory.
+    data = sorted(k for k in after if k.startswith("data_"))
+    metas = sorted(k for k in after if k.startswith("meta_"))
+    assert data == sorted(c["key"] for c in manifest["chunks"]) == ["data_0.gulp", "data_1.gulp"]
+    assert metas == sorted(c["gmeta_key"] for c in manifest["chunks"])
+    assert "label2idx.json" not in after and "manifest.json" not in after
+    view = tmp_path / "view"
+    view.mkdir()
+    for key in data + metas:
+        (view / key).write_bytes(after[key][1])
+    gd = gulpdb.GulpDirectory(str(view), index_dir=str(tmp_path / "view-index"))
+    assert sorted(gd.merged_meta_dict) == sorted(local.ids)
+    for id_ in local.ids:
+        frames, meta = gd[id_]
+        assert meta == local.meta[id_]
+        for a, b in zip(frames, local.decoded[id_]):
+            np.testing.assert_array_equal(a, b)
+    # From then on it is this dataset's prefix.
+    append_videos(local.path, 6, 8)
+    assert gulpdb.push(local.path, remote.url)["generation"] == 2
+
+
+def test_a_pickled_reader_never_opens_another_dataset_pushed_to_its_place(remote, tmp_path):
+    first = SmallDataset(str(tmp_path / "first"), videos=5, frames_per_video=2)
+    gulpdb.push(first.path, remote.url)
+    ds = gulpdb.Dataset(remote.url)
+    assert ds.remote_info["dataset"] == gulpdb.Dataset(first.path).stats().uuid != ""
+    import gulpdb.torch as gtorch
+
+    video_ds = gtorch.VideoDataset(ds, label="idx")
+    blobs = [pickle.dumps(ds), pickle.dumps(video_ds)]
+    # The prefix is wiped and another dataset pushed there: generation 1 again.
+    s3 = remote.boto3()
+    for key in list(_prefix_objects(remote)):
+        s3.delete_object(Bucket=BUCKET, Key=remote.key(key))
+    second = tmp_path / "second"
+    with gulpdb.Dataset(str(second), "x", videos_per_chunk=4) as other:
+        with other.writer() as w:
+            from conftest import synthetic_frames
+            for i in range(5):
+                w.append(f"video_{i}", synthetic_frames(100 + i, 2),
+                         {"id": f"other_{i}", "label": "x", "idx": 7})
+    assert gulpdb.push(str(second), remote.url)["generation"] == 1
+    copy = pickle.loads(blobs[0])
+    with pytest.raises(gulpdb.CorruptionError, match="this reader was opened on"):
+        copy.read("video_0")
+    video_copy = pickle.loads(blobs[1])
+    with pytest.raises(gulpdb.CorruptionError, match="this reader was opened on"):
+        video_copy[0]
+    # The original keeps its snapshot (cached) and generation 1's objects are
+    # the other dataset's now: never its frames silently.
+    assert gulpdb.Dataset(remote.url).meta("video_0")["idx"] == 7
 
 
 # ---- training ----------------------------------------------------------------------------

@@ -329,7 +329,9 @@ void OnPoint(fault::Point point, void* context) {
       close_window(kIndexCommitWindow);
       SetStage(c, kStCommitted);
       break;
-    case fault::Point::kIndexBuilt:  // Dataset::Create, not a writer's commit
+    case fault::Point::kIndexBuilt:   // Dataset::Create, not a writer's commit
+    case fault::Point::kPushPlanned:  // a push, not a writer
+    case fault::Point::kPushBeforePublish:
       break;
   }
   if (c->target != nullptr && c->target->trigger == Trigger::kPoint && c->target->point == point) {

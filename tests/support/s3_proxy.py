@@ -32,6 +32,8 @@ does what S3 does with a request before serving it:
                       bit damaged on the way: length and headers unchanged)
     ignore_range      forward without the Range header (server sends 200 + all)
     shift_range       forward the Range shifted by one byte
+    lose_answer       forward the request (the server acts on it), then reset
+                      the connection without answering
 
   A rule may be narrowed with "method" (GET, PUT, ...) and "path" (a
   substring of the request path). "retry_after" (text, e.g. "2" or an HTTP
@@ -43,8 +45,10 @@ does what S3 does with a request before serving it:
 
 Everything else is forwarded to the upstream server, without the
 Authorization header (the upstream sees an anonymous request), over one
-kept-alive upstream connection per client connection. Responses are sent
-with Content-Length.
+kept-alive upstream connection per client connection: conditional headers
+(If-Match, If-None-Match) and user metadata (x-amz-meta-*) included, and the
+upstream's answer as it comes (412 PreconditionFailed too). Responses are
+sent with Content-Length.
 
 Control: an HTTP endpoint on its own port (``--control-port``, 0 = any):
 
@@ -113,6 +117,7 @@ from botocore.credentials import Credentials
 FAULT_KINDS = (
     "refuse", "reset", "drop_body", "truncate", "stall", "delay", "slowdown",
     "error500", "status", "corrupt_request", "corrupt_response", "ignore_range", "shift_range",
+    "lose_answer",
 )
 HOP_BY_HOP = {
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
@@ -339,6 +344,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                        error_xml("BadGateway", f"upstream unreachable: {e}"), entry)
             return
         proxy._count("forwarded")
+        if kind == "lose_answer":
+            entry["status"] = status
+            self._reset()
+            return
         self._send(status, resp_headers, resp_body, entry, rule=rule)
 
     def _forward(self, method, headers, body):
@@ -811,16 +820,33 @@ def _s3rver_environment():
     return env
 
 
+def _has_conditional_requests(program):
+    """True if the s3rver of `program` has gulpdb's conditional-requests patch
+    (scripts/setup.sh applies tests/support/s3rver-conditional-requests.patch)."""
+    modules = program[:program.rfind("/.bin/")]
+    try:
+        with open(os.path.join(modules, "s3rver", "lib", "controllers", "object.js")) as f:
+            return "gulpdb's test setup: conditional" in f.read()
+    except OSError:
+        return False
+
+
 class S3rverProcess:
-    """s3rver on 127.0.0.1, a free port, in a temporary directory, with `bucket`."""
+    """s3rver on 127.0.0.1, a free port, in a temporary directory, with `bucket`.
+
+    It answers conditional requests as S3 does (gulpdb's patch); with
+    ``ignore_conditional_writes`` it ignores the conditions of writes, as a
+    store without conditional writes does."""
 
     ACCESS_KEY = "S3RVER"
     SECRET_KEY = "S3RVER"
 
-    def __init__(self, bucket="gulpdb-test", program=None, timeout=20.0):
+    def __init__(self, bucket="gulpdb-test", program=None, timeout=20.0,
+                 ignore_conditional_writes=False):
         self.bucket = bucket
         self.program = program or default_s3rver_program()
         self.timeout = timeout
+        self.ignore_conditional_writes = ignore_conditional_writes
         self.proc = None
         self.port = None
         self.dir = None
@@ -828,13 +854,18 @@ class S3rverProcess:
     def start(self):
         if not os.access(self.program, os.X_OK):
             raise RuntimeError(f"s3rver is not installed at {self.program}: run scripts/setup.sh")
+        if not _has_conditional_requests(self.program):
+            raise RuntimeError(f"s3rver at {self.program} lacks gulpdb's conditional-requests "
+                               "patch: run scripts/setup.sh")
         self.dir = tempfile.mkdtemp(prefix="gulpdb-s3rver-")
         self.port = _free_port()
+        env = _s3rver_environment()
+        env["S3RVER_IGNORE_CONDITIONAL_WRITES"] = "1" if self.ignore_conditional_writes else "0"
         self.proc = subprocess.Popen(
             [self.program, "-d", self.dir, "-a", "127.0.0.1", "-p", str(self.port),
              "--configure-bucket", self.bucket, "--silent"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env=_s3rver_environment(), preexec_fn=_die_with_parent)
+            env=env, preexec_fn=_die_with_parent)
         try:
             _wait_for_port(self.port, time.monotonic() + self.timeout, self.proc, "s3rver")
         except Exception:

@@ -204,11 +204,21 @@ void WaitForPort(uint16_t port, ChildProcess& child, const std::string& what, in
   }
 }
 
-S3rverServer::S3rverServer(std::string bucket) : bucket_(std::move(bucket)) {
+S3rverServer::S3rverServer(std::string bucket, Conditions conditions)
+    : bucket_(std::move(bucket)), conditions_(conditions) {
   const std::string program = S3rverProgram();
   if (::access(program.c_str(), X_OK) != 0) {
     throw std::runtime_error("s3rver is not installed (" + program +
                              " is missing): run scripts/setup.sh");
+  }
+  // <tools>/node_modules/.bin/s3rver -> <tools>/node_modules/s3rver/lib/...
+  const std::string modules = program.substr(0, program.rfind("/.bin/"));
+  const std::string objects = modules + "/s3rver/lib/controllers/object.js";
+  if (ReadAll(objects).find("gulpdb's test setup: conditional") == std::string::npos) {
+    throw std::runtime_error("s3rver at " + program +
+                             " lacks gulpdb's conditional-requests patch "
+                             "(tests/support/s3rver-conditional-requests.patch): run "
+                             "scripts/setup.sh");
   }
   dir_ = MakeTempDir("s3rver");
   port_ = FreePort();
@@ -231,6 +241,8 @@ void S3rverServer::Start() {
   if (*GULPDB_S3RVER_NODE_OPTIONS != '\0') {
     env.push_back(std::string("NODE_OPTIONS=") + GULPDB_S3RVER_NODE_OPTIONS);
   }
+  env.push_back(std::string("S3RVER_IGNORE_CONDITIONAL_WRITES=") +
+                (conditions_ == Conditions::kIgnoredOnWrites ? "1" : "0"));
   process_.Start({S3rverProgram(), "-d", dir_ + "/data", "-a", "127.0.0.1", "-p",
                   std::to_string(port_), "--configure-bucket", bucket_, "--silent"},
                  dir_ + "/s3rver.log", env);

@@ -61,13 +61,21 @@ uint16_t FreePort();
 // first or `timeout_ms` passes.
 void WaitForPort(uint16_t port, ChildProcess& child, const std::string& what, int timeout_ms);
 
-// s3rver serving one bucket from a fresh temporary directory.
+// s3rver serving one bucket from a fresh temporary directory. It runs with
+// gulpdb's patches (scripts/setup.sh): atomic PUTs, and conditional requests
+// as S3 answers them (If-None-Match / If-Match on writes, If-Match on GET and
+// HEAD); an s3rver without them fails the constructor, naming setup.sh.
 class S3rverServer {
  public:
   static constexpr const char* kAccessKey = "S3RVER";  // the only key s3rver knows
   static constexpr const char* kSecretKey = "S3RVER";
 
-  explicit S3rverServer(std::string bucket = "gulpdb-test");
+  // kIgnoredOnWrites: the server ignores the conditions of writes, as a
+  // store without conditional writes does (S3RVER_IGNORE_CONDITIONAL_WRITES).
+  enum class Conditions { kHonoured, kIgnoredOnWrites };
+
+  explicit S3rverServer(std::string bucket = "gulpdb-test",
+                        Conditions conditions = Conditions::kHonoured);
   ~S3rverServer();
   S3rverServer(const S3rverServer&) = delete;
   S3rverServer& operator=(const S3rverServer&) = delete;
@@ -85,6 +93,7 @@ class S3rverServer {
 
  private:
   std::string bucket_;
+  Conditions conditions_;
   std::string dir_;
   uint16_t port_ = 0;
   ChildProcess process_;

@@ -202,6 +202,8 @@ def push(
     grace: Grace = None,
     progress: Progress = None,
     index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    overwrite: bool = False,
+    allow_unconditional_writes: bool = False,
 ) -> Dict[str, Any]:
     """Publishes the local dataset ``path`` to ``url`` (``s3://bucket/prefix``).
 
@@ -220,17 +222,30 @@ def push(
             objects upload.
         index_dir: where the index lives, when not in ``<path>/gulpdb.index``
             (a read-only GulpIO directory indexed elsewhere).
+        overwrite: replace what the prefix holds that pushes of this dataset
+            did not write (a GulpIO directory uploaded by other tools,
+            another dataset): such objects are replaced or, once the new
+            manifest is published, deleted. Without it such a prefix is
+            refused (ValueError), and nothing is uploaded.
+        allow_unconditional_writes: push to a store that does not honour
+            conditional writes (If-None-Match / If-Match), which is refused
+            otherwise; safe only while no two pushes to this place run at once.
 
     Returns:
         ``{'published', 'generation', 'chunks', 'chunks_uploaded',
         'bytes_uploaded', 'gmeta_uploaded', 'snapshot_uploaded',
-        'snapshot_bytes', 'objects_obsoleted', 'objects_deleted', 'seconds'}``.
+        'snapshot_bytes', 'objects_obsoleted', 'objects_deleted',
+        'foreign_objects_replaced', 'foreign_objects_deleted', 'seconds'}``.
 
     Raises:
         gulpdb.CorruptionError: a local chunk no longer holds bytes a published
             manifest promised (it was rewritten); nothing is changed.
+        ValueError: the prefix holds objects this dataset's pushes did not
+            write (see ``overwrite``), or the store ignores conditional writes
+            (see ``allow_unconditional_writes``).
         PermissionError: the store refused the credentials (HTTP 403).
-        gulpdb.BusyError: another push published meanwhile.
+        gulpdb.BusyError: another push runs, or changed the prefix meanwhile;
+            this one published nothing.
         OSError: the store kept failing.
     """
     return _gulpdb.push(
@@ -240,6 +255,8 @@ def push(
         grace=grace,
         progress=progress,
         index_dir=os.fspath(index_dir) if index_dir is not None else "",
+        overwrite=bool(overwrite),
+        allow_unconditional_writes=bool(allow_unconditional_writes),
     )
 
 

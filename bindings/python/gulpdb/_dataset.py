@@ -265,8 +265,13 @@ class Dataset:
         )
         self._state = (os.getpid(), native)
         if _is_remote(self._path):
-            # Copies in other processes (DataLoader workers) read this generation.
-            self._options["generation"] = _gulpdb.remote_info(native)["generation"]
+            # Copies in other processes (DataLoader workers) read this
+            # generation, and only if it is still the same snapshot of the
+            # same dataset (the prefix may be wiped and pushed to again).
+            info = _gulpdb.remote_info(native)
+            self._options["generation"] = info["generation"]
+            self._options["expected_snapshot_sha256"] = info["snapshot_sha256"]
+            self._options["expected_dataset_uuid"] = info["dataset"]
         if settings and not created:
             self._warn_ignored(native.stats(), settings)
 
@@ -330,12 +335,14 @@ class Dataset:
         return native
 
     def _reopened(self, **changes: Any) -> "Dataset":
-        """A new read-only Dataset on the same data (the same generation of a
-        remote one) with some open options changed, e.g. ``decode_threads``."""
-        options = dict(self._options, **changes)
-        generation = options.pop("generation") or None
-        index_dir = options.pop("index_dir") or None
-        return Dataset(self._path, "r", index_dir=index_dir, generation=generation, **options)
+        """A new read-only Dataset on the same data (the same generation and
+        snapshot of a remote one) with some open options changed, e.g.
+        ``decode_threads``."""
+        clone = type(self).__new__(type(self))
+        clone.__setstate__(dict(self.__getstate__(), mode="r", closed=False,
+                                options=dict(self._options, **changes)))
+        clone._native()  # opens it now, so that errors show here
+        return clone
 
     def __getstate__(self) -> Dict[str, Any]:
         return {

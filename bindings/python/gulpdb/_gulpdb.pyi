@@ -164,6 +164,9 @@ class DatasetStats:
     @property
     def checksums(self) -> bool:
         """Whether a CRC-32C is stored per frame."""
+    @property
+    def uuid(self) -> str:
+        """The dataset's identity (a UUID made at creation; kept by copies)."""
 
 class NativeWriter:
     """A write transaction; see :meth:`gulpdb.Dataset.writer`."""
@@ -222,6 +225,8 @@ class NativeDataset:
         verify_index: bool = False,
         generation: int = 0,
         allow_network_index: bool = False,
+        expected_snapshot_sha256: str = "",
+        expected_dataset_uuid: str = "",
     ) -> NativeDataset:
         """Opens an existing dataset (a directory, or an s3:// URL read-only);
         FileNotFoundError if there is none."""
@@ -401,6 +406,8 @@ def push(
     grace: Union[None, int, float, str] = None,
     progress: _Progress = None,
     index_dir: str = "",
+    overwrite: bool = False,
+    allow_unconditional_writes: bool = False,
 ) -> Dict[str, Any]:
     """Publishes a local dataset to s3://bucket/prefix; see :func:`gulpdb.push`."""
 
