@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bindings/src/bindings.h"
+#include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 
@@ -112,6 +113,18 @@ void BindInterop(py::module_& m) {
   m.def("check", &CheckPy, py::arg("path"), py::arg("deep") = false,
         py::arg("progress") = py::none(),
         "Checks a dataset; returns a report dict whose 'problems' lists (where, what).");
+  // The file-name rules of gulpdb/interop.h. A name may come as bytes
+  // (os.fsencode) when it is not UTF-8.
+  m.def("is_gulpio_data_file_name", &IsGulpioDataFileName, py::arg("name"),
+        "True for a GulpIO data file name (data*.gulp).");
+  m.def("is_gulpio_meta_file_name", &IsGulpioMetaFileName, py::arg("name"),
+        "True for a GulpIO meta file name (meta*.gmeta).");
+  m.def("gulpio_data_file_name", &GulpioDataFileName, py::arg("chunk"),
+        "The name gulpdb gives chunk `chunk`'s data file: data_<N>.gulp.");
+  m.def("gulpio_meta_file_name", &GulpioMetaFileName, py::arg("chunk"),
+        "The name of chunk `chunk`'s exported .gmeta file: meta_<N>.gmeta.");
+  m.def("index_directory", &IndexDirectory, py::arg("path"), py::arg("index_dir") = "",
+        "Where the index of the dataset `path` lives: `index_dir`, or <path>/gulpdb.index.");
 }
 
 }  // namespace gulpdb::python

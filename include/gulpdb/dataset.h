@@ -217,6 +217,11 @@ struct WriterOptions {
   bool rollover = true;
 };
 
+// Where the index of the dataset in `dir` lives: `index_dir` when it is not
+// empty, else <dir>/gulpdb.index (the name every open, create and import
+// uses). Pure string work: nothing is looked up on disk.
+GULPDB_EXPORT std::string IndexDirectory(const std::string& dir, const std::string& index_dir = "");
+
 class GULPDB_EXPORT Dataset {
  public:
   // Creates a new dataset in `dir` (created if missing; it may already hold

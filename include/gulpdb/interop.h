@@ -25,6 +25,16 @@ enum class DuplicatePolicy {
   kKeepLast,   // the chunk that comes last wins
 };
 
+// The file names of a GulpIO directory, as GulpIO and GulpIO2 write them and
+// the importer reads them: a chunk is a data*.gulp file and a meta*.gmeta
+// file, numbered by the first run of digits in the name; gulpdb names the
+// chunks it writes data_<N>.gulp and the .gmeta files it exports
+// meta_<N>.gmeta. Pure string work, safe from any thread.
+GULPDB_EXPORT bool IsGulpioDataFileName(const std::string& name);  // data*.gulp
+GULPDB_EXPORT bool IsGulpioMetaFileName(const std::string& name);  // meta*.gmeta
+GULPDB_EXPORT std::string GulpioDataFileName(uint32_t chunk);      // data_<N>.gulp
+GULPDB_EXPORT std::string GulpioMetaFileName(uint32_t chunk);      // meta_<N>.gmeta
+
 struct ImportOptions {
   DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
   // A data_N.gulp without meta_N.gmeta: an error by default; with this set it

@@ -26,9 +26,9 @@ from botocore.config import Config
 import gulpdb
 from conftest import GULPDB_CLI, PYTHON, SmallDataset, python_subprocess_env
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "support"))
-import s3_proxy  # noqa: E402  (tests/support/s3_proxy.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "testing"))
+import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
 
 BUCKET = "gulpdb-test"
 KEY_ID = "PYREMOTE"
@@ -534,3 +534,16 @@ def test_the_cache_variable_and_its_older_name(monkeypatch, tmp_path):
     monkeypatch.delenv("GULPDB_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_root() == gulpdb._gulpdb.cache_directory() == str(tmp_path / "xdg" / "gulpdb")
+
+
+def test_the_cache_is_the_engines_when_home_is_unset(monkeypatch):
+    # Python once computed the cache itself and, without HOME, fell back on
+    # the password database while the engine refused: two caches for one rule.
+    from gulpdb._index_cache import cache_root
+
+    for name in ("GULPDB_CACHE", "GULPDB_CACHE_DIR", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="none of GULPDB_CACHE, XDG_CACHE_HOME or HOME is set"):
+        gulpdb._gulpdb.cache_directory()
+    with pytest.raises(ValueError, match="none of GULPDB_CACHE, XDG_CACHE_HOME or HOME is set"):
+        cache_root()

@@ -399,6 +399,22 @@ def export_gmeta(dataset: NativeDataset, out_dir: str = "") -> Dict[str, Any]:
 def check(path: str, deep: bool = False, progress: _Progress = None) -> Dict[str, Any]:
     """Checks a dataset; see :func:`gulpdb.check`."""
 
+def is_gulpio_data_file_name(name: Union[str, bytes]) -> bool:
+    """True for a GulpIO data file name (``data*.gulp``)."""
+
+def is_gulpio_meta_file_name(name: Union[str, bytes]) -> bool:
+    """True for a GulpIO meta file name (``meta*.gmeta``)."""
+
+def gulpio_data_file_name(chunk: int) -> str:
+    """The name gulpdb gives chunk ``chunk``'s data file: ``data_<N>.gulp``."""
+
+def gulpio_meta_file_name(chunk: int) -> str:
+    """The name of chunk ``chunk``'s exported ``.gmeta`` file: ``meta_<N>.gmeta``."""
+
+def index_directory(path: str, index_dir: str = "") -> str:
+    """Where the index of the dataset ``path`` lives: ``index_dir``, or
+    ``<path>/gulpdb.index``."""
+
 def push(
     path: str,
     url: str,
@@ -420,7 +436,7 @@ def remote_info(dataset: NativeDataset) -> Optional[Dict[str, Any]]:
 
 def cache_directory() -> str:
     """The local cache folder: $GULPDB_CACHE, $GULPDB_CACHE_DIR, $XDG_CACHE_HOME/gulpdb or
-    ~/.cache/gulpdb."""
+    $HOME/.cache/gulpdb; ValueError when none of them is set."""
 
 def is_remote_url(path: str) -> bool:
     """True for an s3:// URL."""

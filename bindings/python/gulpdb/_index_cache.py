@@ -42,15 +42,11 @@ def cache_root() -> str:
     """The per-user cache: indexes built for read-only GulpIO directories, and
     the index snapshots of remote datasets (``remote/``).
 
-    ``$GULPDB_CACHE``, else ``$GULPDB_CACHE_DIR`` (its older name), else
-    ``$XDG_CACHE_HOME/gulpdb``, else ``~/.cache/gulpdb``.
+    The engine's own rule (``gulpdb::CacheDirectory``): ``$GULPDB_CACHE``, else
+    ``$GULPDB_CACHE_DIR`` (its older name), else ``$XDG_CACHE_HOME/gulpdb``,
+    else ``$HOME/.cache/gulpdb``; ValueError when none of them is set.
     """
-    for name in ("GULPDB_CACHE", "GULPDB_CACHE_DIR"):
-        explicit = os.environ.get(name)
-        if explicit:
-            return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "gulpdb")
+    return _gulpdb.cache_directory()
 
 
 def cached_index_dir(path: str) -> str:
@@ -72,12 +68,17 @@ def _gulpio_files(path: str) -> List[str]:
         names = os.listdir(path)
     except FileNotFoundError:
         return []
-    return sorted(
-        n
-        for n in names
-        if (n.startswith("data") and n.endswith(".gulp"))
-        or (n.startswith("meta") and n.endswith(".gmeta"))
-    )
+    return sorted(n for n in names if _is_data_file(n) or _is_meta_file(n))
+
+
+def _is_data_file(name: str) -> bool:
+    """data*.gulp: the engine's rule (gulpdb/interop.h)."""
+    return _gulpdb.is_gulpio_data_file_name(os.fsencode(name))
+
+
+def _is_meta_file(name: str) -> bool:
+    """meta*.gmeta: the engine's rule (gulpdb/interop.h)."""
+    return _gulpdb.is_gulpio_meta_file_name(os.fsencode(name))
 
 
 def _fingerprint(path: str, names: List[str]) -> List[Tuple[str, int]]:
@@ -122,7 +123,7 @@ class _Progress:
 
 
 def _import(path: str, index_dir: str, quiet: bool) -> None:
-    progress = _Progress(path, index_dir or os.path.join(path, "gulpdb.index"), quiet)
+    progress = _Progress(path, _gulpdb.index_directory(path, index_dir), quiet)
     try:
         report = _gulpdb.import_gulpio(path, index_dir=index_dir, progress=progress)
     except (ValueError, _gulpdb.BusyError):
@@ -142,7 +143,7 @@ def _reindex(path: str, quiet: bool, timeout: float = 300.0, index_dir: str = ""
     finds it taken waits until the index describes the directory again.
     """
     deadline = time.monotonic() + timeout
-    progress = _Progress(path, index_dir or os.path.join(path, "gulpdb.index"), quiet)
+    progress = _Progress(path, _gulpdb.index_directory(path, index_dir), quiet)
     while True:
         try:
             report = _gulpdb.import_gulpio(
@@ -210,7 +211,7 @@ def open_for_gulpio(
         typo = _gulpdb.s3_url_typo(path)
         if typo:
             raise ValueError(f"open {path}: no such directory, and not an s3:// URL: {typo}")
-    if not any(n.endswith(".gulp") for n in names):
+    if not any(_is_data_file(n) for n in names):
         return None, False
     if _dir_is_writable(path):
         _import(path, "", quiet)

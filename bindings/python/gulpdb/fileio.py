@@ -449,7 +449,7 @@ class GulpDirectory:
                     key=lambda c: os.path.join(self.output_dir, c.file_name),
                 )
                 for c in infos:
-                    meta_name = c.meta_file or f"meta_{c.number}.gmeta"
+                    meta_name = c.meta_file or _gulpdb.gulpio_meta_file_name(c.number)
                     chunks[c.number] = GulpChunk(
                         os.path.join(self.output_dir, c.file_name),
                         os.path.join(self.output_dir, meta_name),
@@ -495,7 +495,7 @@ class GulpDirectory:
         n = max(table) + 1 if table else 0
         out: List[int] = []
         while len(out) < count:
-            if not os.path.exists(os.path.join(self.output_dir, f"data_{n}.gulp")):
+            if not os.path.exists(os.path.join(self.output_dir, _gulpdb.gulpio_data_file_name(n))):
                 out.append(n)
             n += 1
         return out
@@ -511,8 +511,8 @@ class GulpDirectory:
         return iter(
             [
                 GulpChunk(
-                    os.path.join(self.output_dir, f"data_{n}.gulp"),
-                    os.path.join(self.output_dir, f"meta_{n}.gmeta"),
+                    os.path.join(self.output_dir, _gulpdb.gulpio_data_file_name(n)),
+                    os.path.join(self.output_dir, _gulpdb.gulpio_meta_file_name(n)),
                     colorspace=self.colorspace,
                     jpeg_decoder=self.jpeg_decoder,
                     _directory=self,
@@ -815,7 +815,7 @@ class GulpChunk:
 
     def _adopt(self, number: int) -> None:
         """Makes this object stand for chunk ``number``, just started by the writer."""
-        data_name = f"data_{number}.gulp"
+        data_name = _gulpdb.gulpio_data_file_name(number)
         folder = self._directory_obj().output_dir
         if os.path.abspath(self.data_file_path) != os.path.abspath(os.path.join(folder, data_name)):
             warnings.warn(
@@ -826,7 +826,7 @@ class GulpChunk:
                 stacklevel=4,
             )
             self.data_file_path = os.path.join(folder, data_name)
-            self.meta_file_path = os.path.join(folder, f"meta_{number}.gmeta")
+            self.meta_file_path = os.path.join(folder, _gulpdb.gulpio_meta_file_name(number))
         self._chunk_id = number
         self._gmeta = None
 

@@ -351,8 +351,10 @@ class _Driver:
             if not e.startswith(".gulpdb-preflight-")
         ]  # fmt: skip
         gulpio = sorted(
-            e for e in entries if e.endswith((".gulp", ".gmeta")) and e.startswith(("data", "meta"))
-        )
+            e for e in entries
+            if _gulpdb.is_gulpio_data_file_name(os.fsencode(e))
+            or _gulpdb.is_gulpio_meta_file_name(os.fsencode(e))
+        )  # fmt: skip
         if gulpio:
             raise DistributedIngestError(
                 f"{out} is a GulpIO directory ({', '.join(gulpio[:2])}, ...), not a gulpdb "

@@ -70,9 +70,6 @@ def display_path(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-INDEX_DIR = "gulpdb.index"
-
-
 def create_dataset(path: str, settings: Dict[str, Any]) -> None:
     """Creates the dataset ``path`` (a missing or empty directory), unless
     another process made it first, whose dataset (and settings) then stay.
