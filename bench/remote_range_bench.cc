@@ -33,7 +33,7 @@
 #include "bench/bench_util.h"
 #include "bench/curl_loop.h"
 #include "remote/s3_client.h"
-#include "support/s3_server.h"
+#include "testing/s3_server.h"
 
 namespace gulpdb::bench {
 namespace {

@@ -38,7 +38,7 @@
 #include "index/records.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
-#include "support/s3_server.h"
+#include "testing/s3_server.h"
 #include "support/test_util.h"
 
 namespace gulpdb {

@@ -19,7 +19,7 @@
 
 #include "remote/s3_url.h"
 #include "support/remote_fixture.h"
-#include "support/s3_server.h"
+#include "testing/s3_server.h"
 #include "support/test_util.h"
 
 namespace gulpdb::test {

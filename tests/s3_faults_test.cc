@@ -1,4 +1,4 @@
-// S3Client through tests/support/s3_proxy.py: every request's SigV4
+// S3Client through testing/s3_proxy.py: every request's SigV4
 // signature and payload hash checked independently (botocore), and faults
 // injected on command — resets, dropped and truncated bodies, stalls,
 // delays, 503 SlowDown, 500s, wrong ranges, corrupted uploads — to show
@@ -16,7 +16,7 @@
 
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
-#include "support/s3_server.h"
+#include "testing/s3_server.h"
 #include "support/test_util.h"
 
 namespace gulpdb::test {

@@ -40,9 +40,9 @@ from conftest import GULPDB_CLI, PYTHON, python_subprocess_env
 
 import gulpdb
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "support"))
-import s3_proxy  # noqa: E402  (tests/support/s3_proxy.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "testing"))
+import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "my-bucket"

@@ -1,6 +1,6 @@
 // Test servers for the remote client: s3rver (an S3 server on Node.js,
 // installed by scripts/setup.sh) and the fault-injecting, signature-checking
-// proxy tests/support/s3_proxy.py in front of it, each a child process on
+// proxy testing/s3_proxy.py in front of it, each a child process on
 // 127.0.0.1 on a free port.
 //
 // Start and stop are bounded: a server that does not listen within the
@@ -12,8 +12,8 @@
 //
 // Thread safety: one thread drives an instance; the control calls of
 // S3ProxyServer may be made while other threads use the proxy.
-#ifndef GULPDB_TESTS_SUPPORT_S3_SERVER_H_
-#define GULPDB_TESTS_SUPPORT_S3_SERVER_H_
+#ifndef GULPDB_TESTING_S3_SERVER_H_
+#define GULPDB_TESTING_S3_SERVER_H_
 
 #include <sys/types.h>
 
@@ -108,14 +108,14 @@ struct ProxyStats {
   uint64_t faults_injected = 0;
 };
 
-// tests/support/s3_proxy.py in front of an S3 server on 127.0.0.1.
+// testing/s3_proxy.py in front of an S3 server on 127.0.0.1.
 class S3ProxyServer {
  public:
   static constexpr const char* kAccessKey = "GULPTEST";
   static constexpr const char* kSecretKey = "gulptest-secret";
 
   // Knows the credentials kAccessKey/kSecretKey and `extra` (key -> secret).
-  // With `tls`, serves HTTPS with tests/support/tls/cert.pem (TlsCaFile()).
+  // With `tls`, serves HTTPS with testing/tls/cert.pem (TlsCaFile()).
   explicit S3ProxyServer(uint16_t upstream_port,
                          std::map<std::string, std::string> extra_credentials = {},
                          bool tls = false);
@@ -156,4 +156,4 @@ class S3ProxyServer {
 
 }  // namespace gulpdb::test
 
-#endif  // GULPDB_TESTS_SUPPORT_S3_SERVER_H_
+#endif  // GULPDB_TESTING_S3_SERVER_H_
