@@ -19,8 +19,9 @@ timing, so all paths run from the page cache.
 
 Paths, each timed K times, interleaved (the median and the best run are
 reported):
-  cpp        the read loop in C++ (_gulpdb._time_reads: Dataset::ReadFrames per
-             clip): what the engine delivers without Python
+  cpp        the read loop in C++ (python_read_loop, built beside the other
+             benchmark programs: Dataset::ReadFrames per clip): what the engine
+             delivers without Python
   python     gulpdb.Dataset.read(id, slice(s, s + 16)) from Python threads
   batch      gulpdb.Dataset.read_batch of 8 clips at a time (one call decodes
              all 128 frames in parallel)
@@ -53,6 +54,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -61,11 +63,31 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import gulpdb
-from gulpdb import _gulpdb
 from video_frames import video_frames
 
 CLIP = 16
 DEFAULT_VIDEO = "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4"
+# <build>/python/gulpdb/__init__.py -> <build>/bench
+DEFAULT_BIN_DIR = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(gulpdb.__file__)))), "bench"
+)
+
+
+def cpp_reads(bin_dir: str, path: str, decode_threads: int, ids: Sequence[str],
+              starts: Sequence[int], threads: int, dct: str = "fast") -> Tuple[float, int]:
+    """Times the clips [start, start + CLIP) of ``ids`` read by the C++ loop
+    (python_read_loop) on a read-only open of the dataset ``path`` with
+    ``decode_threads``, ``threads`` threads splitting the clips. Returns
+    (seconds, bytes decoded)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".clips") as clips:
+        clips.writelines(f"{i}\t{s}\n" for i, s in zip(ids, starts))
+        clips.flush()
+        command = [os.path.join(bin_dir, "python_read_loop"), "--dir", path,
+                   "--clips", clips.name, "--length", str(CLIP), "--threads", str(threads),
+                   "--decode-threads", str(decode_threads), "--dct", dct]
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    result = json.loads(out)
+    return result["seconds"], result["bytes"]
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -79,6 +101,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--video", default=DEFAULT_VIDEO, help="source clip for real frames")
     p.add_argument("--dir", help="where to build the data (default: a temporary directory)")
     p.add_argument("--json", help="also write the results to this file")
+    p.add_argument("--bin-dir", default=DEFAULT_BIN_DIR,
+                   help="where python_read_loop is built (default: the bench folder of the "
+                   "build that holds the imported gulpdb package)")
     args = p.parse_args(argv)
     if args.smoke:
         args.videos, args.frames, args.clips, args.reps, args.size = 4, 20, 16, 1, "64x48"
@@ -209,19 +234,21 @@ def measure(data: Data, args: argparse.Namespace) -> List[Dict[str, Any]]:
     def pillow_read(share: range) -> int:
         return sum(pillow_clip(data, ids[i], starts[i]).nbytes for i in share)
 
-    def cpp(ds: gulpdb.Dataset, threads: int, dct: str) -> Callable[[], Tuple[float, int]]:
-        return lambda: _gulpdb._time_reads(ds.native, ids, starts, CLIP, threads, "rgb", dct)
+    def cpp(decode_threads: int, threads: int, dct: str) -> Callable[[], Tuple[float, int]]:
+        return lambda: cpp_reads(
+            args.bin_dir, data.dataset_dir, decode_threads, ids, starts, threads, dct
+        )
 
     cases: List[Tuple[str, int, str, Callable[[], Tuple[float, int]]]] = []
     for threads in (1, 2):
         for dct in ("fast", "accurate"):
-            cases.append(("cpp", threads, dct, cpp(single, threads, dct)))
+            cases.append(("cpp", threads, dct, cpp(1, threads, dct)))
             cases.append(("python", threads, dct,
                           lambda t=threads, d=dct: run_threads(t, n, python_read(single, d))))
         cases.append(("gulpio2", threads, "fast", lambda t=threads: run_threads(t, n, gulpio_read)))
         cases.append(("pillow", threads, "accurate",
                       lambda t=threads: run_threads(t, n, pillow_read)))
-    cases.append(("cpp", 0, "fast", cpp(pooled, 1, "fast")))
+    cases.append(("cpp", 0, "fast", cpp(0, 1, "fast")))
     cases.append(("python", 0, "fast", lambda: run_threads(1, n, python_read(pooled, "fast"))))
     cases.append(("batch", 0, "fast", lambda: run_threads(1, n, batch_read(pooled))))
 
@@ -265,12 +292,12 @@ def call_overhead(root: str, args: argparse.Namespace) -> Dict[str, float]:
         for id_, s in zip(ids, starts):
             ds.read(id_, slice(s, s + CLIP))
         python_us.append((time.perf_counter() - start) / n * 1e6)
-        seconds, _ = _gulpdb._time_reads(ds.native, ids, starts, CLIP, 1)
+        seconds, _ = cpp_reads(args.bin_dir, path, 1, ids, starts, 1)
         cpp_us.append(seconds / n * 1e6)
     return {"python_us_per_clip": min(python_us), "cpp_us_per_clip": min(cpp_us)}
 
 
-def smoke_check(data: Data) -> None:
+def smoke_check(data: Data, bin_dir: str) -> None:
     """Every path returns the same clip (Pillow: the same shape; pixels compared)."""
     ds = gulpdb.Dataset(data.dataset_dir)
     gd = gulpdb.GulpDirectory(data.dataset_dir, quiet=True)
@@ -286,7 +313,7 @@ def smoke_check(data: Data) -> None:
         same = np.array_equal(folder, accurate)
         print(f"smoke: {id_}[{start}:{start + CLIP}] ok; Pillow pixels "
               f"{'identical to' if same else 'differ from'} gulpdb's accurate DCT")
-    seconds, nbytes = _gulpdb._time_reads(ds.native, data.clip_ids, data.starts, CLIP, 2)
+    seconds, nbytes = cpp_reads(bin_dir, data.dataset_dir, 0, data.clip_ids, data.starts, 2)
     expected = sum(
         ds.read(i, slice(s, s + CLIP)).nbytes for i, s in zip(data.clip_ids, data.starts)
     )
@@ -339,7 +366,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         data = Data(args, root)
         data.warm_up()
         if args.smoke:
-            smoke_check(data)
+            smoke_check(data, args.bin_dir)
         results = measure(data, args)
         overhead = call_overhead(root, args)
         report(results, data, args)

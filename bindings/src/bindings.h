@@ -42,7 +42,6 @@ void RegisterErrors(py::module_& m);
 void BindDataset(py::module_& m);
 void BindCodec(py::module_& m);
 void BindInterop(py::module_& m);
-void BindBench(py::module_& m);
 void BindIngest(py::module_& m);
 void BindRemote(py::module_& m);
 

@@ -12,7 +12,6 @@ PYBIND11_MODULE(_gulpdb, m) {
   python::BindQuery(m);
   python::BindCodec(m);
   python::BindInterop(m);
-  python::BindBench(m);
   python::BindRemote(m);
   python::BindIngest(m);
 }

@@ -445,21 +445,6 @@ def s3_url_typo(text: str) -> str:
     """For text that looks like a mistyped s3:// URL (S3://, s3:/, s3a://), what is wrong and
     the URL meant; '' otherwise."""
 
-def _time_reads(
-    dataset: NativeDataset,
-    ids: Sequence[str],
-    starts: Sequence[int],
-    length: int,
-    threads: int = 1,
-    colorspace: str = "rgb",
-    dct: str = "fast",
-) -> Tuple[float, int]:
-    """Benchmark helper: times ReadFrames of clips ``[start, start + length)`` in C++.
-
-    Runs on ``threads`` threads, each taking every ``threads``-th clip.
-    Returns (seconds, bytes decoded).
-    """
-
 # ---- ingest and merge (gulpdb/ingest.h, gulpdb/maintenance.h), for gulpdb.distributed ----
 # Options are dicts keyed by the names of the ingest option table (ingest_command_options,
 # "_" for "-": videos_dir, frames_dir, images_dir, image_list, labels, label_name,
