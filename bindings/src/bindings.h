@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,12 +45,16 @@ void BindCodec(py::module_& m);
 void BindInterop(py::module_& m);
 void BindIngest(py::module_& m);
 void BindRemote(py::module_& m);
+void BindDecodeOptions(py::module_& m);
 
 // Wraps a Python callable (or None) as a progress callback that the engine
 // may call without the GIL, from any thread: it takes the GIL for the call.
 // An exception raised by the callable (KeyboardInterrupt included) stops the
 // operation. The callable must outlive the operation.
 std::function<void(uint64_t, uint64_t)> Progress(const py::object& callback);
+
+// Adds NativeWriter and NativeDataset.writer (call after BindDataset).
+void BindWriter(py::module_& m);
 
 // Adds select, the meta index calls and the split listings to NativeDataset
 // (call after BindDataset).
@@ -97,16 +102,34 @@ inline constexpr int64_t kMaxOutputSide = 65500;
 
 // Fixed-size output (jpeg.h) from its Python spelling: `size` None or a
 // (height, width) pair of ints; `resize` "short_edge", "fit" or "stretch";
-// `crop` "center", "random" or None; `crop_seed` None (a fresh random seed)
-// or any int (modulo 2**64), used by "random" only. Sets the output fields of
-// `*options`, whose scale_denom must be 1 when a size is given. Raises
-// TypeError for arguments of the wrong type and ValueError for bad values and
-// combinations: sides outside 1..65500 or above the pixel limit, an unknown
-// mode, crop None with "short_edge" (it must crop), "random" with "fit" or
-// "stretch" (nothing to crop), resize or a random crop without a size,
-// downscale with a size.
+// `crop` "center", "random" or None (case-insensitive). Sets the output
+// fields of `*options`, whose scale_denom must be 1 when a size is given.
+// Raises TypeError for arguments of the wrong type and ValueError for bad
+// values and combinations: sides outside 1..65500 or above the pixel limit,
+// an unknown mode, crop None with "short_edge" (it must crop), "random" with
+// "fit" or "stretch" (nothing to crop), resize or a random crop without a
+// size, downscale with a size.
 void ApplyOutputSize(const py::handle& size, const py::handle& resize, const py::handle& crop,
-                     const py::handle& crop_seed, DecodeOptions* options);
+                     DecodeOptions* options);
+
+// The window of one read's random crop: `crop_seed` None (a fresh random
+// seed) or any int (modulo 2**64); TypeError for anything else. Does nothing
+// (and checks nothing) unless `options` crops at random.
+void SetCropSeed(const py::handle& crop_seed, DecodeOptions* options);
+
+// _gulpdb.DecodeOptions (decode_options_binding.cc): the checked
+// DecodeOptions of reads, and the crop as given (None or a mode), which
+// DecodeOptions cannot tell from "center" when nothing is cropped.
+struct PyDecodeOptions {
+  DecodeOptions options;
+  std::optional<std::string> crop;
+};
+
+// A PyDecodeOptions from the Python spelling of each option (ToDecodeOptions,
+// then ApplyOutputSize); raises as they do.
+PyDecodeOptions MakeDecodeOptions(const std::string& colorspace, const std::string& dct,
+                                  int downscale, bool lenient, const py::handle& size,
+                                  const py::handle& resize, const py::handle& crop);
 
 // Hands decoded frames to NumPy without copying: the DecodedFrames move to the
 // heap and a capsule owns them; the arrays are views whose base is that

@@ -32,8 +32,9 @@ py::array DecodeJpeg(const py::handle& data, const std::string& colorspace, cons
                      const py::handle& crop, const py::handle& crop_seed) {
   std::string copy;
   const std::string_view jpeg = JpegBytes(data, &copy);
-  DecodeOptions options = ToDecodeOptions(colorspace, dct, downscale, lenient);
-  ApplyOutputSize(size, resize, crop, crop_seed, &options);
+  DecodeOptions options =
+      MakeDecodeOptions(colorspace, dct, downscale, lenient, size, resize, crop).options;
+  SetCropSeed(crop_seed, &options);
   const auto* bytes = reinterpret_cast<const uint8_t*>(jpeg.data());
   ImageShape shape;
   {

@@ -248,7 +248,7 @@ std::optional<std::string> ModeName(const py::handle& value, const char* what, b
 }  // namespace
 
 void ApplyOutputSize(const py::handle& size, const py::handle& resize, const py::handle& crop,
-                     const py::handle& crop_seed, DecodeOptions* options) {
+                     DecodeOptions* options) {
   const std::string mode = ModeName(resize, "resize", false).value();
   const std::optional<std::string> crop_mode = ModeName(crop, "crop", true);
   if (mode == "short_edge") {
@@ -321,7 +321,10 @@ void ApplyOutputSize(const py::handle& size, const py::handle& resize, const py:
   options->out_height = static_cast<int>(h);
   options->out_width = static_cast<int>(w);
   options->crop = random ? CropMode::kRandom : CropMode::kCenter;
-  if (!random) return;
+}
+
+void SetCropSeed(const py::handle& crop_seed, DecodeOptions* options) {
+  if (options->crop != CropMode::kRandom) return;
   if (crop_seed.is_none()) {
     std::random_device device;
     options->crop_seed = (uint64_t{device()} << 32) ^ device();

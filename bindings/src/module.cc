@@ -8,7 +8,9 @@ PYBIND11_MODULE(_gulpdb, m) {
   m.doc() = "Native half of the gulpdb package (see gulpdb/_gulpdb.pyi).";
   m.attr("__version__") = GULPDB_VERSION;
   python::RegisterErrors(m);
+  python::BindDecodeOptions(m);
   python::BindDataset(m);
+  python::BindWriter(m);
   python::BindQuery(m);
   python::BindCodec(m);
   python::BindInterop(m);

@@ -49,6 +49,7 @@ from typing import Any, Callable, Dict, Iterable, Optional, Union
 
 from . import _gulpdb, utils
 from ._dataset import Dataset, FrameSelection, Frames, VideoId, Writer
+from ._decode import DecodeOptions
 from ._gulpdb import (
     BusyError,
     ChunkInfo,
@@ -76,6 +77,7 @@ __all__ = [
     "__version__",
     "Dataset",
     "Writer",
+    "DecodeOptions",
     "FrameSelection",
     "Frames",
     "VideoId",

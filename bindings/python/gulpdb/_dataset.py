@@ -34,6 +34,7 @@ from typing import (
 import numpy as np
 
 from . import _gulpdb
+from ._decode import DecodeOptions, decode_options
 
 __all__ = ["Dataset", "Writer", "FrameSelection", "Frames", "Size", "VideoId"]
 
@@ -583,15 +584,10 @@ class Dataset:
         id: VideoId,
         frames: FrameSelection = None,
         *,
-        colorspace: str = "rgb",
-        dct: str = "fast",
-        downscale: int = 1,
-        lenient: bool = False,
+        decode: Optional[DecodeOptions] = None,
         as_list: bool = False,
-        size: Optional[Size] = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
         crop_seed: Optional[int] = None,
+        **decode_keywords: Any,
     ) -> Frames:
         """Decoded frames of one video.
 
@@ -599,31 +595,13 @@ class Dataset:
             id: the video id (a str, or an int for its decimal string).
             frames: which frames (see :data:`FrameSelection`); all by default.
                 Slices behave as Python's, whatever their bounds.
-            colorspace: ``"rgb"`` (default) or ``"bgr"`` give H×W×3 frames,
-                ``"gray"`` H×W×1; ``"auto"`` gives RGB for colour JPEGs and H×W
-                (no channel axis) for grayscale ones, as GulpIO2 does.
-            dct: ``"fast"`` (GulpIO2's pixels exactly) or ``"accurate"``
-                (libjpeg's defaults: GulpIO, Pillow, OpenCV).
-            downscale: decode at 1/1, 1/2, 1/4 or 1/8 of the size (cheaper).
-            lenient: accept JPEGs that libjpeg only warns about.
+            decode: how to decode (a :class:`gulpdb.DecodeOptions`; default:
+                RGB, the fast DCT, full size).
+            colorspace, dct, downscale, lenient, size, resize, crop: the
+                fields of :class:`gulpdb.DecodeOptions` as keyword arguments
+                (``ds.read(id, size=(112, 112))``); given with ``decode``,
+                they change those fields of it.
             as_list: always return a list of per-frame arrays.
-            size: ``(height, width)``: every frame comes out that size,
-                resized (and cropped or padded) in C++ on the decode threads,
-                so frames of any sizes make one N×height×width×C array.
-                Cannot be combined with ``downscale``: the decoder picks the
-                DCT scaling itself (the largest 1/2, 1/4, 1/8 that still
-                covers the scaled frame), then resizes bilinearly.
-            resize: with ``size``. ``"short_edge"``: keep the aspect ratio
-                and scale until the frame covers ``size`` (the side that limits
-                gets exactly its target, the other is rounded), then crop.
-                ``"fit"``: keep the aspect ratio and scale until the frame fits
-                inside ``size``, centred on black (zero) padding.
-                ``"stretch"``: scale each axis to ``size``.
-            crop: with ``"short_edge"``: ``"center"`` keeps the middle window
-                (offsets rounded down); ``"random"`` a window drawn from
-                ``crop_seed``. ``None`` is refused there (the scaled frame is
-                larger than ``size``). ``"fit"`` and ``"stretch"`` keep the
-                whole frame: ``"center"`` or ``None``.
             crop_seed: seeds ``crop="random"`` (any int; None: a fresh random
                 seed). The same seed gives the same window.
 
@@ -636,17 +614,14 @@ class Dataset:
         Raises:
             KeyError: no such id (an empty or over-long id included).
             IndexError: a frame index out of range (any size of int).
-            TypeError: an id that is not a str or int; a ``size`` that is not
-                a pair of ints, a mode that is not a str.
-            ValueError: a bad colorspace, dct or downscale; a ``size`` side
-                outside 1..65500; an unknown ``resize`` or ``crop``, or a
-                combination above that is refused.
+            TypeError: an id that is not a str or int; a keyword that is not
+                an option; an option of the wrong type.
+            ValueError: a bad option or combination of options (see
+                :class:`gulpdb.DecodeOptions`).
             gulpdb.CorruptionError: a frame does not decode.
         """
-        return self._native().read(
-            id, frames, colorspace, dct, downscale, lenient, as_list,
-            size=size, resize=resize, crop=crop, crop_seed=crop_seed,
-        )
+        options = decode_options(decode, decode_keywords, "read")
+        return self._native().read(id, frames, options, as_list, crop_seed)
 
     def __getitem__(self, key: Union[VideoId, Tuple[VideoId, FrameSelection]]) -> Frames:
         """``ds[id]`` reads all frames, ``ds[id, 0:16:2]`` or ``ds[id, [1, 5]]`` some."""
@@ -665,30 +640,23 @@ class Dataset:
         requests: Iterable[Union[VideoId, Tuple[VideoId, FrameSelection]]],
         frames: FrameSelection = None,
         *,
-        colorspace: str = "rgb",
-        dct: str = "fast",
-        downscale: int = 1,
-        lenient: bool = False,
+        decode: Optional[DecodeOptions] = None,
         as_list: bool = False,
-        size: Optional[Size] = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
         crop_seed: Optional[int] = None,
+        **decode_keywords: Any,
     ) -> List[Frames]:
         """Reads many videos at once, decoding all their frames in parallel.
 
         ``requests`` holds ids (each read with ``frames``) or ``(id, frames)``
         pairs; a bare ``str`` is a TypeError (pass ``[id]``). Results are in
-        request order, each as :meth:`read` returns it. ``size``, ``resize``
-        and ``crop`` are as for :meth:`read`; with ``crop="random"`` each
+        request order, each as :meth:`read` returns it. ``decode`` and the
+        decode keywords are as for :meth:`read`; with ``crop="random"`` each
         request gets its own window, request ``i`` the one :meth:`read` gives
         for ``crop_seed + i * 0x9E3779B97F4A7C15`` (modulo 2**64).
         """
+        options = decode_options(decode, decode_keywords, "read_batch")
         ids, selections = _split_requests(requests, frames)
-        return self._native().read_batch(
-            ids, selections, colorspace, dct, downscale, lenient, as_list,
-            size=size, resize=resize, crop=crop, crop_seed=crop_seed,
-        )
+        return self._native().read_batch(ids, selections, options, as_list, crop_seed)
 
     def read_jpeg_batch(
         self,

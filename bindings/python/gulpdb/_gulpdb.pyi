@@ -19,8 +19,8 @@ Colorspaces: ``"rgb"``, ``"bgr"`` (H×W×3), ``"gray"`` (H×W×1), ``"auto"`` (H
 for colour JPEGs, H×W for grayscale ones, as GulpIO2). DCT: ``"fast"`` (GulpIO2's
 pixels) or ``"accurate"``. ``downscale``: 1, 2, 4 or 8.
 
-Fixed-size output (``size``, ``resize``, ``crop``, ``crop_seed``; see
-:meth:`gulpdb.Dataset.read`): ``size=(height, width)`` resizes every frame in
+Fixed-size output (``size``, ``resize``, ``crop`` of :class:`DecodeOptions`, and
+the ``crop_seed`` of a read; see :meth:`gulpdb.Dataset.read`): ``size=(height, width)`` resizes every frame in
 C++ with ``resize="short_edge"`` (cover, then crop ``"center"`` or
 ``"random"``), ``"fit"`` (fit inside, zero padding) or ``"stretch"``.
 """
@@ -45,11 +45,47 @@ def _as_id_list(ids: Iterable[_Id], what: str = "ids") -> List[str]:
     """A collection of ids as a list of str (each as :func:`_as_id`); TypeError for a
     bare str or bytes, naming the argument ``what``."""
 
-def _check_output_size(
-    size: _Size, resize: str = "short_edge", crop: Optional[str] = "center", downscale: int = 1
-) -> Optional[Tuple[int, int]]:
-    """Checks fixed-size read arguments as :meth:`NativeDataset.read` does (TypeError,
-    ValueError); returns ``size`` as a tuple of two ints, or None."""
+class DecodeOptions:
+    """How a read decodes frames (see :mod:`gulpdb._decode`); checked when made
+    (TypeError, ValueError), immutable, compared and hashed by value, picklable."""
+
+    def __init__(
+        self,
+        *,
+        colorspace: str = "rgb",
+        dct: str = "fast",
+        downscale: int = 1,
+        lenient: bool = False,
+        size: _Size = None,
+        resize: str = "short_edge",
+        crop: Optional[str] = "center",
+    ) -> None:
+        """Checks the options; TypeError or ValueError naming the one that is wrong."""
+    @property
+    def colorspace(self) -> str:
+        """``"auto"``, ``"rgb"``, ``"bgr"`` or ``"gray"``."""
+    @property
+    def dct(self) -> str:
+        """``"fast"`` or ``"accurate"``."""
+    @property
+    def downscale(self) -> int:
+        """1, 2, 4 or 8."""
+    @property
+    def lenient(self) -> bool:
+        """Accept JPEGs that libjpeg only warns about."""
+    @property
+    def size(self) -> Optional[Tuple[int, int]]:
+        """``(height, width)`` of every frame, or None (frames keep their size)."""
+    @property
+    def resize(self) -> str:
+        """``"short_edge"``, ``"fit"`` or ``"stretch"``."""
+    @property
+    def crop(self) -> Optional[str]:
+        """``"center"``, ``"random"`` or None."""
+    def as_dict(self) -> Dict[str, Any]:
+        """The keyword arguments that make these options."""
+    def replace(self, **changes: Any) -> "DecodeOptions":
+        """A copy with some options changed (checked as the constructor checks them)."""
 
 class BusyError(OSError):
     """Another writer (in this or another process) holds the dataset's writer lock.
@@ -274,34 +310,23 @@ class NativeDataset:
         self,
         id: _Id,
         frames: _Selection = None,
-        colorspace: str = "rgb",
-        dct: str = "fast",
-        downscale: int = 1,
-        lenient: bool = False,
+        decode: DecodeOptions = ...,
         as_list: bool = False,
-        size: _Size = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
         crop_seed: Optional[int] = None,
     ) -> _Frames:
         """Decoded frames of one video as NumPy views of one buffer (no copy).
 
         One N×H×W×C array when the frames share a shape and ``as_list`` is
         False (an empty 0×0×0×C array when none is selected), else a list.
-        With ``size``, every frame is resized to it (see the module notes).
+        ``decode`` defaults to ``DecodeOptions()``; ``crop_seed`` seeds its
+        random crop (None: a fresh seed).
         """
     def read_batch(
         self,
         ids: Iterable[_Id],
         frames: Optional[Sequence[_Selection]] = None,
-        colorspace: str = "rgb",
-        dct: str = "fast",
-        downscale: int = 1,
-        lenient: bool = False,
+        decode: DecodeOptions = ...,
         as_list: bool = False,
-        size: _Size = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
         crop_seed: Optional[int] = None,
     ) -> List[_Frames]:
         """Decoded frames of many videos, all frames decoded in parallel.

@@ -177,6 +177,7 @@ class _Reader:
         self.colorspace = colorspace
         self.jpeg_decoder = jpeg_decoder
         self._native_cs, self._squeeze = _native_colorspace(colorspace)
+        self._decode = _gulpdb.DecodeOptions(colorspace=self._native_cs)
 
     def decode(self, jpegs: List[bytes]) -> List[Any]:
         """Frames of JPEG bytes, as :meth:`read` returns them."""
@@ -198,7 +199,7 @@ class _Reader:
             frames = [self.jpeg_decoder(b) for b in native.read_jpegs(id_, selection)]
         else:
             frames = self._finish(
-                native.read(id_, selection, self._native_cs, "fast", 1, False, True)
+                native.read(id_, selection, self._decode, True)
             )
         if meta_json is None:
             meta_json = native.meta_json(id_)
@@ -216,7 +217,7 @@ class _Reader:
         else:
             frame_lists = [
                 self._finish(frames)
-                for frames in native.read_batch(ids, None, self._native_cs, "fast", 1, False, True)
+                for frames in native.read_batch(ids, None, self._decode, True)
             ]
         return [
             (frames, _meta_entry(json.loads(v.meta_data))) for frames, v in zip(frame_lists, videos)

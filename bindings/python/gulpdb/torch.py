@@ -70,6 +70,7 @@ import torch.utils.data
 
 from . import _gulpdb
 from ._dataset import Dataset, VideoId, _count
+from ._decode import DecodeOptions, decode_options
 from ._sampler import VideoSampler
 from .fileio import GulpDirectory
 
@@ -295,23 +296,17 @@ class _VideoReader:
         self,
         source: Source,
         ids: Optional[Iterable[VideoId]],
+        *,
         label: Label,
         transform: Optional[Callable[[torch.Tensor], Any]],
-        num_frames: Optional[int],
-        sampling: Optional[str],
-        stride: int,
-        seed: Optional[int],
-        colorspace: str,
-        dct: str,
-        downscale: int,
+        decode: DecodeOptions,
         decode_threads: Optional[int],
-        size: Optional[Tuple[int, int]] = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
+        seed: Optional[int],
+        num_frames: Optional[int] = None,
+        sampling: Optional[str] = "all",
+        stride: int = 1,
     ) -> None:
-        self.size = _gulpdb._check_output_size(size, resize, crop, int(downscale))
-        self.resize = resize
-        self.crop = crop
+        self.decode = decode
         if num_frames is not None:
             num_frames = _count(num_frames, "num_frames", 1)
         stride = _count(stride, "stride", 1)
@@ -328,25 +323,25 @@ class _VideoReader:
         self.sampling = sampling
         self.stride = int(stride)
         self.seed = seed
-        self.colorspace = colorspace
-        self.dct = dct
-        self.downscale = int(downscale)
         self.decode_threads = decode_threads
         self.epoch = 0
         self._worker_dataset: Optional[Tuple[int, Dataset]] = None
 
+    @property
+    def size(self) -> Optional[Tuple[int, int]]:
+        """The output size of every frame, or None."""
+        return self.decode.size
+
     def uses_randomness(self) -> bool:
         """True when an item's frames or crop window are drawn at random."""
-        return self.sampling in _RANDOM_SAMPLINGS or (
-            self.size is not None and self.crop == "random"
-        )
+        return self.sampling in _RANDOM_SAMPLINGS or self.decode.crop == "random"
 
     def warn_unused_seed(self, what: str, shuffle: bool = False) -> None:
         """A UserWarning for a seed other than the default that nothing random uses."""
         if self.seed not in (0, None) and not shuffle and not self.uses_randomness():
             warnings.warn(
                 f"{what}: seed={self.seed!r} is ignored: nothing is drawn at random "
-                f"(sampling={self.sampling!r}, crop={self.crop!r}"
+                f"(sampling={self.sampling!r}, crop={self.decode.crop!r}"
                 f"{'' if self.size is not None else ', no size'})",
                 UserWarning,
                 stacklevel=3,
@@ -395,13 +390,10 @@ class _VideoReader:
         """Decodes the selected frames, resized when ``size`` is set; a random
         crop takes its seed from ``rng`` (the item's generator)."""
         crop_seed = None
-        if self.size is not None and self.crop == "random":
+        if self.decode.crop == "random":
             rng = rng if rng is not None else self._rng(index)
             crop_seed = int(rng.integers(0, 2**63))
-        return ds.read(
-            id_, selection, colorspace=self.colorspace, dct=self.dct, downscale=self.downscale,
-            size=self.size, resize=self.resize, crop=self.crop, crop_seed=crop_seed,
-        )
+        return ds.read(id_, selection, decode=self.decode, crop_seed=crop_seed)
 
     def read_item(self, index: int, id_: str) -> Any:
         ds = self._reader_dataset()
@@ -448,15 +440,15 @@ class VideoDataset(torch.utils.data.Dataset):
             ``stride`` outside the clips) is a ValueError here.
         seed: seeds the random samplings and crops (None: not reproducible;
             a seed other than 0 with nothing random is a UserWarning).
-        colorspace, dct, downscale: decoding, as :meth:`gulpdb.Dataset.read`.
+        decode: how frames are decoded, a :class:`gulpdb.DecodeOptions`, as
+            for :meth:`gulpdb.Dataset.read`; its fields can also be given as
+            keyword arguments (``colorspace``, ``dct``, ``downscale``,
+            ``lenient``, ``size``, ``resize``, ``crop``), which change those
+            of ``decode``. ``size=(height, width)``: every clip comes out
+            T×height×width×C, resized in C++ (see the module notes); a
+            random crop takes one window per clip, seeded by ``seed``.
         decode_threads: decode threads per read (default: one per core in the
             main process, one per DataLoader worker).
-        size: ``(height, width)``: every clip comes out T×height×width×C,
-            resized in C++ (see the module notes). None: frames keep their size.
-        resize: ``"short_edge"`` (cover, then crop), ``"fit"`` (fit inside,
-            zero padding) or ``"stretch"``; with ``size`` only.
-        crop: ``"center"`` or ``"random"`` (one window per clip, seeded by
-            ``seed``) for ``"short_edge"``; ``"center"`` or None for the others.
 
     Items are ``(clip, label)``, or ``clip`` alone when ``label`` is None;
     ``clip`` is a T×H×W×C uint8 tensor (after ``transform``, whatever it returns).
@@ -482,18 +474,16 @@ class VideoDataset(torch.utils.data.Dataset):
         sampling: Optional[str] = None,
         stride: int = 1,
         seed: Optional[int] = 0,
-        colorspace: str = "rgb",
-        dct: str = "fast",
-        downscale: int = 1,
+        decode: Optional[DecodeOptions] = None,
         decode_threads: Optional[int] = None,
-        size: Optional[Tuple[int, int]] = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
+        **decode_keywords: Any,
     ) -> None:
         source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
-            source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
-            downscale, decode_threads, size, resize, crop,
+            source, ids, label=label, transform=transform,
+            decode=decode_options(decode, decode_keywords, "VideoDataset"),
+            decode_threads=decode_threads, seed=seed,
+            num_frames=num_frames, sampling=sampling, stride=stride,
         )
         self._reader.warn_unused_seed("VideoDataset")
 
@@ -529,7 +519,8 @@ class VideoDataset(torch.utils.data.Dataset):
 
     def __repr__(self) -> str:
         r = self._reader
-        resized = "" if r.size is None else f", size={r.size}, resize={r.resize!r}, crop={r.crop!r}"
+        d = r.decode
+        resized = "" if d.size is None else f", size={d.size}, resize={d.resize!r}, crop={d.crop!r}"
         return (
             f"<gulpdb.torch.VideoDataset {r.dataset.path!r}: {len(self)} videos, "
             f"sampling={r.sampling!r}, num_frames={r.num_frames}{resized}>"
@@ -557,19 +548,16 @@ class ImageDataset(torch.utils.data.Dataset):
         label: Label = None,
         transform: Optional[Callable[[torch.Tensor], Any]] = None,
         frame: int = 0,
-        colorspace: str = "rgb",
-        dct: str = "fast",
-        downscale: int = 1,
-        decode_threads: Optional[int] = None,
-        size: Optional[Tuple[int, int]] = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
         seed: Optional[int] = 0,
+        decode: Optional[DecodeOptions] = None,
+        decode_threads: Optional[int] = None,
+        **decode_keywords: Any,
     ) -> None:
         source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
-            source, ids, label, None, None, "all", 1, seed, colorspace, dct, downscale,
-            decode_threads, size, resize, crop,
+            source, ids, label=label, transform=None,
+            decode=decode_options(decode, decode_keywords, "ImageDataset"),
+            decode_threads=decode_threads, seed=seed,
         )
         self._reader.warn_unused_seed("ImageDataset")
         self.transform = transform
@@ -646,19 +634,17 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
         sampling: Optional[str] = None,
         stride: int = 1,
         seed: Optional[int] = 0,
-        colorspace: str = "rgb",
-        dct: str = "fast",
-        downscale: int = 1,
+        decode: Optional[DecodeOptions] = None,
         decode_threads: Optional[int] = None,
-        size: Optional[Tuple[int, int]] = None,
-        resize: str = "short_edge",
-        crop: Optional[str] = "center",
+        **decode_keywords: Any,
     ) -> None:
         super().__init__()
         source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
-            source, ids, label, transform, num_frames, sampling, stride, seed, colorspace, dct,
-            downscale, decode_threads, size, resize, crop,
+            source, ids, label=label, transform=transform,
+            decode=decode_options(decode, decode_keywords, "IterableVideoDataset"),
+            decode_threads=decode_threads, seed=seed,
+            num_frames=num_frames, sampling=sampling, stride=stride,
         )
         self._reader.warn_unused_seed("IterableVideoDataset", shuffle=shuffle)
         self.rank = rank
