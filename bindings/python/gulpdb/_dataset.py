@@ -35,6 +35,11 @@ import numpy as np
 
 from . import _gulpdb
 from ._decode import DecodeOptions, decode_options
+from ._meta_json import meta_json as _meta_json
+from ._native_handle import NativeHandle
+from ._query import MetaQueries
+from ._native_handle import count as _count
+from ._native_handle import is_remote as _is_remote
 
 __all__ = ["Dataset", "Writer", "FrameSelection", "Frames", "Size", "VideoId"]
 
@@ -56,107 +61,7 @@ Size = Tuple[int, int]
 _MODES = ("r", "r+", "a", "x")
 
 
-def _meta_json(meta: Optional[Mapping[str, Any]], video_id: Any = None) -> str:
-    """Serialises one meta dict as Python's json.dumps does by default.
-
-    NumPy values become the Python values they hold (see :func:`_plain`).
-    TypeError naming ``video_id`` and the key path for anything else JSON cannot
-    hold.
-    """
-    if meta is None:
-        return "{}"
-    if not isinstance(meta, Mapping):
-        raise TypeError(f"meta of video {video_id!r} must be a dict, not {type(meta).__name__}")
-    try:
-        return json.dumps(dict(meta))
-    except (TypeError, ValueError):
-        pass  # NumPy values, or something to report with its path
-    return json.dumps(_plain(meta, video_id, "meta", set()))
-
-
-_JSON_SCALARS = (str, int, float, type(None))  # bool is an int
-
-
-def _plain(value: Any, video_id: Any, path: str, open_containers: set) -> Any:
-    """``value`` with NumPy scalars and 0-d/1-d arrays as the Python values they hold.
-
-    ``np.int64(3)`` -> 3, ``np.float32`` -> float, ``np.bool_`` -> bool,
-    ``np.str_`` -> str, a 0-d array -> its item, a 1-d array -> a list; mappings
-    (keys too) and lists/tuples are converted recursively. Anything else JSON
-    cannot hold is a TypeError naming the video and the path
-    (``meta['a']['b'][2]``).
-    """
-    if isinstance(value, _JSON_SCALARS) and not isinstance(value, np.generic):
-        return value
-    if isinstance(value, np.generic):
-        item = value.item()
-        if isinstance(item, _JSON_SCALARS):
-            return item
-        raise _unjsonable(video_id, path, value)
-    if isinstance(value, np.ndarray):
-        if value.ndim == 0:
-            return _plain(value[()], video_id, path, open_containers)
-        if value.ndim == 1:
-            return [
-                _plain(v, video_id, f"{path}[{i}]", open_containers) for i, v in enumerate(value)
-            ]
-        raise _unjsonable(
-            video_id, path, value, f"a {value.ndim}-D array (value.tolist() gives nested lists)"
-        )
-    if isinstance(value, (Mapping, list, tuple)):
-        if id(value) in open_containers:
-            raise ValueError(f"meta of video {video_id!r} contains itself at {path}")
-        open_containers.add(id(value))
-        try:
-            if isinstance(value, Mapping):
-                out = {}
-                for key, v in value.items():
-                    where = f"{path}[{key!r}]"
-                    plain_key = key
-                    if isinstance(key, np.generic):
-                        plain_key = key.item()
-                    if not isinstance(plain_key, _JSON_SCALARS):
-                        what = f"a key of type {type(key).__name__}"
-                        raise _unjsonable(video_id, where, key, what)
-                    out[plain_key] = _plain(v, video_id, where, open_containers)
-                return out
-            return [
-                _plain(v, video_id, f"{path}[{i}]", open_containers) for i, v in enumerate(value)
-            ]
-        finally:
-            open_containers.discard(id(value))
-    raise _unjsonable(video_id, path, value)
-
-
-def _unjsonable(video_id: Any, path: str, value: Any, what: Optional[str] = None) -> TypeError:
-    what = what or f"a {type(value).__module__}.{type(value).__qualname__}"
-    return TypeError(
-        f"meta of video {video_id!r} cannot be stored as JSON: {path} is {what}; meta may hold "
-        "dicts, lists, str, int, float, bool, None, NumPy scalars and 0-d/1-d arrays"
-    )
-
-
-def _count(value: Any, name: str, minimum: int = 0, maximum: int = 2**63 - 1) -> int:
-    """An integer setting in [minimum, maximum], else TypeError / ValueError naming it.
-
-    Counts never wrap around: -5 videos per chunk is an error, not 4294967291.
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    value = int(value)
-    if not minimum <= value <= maximum:
-        small = value < minimum and maximum >= 2**63 - 1
-        bound = f"at least {minimum}" if small else f"{minimum} to {maximum}"
-        raise ValueError(f"{name} must be {bound}, not {value}")
-    return value
-
-
-def _is_remote(path: str) -> bool:
-    """True for a dataset in object storage ("s3://bucket/prefix")."""
-    return path.startswith("s3://")
-
-
-class Dataset:
+class Dataset(MetaQueries):
     """A gulpdb dataset: JPEG frames in GulpIO chunk files, an LMDB index by id.
 
     Args:
@@ -224,7 +129,6 @@ class Dataset:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, not {mode!r}")
         self._path = os.fspath(path)
-        self._mode = mode
         if _is_remote(self._path):
             if mode != "r":
                 raise ValueError(
@@ -238,7 +142,7 @@ class Dataset:
             raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
         if generation is not None:
             _count(generation, "generation (a published generation number)", 1)
-        self._options: Dict[str, Any] = dict(
+        options: Dict[str, Any] = dict(
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
             decode_threads=_count(decode_threads, "decode_threads", 0, 1024),
             verify_checksums=bool(verify_checksums),
@@ -247,9 +151,7 @@ class Dataset:
             generation=int(generation or 0),
             allow_network_index=bool(allow_network_index),
         )
-        self._closed = False
-        # (pid, native): replaced as a whole, so threads never see a mix.
-        self._state: Optional[Tuple[int, _gulpdb.NativeDataset]] = None
+        self._handle = NativeHandle(self._path, mode, options)
         settings: Dict[str, Any] = {}
         if videos_per_chunk is not None:
             settings["videos_per_chunk"] = _count(videos_per_chunk, "videos_per_chunk", 1, 2**32 - 1)
@@ -258,54 +160,33 @@ class Dataset:
         if checksums is not None:
             settings["checksums"] = bool(checksums)
         created: List[bool] = []
-        native = self._open_native(
+        native = self._handle.open(
             create=mode in ("a", "x"),
             exclusive=mode == "x",
             create_options=settings,
             created=created,
         )
-        self._state = (os.getpid(), native)
         if _is_remote(self._path):
             # Copies in other processes (DataLoader workers) read this
             # generation, and only if it is still the same snapshot of the
             # same dataset (the prefix may be wiped and pushed to again).
             info = _gulpdb.remote_info(native)
-            self._options["generation"] = info["generation"]
-            self._options["expected_snapshot_sha256"] = info["snapshot_sha256"]
-            self._options["expected_dataset_uuid"] = info["dataset"]
+            options["generation"] = info["generation"]
+            options["expected_snapshot_sha256"] = info["snapshot_sha256"]
+            options["expected_dataset_uuid"] = info["dataset"]
         if settings and not created:
             self._warn_ignored(native.stats(), settings)
 
-    # ---- opening, fork safety, pickling ---------------------------------------
+    # ---- opening, fork safety, pickling (NativeHandle) ------------------------
 
-    def _open_native(
-        self,
-        create: bool = False,
-        exclusive: bool = False,
-        create_options: Optional[Dict[str, Any]] = None,
-        created: Optional[List[bool]] = None,
-    ) -> _gulpdb.NativeDataset:
-        """Opens (creating it first if asked); appends True to ``created`` if it did."""
-        index_dir = self._options["index_dir"]
-        if create:
-            if not _gulpdb.NativeDataset.exists(self._path, index_dir):
-                try:
-                    _gulpdb.NativeDataset.create(
-                        self._path, index_dir=index_dir, **(create_options or {})
-                    ).close()
-                    if created is not None:
-                        created.append(True)
-                except ValueError:
-                    # Another process created it in the meantime.
-                    if exclusive or not _gulpdb.NativeDataset.exists(self._path, index_dir):
-                        raise
-            elif exclusive:
-                raise FileExistsError(
-                    f"create dataset {self._path}: a gulpdb dataset is already there"
-                )
-        return _gulpdb.NativeDataset.open(
-            self._path, read_only=self._mode == "r", **self._options
-        )
+    @property
+    def _options(self) -> Dict[str, Any]:
+        """The open options every process opens the dataset with."""
+        return self._handle.options
+
+    @property
+    def _mode(self) -> str:
+        return self._handle.mode
 
     def _warn_ignored(self, stats: _gulpdb.DatasetStats, settings: Dict[str, Any]) -> None:
         """Warns about creation settings that differ from the existing dataset's."""
@@ -322,18 +203,7 @@ class Dataset:
 
     def _native(self) -> _gulpdb.NativeDataset:
         """The native dataset of this process, opened again after a fork."""
-        state = self._state
-        if state is not None and state[0] == os.getpid():
-            return state[1]
-        if self._closed:
-            raise ValueError("I/O operation on a closed dataset")
-        # A dataset opened by another process (before a fork): dropping that
-        # handle leaves its C++ objects alone (the native side leaks them on
-        # purpose); open our own. Two threads racing here both open one, and
-        # the engine shares the LMDB environment between them.
-        native = self._open_native()
-        self._state = (os.getpid(), native)
-        return native
+        return self._handle.get()
 
     def _reopened(self, **changes: Any) -> "Dataset":
         """A new read-only Dataset on the same data (the same generation and
@@ -346,32 +216,20 @@ class Dataset:
         return clone
 
     def __getstate__(self) -> Dict[str, Any]:
-        return {
-            "path": self._path,
-            # Unpickling never creates a dataset.
-            "mode": "r" if self._mode == "r" else "r+",
-            "options": dict(self._options),
-            "closed": self._closed,
-        }
+        return self._handle.state()
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self._path = state["path"]
-        self._mode = state["mode"]
-        self._options = state["options"]
-        self._closed = state["closed"]
-        self._state = None  # opened on first use, in whichever process that is
+        self._handle = NativeHandle.from_state(state)
 
     def close(self) -> None:
         """Closes the dataset. Reads running in other threads finish first."""
-        self._closed = True
-        state, self._state = self._state, None
-        if state is not None and state[0] == os.getpid():
-            state[1].close()
+        self._handle.close()
 
     @property
     def closed(self) -> bool:
         """True after :meth:`close`."""
-        return self._closed
+        return self._handle.closed
 
     def __enter__(self) -> "Dataset":
         return self
@@ -380,7 +238,7 @@ class Dataset:
         self.close()
 
     def __repr__(self) -> str:
-        if self._closed:
+        if self.closed:
             return f"<gulpdb.Dataset {self._path!r} mode={self._mode!r} (closed)>"
         try:
             count = f"videos={len(self)}"
@@ -486,96 +344,6 @@ class Dataset:
     def stats(self) -> _gulpdb.DatasetStats:
         """Counts and sizes: videos, frames, chunks, bytes, garbage, index size."""
         return self._native().stats()
-
-    # ---- metadata queries and named splits ----------------------------------------
-
-    def select(self, **meta_equals: Any) -> List[str]:
-        """Ids of the videos whose meta has every given key/value pair.
-
-        ``ds.select(label="cat", split_id=3)`` returns, in (chunk, insertion)
-        order as :meth:`ids`, the videos whose :meth:`meta` (the first
-        meta_data entry) has ``label`` equal to ``"cat"`` and ``split_id``
-        equal to 3; no argument gives every id. A key with a meta index
-        (:meth:`create_meta_index`) is answered from the index, in time
-        proportional to the matches; other keys by reading every candidate's
-        meta in C++ (no Python work per video).
-
-        Values are Python values: str, int, float, bool, None, and lists and
-        dicts of them (NumPy scalars and 0-d/1-d arrays stand for the values
-        they hold). Equality is JSON's, not Python's: strings by their text;
-        numbers by exact decimal value as written (``1``, ``1.0`` and ``1e0``
-        match each other, but ``0.1`` does not match a stored
-        ``0.10000000000000001``); ``True`` matches only ``true`` (not 1);
-        ``"1"`` never matches 1; NaN matches NaN; lists element by element,
-        dicts member by member in any order. Keys that are not identifiers
-        go through a dict: ``ds.select(**{"label name": "x"})``.
-
-        An empty result for a key that no video has at all (a misspelt key,
-        or ``template`` for an ingest with ``--label-name template``, which
-        stores the label under GulpIO's ``"label"``) comes with a
-        UserWarning naming the key.
-
-        Raises:
-            TypeError: a value JSON cannot hold (a set, an object, ...).
-        """
-        conditions = [(key, [_query_value_json(key, value)]) for key, value in meta_equals.items()]
-        ids = self._native().select(conditions)
-        if not ids and conditions:
-            self._warn_absent_keys([key for key, _ in conditions], "select")
-        return ids
-
-    def _warn_absent_keys(self, keys: List[str], what: str) -> None:
-        """A UserWarning naming the keys that no video's meta has."""
-        absent = self._native().absent_meta_keys(keys)
-        first = next(iter(self), None)
-        if absent and first is not None:
-            warnings.warn(
-                f"{what} on {self._path}: no video's meta has the key "
-                f"{', '.join(repr(k) for k in absent)} (the first video's meta: "
-                f"{self.meta(first)!r})",
-                UserWarning,
-                stacklevel=3,
-            )
-
-    def create_meta_index(self, key: str, *, lock_timeout: float = 0.0) -> bool:
-        """Builds a secondary index of meta key ``key``, so that :meth:`select` on it
-        costs the matches rather than a read of every video.
-
-        One pass over the existing videos, in one transaction under the
-        writer lock (:class:`gulpdb.BusyError` when another writer does not
-        finish within ``lock_timeout`` seconds, including a :meth:`writer`
-        of this process that is still open). From then on every write keeps
-        the index right in the transaction that changes the videos. Returns
-        False (changing nothing) when ``key`` has an index already.
-        ValueError for a read-only dataset or a key that is empty, longer
-        than 255 bytes or not text. A key that no video has is indexed (for
-        videos added later) with a UserWarning.
-        """
-        self._check_writable()
-        built = self._native().create_meta_index(key, lock_timeout)
-        self._warn_absent_keys([key], "create_meta_index")
-        return built
-
-    def drop_meta_index(self, key: str, *, lock_timeout: float = 0.0) -> bool:
-        """Drops the meta index of ``key``; False if it had none."""
-        self._check_writable()
-        return self._native().drop_meta_index(key, lock_timeout)
-
-    def meta_indexes(self) -> List[str]:
-        """The meta keys that have an index (:meth:`create_meta_index`)."""
-        return self._native().meta_indexes()
-
-    def splits(self) -> Dict[str, int]:
-        """The named splits (:meth:`Writer.set_split`), as ``{name: number of ids}``, by name."""
-        return dict(self._native().splits())
-
-    def split(self, name: str) -> List[str]:
-        """The ids of split ``name``, in the order :meth:`Writer.set_split` was given them.
-
-        Videos removed since have left it. KeyError, naming the known splits,
-        when there is no such split.
-        """
-        return self._native().split(name)
 
     # ---- reads --------------------------------------------------------------------
 
@@ -730,17 +498,6 @@ class Dataset:
     def _check_writable(self) -> None:
         if self.read_only:
             raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
-
-
-def _query_value_json(key: str, value: Any) -> str:
-    """The JSON text :meth:`Dataset.select` compares meta values with."""
-    try:
-        return json.dumps(_plain(value, None, f"select({key}=...)", set()))
-    except TypeError:
-        raise TypeError(
-            f"select({key}=...): a {type(value).__module__}.{type(value).__qualname__} cannot "
-            "equal a meta value; use str, int, float, bool, None, or lists and dicts of them"
-        ) from None
 
 
 def _split_requests(

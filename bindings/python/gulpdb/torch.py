@@ -69,7 +69,8 @@ import torch
 import torch.utils.data
 
 from . import _gulpdb
-from ._dataset import Dataset, VideoId, _count
+from ._dataset import Dataset, VideoId
+from ._native_handle import count as _count
 from ._decode import DecodeOptions, decode_options
 from ._sampler import VideoSampler
 from .fileio import GulpDirectory
