@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     import distributed  # noqa: E402  (after the path is set: the workers inherit it)
 
     import gulpdb.distributed as gd  # noqa: E402
-    from gulpdb.distributed._driver import local_cluster  # noqa: E402
+    from gulpdb.distributed._cluster import local_cluster  # noqa: E402
 
     tmp = args.tmp or tempfile.mkdtemp(prefix="gulpdb-distributed-bench-")
     videos = os.path.join(tmp, "videos")

@@ -770,12 +770,12 @@ def small_frames(tmp_path, names=("a", "b", "c")) -> str:
 
 
 def test_the_python_api_and_the_command_take_gulpdb_ingests_option_table():
-    from gulpdb.distributed import _driver
+    from gulpdb.distributed import _options
 
     table = _gulpdb.ingest_command_options()
     names = {o["name"].replace("-", "_") for o in table if o["distributed"]}
     params = set(inspect.signature(gd.ingest).parameters) - {"client_or_address", "out"}
-    assert params - set(_driver.JOB_DEFAULTS) == names
+    assert params - set(_options.JOB_DEFAULTS) == names
     assert all(inspect.signature(gd.ingest).parameters[n].default is None for n in names)
     text = run_cli(["ingest", "--help"]).stdout
     for o in table:

@@ -86,11 +86,14 @@ copy of the index, not the live file (LMDB's lock table is per host).
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any, Callable, Optional, Union
 
+from .. import _gulpdb
 from . import _driver
-from ._driver import (
+from ._options import JOB_DEFAULTS
+from ._report import (
     BadSource,
     DistributedIngestError,
     IngestFailed,
@@ -114,33 +117,8 @@ def ingest(
     client_or_address: Any,
     out: _Path,
     *,
-    videos_dir: Optional[_Path] = None,
-    frames_dir: Optional[_Path] = None,
-    images_dir: Optional[_Path] = None,
-    image_list: Optional[_Path] = None,
-    labels: Optional[_Path] = None,
-    label_name: Optional[str] = None,
-    frame_rate: Optional[float] = None,
-    frame_size: Optional[int] = None,
-    quality: Optional[int] = None,
-    keep_jpeg: Optional[bool] = None,
-    ffmpeg: Optional[str] = None,
-    shuffle: Optional[bool] = None,
-    seed: Optional[int] = None,
-    batch: Optional[int] = None,
-    on_duplicate: Optional[str] = None,
-    strict: Optional[bool] = None,
-    quiet: Optional[bool] = None,
-    videos_per_chunk: Optional[int] = None,
-    bytes_per_chunk: Optional[int] = None,
-    no_checksums: Optional[bool] = None,
-    partitions: Optional[int] = None,
-    task_threads: Optional[int] = None,
-    lock_timeout: Optional[float] = None,
-    connect_timeout: Optional[float] = None,
-    worker_timeout: Optional[float] = None,
-    local_workers: Optional[int] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
+    **options: Any,
 ) -> IngestReport:
     """Ingests sources into the dataset ``out`` on a Dask cluster, exactly once.
 
@@ -190,6 +168,33 @@ def ingest(
         IngestFailed: partitions failed, or ``strict`` stopped the job;
             ``.report`` says what was done.
     """
-    options = dict(locals())
-    del options["client_or_address"], options["out"]
-    return _driver.run(client_or_address, os.fspath(out), options)
+    return _driver.run(client_or_address, os.fspath(out), dict(options, progress=progress))
+
+
+def _signature() -> inspect.Signature:
+    """ingest()'s signature as help() and IDEs show it: one keyword argument
+    per option of the ingest library's table (``_`` for ``-``) and of the job,
+    all None by default (None: the option's own default)."""
+    kinds = {"path": _Path, "text": str, "choice": str, "whole_number": int,
+             "number": float, "switch": bool}
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    params = [
+        inspect.Parameter("client_or_address", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          annotation=Any),
+        inspect.Parameter("out", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=_Path),
+    ]
+    for info in _gulpdb.ingest_command_options():
+        if info["distributed"]:
+            kind = kinds[info["kind"]]
+            hint = Optional[kind]
+            params.append(inspect.Parameter(info["name"].replace("-", "_"), keyword, default=None,
+                                            annotation=hint))
+    for name in JOB_DEFAULTS:
+        if name != "progress":
+            params.append(inspect.Parameter(name, keyword, default=None, annotation=Optional[Any]))
+    params.append(inspect.Parameter("progress", keyword, default=None,
+                                    annotation=Optional[Callable[[int, int], Any]]))
+    return inspect.Signature(params, return_annotation=IngestReport)
+
+
+ingest.__signature__ = _signature()  # type: ignore[attr-defined]

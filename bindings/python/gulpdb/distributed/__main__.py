@@ -18,7 +18,8 @@ from typing import Any, Dict, List, Optional
 
 from .. import _gulpdb
 from . import _driver
-from ._driver import DistributedIngestError, IngestFailed, IngestReport
+from ._options import JOB_DEFAULTS, ingest_option_names, normalize_options
+from ._report import DistributedIngestError, IngestFailed, IngestReport
 
 PROG = "gulpdb.distributed"
 
@@ -35,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--connect-timeout", type=float, metavar="S",
-        help=f"seconds to reach the scheduler (default {_driver.JOB_DEFAULTS['connect_timeout']:g})",
+        help=f"seconds to reach the scheduler (default {JOB_DEFAULTS['connect_timeout']:g})",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -55,13 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     job = p.add_argument_group("the job").add_argument
     job("--partitions", metavar="N", help="tasks and shards (default: 4 per worker thread)")
     job("--task-threads", metavar="N",
-        help=f"decode threads per task (default {_driver.JOB_DEFAULTS['task_threads']})")
+        help=f"decode threads per task (default {JOB_DEFAULTS['task_threads']})")
     job("--lock-timeout", type=float, metavar="S",
         help="seconds a duplicate task waits for its shard's writer lock "
-        f"(default {_driver.JOB_DEFAULTS['lock_timeout']:g})")
+        f"(default {JOB_DEFAULTS['lock_timeout']:g})")
     job("--worker-timeout", type=float, metavar="S",
         help="seconds to wait for a first worker and for the pre-flight answers "
-        f"(default {_driver.JOB_DEFAULTS['worker_timeout']:g})")
+        f"(default {JOB_DEFAULTS['worker_timeout']:g})")
     job("--local-workers", metavar="N",
         help="processes of the LocalCluster started without --scheduler (default: cores)")
     job("--json", action="store_true", help="print the report as JSON on stdout")
@@ -91,7 +92,7 @@ def _add_ingest_options(group: Any) -> None:
 
 def _options(args: argparse.Namespace) -> Dict[str, Any]:
     """The options given (None: not given, the default applies)."""
-    keys = _driver.ingest_option_names() + [k for k in _driver.JOB_DEFAULTS if k != "progress"]
+    keys = ingest_option_names() + [k for k in JOB_DEFAULTS if k != "progress"]
     return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
 
@@ -136,7 +137,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not args.verbose:
         logging.getLogger("distributed").setLevel(logging.ERROR)
     try:
-        options = _driver.normalize_options(_options(args))
+        options = normalize_options(_options(args))
     except (ValueError, TypeError) as e:
         _error(str(e))
         return 2
