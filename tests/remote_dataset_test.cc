@@ -38,8 +38,8 @@
 #include "index/records.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
-#include "testing/s3_server.h"
 #include "support/test_util.h"
+#include "testing/s3_server.h"
 
 namespace gulpdb {
 namespace {

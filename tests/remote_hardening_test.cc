@@ -42,8 +42,8 @@
 #include "remote/retry_policy.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
-#include "testing/s3_server.h"
 #include "support/test_util.h"
+#include "testing/s3_server.h"
 
 namespace gulpdb {
 namespace {

@@ -19,8 +19,8 @@
 
 #include "remote/s3_url.h"
 #include "support/remote_fixture.h"
-#include "testing/s3_server.h"
 #include "support/test_util.h"
+#include "testing/s3_server.h"
 
 namespace gulpdb::test {
 namespace {

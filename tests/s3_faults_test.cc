@@ -16,8 +16,8 @@
 
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
-#include "testing/s3_server.h"
 #include "support/test_util.h"
+#include "testing/s3_server.h"
 
 namespace gulpdb::test {
 namespace {
