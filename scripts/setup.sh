@@ -18,6 +18,7 @@ packages=(
   libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (remote/)
   libexpat1-dev libssl-dev       # remote/: S3's XML responses; payload SHA-256 (libcrypto)
   python3-botocore               # testing/s3_proxy.py checks SigV4 signatures with it
+  python3-hypothesis             # the model-based lifecycle test (tests/python/test_lifecycle.py)
   python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)
   python3-boto3 python3-torchvision libswscale-dev  # benchmark baselines only
   python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging

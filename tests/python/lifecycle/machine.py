@@ -1,0 +1,1008 @@
+"""The lifecycle state machine: the operations users combine on a dataset,
+each followed by every read path that applies, checked against the model.
+
+A *lineage* is one dataset followed through its life: made one way (created
+from Python or the command line, ingested, imported from a GulpIO directory
+written by gulpio_format), then changed and moved any way (append, ingest,
+remove, compact, merge, split, meta index, export, re-index, cp -r / cp -a,
+push, snapshot, ...). The model (model.DatasetModel) says what every reader
+must see. When a step hits a bug on the known-bug allow-list (known_bugs),
+the lineage is counted and dropped and a new one starts, so that the run
+keeps looking for bugs that are not on the list.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from . import checks, gulpio_format, known_bugs
+import numpy as np
+
+from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
+                    merge_labels, renumbered)
+from .procs import Failure
+from .session import BUCKET, Session
+
+SESSION: Optional[Session] = None  # set by the test for the run
+
+# Every rule, by variant, and every read path. The run fails if a rule (any of
+# its variants), a variant in REQUIRED_VARIANTS or a read path never ran.
+RULES = {
+    "create": ["create (python)", "create (cli)", "create (ingest)",
+               "create (import GulpIO dir)"],
+    "append_python": ["append (python writer)"],
+    "ingest_cli": ["ingest (cli --frames-dir)", "ingest (cli --images-dir)"],
+    "remove": ["remove (python)", "remove (cli)"],
+    "compact": ["compact"],
+    "merge": ["merge (attach in place)", "merge (copy)"],
+    "split": ["split --ids-file", "split --where", "split (python)", "split --remove"],
+    "meta_index": ["index --meta-key", "index --drop"],
+    "export": ["export (in place)", "export (-o OUT)"],
+    "delete_gmeta": ["delete a .gmeta"],
+    "reindex": ["import --reindex"],
+    "copy": ["copy (cp -r)", "copy (cp -a)"],
+    "push_and_open_url": ["push (cli)", "push (python)", "open url (fresh cache)",
+                          "open url (warm cache)"],
+    "wipe_and_push_other": ["wipe the prefix and push another dataset there"],
+    "pickle_reader": ["pickle Dataset", "pickle VideoDataset"],
+    "read_held_pickle": ["read a held pickled reader"],
+    "snapshot": ["snapshot"],
+}
+VARIANTS = [v for variants in RULES.values() for v in variants]
+# The operations issue 19 names, each of which must run in a CI-sized run.
+REQUIRED_VARIANTS = [
+    "create (python)", "create (cli)", "create (import GulpIO dir)", "append (python writer)",
+    "ingest (cli --frames-dir)", "ingest (cli --images-dir)", "remove (python)", "remove (cli)",
+    "compact", "merge (attach in place)", "merge (copy)", "index --meta-key",
+    "export (in place)", "export (-o OUT)", "import --reindex", "copy (cp -r)", "copy (cp -a)",
+    "open url (fresh cache)", "open url (warm cache)", "pickle Dataset", "pickle VideoDataset",
+    "snapshot",
+]
+READ_PATHS = [
+    "cli ls", "cli info", "cli show", "cli extract", "cli check --deep", "cli ls --where",
+    "cli split", "cli index", "label2idx.json",
+    "py Dataset", "py Dataset.read pixels", "GulpDirectory",
+    "url py Dataset (fresh cache)", "url py Dataset (fresh cache).read pixels",
+    "url py Dataset (warm cache)", "url cli ls", "url cli show", "url cli extract",
+    "url cli check --deep", "url GulpDirectory", "bucket as GulpIO dir",
+    "exported dir (in place)", "exported dir (-o OUT)",
+    "pickled Dataset (local)", "pickled Dataset (url)",
+    "pickled VideoDataset (local)", "pickled VideoDataset (url)",
+    "snapshot reader (network fs)",
+]
+
+LABELS = ["cat", "dog", "owl", "red fox"]
+TAGS = ["a", "ü", "x y"]
+CLEAN_ERRORS = {"FileNotFoundError", "OSError", "CorruptionError", "StaleIndexError",
+                "PermissionError", "KeyError", "ValueError"}
+
+_failure_classes: Dict[str, type] = {}
+
+
+def _failure_class(failure: Failure) -> type:
+    """One exception class per (kind, read path), so that Hypothesis shrinks each
+    failure class on its own instead of sliding from one bug to another."""
+    key = re.sub(r"[^A-Za-z0-9]+", "_", f"{failure.kind}_{failure.path}").strip("_")
+    if key not in _failure_classes:
+        _failure_classes[key] = type(f"LifecycleFailure_{key}", (Failure,), {})
+    return _failure_classes[key]
+
+
+class Lineage:
+    """One dataset through its life, and what was published of it."""
+
+    def __init__(self, path: str, model: DatasetModel, how: str, url: str, cache: str) -> None:
+        self.path = path
+        self.model = model
+        self.flags = {how}
+        self.import_gmeta: Optional[Dict[str, bytes]] = None  # .gmeta bytes of an unchanged import
+        self.url = url
+        self.cache = cache  # this node's warm cache
+        self.pushed: Optional[DatasetModel] = None
+        self.snapshot: Optional[DatasetModel] = None
+        self.snapshot_files_changed = False
+        self.order: List[str] = []
+        self.chunk_of: Dict[str, int] = {}  # id -> chunk number, as last listed
+        # What known_bugs' recover functions need to undo a step:
+        self.times_before_copy: Dict[str, Tuple[int, int]] = {}
+        self.deleted_gmeta: Optional[Tuple[str, bytes, Tuple[int, int]]] = None
+        self.label_file_before_merge: Optional[bytes] = None
+
+
+def _file_times(root: str) -> Dict[str, Tuple[int, int]]:
+    """relative path -> (atime_ns, mtime_ns) of every file under ``root``."""
+    out = {}
+    for d, _, files in os.walk(root):
+        for name in files:
+            st_ = os.stat(os.path.join(d, name))
+            out[os.path.relpath(os.path.join(d, name), root)] = (st_.st_atime_ns, st_.st_mtime_ns)
+    return out
+
+
+class Held:
+    """A pickled reader kept for later, as a DataLoader worker would hold it."""
+
+    def __init__(self, blob: bytes, kind: str, source: str, lineage: Lineage,
+                 expected: Optional[DatasetModel], ids: List[str]) -> None:
+        self.blob, self.kind, self.source, self.lineage = blob, kind, source, lineage
+        self.expected = expected  # for a URL: the generation it pinned
+        self.ids = ids  # a VideoDataset's items: the ids when it was made
+
+
+class LifecycleMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        assert SESSION is not None, "the test sets machine.SESSION"
+        self.s = SESSION
+        self.s.counters.examples += 1
+        self.example = self.s.counters.examples
+        self.root = os.path.join(self.s.work, f"example-{self.example}")
+        os.makedirs(self.root)
+        self.counter = 0
+        self.cur: Optional[Lineage] = None
+        self.frozen: Dict[str, Optional[DatasetModel]] = {}  # left behind: path -> model, None if gone
+        self.held: List[Held] = []
+        self.log: List[str] = []
+        self.steps = 0
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    def _next(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def _dir(self, stem: str) -> str:
+        return os.path.join(self.root, f"{stem}{self._next()}")
+
+    def note(self, text: str) -> None:
+        self.log.append(text)
+
+    def _env(self, cache: Optional[str] = None, **extra: Optional[str]) -> Dict[str, Optional[str]]:
+        env: Dict[str, Optional[str]] = {"GULPDB_CACHE": cache or self.cur.cache,
+                                         "GULPDB_TEST_FS_TYPE": None}
+        env.update(extra)
+        return env
+
+    def _cli(self, *args: str, expect: Optional[int] = 0, path: Optional[str] = None,
+             stdin: Optional[bytes] = None):
+        return self.s.cli.run(*args, expect=expect, path=path, stdin=stdin,
+                              env={"GULPDB_CACHE": self.cur.cache} if self.cur else None)
+
+    def _run(self, names: Any, fn: Callable[[], None]) -> None:
+        """Runs one step (counted as the rule variant ``names``, or each of a
+        list of them), then checks every read path; a failure on the known-bug
+        allow-list ends the lineage, any other fails the test."""
+        for name in [names] if isinstance(names, str) else names:
+            self.s.counters.rules[name] += 1
+        self.s.counters.steps += 1
+        self.steps += 1
+        try:
+            fn()
+            if self.cur is not None:
+                self._verify()
+        except Failure as f:
+            bug = self._known(f)
+            if bug.action == "recover" and bug.recover(self):
+                self.note(f"  (known bug {bug.name}: undone, the lineage goes on)")
+                try:
+                    self._verify()
+                    return
+                except Failure as again:
+                    self._known(again)
+            self.note(f"  (known bug {bug.name}: lineage dropped)")
+            self._drop_lineage()
+
+    def _known(self, f: Failure) -> known_bugs.KnownBug:
+        """The allow-list entry ``f`` matches (counted), or ``f`` raised as this
+        example's failure, with the steps that led to it."""
+        bug = known_bugs.match(f, self)
+        if bug is None:
+            steps = "\n  ".join(self.log)
+            raise _failure_class(f)(f.kind, f.path,
+                                    f"{f.text}\n  steps of this example:\n  {steps}") from None
+        self.s.counters.known[bug.name] += 1
+        first_line = f"[{f.kind}] {f.path}: {f.text.splitlines()[0][:400]}"
+        self.s.counters.known_examples.setdefault(bug.name, self.log + [f"-> {first_line}"])
+        return bug
+
+    def _excusable(self, check: Callable[[], None]) -> None:
+        """Runs one read check; a failure that a known bug whose action is
+        "excuse" explains is counted, and the other checks go on."""
+        try:
+            check()
+        except Failure as f:
+            if known_bugs.match(f, self) is None or known_bugs.match(f, self).action != "excuse":
+                raise
+            self._known(f)
+            self.note(f"  (known bug {known_bugs.match(f, self).name}: this read is excused)")
+
+    def _drop_lineage(self) -> None:
+        if self.cur is None:
+            return
+        dropped = self.cur
+        # A local reader of the dropped dataset has no model any more; a URL
+        # reader keeps the generation it pinned, which nothing changes.
+        self.held = [h for h in self.held if h.lineage is not dropped or h.expected is not None]
+        self.cur = None
+
+    def _video_frames(self, seed: int, count: int) -> List[bytes]:
+        gray = seed % 7 == 3
+        height, width = (16, 16) if seed % 5 else (8, 24)
+        return [make_jpeg(seed * 31 + i, height, width, gray, quality=70 + seed % 25)
+                for i in range(count)]
+
+    def _python_id(self, seed: int) -> str:
+        n = self._next()
+        return [f"v{n}", f"vidé-{n}", f"{1000 + n}", f"d/v{n}"][seed % 4]
+
+    def _python_videos(self, count: int, seed: int) -> List[Tuple[str, List[bytes], Dict]]:
+        out = []
+        for k in range(count):
+            id_ = self._python_id(seed + k)
+            meta = {"id": id_, "k": (seed + k) % 5, "tag": TAGS[(seed + k) % 3]}
+            out.append((id_, self._video_frames(seed + 17 * k, 1 + (seed + k) % 3), meta))
+        return out
+
+    def _pick(self, ids: List[str], picks: List[int]) -> List[str]:
+        chosen: List[str] = []
+        for p in picks:
+            if ids:
+                id_ = ids[p % len(ids)]
+                if id_ not in chosen:
+                    chosen.append(id_)
+        return chosen
+
+    # ---- making datasets -----------------------------------------------------------------
+
+    def _write_frame_sources(self, count: int, seed: int, labeled: bool,
+                             dup: Optional[str]) -> Tuple[str, List[Tuple[str, List[bytes],
+                                                                           Optional[str]]]]:
+        """A --frames-dir source: folders of JPEG frames (+ labels.csv)."""
+        src = self._dir("frames-src")
+        os.makedirs(src)
+        videos = []
+        for k in range(count):
+            n = self._next()
+            id_ = [f"f{n}", f"fé{n}", f"{5000 + n}"][(seed + k) % 3]
+            if k == 0 and dup is not None:
+                id_ = dup
+            label = LABELS[(seed + k) % len(LABELS)] if labeled else None
+            videos.append((id_, self._video_frames(seed + 13 * k, 1 + (seed + k) % 3), label))
+        for id_, frames, _ in videos:
+            os.makedirs(os.path.join(src, id_))
+            for i, jpeg in enumerate(frames):
+                with open(os.path.join(src, id_, f"{i:04d}.jpg"), "wb") as f:
+                    f.write(jpeg)
+        if labeled:
+            with open(os.path.join(src, "labels.csv"), "w", encoding="utf-8") as f:
+                for id_, _, label in videos:
+                    f.write(f"{id_};{label}\n")
+        return src, videos
+
+    def _ingest_frames(self, target: str, count: int, seed: int, labeled: bool,
+                       dup: Optional[str], on_duplicate: str, model: DatasetModel,
+                       extra: Tuple[str, ...] = ()) -> None:
+        src, videos = self._write_frame_sources(count, seed, labeled, dup)
+        args = ["ingest", target, "--frames-dir", src, "--keep-jpeg", "-q",
+                "--on-duplicate", on_duplicate, *extra]
+        if labeled:
+            args += ["--labels", os.path.join(src, "labels.csv")]
+        self._cli(*args, path="gulpdb ingest")
+        if labeled:
+            model.label2idx = extend_labels(model.label2idx, [v[2] for v in videos])
+        for id_, frames, label in videos:
+            if id_ in model.videos and on_duplicate == "skip":
+                continue
+            meta = {"id": id_} if label is None else {
+                "id": id_, "label": label, "idx": model.label2idx[label]}
+            model.videos[id_] = Video.of(frames, [meta])
+        self.note(f"  ingest {target} --frames-dir: {[(v[0], v[2]) for v in videos]} "
+                  f"(--on-duplicate {on_duplicate})")
+
+    def _write_gulpio_dir(self, path: str, seed: int, chunks: int,
+                          twice: bool) -> Tuple[DatasetModel, List[str]]:
+        """A GulpIO directory written by gulpio_format (GulpIO2's rules), and its model."""
+        os.makedirs(path, exist_ok=True)
+        numbers = [[0, 1, 2], [0, 2, 10], [3, 1, 12]][seed % 3][:chunks]
+        model = DatasetModel()
+        per_chunk: List[List[Tuple[str, List[bytes], Dict]]] = []
+        for c in range(chunks):
+            videos = []
+            for k in range(1 + (seed + c) % 3):
+                n = self._next()
+                id_ = f"g{n}" if (seed + k) % 4 else f"{2000 + n}"
+                videos.append((id_, self._video_frames(seed + 7 * c + k, 1 + (seed + k) % 3),
+                               LABELS[(seed + c + k) % len(LABELS)]))
+            per_chunk.append(videos)
+        labels = sorted({label for videos in per_chunk for _, _, label in videos})
+        model.label2idx = {label: i for i, label in enumerate(labels)}
+        data_names = []
+        for number, videos in zip(numbers, per_chunk):
+            appends = [(id_, frames, {"id": id_, "label": label, "idx": model.label2idx[label]})
+                       for id_, frames, label in videos]
+            if twice and number == numbers[0]:
+                id_, frames, meta = appends[0]
+                again = self._video_frames(seed, 2 + seed % 3)[-1:]  # same size, new image
+                appends.append((id_, again, {"id": id_, "note": "appended again"}))
+            data, _ = gulpio_format.write_chunk(path, number, appends)
+            data_names.append(data)
+            for id_, frames, meta in appends:
+                if id_ in model.videos:
+                    old = model.videos[id_]
+                    model.videos[id_] = Video(old.frames + tuple(frames),
+                                              old.meta_data + (json.dumps(meta),))
+                else:
+                    model.videos[id_] = Video.of(frames, [meta])
+        gulpio_format.write_label_map(path, model.label2idx)
+        self.note(f"  GulpIO dir {path}: chunks {numbers[:chunks]}, ids "
+                  f"{list(model.videos)}{' (one id appended twice)' if twice else ''}")
+        return model, data_names
+
+    def _read_gmeta_files(self, path: str) -> Dict[str, bytes]:
+        out = {}
+        for name in os.listdir(path):
+            if re.match(r"^meta.*\.gmeta$", name):
+                with open(os.path.join(path, name), "rb") as f:
+                    out[name] = f.read()
+        return out
+
+    def _changed(self) -> None:
+        """The dataset was written: an export no longer reproduces the imported files."""
+        self.cur.import_gmeta = None
+
+    # ---- checking ------------------------------------------------------------------------
+
+    def _sample(self, ids: List[str], k: int) -> List[str]:
+        ids = sorted(ids)
+        if not ids:
+            return []
+        start = self.steps % len(ids)
+        return [ids[(start + i) % len(ids)] for i in range(min(k, len(ids)))]
+
+    def _query_value(self, key: str) -> Optional[str]:
+        values = []
+        for id_ in sorted(self.cur.model.videos):
+            meta = self.cur.model.videos[id_].meta
+            if isinstance(meta, dict) and key in meta and isinstance(meta[key], (str, int)):
+                values.append(meta[key] if isinstance(meta[key], str) else json.dumps(meta[key]))
+        return values[self.steps % len(values)] if values else None
+
+    def _verify(self) -> None:
+        """Every local read path against the model."""
+        s, L = self.s, self.cur
+        m, p = L.model, L.path
+        L.order = checks.cli_listing(s, p, m, chunk_of=L.chunk_of)
+        checks.cli_info(s, p, m)
+        sample = self._sample(list(m.videos), 2)
+        for id_ in sample:
+            checks.cli_show(s, p, id_, m)
+        if sample:
+            checks.cli_extract(s, p, sample[0], m, self._dir("extract"))
+        checks.cli_check(s, p)
+        checks.py_dataset(s, p, m, "py Dataset", pixels=True, env=self._env(), order=L.order)
+        checks.gulp_directory(s, p, m, "GulpDirectory", env=self._env())
+        checks.label_map_file(s, p, m, "label2idx.json")
+        for key in sorted(m.meta_keys):
+            value = self._query_value(key)
+            if value is not None:
+                checks.cli_where(s, p, key, value, m)
+        if L.snapshot is not None:
+            self._verify_snapshot()
+
+    def _verify_snapshot(self) -> None:
+        L, path = self.cur, "snapshot reader (network fs)"
+        try:
+            got = self.s.reader.call("read_dataset", path, source=L.path, pixels=False,
+                                     env=self._env(GULPDB_TEST_FS_TYPE="lustre"))
+        except Failure as f:
+            # A snapshot from before a compaction may name deleted chunk files
+            # (README "Maintenance"): a clear error is right, a wrong answer is not.
+            if f.kind == "error" and L.snapshot_files_changed and f.exc_type in CLEAN_ERRORS:
+                self.s.counters.reads[path + " (refused: files compacted)"] += 1
+                return
+            raise
+        checks.check_read_all(path, got, L.snapshot)
+        self.s.counters.reads[path] += 1
+
+    def _verify_url(self, cache: str, fresh: bool) -> None:
+        s, L = self.s, self.cur
+        want, url = L.pushed, L.url
+        env = {"GULPDB_CACHE": cache}
+        tag = "fresh" if fresh else "warm"
+        got = checks.py_dataset(s, url, want, f"url py Dataset ({tag} cache)", pixels=fresh,
+                                env=self._env(cache))
+        if fresh and got.get("remote", {}).get("snapshot_downloaded") is False:
+            raise Failure("mismatch", "url py Dataset (fresh cache)",
+                          "an empty cache did not download the snapshot")
+        ids = checks.cli_listing(s, url, want, prefix="url ", env=env)
+        if list(got["ids"]) != ids:
+            raise Failure("mismatch", "url cli ls", f"order {ids} differs from Python's "
+                          f"{got['ids']}")
+        sample = self._sample(list(want.videos), 1)
+        for id_ in sample:
+            checks.cli_show(s, url, id_, want, prefix="url ", env=env)
+            checks.cli_extract(s, url, id_, want, self._dir("extract"), prefix="url ", env=env)
+        self._excusable(lambda: checks.cli_check(s, url, prefix="url ", env=env))
+        checks.gulp_directory(s, url, want, "url GulpDirectory", env=self._env(cache))
+        prefix = url[len(f"s3://{BUCKET}/"):]
+        checks.gulpio_view("bucket as GulpIO dir", gulpio_format.BucketFiles(s.boto, BUCKET, prefix),
+                           want)
+        s.counters.reads["bucket as GulpIO dir"] += 1
+
+    # ---- rules ---------------------------------------------------------------------------
+
+    @precondition(lambda self: self.cur is None)
+    @rule(how=st.sampled_from(["python", "cli", "ingest", "import GulpIO dir"]),
+          count=st.integers(0, 3), seed=st.integers(0, 999), vpc=st.integers(1, 3),
+          checksums=st.booleans(), twice=st.booleans())
+    def create(self, how: str, count: int, seed: int, vpc: int, checksums: bool,
+               twice: bool) -> None:
+        def go() -> None:
+            self.s.counters.lineages += 1
+            n = self._next()
+            path = os.path.join(self.root, f"ds{n}")
+            url = f"s3://{BUCKET}/run{os.getpid()}-ex{self.example}-l{n}"
+            model = DatasetModel()
+            self.cur = Lineage(path, model, how, url, os.path.join(self.root, f"cache{n}"))
+            self.note(f"create ({how}) {path} videos_per_chunk={vpc} checksums={checksums}")
+            settings = ["--videos-per-chunk", str(vpc)] + ([] if checksums else ["--no-checksums"])
+            if how == "python":
+                videos = self._python_videos(count, seed)
+                self.s.reader.call("write", "py Dataset writer", path=path, videos=videos,
+                                   create={"videos_per_chunk": vpc, "checksums": checksums})
+                for id_, frames, meta in videos:
+                    model.videos[id_] = Video.of(frames, [meta])
+                self.note(f"  python writer appended {[v[0] for v in videos]}")
+            elif how == "cli":
+                self._cli("create", path, *settings, path="gulpdb create")
+            elif how == "ingest":
+                self._ingest_frames(path, max(count, 1), seed, seed % 2 == 0, None, "skip", model,
+                                    extra=tuple(settings))
+            else:
+                model_, _ = self._write_gulpio_dir(path, seed, 1 + count % 3, twice)
+                self.cur.model = model_
+                if seed % 2:
+                    self._cli("import", path, "-q", *([] if checksums else ["--no-checksums"]),
+                              path="gulpdb import")
+                else:
+                    self.s.reader.call("import_gulpio", "py import_gulpio", path=path)
+                self.cur.import_gmeta = self._read_gmeta_files(path)
+                self.cur.flags.add("imported")
+        self._run(f"create ({how})", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(count=st.integers(1, 3), seed=st.integers(0, 999),
+          dup=st.sampled_from(["new", "new", "replace", "skip"]))
+    def append_python(self, count: int, seed: int, dup: str) -> None:
+        def go() -> None:
+            L = self.cur
+            videos = self._python_videos(count, seed)
+            existing = sorted(L.model.videos)
+            if dup != "new" and existing:
+                old = existing[seed % len(existing)]
+                videos[0] = (old, videos[0][1], {"id": old, "k": 9, "tag": "replaced"})
+            on_duplicate = "error" if dup == "new" else dup
+            self.s.reader.call("write", "py Dataset writer", path=L.path, videos=videos,
+                               on_duplicate=on_duplicate)
+            for id_, frames, meta in videos:
+                if id_ in L.model.videos and on_duplicate == "skip":
+                    continue
+                L.model.videos[id_] = Video.of(frames, [meta])
+            self._changed()
+            self.note(f"append (python writer, on_duplicate={on_duplicate}) "
+                      f"{[v[0] for v in videos]}")
+        self._run("append (python writer)", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(source=st.sampled_from(["frames", "images"]), count=st.integers(1, 3),
+          seed=st.integers(0, 999), labeled=st.booleans(),
+          dup=st.sampled_from(["none", "none", "skip", "replace"]))
+    def ingest_cli(self, source: str, count: int, seed: int, labeled: bool, dup: str) -> None:
+        def go() -> None:
+            L = self.cur
+            if source == "frames":
+                candidates = sorted(i for i in L.model.videos if "/" not in i)
+                old = candidates[seed % len(candidates)] if dup != "none" and candidates else None
+                self.note(f"ingest (cli --frames-dir) into {L.path}")
+                self._ingest_frames(L.path, count, seed, labeled, old,
+                                    "replace" if dup == "replace" else "skip", L.model)
+            else:
+                self._ingest_images(count, seed, dup)
+            self._changed()
+        self._run(f"ingest (cli --{source}-dir)", go)
+
+    def _ingest_images(self, count: int, seed: int, dup: str) -> None:
+        L = self.cur
+        src = self._dir("images-src")
+        images = []
+        candidates = sorted(i for i in L.model.videos if re.match(r"^[a-z ]+/img\d+\.jpg$", i))
+        for k in range(count):
+            label = LABELS[(seed + k) % len(LABELS)]
+            id_ = f"{label}/img{self._next()}.jpg"
+            if k == 0 and dup != "none" and candidates:
+                id_ = candidates[seed % len(candidates)]
+                label = id_.split("/")[0]
+            jpeg = self._video_frames(seed + 11 * k, 1)
+            os.makedirs(os.path.join(src, label), exist_ok=True)
+            with open(os.path.join(src, id_), "wb") as f:
+                f.write(jpeg[0])
+            images.append((id_, jpeg, label))
+        on_duplicate = "replace" if dup == "replace" else "skip"
+        self._cli("ingest", L.path, "--images-dir", src, "--keep-jpeg", "-q", "--on-duplicate",
+                  on_duplicate, path="gulpdb ingest")
+        L.model.label2idx = extend_labels(L.model.label2idx, [i[2] for i in images])
+        for id_, frames, label in images:
+            if id_ in L.model.videos and on_duplicate == "skip":
+                continue
+            L.model.videos[id_] = Video.of(frames, [{"id": id_, "label": label,
+                                                     "idx": L.model.label2idx[label]}])
+        self.note(f"ingest (cli --images-dir) {[i[0] for i in images]} "
+                  f"(--on-duplicate {on_duplicate})")
+
+    @precondition(lambda self: self.cur is not None and self.cur.model.videos)
+    @rule(how=st.sampled_from(["python", "cli"]), picks=st.lists(st.integers(0, 99), min_size=1,
+                                                                 max_size=3),
+          newest=st.booleans())
+    def remove(self, how: str, picks: List[int], newest: bool) -> None:
+        def go() -> None:
+            L = self.cur
+            if newest:  # every video of the newest chunk (as last listed)
+                last = max(L.chunk_of.values())
+                ids = [i for i in L.order if L.chunk_of[i] == last]
+            else:
+                ids = self._pick(sorted(L.model.videos), picks)
+            if how == "python":
+                n = self.s.reader.call("remove", "py Dataset.remove", path=L.path, ids=ids)
+                if n != len(ids):
+                    raise Failure("mismatch", "py Dataset.remove",
+                                  f"removed {n} of {len(ids)} present ids {ids}")
+            else:
+                self._cli("remove", L.path, *ids, path="gulpdb remove")
+            L.model.remove(ids)
+            self._changed()
+            self.note(f"remove ({how}) {ids}")
+        self._run(f"remove ({how})", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule()
+    def compact(self) -> None:
+        def go() -> None:
+            self._cli("compact", self.cur.path, "-q", path="gulpdb compact")
+            self.cur.snapshot_files_changed = True
+            self._changed()
+            self.note("compact")
+        self._run("compact", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(shard=st.sampled_from(["python", "ingest", "gulpio"]), inside=st.booleans(),
+          count=st.integers(1, 3), seed=st.integers(0, 999),
+          dup=st.sampled_from(["none", "none", "skip", "replace", "error"]), vpc=st.integers(1, 3))
+    def merge(self, shard: str, inside: bool, count: int, seed: int, dup: str,
+              vpc: int) -> None:
+        def go() -> None:
+            L = self.cur
+            n = self._next()
+            where = os.path.join(L.path, "shards", f"s{n}") if inside else os.path.join(
+                self.root, f"shard{n}")
+            os.makedirs(os.path.dirname(where), exist_ok=True)
+            shard_model = DatasetModel()
+            candidates = sorted(i for i in L.model.videos if "/" not in i)
+            old = candidates[seed % len(candidates)] if dup != "none" and candidates else None
+            if shard == "python":
+                videos = self._python_videos(count, seed)
+                if old is not None:
+                    videos[0] = (old, videos[0][1], {"id": old, "k": 8, "tag": "from a shard"})
+                self.s.reader.call("write", "py Dataset writer", path=where, videos=videos,
+                                   create={"videos_per_chunk": vpc})
+                for id_, frames, meta in videos:
+                    shard_model.videos[id_] = Video.of(frames, [meta])
+            elif shard == "ingest":
+                self._ingest_frames(where, count, seed, True, old, "skip", shard_model,
+                                    extra=("--videos-per-chunk", str(vpc)))
+            else:
+                old = None  # a GulpIO shard brings new ids only
+                shard_model, _ = self._write_gulpio_dir(where, seed, 1 + count % 2, False)
+                self._cli("import", where, "-q", path="gulpdb import")
+            label_file = os.path.join(L.path, "label2idx.json")
+            L.label_file_before_merge = None
+            if os.path.exists(label_file):
+                with open(label_file, "rb") as f:
+                    L.label_file_before_merge = f.read()
+            args = ["merge", L.path, where, "-q"]
+            duplicate = old is not None
+            if dup in ("skip", "replace", "error"):
+                args += ["--on-duplicate", dup]
+            self.note(f"merge ({'attach in place' if inside else 'copy'}) {shard} shard {where}: "
+                      f"{list(shard_model.videos)}, --on-duplicate {dup}"
+                      f"{' (shares id ' + repr(old) + ')' if duplicate else ''}")
+            if duplicate and dup in ("error", "none"):
+                r = self._cli(*args, expect=None, path="gulpdb merge")
+                if r.returncode != 1:
+                    raise Failure("exit", "gulpdb merge", "a shard sharing an id with the output "
+                                  f"merged with --on-duplicate error: {r.describe()}")
+                L.flags.add("merge refused")
+                return  # refused: nothing changed
+            self._cli(*args, path="gulpdb merge")
+            new_map, renumber = merge_labels(L.model, shard_model)
+            for id_, video in shard_model.videos.items():
+                if id_ in L.model.videos and dup == "skip":
+                    continue
+                L.model.videos[id_] = renumbered(video, renumber)
+            if new_map is not None:
+                L.model.label2idx = new_map
+            if inside:
+                L.flags.add("attached")
+            self._changed()
+        self._run(f"merge ({'attach in place' if inside else 'copy'})", go)
+
+    @precondition(lambda self: self.cur is not None and self.cur.model.videos)
+    @rule(how=st.sampled_from(["ids_file", "where", "python", "remove"]),
+          name=st.sampled_from(["train", "val", "é s"]),
+          picks=st.lists(st.integers(0, 99), min_size=1, max_size=4), seed=st.integers(0, 99))
+    def split(self, how: str, name: str, picks: List[int], seed: int) -> None:
+        m = self.cur.model
+        key = ["label", "k", "tag", "id"][seed % 4]
+        value = self._query_value(key)
+        if how == "remove" and name not in m.splits:
+            how = "ids_file"  # nothing to remove: set it instead
+        if how == "where" and value is None:
+            how = "ids_file"  # no video has that key
+        ids = self._pick(sorted(m.videos), picks)
+
+        def go() -> None:
+            L = self.cur
+            if how == "ids_file":
+                self._cli("split", L.path, name, "--ids-file", "-",
+                          stdin=("\n".join(ids) + "\n").encode(), path="gulpdb split")
+                m.splits[name] = ids
+                self.note(f"split {name!r} --ids-file {ids}")
+            elif how == "python":
+                self.s.reader.call("set_split", "py Writer.set_split", path=L.path, name=name,
+                                   ids=ids)
+                m.splits[name] = ids
+                self.note(f"split {name!r} (python Writer.set_split) {ids}")
+            elif how == "remove":
+                self._cli("split", L.path, name, "--remove", path="gulpdb split")
+                del m.splits[name]
+                self.note(f"split {name!r} --remove")
+            else:
+                self._cli("split", L.path, name, "--where", f"{key}={value}",
+                          path="gulpdb split")
+                got = json.loads(self._cli("split", L.path, name, "--json",
+                                           path="cli split").stdout)
+                expected = sorted(i for i, v in m.videos.items()
+                                  if checks.matches_query(v.meta, key, value))
+                self.note(f"split {name!r} --where {key}={value}: {got}")
+                if sorted(got) != expected:
+                    raise Failure("mismatch", "cli split", f"split --where {key}={value}: {got}, "
+                                  f"the model has {expected}")
+                m.splits[name] = got  # in the dataset's order, as listed
+            checks.cli_splits(self.s, L.path, m)
+        names = {"ids_file": "split --ids-file", "where": "split --where",
+                 "python": "split (python)", "remove": "split --remove"}
+        self._run(names[how], go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(key=st.sampled_from(["label", "k", "tag", "id"]), drop=st.booleans())
+    def meta_index(self, key: str, drop: bool) -> None:
+        dropping = drop and self.cur is not None and key in self.cur.model.meta_keys
+
+        def go() -> None:
+            L = self.cur
+            if dropping:
+                self._cli("index", L.path, "--drop", key, path="gulpdb index")
+                L.model.meta_keys.discard(key)
+            else:
+                self._cli("index", L.path, "--meta-key", key, path="gulpdb index")
+                L.model.meta_keys.add(key)
+            self.note(f"index {'--drop' if dropping else '--meta-key'} {key}")
+            checks.cli_index_keys(self.s, L.path, L.model)
+        self._run("index --drop" if dropping else "index --meta-key", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(in_place=st.booleans())
+    def export(self, in_place: bool) -> None:
+        def go() -> None:
+            L = self.cur
+            want = self._gulpio_readable()
+            if in_place:
+                self._cli("export", L.path, path="gulpdb export")
+                self.note("export (in place)")
+                path = "exported dir (in place)"
+                self._excusable(lambda: checks.gulpio_view(
+                    path, gulpio_format.LocalFiles(L.path), want, splits=L.model.splits))
+                if L.import_gmeta is not None:
+                    now = self._read_gmeta_files(L.path)
+                    for name, text in L.import_gmeta.items():
+                        if now.get(name) != text:
+                            raise Failure("mismatch", path, f"{name} of an unchanged import is "
+                                          "not byte-identical to the imported one")
+            else:
+                out = self._dir("export-out")
+                os.makedirs(out)
+                self._cli("export", L.path, "-o", out, path="gulpdb export")
+                self.note(f"export -o {out}")
+                path = "exported dir (-o OUT)"
+                # The GulpIO directory an export -o makes: its .gmeta files and
+                # the data files they pair with.
+                self._excusable(lambda: checks.gulpio_view(
+                    path, gulpio_format.LocalFiles(out), want,
+                    data_files=gulpio_format.LocalFiles(L.path, pair_with=out),
+                    splits=L.model.splits))
+            self.s.counters.reads[path] += 1
+        self._run("export (in place)" if in_place else "export (-o OUT)", go)
+
+    def _gulpio_readable(self) -> DatasetModel:
+        """The videos GulpIO's readers see in the dataset directory: those of its
+        top-level chunks (README: the chunks of attached shards stay in their
+        sub-directories, which GulpIO does not look into)."""
+        L = self.cur
+        chunks = self.s.reader.call("chunks", "py Dataset.chunks", path=L.path, env=self._env())
+        attached = {c["number"] for c in chunks if "/" in c["file_name"]}
+        want = L.model.copy()
+        if attached:
+            want.remove([i for i in L.model.videos if L.chunk_of.get(i) in attached])
+            want.splits = L.model.splits
+        return want
+
+    @precondition(lambda self: self.cur is not None and any(
+        re.match(r"^meta.*\.gmeta$", n) for n in os.listdir(self.cur.path)))
+    @rule(pick=st.integers(0, 99))
+    def delete_gmeta(self, pick: int) -> None:
+        def go() -> None:
+            L = self.cur
+            names = sorted(n for n in os.listdir(L.path) if re.match(r"^meta.*\.gmeta$", n))
+            name = names[pick % len(names)]
+            file = os.path.join(L.path, name)
+            st_ = os.stat(file)
+            with open(file, "rb") as f:
+                L.deleted_gmeta = (name, f.read(), (st_.st_atime_ns, st_.st_mtime_ns))
+            os.unlink(file)
+            L.flags.add("gmeta deleted")
+            self.note(f"rm {name} (its data file stays)")
+        self._run("delete a .gmeta", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(discard=st.booleans())
+    def reindex(self, discard: bool) -> None:
+        def go() -> None:
+            L = self.cur
+            refusals, new = self._expected_reindex(discard)
+            args = ["import", L.path, "--reindex", "-q"] + (["--discard-unexported"] if discard
+                                                             else [])
+            self.note(f"import --reindex{' --discard-unexported' if discard else ''} "
+                      f"(expected: {'refusal: ' + '; '.join(refusals) if refusals else 'success'})")
+            r = self._cli(*args, expect=None, path="gulpdb import --reindex")
+            if refusals:
+                if r.returncode != 1:
+                    raise Failure("exit", "gulpdb import --reindex",
+                                  f"expected a refusal ({'; '.join(refusals)}): {r.describe()}")
+                return
+            if r.returncode != 0:
+                raise Failure("exit", "gulpdb import --reindex", r.describe())
+            if discard and set(L.model.videos) - set(new.videos):
+                L.flags.add("discarded unexported")
+            L.model = new
+            L.flags.add("imported")
+            L.import_gmeta = self._read_gmeta_files(L.path)
+        self._run("import --reindex", go)
+
+    def _expected_reindex(self, discard: bool) -> Tuple[List[str], DatasetModel]:
+        """What `import --reindex` must do, from the files in the directory
+        (README "import"): the reasons it must refuse, and the model it builds."""
+        L = self.cur
+        names = os.listdir(L.path)
+        # Data files without a .gmeta are skipped when the index says gulpdb
+        # wrote them (top-level chunks without a .gmeta of their own).
+        chunks = self.s.reader.call("chunks", "py Dataset.chunks", path=L.path, env=self._env())
+        written_by_gulpdb = {c["file_name"] for c in chunks
+                             if not c["meta_file"] and "/" not in c["file_name"]}
+        number = lambda n: int(re.search(r"\d+", n).group())  # noqa: E731
+        data = {number(n): n for n in names if re.match(r"^data.*\.gulp$", n)}
+        meta = {number(n): n for n in names if re.match(r"^meta.*\.gmeta$", n)}
+        refusals: List[str] = []
+        for n, name in data.items():
+            if n not in meta and name not in written_by_gulpdb:
+                refusals.append(f"{name} has no .gmeta and gulpdb did not write it")
+        for n, name in meta.items():
+            if n not in data:
+                refusals.append(f"{name} has no data file")
+        new = DatasetModel(label2idx=L.model.label2idx, meta_keys=set(L.model.meta_keys))
+        pairs = sorted(n for n in data if n in meta)
+        if not pairs:
+            refusals.append("no data*.gulp / meta*.gmeta pairs")
+        files = gulpio_format.LocalFiles(L.path)
+        for n in pairs:
+            meta_dict = json.loads(files.read(meta[n]).decode("utf-8"))
+            blob = files.read(data[n])
+            for id_, entry in meta_dict.items():
+                if id_ in new.videos:
+                    refusals.append(f"id {id_!r} in two chunks")
+                frames = [blob[o:o + length - pad] for o, pad, length in entry["frame_info"]]
+                new.videos[id_] = Video.of(frames, entry["meta_data"])
+        unexported = sorted(set(L.model.videos) - set(new.videos))
+        if unexported and not discard:
+            refusals.append(f"unexported videos {unexported[:3]}")
+        if "gulpdb_splits.json" in names:
+            splits = json.loads(files.read("gulpdb_splits.json").decode("utf-8"))["splits"]
+            missing = sorted({i for ids in splits.values() for i in ids} - set(new.videos))
+            if missing:
+                refusals.append(f"gulpdb_splits.json names ids in no .gmeta: {missing[:3]}")
+            new.splits = {k: list(v) for k, v in splits.items()}
+        else:
+            new.splits = {k: list(v) for k, v in L.model.splits.items()
+                          if all(i in new.videos for i in v)}
+        return refusals, new
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(archive=st.booleans(), move=st.booleans())
+    def copy(self, archive: bool, move: bool) -> None:
+        def go() -> None:
+            L = self.cur
+            new = self._dir("copy")
+            flag = "-a" if archive else "-r"
+            L.times_before_copy = _file_times(L.path)
+            subprocess.run(["cp", flag, L.path, new], check=True, timeout=120)
+            if move:
+                shutil.rmtree(L.path)
+                self.frozen[L.path] = None
+            else:
+                self.frozen[L.path] = L.model.copy()
+            self.note(f"cp {flag} {L.path} {new}{' && rm -r ' + L.path if move else ''}")
+            L.flags.add(f"copied (cp {flag})")
+            L.path = new
+        self._run(f"copy (cp {'-a' if archive else '-r'})", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(push=st.booleans(), python=st.booleans(), fresh=st.booleans())
+    def push_and_open_url(self, push: bool, python: bool, fresh: bool) -> None:
+        """Publishes the dataset (when asked, or when it never was), then opens
+        its URL from a fresh cache (a new node) or from this node's warm one."""
+        L = self.cur
+        pushing = push or L.pushed is None
+        names = ([f"push ({'python' if python else 'cli'})"] if pushing else []) + [
+            f"open url ({'fresh' if fresh else 'warm'} cache)"]
+
+        def go() -> None:
+            if pushing:
+                if python:
+                    self.s.reader.call("push", "py push", path=L.path, url=L.url,
+                                       env=self._env())
+                else:
+                    self._cli("push", L.path, L.url, "--jobs", "2", "-q", path="gulpdb push")
+                L.pushed = L.model.copy()
+                L.flags.add("pushed")
+                self.note(f"push ({'python' if python else 'cli'}) {L.url}")
+            cache = self._dir("cache-fresh") if fresh else L.cache
+            self.note(f"open {L.url} ({'fresh' if fresh else 'warm'} cache)")
+            self._verify_url(cache, fresh=fresh)
+        self._run(names, go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(seed=st.integers(0, 999), count=st.integers(1, 2))
+    def wipe_and_push_other(self, seed: int, count: int) -> None:
+        """Someone empties the prefix and publishes another dataset there (issue
+        19 item 14): readers that pinned the old dataset must never read the
+        new one's frames or labels. The lineage publishes to a new prefix from
+        then on."""
+        def go() -> None:
+            L = self.cur
+            prefix = L.url[len(f"s3://{BUCKET}/"):] + "/"
+            listed = self.s.boto.list_objects_v2(Bucket=BUCKET, Prefix=prefix)
+            for obj in listed.get("Contents", []):
+                self.s.boto.delete_object(Bucket=BUCKET, Key=obj["Key"])
+            other = self._dir("other")
+            videos = self._python_videos(count, seed)
+            self.s.reader.call("write", "py Dataset writer", path=other, videos=videos)
+            self._cli("push", other, L.url, "-q", path="gulpdb push")
+            model = DatasetModel()
+            for id_, frames, meta in videos:
+                model.videos[id_] = Video.of(frames, [meta])
+            self.note(f"wipe {L.url} and push another dataset there: {[v[0] for v in videos]}")
+            # Read the other dataset by URL (a fresh cache: a new node).
+            old, L.pushed = L.pushed, model
+            try:
+                self._verify_url(self._dir("cache-other"), fresh=True)
+            finally:
+                L.pushed = old
+            L.flags.add("prefix reused")
+            L.url = L.url + f"-again{self._next()}"
+            L.pushed = None
+        self._run("wipe the prefix and push another dataset there", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(kind=st.sampled_from(["Dataset", "VideoDataset"]))
+    def pickle_reader(self, kind: str) -> None:
+        """A reader of the local dataset, and of its URL when it was pushed,
+        pickled as DataLoader hands it to a worker, read there, and held."""
+        def go() -> None:
+            L = self.cur
+            for remote in ([False, True] if L.pushed is not None else [False]):
+                source = L.url if remote else L.path
+                path = f"pickled {kind} ({'url' if remote else 'local'})"
+                blob = self.s.reader.call("pickle_open", path, kind=kind, source=source,
+                                          env=self._env())
+                held = Held(blob, kind, source, L, L.pushed.copy() if remote else None,
+                            sorted((L.pushed if remote else L.model).videos))
+                self.note(f"pickle a {kind} of {source}")
+                self._read_held(held, path)
+                self.held.append(held)
+        self._run(f"pickle {kind}", go)
+
+    @precondition(lambda self: bool(self.held))
+    @rule(pick=st.integers(0, 99))
+    def read_held_pickle(self, pick: int) -> None:
+        def go() -> None:
+            held = self.held[pick % len(self.held)]
+            remote = held.expected is not None
+            self.note(f"read the pickled {held.kind} of {held.source} held since earlier")
+            self._read_held(held, f"pickled {held.kind} ({'url' if remote else 'local'})")
+        self._run("read a held pickled reader", go)
+
+    def _read_held(self, held: Held, path: str) -> None:
+        """Unpickles in the loader worker (another process, as a DataLoader
+        worker does) and reads everything: a URL reader must give the generation
+        it pinned; a local one the dataset as it is now at its path."""
+        if held.expected is not None:
+            want: Optional[DatasetModel] = held.expected
+        elif self.cur is not None and held.source == self.cur.path:
+            want = self.cur.model
+        else:
+            want = self.frozen.get(held.source)
+        env = {"GULPDB_CACHE": held.lineage.cache, "GULPDB_TEST_FS_TYPE": None}
+        try:
+            got = self.s.loader.call("pickle_read", path, blob=held.blob, env=env)
+        except Failure as f:
+            if want is None and f.kind == "error" and f.exc_type in CLEAN_ERRORS:
+                self.s.counters.reads[path + " (refused: dataset gone)"] += 1
+                return
+            raise
+        if want is None:
+            raise Failure("mismatch", path, f"a reader of the removed {held.source} still "
+                          "read videos")
+        if got["kind"] == "Dataset":
+            checks.check_read_all(path, got, want)
+        else:
+            # Its ids are fixed when it is made; one removed since is a KeyError.
+            items = got["items"]
+            if sorted(i for i, _, _ in items) != held.ids:
+                raise Failure("mismatch", path, f"items {[i for i, _, _ in items]}, made with "
+                              f"{held.ids}")
+            for id_, clip, label in items:
+                if clip is None:
+                    if id_ in want.videos:
+                        raise Failure("mismatch", path, f"id {id_!r}: {label}")
+                    continue
+                if id_ not in want.videos:
+                    raise Failure("mismatch", path, f"id {id_!r} was removed, yet it reads")
+                video = want.videos[id_]
+                ref = np.stack([decode_reference(f) for f in video.frames])
+                if clip.shape != ref.shape or not np.array_equal(clip, ref):
+                    raise Failure("mismatch", path, f"id {id_!r}: clip {clip.shape} differs "
+                                  f"from the model's frames {ref.shape}")
+                if label != video.label:
+                    raise Failure("mismatch", path, f"id {id_!r}: label {label}, the model "
+                                  f"has {video.label}")
+        self.s.counters.reads[path] += 1
+
+    @precondition(lambda self: self.cur is not None)
+    @rule()
+    def snapshot(self) -> None:
+        def go() -> None:
+            L = self.cur
+            self._cli("snapshot", L.path, path="gulpdb snapshot")
+            L.snapshot = L.model.copy()
+            L.snapshot_files_changed = False
+            self.note("snapshot")
+        self._run("snapshot", go)
