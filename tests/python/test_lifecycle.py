@@ -5,8 +5,8 @@ against a plain Python model. Its own CTest entry, `lifecycle_test`.
 
 Settings (environment):
   GULPDB_LIFECYCLE_EXAMPLES  examples (default: the CI size tests/CMakeLists.txt gives,
-                             24, ~3-4 min on 2 cores)
-  GULPDB_LIFECYCLE_STEPS     steps per example (default 16)
+                             30, ~3-4 min on 2 idle cores)
+  GULPDB_LIFECYCLE_STEPS     steps per example (default 20)
   GULPDB_LIFECYCLE_SEED      the seed (default 0, so that CI runs are reproducible;
                              "random" draws one, printed at the start and in the report)
   GULPDB_LIFECYCLE_KNOWN_BUGS  "all" (default), "none", or names from
@@ -36,8 +36,8 @@ from lifecycle.session import Session
 
 EXAMPLES = int(os.environ.get("GULPDB_LIFECYCLE_EXAMPLES")
                or os.environ.get("GULPDB_LIFECYCLE_CI_EXAMPLES")  # set by tests/CMakeLists.txt
-               or "24")
-STEPS = int(os.environ.get("GULPDB_LIFECYCLE_STEPS", "16"))
+               or "30")
+STEPS = int(os.environ.get("GULPDB_LIFECYCLE_STEPS", "20"))
 SEED_SETTING = os.environ.get("GULPDB_LIFECYCLE_SEED", "0")
 PHASES = (tuple(Phase) if os.environ.get("GULPDB_LIFECYCLE_SHRINK", "1") != "0"
           else (Phase.generate,))

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import pickle
 import subprocess
 import sys
 
 import pytest
 
 import gulpdb
-from conftest import GULPDB_CLI
+from conftest import GULPDB_CLI, python_subprocess_env
 from lifecycle import gulpio_format
 from lifecycle.model import make_jpeg
 
@@ -242,3 +242,44 @@ def test_reindex_discarding_unexported_videos_leaves_a_gulpio_directory(tmp_path
     gulpdb_cli("export", src)
     assert_gulpio_reads(src, expected)
     gulpdb_cli("import", src, "--reindex", "-q")
+
+
+# ---- C. remote datasets ----------------------------------------------------------------
+
+
+def test_a_pickled_url_reader_never_reads_another_dataset_pushed_to_its_prefix(tmp_path,
+                                                                              bucket_env):
+    """Issue 19 C14. Minimal sequence: create (python, 'a1') -> push -> pickle a
+    Dataset of the URL -> wipe the prefix and push another dataset ('b1') there
+    -> read the pickled reader in another process. The copy must read what
+    its parent opened, or fail; never the other dataset's frames and labels."""
+    url = bucket_env
+    for name, id_, seed in (("first", "a1", 1), ("other", "b1", 50)):
+        with gulpdb.Dataset(str(tmp_path / name), "x") as ds, ds.writer() as w:
+            w.append(id_, [make_jpeg(seed)], {"id": id_, "idx": seed})
+    gulpdb_cli("push", str(tmp_path / "first"), url, "-q")
+    with gulpdb.Dataset(url) as ds:
+        assert ds.ids() == ["a1"]
+        blob = pickle.dumps(ds)
+    import boto3
+    from botocore.config import Config
+
+    s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"],
+                      aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+                      aws_secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+                      region_name="us-east-1", config=Config(s3={"addressing_style": "path"}))
+    prefix = url[len(f"s3://{BUCKET}/"):] + "/"
+    for obj in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", []):
+        s3.delete_object(Bucket=BUCKET, Key=obj["Key"])
+    gulpdb_cli("push", str(tmp_path / "other"), url, "-q")
+    child = ("import pickle, sys\n"
+             "ds = pickle.loads(sys.stdin.buffer.read())\n"
+             "try:\n"
+             "    print(repr(ds.ids()))\n"
+             "except (OSError, ValueError, KeyError) as e:\n"
+             "    print('refused:', type(e).__name__, e)\n")
+    proc = subprocess.run([sys.executable, "-c", child], input=blob, capture_output=True,
+                          env=python_subprocess_env(), timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    out = proc.stdout.decode().strip()
+    assert out == "['a1']" or out.startswith("refused:"), f"the copy read {out}"

@@ -41,9 +41,9 @@ def expect_frames(path: str, id_: str, got: Sequence[bytes], video: Video) -> No
         raise _fail(path, f"id {id_!r}: {len(got)} frames, the model has {len(video.frames)}")
     for i, (g, w) in enumerate(zip(got, video.frames)):
         if g != w:
+            first = next((k for k, (a, b) in enumerate(zip(g, w)) if a != b), min(len(g), len(w)))
             raise _fail(path, f"id {id_!r} frame {i}: {len(g)} bytes differ from the model's "
-                        f"{len(w)} (first difference at byte "
-                        f"{next((k for k, (a, b) in enumerate(zip(g, w)) if a != b), min(len(g), len(w)))})")
+                        f"{len(w)} (first difference at byte {first})")
 
 
 def expect_meta_data(path: str, id_: str, got: Sequence[Any], video: Video) -> None:
@@ -194,6 +194,11 @@ def cli_splits(s: Session, target: str, want: DatasetModel) -> None:
         got = json.loads(s.cli.run("split", target, name, "--json", path=path).stdout)
         if got != ids:
             raise _fail(path, f"split {name!r}: {got}, the model has {ids}")
+        listed = s.cli.run("ls", target, "--split", name, "--json", path="cli ls --split").stdout
+        got = [json.loads(line)["id"] for line in listed.splitlines() if line.strip()]
+        if got != ids:
+            raise _fail("cli ls --split", f"split {name!r}: {got}, the model has {ids}")
+        s.counters.reads["cli ls --split"] += 1
     s.counters.reads[path] += 1
 
 

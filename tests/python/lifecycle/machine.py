@@ -73,7 +73,8 @@ READ_PATHS = [
     "url py Dataset (fresh cache)", "url py Dataset (fresh cache).read pixels",
     "url py Dataset (warm cache)", "url cli ls", "url cli show", "url cli extract",
     "url cli check --deep", "url GulpDirectory", "bucket as GulpIO dir",
-    "exported dir (in place)", "exported dir (-o OUT)",
+    "exported dir (in place)", "exported dir (-o OUT)", "GulpDirectory (exported copy)",
+    "exported dir (from url)", "cli ls --split",
     "pickled Dataset (local)", "pickled Dataset (url)",
     "pickled VideoDataset (local)", "pickled VideoDataset (url)",
     "snapshot reader (network fs)",
@@ -110,6 +111,7 @@ class Lineage:
         self.snapshot: Optional[DatasetModel] = None
         self.snapshot_files_changed = False
         self.order: List[str] = []
+        self.removed: List[str] = []  # ids removed at some point
         self.chunk_of: Dict[str, int] = {}  # id -> chunk number, as last listed
         # What known_bugs' recover functions need to undo a step:
         self.times_before_copy: Dict[str, Tuple[int, int]] = {}
@@ -127,6 +129,25 @@ def _file_times(root: str) -> Dict[str, Tuple[int, int]]:
     return out
 
 
+class _Paired:
+    """The data files of ``files`` whose chunk number has a .gmeta in ``meta_dir``."""
+
+    def __init__(self, files: Any, meta_dir: str) -> None:
+        self.files, self.meta_dir = files, meta_dir
+
+    def names(self) -> List[str]:
+        numbers = {re.search(r"\d+", n).group() for n in os.listdir(self.meta_dir)
+                   if re.match(r"^meta.*\.gmeta$", n)}
+        return [n for n in self.files.names() if re.match(r"^data.*\.gulp$", n)
+                and re.search(r"\d+", n).group() in numbers]
+
+    def read(self, name: str) -> bytes:
+        return self.files.read(name)
+
+    def describe(self, name: str) -> str:
+        return self.files.describe(name)
+
+
 class Held:
     """A pickled reader kept for later, as a DataLoader worker would hold it."""
 
@@ -135,6 +156,7 @@ class Held:
         self.blob, self.kind, self.source, self.lineage = blob, kind, source, lineage
         self.expected = expected  # for a URL: the generation it pinned
         self.ids = ids  # a VideoDataset's items: the ids when it was made
+        self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
 class LifecycleMachine(RuleBasedStateMachine):
@@ -148,7 +170,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         os.makedirs(self.root)
         self.counter = 0
         self.cur: Optional[Lineage] = None
-        self.frozen: Dict[str, Optional[DatasetModel]] = {}  # left behind: path -> model, None if gone
+        # Directories left behind by a copy: path -> model, None if removed.
+        self.frozen: Dict[str, Optional[DatasetModel]] = {}
         self.held: List[Held] = []
         self.log: List[str] = []
         self.steps = 0
@@ -216,16 +239,20 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.s.counters.known_examples.setdefault(bug.name, self.log + [f"-> {first_line}"])
         return bug
 
-    def _excusable(self, check: Callable[[], None]) -> None:
+    def _excusable(self, check: Callable[[], Any]) -> bool:
         """Runs one read check; a failure that a known bug whose action is
-        "excuse" explains is counted, and the other checks go on."""
+        "excuse" explains is counted, and the other checks go on. True if the
+        check passed."""
         try:
             check()
+            return True
         except Failure as f:
-            if known_bugs.match(f, self) is None or known_bugs.match(f, self).action != "excuse":
+            bug = known_bugs.match(f, self)
+            if bug is None or bug.action != "excuse":
                 raise
             self._known(f)
-            self.note(f"  (known bug {known_bugs.match(f, self).name}: this read is excused)")
+            self.note(f"  (known bug {bug.name}: this read is excused)")
+            return False
 
     def _drop_lineage(self) -> None:
         if self.cur is None:
@@ -384,7 +411,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         m, p = L.model, L.path
         L.order = checks.cli_listing(s, p, m, chunk_of=L.chunk_of)
         checks.cli_info(s, p, m)
-        sample = self._sample(list(m.videos), 2)
+        sample = self._sample(list(m.videos), 1)
         for id_ in sample:
             checks.cli_show(s, p, id_, m)
         if sample:
@@ -436,8 +463,8 @@ class LifecycleMachine(RuleBasedStateMachine):
         self._excusable(lambda: checks.cli_check(s, url, prefix="url ", env=env))
         checks.gulp_directory(s, url, want, "url GulpDirectory", env=self._env(cache))
         prefix = url[len(f"s3://{BUCKET}/"):]
-        checks.gulpio_view("bucket as GulpIO dir", gulpio_format.BucketFiles(s.boto, BUCKET, prefix),
-                           want)
+        bucket = gulpio_format.BucketFiles(s.boto, BUCKET, prefix)
+        checks.gulpio_view("bucket as GulpIO dir", bucket, want)
         s.counters.reads["bucket as GulpIO dir"] += 1
 
     # ---- rules ---------------------------------------------------------------------------
@@ -483,16 +510,20 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.cur is not None)
     @rule(count=st.integers(1, 3), seed=st.integers(0, 999),
-          dup=st.sampled_from(["new", "new", "replace", "skip"]))
+          dup=st.sampled_from(["new", "new", "replace", "skip", "removed"]))
     def append_python(self, count: int, seed: int, dup: str) -> None:
         def go() -> None:
             L = self.cur
             videos = self._python_videos(count, seed)
             existing = sorted(L.model.videos)
-            if dup != "new" and existing:
+            gone = sorted(set(L.removed) - set(L.model.videos))
+            if dup == "removed" and gone:  # an id that was removed comes back, new frames
+                old = gone[seed % len(gone)]
+                videos[0] = (old, videos[0][1], {"id": old, "k": 7, "tag": "back"})
+            elif dup in ("replace", "skip") and existing:
                 old = existing[seed % len(existing)]
                 videos[0] = (old, videos[0][1], {"id": old, "k": 9, "tag": "replaced"})
-            on_duplicate = "error" if dup == "new" else dup
+            on_duplicate = dup if dup in ("replace", "skip") else "error"
             self.s.reader.call("write", "py Dataset writer", path=L.path, videos=videos,
                                on_duplicate=on_duplicate)
             for id_, frames, meta in videos:
@@ -570,6 +601,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             else:
                 self._cli("remove", L.path, *ids, path="gulpdb remove")
             L.model.remove(ids)
+            L.removed.extend(ids)
             self._changed()
             self.note(f"remove ({how}) {ids}")
         self._run(f"remove ({how})", go)
@@ -720,7 +752,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 self._cli("export", L.path, path="gulpdb export")
                 self.note("export (in place)")
                 path = "exported dir (in place)"
-                self._excusable(lambda: checks.gulpio_view(
+                ok = self._excusable(lambda: checks.gulpio_view(
                     path, gulpio_format.LocalFiles(L.path), want, splits=L.model.splits))
                 if L.import_gmeta is not None:
                     now = self._read_gmeta_files(L.path)
@@ -736,11 +768,24 @@ class LifecycleMachine(RuleBasedStateMachine):
                 path = "exported dir (-o OUT)"
                 # The GulpIO directory an export -o makes: its .gmeta files and
                 # the data files they pair with.
-                self._excusable(lambda: checks.gulpio_view(
+                ok = self._excusable(lambda: checks.gulpio_view(
                     path, gulpio_format.LocalFiles(out), want,
                     data_files=gulpio_format.LocalFiles(L.path, pair_with=out),
                     splits=L.model.splits))
-            self.s.counters.reads[path] += 1
+                if ok:
+                    # A user copies that directory elsewhere and reads it with
+                    # gulpdb's GulpIO2 API, which indexes it on first open.
+                    copy = self._dir("gulpio-copy")
+                    os.makedirs(copy)
+                    data = gulpio_format.LocalFiles(L.path, pair_with=out)
+                    for name in data.names():
+                        shutil.copyfile(os.path.join(L.path, name), os.path.join(copy, name))
+                    for name in os.listdir(out):
+                        shutil.copyfile(os.path.join(out, name), os.path.join(copy, name))
+                    checks.gulp_directory(self.s, copy, want, "GulpDirectory (exported copy)",
+                                          env=self._env())
+            if ok:
+                self.s.counters.reads[path] += 1
         self._run("export (in place)" if in_place else "export (-o OUT)", go)
 
     def _gulpio_readable(self) -> DatasetModel:
@@ -887,6 +932,17 @@ class LifecycleMachine(RuleBasedStateMachine):
             cache = self._dir("cache-fresh") if fresh else L.cache
             self.note(f"open {L.url} ({'fresh' if fresh else 'warm'} cache)")
             self._verify_url(cache, fresh=fresh)
+            # `gulpdb export URL -o OUT`: the .gmeta files of the published
+            # dataset, which pair with the bucket's data files.
+            out = self._dir("export-url")
+            os.makedirs(out)
+            self.s.cli.run("export", L.url, "-o", out, env={"GULPDB_CACHE": cache},
+                           path="gulpdb export URL")
+            prefix = L.url[len(f"s3://{BUCKET}/"):]
+            bucket = gulpio_format.BucketFiles(self.s.boto, BUCKET, prefix)
+            checks.gulpio_view("exported dir (from url)", gulpio_format.LocalFiles(out), L.pushed,
+                               data_files=_Paired(bucket, out), splits=L.pushed.splits)
+            self.s.counters.reads["exported dir (from url)"] += 1
         self._run(names, go)
 
     @precondition(lambda self: self.cur is not None)
@@ -917,6 +973,9 @@ class LifecycleMachine(RuleBasedStateMachine):
             finally:
                 L.pushed = old
             L.flags.add("prefix reused")
+            for h in self.held:
+                if h.source == L.url:
+                    h.url_reused = True
             L.url = L.url + f"-again{self._next()}"
             L.pushed = None
         self._run("wipe the prefix and push another dataset there", go)
@@ -947,7 +1006,8 @@ class LifecycleMachine(RuleBasedStateMachine):
             held = self.held[pick % len(self.held)]
             remote = held.expected is not None
             self.note(f"read the pickled {held.kind} of {held.source} held since earlier")
-            self._read_held(held, f"pickled {held.kind} ({'url' if remote else 'local'})")
+            self._excusable(lambda: self._read_held(
+                held, f"pickled {held.kind} ({'url' if remote else 'local'})"))
         self._run("read a held pickled reader", go)
 
     def _read_held(self, held: Held, path: str) -> None:
@@ -961,16 +1021,31 @@ class LifecycleMachine(RuleBasedStateMachine):
         else:
             want = self.frozen.get(held.source)
         env = {"GULPDB_CACHE": held.lineage.cache, "GULPDB_TEST_FS_TYPE": None}
+        reused = held.expected is not None and held.url_reused
         try:
             got = self.s.loader.call("pickle_read", path, blob=held.blob, env=env)
         except Failure as f:
-            if want is None and f.kind == "error" and f.exc_type in CLEAN_ERRORS:
+            # A reader whose dataset is gone (a local one removed, or the URL's
+            # prefix wiped and reused) may fail, clearly.
+            if (want is None or reused) and f.kind == "error" and f.exc_type in CLEAN_ERRORS:
                 self.s.counters.reads[path + " (refused: dataset gone)"] += 1
                 return
             raise
         if want is None:
             raise Failure("mismatch", path, f"a reader of the removed {held.source} still "
                           "read videos")
+        if reused:
+            try:
+                self._check_held(held, path, got, want)
+            except Failure as f:
+                raise Failure(f.kind, f.path, "after its prefix was wiped and reused by another "
+                              f"dataset: {f.text}")
+        else:
+            self._check_held(held, path, got, want)
+        self.s.counters.reads[path] += 1
+
+    def _check_held(self, held: Held, path: str, got: Dict[str, Any],
+                    want: DatasetModel) -> None:
         if got["kind"] == "Dataset":
             checks.check_read_all(path, got, want)
         else:
@@ -994,7 +1069,6 @@ class LifecycleMachine(RuleBasedStateMachine):
                 if label != video.label:
                     raise Failure("mismatch", path, f"id {id_!r}: label {label}, the model "
                                   f"has {video.label}")
-        self.s.counters.reads[path] += 1
 
     @precondition(lambda self: self.cur is not None)
     @rule()
