@@ -9,8 +9,9 @@ Settings (environment):
   GULPDB_LIFECYCLE_STEPS     steps per example (default 20)
   GULPDB_LIFECYCLE_SEED      the seed (default 0, so that CI runs are reproducible;
                              "random" draws one, printed at the start and in the report)
-  GULPDB_LIFECYCLE_KNOWN_BUGS  "all" (default), "none", or names from
-                             lifecycle/known_bugs.py to step around
+  GULPDB_LIFECYCLE_KNOWN_BUGS  which known bugs to step around (lifecycle/known_bugs.py):
+                             "all" (default), "none", issue items ("19.A1,new.2"), or
+                             all but some ("-19.B6": the test must then find B6)
   GULPDB_LIFECYCLE_COVERAGE  "0" to not fail when a rule or read path never ran
                              (for short runs by hand)
   GULPDB_LIFECYCLE_REPORT    a file to write the report to, as JSON
@@ -71,6 +72,8 @@ def _report(session: Session, seed: int, seconds: float) -> dict:
         "known_bugs_stepped_around": dict(c.known),
         "known_bug_first_examples": c.known_examples,
         "known_bug_list": [b.name for b in known_bugs.active()],
+        "check_when_a_known_bug_broke_the_dataset": dict(c.check_when_broken),
+        "first_failure": c.first_failure,
     }
 
 
@@ -79,6 +82,10 @@ def _print_report(report: dict) -> None:
           f"{report['steps']} steps, {report['lineages']} lineages, {report['seconds']} s, "
           f"{report['cli_calls']} gulpdb commands ({report['cli_seconds']} s), "
           f"{report['worker_requests']} Python requests ({report['worker_seconds']} s)")
+    if report["first_failure"]:
+        f = report["first_failure"]
+        print(f"  first failure: example {f['example']}, step {f['step']}, after {f['seconds']} s "
+              f"(then shrunk): {f['failure']}")
     print("  rules:")
     for name, n in report["rules"].items():
         print(f"    {n:6d}  {name}")
@@ -92,6 +99,8 @@ def _print_report(report: dict) -> None:
         print(f"    {n:6d}  {name}")
         for line in report["known_bug_first_examples"][name]:
             print(f"              {line}")
+    for name, n in report["check_when_a_known_bug_broke_the_dataset"].items():
+        print(f"    {n:6d}  {name}")
 
 
 def test_lifecycle(tmp_path):

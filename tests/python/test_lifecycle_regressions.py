@@ -151,8 +151,11 @@ def test_check_of_a_pushed_merged_dataset_is_healthy(tmp_path, bucket_env):
 
 
 def test_compacting_an_emptied_newest_chunk_keeps_the_dataset_writable(tmp_path):
-    """Issue 19 B6. Minimal sequence: create (videos_per_chunk=1) -> append 2
-    videos -> remove the newest -> compact -> append."""
+    """Issue 19 B6. Minimal sequence (Hypothesis): create (python, 2 videos,
+    videos_per_chunk=2) -> remove both (all of the newest chunk) -> compact ->
+    compact: the second compaction, and every write after the first, fails
+    with "a video points to a chunk the index lacks" while check --deep says
+    healthy. Here: the newest of two chunks emptied, compacted, then appended to."""
     path = str(tmp_path / "ds")
     with gulpdb.Dataset(path, "x", videos_per_chunk=1) as ds, ds.writer() as w:
         w.append("a", [make_jpeg(1)], {"id": "a"})

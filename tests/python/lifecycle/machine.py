@@ -7,8 +7,13 @@ written by gulpio_format), then changed and moved any way (append, ingest,
 remove, compact, merge, split, meta index, export, re-index, cp -r / cp -a,
 push, snapshot, ...). The model (model.DatasetModel) says what every reader
 must see. When a step hits a bug on the known-bug allow-list (known_bugs),
-the lineage is counted and dropped and a new one starts, so that the run
-keeps looking for bugs that are not on the list.
+the read is excused, the step undone, or the lineage dropped (a new one then
+starts), so that the run keeps looking for bugs that are not on the list.
+
+Randomness comes only from Hypothesis' draws (rule arguments), so that a run
+is reproduced by its seed and a failing sequence shrinks. Steps are logged
+with their concrete effects (ids, paths, what was expected); a failure
+prints that log with Hypothesis' minimal sequence of rule calls.
 """
 
 from __future__ import annotations
@@ -18,14 +23,14 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from . import checks, gulpio_format, known_bugs
-import numpy as np
-
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
 from .procs import Failure
@@ -223,17 +228,39 @@ class LifecycleMachine(RuleBasedStateMachine):
                     return
                 except Failure as again:
                     self._known(again)
+            healthy = self._check_verdict()
+            self.s.counters.check_when_broken[f"{bug.name}: check --deep says "
+                                              f"{'healthy' if healthy else 'unhealthy'}"] += 1
             self.note(f"  (known bug {bug.name}: lineage dropped)")
             self._drop_lineage()
+
+    def _check_verdict(self) -> Optional[bool]:
+        """What `check --deep` says of the current dataset (None: no dataset, or
+        check itself failed), for the report: check must see a broken state."""
+        if self.cur is None or not os.path.isdir(self.cur.path):
+            return None
+        try:
+            r = self._cli("check", self.cur.path, "--deep", "--json", "-q", expect=None,
+                          path="cli check --deep")
+            return r.returncode == 0 and json.loads(r.stdout).get("healthy") is True
+        except (Failure, ValueError):
+            return None
 
     def _known(self, f: Failure) -> known_bugs.KnownBug:
         """The allow-list entry ``f`` matches (counted), or ``f`` raised as this
         example's failure, with the steps that led to it."""
         bug = known_bugs.match(f, self)
         if bug is None:
+            c = self.s.counters
+            if c.first_failure is None:
+                c.first_failure = {"example": c.examples, "step": c.steps, "seconds":
+                                   round(time.monotonic() - c.started, 1), "failure": str(f)[:300]}
             steps = "\n  ".join(self.log)
+            verdict = {True: "healthy", False: "not healthy", None: "-"}[self._check_verdict()]
             raise _failure_class(f)(f.kind, f.path,
-                                    f"{f.text}\n  steps of this example:\n  {steps}") from None
+                                    f"{f.text}\n  steps of this example:\n  {steps}\n"
+                                    f"  (`gulpdb check --deep` of the dataset now: {verdict})"
+                                    ) from None
         self.s.counters.known[bug.name] += 1
         first_line = f"[{f.kind}] {f.path}: {f.text.splitlines()[0][:400]}"
         self.s.counters.known_examples.setdefault(bug.name, self.log + [f"-> {first_line}"])

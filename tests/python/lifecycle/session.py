@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from typing import Dict, List, Optional
 
 from .procs import Cli, Worker
@@ -29,6 +30,9 @@ class Counters:
         self.reads: collections.Counter = collections.Counter()
         self.known: collections.Counter = collections.Counter()
         self.known_examples: Dict[str, List[str]] = {}
+        self.check_when_broken: collections.Counter = collections.Counter()
+        self.first_failure: Optional[Dict[str, object]] = None  # when the run first failed
+        self.started = time.monotonic()
         self.examples = 0
         self.steps = 0
         self.lineages = 0
