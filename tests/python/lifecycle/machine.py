@@ -1000,9 +1000,13 @@ class LifecycleMachine(RuleBasedStateMachine):
             finally:
                 L.pushed = old
             L.flags.add("prefix reused")
+            # The readers open on the old dataset (DataLoader workers' copies)
+            # must read what they pinned, or fail: never the new dataset.
             for h in self.held:
                 if h.source == L.url:
                     h.url_reused = True
+                    path = f"pickled {h.kind} (url)"
+                    self._excusable(lambda: self._read_held(h, path))
             L.url = L.url + f"-again{self._next()}"
             L.pushed = None
         self._run("wipe the prefix and push another dataset there", go)
