@@ -91,6 +91,12 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   for (const auto& entry : chunks) {
     const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
     const index::ChunkRecord& chunk = entry.second;
+    // A chunk of a shard attached in place lives in the shard's
+    // sub-directory, which GulpIO's readers do not look into: a .gmeta for it
+    // here would pair with no data file, and GulpIO2 refuses a directory
+    // whose .gmeta and .gulp files differ in number. (A push publishes such
+    // chunks flat, as data_<N>.gulp, so the .gmeta of a remote one is written.)
+    if (!impl.remote && chunk.file_name.find('/') != std::string::npos) continue;
     // Every chunk gets its .gmeta, an empty one ("{}") included: GulpIO2
     // pairs each data*.gulp with a meta*.gmeta and refuses a directory where
     // they differ in number (Writer::StartChunk leaves empty chunks, as

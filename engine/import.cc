@@ -20,6 +20,7 @@
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
 #include "engine/json_text.h"
+#include "engine/obsolete_files.h"
 #include "engine/query/query_txn.h"
 #include "engine/query/splits_file.h"
 #include "engine/verified_sources.h"
@@ -411,6 +412,54 @@ engine::NamedSplits CarriedSplits(const Dataset& old, const Dataset& fresh, Impo
   return kept;
 }
 
+// Re-index: the chunk files the old index created itself (data files
+// without a .gmeta of their own) that the new index does not take. They hold
+// only videos the re-index drops (removed ones, or unexported ones it was
+// told to discard); once the old index is gone no index would know them, a
+// later re-index would refuse them as files gulpdb did not write, and GulpIO2
+// refuses a directory with a data file that no .gmeta pairs with. The new
+// index lists them as obsolete files: deleted once it is in place
+// (RemoveLeftBehind), or by its first writer should the import stop before.
+void ListLeftBehind(engine::DatasetImpl& fresh, const std::set<std::string>& gulpdb_chunks) {
+  fresh.env->Update([&](index::Txn& txn) {
+    std::set<std::string> taken;
+    index::Cursor cursor(txn, fresh.chunks);
+    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+      taken.insert(fresh.DecodeChunkAt(cursor.key(), cursor.value()).file_name);
+    }
+    index::DatasetInfo info = fresh.GetInfo(txn);
+    const size_t listed = info.obsolete_files.size();
+    for (const std::string& name : gulpdb_chunks) {
+      if (taken.count(name) == 0 && engine::PathExists(fresh.ChunkPath(name))) {
+        info.obsolete_files.push_back(name);
+      }
+    }
+    if (info.obsolete_files.size() != listed) {
+      txn.Put(fresh.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    }
+  });
+}
+
+// Deletes the files ListLeftBehind listed, now that the new index is in
+// place. The re-index has succeeded: a failure here (another writer holds
+// the lock, say) is a warning, and the next writer deletes them.
+void RemoveLeftBehind(const std::string& dir, const ImportOptions& options, ImportReport* report) {
+  try {
+    OpenOptions open;
+    open.read_only = false;
+    open.index_dir = options.index_dir;
+    std::unique_ptr<Dataset> fresh = engine::OpenDataset(dir, open, /*check_sources=*/false);
+    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*fresh);
+    engine::FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::milliseconds(0),
+                          dir);
+    engine::RemoveObsoleteFiles(impl, "import " + dir + " --reindex");
+  } catch (const Error& e) {
+    report->warnings.push_back(std::string("the chunk files of the dropped videos stay until "
+                                           "the next write: ") +
+                               e.what());
+  }
+}
+
 }  // namespace
 
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) {
@@ -538,12 +587,14 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       report.splits = splits->size();
     }
     for (const std::string& key : meta_keys) engine::BuildMetaIndex(impl, key);
+    if (old) ListLeftBehind(impl, gulpdb_chunks);
     engine::DatasetAccess::Of(*ds).env->Sync();
   }  // the environment is closed before it moves
   if (old) {
     old.reset();  // closed before its directory moves
     SwapIndex(dir, temp_index, final_index);
     engine::SyncDirectory(ParentDir(final_index));
+    RemoveLeftBehind(dir, options, &report);
     return report;  // `cleanup` removes the old index, now at temp_index
   }
   if (::rename(temp_index.c_str(), final_index.c_str()) != 0) {

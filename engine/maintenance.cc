@@ -506,6 +506,53 @@ std::string AttachedTo(const Dataset& dataset) {
   return impl.GetInfo(txn).attached_to;
 }
 
+// Merges the checked shards into `ds` (the output at `out`): the attached
+// ones under the output's writer lock, then the copied ones through one
+// writer. Each shard is one transaction; report->shards counts those merged.
+void MergeShards(Dataset& ds, const std::string& out, const std::string& out_real,
+                 std::vector<Shard>& shards, const MergeOptions& options, MergeReport* report) {
+  uint64_t done = 0;
+  bool any_attached = false;
+  for (const Shard& shard : shards) any_attached = any_attached || !shard.relative.empty();
+  if (any_attached) {
+    engine::FileLock lock(engine::DatasetAccess::Of(ds).index_dir + "/" + kWriterLockName,
+                          options.lock_timeout, out);
+    for (Shard& shard : shards) {
+      if (shard.relative.empty()) continue;
+      AttachOne(engine::DatasetAccess::Of(ds), out_real, shard, options, report);
+      ++report->shards;
+      if (options.progress) options.progress(++done, shards.size());
+    }
+  }
+  if (done < shards.size()) {
+    WriterOptions wo;
+    wo.on_duplicate = options.on_duplicate;
+    wo.lock_timeout = options.lock_timeout;
+    wo.check_jpeg_markers = false;
+    std::unique_ptr<Writer> writer = ds.NewWriter(wo);
+    for (const Shard& shard : shards) {
+      if (!shard.relative.empty()) continue;
+      CopyShard(*writer, shard, report);
+      ++report->shards;
+      if (options.progress) options.progress(++done, shards.size());
+    }
+  }
+}
+
+// Puts label2idx.json back as it was before a merge that merged nothing:
+// `before` holds its bytes, or nullopt when there was none. Never throws (the
+// merge's own error is the one to report).
+void RestoreLabelMap(const std::string& path, const std::optional<std::string>& before) {
+  try {
+    if (before) {
+      engine::WriteFileAtomically(path, *before);
+    } else {
+      ::unlink(path.c_str());
+    }
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
 
 MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_paths,
@@ -558,33 +605,18 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_
   if (!ds) ds = CreateWithIndexDir(out, options.index_dir);
   // The map first: it only adds labels to what the output had, so every
   // video committed below, and every one already there, agrees with it.
-  if (labels) engine::WriteLabel2Idx(Label2IdxPath(out), *labels);
-  MergeReport report;
-  uint64_t done = 0;
-  bool any_attached = false;
-  for (const Shard& shard : shards) any_attached = any_attached || !shard.relative.empty();
-  if (any_attached) {
-    engine::FileLock lock(engine::DatasetAccess::Of(*ds).index_dir + "/" + kWriterLockName,
-                          options.lock_timeout, out);
-    for (Shard& shard : shards) {
-      if (shard.relative.empty()) continue;
-      AttachOne(engine::DatasetAccess::Of(*ds), out_real, shard, options, &report);
-      ++report.shards;
-      if (options.progress) options.progress(++done, shards.size());
-    }
+  // Should the merge fail before any shard is merged, it is put back.
+  std::optional<std::string> map_before;  // the old file's bytes, if there was one
+  if (labels) {
+    if (engine::PathExists(Label2IdxPath(out))) map_before = engine::ReadFile(Label2IdxPath(out));
+    engine::WriteLabel2Idx(Label2IdxPath(out), *labels);
   }
-  if (done < shards.size()) {
-    WriterOptions wo;
-    wo.on_duplicate = options.on_duplicate;
-    wo.lock_timeout = options.lock_timeout;
-    wo.check_jpeg_markers = false;
-    std::unique_ptr<Writer> writer = ds->NewWriter(wo);
-    for (const Shard& shard : shards) {
-      if (!shard.relative.empty()) continue;
-      CopyShard(*writer, shard, &report);
-      ++report.shards;
-      if (options.progress) options.progress(++done, shards.size());
-    }
+  MergeReport report;
+  try {
+    MergeShards(*ds, out, out_real, shards, options, &report);
+  } catch (...) {
+    if (labels && report.shards == 0) RestoreLabelMap(Label2IdxPath(out), map_before);
+    throw;
   }
   return report;
 }

@@ -59,7 +59,10 @@ struct ImportOptions {
   // first), unless `discard_unexported`. A directory without an index is
   // simply imported. The new index keeps the old one's meta indexes, and
   // its named splits (unless a gulpdb_splits.json gives them): a split whose
-  // videos are no longer all described is dropped, with a warning.
+  // videos are no longer all described is dropped, with a warning. The chunk
+  // files gulpdb wrote that the new index does not take (no .gmeta describes
+  // them: they held removed or discarded videos only) are deleted once it is
+  // in place, as compaction deletes emptied chunks.
   bool reindex = false;
   bool discard_unexported = false;
   // Meta keys to build a meta index of (Dataset::CreateMetaIndex), as part
@@ -103,12 +106,15 @@ struct ExportReport {
 // Writes meta_<N>.gmeta for every chunk of `dataset` into `out_dir` (empty:
 // the dataset directory) in Python json.dump format, each atomically
 // (temp file, fsync, rename). A chunk imported from a .gmeta keeps that
-// file's name. For an imported dataset that has not changed, the files are
-// byte-identical to the originals (a missing one is written again). When
-// `out_dir` is the dataset directory, the index records the new content of
-// the imported .gmeta files whose bytes it changed (one write transaction at
-// the end, none when no byte changed), so that they do not count as changed
-// by another program.
+// file's name. The chunks of shards attached in place by a merge are left
+// out of a local dataset's export: their data files are in the shards'
+// sub-directories, where GulpIO's readers do not look (a pushed dataset has
+// them flat, and its export writes their .gmeta). For an imported dataset
+// that has not changed, the files are byte-identical to the originals (a
+// missing one is written again). When `out_dir` is the dataset directory,
+// the index records the new content of the imported .gmeta files whose bytes
+// it changed (one write transaction at the end, none when no byte changed),
+// so that they do not count as changed by another program.
 // The named splits go to gulpdb_splits.json beside them (GulpIO's readers
 // ignore it); with no split, a gulpdb_splits.json left there by an earlier
 // export is removed.

@@ -171,25 +171,45 @@ def test_compacting_an_emptied_newest_chunk_keeps_the_dataset_writable(tmp_path)
 # ---- found by the lifecycle test, not on issue 19's list ---------------------------------
 
 
-def test_a_refused_merge_leaves_the_label_map_as_it_was(tmp_path):
+@pytest.mark.parametrize("had_labels", [False, True], ids=["no_label_map", "label_map"])
+@pytest.mark.parametrize("inside", [False, True], ids=["copy", "attach_in_place"])
+def test_a_refused_merge_leaves_the_label_map_as_it_was(tmp_path, inside, had_labels):
     """New. Minimal sequence: create (python, one video 'a') -> merge a shard
     ingested with labels that also holds 'a', --on-duplicate error: the merge
     is refused (exit 1) and must leave nothing behind, the output's
-    label2idx.json included (today it is written with the shard's labels)."""
+    label2idx.json included (it was written with the shard's labels: the map
+    is written before the shards, and the duplicate is found in the shard's
+    transaction). Here also with a label map the output had, and with the
+    shard inside the output (attached in place)."""
     out = str(tmp_path / "out")
     with gulpdb.Dataset(out, "x") as ds, ds.writer() as w:
-        w.append("a", [make_jpeg(1)], {"id": "a"})
+        w.append("a", [make_jpeg(1)], {"id": "a", "label": "owl", "idx": 0}
+                 if had_labels else {"id": "a"})
+    label_file = os.path.join(out, "label2idx.json")
+    if had_labels:
+        with open(label_file, "w", encoding="utf-8") as f:
+            f.write('{"owl": 0}')
     src = tmp_path / "frames"
     for id_ in ("a", "b"):
         (src / id_).mkdir(parents=True)
         (src / id_ / "0000.jpg").write_bytes(make_jpeg(2))
     (src / "labels.csv").write_text("a;cat\nb;dog\n")
-    shard = str(tmp_path / "shard")
+    shard = os.path.join(out, "shards", "s1") if inside else str(tmp_path / "shard")
+    os.makedirs(os.path.dirname(shard), exist_ok=True)
     gulpdb_cli("ingest", shard, "--frames-dir", str(src), "--labels", str(src / "labels.csv"),
                "--keep-jpeg", "-q")
-    gulpdb_cli("merge", out, shard, "--on-duplicate", "error", "-q", expect=1)
-    assert not os.path.exists(os.path.join(out, "label2idx.json"))
-    assert_reads(out, {"a": ([make_jpeg(1)], [{"id": "a"}])})
+    proc = gulpdb_cli("merge", out, shard, "--on-duplicate", "error", "-q", expect=1)
+    assert "'a'" in proc.stderr
+    if had_labels:
+        with open(label_file, encoding="utf-8") as f:
+            assert f.read() == '{"owl": 0}'
+    else:
+        assert not os.path.exists(label_file)
+    meta = {"id": "a", "label": "owl", "idx": 0} if had_labels else {"id": "a"}
+    assert_reads(out, {"a": ([make_jpeg(1)], [meta])})
+    if inside:  # the shard is its own again: it takes writes
+        with gulpdb.Dataset(shard, "a") as ds, ds.writer() as w:
+            w.append("c", [make_jpeg(3)], {"id": "c"})
 
 
 def assert_gulpio_reads(directory, expected, data_dir=None):
@@ -206,10 +226,10 @@ def test_export_of_a_merged_dataset_is_a_directory_gulpio2_reads(tmp_path, in_pl
     """New. Minimal sequence: create (python, video 'a') -> merge (attach in
     place) a shard holding 'b' -> export (in place, or -o OUT). Export writes
     .gmeta files "so that unmodified GulpIO2 reads the directory"; GulpIO's
-    readers see the top-level chunks only (README, distributed ingest). Today
-    export also writes meta_<N>.gmeta for the attached chunk, whose data file
-    is shards/.../data_0.gulp: GulpIO2 finds more .gmeta than .gulp files and
-    refuses the whole directory (and a re-index finds a .gmeta with no data)."""
+    readers see the top-level chunks only (README, distributed ingest). Export
+    also wrote meta_<N>.gmeta for the attached chunk, whose data file is
+    shards/.../data_0.gulp: GulpIO2 found more .gmeta than .gulp files and
+    refused the whole directory (and a re-index found a .gmeta with no data)."""
     out = str(tmp_path / "out")
     with gulpdb.Dataset(out, "x") as ds, ds.writer() as w:
         w.append("a", [make_jpeg(1)], {"id": "a"})
@@ -228,19 +248,26 @@ def test_export_of_a_merged_dataset_is_a_directory_gulpio2_reads(tmp_path, in_pl
         assert_gulpio_reads(exported, {"a": ([make_jpeg(1)], [{"id": "a"}])}, data_dir=out)
 
 
-def test_reindex_discarding_unexported_videos_leaves_a_gulpio_directory(tmp_path):
+@pytest.mark.parametrize("how", ["discard_unexported", "removed_first"])
+def test_reindex_discarding_unexported_videos_leaves_a_gulpio_directory(tmp_path, how):
     """New. Minimal sequence: create (import GulpIO dir, video 'a') -> append
     'b' (python; a new chunk data_1.gulp without .gmeta) -> import --reindex
-    --discard-unexported -> export (in place). The re-index drops 'b' but
-    leaves data_1.gulp, which no index knows any more: the exported directory
-    has two .gulp files and one .gmeta, so GulpIO2 refuses it, and the next
-    `import --reindex` fails on data_1.gulp."""
+    --discard-unexported -> export (in place). The re-index dropped 'b' but
+    left data_1.gulp, which no index knew any more: the exported directory
+    had two .gulp files and one .gmeta, so GulpIO2 refused it, and the next
+    `import --reindex` failed on data_1.gulp. The same when 'b' was removed
+    before a plain `import --reindex` (data_1.gulp then holds garbage only)."""
     src = str(tmp_path / "gulpio")
     expected = write_gulpio_dir(src, {0: [("a", 1)]})
     gulpdb_cli("import", src, "-q")
     with gulpdb.Dataset(src, "a") as ds, ds.writer() as w:
         w.append("b", [make_jpeg(9)], {"id": "b"})
-    gulpdb_cli("import", src, "--reindex", "--discard-unexported", "-q")
+    if how == "discard_unexported":
+        gulpdb_cli("import", src, "--reindex", "--discard-unexported", "-q")
+    else:
+        gulpdb_cli("remove", src, "b")
+        gulpdb_cli("import", src, "--reindex", "-q")
+    assert not os.path.exists(os.path.join(src, "data_1.gulp"))
     assert_reads(src, expected)
     gulpdb_cli("export", src)
     assert_gulpio_reads(src, expected)
