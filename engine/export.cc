@@ -12,9 +12,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "engine/dataset_impl.h"
 #include "engine/file_util.h"
@@ -88,6 +90,7 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   }
   *report = ExportReport();
   written->clear();
+  std::set<uint32_t> left_out;  // chunks no .gmeta here describes
   for (const auto& entry : chunks) {
     const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
     const index::ChunkRecord& chunk = entry.second;
@@ -96,7 +99,10 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
     // here would pair with no data file, and GulpIO2 refuses a directory
     // whose .gmeta and .gulp files differ in number. (A push publishes such
     // chunks flat, as data_<N>.gulp, so the .gmeta of a remote one is written.)
-    if (!impl.remote && chunk.file_name.find('/') != std::string::npos) continue;
+    if (!impl.remote && chunk.file_name.find('/') != std::string::npos) {
+      left_out.insert(n);
+      continue;
+    }
     // Every chunk gets its .gmeta, an empty one ("{}") included: GulpIO2
     // pairs each data*.gulp with a meta*.gmeta and refuses a directory where
     // they differ in number (Writer::StartChunk leaves empty chunks, as
@@ -141,7 +147,22 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   }
   // The splits of the same snapshot, beside the .gmeta files.
   engine::NamedSplits splits;
-  if (!in_snapshot([&](index::Txn& txn) { splits = engine::ReadAllSplits(txn, query_dbs); })) {
+  if (!in_snapshot([&](index::Txn& txn) {
+        splits = engine::ReadAllSplits(txn, query_dbs);
+        if (left_out.empty()) return;
+        // Only the videos the .gmeta files describe: an import of the
+        // directory refuses a split naming a video it does not have.
+        for (auto& split : splits) {
+          std::vector<std::string>& ids = split.second;
+          ids.erase(std::remove_if(ids.begin(), ids.end(),
+                                   [&](const std::string& id) {
+                                     const std::optional<index::VideoRecord> video =
+                                         impl.FindRecord(txn, id);
+                                     return video && left_out.count(video->chunk) != 0;
+                                   }),
+                    ids.end());
+        }
+      })) {
     return false;
   }
   engine::WriteSplitsFile(out_dir, splits);

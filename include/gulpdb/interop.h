@@ -116,8 +116,9 @@ struct ExportReport {
 // it changed (one write transaction at the end, none when no byte changed),
 // so that they do not count as changed by another program.
 // The named splits go to gulpdb_splits.json beside them (GulpIO's readers
-// ignore it); with no split, a gulpdb_splits.json left there by an earlier
-// export is removed.
+// ignore it), with the ids the .gmeta files describe (not those of attached
+// shards' chunks left out); with no split, a gulpdb_splits.json left there by
+// an earlier export is removed.
 //
 // Snapshot: all files describe one committed state, even while a writer (in
 // this or another process) commits. The index is read in batches of short
