@@ -177,6 +177,9 @@ where the default cache is (and HOME where ~/.aws/credentials is).
 .TP
 .B GULPDB_TEST_FS_TYPE
 for tests only: the file system type to report for a dataset's index directory.
+.TP
+.B GULPDB_TEST_BUG
+for gulpdb's own tests only: puts back the fixed bug it names, so that the tests can show they find it; gulpdb then gives wrong answers.
 
 [SEE ALSO]
 .BR ffmpeg (1).

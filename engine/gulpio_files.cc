@@ -11,6 +11,7 @@
 #include "engine/verified_sources.h"
 #include "gulpdb/error.h"
 #include "index/sys_error.h"
+#include "util/test_bug.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -169,7 +170,8 @@ SourceReport CheckSources(const DatasetImpl& ds) {
       report.missing_meta.push_back(c.meta_file);  // the index still describes the chunk
       continue;
     }
-    if (!c.meta_content) {
+    // (GULPDB_TEST_BUG=copy-mtime: the stamp alone, as before fingerprints.)
+    if (!c.meta_content || (c.meta_stamp && util::TestBugEnabled("copy-mtime"))) {
       // Indexed before content fingerprints: only the stamp can tell.
       if (now->size != c.meta_stamp->size) {
         report.changes.push_back({c.meta_file, SizeChange(c.meta_stamp->size, now->size)});

@@ -20,6 +20,7 @@
 #include "index/crc32c.h"
 #include "index/sys_error.h"
 #include "util/relative_name.h"
+#include "util/test_bug.h"
 
 namespace gulpdb {
 namespace {
@@ -134,8 +135,12 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
         // A deleted chunk is no longer "being written" (the writer's current
         // chunk is when nothing was moved: every video of the newest chunk
         // removed), and its number stays used.
-        info.dirty_chunks.erase(std::remove(info.dirty_chunks.begin(), info.dirty_chunks.end(), n),
-                                info.dirty_chunks.end());
+        // (GULPDB_TEST_BUG=compact-newest: left in the list, as before.)
+        if (!util::TestBugEnabled("compact-newest")) {
+          info.dirty_chunks.erase(
+              std::remove(info.dirty_chunks.begin(), info.dirty_chunks.end(), n),
+              info.dirty_chunks.end());
+        }
         info.next_chunk = std::max<uint64_t>(info.next_chunk, uint64_t{n} + 1);
         if (record.attached()) continue;
         info.obsolete_files.push_back(record.file_name);

@@ -276,7 +276,7 @@ def test_the_block_parser_reads_marks_languages_and_indented_fences(tmp_path):
 
 # ---- the man page's ENVIRONMENT section -----------------------------------------------
 
-PRODUCT_FOLDERS = ("cli", "engine", "index", "ingest", "remote", "include", "bindings")
+PRODUCT_FOLDERS = ("cli", "engine", "index", "ingest", "remote", "include", "bindings", "util")
 ENV_READ = re.compile(
     r"""(?:getenv\(\s*|Get\(\s*env\s*,\s*|environ\.get\(\s*|for \(const char\* name : \{)"""
     r"""["']([A-Z][A-Z0-9_]+)["'](?:\s*,\s*["']([A-Z][A-Z0-9_]+)["'])?"""

@@ -1,0 +1,34 @@
+// A switch for gulpdb's own tests: the environment variable
+// GULPDB_TEST_BUG=<name> puts back one bug that was fixed, so that the
+// model-based lifecycle test (tests/python/test_lifecycle_finds_bugs.py) can
+// show that it finds it. Each name is tested where the fix is:
+//
+//   copy-mtime         an imported dataset's .gmeta counts as changed when its
+//                      modification time differs from the one recorded at
+//                      import, whatever its content (so `cp -r` copies are
+//                      refused): engine/gulpio_files.cc, CheckSources
+//   compact-newest     compaction leaves a chunk it deleted in the dataset
+//                      info's list of chunks being written:
+//                      engine/maintenance.cc, Compact
+//   pickle-generation  a copy of a remote reader opens its generation of the
+//                      URL without checking that it is the same snapshot of
+//                      the same dataset: engine/remote_dataset.cc
+//
+// Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
+//
+// Thread safety: reads the environment (getenv) at each call; safe while no
+// thread changes the environment.
+#ifndef GULPDB_UTIL_TEST_BUG_H_
+#define GULPDB_UTIL_TEST_BUG_H_
+
+#include <string_view>
+
+namespace gulpdb::util {
+
+// True when GULPDB_TEST_BUG is set to exactly `name`; false otherwise (unset,
+// empty, or another name).
+bool TestBugEnabled(std::string_view name);
+
+}  // namespace gulpdb::util
+
+#endif  // GULPDB_UTIL_TEST_BUG_H_
