@@ -9,7 +9,9 @@
 #                                with 400 examples of up to 30 steps and a random
 #                                seed (printed; GULPDB_LIFECYCLE_EXAMPLES, _STEPS and
 #                                _SEED override them; see the test's docstring).
-#                                CI runs the same test small, as ctest's lifecycle_test.
+#                                CI runs the same test small, as ctest's lifecycle_test,
+#                                and lifecycle_finds_bugs shows it finds fixed bugs put
+#                                back (GULPDB_TEST_BUG; `ctest -L lifecycle` runs both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-dev}

@@ -6,9 +6,8 @@ from Python or the command line, ingested, imported from a GulpIO directory
 written by gulpio_format), then changed and moved any way (append, ingest,
 remove, compact, merge, split, meta index, export, re-index, cp -r / cp -a,
 push, snapshot, ...). The model (model.DatasetModel) says what every reader
-must see. When a step hits a bug on the known-bug allow-list (known_bugs),
-the read is excused, the step undone, or the lineage dropped (a new one then
-starts), so that the run keeps looking for bugs that are not on the list.
+must see; any difference, any command or read that fails when the model says
+it should work, and any process killed by a signal fails the run.
 
 Randomness comes only from Hypothesis' draws (rule arguments), so that a run
 is reproduced by its seed and a failing sequence shrinks. Steps are logged
@@ -30,7 +29,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from . import checks, gulpio_format, known_bugs
+from . import checks, gulpio_format
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
 from .procs import Failure
@@ -118,20 +117,6 @@ class Lineage:
         self.order: List[str] = []
         self.removed: List[str] = []  # ids removed at some point
         self.chunk_of: Dict[str, int] = {}  # id -> chunk number, as last listed
-        # What known_bugs' recover functions need to undo a step:
-        self.times_before_copy: Dict[str, Tuple[int, int]] = {}
-        self.deleted_gmeta: Optional[Tuple[str, bytes, Tuple[int, int]]] = None
-        self.label_file_before_merge: Optional[bytes] = None
-
-
-def _file_times(root: str) -> Dict[str, Tuple[int, int]]:
-    """relative path -> (atime_ns, mtime_ns) of every file under ``root``."""
-    out = {}
-    for d, _, files in os.walk(root):
-        for name in files:
-            st_ = os.stat(os.path.join(d, name))
-            out[os.path.relpath(os.path.join(d, name), root)] = (st_.st_atime_ns, st_.st_mtime_ns)
-    return out
 
 
 class _Paired:
@@ -209,8 +194,8 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     def _run(self, names: Any, fn: Callable[[], None]) -> None:
         """Runs one step (counted as the rule variant ``names``, or each of a
-        list of them), then checks every read path; a failure on the known-bug
-        allow-list ends the lineage, any other fails the test."""
+        list of them), then checks every read path; a failure fails the test,
+        with the steps that led to it."""
         for name in [names] if isinstance(names, str) else names:
             self.s.counters.rules[name] += 1
         self.s.counters.steps += 1
@@ -220,23 +205,12 @@ class LifecycleMachine(RuleBasedStateMachine):
             if self.cur is not None:
                 self._verify()
         except Failure as f:
-            bug = self._known(f)
-            if bug.action == "recover" and bug.recover(self):
-                self.note(f"  (known bug {bug.name}: undone, the lineage goes on)")
-                try:
-                    self._verify()
-                    return
-                except Failure as again:
-                    self._known(again)
-            healthy = self._check_verdict()
-            self.s.counters.check_when_broken[f"{bug.name}: check --deep says "
-                                              f"{'healthy' if healthy else 'unhealthy'}"] += 1
-            self.note(f"  (known bug {bug.name}: lineage dropped)")
-            self._drop_lineage()
+            self._fail(f)
 
     def _check_verdict(self) -> Optional[bool]:
         """What `check --deep` says of the current dataset (None: no dataset, or
-        check itself failed), for the report: check must see a broken state."""
+        check itself failed), for the failure's message: check must see a
+        broken state."""
         if self.cur is None or not os.path.isdir(self.cur.path):
             return None
         try:
@@ -246,49 +220,22 @@ class LifecycleMachine(RuleBasedStateMachine):
         except (Failure, ValueError):
             return None
 
-    def _known(self, f: Failure) -> known_bugs.KnownBug:
-        """The allow-list entry ``f`` matches (counted), or ``f`` raised as this
-        example's failure, with the steps that led to it."""
-        bug = known_bugs.match(f, self)
-        if bug is None:
-            c = self.s.counters
-            if c.first_failure is None:
-                c.first_failure = {"example": c.examples, "step": c.steps, "seconds":
-                                   round(time.monotonic() - c.started, 1), "failure": str(f)[:300]}
-            steps = "\n  ".join(self.log)
-            verdict = {True: "healthy", False: "not healthy", None: "-"}[self._check_verdict()]
-            raise _failure_class(f)(f.kind, f.path,
-                                    f"{f.text}\n  steps of this example:\n  {steps}\n"
-                                    f"  (`gulpdb check --deep` of the dataset now: {verdict})"
-                                    ) from None
-        self.s.counters.known[bug.name] += 1
-        first_line = f"[{f.kind}] {f.path}: {f.text.splitlines()[0][:400]}"
-        self.s.counters.known_examples.setdefault(bug.name, self.log + [f"-> {first_line}"])
-        return bug
-
-    def _excusable(self, check: Callable[[], Any]) -> bool:
-        """Runs one read check; a failure that a known bug whose action is
-        "excuse" explains is counted, and the other checks go on. True if the
-        check passed."""
-        try:
-            check()
-            return True
-        except Failure as f:
-            bug = known_bugs.match(f, self)
-            if bug is None or bug.action != "excuse":
-                raise
-            self._known(f)
-            self.note(f"  (known bug {bug.name}: this read is excused)")
-            return False
-
-    def _drop_lineage(self) -> None:
-        if self.cur is None:
-            return
-        dropped = self.cur
-        # A local reader of the dropped dataset has no model any more; a URL
-        # reader keeps the generation it pinned, which nothing changes.
-        self.held = [h for h in self.held if h.lineage is not dropped or h.expected is not None]
-        self.cur = None
+    def _fail(self, f: Failure) -> None:
+        """Raises ``f`` as this example's failure (one exception class per kind
+        and read path), with the steps that led to it and what `check --deep`
+        says of the dataset now; records the run's first failure."""
+        c = self.s.counters
+        history = f"  history of the dataset: {sorted(self.cur.flags)}\n" if self.cur else ""
+        if c.first_failure is None:
+            c.first_failure = {"example": c.examples, "step": c.steps, "seconds":
+                               round(time.monotonic() - c.started, 1), "failure": str(f)[:300],
+                               "steps": list(self.log)}
+        steps = "\n  ".join(self.log)
+        verdict = {True: "healthy", False: "not healthy", None: "-"}[self._check_verdict()]
+        raise _failure_class(f)(f.kind, f.path,
+                                f"{f.text}\n  steps of this example:\n  {steps}\n{history}"
+                                f"  (`gulpdb check --deep` of the dataset now: {verdict})"
+                                ) from None
 
     def _video_frames(self, seed: int, count: int) -> List[bytes]:
         gray = seed % 7 == 3
@@ -487,7 +434,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         for id_ in sample:
             checks.cli_show(s, url, id_, want, prefix="url ", env=env)
             checks.cli_extract(s, url, id_, want, self._dir("extract"), prefix="url ", env=env)
-        self._excusable(lambda: checks.cli_check(s, url, prefix="url ", env=env))
+        checks.cli_check(s, url, prefix="url ", env=env)
         checks.gulp_directory(s, url, want, "url GulpDirectory", env=self._env(cache))
         prefix = url[len(f"s3://{BUCKET}/"):]
         bucket = gulpio_format.BucketFiles(s.boto, BUCKET, prefix)
@@ -673,11 +620,6 @@ class LifecycleMachine(RuleBasedStateMachine):
                 old = None  # a GulpIO shard brings new ids only
                 shard_model, _ = self._write_gulpio_dir(where, seed, 1 + count % 2, False)
                 self._cli("import", where, "-q", path="gulpdb import")
-            label_file = os.path.join(L.path, "label2idx.json")
-            L.label_file_before_merge = None
-            if os.path.exists(label_file):
-                with open(label_file, "rb") as f:
-                    L.label_file_before_merge = f.read()
             args = ["merge", L.path, where, "-q"]
             duplicate = old is not None
             if dup in ("skip", "replace", "error"):
@@ -779,8 +721,8 @@ class LifecycleMachine(RuleBasedStateMachine):
                 self._cli("export", L.path, path="gulpdb export")
                 self.note("export (in place)")
                 path = "exported dir (in place)"
-                ok = self._excusable(lambda: checks.gulpio_view(
-                    path, gulpio_format.LocalFiles(L.path), want, splits=L.model.splits))
+                checks.gulpio_view(path, gulpio_format.LocalFiles(L.path), want,
+                                   splits=want.splits)
                 if L.import_gmeta is not None:
                     now = self._read_gmeta_files(L.path)
                     for name, text in L.import_gmeta.items():
@@ -795,37 +737,34 @@ class LifecycleMachine(RuleBasedStateMachine):
                 path = "exported dir (-o OUT)"
                 # The GulpIO directory an export -o makes: its .gmeta files and
                 # the data files they pair with.
-                ok = self._excusable(lambda: checks.gulpio_view(
-                    path, gulpio_format.LocalFiles(out), want,
-                    data_files=gulpio_format.LocalFiles(L.path, pair_with=out),
-                    splits=L.model.splits))
-                if ok:
-                    # A user copies that directory elsewhere and reads it with
-                    # gulpdb's GulpIO2 API, which indexes it on first open.
-                    copy = self._dir("gulpio-copy")
-                    os.makedirs(copy)
-                    data = gulpio_format.LocalFiles(L.path, pair_with=out)
-                    for name in data.names():
-                        shutil.copyfile(os.path.join(L.path, name), os.path.join(copy, name))
-                    for name in os.listdir(out):
-                        shutil.copyfile(os.path.join(out, name), os.path.join(copy, name))
-                    checks.gulp_directory(self.s, copy, want, "GulpDirectory (exported copy)",
-                                          env=self._env())
-            if ok:
-                self.s.counters.reads[path] += 1
+                checks.gulpio_view(path, gulpio_format.LocalFiles(out), want,
+                                   data_files=gulpio_format.LocalFiles(L.path, pair_with=out),
+                                   splits=want.splits)
+                # A user copies that directory elsewhere and reads it with
+                # gulpdb's GulpIO2 API, which indexes it on first open.
+                copy = self._dir("gulpio-copy")
+                os.makedirs(copy)
+                data = gulpio_format.LocalFiles(L.path, pair_with=out)
+                for name in data.names():
+                    shutil.copyfile(os.path.join(L.path, name), os.path.join(copy, name))
+                for name in os.listdir(out):
+                    shutil.copyfile(os.path.join(out, name), os.path.join(copy, name))
+                checks.gulp_directory(self.s, copy, want, "GulpDirectory (exported copy)",
+                                      env=self._env())
+            self.s.counters.reads[path] += 1
         self._run("export (in place)" if in_place else "export (-o OUT)", go)
 
     def _gulpio_readable(self) -> DatasetModel:
         """The videos GulpIO's readers see in the dataset directory: those of its
         top-level chunks (README: the chunks of attached shards stay in their
-        sub-directories, which GulpIO does not look into)."""
+        sub-directories, which GulpIO does not look into), and the splits as
+        far as they name them (an export's gulpdb_splits.json)."""
         L = self.cur
         chunks = self.s.reader.call("chunks", "py Dataset.chunks", path=L.path, env=self._env())
         attached = {c["number"] for c in chunks if "/" in c["file_name"]}
         want = L.model.copy()
         if attached:
             want.remove([i for i in L.model.videos if L.chunk_of.get(i) in attached])
-            want.splits = L.model.splits
         return want
 
     @precondition(lambda self: self.cur is not None and any(
@@ -836,11 +775,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             L = self.cur
             names = sorted(n for n in os.listdir(L.path) if re.match(r"^meta.*\.gmeta$", n))
             name = names[pick % len(names)]
-            file = os.path.join(L.path, name)
-            st_ = os.stat(file)
-            with open(file, "rb") as f:
-                L.deleted_gmeta = (name, f.read(), (st_.st_atime_ns, st_.st_mtime_ns))
-            os.unlink(file)
+            os.unlink(os.path.join(L.path, name))
             L.flags.add("gmeta deleted")
             self.note(f"rm {name} (its data file stays)")
         self._run("delete a .gmeta", go)
@@ -924,7 +859,6 @@ class LifecycleMachine(RuleBasedStateMachine):
             L = self.cur
             new = self._dir("copy")
             flag = "-a" if archive else "-r"
-            L.times_before_copy = _file_times(L.path)
             subprocess.run(["cp", flag, L.path, new], check=True, timeout=120)
             if move:
                 shutil.rmtree(L.path)
@@ -975,12 +909,28 @@ class LifecycleMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.cur is not None)
     @rule(seed=st.integers(0, 999), count=st.integers(1, 2))
     def wipe_and_push_other(self, seed: int, count: int) -> None:
-        """Someone empties the prefix and publishes another dataset there (issue
-        19 item 14): readers that pinned the old dataset must never read the
-        new one's frames or labels. The lineage publishes to a new prefix from
+        """A training job reads the dataset's URL (published first, if it never
+        was), its DataLoader workers holding copies of the reader; then someone
+        empties the prefix and publishes another dataset there (issue 19 item
+        14): the copies must read what they pinned, or fail, never the new
+        dataset's frames or labels. The lineage publishes to a new prefix from
         then on."""
+        L = self.cur
+        names = ([] if L.pushed is not None else ["push (cli)"]) + [
+            "wipe the prefix and push another dataset there"]
+
         def go() -> None:
-            L = self.cur
+            if L.pushed is None:
+                self._cli("push", L.path, L.url, "-q", path="gulpdb push")
+                L.pushed = L.model.copy()
+                L.flags.add("pushed")
+                self.note(f"push (cli) {L.url}")
+            kind = ["Dataset", "VideoDataset"][seed % 2]
+            blob = self.s.reader.call("pickle_open", f"pickled {kind} (url)", kind=kind,
+                                      source=L.url, env=self._env())
+            self.held.append(Held(blob, kind, L.url, L, L.pushed.copy(),
+                                  sorted(L.pushed.videos)))
+            self.note(f"a DataLoader worker holds a copy of a {kind} of {L.url}")
             prefix = L.url[len(f"s3://{BUCKET}/"):] + "/"
             listed = self.s.boto.list_objects_v2(Bucket=BUCKET, Prefix=prefix)
             for obj in listed.get("Contents", []):
@@ -1005,11 +955,11 @@ class LifecycleMachine(RuleBasedStateMachine):
             for h in self.held:
                 if h.source == L.url:
                     h.url_reused = True
-                    path = f"pickled {h.kind} (url)"
-                    self._excusable(lambda: self._read_held(h, path))
+                    self.note(f"  read the copy of a {h.kind} of {L.url} held since before")
+                    self._read_held(h, f"pickled {h.kind} (url)")
             L.url = L.url + f"-again{self._next()}"
             L.pushed = None
-        self._run("wipe the prefix and push another dataset there", go)
+        self._run(names, go)
 
     @precondition(lambda self: self.cur is not None)
     @rule(kind=st.sampled_from(["Dataset", "VideoDataset"]))
@@ -1037,8 +987,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             held = self.held[pick % len(self.held)]
             remote = held.expected is not None
             self.note(f"read the pickled {held.kind} of {held.source} held since earlier")
-            self._excusable(lambda: self._read_held(
-                held, f"pickled {held.kind} ({'url' if remote else 'local'})"))
+            self._read_held(held, f"pickled {held.kind} ({'url' if remote else 'local'})")
         self._run("read a held pickled reader", go)
 
     def _read_held(self, held: Held, path: str) -> None:

@@ -11,7 +11,7 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 from .procs import Cli, Worker
 
@@ -28,9 +28,6 @@ class Counters:
     def __init__(self) -> None:
         self.rules: collections.Counter = collections.Counter()
         self.reads: collections.Counter = collections.Counter()
-        self.known: collections.Counter = collections.Counter()
-        self.known_examples: Dict[str, List[str]] = {}
-        self.check_when_broken: collections.Counter = collections.Counter()
         self.first_failure: Optional[Dict[str, object]] = None  # when the run first failed
         self.started = time.monotonic()
         self.examples = 0
@@ -39,7 +36,12 @@ class Counters:
 
 
 class Session:
-    def __init__(self, cli_program: str, work_dir: Optional[str] = None) -> None:
+    """``test_bug``: GULPDB_TEST_BUG for every gulpdb process of the run (the
+    fixed bug to put back, util/test_bug.h); None: unset, whatever the
+    environment of the test says."""
+
+    def __init__(self, cli_program: str, work_dir: Optional[str] = None,
+                 test_bug: Optional[str] = None) -> None:
         self.work = tempfile.mkdtemp(prefix="gulpdb-lifecycle-", dir=work_dir)
         self.counters = Counters()
         self.s3 = s3_proxy.S3rverProcess(BUCKET).start()
@@ -64,8 +66,10 @@ class Session:
             "OMP_NUM_THREADS": "1",
         })
         for name in ("GULPDB_CACHE_DIR", "AWS_SESSION_TOKEN", "AWS_PROFILE", "GULPDB_PUSH_GRACE",
-                     "GULPDB_TEST_FS_TYPE", "GULPDB_ALLOW_NETWORK_INDEX"):
+                     "GULPDB_TEST_FS_TYPE", "GULPDB_ALLOW_NETWORK_INDEX", "GULPDB_TEST_BUG"):
             env.pop(name, None)
+        if test_bug:
+            env["GULPDB_TEST_BUG"] = test_bug
         self.env = env
         self.cli = Cli(cli_program, env)
         self.reader = Worker("reader", env)
