@@ -23,9 +23,9 @@ from conftest import GULPDB_CLI, python_subprocess_env
 from lifecycle import gulpio_format
 from lifecycle.model import make_jpeg
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "support"))
-import s3_proxy  # noqa: E402  (tests/support/s3_proxy.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "testing"))
+import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
 
 BUCKET = "lifecycle-regressions"
 
