@@ -1,4 +1,5 @@
-"""Every runnable example of README.md and docs/**/*.md runs as written.
+"""Every runnable example of README.md, docs/**/*.md and bench/README.md runs
+as written, and the documentation's links lead somewhere.
 
 The fenced blocks tagged ``sh`` (or ``bash``), ``python`` and ``cpp`` are the
 runnable ones; a block that cannot run here carries an HTML comment
@@ -7,7 +8,8 @@ block that neither runs nor says why fails the test. Blocks tagged ``cmake``
 must say why too; other blocks (untagged, ``json``, ...) are text. Each test
 prints how many blocks ran and how many are marked.
 
-The convention the examples are written for (README, "Tests"):
+The convention the examples are written for (docs/testing.md, "The examples
+in the documentation"):
 
 - each document runs in a scratch directory of its own, block after block
   (a block sees what the ones before it made); ``tests`` there is the
@@ -62,8 +64,10 @@ class Block:
 
 
 def documents() -> List[str]:
+    """The documentation: the README, docs/, and the benchmarks' page."""
     found = [os.path.join(REPO, "README.md")]
     found += sorted(glob.glob(os.path.join(REPO, "docs", "**", "*.md"), recursive=True))
+    found.append(os.path.join(REPO, "bench", "README.md"))
     return [os.path.relpath(p, REPO) for p in found]
 
 
@@ -272,6 +276,77 @@ def test_the_block_parser_reads_marks_languages_and_indented_fences(tmp_path):
         ("sh", "needs a cluster"), ("python", None), ("json", None),
     ]
     assert blocks[1].code == "print(1)\n"
+
+
+# ---- links, and one place for the documentation ----------------------------------------
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# Markdown files that may live outside docs/: the front page, the benchmarks'
+# page, the changelog, and notes on what a folder holds, beside it.
+MARKDOWN_OUTSIDE_DOCS = {
+    "README.md", "CHANGELOG.md", "bench/README.md", "bench/results/latest.md",
+    "bench/results/remote/latest.md", "bindings/README.md", "tests/fixtures/README.md",
+    "tests/support/tls/README.md",
+}
+
+
+def relative_links(path: str) -> List[str]:
+    """The targets of a document's relative Markdown links (outside code blocks)."""
+    with open(os.path.join(REPO, path), encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"^[ \t]*```.*?^[ \t]*```", "", text, flags=re.S | re.M)
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:", t)]
+
+
+def anchors_of(path: str) -> set:
+    """GitHub's anchors for a document's headings, plus explicit <a id=...>."""
+    with open(os.path.join(REPO, path), encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"^[ \t]*```.*?^[ \t]*```", "", text, flags=re.S | re.M)
+    found = set(re.findall(r'<a id="([^"]+)"', text))
+    for heading in re.findall(r"^#+[ \t]+(.+?)[ \t]*$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
+@pytest.mark.parametrize("path", documents())
+def test_every_relative_link_leads_to_a_file_and_heading_that_exist(path):
+    links = relative_links(path)
+    broken = []
+    for link in links:
+        target, _, anchor = link.partition("#")
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+        if not os.path.exists(os.path.join(REPO, resolved)):
+            broken.append(f"{link} (no {resolved})")
+        elif anchor and resolved.endswith(".md") and anchor not in anchors_of(resolved):
+            broken.append(f"{link} (no heading #{anchor} in {resolved})")
+    assert not broken, f"{path}: broken links: " + ", ".join(broken)
+
+
+def test_the_index_links_every_page_of_docs():
+    linked = {
+        os.path.normpath(os.path.join("docs", link.partition("#")[0]))
+        for link in relative_links(os.path.join("docs", "index.md"))
+    }
+    pages = {p for p in documents() if p.startswith("docs" + os.sep) and p != "docs/index.md"}
+    assert pages, "no pages found"
+    assert not pages - linked, f"docs/index.md does not link {sorted(pages - linked)}"
+
+
+def test_documentation_lives_in_docs():
+    """Markdown outside docs/ is the README, the benchmarks' page, the changelog
+    or a note on what a folder holds (listed above); everything else goes to docs/."""
+    found = set()
+    for root, dirs, files in os.walk(REPO):
+        rel = os.path.relpath(root, REPO)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "build"
+                   and not (rel == "." and d == "docs") and d != "node_modules"]
+        found |= {os.path.normpath(os.path.join(rel, f)) for f in files if f.endswith(".md")}
+    assert "README.md" in found
+    stray = sorted(p for p in found if p not in MARKDOWN_OUTSIDE_DOCS and
+                   not p.startswith("tests/fixtures/"))
+    assert not stray, f"documentation outside docs/: {stray} (move it to docs/ and index it)"
 
 
 # ---- the man page's ENVIRONMENT section -----------------------------------------------
