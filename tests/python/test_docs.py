@@ -290,7 +290,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 MARKDOWN_OUTSIDE_DOCS = {
     "README.md", "CHANGELOG.md", "bench/README.md", "bench/results/latest.md",
     "bench/results/remote/latest.md", "bindings/README.md", "tests/fixtures/README.md",
-    "tests/support/tls/README.md",
+    "testing/README.md", "testing/tls/README.md",
 }
 
 
