@@ -187,4 +187,11 @@ if(BUILD_SHARED_LIBS)
   endif()
 endif()
 
+# The licence and what the binaries hold from other projects, as Debian's
+# machine-readable copyright file: /usr/share/doc/gulpdb/copyright in the .deb
+# (Debian policy's place; the licence text is /usr/share/common-licenses'),
+# share/doc/gulpdb/ in any other install.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/copyright
+  DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+
 include(${PROJECT_SOURCE_DIR}/cmake/deb.cmake)

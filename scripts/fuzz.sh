@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the fuzz preset (clang, libFuzzer, ASan + UBSan) and fuzzes every
-# target (tests/fuzz/README.md) for SECONDS each, two at a time, then prints
+# target (docs/fuzzing.md) for SECONDS each, two at a time, then prints
 # per target: executions, executions per second, corpus size and the inputs
 # that crashed (kept with their logs under build/fuzz/fuzz-runs/<time>/).
 #

@@ -4,7 +4,7 @@
 # tests/fixtures/videos_src) with a 20BN-style label list, ingested through
 # ffmpeg into OUT. scripts/run_sample.sh runs it with the release build; the
 # test of the documentation's examples runs it to make build/sample_dataset,
-# the path the README's Python example reads.
+# the path the documentation's Python examples read.
 #   scripts/sample_dataset.sh GULPDB OUT
 set -euo pipefail
 gulpdb=$1

@@ -1,6 +1,6 @@
 # Shared by the shell test scripts: a scratch directory and check helpers.
 # Source it after setting `set -uo pipefail`; it defines $tmp (removed on
-# exit), the counters, and check / expect_out / expect_eq / finish.
+# exit), the counters, and check / capture / expect_out / expect_eq / finish.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -32,6 +32,22 @@ expect_text() {  # expect_text NAME TEXT: the last command's stdout+stderr holds
   else
     echo "FAIL $1: output lacks '$2'"; cat "$tmp/out" "$tmp/err"
     failures=$((failures + 1))
+  fi
+}
+capture() {  # capture NAME FILE COMMAND...: COMMAND's stdout into FILE; passes when it exits 0
+  # and printed something. What a test compares must come from here (or check), never
+  # from "$(command | filter)", which drops the command's exit status: a failed command
+  # would then print nothing and compare equal to another failed command.
+  local name=$1 file=$2
+  shift 2
+  "$@" >"$file" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -ne 0 ] || [ ! -s "$file" ]; then
+    echo "FAIL $name: exit $got, $(wc -c <"$file") bytes on stdout, wanted exit 0 and output"
+    cat "$tmp/err"
+    failures=$((failures + 1))
+  else
+    passes=$((passes + 1))
   fi
 }
 expect_eq() {  # expect_eq NAME GOT WANTED

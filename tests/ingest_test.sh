@@ -15,8 +15,8 @@ ffmpeg_frames() {
   ffmpeg -nostdin -v error -i "file:$1" -map 0:v:0 -vf fps=8 -f null - -progress pipe:1 |
     sed -n 's/^frame=//p' | tail -1
 }
-# Frames gulpdb stored for ID in DS.
-stored_frames() { "$gulpdb" ls "$1" | awk -F'\t' -v id="$2" '$1 == id { print $2 }'; }
+# Frames stored for ID according to LISTING, the output of `gulpdb ls` (see capture).
+stored_frames() { awk -F'\t' -v id="$2" '$1 == id { print $2 }' "$1"; }
 # WxH of a JPEG file.
 jpeg_size() { ffprobe -v error -show_entries stream=width,height -of csv=s=x:p=0 "$1"; }
 
@@ -34,12 +34,16 @@ expect_out video_extend_summary "ingested 1 videos"
 check video_label2idx 0 cmp "$ds/label2idx.json" "$fixtures/gulpio2_json_videos/label2idx.json"
 # Meta as GulpIO2's video adapter writes it (compared with the fixture it wrote).
 cp -r "$fixtures/gulpio2_json_videos" "$tmp/gio_videos" && chmod -R u+w "$tmp/gio_videos"
-"$gulpdb" import "$tmp/gio_videos" --quiet >/dev/null
-expect_eq video_meta_as_gulpio2 "$("$gulpdb" ls "$ds" --meta | cut -f1,3 | sort)" \
-  "$("$gulpdb" ls "$tmp/gio_videos" --meta | cut -f1,3 | sort)"
+check video_gulpio2_import 0 "$gulpdb" import "$tmp/gio_videos" --quiet
+capture video_meta_listed "$tmp/meta_ours" "$gulpdb" ls "$ds" --meta
+capture video_meta_listed_gulpio2 "$tmp/meta_gulpio2" "$gulpdb" ls "$tmp/gio_videos" --meta
+expect_eq video_meta_as_gulpio2 "$(cut -f1,3 "$tmp/meta_ours" | sort)" \
+  "$(cut -f1,3 "$tmp/meta_gulpio2" | sort)"
+capture video_listed "$tmp/videos_listed" "$gulpdb" ls "$ds"
 for id in 100 101 102 103; do
-  expect_eq "video_${id}_frames_as_ffmpeg" "$(stored_frames "$ds" $id)" \
-    "$(ffmpeg_frames "$videos/$id/$id.mp4")"
+  capture "video_${id}_ffmpeg_counted" "$tmp/ffmpeg_frames" ffmpeg_frames "$videos/$id/$id.mp4"
+  expect_eq "video_${id}_frames_as_ffmpeg" "$(stored_frames "$tmp/videos_listed" $id)" \
+    "$(cat "$tmp/ffmpeg_frames")"
 done
 check video_check 0 "$gulpdb" check "$ds" --deep --quiet
 check video_rerun_skips 0 "$gulpdb" ingest "$ds" --videos-dir "$videos" --labels "$videos/videos.json" \
@@ -62,12 +66,14 @@ expect_out numeric_id_meta_text '"meta_data": \[\{"id": 7, "label": "b", "idx": 
 if [ -f "$realshort" ]; then
   mkdir -p "$tmp/real" && cp "$realshort" "$tmp/real/"
   check real_ingest 0 "$gulpdb" ingest "$tmp/real_ds" --videos-dir "$tmp/real" --quiet
-  want=$(ffmpeg_frames "$realshort")
-  check real_ffmpeg_counted 0 test "${want:-0}" -gt 0
-  expect_eq real_frames_as_ffmpeg "$(stored_frames "$tmp/real_ds" realshort)" "$want"
+  capture real_ffmpeg_counted "$tmp/ffmpeg_frames" ffmpeg_frames "$realshort"
+  want=$(cat "$tmp/ffmpeg_frames")
+  check real_ffmpeg_frames 0 test "${want:-0}" -gt 0
+  capture real_listed "$tmp/real_listed" "$gulpdb" ls "$tmp/real_ds"
+  expect_eq real_frames_as_ffmpeg "$(stored_frames "$tmp/real_listed" realshort)" "$want"
   check real_resized 0 "$gulpdb" ingest "$tmp/real_small" --videos-dir "$tmp/real" --frame-size 120 \
     --quiet
-  "$gulpdb" extract "$tmp/real_small" realshort -o "$tmp/real_frames" --frames 0 >/dev/null
+  check real_extract 0 "$gulpdb" extract "$tmp/real_small" realshort -o "$tmp/real_frames" --frames 0
   expect_eq real_short_edge "$(jpeg_size "$tmp/real_frames/realshort_00000.jpg")" 160x120
   check real_check 0 "$gulpdb" check "$tmp/real_ds" --deep --quiet
 else
@@ -83,7 +89,7 @@ check frames_meta 0 "$gulpdb" show "$tmp/frames" 3 --json
 expect_out frames_meta_text '"meta_data": \[\{"id": "3", "label": "square", "idx": [0-9]+\}\]'
 check frames_check 0 "$gulpdb" check "$tmp/frames" --deep --quiet
 # Re-encoded (the default): the stored bytes are not the source bytes.
-"$gulpdb" extract "$tmp/frames" 0 -o "$tmp/reenc" >/dev/null
+check frames_extract 0 "$gulpdb" extract "$tmp/frames" 0 -o "$tmp/reenc"
 check frames_reencoded 1 cmp -s "$tmp/reenc/0_00001.jpg" "$fixtures/frames_src/0/0001.jpg"
 # --keep-jpeg: every stored frame is byte-identical to its source file.
 check keep_ingest 0 "$gulpdb" ingest "$tmp/keep" --frames-dir "$fixtures/frames_src" --keep-jpeg --quiet
@@ -103,19 +109,27 @@ check keep_with_resize_is_usage_error 2 "$gulpdb" ingest "$tmp/k2" --frames-dir 
   --keep-jpeg --frame-size 16
 check frames_resized 0 "$gulpdb" ingest "$tmp/frames_small" --frames-dir "$fixtures/frames_src" \
   --frame-size 8 --quiet
-"$gulpdb" extract "$tmp/frames_small" 0 -o "$tmp/small_out" --frames 0 >/dev/null
+check frames_small_extract 0 "$gulpdb" extract "$tmp/frames_small" 0 -o "$tmp/small_out" --frames 0
 src_size=$(jpeg_size "$fixtures/frames_src/0/0000.jpg")
 w=${src_size%x*} h=${src_size#*x}
 if [ "$h" -lt "$w" ]; then want="$((8 * w / h))x8"; else want="8x$((8 * h / w))"; fi
 expect_eq frames_short_edge "$(jpeg_size "$tmp/small_out/0_00000.jpg")" "$want"
 
-# Shuffling with a seed is reproducible and changes the order.
-"$gulpdb" ingest "$tmp/sh1" --frames-dir "$fixtures/frames_src" --shuffle --seed 7 -q >/dev/null
-"$gulpdb" ingest "$tmp/sh2" --frames-dir "$fixtures/frames_src" --shuffle --seed 7 -q >/dev/null
-expect_eq shuffle_reproducible "$("$gulpdb" ls "$tmp/sh1" | cut -f1 | tr '\n' ' ')" \
-  "$("$gulpdb" ls "$tmp/sh2" | cut -f1 | tr '\n' ' ')"
-check shuffle_changes_order 1 test "$("$gulpdb" ls "$tmp/sh1" | cut -f1 | tr '\n' ' ')" == \
-  "$("$gulpdb" ls "$tmp/keep" | cut -f1 | tr '\n' ' ')"
+# Shuffling with a seed is reproducible and changes the order (of the same 22 ids).
+check shuffle_ingest_1 0 "$gulpdb" ingest "$tmp/sh1" --frames-dir "$fixtures/frames_src" --shuffle \
+  --seed 7 -q
+check shuffle_ingest_2 0 "$gulpdb" ingest "$tmp/sh2" --frames-dir "$fixtures/frames_src" --shuffle \
+  --seed 7 -q
+capture shuffle_listed_1 "$tmp/sh1_listed" "$gulpdb" ls "$tmp/sh1"
+capture shuffle_listed_2 "$tmp/sh2_listed" "$gulpdb" ls "$tmp/sh2"
+capture unshuffled_listed "$tmp/keep_listed" "$gulpdb" ls "$tmp/keep"
+cut -f1 "$tmp/sh1_listed" >"$tmp/sh1_ids"
+cut -f1 "$tmp/sh2_listed" >"$tmp/sh2_ids"
+cut -f1 "$tmp/keep_listed" >"$tmp/keep_ids"
+expect_eq shuffle_every_video "$(wc -l <"$tmp/sh1_ids")" 22
+expect_eq shuffle_same_ids "$(sort "$tmp/sh1_ids")" "$(sort "$tmp/keep_ids")"
+check shuffle_reproducible 0 cmp "$tmp/sh1_ids" "$tmp/sh2_ids"
+check shuffle_changes_order 1 cmp -s "$tmp/sh1_ids" "$tmp/keep_ids"
 
 # ---- an image folder and an image list -------------------------------------------
 mkdir -p "$tmp/imgs/cat" "$tmp/imgs/dog/more"
@@ -127,7 +141,7 @@ expect_out images_summary "ingested 3 videos \(3 frames\)"
 check images_meta 0 "$gulpdb" show "$tmp/images" dog/more/b.JPG --json
 expect_out images_meta_text '"meta_data": \[\{"id": "dog/more/b.JPG", "label": "dog", "idx": 1\}\]'
 check images_label2idx 0 grep -qx '{"cat": 0, "dog": 1}' "$tmp/images/label2idx.json"
-"$gulpdb" extract "$tmp/images" dog/c.png -o "$tmp/png_out" >/dev/null
+check images_extract 0 "$gulpdb" extract "$tmp/images" dog/c.png -o "$tmp/png_out"
 expect_eq images_png_size "$(jpeg_size "$tmp/png_out/$(frame_stem dog/c.png)_00000.jpg")" 40x30
 printf 'cat/a.jpg;feline\ndog/c.png\n' >"$tmp/imgs/list.txt"
 check image_list_ingest 0 "$gulpdb" ingest "$tmp/list" --image-list "$tmp/imgs/list.txt" --quiet
@@ -156,7 +170,8 @@ for mode in "" --keep-jpeg; do
   check "bad_frames_skipped$mode" 0 "$gulpdb" ingest "$tmp/badf_ds$mode" --frames-dir "$tmp/badf" $mode --quiet
   expect_out "bad_frames_notjpeg_reported$mode" "skipping 'notjpeg': .*0000.jpg"
   expect_out "bad_frames_empty_reported$mode" "skipping 'empty': .*no JPEG frames"
-  check "bad_frames_only_good$mode" 0 test "$("$gulpdb" ls "$tmp/badf_ds$mode" | cut -f1)" == good
+  capture "bad_frames_listed$mode" "$tmp/badf_listed" "$gulpdb" ls "$tmp/badf_ds$mode"
+  expect_eq "bad_frames_only_good$mode" "$(cut -f1 "$tmp/badf_listed")" good
 done
 printf '0;a\n0;b\n1;a\n' >"$tmp/twice.csv"
 check listed_twice_skipped 0 "$gulpdb" ingest "$tmp/twice_ds" --frames-dir "$fixtures/frames_src" \
@@ -278,7 +293,8 @@ check killed_batches_whole 0 test $((${committed:-1} % 10)) -eq 0
 check killed_healthy 0 "$gulpdb" check "$kill_ds" --quiet
 check killed_rerun 0 "$gulpdb" ingest "$kill_ds" --frames-dir "$tmp/many" --batch 10 --quiet
 expect_out killed_rerun_summary "ingested $((300 - ${committed:-0})) videos .* ${committed:-0} already present"
-"$gulpdb" ls "$kill_ds" | cut -f1 >"$tmp/ids"
+capture killed_rerun_listed "$tmp/killed_listed" "$gulpdb" ls "$kill_ds"
+cut -f1 "$tmp/killed_listed" >"$tmp/ids"
 expect_eq killed_rerun_count "$(wc -l <"$tmp/ids")" 300
 expect_eq killed_rerun_unique "$(sort -u "$tmp/ids" | wc -l)" 300
 check killed_rerun_deep 0 "$gulpdb" check "$kill_ds" --deep --quiet
@@ -301,6 +317,7 @@ check sigint_reported 0 grep -q "interrupted by signal 2" "$tmp/sig_out"
 check sigint_no_children_left 1 pgrep -f "$tmp/sigv"
 check sigint_healthy 0 "$gulpdb" check "$tmp/sig_ds" --quiet
 check sigint_rerun 0 "$gulpdb" ingest "$tmp/sig_ds" --videos-dir "$tmp/sigv" --quiet
-expect_eq sigint_rerun_count "$("$gulpdb" ls "$tmp/sig_ds" | wc -l)" 40
+capture sigint_rerun_listed "$tmp/sig_listed" "$gulpdb" ls "$tmp/sig_ds"
+expect_eq sigint_rerun_count "$(wc -l <"$tmp/sig_listed")" 40
 
 finish

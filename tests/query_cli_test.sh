@@ -13,25 +13,39 @@ ds=$tmp/ds
 check ingest 0 "$gulpdb" ingest "$ds" --keep-jpeg --frames-dir "$fixtures/frames_src" \
   --labels "$fixtures/frames_src/labels.csv" --videos-per-chunk 4 --quiet
 
-# The reference: ids whose meta_data text has the label, in ls order.
-reference() {  # reference LABEL
-  "$gulpdb" ls "$ds" --meta | grep -F "\"label\": \"$1\"" | cut -f1
+# Every value compared below comes from a command whose exit status is checked
+# (never from "$(gulpdb ... | cut)", where a failed command would print nothing
+# and equal an expected empty answer).
+# reference LABEL: $ref = the ids whose meta_data text has the label, in ls order;
+# never empty.
+reference() {
+  check "reference_ls_$1" 0 "$gulpdb" ls "$ds" --meta
+  ref=$(grep -F "\"label\": \"$1\"" "$tmp/out" | cut -f1)
+  check "reference_nonempty_$1" 0 test -n "$ref"
 }
-# ids listed by ls with extra arguments.
-listed() { "$gulpdb" ls "$ds" "$@" | cut -f1; }
+# listed ARGS...: $ids = the ids `gulpdb ls DS ARGS...` prints; the command must succeed.
+listed() {
+  check "ls $*" 0 "$gulpdb" ls "$ds" "$@"
+  ids=$(cut -f1 "$tmp/out")
+}
 
 compare_all() {  # compare_all WHEN: every label, by label and by idx, against the reference
-  local label want got
+  local label
   for label in circle square triangle; do
-    want=$(reference "$label")
-    check "nonempty_${1}_$label" 0 test -n "$want"
-    expect_eq "where_${1}_$label" "$(listed --where "label=$label")" "$want"
+    reference "$label"
+    listed --where "label=$label"
+    expect_eq "where_${1}_$label" "$ids" "$ref"
   done
   # idx is a number: idx=0 is circle's, as a number; the string "0" is nobody's.
-  expect_eq "where_number_$1" "$(listed --where idx=0)" "$(reference circle)"
-  expect_eq "where_json_string_$1" "$(listed --where 'idx="0"')" ""
-  expect_eq "where_and_$1" "$(listed --where label=circle --where idx=0)" "$(reference circle)"
-  expect_eq "where_and_empty_$1" "$(listed --where label=circle --where idx=1)" ""
+  reference circle
+  listed --where idx=0
+  expect_eq "where_number_$1" "$ids" "$ref"
+  listed --where 'idx="0"'
+  expect_eq "where_json_string_$1" "$ids" ""
+  listed --where label=circle --where idx=0
+  expect_eq "where_and_$1" "$ids" "$ref"
+  listed --where label=circle --where idx=1
+  expect_eq "where_and_empty_$1" "$ids" ""
 }
 
 compare_all scan
@@ -65,16 +79,18 @@ expect_out index_drop_again_message "'idx' has no meta index"
 compare_all one_dropped
 
 # Splits.
-first_three=$(listed --where label=circle | head -3)
-printf '%s\n' "$first_three" | tac >"$tmp/train.txt"
+listed --where label=circle
+printf '%s\n' "$ids" | head -3 | tac >"$tmp/train.txt"
+expect_eq train_ids_count "$(wc -l <"$tmp/train.txt")" 3
 check split_set 0 "$gulpdb" split "$ds" train --ids-file "$tmp/train.txt"
 expect_out split_set_message "split 'train': 3 ids"
 check split_show 0 "$gulpdb" split "$ds" train
 expect_eq split_order "$(cat "$tmp/out")" "$(cat "$tmp/train.txt")"
 check split_where 0 "$gulpdb" split "$ds" val --where label=square
+reference square
+square_count=$(printf '%s\n' "$ref" | wc -l)
 check split_list 0 "$gulpdb" split "$ds"
-expect_eq split_list_lines "$(cat "$tmp/out")" \
-  "$(printf 'train\t3\nval\t%s' "$(reference square | wc -l)")"
+expect_eq split_list_lines "$(cat "$tmp/out")" "$(printf 'train\t3\nval\t%s' "$square_count")"
 check split_json 0 "$gulpdb" split "$ds" --json
 expect_out split_json_object "^\{\"train\": 3, \"val\": [0-9]+\}$"
 check info_splits 0 "$gulpdb" info "$ds"
@@ -82,9 +98,13 @@ expect_out info_splits_line "splits: +train \(3\), val \([0-9]+\)"
 expect_out info_index_line "meta indexes: +label"
 check info_json_splits 0 "$gulpdb" info "$ds" --json
 expect_out info_json_splits_member '"splits": \{"train": 3, "val": [0-9]+\}, "meta_indexes": \["label"\]\}$'
-expect_eq ls_split "$(listed --split train)" "$(cat "$tmp/train.txt")"
-expect_eq ls_split_where "$(listed --split val --where label=circle)" ""
-expect_eq ls_split_where_all "$(listed --split val --where label=square)" "$(reference square)"
+listed --split train
+expect_eq ls_split "$ids" "$(cat "$tmp/train.txt")"
+listed --split val --where label=circle
+expect_eq ls_split_where "$ids" ""
+reference square
+listed --split val --where label=square
+expect_eq ls_split_where_all "$ids" "$ref"
 
 # A split naming missing ids is refused whole.
 printf 'ghost\n%s\nphantom\n' "$(head -1 "$tmp/train.txt")" >"$tmp/bad.txt"
@@ -99,7 +119,8 @@ expect_out split_unknown_message "no such split \(known splits: train, val\)"
 # Removing a video removes it from its splits.
 victim=$(head -1 "$tmp/train.txt")
 check remove_in_split 0 "$gulpdb" remove "$ds" "$victim"
-expect_eq split_after_remove "$(listed --split train)" "$(tail -n +2 "$tmp/train.txt")"
+listed --split train
+expect_eq split_after_remove "$ids" "$(tail -n +2 "$tmp/train.txt")"
 
 # Splits survive export and import, and GulpIO sees only .gulp/.gmeta pairs.
 out=$tmp/exported

@@ -1,4 +1,4 @@
-// Helpers shared by the fuzz targets in this directory (README.md): how a
+// Helpers shared by the fuzz targets in this directory (docs/fuzzing.md): how a
 // target reports a broken property, scratch files, and the one macro that
 // names a target's entry point.
 //

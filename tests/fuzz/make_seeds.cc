@@ -1,5 +1,5 @@
 // gulpdb_fuzz_make_seeds: writes the seed corpora of the fuzz targets
-// (corpus/<target>/, see README.md) from the test fixtures. Deterministic:
+// (corpus/<target>/, see docs/fuzzing.md) from the test fixtures. Deterministic:
 // running it again rewrites the same files.
 //
 //   gulpdb_fuzz_make_seeds FIXTURES_DIR CORPUS_DIR

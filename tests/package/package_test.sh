@@ -5,7 +5,9 @@
 #   package_sh          scripts/package.sh writes the wheel and the .deb
 #                       (the `package` preset's tree: shared libgulpdb)
 #   deb_contents        dpkg-deb -c: the files expected, no build-tree path,
-#                       no test or benchmark program, no RPATH
+#                       no test or benchmark program, no RPATH; the
+#                       machine-readable copyright file at
+#                       /usr/share/doc/gulpdb/copyright
 #   deb_control         the control fields: Version, Depends (dpkg-shlibdeps
 #                       plus python3, python3-numpy), Recommends, Suggests
 #   pip_source          `pip install --no-build-isolation --no-index .` into a
@@ -14,7 +16,8 @@
 #   python_suite        tests/python against that venv's package, from outside
 #                       the repository, PYTHONPATH unset (conftest.py checks
 #                       that gulpdb comes from the venv)
-#   dist_wheel          package.sh's wheel in another venv: import, command
+#   dist_wheel          package.sh's wheel in another venv: import, command,
+#                       metadata (dependencies, licence, licence files)
 #   cmake_shared        cmake --install of the package tree; find_package and
 #                       pkg-config consumers (tests/package); exported symbols;
 #                       the command's sources and the Python module's objects
@@ -98,6 +101,7 @@ step_deb_contents() {
     "$lib/pkgconfig/gulpdb.pc"
     /usr/share/man/man1/gulpdb.1.gz
     /usr/share/bash-completion/completions/gulpdb
+    /usr/share/doc/gulpdb/copyright
     "$py/__init__.py" "$py/__main__.py" "$py/torch.py" "$py/_gulpdb.pyi" "$py/py.typed"
   )
   for f in "${expected[@]}"; do
@@ -118,6 +122,18 @@ step_deb_contents() {
   # No build- or source-tree path in any file, and no RPATH.
   rm -rf "$work/deb_x" && dpkg-deb -x "$deb" "$work/deb_x"
   ! grep -rlF -e "$repo" -e "/build/" "$work/deb_x" || fail "build-tree paths in the files above"
+  # The copyright file (Debian policy 12.5): the project's, machine-readable,
+  # naming the licence of every file and of what they hold from other projects.
+  local copyright=$work/deb_x/usr/share/doc/gulpdb/copyright
+  cmp "$copyright" "$repo/cmake/debian/copyright" || fail "copyright is not cmake/debian/copyright"
+  head -1 "$copyright" |
+    grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    fail "copyright: not the machine-readable format"
+  for license in Apache-2.0 BSD-3-Clause BSL-1.0; do
+    grep -qx "License: $license" "$copyright" || fail "copyright: no text of $license"
+  done
+  grep -qx 'Files: \*' "$copyright" || fail "copyright: no stanza for every file"
+  [ "$(stat -c %a "$copyright")" = 644 ] || fail "copyright: mode $(stat -c %a "$copyright")"
   local elf
   for elf in "$work/deb_x/usr/bin/gulpdb" "$work/deb_x$lib/libgulpdb.so.$version" \
              "$work/deb_x"$py/_gulpdb*.so; do
@@ -228,6 +244,13 @@ def extra(name, requirement):
     return any(r.startswith(name) and re.search(f"extra == [\"']{requirement}[\"']", r)
                for r in requires)
 assert extra("torch", "torch") and extra("dask", "distributed") and extra("distributed", "distributed"), requires
+# The licence, and its files in the wheel (the copyright file lists the code
+# the binaries hold from pybind11, FlatBuffers, simdjson and Boost).
+meta = metadata.metadata("gulpdb")
+assert meta["License"] == "Apache-2.0", meta["License"]
+assert "License :: OSI Approved :: Apache Software License" in meta.get_all("Classifier"), meta
+files = {f.name for f in metadata.files("gulpdb") if ".dist-info" in str(f)}
+assert {"LICENSE", "copyright"} <= files, files
 PY
 }
 

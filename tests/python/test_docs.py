@@ -1,4 +1,5 @@
-"""Every runnable example of README.md and docs/**/*.md runs as written.
+"""Every runnable example of README.md, docs/**/*.md and bench/README.md runs
+as written, and the documentation's links lead somewhere.
 
 The fenced blocks tagged ``sh`` (or ``bash``), ``python`` and ``cpp`` are the
 runnable ones; a block that cannot run here carries an HTML comment
@@ -7,7 +8,8 @@ block that neither runs nor says why fails the test. Blocks tagged ``cmake``
 must say why too; other blocks (untagged, ``json``, ...) are text. Each test
 prints how many blocks ran and how many are marked.
 
-The convention the examples are written for (README, "Tests"):
+The convention the examples are written for (docs/testing.md, "The examples
+in the documentation"):
 
 - each document runs in a scratch directory of its own, block after block
   (a block sees what the ones before it made); ``tests`` there is the
@@ -16,8 +18,9 @@ The convention the examples are written for (README, "Tests"):
   (``scripts/sample_dataset.sh``);
 - ``gulpdb`` on the PATH is the command under test and ``python3`` imports the
   package under test;
-- ``s3://my-bucket`` is a local s3rver (``AWS_ENDPOINT_URL`` and credentials
-  set, a private ``GULPDB_CACHE``);
+- ``s3://my-bucket`` is a local s3rver of the document's own (``AWS_ENDPOINT_URL``
+  and credentials set, a private ``GULPDB_CACHE``), started when one of its
+  examples names an ``s3://`` URL: two documents may push to the same prefix;
 - ``sh`` blocks run under ``bash -e -o pipefail``; a ``python`` block is one
   program; a ``cpp`` block is a whole program, compiled against the build
   tree's libgulpdb and run.
@@ -25,6 +28,7 @@ The convention the examples are written for (README, "Tests"):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import glob
 import os
@@ -62,8 +66,10 @@ class Block:
 
 
 def documents() -> List[str]:
+    """The documentation: the README, docs/, and the benchmarks' page."""
     found = [os.path.join(REPO, "README.md")]
     found += sorted(glob.glob(os.path.join(REPO, "docs", "**", "*.md"), recursive=True))
+    found.append(os.path.join(REPO, "bench", "README.md"))
     return [os.path.relpath(p, REPO) for p in found]
 
 
@@ -106,7 +112,7 @@ def blocks_of(path: str) -> List[Block]:
 class Scratch:
     """A document's scratch directory and the environment its examples run in."""
 
-    def __init__(self, root: str, s3rver: s3_proxy.S3rverProcess) -> None:
+    def __init__(self, root: str, s3rver: Optional[s3_proxy.S3rverProcess]) -> None:
         self.root = root
         os.symlink(os.path.join(REPO, "tests"), os.path.join(root, "tests"))
         os.makedirs(os.path.join(root, "build"))
@@ -120,9 +126,10 @@ class Scratch:
         env = python_subprocess_env()
         env["PATH"] = bin_dir + os.pathsep + env.get("PATH", os.defpath)
         env.update(
-            AWS_ENDPOINT_URL=s3rver.endpoint,
-            AWS_ACCESS_KEY_ID=s3rver.ACCESS_KEY,
-            AWS_SECRET_ACCESS_KEY=s3rver.SECRET_KEY,
+            # Without a server of its own, a document's URLs reach nothing.
+            AWS_ENDPOINT_URL=s3rver.endpoint if s3rver else "http://127.0.0.1:9",
+            AWS_ACCESS_KEY_ID=s3rver.ACCESS_KEY if s3rver else "none",
+            AWS_SECRET_ACCESS_KEY=s3rver.SECRET_KEY if s3rver else "none",
             AWS_REGION="us-east-1",
             GULPDB_CACHE=os.path.join(root, ".cache"),
             GULPDB_S3_MAX_ATTEMPTS="3",
@@ -199,15 +206,16 @@ def link_flags(build: str) -> List[str]:
     return flags + fields.get("Libs.private", "").split()
 
 
-@pytest.fixture(scope="module")
-def s3rver():
-    with s3_proxy.S3rverProcess(BUCKET) as server:
-        yield server
-
-
-def run_document(path: str, root: str, s3rver: s3_proxy.S3rverProcess, langs: set) -> Dict:
+def run_document(path: str, root: str, langs: set) -> Dict:
     blocks = blocks_of(path)
-    scratch = Scratch(root, s3rver)
+    with contextlib.ExitStack() as stack:
+        server = None
+        if any("s3://" in b.code for b in blocks if not b.not_run and b.lang in langs):
+            server = stack.enter_context(s3_proxy.S3rverProcess(BUCKET))
+        return run_blocks(path, blocks, Scratch(root, server), langs)
+
+
+def run_blocks(path: str, blocks: List[Block], scratch: "Scratch", langs: set) -> Dict:
     if any("build/sample_dataset" in b.code for b in blocks if not b.not_run):
         scratch.sample_dataset()
     build = build_tree()
@@ -244,8 +252,8 @@ def run_document(path: str, root: str, s3rver: s3_proxy.S3rverProcess, langs: se
 
 
 @pytest.mark.parametrize("path", documents())
-def test_shell_and_python_examples_run_as_written(path, tmp_path, s3rver):
-    counts = run_document(path, str(tmp_path), s3rver, {"sh", "python"})
+def test_shell_and_python_examples_run_as_written(path, tmp_path):
+    counts = run_document(path, str(tmp_path), {"sh", "python"})
     runnable = [b for b in counts["ran"] + counts["marked"] if b.lang in ("sh", "python")]
     if path == "README.md":
         # The README's own examples must not be marked away wholesale.
@@ -255,8 +263,8 @@ def test_shell_and_python_examples_run_as_written(path, tmp_path, s3rver):
 @pytest.mark.parametrize(
     "path", [p for p in documents() if any(b.lang == "cpp" for b in blocks_of(p))]
 )
-def test_cpp_examples_compile_and_run_as_written(path, tmp_path, s3rver):
-    run_document(path, str(tmp_path), s3rver, {"cpp"})
+def test_cpp_examples_compile_and_run_as_written(path, tmp_path):
+    run_document(path, str(tmp_path), {"cpp"})
 
 
 def test_the_block_parser_reads_marks_languages_and_indented_fences(tmp_path):
@@ -272,6 +280,77 @@ def test_the_block_parser_reads_marks_languages_and_indented_fences(tmp_path):
         ("sh", "needs a cluster"), ("python", None), ("json", None),
     ]
     assert blocks[1].code == "print(1)\n"
+
+
+# ---- links, and one place for the documentation ----------------------------------------
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# Markdown files that may live outside docs/: the front page, the benchmarks'
+# page, the changelog, and notes on what a folder holds, beside it.
+MARKDOWN_OUTSIDE_DOCS = {
+    "README.md", "CHANGELOG.md", "bench/README.md", "bench/results/latest.md",
+    "bench/results/remote/latest.md", "bindings/README.md", "tests/fixtures/README.md",
+    "testing/README.md", "testing/tls/README.md",
+}
+
+
+def relative_links(path: str) -> List[str]:
+    """The targets of a document's relative Markdown links (outside code blocks)."""
+    with open(os.path.join(REPO, path), encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"^[ \t]*```.*?^[ \t]*```", "", text, flags=re.S | re.M)
+    return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:", t)]
+
+
+def anchors_of(path: str) -> set:
+    """GitHub's anchors for a document's headings, plus explicit <a id=...>."""
+    with open(os.path.join(REPO, path), encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"^[ \t]*```.*?^[ \t]*```", "", text, flags=re.S | re.M)
+    found = set(re.findall(r'<a id="([^"]+)"', text))
+    for heading in re.findall(r"^#+[ \t]+(.+?)[ \t]*$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
+@pytest.mark.parametrize("path", documents())
+def test_every_relative_link_leads_to_a_file_and_heading_that_exist(path):
+    links = relative_links(path)
+    broken = []
+    for link in links:
+        target, _, anchor = link.partition("#")
+        resolved = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+        if not os.path.exists(os.path.join(REPO, resolved)):
+            broken.append(f"{link} (no {resolved})")
+        elif anchor and resolved.endswith(".md") and anchor not in anchors_of(resolved):
+            broken.append(f"{link} (no heading #{anchor} in {resolved})")
+    assert not broken, f"{path}: broken links: " + ", ".join(broken)
+
+
+def test_the_index_links_every_page_of_docs():
+    linked = {
+        os.path.normpath(os.path.join("docs", link.partition("#")[0]))
+        for link in relative_links(os.path.join("docs", "index.md"))
+    }
+    pages = {p for p in documents() if p.startswith("docs" + os.sep) and p != "docs/index.md"}
+    assert pages, "no pages found"
+    assert not pages - linked, f"docs/index.md does not link {sorted(pages - linked)}"
+
+
+def test_documentation_lives_in_docs():
+    """Markdown outside docs/ is the README, the benchmarks' page, the changelog
+    or a note on what a folder holds (listed above); everything else goes to docs/."""
+    found = set()
+    for root, dirs, files in os.walk(REPO):
+        rel = os.path.relpath(root, REPO)
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "build"
+                   and not (rel == "." and d == "docs") and d != "node_modules"]
+        found |= {os.path.normpath(os.path.join(rel, f)) for f in files if f.endswith(".md")}
+    assert "README.md" in found
+    stray = sorted(p for p in found if p not in MARKDOWN_OUTSIDE_DOCS and
+                   not p.startswith("tests/fixtures/"))
+    assert not stray, f"documentation outside docs/: {stray} (move it to docs/ and index it)"
 
 
 # ---- the man page's ENVIRONMENT section -----------------------------------------------
