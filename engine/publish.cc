@@ -1171,15 +1171,17 @@ class Publisher {
       current = store_.Get(kManifestKey, kMaxManifestBytes);
     } catch (const NotFoundError&) {
     }
-    std::optional<uint64_t> generation;
-    if (current) generation = ParseManifest(*current, store_.Name(kManifestKey)).generation;
-    const std::optional<uint64_t> expected =
-        old_ ? std::optional<uint64_t>(old_->generation)
-             : (foreign_manifest_ ? std::optional<uint64_t>(foreign_manifest_->generation)
-                                  : std::nullopt);
-    if (generation != expected) {
+    // Plain values, not std::optional: GCC 12 at -O2 warns (maybe-
+    // uninitialized) on comparing two optionals here.
+    const bool published = current.has_value();
+    const uint64_t generation =
+        published ? ParseManifest(*current, store_.Name(kManifestKey)).generation : 0;
+    const bool expected_published = old_ || foreign_manifest_;
+    const uint64_t expected =
+        old_ ? old_->generation : (foreign_manifest_ ? foreign_manifest_->generation : 0);
+    if (published != expected_published || generation != expected) {
       throw BusyError(what_ + ": another push published " +
-                      (generation ? "generation " + std::to_string(*generation) : "a change") +
+                      (published ? "generation " + std::to_string(generation) : "a change") +
                       " while this one ran; run it again");
     }
   }

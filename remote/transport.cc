@@ -59,7 +59,15 @@ bool IsRetryableCurlCode(CURLcode code) {
   }
 }
 
-enum class ErrorKind { kIo, kNotFound, kNoSuchBucket, kAccessDenied, kRange, kTooLarge, kPrecondition };
+enum class ErrorKind {
+  kIo,
+  kNotFound,
+  kNoSuchBucket,
+  kAccessDenied,
+  kRange,
+  kTooLarge,
+  kPrecondition
+};
 
 // Every failure of a request is made here; its message shows URLs, redacted.
 std::exception_ptr MakeError(ErrorKind kind, const std::string& text, const std::string& key = "") {
