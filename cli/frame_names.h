@@ -3,7 +3,7 @@
 // made safe plus a hash of the id, so that distinct ids never share a file
 // name and no id can name a path outside the output folder.
 //
-// The rule (also in `gulpdb extract --help` and the README):
+// The rule (also in `gulpdb extract --help` and docs/cli.md):
 //   - An id is kept as the stem when it has only ASCII letters, digits, '.',
 //     '_' and '-', does not start with '.', has at most 200 bytes, and does
 //     not end in '-' followed by 8 hex digits (the form of a hashed stem).

@@ -14,7 +14,7 @@
 namespace gulpdb::cli {
 namespace {
 
-constexpr size_t kMaxIdBytes = 511;  // LMDB's key size limit (README: ids are 1-511 bytes)
+constexpr size_t kMaxIdBytes = 511;  // LMDB's key size limit (docs/cpp_api.md: ids are 1-511 bytes)
 
 // A positional's option name: "ids..." takes the rest, "name?" is optional.
 std::string PositionalName(const std::string& p) {

@@ -92,7 +92,7 @@ class Dataset(MetaQueries):
             it opened: copies in DataLoader workers (fork or spawn) read the
             same one, for as long as the grace period keeps it.
         allow_network_index: open the live index even on a network file
-            system (see the README's "Shared file systems"); safe only when
+            system (see docs/remote_datasets.md, "Shared file systems"); safe only when
             no other host writes the dataset.
 
     Ids are ``str``, or ``int`` standing for their decimal string (as GulpIO2's
