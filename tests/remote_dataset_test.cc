@@ -342,9 +342,15 @@ BOOST_AUTO_TEST_CASE(attached_shards_are_published_as_one_flat_gulpio_directory)
   Push(out, w.url);
 
   auto local = Dataset::Open(out);
+  // A local export leaves out the chunks of attached shards (their data
+  // files are in the shards' sub-directories); an export of the pushed
+  // dataset, flat, writes a .gmeta for every chunk.
   const std::string exported = w.tmp / "exported";
+  const std::string exported_local = w.tmp / "exported_local";
   std::filesystem::create_directories(exported);
-  ExportGmeta(*local, exported);
+  std::filesystem::create_directories(exported_local);
+  ExportGmeta(*Dataset::Open(w.url), exported);
+  ExportGmeta(*local, exported_local);
   auto client = w.Client();
   std::set<std::string> keys;
   for (const remote::ListedObject& o : client->List(w.prefix).objects) {
@@ -356,7 +362,13 @@ BOOST_AUTO_TEST_CASE(attached_shards_are_published_as_one_flat_gulpio_directory)
     BOOST_TEST_INFO("chunk " << n << " (" << c.file_name << ")");
     BOOST_TEST(keys.count("data_" + n + ".gulp") == 1u);
     BOOST_TEST(keys.count("meta_" + n + ".gmeta") == 1u);
-    if (c.file_name.find('/') != std::string::npos) ++attached;
+    const bool in_shard = c.file_name.find('/') != std::string::npos;
+    if (in_shard) ++attached;
+    BOOST_TEST(std::filesystem::exists(exported_local + "/meta_" + n + ".gmeta") == !in_shard);
+    if (!in_shard) {
+      BOOST_TEST((test::ReadFile(exported_local + "/meta_" + n + ".gmeta") ==
+                  test::ReadFile(exported + "/meta_" + n + ".gmeta")));
+    }
     // The objects are what a GulpIO reader needs: the chunk's bytes and the
     // .gmeta that an export writes for it.
     const std::string data = client->Get(w.Key("data_" + n + ".gulp"));
