@@ -67,8 +67,9 @@ from video_frames import video_frames
 
 CLIP = 16
 DEFAULT_VIDEO = "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4"
-# <build>/python/gulpdb/__init__.py -> <build>/bench
-DEFAULT_BIN_DIR = os.path.join(
+# $GULPDB_BENCH_DIR, else <build>/python/gulpdb/__init__.py -> <build>/bench (an
+# installed gulpdb has no build tree beside it: the packaging test sets the variable).
+DEFAULT_BIN_DIR = os.environ.get("GULPDB_BENCH_DIR") or os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(gulpdb.__file__)))), "bench"
 )
 
@@ -102,8 +103,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--dir", help="where to build the data (default: a temporary directory)")
     p.add_argument("--json", help="also write the results to this file")
     p.add_argument("--bin-dir", default=DEFAULT_BIN_DIR,
-                   help="where python_read_loop is built (default: the bench folder of the "
-                   "build that holds the imported gulpdb package)")
+                   help="where python_read_loop is built (default: $GULPDB_BENCH_DIR, else the "
+                   "bench folder of the build that holds the imported gulpdb package)")
     args = p.parse_args(argv)
     if args.smoke:
         args.videos, args.frames, args.clips, args.reps, args.size = 4, 20, 16, 1, "64x48"

@@ -206,6 +206,13 @@ step_python_suite() {
   [ -x "$work/venv_src/bin/python" ] || fail "no venv (pip_source failed)"
   local site
   site=$("$work/venv_src/bin/python" -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
+  # test_bench_smoke times the C++ read loop too: an installed package has no
+  # build tree beside it, so the dev build's bench folder (built if missing).
+  if [ ! -x "$repo/build/dev/bench/python_read_loop" ]; then
+    (cd "$repo" && cmake --preset dev >/dev/null &&
+      cmake --build build/dev --target python_read_loop -j"$(nproc)") || fail "cannot build bench/python_read_loop"
+  fi
+  export GULPDB_BENCH_DIR=$repo/build/dev/bench
   mkdir -p "$work/pytest_cwd" && cd "$work/pytest_cwd"
   # The package's directory, not the build tree's, is where gulpdb must come from.
   GULPDB_EXPECT_PACKAGE_DIR=$site/gulpdb \
