@@ -10,7 +10,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "cli/files.h"
+#include "gulpdb/error.h"
+#include "util/file_io.h"
 
 namespace gulpdb::cli {
 namespace {
@@ -74,10 +75,10 @@ CreatedPaths::~CreatedPaths() {
     for (const std::string& path : doomed) {
       struct stat st;
       if (::lstat(path.c_str(), &st) != 0) continue;  // never made, or already gone
-      std::string error;
-      if (!RemoveTree(path, &error)) {
-        std::fprintf(stderr, "gulpdb: could not remove what the failed run made: %s\n",
-                     error.c_str());
+      try {
+        util::RemoveTree(path);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "gulpdb: could not remove what the failed run made: %s\n", e.what());
       }
     }
   }

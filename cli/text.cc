@@ -3,30 +3,10 @@
 #include <cstdint>
 
 #include "gulpdb/json.h"
+#include "util/utf8.h"
 
 namespace gulpdb::cli {
 namespace {
-
-// Length of the valid UTF-8 sequence at text[i], or 0 (RFC 3629: no overlong
-// forms, no surrogates, nothing past U+10FFFF).
-size_t Utf8Length(std::string_view text, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<uint8_t>(text[i + k]); };
-  const auto cont = [&](size_t k) { return i + k < text.size() && (b(k) & 0xC0) == 0x80; };
-  const uint8_t c = b(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
-    return 4;
-  }
-  return 0;
-}
 
 // Appends `prefix` and `value` as `digits` lowercase hex digits ("\\u" + 001f).
 void AppendHex(const char* prefix, unsigned value, int digits, std::string* out) {
@@ -41,7 +21,7 @@ std::string Escape(std::string_view text, bool quotes) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<uint8_t>(text[i]);
-    const size_t n = Utf8Length(text, i);
+    const size_t n = util::Utf8SequenceLength(text, i);
     if (n == 0) {
       AppendHex("\\x", c, 2, &out);
       ++i;
@@ -97,7 +77,7 @@ std::string JsonPathString(std::string_view path) {
     out.append(quoted, 1, quoted.size() - 2);
   };
   for (size_t i = 0; i < path.size();) {
-    const size_t n = Utf8Length(path, i);
+    const size_t n = util::Utf8SequenceLength(path, i);
     if (n != 0) {
       i += n;
       continue;

@@ -9,7 +9,6 @@
 
 #include "engine/chunk_reader.h"
 #include "engine/dataset_impl.h"
-#include "engine/file_util.h"
 #include "engine/gulpio_files.h"
 #include "engine/query/query_txn.h"
 #include "engine/remote_dataset.h"
@@ -17,6 +16,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
 #include "index/crc32c.h"
+#include "util/file_io.h"
 
 namespace gulpdb {
 namespace {

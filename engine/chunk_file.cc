@@ -28,10 +28,10 @@ constexpr char kZeros[4] = {0, 0, 0, 0};
 }  // namespace
 
 ChunkFile::ChunkFile(std::string path, Mode mode)
-    : path_(std::move(path)), fd_(OpenFile(path_, FlagsFor(mode))) {}
+    : path_(std::move(path)), fd_(util::OpenFile(path_, FlagsFor(mode))) {}
 
 void ChunkFile::ReadAt(uint64_t offset, void* dst, size_t size) const {
-  const size_t got = PreadFull(fd_.get(), dst, size, offset, path_);
+  const size_t got = util::PreadFull(fd_.get(), dst, size, offset, path_);
   if (got != size) {
     // Where the file really ends: a read that starts past the end gets no
     // byte, so offset + got would name the offset, not the end.
@@ -61,7 +61,7 @@ std::vector<FrameInfo> ChunkFile::AppendFrames(uint64_t offset,
     const size_t count = std::min<size_t>(IOV_MAX, iov.size() - first);
     uint64_t bytes = 0;
     for (size_t i = first; i < first + count; ++i) bytes += iov[i].iov_len;
-    PwritevFull(fd_.get(), iov.data() + first, static_cast<int>(count), write_at, path_);
+    util::PwritevFull(fd_.get(), iov.data() + first, static_cast<int>(count), write_at, path_);
     write_at += bytes;
   }
   return frames;

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/file_util.h"
 #include "gulpdb/types.h"
+#include "util/file_io.h"
 
 namespace gulpdb::engine {
 
@@ -35,14 +35,14 @@ class ChunkFile {
   // system calls as possible; returns one FrameInfo per frame.
   std::vector<FrameInfo> AppendFrames(uint64_t offset, const std::vector<std::string_view>& jpegs);
 
-  uint64_t Size() const { return FileSize(fd_.get(), path_); }
-  void Sync() { DataSync(fd_.get(), path_); }
-  void TruncateTo(uint64_t size) { Truncate(fd_.get(), size, path_); }
+  uint64_t Size() const { return util::FileSize(fd_.get(), path_); }
+  void Sync() { util::DataSync(fd_.get(), path_); }
+  void TruncateTo(uint64_t size) { util::Truncate(fd_.get(), size, path_); }
   int fd() const { return fd_.get(); }
 
  private:
   std::string path_;
-  UniqueFd fd_;
+  util::UniqueFd fd_;
 };
 
 }  // namespace gulpdb::engine

@@ -23,8 +23,9 @@
 #include "gulpdb/remote.h"
 #include "index/crc32c.h"
 #include "index/seal.h"
-#include "index/sys_error.h"
+#include "util/path.h"
 #include "util/relative_name.h"
+#include "util/sys_error.h"
 #include "util/url_text.h"
 
 namespace gulpdb {
@@ -48,25 +49,17 @@ std::string HostName() {
   return host;
 }
 
-// The directory holding `path` ("." for a bare name).
-std::string ParentOf(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // Removes what creates killed before their rename left beside `index_dir`
 // ("<index dir>.building.<host>.<pid>.<n>" of a process of this host that
 // no longer runs).
 void RemoveAbandonedIndexBuilds(const std::string& index_dir) {
-  const std::string parent = ParentOf(index_dir);
+  const std::string parent = util::ParentOf(index_dir);
   std::string base = index_dir;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   const std::string prefix = base.substr(base.rfind('/') + 1) + kBuildingSuffix + HostName() + ".";
   std::vector<std::string> names;
   try {
-    names = engine::ListDirectory(parent);
+    names = util::ListDirectory(parent);
   } catch (const Error&) {
     return;
   }
@@ -78,7 +71,7 @@ void RemoveAbandonedIndexBuilds(const std::string& index_dir) {
     if (end == rest.c_str() || *end != '.' || pid <= 0) continue;
     if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
     try {
-      engine::RemoveFlatDirectory(parent + "/" + name);
+      util::RemoveFlatDirectory(parent + "/" + name);
     } catch (const Error&) {
     }
   }
@@ -104,7 +97,7 @@ std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
   static std::mutex mutex;
   static std::map<std::string, Entry> envs;
   char* real = ::realpath(index_dir.c_str(), nullptr);
-  if (real == nullptr) ThrowErrno("open index", index_dir, errno);
+  if (real == nullptr) util::ThrowErrno("open index", index_dir, errno);
   const std::string key = std::to_string(::getpid()) + ":" + real;
   std::free(real);
   struct stat st {};
@@ -310,7 +303,7 @@ Dataset::~Dataset() = default;
 
 bool Dataset::Exists(const std::string& dir, const std::string& index_dir) {
   if (IsRemoteUrl(dir)) return engine::RemoteDatasetExists(dir);
-  return engine::PathExists(IndexDir(dir, index_dir) + "/data.mdb");
+  return util::PathExists(IndexDir(dir, index_dir) + "/data.mdb");
 }
 
 std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOptions& options) {
@@ -326,7 +319,7 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
                                "and publish it with `gulpdb push DIR " +
                                dir + "`");
   }
-  if (const std::string typo = util::S3UrlTypo(dir); !typo.empty() && !engine::PathExists(dir)) {
+  if (const std::string typo = util::S3UrlTypo(dir); !typo.empty() && !util::PathExists(dir)) {
     throw InvalidArgumentError("create dataset " + util::RedactUrls(dir) +
                                ": looks like a mistyped S3 URL (" + typo +
                                "); a dataset in object storage is made locally and published "
@@ -335,8 +328,8 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
   if (options.videos_per_chunk == 0) {
     throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
   }
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("create dataset", dir, errno);
-  if (!engine::IsDirectory(dir)) {
+  util::MakeDirectory(dir, 0755, "create dataset");
+  if (!util::IsDirectory(dir)) {
     throw InvalidArgumentError("create dataset " + dir + ": exists and is not a directory");
   }
   if (Dataset::Exists(dir, options.index_dir)) {
@@ -364,12 +357,14 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
     const std::string& path;
     ~Building() {
       try {
-        engine::RemoveFlatDirectory(path);
+        util::RemoveFlatDirectory(path);
       } catch (const Error&) {
       }
     }
   } cleanup{building};
-  if (::mkdir(building.c_str(), 0755) != 0) ThrowErrno("create dataset", building, errno);
+  if (!util::MakeDirectory(building, 0755, "create dataset")) {
+    util::ThrowErrno("create dataset", building, EEXIST);
+  }
   index::EnvOptions env_options;
   env_options.initial_map_size = options.initial_map_size;
   {
@@ -380,7 +375,7 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
     }
     index::DatasetInfo info;
     info.creator = "gulpdb " GULPDB_VERSION;
-    info.uuid = engine::RandomUuid();
+    info.uuid = util::RandomUuid();
     info.videos_per_chunk = options.videos_per_chunk;
     info.bytes_per_chunk = options.bytes_per_chunk;
     info.checksums = options.checksums;
@@ -388,26 +383,26 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
       txn.Put(info_db, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
   }  // closed before it moves
-  engine::SyncDirectory(building);
+  util::SyncDirectory(building);
   engine::fault::Reached(engine::fault::Point::kIndexBuilt);
   // Over a missing or empty directory only: another process's finished
   // index (a concurrent create) wins and stays.
-  if (::rename(building.c_str(), index_dir.c_str()) != 0) {
-    if (errno != ENOTEMPTY && errno != EEXIST) {
-      ThrowErrno("create dataset: move index into place", index_dir, errno);
+  if (const int err = util::RenameOrErrno(building, index_dir); err != 0) {
+    if (err != ENOTEMPTY && err != EEXIST) {
+      util::ThrowErrno("create dataset: move index into place", index_dir, err);
     }
     if (Dataset::Exists(dir, options.index_dir)) {
       throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
     }
     std::string names;
-    for (const std::string& name : engine::ListDirectory(index_dir)) {
+    for (const std::string& name : util::ListDirectory(index_dir)) {
       names += (names.empty() ? "" : ", ") + engine::PrintableBytes(name);
     }
     throw InvalidArgumentError("create dataset " + dir + ": the index directory " + index_dir +
                                " holds files but no index (" + names +
                                "); remove it, or choose another directory");
   }
-  engine::SyncDirectory(ParentOf(index_dir));
+  util::SyncDirectory(util::ParentOf(index_dir));
   // Kept until Open has shared it, so that the returned Dataset uses the
   // environment opened with options.initial_map_size.
   const std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);
@@ -444,7 +439,7 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
                                              bool check_sources) {
   // Published datasets and shared file systems: engine/remote_dataset.h.
   if (IsRemoteUrl(dir)) return engine::OpenRemoteDataset(dir, options);
-  if (!engine::IsDirectory(dir)) {
+  if (!util::IsDirectory(dir)) {
     if (const std::string typo = util::S3UrlTypo(dir); !typo.empty()) {
       throw InvalidArgumentError("open dataset " + util::RedactUrls(dir) +
                                  ": no such directory, and not an s3:// URL: " + typo);

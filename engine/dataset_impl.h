@@ -13,11 +13,11 @@
 
 #include "engine/chunk_file.h"
 #include "engine/query/query_dbs.h"
-#include "engine/thread_pool.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
 #include "index/records.h"
 #include "index/seal.h"
+#include "util/thread_pool.h"
 
 namespace gulpdb {
 namespace engine {
@@ -60,7 +60,7 @@ struct Dataset::Impl {
   std::shared_ptr<const engine::RemoteSource> remote;
 
   // The pool that decodes frames, started on first use.
-  engine::ThreadPool& DecodePool() const;
+  util::ThreadPool& DecodePool() const;
 
   Impl(std::string dir_in, const OpenOptions& options_in);
 
@@ -102,7 +102,7 @@ struct Dataset::Impl {
 
  private:
   mutable std::once_flag pool_once_;
-  mutable std::unique_ptr<engine::ThreadPool> pool_;
+  mutable std::unique_ptr<util::ThreadPool> pool_;
 };
 
 namespace engine {

@@ -76,11 +76,11 @@ bool DecodedFrames::uniform() const {
   return true;
 }
 
-engine::ThreadPool& Dataset::Impl::DecodePool() const {
+util::ThreadPool& Dataset::Impl::DecodePool() const {
   std::call_once(pool_once_, [this] {
     const size_t n =
-        options.decode_threads == 0 ? engine::ThreadPool::DefaultSize() : options.decode_threads;
-    pool_ = std::make_unique<engine::ThreadPool>(n);
+        options.decode_threads == 0 ? util::ThreadPool::DefaultSize() : options.decode_threads;
+    pool_ = std::make_unique<util::ThreadPool>(n);
   });
   return *pool_;
 }
@@ -125,7 +125,7 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
     out[r].shapes_.resize(jpegs[r].size());
     for (size_t i = 0; i < jpegs[r].size(); ++i) jobs.emplace_back(r, i);
   }
-  engine::ThreadPool& pool = impl_->DecodePool();
+  util::ThreadPool& pool = impl_->DecodePool();
   // Headers first (in parallel too), to size each request's buffer.
   pool.ParallelFor(jobs.size(), [&](size_t j) {
     const auto [r, i] = jobs[j];

@@ -19,13 +19,13 @@
 #include <set>
 
 #include "engine/dataset_impl.h"
-#include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
 #include "engine/query/splits_file.h"
 #include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
+#include "util/file_io.h"
 #include "util/relative_name.h"
 
 namespace gulpdb {
@@ -142,7 +142,7 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
     } while (batch.size() == kExportBatch);
     writer.Commit();
     written->push_back(Written{n, name, writer.content()});
-    report->bytes_written += engine::FileSize(engine::OpenFile(path, O_RDONLY).get(), path);
+    report->bytes_written += util::FileSize(util::OpenFile(path, O_RDONLY).get(), path);
     ++report->chunks;
   }
   // The splits of the same snapshot, beside the .gmeta files.
@@ -220,7 +220,7 @@ bool SameDirectory(const std::string& a, const std::string& b) {
 
 ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) {
   const std::string out_dir = out_dir_in.empty() ? dataset.dir() : out_dir_in;
-  if (!engine::IsDirectory(out_dir)) {
+  if (!util::IsDirectory(out_dir)) {
     throw NotFoundError("export " + dataset.dir() + ": no such directory " + out_dir);
   }
   const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
@@ -235,8 +235,8 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   }
   if (SameDirectory(out_dir, dataset.dir())) RestampMetaFiles(impl, written);
   const std::string labels = dataset.dir() + "/label2idx.json";
-  if (out_dir != dataset.dir() && engine::PathExists(labels)) {
-    engine::CopyFile(labels, out_dir + "/label2idx.json");
+  if (out_dir != dataset.dir() && util::PathExists(labels)) {
+    util::CopyFile(labels, out_dir + "/label2idx.json");
   }
   return report;
 }

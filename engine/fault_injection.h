@@ -1,8 +1,8 @@
-// Test hooks on the write path and on file I/O, for the reliability suite
-// (tests/reliability) and the remote suite: crash torture observes or stops a
-// writer at named points, race tests run a second push at a point of the
-// first; fault tests make a read, write, sync or truncate fail or come back
-// short, the way a full disk, a flaky device or a signal would.
+// Test hooks on the write path, for the reliability suite (tests/reliability)
+// and the remote suite: crash torture observes or stops a writer at named
+// points, race tests run a second push at a point of the first. The hook on
+// file I/O (fail a read, write, sync or rename, or cut it short, the way a
+// full disk, a flaky device or a signal would) is util/file_io.h's.
 //
 // With no hook installed each point costs one relaxed atomic load. Hooks are
 // process-wide; install them before the threads that should see them start,
@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "util/file_io.h"
 
 namespace gulpdb::engine::fault {
 
@@ -37,34 +39,22 @@ const char* PointName(Point point);
 using PointHook = void (*)(Point point, void* context);
 void SetPointHook(PointHook hook, void* context);
 
-// I/O operations that go through engine/file_util.
-enum class Op : uint8_t { kRead, kWrite, kSync, kTruncate };
-const char* OpName(Op op);
-
-// What a hook asks for one system call: fail it with `error` (an errno
-// value), or let at most `max_bytes` of it through (a short transfer).
-struct Injection {
-  int error = 0;
-  size_t max_bytes = SIZE_MAX;
-};
-using IoHook = Injection (*)(Op op, const std::string& path, uint64_t offset, size_t size,
-                             void* context);
-void SetIoHook(IoHook hook, void* context);
+// The I/O hook lives in the file layer (util/file_io.h), where every read,
+// write, sync, rename and removal passes; named here too for the tests that
+// drive both.
+using util::fault::Injection;
+using util::fault::IoHook;
+using util::fault::Op;
+using util::fault::OpName;
+using util::fault::SetIoHook;
 
 namespace detail {
 extern std::atomic<PointHook> point_hook;
-extern std::atomic<IoHook> io_hook;
 void CallPointHook(Point point);
-Injection CallIoHook(Op op, const std::string& path, uint64_t offset, size_t size);
 }  // namespace detail
 
 inline void Reached(Point point) {
   if (detail::point_hook.load(std::memory_order_relaxed) != nullptr) detail::CallPointHook(point);
-}
-
-inline Injection Inject(Op op, const std::string& path, uint64_t offset, size_t size) {
-  if (detail::io_hook.load(std::memory_order_relaxed) == nullptr) return {};
-  return detail::CallIoHook(op, path, offset, size);
 }
 
 }  // namespace gulpdb::engine::fault

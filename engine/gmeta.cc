@@ -42,10 +42,10 @@
 #include <limits>
 #include <utility>
 
-#include "engine/file_util.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
+#include "util/file_io.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -78,12 +78,12 @@ std::string QuoteId(std::string_view id) {
 class GmetaReader::Impl {
  public:
   Impl(const std::string& path, const GmetaReadOptions& options) : path_(path) {
-    fd_ = OpenFile(path, O_RDONLY);
+    fd_ = util::OpenFile(path, O_RDONLY);
     // Advice only: a failure changes nothing but read-ahead.
     (void)::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     // A small file needs no more than its size (GulpIO directories can hold
     // thousands of small .gmeta files); the buffer still grows if it grows.
-    const uint64_t size_hint = FileSize(fd_.get(), path) + 1;
+    const uint64_t size_hint = util::FileSize(fd_.get(), path) + 1;
     capacity_ = static_cast<size_t>(
         std::max<uint64_t>(1, std::min<uint64_t>(options.block_size, size_hint)));
     buf_.resize(capacity_ + 1);
@@ -196,7 +196,7 @@ class GmetaReader::Impl {
     // The file layer's pread (fault hooks included); it returns less than
     // asked only at the end of the file.
     const size_t n =
-        PreadFull(fd_.get(), buf_.data() + end_, capacity_ - end_, base_ + end_, path_);
+        util::PreadFull(fd_.get(), buf_.data() + end_, capacity_ - end_, base_ + end_, path_);
     if (n == 0) {
       eof_ = true;
     } else {
@@ -470,7 +470,7 @@ class GmetaReader::Impl {
   }
 
   std::string path_;
-  UniqueFd fd_;
+  util::UniqueFd fd_;
   std::vector<char> buf_;  // capacity_ bytes of input, then room for the sentinel
   size_t capacity_ = 0;
   size_t pos_ = 0;     // first unconsumed byte in buf_
@@ -611,7 +611,7 @@ class GmetaWriter::Impl {
     buffer_.clear();
   }
 
-  AtomicFile file_;
+  util::AtomicFile file_;
   GmetaContent content_;  // of the bytes written so far
   std::string buffer_;
   size_t count_ = 0;

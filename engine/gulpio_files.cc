@@ -7,10 +7,10 @@
 #include <cerrno>
 #include <set>
 
-#include "engine/file_util.h"
 #include "engine/verified_sources.h"
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
+#include "util/file_io.h"
+#include "util/sys_error.h"
 #include "util/test_bug.h"
 
 namespace gulpdb::engine {
@@ -53,7 +53,7 @@ bool IsGulpioMetaName(const std::string& name) { return StartsEnds(name, "meta",
 std::map<uint32_t, GulpioChunkFiles> FindGulpioFiles(const std::string& dir,
                                                      const std::string& operation) {
   std::map<uint32_t, GulpioChunkFiles> chunks;
-  for (const std::string& name : ListDirectory(dir)) {
+  for (const std::string& name : util::ListDirectory(dir)) {
     const bool is_data = IsGulpioDataName(name);
     if (!is_data && !IsGulpioMetaName(name)) continue;
     const std::optional<uint32_t> n = GulpioChunkNumber(name);
@@ -74,7 +74,7 @@ std::map<uint32_t, GulpioChunkFiles> FindGulpioFiles(const std::string& dir,
 
 std::optional<GulpioChunkFiles> FirstGulpioPair(const std::string& dir) {
   std::map<uint32_t, GulpioChunkFiles> chunks;
-  for (const std::string& name : ListDirectory(dir)) {
+  for (const std::string& name : util::ListDirectory(dir)) {
     const bool is_data = IsGulpioDataName(name);
     if (!is_data && !IsGulpioMetaName(name)) continue;
     const std::optional<uint32_t> n = GulpioChunkNumber(name);
@@ -93,7 +93,7 @@ std::optional<index::FileStamp> StampOf(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    ThrowErrno("stat", path, errno);
+    util::ThrowErrno("stat", path, errno);
   }
   index::FileStamp stamp;
   stamp.size = static_cast<uint64_t>(st.st_size);
@@ -217,7 +217,7 @@ SourceReport CheckSources(const DatasetImpl& ds) {
 
   std::map<uint32_t, std::vector<std::string>> metas;  // number -> meta*.gmeta names
   std::vector<std::pair<uint32_t, std::string>> unknown_data;
-  for (const std::string& name : ListDirectory(ds.dir)) {
+  for (const std::string& name : util::ListDirectory(ds.dir)) {
     const bool is_data = IsGulpioDataName(name);
     if (!is_data && !IsGulpioMetaName(name)) continue;
     const std::optional<uint32_t> n = GulpioChunkNumber(name);

@@ -16,7 +16,6 @@
 #include <set>
 
 #include "engine/dataset_impl.h"
-#include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
 #include "engine/json_text.h"
@@ -27,7 +26,9 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "index/crc32c.h"
-#include "index/sys_error.h"
+#include "util/file_io.h"
+#include "util/path.h"
+#include "util/sys_error.h"
 
 namespace gulpdb {
 namespace {
@@ -95,10 +96,9 @@ class Importer {
     const std::optional<index::FileStamp> data_stamp = engine::StampOf(data_path);
     const std::optional<index::FileStamp> meta_stamp = engine::StampOf(meta_path);
     const std::optional<engine::FileIdentity> meta_before = engine::IdentityOf(meta_path);
-    data_fd_ = engine::OpenFile(data_path, O_RDONLY);
-    const uint64_t data_size = engine::FileSize(data_fd_.get(), data_path);
-    report_->gmeta_bytes +=
-        engine::FileSize(engine::OpenFile(meta_path, O_RDONLY).get(), meta_path);
+    data_fd_ = util::OpenFile(data_path, O_RDONLY);
+    const uint64_t data_size = util::FileSize(data_fd_.get(), data_path);
+    report_->gmeta_bytes += util::FileSize(util::OpenFile(meta_path, O_RDONLY).get(), meta_path);
 
     const uint32_t chunk = files.number;
     index::ChunkRecord& record = unflushed_[chunk];
@@ -208,8 +208,8 @@ class Importer {
     // (engine/verified_sources.h). Best effort: without it, that open
     // reads them once more.
     try {
-      engine::WriteFileAtomically(ds_.index_dir + "/" + engine::kVerifiedSourcesName,
-                                  engine::EncodeVerifiedSources(verified_));
+      util::WriteFileAtomically(ds_.index_dir + "/" + engine::kVerifiedSourcesName,
+                                engine::EncodeVerifiedSources(verified_));
     } catch (const Error&) {
     }
     report_->videos = videos_;
@@ -226,8 +226,7 @@ class Importer {
     for (const FrameInfo& f : frames) {
       const size_t size = f.length - f.pad;
       if (read_buffer_.size() < size) read_buffer_.resize(size);
-      if (engine::PreadFull(data_fd_.get(), read_buffer_.data(), size, f.offset, data_path) !=
-          size) {
+      if (util::PreadFull(data_fd_.get(), read_buffer_.data(), size, f.offset, data_path) != size) {
         throw CorruptionError("import " + data_path + ": the file ended while reading " +
                               std::to_string(size) + " bytes at offset " +
                               std::to_string(f.offset));
@@ -310,8 +309,8 @@ class Importer {
   const ImportOptions& options_;
   ImportReport* report_;
   const size_t max_key_size_ = ds_.env->max_key_size();
-  engine::UniqueFd data_fd_;  // the current chunk's data file
-  std::string read_buffer_;   // one frame, for checksums
+  util::UniqueFd data_fd_;   // the current chunk's data file
+  std::string read_buffer_;  // one frame, for checksums
 
   std::map<uint32_t, index::ChunkRecord> unflushed_;    // chunk records not yet in the index
   std::map<uint32_t, std::string> meta_paths_;          // for messages
@@ -334,12 +333,6 @@ uint64_t NextChunkOf(const engine::DatasetImpl& ds) {
   return index::NextChunkNumber(ds.GetInfo(txn), last);
 }
 
-std::string ParentDir(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // Re-index: the ids of `old` that the new index lacks although the file
 // holding them is still there (videos gulpdb wrote and no .gmeta describes).
 // Up to `listed` of them in `*ids`; returns how many there are.
@@ -358,7 +351,7 @@ uint64_t FindUnexported(const engine::DatasetImpl& old, const engine::DatasetImp
     auto it = present.find(record.chunk);
     if (it == present.end()) {
       const index::ChunkRecord chunk = old.GetChunk(old_txn, record.chunk);
-      it = present.emplace(record.chunk, engine::PathExists(old.ChunkPath(chunk.file_name))).first;
+      it = present.emplace(record.chunk, util::PathExists(old.ChunkPath(chunk.file_name))).first;
     }
     if (!it->second) continue;  // its chunk was removed from the directory: meant to go
     if (ids->size() < listed) ids->emplace_back(cursor.key());
@@ -371,25 +364,23 @@ uint64_t FindUnexported(const engine::DatasetImpl& old, const engine::DatasetImp
 // atomically where the file system can exchange two directories; `temp` then
 // holds the old index.
 void SwapIndex(const std::string& dir, const std::string& temp, const std::string& final_index) {
-  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, final_index.c_str(), RENAME_EXCHANGE) == 0) {
-    return;
-  }
-  if (errno != EINVAL && errno != ENOSYS) {
-    ThrowErrno("import " + dir + " --reindex: replace the index", final_index, errno);
+  const int exchange = util::ExchangePathsOrErrno(temp, final_index);
+  if (exchange == 0) return;
+  if (exchange != EINVAL && exchange != ENOSYS) {
+    util::ThrowErrno("import " + dir + " --reindex: replace the index", final_index, exchange);
   }
   // No exchange here: two renames. A crash between them leaves the old index
   // at <index>.old and none in place; importing again rebuilds it.
   const std::string old = final_index + ".old";
-  engine::RemoveFlatDirectory(old);
-  if (::rename(final_index.c_str(), old.c_str()) != 0) {
-    ThrowErrno("import " + dir + " --reindex: move the old index aside", final_index, errno);
+  util::RemoveFlatDirectory(old);
+  if (const int err = util::RenameOrErrno(final_index, old); err != 0) {
+    util::ThrowErrno("import " + dir + " --reindex: move the old index aside", final_index, err);
   }
-  if (::rename(temp.c_str(), final_index.c_str()) != 0) {
-    const int error = errno;
-    ::rename(old.c_str(), final_index.c_str());
-    ThrowErrno("import " + dir + " --reindex: move the index into place", final_index, error);
+  if (const int err = util::RenameOrErrno(temp, final_index); err != 0) {
+    util::RenameOrErrno(old, final_index);
+    util::ThrowErrno("import " + dir + " --reindex: move the index into place", final_index, err);
   }
-  if (::rename(old.c_str(), temp.c_str()) != 0) engine::RemoveFlatDirectory(old);
+  if (util::RenameOrErrno(old, temp) != 0) util::RemoveFlatDirectory(old);
 }
 
 // The splits of the index a re-index replaces, for the new one: a split
@@ -430,7 +421,7 @@ void ListLeftBehind(engine::DatasetImpl& fresh, const std::set<std::string>& gul
     index::DatasetInfo info = fresh.GetInfo(txn);
     const size_t listed = info.obsolete_files.size();
     for (const std::string& name : gulpdb_chunks) {
-      if (taken.count(name) == 0 && engine::PathExists(fresh.ChunkPath(name))) {
+      if (taken.count(name) == 0 && util::PathExists(fresh.ChunkPath(name))) {
         info.obsolete_files.push_back(name);
       }
     }
@@ -450,8 +441,7 @@ void RemoveLeftBehind(const std::string& dir, const ImportOptions& options, Impo
     open.index_dir = options.index_dir;
     std::unique_ptr<Dataset> fresh = engine::OpenDataset(dir, open, /*check_sources=*/false);
     engine::DatasetImpl& impl = engine::DatasetAccess::Of(*fresh);
-    engine::FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::milliseconds(0),
-                          dir);
+    util::FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::milliseconds(0), dir);
     engine::RemoveObsoleteFiles(impl, "import " + dir + " --reindex");
   } catch (const Error& e) {
     report->warnings.push_back(std::string("the chunk files of the dropped videos stay until "
@@ -463,11 +453,11 @@ void RemoveLeftBehind(const std::string& dir, const ImportOptions& options, Impo
 }  // namespace
 
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) {
-  if (!engine::IsDirectory(dir)) throw NotFoundError("import " + dir + ": no such directory");
+  if (!util::IsDirectory(dir)) throw NotFoundError("import " + dir + ": no such directory");
   const std::string final_index =
       options.index_dir.empty() ? dir + "/" + kIndexDirName : options.index_dir;
   const bool reindex = options.reindex && Dataset::Exists(dir, options.index_dir);
-  if (!reindex && (Dataset::Exists(dir, options.index_dir) || engine::PathExists(final_index))) {
+  if (!reindex && (Dataset::Exists(dir, options.index_dir) || util::PathExists(final_index))) {
     throw InvalidArgumentError("import " + dir + ": already indexed (" + final_index +
                                " exists); open it as a dataset instead, or index it again "
                                "with the reindex option");
@@ -478,7 +468,7 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
   ImportReport report;
   // A re-index holds the old index's writer lock throughout, so that nothing
   // is written to it between the check for unexported videos and the swap.
-  std::optional<engine::FileLock> writer_lock;
+  std::optional<util::FileLock> writer_lock;
   std::unique_ptr<Dataset> old;
   std::set<std::string> gulpdb_chunks;  // data files the old index created itself
   if (reindex) {
@@ -507,20 +497,20 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
   // One import at a time per index location; the lock file goes when we do.
   const std::string temp_index = final_index + ".importing";
   const std::string lock_path = final_index + ".import.lock";
-  engine::FileLock lock(lock_path, std::chrono::milliseconds(0), dir);
+  util::FileLock lock(lock_path, std::chrono::milliseconds(0), dir);
   struct Cleanup {
     const std::string& temp;
     const std::string& lock;
     bool keep_temp = false;
     ~Cleanup() {
       try {
-        if (!keep_temp) engine::RemoveFlatDirectory(temp);
+        if (!keep_temp) util::RemoveFlatDirectory(temp);
       } catch (const Error&) {
       }
-      ::unlink(lock.c_str());
+      util::RemoveFileQuietly(lock);
     }
   } cleanup{temp_index, lock_path};
-  engine::RemoveFlatDirectory(temp_index);  // left by an import that died
+  util::RemoveFlatDirectory(temp_index);  // left by an import that died
 
   {
     CreateOptions create;
@@ -593,15 +583,15 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
   if (old) {
     old.reset();  // closed before its directory moves
     SwapIndex(dir, temp_index, final_index);
-    engine::SyncDirectory(ParentDir(final_index));
+    util::SyncDirectory(util::ParentOf(final_index));
     RemoveLeftBehind(dir, options, &report);
     return report;  // `cleanup` removes the old index, now at temp_index
   }
-  if (::rename(temp_index.c_str(), final_index.c_str()) != 0) {
-    ThrowErrno("import " + dir + ": move index into place", final_index, errno);
+  if (const int err = util::RenameOrErrno(temp_index, final_index); err != 0) {
+    util::ThrowErrno("import " + dir + ": move index into place", final_index, err);
   }
   cleanup.keep_temp = true;
-  engine::SyncDirectory(ParentDir(final_index));
+  util::SyncDirectory(util::ParentOf(final_index));
   return report;
 }
 

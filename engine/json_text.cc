@@ -8,6 +8,7 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/json.h"
+#include "util/utf8.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -119,66 +120,9 @@ void AppendPythonCodePoint(uint32_t cp, std::string* out) {
   }
 }
 
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  } else {
-    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
-  }
-}
-
-enum class Step { kOk, kTruncated, kInvalid };
-
-// Decodes the UTF-8 sequence starting at text[pos] (a byte >= 0x80) into *cp
-// and *len. Rejects overlong forms, encoded surrogates and values above
-// U+10FFFF (Unicode's table 3-7). kTruncated when text ends inside a sequence
-// that is valid so far.
-Step DecodeUtf8(std::string_view text, size_t pos, uint32_t* cp, size_t* len) {
-  const uint8_t b0 = Byte(text[pos]);
-  size_t n = 0;
-  uint8_t lo = 0x80;
-  uint8_t hi = 0xbf;
-  uint32_t value = 0;
-  if (b0 < 0xc2) {
-    return Step::kInvalid;  // a continuation byte, or an overlong 2-byte lead
-  } else if (b0 < 0xe0) {
-    n = 2;
-    value = b0 & 0x1fu;
-  } else if (b0 < 0xf0) {
-    n = 3;
-    if (b0 == 0xe0) lo = 0xa0;  // overlong
-    if (b0 == 0xed) hi = 0x9f;  // surrogates
-    value = b0 & 0x0fu;
-  } else if (b0 < 0xf5) {
-    n = 4;
-    if (b0 == 0xf0) lo = 0x90;  // overlong
-    if (b0 == 0xf4) hi = 0x8f;  // above U+10FFFF
-    value = b0 & 0x07u;
-  } else {
-    return Step::kInvalid;
-  }
-  for (size_t k = 1; k < n; ++k) {
-    if (pos + k >= text.size()) return Step::kTruncated;
-    const uint8_t b = Byte(text[pos + k]);
-    if (b < lo || b > hi) return Step::kInvalid;
-    lo = 0x80;
-    hi = 0xbf;
-    value = (value << 6) | (b & 0x3fu);
-  }
-  *cp = value;
-  *len = n;
-  return Step::kOk;
-}
+using Step = util::Utf8Step;
+using util::AppendUtf8;
+using util::DecodeUtf8;
 
 std::string InvalidUtf8Message(std::string_view text, size_t pos) {
   return "invalid UTF-8 sequence starting with byte " + DescribeByte(text[pos]);
@@ -719,20 +663,6 @@ std::string PrintableBytes(std::string_view bytes, size_t max_bytes) {
   }
   if (bytes.size() > max_bytes) out += "...";
   return out;
-}
-
-size_t FindInvalidUtf8(std::string_view text) {
-  for (size_t pos = 0; pos < text.size();) {
-    if (Byte(text[pos]) < 0x80) {
-      ++pos;
-      continue;
-    }
-    uint32_t cp = 0;
-    size_t len = 0;
-    if (DecodeUtf8(text, pos, &cp, &len) != Step::kOk) return pos;
-    pos += len;
-  }
-  return std::string_view::npos;
 }
 
 std::string PythonJsonString(std::string_view utf8) {

@@ -45,10 +45,6 @@ inline constexpr int kMaxJsonDepth = 1000;
 // Throws InvalidArgumentError "parse json: byte <offset>: <what is wrong>".
 std::string NormalizeJson(std::string_view text);
 
-// The offset of the first byte of `text` that does not begin a valid UTF-8
-// sequence (as PythonJsonString judges it), or std::string_view::npos.
-size_t FindInvalidUtf8(std::string_view text);
-
 // `bytes` for an error message: printable ASCII as is, every other byte as
 // \xNN, cut after `max_bytes` input bytes with "..." appended.
 std::string PrintableBytes(std::string_view bytes, size_t max_bytes = 80);

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "engine/file_util.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
+#include "util/file_io.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -97,8 +97,8 @@ std::optional<std::string> LabelOf(std::string_view text, const std::vector<Memb
 
 LabelEntries ReadLabel2Idx(const std::string& path) {
   LabelEntries entries;
-  if (!PathExists(path)) return entries;
-  const std::string text = ReadFile(path);
+  if (!util::PathExists(path)) return entries;
+  const std::string text = util::ReadFile(path);
   size_t pos = SkipSpace(text, 0);
   const JsonScanResult all = ScanJsonValue(text, pos, true);
   if (all.status != JsonScanStatus::kOk || pos >= text.size() || text[pos] != '{' ||
@@ -126,7 +126,7 @@ void WriteLabel2Idx(const std::string& path, const LabelEntries& entries) {
     json += ": " + std::to_string(idx);
   }
   json += "}";
-  WriteFileAtomically(path, json);
+  util::WriteFileAtomically(path, json);
 }
 
 std::vector<MetaLabel> MetaLabels(std::string_view meta_list) {

@@ -11,15 +11,15 @@
 #include <set>
 
 #include "engine/dataset_impl.h"
-#include "engine/file_util.h"
 #include "engine/gulpio_files.h"
 #include "engine/label_map.h"
 #include "engine/obsolete_files.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
-#include "index/sys_error.h"
+#include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/sys_error.h"
 #include "util/test_bug.h"
 
 namespace gulpdb {
@@ -29,7 +29,7 @@ constexpr size_t kCompactBatchVideos = 256;
 
 std::string RealPath(const std::string& path) {
   char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) ThrowErrno("resolve", path, errno);
+  if (real == nullptr) util::ThrowErrno("resolve", path, errno);
   std::string out(real);
   std::free(real);
   return out;
@@ -149,7 +149,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
         // would describe a missing data file to GulpIO readers).
         const std::string meta =
             record.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : record.meta_file;
-        if (engine::PathExists(ds.ChunkPath(meta))) info.obsolete_files.push_back(meta);
+        if (util::PathExists(ds.ChunkPath(meta))) info.obsolete_files.push_back(meta);
       }
       txn.Put(ds.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
@@ -177,11 +177,11 @@ std::string Label2IdxPath(const std::string& dir) { return dir + "/label2idx.jso
 // The output's real path, also when it does not exist yet.
 std::string OutputRealPath(std::string out) {
   while (out.size() > 1 && out.back() == '/') out.pop_back();
-  if (engine::PathExists(out)) return RealPath(out);
+  if (util::PathExists(out)) return RealPath(out);
   const size_t slash = out.find_last_of('/');
   const std::string parent =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : out.substr(0, slash));
-  if (!engine::IsDirectory(parent)) {
+  if (!util::IsDirectory(parent)) {
     throw NotFoundError("merge into " + out + ": no such directory " + parent);
   }
   const std::string real = RealPath(parent);
@@ -268,7 +268,7 @@ std::map<std::string, int64_t> DatasetLabels(const Dataset& ds, const engine::La
 std::optional<engine::LabelEntries> PlanLabels(const std::string& out, const Dataset* out_ds,
                                                std::vector<Shard>& shards) {
   std::vector<std::string> conflicts;
-  const bool out_has_file = out_ds != nullptr && engine::PathExists(Label2IdxPath(out));
+  const bool out_has_file = out_ds != nullptr && util::PathExists(Label2IdxPath(out));
   engine::LabelEntries entries;
   if (out_has_file) {
     entries = engine::ReadLabel2Idx(Label2IdxPath(out));
@@ -283,7 +283,7 @@ std::optional<engine::LabelEntries> PlanLabels(const std::string& out, const Dat
   std::vector<std::map<std::string, int64_t>> shard_maps;
   for (Shard& shard : shards) {
     const std::string path = Label2IdxPath(shard.ds->dir());
-    const bool has_file = engine::PathExists(path);
+    const bool has_file = util::PathExists(path);
     shard_maps.push_back(
         DatasetLabels(*shard.ds, has_file ? engine::ReadLabel2Idx(path) : engine::LabelEntries(),
                       has_file, &conflicts));
@@ -451,7 +451,7 @@ void AttachOne(engine::DatasetImpl& out, const std::string& out_real, Shard& sha
                const MergeOptions& options, MergeReport* report) {
   engine::DatasetImpl& in = engine::DatasetAccess::Of(*shard.ds);
   std::unique_ptr<Writer> writer;
-  std::optional<engine::FileLock> lock;
+  std::optional<util::FileLock> lock;
   const auto mark = [&](const std::string& owner) {
     in.env->Update([&](index::Txn& txn) {
       index::DatasetInfo info = in.GetInfo(txn);
@@ -520,8 +520,8 @@ void MergeShards(Dataset& ds, const std::string& out, const std::string& out_rea
   bool any_attached = false;
   for (const Shard& shard : shards) any_attached = any_attached || !shard.relative.empty();
   if (any_attached) {
-    engine::FileLock lock(engine::DatasetAccess::Of(ds).index_dir + "/" + kWriterLockName,
-                          options.lock_timeout, out);
+    util::FileLock lock(engine::DatasetAccess::Of(ds).index_dir + "/" + kWriterLockName,
+                        options.lock_timeout, out);
     for (Shard& shard : shards) {
       if (shard.relative.empty()) continue;
       AttachOne(engine::DatasetAccess::Of(ds), out_real, shard, options, report);
@@ -550,9 +550,9 @@ void MergeShards(Dataset& ds, const std::string& out, const std::string& out_rea
 void RestoreLabelMap(const std::string& path, const std::optional<std::string>& before) {
   try {
     if (before) {
-      engine::WriteFileAtomically(path, *before);
+      util::WriteFileAtomically(path, *before);
     } else {
-      ::unlink(path.c_str());
+      util::RemoveFileQuietly(path);
     }
   } catch (const Error&) {
   }
@@ -577,14 +577,14 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_
   std::vector<Shard> shards;
   std::set<std::string> seen;
   for (const std::string& path : shard_paths) {
-    if (!engine::PathExists(path)) throw NotFoundError("merge " + path + ": no such directory");
+    if (!util::PathExists(path)) throw NotFoundError("merge " + path + ": no such directory");
     const std::string real = RealPath(path);
     if (real == out_real) throw InvalidArgumentError("merge " + path + ": is the output itself");
     if (!seen.insert(real).second) {
       throw InvalidArgumentError("merge " + path + ": the shard is listed twice");
     }
     if (!Dataset::Exists(path)) {
-      const bool gulpio = engine::IsDirectory(path) && engine::FirstGulpioPair(path).has_value();
+      const bool gulpio = util::IsDirectory(path) && engine::FirstGulpioPair(path).has_value();
       throw NotFoundError("merge " + path + ": not a gulpdb dataset (no index)" +
                           (gulpio
                                ? "; it holds GulpIO chunks: run `gulpdb import " + path + "` first"
@@ -613,7 +613,7 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_
   // Should the merge fail before any shard is merged, it is put back.
   std::optional<std::string> map_before;  // the old file's bytes, if there was one
   if (labels) {
-    if (engine::PathExists(Label2IdxPath(out))) map_before = engine::ReadFile(Label2IdxPath(out));
+    if (util::PathExists(Label2IdxPath(out))) map_before = util::ReadFile(Label2IdxPath(out));
     engine::WriteLabel2Idx(Label2IdxPath(out), *labels);
   }
   MergeReport report;

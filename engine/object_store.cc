@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "engine/file_util.h"
-#include "engine/snapshot_cache.h"
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
 #include "remote/errors.h"
 #include "remote/s3_url.h"
+#include "util/file_io.h"
+#include "util/path.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::engine {
 
@@ -122,11 +122,6 @@ class S3Store : public ObjectStore {
 
 // ---- a local directory ----------------------------------------------------------
 
-std::string ParentOf(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? std::string(".") : path.substr(0, slash);
-}
-
 class LocalStore : public ObjectStore {
  public:
   explicit LocalStore(std::string dir) : dir_(std::move(dir)) {
@@ -145,7 +140,7 @@ class LocalStore : public ObjectStore {
   std::string Get(const std::string& key, uint64_t max_size, StoreObject* info) override {
     const std::string path = PathOf(key);
     CheckSize(path, max_size);
-    std::string data = ReadFile(path);
+    std::string data = util::ReadFile(path);
     if (data.size() > max_size) TooLarge(path, data.size(), max_size);  // grew meanwhile
     if (info != nullptr) *info = StoreObject{key, data.size(), ""};
     return data;
@@ -156,15 +151,15 @@ class LocalStore : public ObjectStore {
     const std::string from = PathOf(key);
     CheckSize(from, max_size);
     try {
-      CopyFile(from, path);
+      util::CopyFile(from, path);
     } catch (...) {
-      ::unlink(path.c_str());
+      util::RemoveFileQuietly(path);
       throw;
     }
-    UniqueFd fd = OpenFile(path, O_RDONLY);
-    const uint64_t size = FileSize(fd.get(), path);
+    util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
+    const uint64_t size = util::FileSize(fd.get(), path);
     if (size > max_size) {  // grew meanwhile
-      ::unlink(path.c_str());
+      util::RemoveFileQuietly(path);
       TooLarge(from, size, max_size);
     }
     return StoreObject{key, size, ""};
@@ -174,13 +169,13 @@ class LocalStore : public ObjectStore {
     for (const StoreRange& r : ranges) {
       if (r.length == 0) continue;
       const std::string path = PathOf(r.key);
-      UniqueFd fd = OpenFile(path, O_RDONLY);
-      const size_t got = PreadFull(fd.get(), r.out, r.length, r.offset, path);
+      util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
+      const size_t got = util::PreadFull(fd.get(), r.out, r.length, r.offset, path);
       if (got != r.length) {
-        throw remote::RangeNotSatisfiableError("read " + path + ": " + std::to_string(r.length) +
-                                               " bytes at offset " + std::to_string(r.offset) +
-                                               " but the file is " +
-                                               std::to_string(FileSize(fd.get(), path)) + " bytes");
+        throw remote::RangeNotSatisfiableError(
+            "read " + path + ": " + std::to_string(r.length) + " bytes at offset " +
+            std::to_string(r.offset) + " but the file is " +
+            std::to_string(util::FileSize(fd.get(), path)) + " bytes");
       }
     }
   }
@@ -190,7 +185,7 @@ class LocalStore : public ObjectStore {
     const std::string path = PathOf(key);
     if (::stat(path.c_str(), &st) != 0) {
       if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-      ThrowErrno("stat", path, errno);
+      util::ThrowErrno("stat", path, errno);
     }
     return StoreObject{key, static_cast<uint64_t>(st.st_size), ""};
   }
@@ -199,8 +194,8 @@ class LocalStore : public ObjectStore {
                   const remote::WriteOptions& write) override {
     const std::string path = PathOf(key);
     RefuseConditions(path, write);
-    MakeDirectories(ParentOf(path));
-    WriteFileAtomically(path, data);
+    util::MakeDirectories(util::ParentOf(path));
+    util::WriteFileAtomically(path, data);
     return "";
   }
 
@@ -208,13 +203,13 @@ class LocalStore : public ObjectStore {
                       const remote::WriteOptions& write) override {
     const std::string path = PathOf(key);
     RefuseConditions(path, write);
-    MakeDirectories(ParentOf(path));
-    UniqueFd in = OpenFile(from, O_RDONLY);
-    AtomicFile out(path);
+    util::MakeDirectories(util::ParentOf(path));
+    util::UniqueFd in = util::OpenFile(from, O_RDONLY);
+    util::AtomicFile out(path);
     std::string block(static_cast<size_t>(std::min<uint64_t>(length, uint64_t{1} << 20)), '\0');
     for (uint64_t done = 0; done < length;) {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(block.size(), length - done));
-      const size_t got = PreadFull(in.get(), block.data(), want, done, from);
+      const size_t got = util::PreadFull(in.get(), block.data(), want, done, from);
       if (got != want) {
         throw IoError("copy " + from + ": the file ends at " + std::to_string(done + got) +
                       ", before the " + std::to_string(length) + " bytes to copy");
@@ -229,13 +224,13 @@ class LocalStore : public ObjectStore {
   void Delete(const std::vector<std::string>& keys) override {
     for (const std::string& key : keys) {
       const std::string path = PathOf(key);
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+      util::RemoveFile(path);
     }
   }
 
   std::vector<StoreObject> List() override {
     std::vector<StoreObject> out;
-    if (IsDirectory(dir_)) Walk("", &out);
+    if (util::IsDirectory(dir_)) Walk("", &out);
     std::sort(out.begin(), out.end(),
               [](const StoreObject& a, const StoreObject& b) { return a.key < b.key; });
     return out;
@@ -255,7 +250,8 @@ class LocalStore : public ObjectStore {
   // Refuses a file larger than `max_size` before reading any of it.
   static void CheckSize(const std::string& path, uint64_t max_size) {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) ThrowErrno("read", path, errno == ENOTDIR ? ENOENT : errno);
+    if (::stat(path.c_str(), &st) != 0)
+      util::ThrowErrno("read", path, errno == ENOTDIR ? ENOENT : errno);
     if (static_cast<uint64_t>(st.st_size) > max_size) {
       TooLarge(path, static_cast<uint64_t>(st.st_size), max_size);
     }
@@ -274,7 +270,7 @@ class LocalStore : public ObjectStore {
 
   void Walk(const std::string& relative, std::vector<StoreObject>* out) const {
     const std::string path = relative.empty() ? dir_ : dir_ + "/" + relative;
-    for (const std::string& name : ListDirectory(path)) {
+    for (const std::string& name : util::ListDirectory(path)) {
       // AtomicFile's temporary files ("<name>.tmp.<pid>.<n>") are not objects.
       if (name.find(".tmp.") != std::string::npos) continue;
       const std::string key = relative.empty() ? name : relative + "/" + name;

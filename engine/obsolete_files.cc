@@ -4,11 +4,11 @@
 
 #include <cerrno>
 
-#include "engine/file_util.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
+#include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::engine {
 
@@ -34,10 +34,10 @@ void RemoveObsoleteFiles(DatasetImpl& ds, const std::string& operation,
   }
   for (const std::string& name : info.obsolete_files) {
     const std::string path = ds.ChunkPath(name);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+    util::RemoveFile(path);
     if (removed != nullptr) removed->push_back(name);
   }
-  SyncDirectory(ds.dir);
+  util::SyncDirectory(ds.dir);
   ds.env->Update([&](index::Txn& txn) {
     index::DatasetInfo current = ds.GetInfo(txn);
     current.obsolete_files.clear();

@@ -53,7 +53,6 @@
 
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
-#include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/manifest.h"
 #include "engine/object_store.h"
@@ -66,6 +65,8 @@
 #include "remote/payload_hash.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
+#include "util/file_io.h"
+#include "util/thread_pool.h"
 
 namespace gulpdb {
 
@@ -119,35 +120,6 @@ int64_t NowUnix() {
       .count();
 }
 
-// Runs fn(0..n-1) on up to `jobs` threads (this one included); rethrows the
-// first failure after the others have stopped taking work.
-template <typename Fn>
-void RunTasks(size_t n, uint32_t jobs, Fn fn) {
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mutex;
-  std::exception_ptr failure;
-  const auto worker = [&] {
-    while (!failed.load()) {
-      const size_t i = next.fetch_add(1);
-      if (i >= n) return;
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (!failure) failure = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  const size_t extra = std::min<size_t>(jobs == 0 ? 1 : jobs, n == 0 ? 1 : n) - 1;
-  for (size_t t = 0; t < extra; ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
-
 // CRC-32C of the first `length` bytes of the file `path`, and of its first
 // `checkpoint` bytes (checkpoint <= length).
 struct PrefixCrc {
@@ -156,14 +128,15 @@ struct PrefixCrc {
 };
 
 PrefixCrc CrcOfFile(const std::string& path, uint64_t length, uint64_t checkpoint) {
-  UniqueFd fd = OpenFile(path, O_RDONLY);
+  util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
   std::string block(static_cast<size_t>(std::min<uint64_t>(length, uint64_t{4} << 20)), '\0');
   PrefixCrc out;
   uint32_t crc = 0;
   for (uint64_t done = 0; done < length;) {
     uint64_t want = std::min<uint64_t>(block.size(), length - done);
     if (done < checkpoint) want = std::min(want, checkpoint - done);  // stop at the checkpoint
-    const size_t got = PreadFull(fd.get(), block.data(), static_cast<size_t>(want), done, path);
+    const size_t got =
+        util::PreadFull(fd.get(), block.data(), static_cast<size_t>(want), done, path);
     if (got != want) {
       throw CorruptionError("read " + path + ": the file ends at " + std::to_string(done + got) +
                             ", before its committed length " + std::to_string(length));
@@ -178,8 +151,8 @@ PrefixCrc CrcOfFile(const std::string& path, uint64_t length, uint64_t checkpoin
 }
 
 std::string Sha256OfFile(const std::string& path, uint64_t* size) {
-  UniqueFd fd = OpenFile(path, O_RDONLY);
-  *size = FileSize(fd.get(), path);
+  util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
+  *size = util::FileSize(fd.get(), path);
   return remote::Sha256HexOfFile(fd.get(), path, 0, *size);
 }
 
@@ -496,7 +469,7 @@ class Publisher {
   PushReport Run() {
     const auto start = Clock::now();
     now_ = NowUnix();
-    push_id_ = RandomUuid();
+    push_id_ = util::RandomUuid();
     if (conditional_) EnsureIdentity();
     TempDir tmp;
     CopyIndex(tmp.path());
@@ -567,8 +540,9 @@ class Publisher {
       options.read_only = false;
       const std::unique_ptr<Dataset> live = Dataset::Open(dir_, options);
       DatasetImpl& impl = DatasetAccess::Of(*live);
-      const FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::seconds(30), dir_);
-      const std::string uuid = RandomUuid();
+      const util::FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::seconds(30),
+                                dir_);
+      const std::string uuid = util::RandomUuid();
       impl.env->Update([&](index::Txn& txn) {
         index::DatasetInfo info = impl.GetInfo(txn);
         if (!info.uuid.empty()) return;
@@ -589,7 +563,7 @@ class Publisher {
     live_options.index_dir = options_.index_dir;
     const std::unique_ptr<Dataset> live = Dataset::Open(dir_, live_options);
     const std::string index_dir = tmp + "/index";
-    MakeDirectories(index_dir);
+    util::MakeDirectories(index_dir);
     snapshot_file_ = index_dir + "/data.mdb";
     DatasetAccess::Of(*live).env->CopyTo(snapshot_file_, /*compact=*/true);
     snapshot_sha256_ = Sha256OfFile(snapshot_file_, &snapshot_size_);
@@ -739,7 +713,7 @@ class Publisher {
     std::mutex mutex;
     std::vector<std::string> foreign;
     std::atomic<size_t> found{0};
-    RunTasks(unnamed.size(), std::max<uint32_t>(jobs_, 8), [&](size_t i) {
+    util::ParallelFor(unnamed.size(), std::max<uint32_t>(jobs_, 8), [&](size_t i) {
       // Enough to refuse with.
       if (!options_.overwrite && found.load() >= kForeignListed) return;
       const std::optional<StoreObject> head = store_.Head(unnamed[i]);
@@ -920,7 +894,7 @@ class Publisher {
     if (!uploads_.empty()) Writing();
     std::atomic<uint64_t> done{0};
     std::mutex progress_mutex;
-    RunTasks(uploads_.size(), jobs_, [&](size_t k) {
+    util::ParallelFor(uploads_.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
       ManifestChunk& c = (*chunks)[uploads_[k]];
       const std::string path = dir_ + "/" + local_files_.at(c.key);
       const std::optional<Promise> promise = PromiseFor(c.key);
@@ -960,7 +934,7 @@ class Publisher {
   // 4a. The .gmeta of every chunk whose videos changed since the last push.
   void UploadGmeta(const std::string& tmp, std::vector<ManifestChunk>* chunks) {
     const std::string gmeta_dir = tmp + "/gmeta";
-    MakeDirectories(gmeta_dir);
+    util::MakeDirectories(gmeta_dir);
     std::vector<size_t> todo;
     for (size_t i = 0; i < chunks->size(); ++i) {
       ManifestChunk& c = (*chunks)[i];
@@ -978,7 +952,7 @@ class Publisher {
     }
     if (!todo.empty()) Writing();
     std::atomic<uint64_t> uploaded{0};
-    RunTasks(todo.size(), jobs_, [&](size_t k) {
+    util::ParallelFor(todo.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
       ManifestChunk& c = (*chunks)[todo[k]];
       const std::string path = gmeta_dir + "/" + std::to_string(c.number) + ".gmeta";
       GmetaWriter writer(path);
@@ -1004,7 +978,7 @@ class Publisher {
   // 4b. label2idx.json, when the dataset has one.
   void UploadLabels(Manifest* next) {
     const std::string path = dir_ + "/label2idx.json";
-    if (!PathExists(path)) return;
+    if (!util::PathExists(path)) return;
     uint64_t size = 0;
     next->label2idx_key = "label2idx.json";
     next->label2idx_sha256 = Sha256OfFile(path, &size);
@@ -1252,7 +1226,7 @@ void RequireLocalDataset(const std::string& dir, const char* operation) {
     throw InvalidArgumentError(std::string(operation) + " " + dir +
                                ": the dataset to publish must be a local directory");
   }
-  if (!IsDirectory(dir))
+  if (!util::IsDirectory(dir))
     throw NotFoundError(std::string(operation) + " " + dir + ": no such directory");
 }
 

@@ -9,13 +9,13 @@
 #include <cstring>
 
 #include "engine/dataset_impl.h"
-#include "engine/file_util.h"
 #include "engine/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
+#include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/test_bug.h"
 #include "util/url_text.h"
@@ -344,7 +344,7 @@ void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
                           std::to_string(manifest.generation) +
                           ") gives: it was changed behind the manifest's back");
   }
-  WriteFileAtomically(path, text);
+  util::WriteFileAtomically(path, text);
 }
 
 // ---- opening -----------------------------------------------------------------

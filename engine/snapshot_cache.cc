@@ -12,13 +12,13 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/file_util.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "index/sys_error.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
+#include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/sys_error.h"
 
 namespace gulpdb {
 
@@ -43,18 +43,6 @@ namespace {
 constexpr auto kStaleSnapshotAge = std::chrono::hours(1);
 std::atomic<uint64_t> g_counter{0};
 
-// Removes `path` and everything below it; a missing path is not an error.
-void RemoveTree(const std::string& path) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return;
-  if (S_ISDIR(st.st_mode)) {
-    for (const std::string& name : ListDirectory(path)) RemoveTree(path + "/" + name);
-    if (::rmdir(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
-  } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    ThrowErrno("remove", path, errno);
-  }
-}
-
 bool IsHexName(const std::string& name, size_t length) {
   if (name.size() != length) return false;
   for (char c : name) {
@@ -71,7 +59,7 @@ void Touch(const std::string& dir) { ::utimensat(AT_FDCWD, dir.c_str(), nullptr,
 // for kStaleSnapshotAge.
 void RemoveStaleSnapshots(const std::string& base, const std::string& keep) {
   const auto now = std::chrono::system_clock::now();
-  for (const std::string& name : ListDirectory(base)) {
+  for (const std::string& name : util::ListDirectory(base)) {
     const std::string path = base + "/" + name;
     if (path == keep || !IsHexName(name, 64)) continue;
     struct stat st;
@@ -79,7 +67,7 @@ void RemoveStaleSnapshots(const std::string& base, const std::string& keep) {
     const auto used = std::chrono::system_clock::from_time_t(st.st_mtime);
     if (now - used < kStaleSnapshotAge) continue;
     try {
-      RemoveTree(path);
+      util::RemoveTree(path);
     } catch (const Error&) {
       // Another process may be removing it too; it is only a cache.
     }
@@ -87,10 +75,10 @@ void RemoveStaleSnapshots(const std::string& base, const std::string& keep) {
 }
 
 // The cache lock of one store, waiting up to `wait` for another process.
-FileLock LockCache(const std::string& path, std::chrono::milliseconds wait,
-                   const std::string& object) {
+util::FileLock LockCache(const std::string& path, std::chrono::milliseconds wait,
+                         const std::string& object) {
   try {
-    return FileLock(path, wait, object);
+    return util::FileLock(path, wait, object);
   } catch (const BusyError&) {
     throw BusyError("download " + object + ": another process has been downloading it into " +
                     path.substr(0, path.rfind('/')) + " for more than " +
@@ -130,11 +118,11 @@ bool StampMatches(const std::string& dir, const std::string& sha256) {
   if (expected.empty()) return false;
   const int fd = ::open((dir + "/" + kStampName).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  UniqueFd owner(fd);
+  util::UniqueFd owner(fd);
   std::string text(kMaxStampBytes, '\0');
   size_t got = 0;
   try {
-    got = PreadFull(fd, text.data(), text.size(), 0, dir + "/" + kStampName);
+    got = util::PreadFull(fd, text.data(), text.size(), 0, dir + "/" + kStampName);
   } catch (const Error&) {
     return false;
   }
@@ -148,7 +136,7 @@ void WriteStamp(const std::string& dir, const std::string& sha256) {
   const std::string text = StampText(dir, sha256);
   if (text.empty()) return;
   try {
-    WriteFileAtomically(dir + "/" + kStampName, text);
+    util::WriteFileAtomically(dir + "/" + kStampName, text);
   } catch (const Error&) {
   }
 }
@@ -158,8 +146,8 @@ void WriteStamp(const std::string& dir, const std::string& sha256) {
 std::string CheckSnapshotFile(const std::string& dir, const Manifest& manifest) {
   const std::string file = dir + "/data.mdb";
   try {
-    UniqueFd fd = OpenFile(file, O_RDONLY);
-    const uint64_t size = FileSize(fd.get(), file);
+    util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
+    const uint64_t size = util::FileSize(fd.get(), file);
     if (size != manifest.snapshot_size) {
       return std::to_string(size) + " bytes, the manifest says " +
              std::to_string(manifest.snapshot_size);
@@ -191,7 +179,7 @@ void Download(ObjectStore& store, const Manifest& manifest, const std::string& b
   for (int attempt = 1;; ++attempt) {
     const std::string tmp =
         base + "/.download." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
-    if (::mkdir(tmp.c_str(), 0755) != 0) ThrowErrno("create", tmp, errno);
+    if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
     try {
       const std::string file = tmp + "/data.mdb";
       try {
@@ -206,8 +194,8 @@ void Download(ObjectStore& store, const Manifest& manifest, const std::string& b
                               "back; the download stopped there (" +
                               e.what() + ")");
       }
-      UniqueFd fd = OpenFile(file, O_RDONLY);
-      const uint64_t size = FileSize(fd.get(), file);
+      util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
+      const uint64_t size = util::FileSize(fd.get(), file);
       if (size != manifest.snapshot_size) {
         throw CorruptionError(what + " is " + std::to_string(size) + " bytes, the manifest says " +
                               std::to_string(manifest.snapshot_size) +
@@ -216,7 +204,7 @@ void Download(ObjectStore& store, const Manifest& manifest, const std::string& b
       const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
       if (sha != manifest.snapshot_sha256) {
         if (attempt < kDownloads) {
-          RemoveTree(tmp);
+          util::RemoveTree(tmp);
           continue;
         }
         throw CorruptionError(what + " has SHA-256 " + sha + ", the manifest says " +
@@ -232,13 +220,13 @@ void Download(ObjectStore& store, const Manifest& manifest, const std::string& b
           throw CorruptionError(what + " is not a sound index file: " + report.problems[0]);
         }
       }
-      DataSync(fd.get(), file);
-      SyncDirectory(tmp);
-      if (::rename(tmp.c_str(), target.c_str()) != 0) ThrowErrno("rename", tmp, errno);
-      SyncDirectory(base);
+      util::DataSync(fd.get(), file);
+      util::SyncDirectory(tmp);
+      util::Rename(tmp, target);
+      util::SyncDirectory(base);
     } catch (...) {
       try {
-        RemoveTree(tmp);
+        util::RemoveTree(tmp);
       } catch (const Error&) {
         // The next download removes it.
       }
@@ -250,16 +238,6 @@ void Download(ObjectStore& store, const Manifest& manifest, const std::string& b
 }
 
 }  // namespace
-
-void MakeDirectories(const std::string& path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    const std::string part = slash == std::string::npos ? path : path.substr(0, slash);
-    if (!part.empty() && ::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) {
-      ThrowErrno("create", part, errno);
-    }
-    if (slash == std::string::npos) return;
-  }
-}
 
 CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
                               std::chrono::milliseconds lock_wait) {
@@ -281,7 +259,7 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
   // There, but not the file that was verified (or verified before stamps
   // existed): check it again, without the lock (it only reads).
   std::string damage;
-  if (PathExists(data)) {
+  if (util::PathExists(data)) {
     damage = CheckSnapshotFile(target, manifest);
     if (damage.empty()) {
       WriteStamp(target, manifest.snapshot_sha256);
@@ -290,9 +268,9 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
       return out;
     }
   }
-  MakeDirectories(base);
-  FileLock lock = LockCache(base + "/.lock", lock_wait, store.Name(manifest.snapshot_key));
-  if (PathExists(data)) {  // another process may have repaired or verified it meanwhile
+  util::MakeDirectories(base);
+  util::FileLock lock = LockCache(base + "/.lock", lock_wait, store.Name(manifest.snapshot_key));
+  if (util::PathExists(data)) {  // another process may have repaired or verified it meanwhile
     if (StampMatches(target, manifest.snapshot_sha256)) {
       Touch(target);
       return out;
@@ -308,13 +286,13 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
     // keep their mapping (unlinking a mapped file is safe).
     const std::string aside =
         base + "/.damaged." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
-    if (::rename(target.c_str(), aside.c_str()) != 0) ThrowErrno("rename", target, errno);
+    util::Rename(target, aside);
   }
   // Only the lock holder downloads: any other download folder is left over
   // by a process that died, and damaged snapshots set aside are removed.
-  for (const std::string& name : ListDirectory(base)) {
+  for (const std::string& name : util::ListDirectory(base)) {
     if (name.rfind(".download.", 0) == 0 || name.rfind(".damaged.", 0) == 0) {
-      RemoveTree(base + "/" + name);
+      util::RemoveTree(base + "/" + name);
     }
   }
   try {
@@ -354,13 +332,13 @@ std::shared_ptr<index::Env> OpenSnapshotEnv(const std::string& dir) {
 
 TempDir::TempDir() {
   const std::string root = CacheDirectory() + "/tmp";
-  MakeDirectories(root);
+  util::MakeDirectories(root);
   // Folders of processes that died are left over: remove them.
-  for (const std::string& name : ListDirectory(root)) {
+  for (const std::string& name : util::ListDirectory(root)) {
     const long pid = std::strtol(name.c_str(), nullptr, 10);
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
       try {
-        RemoveTree(root + "/" + name);
+        util::RemoveTree(root + "/" + name);
       } catch (const Error&) {
         // Another process is removing it.
       }
@@ -368,14 +346,13 @@ TempDir::TempDir() {
   }
   for (;;) {
     path_ = root + "/" + std::to_string(::getpid()) + "." + std::to_string(g_counter.fetch_add(1));
-    if (::mkdir(path_.c_str(), 0700) == 0) return;
-    if (errno != EEXIST) ThrowErrno("create", path_, errno);
+    if (util::MakeDirectory(path_, 0700)) return;
   }
 }
 
 TempDir::~TempDir() {
   try {
-    RemoveTree(path_);
+    util::RemoveTree(path_);
   } catch (const Error&) {
     // Removed with the process's next TempDir.
   }

@@ -82,9 +82,6 @@ class TempDir {
   std::string path_;
 };
 
-// Creates `path` and its missing parents (mkdir -p).
-void MakeDirectories(const std::string& path);
-
 }  // namespace gulpdb::engine
 
 #endif  // GULPDB_ENGINE_SNAPSHOT_CACHE_H_

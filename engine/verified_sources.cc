@@ -20,12 +20,12 @@
 #include <cstdlib>
 #include <vector>
 
-#include "engine/file_util.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "index/crc32c.h"
-#include "index/sys_error.h"
 #include "remote/payload_hash.h"
+#include "util/file_io.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -60,18 +60,9 @@ bool Take(std::string_view* text, char end, T* value) {
   return true;
 }
 
-// mkdir -p, for the user cache.
-void MakeDirectories(const std::string& path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    const std::string part = path.substr(0, slash);
-    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) ThrowErrno("create", part, errno);
-    if (slash == std::string::npos) return;
-  }
-}
-
 std::string CachePathFor(const DatasetImpl& ds) {
   char* real = ::realpath(ds.index_dir.c_str(), nullptr);
-  if (real == nullptr) ThrowErrno("resolve", ds.index_dir, errno);
+  if (real == nullptr) util::ThrowErrno("resolve", ds.index_dir, errno);
   const std::string key(real);
   std::free(real);
   return CacheDirectory() + "/verified/" + remote::Sha256Hex(key).substr(0, 32);
@@ -87,30 +78,30 @@ std::optional<FileIdentity> IdentityOf(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    ThrowErrno("stat", path, errno);
+    util::ThrowErrno("stat", path, errno);
   }
   return IdentityOfStat(st);
 }
 
 std::optional<HashedFile> HashFile(const std::string& path) {
-  UniqueFd fd;
+  util::UniqueFd fd;
   try {
-    fd = OpenFile(path, O_RDONLY);
+    fd = util::OpenFile(path, O_RDONLY);
   } catch (const NotFoundError&) {
     return std::nullopt;
   }
   struct stat before, after;
-  if (::fstat(fd.get(), &before) != 0) ThrowErrno("stat", path, errno);
+  if (::fstat(fd.get(), &before) != 0) util::ThrowErrno("stat", path, errno);
   (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);  // advice only
   std::vector<char> block(kHashBlock);
   HashedFile out;
   for (;;) {
-    const size_t n = PreadFull(fd.get(), block.data(), block.size(), out.content.size, path);
+    const size_t n = util::PreadFull(fd.get(), block.data(), block.size(), out.content.size, path);
     out.content.crc32c = index::Crc32c(block.data(), n, out.content.crc32c);
     out.content.size += n;
     if (n < block.size()) break;
   }
-  if (::fstat(fd.get(), &after) != 0) ThrowErrno("stat", path, errno);
+  if (::fstat(fd.get(), &after) != 0) util::ThrowErrno("stat", path, errno);
   out.identity = IdentityOfStat(after);
   out.stable = IdentityOfStat(before) == out.identity && out.identity.size == out.content.size;
   return out;
@@ -162,11 +153,11 @@ std::string VerifiedSourcesPath(const DatasetImpl& ds) {
 VerifiedSources LoadVerifiedSources(const DatasetImpl& ds) {
   try {
     const std::string path = VerifiedSourcesPath(ds);
-    UniqueFd fd = OpenFile(path, O_RDONLY);
-    const uint64_t size = FileSize(fd.get(), path);
+    util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
+    const uint64_t size = util::FileSize(fd.get(), path);
     if (size > kMaxRecordBytes) return {};
     std::string text(static_cast<size_t>(size), '\0');
-    if (PreadFull(fd.get(), text.data(), text.size(), 0, path) != text.size()) return {};
+    if (util::PreadFull(fd.get(), text.data(), text.size(), 0, path) != text.size()) return {};
     if (std::optional<VerifiedSources> sources = DecodeVerifiedSources(text)) return *sources;
   } catch (const Error&) {
     // No record (or none readable): the files are hashed.
@@ -176,8 +167,8 @@ VerifiedSources LoadVerifiedSources(const DatasetImpl& ds) {
 
 bool SaveVerifiedSources(const DatasetImpl& ds, const VerifiedSources& sources) {
   try {
-    if (!IndexDirWritable(ds)) MakeDirectories(CacheDirectory() + "/verified");
-    WriteFileAtomically(VerifiedSourcesPath(ds), EncodeVerifiedSources(sources));
+    if (!IndexDirWritable(ds)) util::MakeDirectories(CacheDirectory() + "/verified");
+    util::WriteFileAtomically(VerifiedSourcesPath(ds), EncodeVerifiedSources(sources));
     return true;
   } catch (const Error&) {
     return false;  // the next open hashes again

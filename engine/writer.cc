@@ -24,7 +24,8 @@
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
-#include "index/sys_error.h"
+#include "util/sys_error.h"
+#include "util/utf8.h"
 
 namespace gulpdb {
 namespace {
@@ -57,7 +58,7 @@ struct Writer::Impl {
 
   std::shared_ptr<engine::DatasetImpl> ds;  // shared: the Writer may outlive its Dataset
   WriterOptions options;
-  engine::FileLock lock;
+  util::FileLock lock;
   index::DatasetInfo info;  // as last committed (settings are fixed)
 
   bool have_chunk = false;
@@ -165,10 +166,10 @@ struct Writer::Impl {
       struct stat st;
       if (::stat(path.c_str(), &st) != 0) break;  // where StartNewChunk stops looking
       if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
-      if (::unlink(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+      util::RemoveFile(path);
       removed = true;
     }
-    if (removed) engine::SyncDirectory(ds->dir);
+    if (removed) util::SyncDirectory(ds->dir);
   }
 
   // Records `dirty` as the dirty list, and next_chunk.
@@ -208,7 +209,7 @@ struct Writer::Impl {
         throw ResourceExhaustedError("create chunk in " + ds->dir +
                                      ": every chunk number up to 2^32 - 1 has been used");
       }
-      if (!engine::PathExists(ChunkPath(ChunkFileName(static_cast<uint32_t>(number))))) break;
+      if (!util::PathExists(ChunkPath(ChunkFileName(static_cast<uint32_t>(number))))) break;
       if (attempt >= kMaxChunkNameAttempts) {
         throw InvalidArgumentError("create chunk in " + ds->dir +
                                    ": too many foreign data_*.gulp files");
@@ -217,7 +218,7 @@ struct Writer::Impl {
     const auto n = static_cast<uint32_t>(number);
     auto created = std::make_shared<engine::ChunkFile>(ChunkPath(ChunkFileName(n)),
                                                        engine::ChunkFile::Mode::kCreate);
-    engine::SyncDirectory(ds->dir);
+    util::SyncDirectory(ds->dir);
     engine::fault::Reached(engine::fault::Point::kChunkCreated);
     index::ChunkRecord record;
     record.file_name = ChunkFileName(n);
@@ -251,7 +252,7 @@ struct Writer::Impl {
                                  " bytes is longer than the " +
                                  std::to_string(ds->env->max_key_size()) + "-byte limit");
     }
-    if (const size_t bad = engine::FindInvalidUtf8(id); bad != std::string_view::npos) {
+    if (const size_t bad = util::FindInvalidUtf8(id); bad != std::string_view::npos) {
       throw InvalidArgumentError("append to " + ds->dir + ": id '" +
                                  engine::PrintableBytes(id, 40) + "' is not valid UTF-8 at byte " +
                                  std::to_string(bad) +

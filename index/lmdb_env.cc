@@ -12,7 +12,8 @@
 #include <mutex>
 #include <utility>
 
-#include "index/sys_error.h"
+#include "util/file_io.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::index {
 namespace {
@@ -68,7 +69,7 @@ void ThrowLmdb(int rc, const std::string& operation, const std::string& what) {
     case EBUSY:
       throw BusyError(message);
     default:
-      if (rc > 0) ThrowErrno(operation, what, rc);
+      if (rc > 0) util::ThrowErrno(operation, what, rc);
       throw IoError(message);
   }
 }
@@ -194,7 +195,6 @@ bool Cursor::Move(int op, std::string_view seek_key) {
 bool Cursor::First() { return Move(MDB_FIRST); }
 bool Cursor::Last() { return Move(MDB_LAST); }
 bool Cursor::Next() { return Move(MDB_NEXT); }
-bool Cursor::Prev() { return Move(MDB_PREV); }
 bool Cursor::Seek(std::string_view key) { return Move(MDB_SET_RANGE, key); }
 
 // ---- Env -------------------------------------------------------------------
@@ -284,14 +284,22 @@ IndexFileReport Env::VerifyFile() {
 }
 
 void Env::CopyTo(const std::string& path, bool compact) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) ThrowErrno("create index copy", path, errno);
-  int rc = mdb_env_copyfd2(env_, fd, compact ? MDB_CP_COMPACT : 0u);
-  if (rc == 0 && ::fsync(fd) != 0) rc = errno;
-  ::close(fd);
-  if (rc != 0) {
-    ::unlink(path.c_str());
-    ThrowLmdb(rc, "copy index " + path_ + " to", path);
+  util::UniqueFd fd;
+  try {
+    fd = util::OpenFile(path, O_WRONLY | O_CREAT | O_EXCL);
+  } catch (const Error& e) {
+    e.ThrowWithContext("create index copy: ");
+  }
+  // LMDB writes the copy itself; its sync and, on failure, its removal go
+  // through the file layer.
+  const int rc = mdb_env_copyfd2(env_, fd.get(), compact ? MDB_CP_COMPACT : 0u);
+  try {
+    if (rc != 0) ThrowLmdb(rc, "copy index " + path_ + " to", path);
+    util::DataSync(fd.get(), path);
+  } catch (...) {
+    fd = util::UniqueFd();
+    util::RemoveFileQuietly(path);
+    throw;
   }
 }
 

@@ -124,7 +124,6 @@ class Cursor {
   bool First();
   bool Last();
   bool Next();
-  bool Prev();
   bool Seek(std::string_view key);  // the first key >= `key`
 
   // The current entry; views valid while the cursor stays put and the txn lives.

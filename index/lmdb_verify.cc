@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::index {
 namespace {
@@ -72,7 +72,7 @@ class File {
     do {
       fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     } while (fd_ < 0 && errno == EINTR);
-    if (fd_ < 0) ThrowErrno("open", path, errno);
+    if (fd_ < 0) util::ThrowErrno("open", path, errno);
     Refresh();
   }
   ~File() { ::close(fd_); }
@@ -84,7 +84,7 @@ class File {
   // and writes a transaction's pages before the meta page naming them.
   uint64_t Refresh() {
     struct stat st;
-    if (::fstat(fd_, &st) != 0) ThrowErrno("stat", path_, errno);
+    if (::fstat(fd_, &st) != 0) util::ThrowErrno("stat", path_, errno);
     size_ = static_cast<uint64_t>(st.st_size);
     return size_;
   }
@@ -95,7 +95,7 @@ class File {
       const ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
       if (got < 0) {
         if (errno == EINTR) continue;
-        ThrowErrno("read", path_ + " at offset " + std::to_string(offset + done), errno);
+        util::ThrowErrno("read", path_ + " at offset " + std::to_string(offset + done), errno);
       }
       if (got == 0) return false;
       done += static_cast<size_t>(got);

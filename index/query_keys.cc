@@ -4,6 +4,7 @@
 
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
+#include "util/coding.h"
 
 namespace gulpdb::index {
 namespace {
@@ -12,23 +13,11 @@ constexpr char kInlineForm = 0;        // u16 length, the value's bytes
 constexpr char kHashedForm = 1;        // u32 length, u32 CRC-32C of the value
 constexpr size_t kPositionBytes = 12;  // chunk (4) + sequence (8), or split (4) + position (8)
 
-void Put(std::string* out, uint64_t value, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-uint64_t Get(std::string_view in, size_t pos, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) {
-    value = (value << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
-  }
-  return value;
-}
-
 }  // namespace
 
 std::string EncodeFieldNumber(uint32_t number) {
   std::string out;
-  Put(&out, number, 4);
+  util::PutFixedBig(&out, number, 4);
   return out;
 }
 
@@ -37,7 +26,7 @@ uint32_t DecodeFieldNumber(std::string_view value) {
     throw CorruptionError("decode meta_fields entry: expected 4 bytes, found " +
                           std::to_string(value.size()));
   }
-  return static_cast<uint32_t>(Get(value, 0, 4));
+  return static_cast<uint32_t>(util::GetFixedBig(value, 0, 4));
 }
 
 std::string MetaFieldPrefix(uint32_t field) { return EncodeFieldNumber(field); }
@@ -45,15 +34,15 @@ std::string MetaFieldPrefix(uint32_t field) { return EncodeFieldNumber(field); }
 std::string MetaValuePrefix(uint32_t field, std::string_view canonical_value) {
   std::string out;
   out.reserve(4 + 1 + 4 + std::min(canonical_value.size(), kMaxInlineValueBytes) + kPositionBytes);
-  Put(&out, field, 4);
+  util::PutFixedBig(&out, field, 4);
   if (!MetaValueHashed(canonical_value)) {
     out.push_back(kInlineForm);
-    Put(&out, canonical_value.size(), 2);
+    util::PutFixedBig(&out, canonical_value.size(), 2);
     out.append(canonical_value);
   } else {
     out.push_back(kHashedForm);
-    Put(&out, std::min<uint64_t>(canonical_value.size(), UINT32_MAX), 4);
-    Put(&out, Crc32c(canonical_value.data(), canonical_value.size()), 4);
+    util::PutFixedBig(&out, std::min<uint64_t>(canonical_value.size(), UINT32_MAX), 4);
+    util::PutFixedBig(&out, Crc32c(canonical_value.data(), canonical_value.size()), 4);
   }
   return out;
 }
@@ -61,8 +50,8 @@ std::string MetaValuePrefix(uint32_t field, std::string_view canonical_value) {
 std::string MetaEntryKey(uint32_t field, std::string_view canonical_value, uint32_t chunk,
                          uint64_t seq) {
   std::string key = MetaValuePrefix(field, canonical_value);
-  Put(&key, chunk, 4);
-  Put(&key, seq, 8);
+  util::PutFixedBig(&key, chunk, 4);
+  util::PutFixedBig(&key, seq, 8);
   return key;
 }
 
@@ -72,19 +61,19 @@ void DecodeMetaEntryKey(std::string_view key, uint32_t* chunk, uint64_t* seq) {
                           " bytes is too short");
   }
   const size_t at = key.size() - kPositionBytes;
-  *chunk = static_cast<uint32_t>(Get(key, at, 4));
-  *seq = Get(key, at + 4, 8);
+  *chunk = static_cast<uint32_t>(util::GetFixedBig(key, at, 4));
+  *seq = util::GetFixedBig(key, at + 4, 8);
 }
 
 uint32_t DecodeMetaEntryField(std::string_view key) {
   if (key.size() < 4) throw CorruptionError("decode meta_index key: shorter than a field number");
-  return static_cast<uint32_t>(Get(key, 0, 4));
+  return static_cast<uint32_t>(util::GetFixedBig(key, 0, 4));
 }
 
 std::string EncodeSplitHeader(const SplitHeader& header) {
   std::string out;
-  Put(&out, header.number, 4);
-  Put(&out, header.count, 8);
+  util::PutFixedBig(&out, header.number, 4);
+  util::PutFixedBig(&out, header.count, 8);
   return out;
 }
 
@@ -94,21 +83,21 @@ SplitHeader DecodeSplitHeader(std::string_view value, std::string_view name) {
                           "': " + std::to_string(value.size()) + " bytes, expected at least 12");
   }
   SplitHeader h;
-  h.number = static_cast<uint32_t>(Get(value, 0, 4));
-  h.count = Get(value, 4, 8);
+  h.number = static_cast<uint32_t>(util::GetFixedBig(value, 0, 4));
+  h.count = util::GetFixedBig(value, 4, 8);
   return h;
 }
 
 std::string SplitMemberKey(uint32_t split, uint64_t position) {
   std::string out;
-  Put(&out, split, 4);
-  Put(&out, position, 8);
+  util::PutFixedBig(&out, split, 4);
+  util::PutFixedBig(&out, position, 8);
   return out;
 }
 
 std::string SplitMemberPrefix(uint32_t split) {
   std::string out;
-  Put(&out, split, 4);
+  util::PutFixedBig(&out, split, 4);
   return out;
 }
 
@@ -117,15 +106,16 @@ SplitRef DecodeSplitMemberKey(std::string_view key) {
     throw CorruptionError("decode split_members key: expected 12 bytes, found " +
                           std::to_string(key.size()));
   }
-  return SplitRef{static_cast<uint32_t>(Get(key, 0, 4)), Get(key, 4, 8)};
+  return SplitRef{static_cast<uint32_t>(util::GetFixedBig(key, 0, 4)),
+                  util::GetFixedBig(key, 4, 8)};
 }
 
 std::string EncodeSplitRefs(const std::vector<SplitRef>& refs) {
   std::string out;
   out.reserve(refs.size() * kPositionBytes);
   for (const SplitRef& r : refs) {
-    Put(&out, r.split, 4);
-    Put(&out, r.position, 8);
+    util::PutFixedBig(&out, r.split, 4);
+    util::PutFixedBig(&out, r.position, 8);
   }
   return out;
 }
@@ -138,7 +128,8 @@ std::vector<SplitRef> DecodeSplitRefs(std::string_view value, std::string_view i
   std::vector<SplitRef> refs;
   refs.reserve(value.size() / kPositionBytes);
   for (size_t at = 0; at < value.size(); at += kPositionBytes) {
-    refs.push_back(SplitRef{static_cast<uint32_t>(Get(value, at, 4)), Get(value, at + 4, 8)});
+    refs.push_back(SplitRef{static_cast<uint32_t>(util::GetFixedBig(value, at, 4)),
+                            util::GetFixedBig(value, at + 4, 8)});
   }
   return refs;
 }

@@ -7,6 +7,7 @@
 
 #include "gulpdb/error.h"
 #include "index/records_generated.h"
+#include "util/coding.h"
 
 namespace gulpdb::index {
 namespace {
@@ -47,20 +48,6 @@ const T* VerifiedRoot(std::string_view bytes, std::string_view kind, std::string
 template <typename T>
 size_t SizeOf(const flatbuffers::Vector<T>* v) {
   return v == nullptr ? 0 : v->size();
-}
-
-void PutBigEndian(std::string* out, uint64_t value, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) {
-    out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-  }
-}
-
-uint64_t GetBigEndian(std::string_view in, size_t pos, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) {
-    value = (value << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
-  }
-  return value;
 }
 
 // Checks the shape invariants of a verified VideoRecord and returns its frame
@@ -392,27 +379,22 @@ uint64_t NextChunkNumber(const DatasetInfo& info, std::optional<uint32_t> last_c
 
 std::string ChunkKey(uint32_t chunk) {
   std::string key;
-  PutBigEndian(&key, chunk, 4);
+  util::PutFixedBig(&key, chunk, 4);
   return key;
 }
 
 uint32_t DecodeChunkKey(std::string_view key) {
   if (key.size() != 4) throw CorruptionError("decode chunk key: expected 4 bytes");
-  return static_cast<uint32_t>(GetBigEndian(key, 0, 4));
+  return static_cast<uint32_t>(util::GetFixedBig(key, 0, 4));
 }
 
 std::string OrderKey(uint32_t chunk, uint64_t seq) {
   std::string key;
   key.reserve(12);
-  PutBigEndian(&key, chunk, 4);
-  PutBigEndian(&key, seq, 8);
+  util::PutFixedBig(&key, chunk, 4);
+  util::PutFixedBig(&key, seq, 8);
   return key;
 }
 
-void DecodeOrderKey(std::string_view key, uint32_t* chunk, uint64_t* seq) {
-  if (key.size() != 12) throw CorruptionError("decode order key: expected 12 bytes");
-  *chunk = static_cast<uint32_t>(GetBigEndian(key, 0, 4));
-  *seq = GetBigEndian(key, 4, 8);
-}
 
 }  // namespace gulpdb::index

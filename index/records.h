@@ -158,8 +158,6 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what);
 std::string ChunkKey(uint32_t chunk);
 uint32_t DecodeChunkKey(std::string_view key);
 std::string OrderKey(uint32_t chunk, uint64_t seq);
-// Decodes an order key; throws CorruptionError if it is not 12 bytes.
-void DecodeOrderKey(std::string_view key, uint32_t* chunk, uint64_t* seq);
 
 }  // namespace gulpdb::index
 

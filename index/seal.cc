@@ -5,6 +5,7 @@
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "index/records.h"
+#include "util/coding.h"
 
 namespace gulpdb::index {
 namespace {
@@ -17,8 +18,7 @@ uint32_t SealOf(std::string_view key, std::string_view body) {
 
 std::string Seal(std::string_view key, std::string value) {
   const uint32_t crc = SealOf(key, value);
-  for (size_t i = 0; i < kSealSize; ++i)
-    value.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  util::PutFixed32Little(&value, crc);
   return value;
 }
 
@@ -34,10 +34,7 @@ std::string_view Unseal(std::string_view key, std::string_view value, RecordKind
                           std::to_string(value.size()) + " bytes, too short for its seal");
   }
   const std::string_view body = value.substr(0, value.size() - kSealSize);
-  uint32_t stored = 0;
-  for (size_t i = 0; i < kSealSize; ++i) {
-    stored |= uint32_t{static_cast<uint8_t>(value[body.size() + i])} << (8 * i);
-  }
+  const uint32_t stored = util::GetFixed32Little(value, body.size());
   if (SealOf(key, body) != stored) {
     throw CorruptionError("read " + what() + " in " + where +
                           ": the index entry is damaged (record checksum mismatch)");

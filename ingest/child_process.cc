@@ -10,13 +10,13 @@
 #include <cstring>
 
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
+#include "util/sys_error.h"
 
 extern char** environ;
 
 namespace gulpdb::ingest {
 
-using engine::UniqueFd;
+using util::UniqueFd;
 
 bool ChildSet::Add(pid_t pid) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -38,12 +38,12 @@ void ChildSet::CloseAndKillAll() {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildSet* set) : set_(set) {
   int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) ThrowErrno("create a pipe for", argv[0], errno);
-  UniqueFd out_write(out[1]);
-  out_ = UniqueFd(out[0]);
-  if (::pipe2(err, O_CLOEXEC) != 0) ThrowErrno("create a pipe for", argv[0], errno);
-  UniqueFd err_write(err[1]);
-  err_ = UniqueFd(err[0]);
+  if (::pipe2(out, O_CLOEXEC) != 0) util::ThrowErrno("create a pipe for", argv[0], errno);
+  util::UniqueFd out_write(out[1]);
+  out_ = util::UniqueFd(out[0]);
+  if (::pipe2(err, O_CLOEXEC) != 0) util::ThrowErrno("create a pipe for", argv[0], errno);
+  util::UniqueFd err_write(err[1]);
+  err_ = util::UniqueFd(err[0]);
   // Let a decoder run up to a frame ahead of the encoder (best effort).
   ::fcntl(out_.get(), F_SETPIPE_SZ, 1 << 20);
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/file_util.h"
+#include "util/file_io.h"
 
 namespace gulpdb::ingest {
 
@@ -54,8 +54,8 @@ class ChildProcess {
 
   int out() const { return out_.get(); }
   int err() const { return err_.get(); }
-  void CloseOut() { out_ = engine::UniqueFd(); }
-  void CloseErr() { err_ = engine::UniqueFd(); }
+  void CloseOut() { out_ = util::UniqueFd(); }
+  void CloseErr() { err_ = util::UniqueFd(); }
 
   // Closes the pipes and waits for the child to exit; returns its wait status.
   int Wait();
@@ -65,7 +65,7 @@ class ChildProcess {
 
   pid_t pid_ = -1;
   ChildSet* set_;
-  engine::UniqueFd out_, err_;
+  util::UniqueFd out_, err_;
 };
 
 // "exited with status N", "was killed by signal N", ...

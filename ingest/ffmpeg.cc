@@ -13,7 +13,7 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
-#include "index/sys_error.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::ingest {
 namespace {
@@ -114,13 +114,13 @@ size_t PpmStream::Read(void* dst, size_t max) {
     const nfds_t count = child_->err() >= 0 ? 2 : 1;
     if (::poll(fds, count, -1) < 0) {
       if (errno == EINTR) continue;
-      ThrowErrno("poll ffmpeg output of", what_, errno);
+      util::ThrowErrno("poll ffmpeg output of", what_, errno);
     }
     if (count == 2 && fds[1].revents != 0) ReadErrors();
     if (fds[0].revents != 0) {
       const ssize_t n = ::read(child_->out(), dst, max);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) ThrowErrno("read ffmpeg output of", what_, errno);
+      if (n < 0) util::ThrowErrno("read ffmpeg output of", what_, errno);
       return static_cast<size_t>(n);
     }
   }
@@ -133,7 +133,7 @@ std::vector<std::string> DecodeWithFfmpeg(const std::string& path, bool image,
   // open it first, so that it is a NotFoundError or an IoError instead.
   {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) ThrowErrno("read", path, errno);
+    if (fd < 0) util::ThrowErrno("read", path, errno);
     struct stat st;
     const bool is_dir = ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
     ::close(fd);

@@ -2,11 +2,11 @@
 
 #include <string_view>
 
-#include "engine/file_util.h"
 #include "engine/resample.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "ingest/resize.h"
+#include "util/file_io.h"
 
 namespace gulpdb::ingest {
 
@@ -18,7 +18,7 @@ std::vector<std::string> LoadJpegFiles(const std::vector<std::string>& paths,
   DecodeOptions decode;
   decode.dct = DctMethod::kAccurate;
   for (const std::string& path : paths) {
-    std::string bytes = engine::ReadFile(path);
+    std::string bytes = util::ReadFile(path);
     const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
     try {
       if (settings.keep_jpeg) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "engine/file_util.h"
 #include "gulpdb/error.h"
+#include "util/file_io.h"
 
 namespace gulpdb::ingest {
 namespace {
@@ -205,7 +205,7 @@ std::vector<Listed> ParseCsvList(const std::string& path, std::string_view text,
 
 std::vector<Listed> ReadLabelList(const std::string& path, const std::string& label_name,
                                   const ListWarning& warn) {
-  const std::string text = engine::ReadFile(path);
+  const std::string text = util::ReadFile(path);
   const size_t first = SkipSpace(text, ContentStart(text));
   if (first < text.size() && (text[first] == '[' || text[first] == '{')) {
     return ParseJsonList(path, text, first, label_name, warn);

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/file_util.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "ingest/label_list.h"
 #include "ingest/sources.h"
+#include "util/file_io.h"
 
 namespace gulpdb::ingest {
 namespace {

@@ -29,6 +29,7 @@
 #include "ingest/signals.h"
 #include "ingest/sources.h"
 #include "ingest/work_queue.h"
+#include "util/utf8.h"
 
 namespace gulpdb::ingest {
 namespace {
@@ -133,7 +134,7 @@ std::vector<SourceSpec> Sources(const IngestOptions& o, std::optional<VideoLocat
   if (o.sources.empty()) return ListDirectorySources(o, locator);
   std::vector<SourceSpec> sources = o.sources;
   for (SourceSpec& s : sources) {
-    if (s.id_json.empty() && engine::FindInvalidUtf8(s.id) == std::string_view::npos) {
+    if (s.id_json.empty() && util::FindInvalidUtf8(s.id) == std::string_view::npos) {
       s.id_json = engine::PythonJsonString(s.id);
     }
   }
@@ -145,9 +146,9 @@ std::vector<SourceSpec> Sources(const IngestOptions& o, std::optional<VideoLocat
 std::optional<SourceProblem> UnstorableSource(const SourceSpec& s) {
   const std::string where = s.path.empty() ? "" : " (" + engine::PrintableBytes(s.path, 200) + ")";
   std::string message;
-  if (engine::FindInvalidUtf8(s.id) != std::string_view::npos) {
+  if (util::FindInvalidUtf8(s.id) != std::string_view::npos) {
     message = "the id" + where + " is not valid UTF-8, and ids are UTF-8 text: rename it";
-  } else if (s.label && engine::FindInvalidUtf8(*s.label) != std::string_view::npos) {
+  } else if (s.label && util::FindInvalidUtf8(*s.label) != std::string_view::npos) {
     message = "the label" + where + " is not valid UTF-8, and labels are UTF-8 text: rename it";
   } else {
     return std::nullopt;

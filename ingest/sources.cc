@@ -6,10 +6,11 @@
 #include <set>
 #include <utility>
 
-#include "engine/file_util.h"
 #include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "ingest/label_list.h"
+#include "util/file_io.h"
+#include "util/utf8.h"
 
 namespace gulpdb::ingest {
 namespace {
@@ -58,8 +59,7 @@ SourceSpec Unlabeled(SourceKind kind, const std::string& id, std::string path) {
   Listed l;
   l.id = id;
   // A file name that is not UTF-8 makes no id; Ingest reports the source as bad.
-  if (engine::FindInvalidUtf8(id) == std::string_view::npos)
-    l.id_json = engine::PythonJsonString(id);
+  if (util::FindInvalidUtf8(id) == std::string_view::npos) l.id_json = engine::PythonJsonString(id);
   return FromListed(kind, std::move(l), std::move(path));
 }
 
@@ -81,7 +81,7 @@ void ListImageTree(const std::string& root, const std::string& relative, const s
 
 std::vector<DirEntry> ListEntries(const std::string& dir) {
   std::vector<DirEntry> entries;
-  for (std::string& name : engine::ListDirectory(dir)) {
+  for (std::string& name : util::ListDirectory(dir)) {
     if (name.empty() || name[0] == '.') continue;
     struct stat st;
     if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
@@ -133,7 +133,7 @@ std::string VideoLocator::Resolve(const std::string& id) const {
   } else {  // an id with folders in it: look there (rare, not cached)
     const std::string parent = Join(dir_, id.substr(0, slash));
     const std::string stem = id.substr(slash + 1);
-    if (engine::IsDirectory(parent)) {
+    if (util::IsDirectory(parent)) {
       for (const DirEntry& e : ListEntries(parent)) {
         if (!e.is_dir && IsVideoName(e.name) && Stem(e.name) == stem)
           candidates.push_back(id.substr(0, slash + 1) + e.name);
@@ -209,7 +209,7 @@ std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
       const size_t slash = o.image_list.rfind('/');
       root = slash == std::string::npos ? "" : o.image_list.substr(0, slash);
     }
-    for (Listed& l : ParseCsvList(o.image_list, engine::ReadFile(o.image_list), "images", warn)) {
+    for (Listed& l : ParseCsvList(o.image_list, util::ReadFile(o.image_list), "images", warn)) {
       std::string file = Join(root, l.id);
       sources.push_back(FromListed(SourceKind::kImage, std::move(l), std::move(file)));
     }

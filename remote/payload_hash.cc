@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::remote {
 namespace {
@@ -62,7 +62,7 @@ std::string Sha256HexOfFile(int fd, const std::string& path, uint64_t offset, ui
     const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), length - done));
     const ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ThrowErrno("read", path, errno);
+    if (n < 0) util::ThrowErrno("read", path, errno);
     if (n == 0) {
       throw IoError("read " + path + ": file ends at " + std::to_string(offset + done) +
                     ", before the " + std::to_string(length) + " bytes from offset " +

@@ -9,10 +9,11 @@
 #include <limits>
 #include <mutex>
 
-#include "index/sys_error.h"
 #include "remote/s3_url.h"
 #include "remote/s3_xml.h"
 #include "remote/transport.h"
+#include "util/file_io.h"
+#include "util/sys_error.h"
 #include "util/url_text.h"
 
 namespace gulpdb::remote {
@@ -45,12 +46,12 @@ class Fd {
 // Opens `path` for reading and checks it holds [offset, offset + length).
 int OpenRegion(const std::string& path, uint64_t offset, uint64_t length) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) ThrowErrno("open", path, errno);
+  if (fd < 0) util::ThrowErrno("open", path, errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
-    ThrowErrno("stat", path, err);
+    util::ThrowErrno("stat", path, err);
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   if (offset > size || length > size - offset) {
@@ -237,7 +238,7 @@ std::string S3Client::Get(const std::string& key, ObjectInfo* info, uint64_t max
 ObjectInfo S3Client::GetToFile(const std::string& key, const std::string& path, uint64_t max_size) {
   ValidateKey(key);
   const int raw = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (raw < 0) ThrowErrno("create", path, errno);
+  if (raw < 0) util::ThrowErrno("create", path, errno);
   Fd fd(raw);
   Request r;
   Target(r, "GET", key);
@@ -248,20 +249,10 @@ ObjectInfo S3Client::GetToFile(const std::string& key, const std::string& path, 
   try {
     transport_->Run(r);
   } catch (...) {
-    ::unlink(path.c_str());
+    util::RemoveFileQuietly(path);
     throw;
   }
   return InfoOf(r.response);
-}
-
-void S3Client::GetRange(const std::string& key, uint64_t offset, uint64_t length, char* out) {
-  GetRanges({RangeRead{key, offset, length, out}});
-}
-
-std::string S3Client::GetRange(const std::string& key, uint64_t offset, uint64_t length) {
-  std::string out(static_cast<size_t>(length), '\0');
-  GetRange(key, offset, length, out.data());
-  return out;
 }
 
 void S3Client::GetRanges(const std::vector<RangeRead>& reads) {
@@ -363,7 +354,7 @@ std::string S3Client::PutFile(const std::string& key, const std::string& path, u
 std::string S3Client::UploadFile(const std::string& key, const std::string& path,
                                  const UploadOptions& options) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) ThrowErrno("stat", path, errno);
+  if (::stat(path.c_str(), &st) != 0) util::ThrowErrno("stat", path, errno);
   return UploadFile(key, path, 0, static_cast<uint64_t>(st.st_size), options);
 }
 

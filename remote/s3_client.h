@@ -154,15 +154,10 @@ class S3Client {
   ObjectInfo GetToFile(const std::string& key, const std::string& path,
                        uint64_t max_size = UINT64_MAX);
 
-  // Exactly `length` bytes of `key` from `offset` into `out`. A range
-  // reaching past the end of the object is RangeNotSatisfiableError. On any
-  // failure `out` may hold partial data. length 0 makes no request.
-  void GetRange(const std::string& key, uint64_t offset, uint64_t length, char* out);
-  std::string GetRange(const std::string& key, uint64_t offset, uint64_t length);
-
   // Reads every range of `reads` concurrently (up to max_connections at once,
   // one HTTP range request each, over kept-alive connections), each retried
-  // on its own. Returns when all are complete and verified; on the first
+  // on its own. A range reaching past the end of its object is
+  // RangeNotSatisfiableError. Returns when all are complete and verified; on the first
   // range that fails for good, cancels the others and throws its error (the
   // buffers may then hold partial data). Ranges of length 0 are skipped.
   void GetRanges(const std::vector<RangeRead>& reads);

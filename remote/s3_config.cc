@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
+#include "util/sys_error.h"
 #include "util/url_text.h"
 
 namespace gulpdb::remote {
@@ -62,7 +62,7 @@ bool ReadFileIfExists(const std::string& path, std::string* text) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR) return false;
-    ThrowErrno("open credentials file", path, errno);
+    util::ThrowErrno("open credentials file", path, errno);
   }
   text->clear();
   char buf[4096];
@@ -72,7 +72,7 @@ bool ReadFileIfExists(const std::string& path, std::string* text) {
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      ThrowErrno("read credentials file", path, err);
+      util::ThrowErrno("read credentials file", path, err);
     }
     if (n == 0) break;
     text->append(buf, static_cast<size_t>(n));

@@ -5,6 +5,7 @@
 #include "gulpdb/error.h"
 #include "util/relative_name.h"
 #include "util/url_text.h"
+#include "util/utf8.h"
 
 namespace gulpdb::remote {
 namespace {
@@ -20,36 +21,6 @@ constexpr size_t kMaxKeyBytes = 1024;
 }
 
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// Length of the UTF-8 sequence starting at `s[i]`, or 0 if it is malformed
-// (overlong forms, surrogates and code points past U+10FFFF included).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  const uint8_t b0 = byte(i);
-  size_t n;
-  uint32_t cp;
-  if (b0 < 0x80) return 1;
-  if ((b0 & 0xE0) == 0xC0) {
-    n = 2;
-    cp = b0 & 0x1Fu;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    n = 3;
-    cp = b0 & 0x0Fu;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    n = 4;
-    cp = b0 & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3Fu);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
 
 // Checks the '/'-separated segments of a prefix or relative name.
 void CheckSegments(std::string_view what, std::string_view text) {
@@ -112,7 +83,7 @@ void ValidateKey(std::string_view key) {
     if (b < 0x20 || b == 0x7F) {
       Invalid("object key", key, "control character at byte " + std::to_string(i));
     }
-    const size_t n = Utf8SequenceLength(key, i);
+    const size_t n = util::Utf8SequenceLength(key, i);
     if (n == 0) Invalid("object key", key, "invalid UTF-8 at byte " + std::to_string(i));
     i += n;
   }

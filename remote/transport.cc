@@ -13,11 +13,12 @@
 #include <optional>
 #include <random>
 
-#include "index/sys_error.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "remote/retry_policy.h"
 #include "remote/s3_xml.h"
+#include "util/file_io.h"
+#include "util/sys_error.h"
 #include "util/url_text.h"
 
 namespace gulpdb::remote::internal {
@@ -457,7 +458,7 @@ void Transfer::PrepareAttempt() {
   resuming_ = req_->sink.kind == Sink::Kind::kFile && file_written_ > 0 && file_total_known_ &&
               !file_etag_.empty() && file_written_ < file_total_;
   if (req_->sink.kind == Sink::Kind::kFile && !resuming_ && file_written_ > 0) {
-    if (::ftruncate(req_->sink.fd, 0) != 0) ThrowErrno("truncate", req_->sink.path, errno);
+    util::Truncate(req_->sink.fd, 0, req_->sink.path);
     file_written_ = 0;
   }
   if (resuming_) {
@@ -594,7 +595,7 @@ bool Transfer::DecideFile() {
   if (!WithinMaxSize(resp_.content_length)) return false;
   if (file_written_ > 0) {
     // The server sent the whole object again: start the file over.
-    if (::ftruncate(req_->sink.fd, 0) != 0) ThrowErrno("truncate", req_->sink.path, errno);
+    util::Truncate(req_->sink.fd, 0, req_->sink.path);
     file_written_ = 0;
   }
   file_total_known_ = resp_.content_length >= 0;
@@ -657,14 +658,8 @@ bool Transfer::Deliver(const char* data, size_t len) {
                          false, ErrorKind::kTooLarge);
         return false;
       }
-      size_t done = 0;
-      while (done < len) {
-        const ssize_t w =
-            ::pwrite(s.fd, data + done, len - done, static_cast<off_t>(file_written_ + done));
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) ThrowErrno("write", s.path, errno);
-        done += static_cast<size_t>(w);
-      }
+      struct iovec iov = {const_cast<char*>(data), len};
+      util::PwritevFull(s.fd, &iov, 1, file_written_, s.path);
       file_written_ += len;
       break;
     }
@@ -710,7 +705,7 @@ size_t Transfer::OnRead(char* data, size_t size, size_t n, void* self) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       try {
-        if (r < 0) ThrowErrno("read", b.path, errno);
+        if (r < 0) util::ThrowErrno("read", b.path, errno);
         throw IoError("read " + b.path + ": file ends at " +
                       std::to_string(b.offset + t->upload_pos_) + ", before the " +
                       std::to_string(b.length) + " bytes to upload");

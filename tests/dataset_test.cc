@@ -8,12 +8,12 @@
 #include <map>
 #include <thread>
 
-#include "engine/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "index/lmdb_env.h"
 #include "index/records.h"
 #include "support/test_util.h"
+#include "util/utf8.h"
 
 namespace gulpdb {
 namespace {
@@ -463,7 +463,7 @@ BOOST_AUTO_TEST_CASE(hostile_ids_round_trip_or_are_refused_clearly) {
         BOOST_TEST(message.find(fragment) != std::string::npos);
         BOOST_TEST(message.find(dir) != std::string::npos);
         BOOST_TEST(message.size() < 400u);
-        BOOST_TEST(engine::FindInvalidUtf8(message) == std::string::npos);
+        BOOST_TEST(util::FindInvalidUtf8(message) == std::string::npos);
       }
     }
   };

@@ -18,7 +18,6 @@
 
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
-#include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
 #include "engine/verified_sources.h"
@@ -28,6 +27,7 @@
 #include "support/manifest.h"
 #include "support/sha256.h"
 #include "support/test_util.h"
+#include "util/file_io.h"
 
 namespace gulpdb {
 namespace {
@@ -479,7 +479,7 @@ BOOST_AUTO_TEST_CASE(create_refuses_a_gulpio_directory_and_leaves_it_unchanged) 
   TempDir tmp;
   const std::string dir = tmp / "gio";
   CopyFixture(test::FixturesDir() + "/gulpio2_csv_jpeg", dir);
-  const std::vector<std::string> before = engine::ListDirectory(dir);
+  const std::vector<std::string> before = util::ListDirectory(dir);
   try {
     Dataset::Create(dir);
     BOOST_ERROR("creating a dataset in a GulpIO directory should fail");
@@ -488,7 +488,7 @@ BOOST_AUTO_TEST_CASE(create_refuses_a_gulpio_directory_and_leaves_it_unchanged) 
     BOOST_TEST(what.find("gulpdb import " + dir) != std::string::npos, what);
     BOOST_TEST(what.find("data_0.gulp") != std::string::npos, what);
   }
-  BOOST_TEST(engine::ListDirectory(dir) == before, boost::test_tools::per_element());
+  BOOST_TEST(util::ListDirectory(dir) == before, boost::test_tools::per_element());
   BOOST_TEST(!Dataset::Exists(dir));
   // The way the message points to still works.
   BOOST_TEST(ImportGulpio(dir).videos == 22u);

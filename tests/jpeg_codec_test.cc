@@ -1,5 +1,5 @@
 // Tests for the JPEG codec (include/gulpdb/jpeg.h), the thread pool that
-// decodes batches (engine/thread_pool.h) and the SHA-256 used to compare pixels
+// decodes batches (util/thread_pool.h) and the SHA-256 used to compare pixels
 // with the interop fixtures.
 #include <fcntl.h>
 #include <unistd.h>
@@ -20,18 +20,18 @@
 #include <thread>
 #include <vector>
 
-#include "engine/thread_pool.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "tests/support/manifest.h"
 #include "tests/support/sha256.h"
+#include "util/thread_pool.h"
 
 namespace gulpdb {
 namespace {
 
 namespace fs = std::filesystem;
-using engine::ThreadPool;
 using test::Sha256Hex;
+using util::ThreadPool;
 
 // ---- helpers ----
 

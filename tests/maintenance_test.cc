@@ -13,10 +13,10 @@
 #include <tuple>
 
 #include "engine/dataset_impl.h"
-#include "engine/file_util.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "support/test_util.h"
+#include "util/file_io.h"
 
 namespace gulpdb {
 namespace {
@@ -467,7 +467,7 @@ BOOST_AUTO_TEST_CASE(compact_after_in_place_merge_keeps_the_shards_files) {
   fs::create_directories(out + "/shards");
   Filled(shard, 8, 3).reset();
   const Contents shard_before = Snapshot(*Dataset::Open(shard));
-  std::vector<std::string> shard_files = engine::ListDirectory(shard);
+  std::vector<std::string> shard_files = util::ListDirectory(shard);
   Merge(out, {shard});
   OpenOptions rw;
   rw.read_only = false;
@@ -484,7 +484,7 @@ BOOST_AUTO_TEST_CASE(compact_after_in_place_merge_keeps_the_shards_files) {
     }
   }
   BOOST_TEST(Check(out).healthy());
-  BOOST_TEST(engine::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
+  BOOST_TEST(util::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
   BOOST_TEST(Check(shard).healthy());
   BOOST_TEST((Snapshot(*Dataset::Open(shard)) == shard_before));
 
@@ -549,14 +549,14 @@ BOOST_AUTO_TEST_CASE(compact_keeps_files_of_shards_attached_before_owners_were_r
       txn.Put(si.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
   }
-  const std::vector<std::string> shard_files = engine::ListDirectory(shard);
+  const std::vector<std::string> shard_files = util::ListDirectory(shard);
   auto ds = Dataset::Open(out, rw);
   for (const ChunkInfo& c : ds->Chunks()) BOOST_TEST(c.owner.empty());
   ds->Remove({"v0"});
   const Contents before = Snapshot(*ds);
   BOOST_TEST(Compact(*ds).files_removed.empty());
   BOOST_TEST((Snapshot(*ds) == before));
-  BOOST_TEST(engine::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
+  BOOST_TEST(util::ListDirectory(shard) == shard_files, boost::test_tools::per_element());
   BOOST_TEST(Check(shard).healthy());
   BOOST_TEST(Check(out).healthy());
 }

@@ -191,13 +191,6 @@ class DatasetHandle {
   ForkGuard guard_;
 };
 
-// Runs fn(0) ... fn(n - 1) on up to `max_threads` threads (0: one per core),
-// the calling thread included; rethrows the first exception. Plain
-// std::threads started for the call: nothing outlives it, so nothing can be
-// caught half-way by a fork. Must be called without the GIL when fn does not
-// need it.
-void ParallelFor(size_t n, size_t max_threads, const std::function<void(size_t)>& fn);
-
 }  // namespace gulpdb::python
 
 #endif  // GULPDB_BINDINGS_SRC_BINDINGS_H_

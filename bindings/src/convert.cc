@@ -1,14 +1,10 @@
-// Conversions between Python objects and gulpdb values, and ParallelFor
-// (bindings.h).
+// Conversions between Python objects and gulpdb values (bindings.h).
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <exception>
 #include <optional>
 #include <random>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include "bindings/src/bindings.h"
@@ -410,40 +406,6 @@ py::list ToBytesList(const JpegFrames& frames) {
     out[i] = py::bytes(jpeg.data(), jpeg.size());
   }
   return out;
-}
-
-void ParallelFor(size_t n, size_t max_threads, const std::function<void(size_t)>& fn) {
-  if (max_threads == 0) max_threads = std::max<size_t>(1, std::thread::hardware_concurrency());
-  const size_t threads = std::min(n, max_threads);
-  if (threads <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::vector<std::exception_ptr> errors(threads);
-  const auto run = [&](size_t t) {
-    try {
-      // Thread t takes items t, t + threads, ...: frames of one video are
-      // usually of one size, so shares stay even.
-      for (size_t i = t; i < n; i += threads) fn(i);
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  size_t started = 1;
-  try {
-    for (; started < threads; ++started) pool.emplace_back(run, started);
-  } catch (const std::system_error&) {
-    // No more threads to be had: this thread also takes the shares of the
-    // threads that did not start.
-  }
-  run(0);
-  for (size_t t = started; t < threads; ++t) run(t);
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
 }
 
 }  // namespace gulpdb::python

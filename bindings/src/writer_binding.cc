@@ -17,6 +17,7 @@
 
 #include "bindings/src/bindings.h"
 #include "gulpdb/error.h"
+#include "util/thread_pool.h"
 
 namespace gulpdb::python {
 namespace {
@@ -206,7 +207,7 @@ bool Append(WriterHandle& h, const py::handle& id_object, const py::handle& fram
   const EncodeOptions encode = h.encode();
   {
     py::gil_scoped_release release;
-    ParallelFor(to_encode.size(), h.encode_threads(), [&](size_t k) {
+    util::ParallelFor(to_encode.size(), h.encode_threads(), [&](size_t k) {
       const FrameSource& s = sources[to_encode[k]];
       encoded[to_encode[k]] =
           ThreadLocalEncoder().Encode(s.pixels, s.width, s.height, s.channels, encode);

@@ -8,6 +8,7 @@
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
 #include "index/seal.h"
+#include "util/utf8.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -49,7 +50,7 @@ void ValidateQueryName(std::string_view name, size_t max_bytes, const char* what
     throw InvalidArgumentError(operation + ": the " + what + " has " + std::to_string(name.size()) +
                                " bytes, more than " + std::to_string(max_bytes));
   }
-  if (const size_t bad = FindInvalidUtf8(name); bad != std::string_view::npos) {
+  if (const size_t bad = util::FindInvalidUtf8(name); bad != std::string_view::npos) {
     throw InvalidArgumentError(operation + ": the " + what + " '" + PrintableBytes(name, 40) +
                                "' is not valid UTF-8 at byte " + std::to_string(bad));
   }

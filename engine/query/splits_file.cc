@@ -7,12 +7,12 @@
 #include <set>
 #include <unordered_set>
 
-#include "engine/file_util.h"
 #include "engine/json_text.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "index/query_keys.h"
-#include "index/sys_error.h"
+#include "util/file_io.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -42,14 +42,10 @@ NamedSplits ReadAllSplits(index::Txn& txn, const QueryDbHandles& dbs) {
 void WriteSplitsFile(const std::string& dir, const NamedSplits& splits) {
   const std::string path = dir + "/" + kSplitsFileName;
   if (splits.empty()) {
-    if (::unlink(path.c_str()) == 0) {
-      SyncDirectory(dir);
-    } else if (errno != ENOENT) {
-      ThrowErrno("remove", path, errno);
-    }
+    if (util::RemoveFile(path)) util::SyncDirectory(dir);
     return;
   }
-  AtomicFile file(path);
+  util::AtomicFile file(path);
   file.Append("{\"format\": \"gulpdb splits\", \"version\": " + std::to_string(kSplitsFileVersion) +
               ", \"splits\": {");
   std::string line;
@@ -74,8 +70,8 @@ void WriteSplitsFile(const std::string& dir, const NamedSplits& splits) {
 
 std::optional<NamedSplits> ReadSplitsFile(const std::string& dir) {
   const std::string path = dir + "/" + kSplitsFileName;
-  if (!PathExists(path)) return std::nullopt;
-  const std::string text = ReadFile(path);
+  if (!util::PathExists(path)) return std::nullopt;
+  const std::string text = util::ReadFile(path);
   const auto bad = [&](const std::string& what) {
     return InvalidArgumentError("read " + path + ": " + what);
   };

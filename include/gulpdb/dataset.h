@@ -353,7 +353,7 @@ class GULPDB_EXPORT Dataset {
  private:
   struct GULPDB_NO_EXPORT Impl;
   // The engine's own modules (interop, maintenance, check) reach the
-  // internals through engine::DatasetAccess (engine/dataset_impl.h).
+  // internals through engine::DatasetAccess, which is not installed.
   friend class engine::DatasetAccess;
   explicit Dataset(std::shared_ptr<Impl> impl);
   // Shared with the Writers of this Dataset, which may outlive it.
@@ -418,9 +418,8 @@ class GULPDB_EXPORT Writer {
 
   size_t pending_videos() const;
 
-  struct GULPDB_NO_EXPORT Impl;
-
  private:
+  struct GULPDB_NO_EXPORT Impl;
   friend class Dataset;
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -5,8 +5,10 @@
 //                or the single file in DIR/<id>/, decoded by ffmpeg at
 //                `frame_rate` frames per second. LIST is a 20BN-style JSON list
 //                ([{"id": ..., "<label_name>": ...}, ...], ids strings or
-//                numbers) or an `id;label` CSV, told apart by content (see
-//                ingest/label_list.h); without it every video in DIR.
+//                numbers) or an `id;label` CSV, told apart by content (JSON
+//                when its first character that is not blank, after an
+//                optional byte order mark, is '[' or '{'; else CSV); without
+//                it every video in DIR.
 //   frame folders frames_dir DIR [labels LIST]: each video is the folder
 //                DIR/<id> of .jpg/.jpeg frames, in file-name order.
 //   image folder images_dir DIR: one sub-folder per class; every image
@@ -306,8 +308,8 @@ GULPDB_EXPORT std::optional<std::string> IngestOptionText(const IngestOptions& o
 GULPDB_EXPORT std::vector<std::string> IgnoredIngestOptions(const IngestOptions& options,
                                                             const std::vector<std::string>& given);
 
-// The number rules of every gulpdb command-line option (gulpdb ingest's here,
-// every other command's through cli/options.h): `text` is decimal digits
+// The number rules of every gulpdb command-line option (gulpdb ingest's and
+// every other command's): `text` is decimal digits
 // only, in [min, max] (ParseWholeNumber), or a plain finite decimal such as
 // 0.5 or 1e-3 in [min, max] (ParseNumber) — no sign, hex, "inf", "nan" or
 // blanks. Otherwise InvalidArgumentError "--<name> must be a whole number

@@ -47,7 +47,8 @@
 // scaling first: 1/d for the largest d in {8, 4, 2, 1} for which
 // ceil(S_h / d) >= R_h and ceil(S_w / d) >= R_w, so that the bilinear step
 // never enlarges a reduced image and, unless d is 8, shrinks by less than 2
-// (where a 2-tap filter skips no pixel). Why bilinear: engine/resample.h.
+// (where a 2-tap filter skips no pixel). Why bilinear, with the measurements
+// that chose it: the resampler's notes in gulpdb's source tree.
 // The output size may exceed the frame (it is then enlarged, with d = 1).
 // A frame that is already H×W and needs no scaling is decoded straight into
 // the output. scale_denom must be 1 when an output size is given.

@@ -38,7 +38,7 @@
 // anything else unless PushOptions::overwrite. The details, and what a push
 // that dies leaves, are in docs/format/remote_format.md.
 //
-// Configuration: as every S3 tool (remote/s3_config.h): AWS_ENDPOINT_URL,
+// Configuration: as every S3 tool (gulpdb(1), ENVIRONMENT): AWS_ENDPOINT_URL,
 // AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN or
 // ~/.aws/credentials (AWS_PROFILE), AWS_REGION (default us-east-1), and
 // GULPDB_S3_* for timeouts, retries and connections. The cache is

@@ -141,14 +141,6 @@ void CheckKeys(std::string_view bytes) {
   const auto chunk = Try([&] { return index::DecodeChunkKey(bytes); });
   FUZZ_CHECK(kTarget, chunk.has_value() == (bytes.size() == 4), "chunk key of the wrong size");
   if (chunk) FUZZ_CHECK(kTarget, index::ChunkKey(*chunk) == bytes, "chunk key round trip");
-  uint32_t c = 0;
-  uint64_t seq = 0;
-  const auto order = Try([&] {
-    index::DecodeOrderKey(bytes, &c, &seq);
-    return true;
-  });
-  FUZZ_CHECK(kTarget, order.has_value() == (bytes.size() == 12), "order key of the wrong size");
-  if (order) FUZZ_CHECK(kTarget, index::OrderKey(c, seq) == bytes, "order key round trip");
 }
 
 }  // namespace

@@ -583,6 +583,10 @@ std::vector<std::string> NeedlesFor(const FaultRule& r) {
       return {"truncate " + r.path, Errno(r.error)};
     case fault::Op::kRead:
       return {"read " + r.path + " at offset " + std::to_string(r.offset), Errno(r.error)};
+    case fault::Op::kRename:
+      return {"rename " + r.path, Errno(r.error)};
+    case fault::Op::kRemove:
+      return {"remove " + r.path, Errno(r.error)};
   }
   return {};
 }

@@ -96,15 +96,15 @@
 #include <vector>
 
 #include "engine/fault_injection.h"
-#include "engine/file_util.h"
 #include "engine/gmeta.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
 #include "index/crc32c.h"
-#include "index/sys_error.h"
 #include "tests/reliability/common.h"
+#include "util/file_io.h"
+#include "util/sys_error.h"
 
 namespace gulpdb::reliability {
 namespace {
@@ -413,7 +413,8 @@ class Reader {
   // the kernel (a lock, I/O), involuntary ones that it was preempted.
   static void ContextSwitches(long* voluntary, long* involuntary) {
     struct rusage usage;
-    if (::getrusage(RUSAGE_THREAD, &usage) != 0) ThrowErrno("getrusage", "RUSAGE_THREAD", errno);
+    if (::getrusage(RUSAGE_THREAD, &usage) != 0)
+      util::ThrowErrno("getrusage", "RUSAGE_THREAD", errno);
     *voluntary = usage.ru_nvcsw;
     *involuntary = usage.ru_nivcsw;
   }
@@ -904,7 +905,7 @@ class Exporter {
   int Run() {
     ds_ = Dataset::Open(config_.dataset_dir());
     if (::mkdir(config_.exports_dir().c_str(), 0755) != 0 && errno != EEXIST) {
-      ThrowErrno("create", config_.exports_dir(), errno);
+      util::ThrowErrno("create", config_.exports_dir(), errno);
     }
     for (uint64_t k = 0;; ++k) {
       const bool last = sh_.writer_done.load() != 0;
@@ -925,7 +926,7 @@ class Exporter {
     const std::string dir = config_.exports_dir() + "/export_" + std::to_string(k);
     ok_ = true;
     try {
-      if (::mkdir(dir.c_str(), 0755) != 0) ThrowErrno("create", dir, errno);
+      if (::mkdir(dir.c_str(), 0755) != 0) util::ThrowErrno("create", dir, errno);
       const uint64_t confirmed = sh_.committed_videos.load();
       const auto start = Clock::now();
       const ExportReport report = ExportGmeta(*ds_, dir);
@@ -940,7 +941,7 @@ class Exporter {
       if (last && videos != config_.videos) {
         Problem(what + " after the writer finished, not " + std::to_string(config_.videos));
       }
-      engine::RemoveFlatDirectory(dir);
+      util::RemoveFlatDirectory(dir);
       ++sh_.exports_completed;
       if (!last) ++sh_.exports_during_writes;
       if (last) sh_.final_export_videos = videos;
@@ -962,7 +963,7 @@ class Exporter {
     std::vector<uint8_t> seen(config_.videos, 0);
     uint64_t entries = 0;
     uint64_t files = 0;
-    for (const std::string& name : engine::ListDirectory(dir)) {
+    for (const std::string& name : util::ListDirectory(dir)) {
       unsigned chunk = 0;
       char tail = 0;
       if (std::sscanf(name.c_str(), "meta_%u.gmet%c", &chunk, &tail) != 2 || tail != 'a' ||
@@ -973,7 +974,7 @@ class Exporter {
       ++files;
       const std::string data_path =
           config_.dataset_dir() + "/data_" + std::to_string(chunk) + ".gulp";
-      const engine::UniqueFd data = engine::OpenFile(data_path, O_RDONLY);
+      const util::UniqueFd data = util::OpenFile(data_path, O_RDONLY);
       engine::ReadGmeta(dir + "/" + name, [&](engine::GmetaEntry&& e) {
         const std::string where = dir + "/" + name + ": '" + e.id + "'";
         const std::optional<uint64_t> n = ParseVideoId(e.id);
@@ -1041,7 +1042,7 @@ class Exporter {
       }
       // What GulpIO2 would read through this frame_info.
       bytes.resize(f.length);
-      if (engine::PreadFull(data_fd, bytes.data(), f.length, f.offset, data_path) != f.length ||
+      if (util::PreadFull(data_fd, bytes.data(), f.length, f.offset, data_path) != f.length ||
           std::string_view(bytes).substr(0, want.size()) != want ||
           bytes.find_first_not_of('\0', want.size()) != std::string::npos) {
         Problem(where + " frame " + std::to_string(i) + ": " + data_path + " at offset " +
@@ -1076,7 +1077,7 @@ pid_t Spawn(const std::string& name, const std::function<int()>& body) {
   std::fflush(nullptr);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) ThrowErrno("fork", name, errno);
+  if (pid < 0) util::ThrowErrno("fork", name, errno);
   if (pid > 0) return pid;
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(102);
@@ -1152,11 +1153,11 @@ int Main(int argc, char** argv) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern =
         std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gulpdb_load.XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) ThrowErrno("create", pattern, errno);
+    if (::mkdtemp(pattern.data()) == nullptr) util::ThrowErrno("create", pattern, errno);
     config.dir = pattern;
     temporary = true;
   } else if (::mkdir(config.dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    ThrowErrno("create", config.dir, errno);
+    util::ThrowErrno("create", config.dir, errno);
   }
   const std::vector<uint64_t> bounds = BatchBounds(config.videos, config.seed);
   std::printf(
@@ -1173,7 +1174,7 @@ int Main(int argc, char** argv) {
 
   void* page =
       ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED) ThrowErrno("mmap", "the shared page", errno);
+  if (page == MAP_FAILED) util::ThrowErrno("mmap", "the shared page", errno);
   Shared* sh = new (page) Shared();
 
   // Every process is forked here, before any thread exists.
@@ -1214,7 +1215,7 @@ int Main(int argc, char** argv) {
         continue;
       }
       if (errno == EINTR) continue;
-      ThrowErrno("wait for", "children", errno);
+      util::ThrowErrno("wait for", "children", errno);
     }
     auto it = children.find(pid);
     if (it == children.end()) continue;

@@ -12,9 +12,23 @@
 #include <random>
 #include <string>
 
+#include "remote/s3_client.h"
 #include "remote/s3_config.h"
 
 namespace gulpdb::test {
+
+// One range read through S3Client::GetRanges, which the engine uses: exactly
+// `length` bytes of `key` from `offset` into `out` (length 0 makes no request).
+inline void GetRange(remote::S3Client& client, const std::string& key, uint64_t offset,
+                     uint64_t length, char* out) {
+  client.GetRanges({remote::RangeRead{key, offset, length, out}});
+}
+inline std::string GetRange(remote::S3Client& client, const std::string& key, uint64_t offset,
+                            uint64_t length) {
+  std::string out(static_cast<size_t>(length), '\0');
+  GetRange(client, key, offset, length, out.data());
+  return out;
+}
 
 // A client configuration for a test server at `endpoint`.
 inline remote::S3Config TestConfig(const std::string& endpoint, const std::string& key,

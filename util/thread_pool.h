@@ -1,5 +1,7 @@
-// A fixed-size pool of threads for data-parallel loops (decoding the frames of
-// a batch, verifying checksums).
+// Parallel loops: the one parallel-for of gulpdb. A ThreadPool keeps its
+// threads for many loops (decoding the frames of batch after batch,
+// verifying checksums); ParallelFor below runs one loop on threads started
+// for it (a push's uploads, the bindings' encoding).
 //
 // A pool of size N runs a loop on N threads: N - 1 workers owned by the pool
 // plus the thread that calls ParallelFor, which always takes part. Size 1 starts
@@ -11,8 +13,8 @@
 // add speed). Concurrent loops share the workers, so more than size() threads
 // may be busy in total. The destructor must not run while a ParallelFor on this
 // pool is in progress.
-#ifndef GULPDB_ENGINE_THREAD_POOL_H_
-#define GULPDB_ENGINE_THREAD_POOL_H_
+#ifndef GULPDB_UTIL_THREAD_POOL_H_
+#define GULPDB_UTIL_THREAD_POOL_H_
 
 #include <condition_variable>
 #include <cstddef>
@@ -22,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-namespace gulpdb::engine {
+namespace gulpdb::util {
 
 class ThreadPool {
  public:
@@ -62,6 +64,13 @@ class ThreadPool {
   std::vector<std::thread> workers_;
 };
 
-}  // namespace gulpdb::engine
+// Calls fn(i) once for every i in [0, n) on up to `max_threads` threads, the
+// calling one included (0: ThreadPool::DefaultSize()), as
+// ThreadPool::ParallelFor does: the first exception is rethrown once the
+// running calls have finished, and the indices not yet started are skipped.
+// When no thread can be started the loop runs on the calling thread alone.
+void ParallelFor(size_t n, size_t max_threads, const std::function<void(size_t i)>& fn);
 
-#endif  // GULPDB_ENGINE_THREAD_POOL_H_
+}  // namespace gulpdb::util
+
+#endif  // GULPDB_UTIL_THREAD_POOL_H_

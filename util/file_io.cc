@@ -1,4 +1,4 @@
-#include "engine/file_util.h"
+#include "util/file_io.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,11 +12,53 @@
 #include <cerrno>
 #include <thread>
 
-#include "engine/fault_injection.h"
 #include "gulpdb/error.h"
-#include "index/sys_error.h"
+#include "util/path.h"
+#include "util/sys_error.h"
 
-namespace gulpdb::engine {
+namespace gulpdb::util {
+
+namespace fault {
+namespace detail {
+
+std::atomic<IoHook> io_hook{nullptr};
+namespace {
+std::atomic<void*> io_context{nullptr};
+}  // namespace
+
+Injection CallIoHook(Op op, const std::string& path, uint64_t offset, size_t size) {
+  if (IoHook hook = io_hook.load(std::memory_order_acquire)) {
+    return hook(op, path, offset, size, io_context.load(std::memory_order_acquire));
+  }
+  return {};
+}
+
+}  // namespace detail
+
+void SetIoHook(IoHook hook, void* context) {
+  detail::io_context.store(context, std::memory_order_release);
+  detail::io_hook.store(hook, std::memory_order_release);
+}
+
+const char* OpName(Op op) {
+  switch (op) {
+    case Op::kRead:
+      return "read";
+    case Op::kWrite:
+      return "write";
+    case Op::kSync:
+      return "sync";
+    case Op::kTruncate:
+      return "truncate";
+    case Op::kRename:
+      return "rename";
+    case Op::kRemove:
+      return "remove";
+  }
+  return "unknown";
+}
+
+}  // namespace fault
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
   if (this != &other) {
@@ -96,6 +138,20 @@ void PwritevFull(int fd, struct iovec* iov, int iovcnt, uint64_t offset, const s
   }
 }
 
+void WriteFull(int fd, std::string_view bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const fault::Injection inject =
+        fault::Inject(fault::Op::kWrite, path, done, bytes.size() - done);
+    if (inject.error != 0) ThrowErrno("write", path, inject.error);
+    const size_t want = std::min(bytes.size() - done, std::max<size_t>(1, inject.max_bytes));
+    const ssize_t n = ::write(fd, bytes.data() + done, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ThrowErrno("write", path, errno);
+    done += static_cast<size_t>(n);
+  }
+}
+
 uint64_t FileSize(int fd, const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0) ThrowErrno("stat", path, errno);
@@ -132,12 +188,6 @@ namespace {
 
 std::atomic<uint64_t> g_temp_counter{0};
 
-std::string ParentDirectory(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path, int mode) : path_(std::move(path)) {
@@ -169,7 +219,7 @@ AtomicFile::~AtomicFile() {
 
 void AtomicFile::Fail() noexcept {
   fd_ = UniqueFd();
-  ::unlink(temp_path_.c_str());
+  RemoveFileQuietly(temp_path_);
   done_ = true;
 }
 
@@ -192,13 +242,13 @@ void AtomicFile::Commit() {
   try {
     DataSync(fd_.get(), temp_path_);
     fd_ = UniqueFd();  // after a successful sync, close(2) has nothing left to report
-    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) ThrowErrno("rename", temp_path_, errno);
+    Rename(temp_path_, path_);
   } catch (...) {
     Fail();
     throw;
   }
   done_ = true;
-  SyncDirectory(ParentDirectory(path_));  // makes the rename durable
+  SyncDirectory(ParentOf(path_));  // makes the rename durable
 }
 
 void WriteFileAtomically(const std::string& path, std::string_view data, int mode) {
@@ -227,7 +277,71 @@ void CopyFile(const std::string& from, const std::string& to) {
 
 void SyncDirectory(const std::string& path) {
   UniqueFd fd = OpenFile(path, O_RDONLY | O_DIRECTORY);
+  const fault::Injection inject = fault::Inject(fault::Op::kSync, path, 0, 0);
+  if (inject.error != 0) ThrowErrno("fsync directory", path, inject.error);
   if (::fsync(fd.get()) != 0) ThrowErrno("fsync directory", path, errno);
+}
+
+void Rename(const std::string& from, const std::string& to) {
+  if (const int err = RenameOrErrno(from, to); err != 0) ThrowErrno("rename", from, err);
+}
+
+int RenameOrErrno(const std::string& from, const std::string& to) {
+  const fault::Injection inject = fault::Inject(fault::Op::kRename, from, 0, 0);
+  if (inject.error != 0) return inject.error;
+  return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
+}
+
+int ExchangePathsOrErrno(const std::string& a, const std::string& b) {
+  const fault::Injection inject = fault::Inject(fault::Op::kRename, a, 0, 0);
+  if (inject.error != 0) return inject.error;
+  return ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0 ? 0 : errno;
+}
+
+bool RemoveFile(const std::string& path) {
+  const fault::Injection inject = fault::Inject(fault::Op::kRemove, path, 0, 0);
+  if (inject.error != 0) ThrowErrno("remove", path, inject.error);
+  if (::unlink(path.c_str()) == 0) return true;
+  if (errno == ENOENT) return false;
+  ThrowErrno("remove", path, errno);
+}
+
+void RemoveFileQuietly(const std::string& path) noexcept {
+  if (fault::Inject(fault::Op::kRemove, path, 0, 0).error != 0) return;
+  ::unlink(path.c_str());
+}
+
+bool RemoveDirectory(const std::string& path) {
+  const fault::Injection inject = fault::Inject(fault::Op::kRemove, path, 0, 0);
+  if (inject.error != 0) ThrowErrno("remove", path, inject.error);
+  if (::rmdir(path.c_str()) == 0) return true;
+  if (errno == ENOENT) return false;
+  ThrowErrno("remove", path, errno);
+}
+
+void RemoveTree(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    for (const std::string& name : ListDirectory(path)) RemoveTree(path + "/" + name);
+    RemoveDirectory(path);
+  } else {
+    RemoveFile(path);
+  }
+}
+
+bool MakeDirectory(const std::string& path, int mode, const std::string& operation) {
+  if (::mkdir(path.c_str(), static_cast<mode_t>(mode)) == 0) return true;
+  if (errno == EEXIST) return false;
+  ThrowErrno(operation, path, errno);
+}
+
+void MakeDirectories(const std::string& path) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    const std::string part = slash == std::string::npos ? path : path.substr(0, slash);
+    if (!part.empty()) MakeDirectory(part);
+    if (slash == std::string::npos) return;
+  }
 }
 
 bool PathExists(const std::string& path) {
@@ -238,10 +352,9 @@ bool PathExists(const std::string& path) {
 void RemoveFlatDirectory(const std::string& path) {
   if (!PathExists(path)) return;
   for (const std::string& name : ListDirectory(path)) {
-    const std::string child = path + "/" + name;
-    if (::unlink(child.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", child, errno);
+    RemoveFile(path + "/" + name);
   }
-  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) ThrowErrno("remove", path, errno);
+  RemoveDirectory(path);
 }
 
 std::vector<std::string> ListDirectory(const std::string& dir) {
@@ -298,4 +411,4 @@ std::string RandomUuid() {
   return out;
 }
 
-}  // namespace gulpdb::engine
+}  // namespace gulpdb::util

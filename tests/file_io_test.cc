@@ -1,4 +1,4 @@
-#include "engine/file_util.h"
+#include "util/file_io.h"
 
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
@@ -9,7 +9,7 @@
 #include "gulpdb/error.h"
 #include "support/test_util.h"
 
-namespace gulpdb::engine {
+namespace gulpdb::util {
 namespace {
 
 using test::TempDir;
@@ -51,7 +51,7 @@ std::vector<std::string> Leftovers(const TempDir& dir, const std::vector<std::st
   return extra;
 }
 
-BOOST_AUTO_TEST_SUITE(file_util_test)
+BOOST_AUTO_TEST_SUITE(file_io_test)
 
 BOOST_AUTO_TEST_CASE(read_file_reads_whole_file_and_refuses_directories) {
   TempDir tmp;
@@ -118,4 +118,4 @@ BOOST_AUTO_TEST_CASE(atomic_file_destroyed_without_commit_removes_its_temporary_
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
-}  // namespace gulpdb::engine
+}  // namespace gulpdb::util

@@ -1,10 +1,12 @@
-#include "engine/thread_pool.h"
+#include "util/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <memory>
+#include <system_error>
 
-namespace gulpdb::engine {
+namespace gulpdb::util {
 
 // One ParallelFor call. It lives on the caller's stack; workers reach it only
 // through loops_ and count themselves in `active`, and the caller returns only
@@ -112,4 +114,22 @@ void ThreadPool::ParallelFor(size_t n, const std::function<void(size_t i)>& fn) 
   if (loop.error) std::rethrow_exception(loop.error);
 }
 
-}  // namespace gulpdb::engine
+void ParallelFor(size_t n, size_t max_threads, const std::function<void(size_t i)>& fn) {
+  if (max_threads == 0) max_threads = ThreadPool::DefaultSize();
+  const size_t threads = std::min(n, max_threads);
+  if (threads <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::unique_ptr<ThreadPool> pool;
+  try {
+    pool = std::make_unique<ThreadPool>(threads);
+  } catch (const std::system_error&) {
+    // No threads to be had: this thread does the whole loop.
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  pool->ParallelFor(n, fn);
+}
+
+}  // namespace gulpdb::util

@@ -1,18 +1,26 @@
-// The file layer: an owning file descriptor, whole-buffer pread/pwrite with
-// EINTR and short-transfer handling, whole-file reads, atomic file
-// replacement and copies, directory fsync and advisory locks. Every read,
-// write, sync and truncate goes through the fault-injection hooks
-// (engine/fault_injection.h), so that the reliability suite can fail any of
-// them; nothing else in gulpdb calls read/write/fsync on a data file itself.
+// The file layer, and the file-I/O seam of gulpdb: every read, write, sync,
+// truncate, rename and removal of a durable file (chunks, .gmeta files,
+// manifests, snapshots, the cache, index directories) goes through the
+// functions here, and each of them passes util::fault::Inject first, so that
+// a test (tests/reliability) or a power-loss simulator can fail it, cut it
+// short or record it. Nothing else in gulpdb calls read/write/fsync/rename/
+// unlink on a durable file itself; LMDB's own writes of data.mdb are LMDB's.
 //
-// Every failure throws a gulpdb::Error naming the operation and the path.
-// Thread safety: UniqueFd and AtomicFile are move-only and not synchronised;
-// the free functions are safe from any thread.
-#ifndef GULPDB_ENGINE_FILE_UTIL_H_
-#define GULPDB_ENGINE_FILE_UTIL_H_
+// Also here: an owning file descriptor, whole-buffer pread/pwrite with EINTR
+// and short-transfer handling, whole-file reads, atomic file replacement and
+// copies, directory fsync, mkdir -p, recursive removal and advisory locks.
+//
+// Every failure throws a gulpdb::Error naming the operation and the path
+// (util/sys_error.h). Thread safety: UniqueFd and AtomicFile are move-only
+// and not synchronised; the free functions are safe from any thread. The I/O
+// hook is process-wide: install it before the threads that should see it
+// start, and remove it (pass nullptr) before its `context` dies.
+#ifndef GULPDB_UTIL_FILE_IO_H_
+#define GULPDB_UTIL_FILE_IO_H_
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +29,44 @@
 #include <utility>
 #include <vector>
 
-namespace gulpdb::engine {
+namespace gulpdb::util {
+
+namespace fault {
+
+// The I/O operations of this file layer that a hook sees.
+enum class Op : uint8_t {
+  kRead,
+  kWrite,
+  kSync,  // fdatasync of a file, fsync of a directory
+  kTruncate,
+  kRename,  // path: the old name
+  kRemove,  // unlink or rmdir
+};
+const char* OpName(Op op);
+
+// What a hook asks for one system call: fail it with `error` (an errno
+// value), or let at most `max_bytes` of it through (a short transfer; only
+// reads and writes can be short).
+struct Injection {
+  int error = 0;
+  size_t max_bytes = SIZE_MAX;
+};
+using IoHook = Injection (*)(Op op, const std::string& path, uint64_t offset, size_t size,
+                             void* context);
+void SetIoHook(IoHook hook, void* context);
+
+namespace detail {
+extern std::atomic<IoHook> io_hook;
+Injection CallIoHook(Op op, const std::string& path, uint64_t offset, size_t size);
+}  // namespace detail
+
+// With no hook installed this costs one relaxed atomic load.
+inline Injection Inject(Op op, const std::string& path, uint64_t offset, size_t size) {
+  if (detail::io_hook.load(std::memory_order_relaxed) == nullptr) return {};
+  return detail::CallIoHook(op, path, offset, size);
+}
+
+}  // namespace fault
 
 class UniqueFd {
  public:
@@ -50,6 +95,10 @@ size_t PreadFull(int fd, void* dst, size_t size, uint64_t offset, const std::str
 // Writes every byte of `iov` at `offset` (pwritev, retrying on EINTR and
 // partial writes).
 void PwritevFull(int fd, struct iovec* iov, int iovcnt, uint64_t offset, const std::string& path);
+
+// Writes every byte of `bytes` at the file offset of `fd` (write(2),
+// retrying on EINTR and partial writes). Errors: "write <path>: <strerror>".
+void WriteFull(int fd, std::string_view bytes, const std::string& path);
 
 uint64_t FileSize(int fd, const std::string& path);
 
@@ -108,9 +157,35 @@ void Truncate(int fd, uint64_t size, const std::string& path);
 // fsync on a directory, so that created, renamed or removed entries are durable.
 void SyncDirectory(const std::string& path);
 bool PathExists(const std::string& path);
+
+// rename(2) `from` to `to`. Throws as util::ThrowErrno ("rename <from>").
+void Rename(const std::string& from, const std::string& to);
+// rename(2) for a caller that handles some failures itself: 0, or the errno
+// value (nothing is thrown).
+int RenameOrErrno(const std::string& from, const std::string& to);
+// renameat2(RENAME_EXCHANGE): swaps `a` and `b` atomically. 0, or the errno
+// value (EINVAL or ENOSYS where the file system cannot exchange); nothing is
+// thrown.
+int ExchangePathsOrErrno(const std::string& a, const std::string& b);
+// unlink(2). Returns false when `path` does not exist; throws otherwise.
+bool RemoveFile(const std::string& path);
+// unlink(2) for cleanup on a path that is already failing: errors are ignored.
+void RemoveFileQuietly(const std::string& path) noexcept;
+// rmdir(2) of an empty directory. Returns false when `path` does not exist.
+bool RemoveDirectory(const std::string& path);
+// Removes `path` and everything below it (symbolic links are removed, never
+// followed); a missing path is not an error. Throws the first failure.
+void RemoveTree(const std::string& path);
 // Removes a directory and the plain files in it (not recursive); a missing
 // directory is not an error.
 void RemoveFlatDirectory(const std::string& path);
+// mkdir(2) with `mode`. Returns false when something is already at `path`
+// (of any kind: the caller decides whether that is fine); other failures
+// throw "<operation> <path>: <strerror>".
+bool MakeDirectory(const std::string& path, int mode = 0755,
+                   const std::string& operation = "create");
+// Creates `path` and its missing parents (mkdir -p); existing ones are kept.
+void MakeDirectories(const std::string& path);
 // Names of the entries of `dir` (not "." or ".."), sorted.
 std::vector<std::string> ListDirectory(const std::string& dir);
 bool IsDirectory(const std::string& path);
@@ -135,6 +210,6 @@ class FileLock {
 // Throws IoError if the random source fails.
 std::string RandomUuid();
 
-}  // namespace gulpdb::engine
+}  // namespace gulpdb::util
 
-#endif  // GULPDB_ENGINE_FILE_UTIL_H_
+#endif  // GULPDB_UTIL_FILE_IO_H_
