@@ -54,6 +54,8 @@ const char* OpName(Op op) {
       return "rename";
     case Op::kRemove:
       return "remove";
+    case Op::kSyncDirectory:
+      return "sync directory";
   }
   return "unknown";
 }
@@ -277,7 +279,7 @@ void CopyFile(const std::string& from, const std::string& to) {
 
 void SyncDirectory(const std::string& path) {
   UniqueFd fd = OpenFile(path, O_RDONLY | O_DIRECTORY);
-  const fault::Injection inject = fault::Inject(fault::Op::kSync, path, 0, 0);
+  const fault::Injection inject = fault::Inject(fault::Op::kSyncDirectory, path, 0, 0);
   if (inject.error != 0) ThrowErrno("fsync directory", path, inject.error);
   if (::fsync(fd.get()) != 0) ThrowErrno("fsync directory", path, errno);
 }

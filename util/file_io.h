@@ -37,10 +37,11 @@ namespace fault {
 enum class Op : uint8_t {
   kRead,
   kWrite,
-  kSync,  // fdatasync of a file, fsync of a directory
+  kSync,  // fdatasync of a file
   kTruncate,
-  kRename,  // path: the old name
-  kRemove,  // unlink or rmdir
+  kRename,         // path: the old name
+  kRemove,         // unlink or rmdir
+  kSyncDirectory,  // fsync of a directory (its created, renamed or removed entries)
 };
 const char* OpName(Op op);
 

@@ -587,6 +587,8 @@ std::vector<std::string> NeedlesFor(const FaultRule& r) {
       return {"rename " + r.path, Errno(r.error)};
     case fault::Op::kRemove:
       return {"remove " + r.path, Errno(r.error)};
+    case fault::Op::kSyncDirectory:
+      return {"fsync directory " + r.path, Errno(r.error)};
   }
   return {};
 }
