@@ -189,7 +189,7 @@ class Importer {
       throw InvalidArgumentError("import " + dir_ + ": " + std::to_string(duplicate_count_) +
                                  " ids appear in more than one chunk: " + list +
                                  (duplicate_count_ > duplicates_.size() ? ", ..." : "") +
-                                 " (choose keep-first or keep-last)");
+                                 " (choose skip to keep the first, or replace to keep the last)");
     }
     ds_.env->Update([&](index::Txn& txn) {
       index::DatasetInfo info = ds_.GetInfo(txn);
@@ -263,7 +263,7 @@ class Importer {
           ++duplicate_count;
           if (duplicates_.size() + duplicates.size() < kDuplicatesListed)
             duplicates.push_back(p.id);
-          if (options_.on_duplicate != DuplicatePolicy::kKeepLast) continue;
+          if (options_.on_duplicate != OnDuplicate::kReplace) continue;
           index::ChunkRecord& c = chunk_ref(old->chunk);
           c.live_videos -= 1;
           c.live_bytes -= old->frame_bytes();
@@ -289,7 +289,7 @@ class Importer {
     total_frames_ = frames;
     next_seq_ = seq;
     duplicate_count_ += duplicate_count;
-    if (options_.on_duplicate == DuplicatePolicy::kError) {
+    if (options_.on_duplicate == OnDuplicate::kError) {
       duplicates_.insert(duplicates_.end(), duplicates.begin(), duplicates.end());
     } else {
       duplicate_count_ = 0;

@@ -51,18 +51,6 @@ struct Entry {
   std::function<std::string(const IngestOptions&)> get;         // as text ("" when unset)
 };
 
-std::string OnDuplicateText(OnDuplicate d) {
-  switch (d) {
-    case OnDuplicate::kError:
-      return "error";
-    case OnDuplicate::kSkip:
-      return "skip";
-    case OnDuplicate::kReplace:
-      return "replace";
-  }
-  return "error";
-}
-
 // The options, in the order --help lists them. Defaults come from a default
 // IngestOptions through `get`.
 std::vector<Entry> MakeTable() {
@@ -198,11 +186,9 @@ std::vector<Entry> MakeTable() {
     e.rule.kind = K::kChoice;
     e.rule.choices = "error|skip|replace";
     e.set = [](IngestOptions* o, const std::string& v) {
-      o->on_duplicate = v == "error"  ? OnDuplicate::kError
-                        : v == "skip" ? OnDuplicate::kSkip
-                                      : OnDuplicate::kReplace;
+      o->on_duplicate = OnDuplicateFromName(v).value_or(OnDuplicate::kError);
     };
-    e.get = [](const IngestOptions& o) { return OnDuplicateText(o.on_duplicate); };
+    e.get = [](const IngestOptions& o) { return std::string(OnDuplicateName(o.on_duplicate)); };
     t.push_back(std::move(e));
   }
   flag(

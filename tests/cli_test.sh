@@ -178,6 +178,15 @@ check import_again 1 "$gulpdb" import "$gio" --quiet
 expect_out import_again_message "already indexed"
 check import_missing 1 "$gulpdb" import "$tmp/nowhere"
 check import_bad_policy 2 "$gulpdb" import "$gio" --on-duplicate sometimes
+expect_out import_bad_policy_message "must be error, skip or replace, not 'sometimes'"
+# One duplicate vocabulary for ingest, merge and import; import's old words
+# still work, with a warning.
+for policy in skip keep-last; do
+  cp -r "$fixtures/gulpio2_csv_jpeg" "$tmp/gio_$policy" && chmod -R u+w "$tmp/gio_$policy"
+  check "import_policy_$policy" 0 "$gulpdb" import "$tmp/gio_$policy" --on-duplicate "$policy" \
+    --quiet
+done
+expect_out import_policy_old_word_warns "keep-last is now spelled replace"
 check check_healthy 0 "$gulpdb" check "$gio" --deep --quiet
 expect_out check_healthy_message "healthy"
 check export 0 "$gulpdb" export "$gio" -o "$tmp/gio_export"

@@ -640,6 +640,17 @@ BOOST_AUTO_TEST_CASE(stats_count_everything) {
   BOOST_TEST(s.videos_per_chunk == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(duplicate_policy_has_one_vocabulary) {
+  for (OnDuplicate policy : {OnDuplicate::kError, OnDuplicate::kSkip, OnDuplicate::kReplace}) {
+    BOOST_TEST((OnDuplicateFromName(OnDuplicateName(policy)) == policy));
+  }
+  BOOST_TEST(std::string(OnDuplicateName(OnDuplicate::kSkip)) == "skip");
+  BOOST_TEST(std::string(OnDuplicateName(OnDuplicate::kReplace)) == "replace");
+  for (const char* other : {"", "keep-first", "keep_last", "Skip", "replace "}) {
+    BOOST_TEST(!OnDuplicateFromName(other).has_value(), other);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

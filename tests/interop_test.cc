@@ -390,14 +390,14 @@ BOOST_AUTO_TEST_CASE(duplicate_ids_across_chunks_follow_the_policy) {
   };
   ExpectImportFails<InvalidArgumentError>(make("error"), "ids appear in more than one chunk: 0");
   ImportOptions first;
-  first.on_duplicate = DuplicatePolicy::kKeepFirst;
+  first.on_duplicate = OnDuplicate::kSkip;
   const std::string d1 = make("first");
   ImportGulpio(d1, first);
   BOOST_TEST(Dataset::Open(d1)->Get("0").chunk == 0u);
   BOOST_TEST(Dataset::Open(d1)->Count() == 21u);
   BOOST_TEST(Check(d1).healthy());
   ImportOptions last;
-  last.on_duplicate = DuplicatePolicy::kKeepLast;
+  last.on_duplicate = OnDuplicate::kReplace;
   const std::string d2 = make("last");
   ImportGulpio(d2, last);
   BOOST_TEST(Dataset::Open(d2)->Get("0").chunk == 1u);

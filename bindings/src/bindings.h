@@ -191,6 +191,10 @@ class DatasetHandle {
   ForkGuard guard_;
 };
 
+// on_duplicate of appends, ingest, merge and import: "error", "skip" or
+// "replace" (gulpdb::OnDuplicateFromName); else ValueError.
+OnDuplicate ToOnDuplicate(const std::string& text);
+
 }  // namespace gulpdb::python
 
 #endif  // GULPDB_BINDINGS_SRC_BINDINGS_H_

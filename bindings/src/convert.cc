@@ -408,4 +408,9 @@ py::list ToBytesList(const JpegFrames& frames) {
   return out;
 }
 
+OnDuplicate ToOnDuplicate(const std::string& text) {
+  if (const std::optional<OnDuplicate> policy = OnDuplicateFromName(text)) return *policy;
+  throw py::value_error("on_duplicate must be 'error', 'skip' or 'replace', not '" + text + "'");
+}
+
 }  // namespace gulpdb::python

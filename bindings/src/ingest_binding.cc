@@ -40,13 +40,6 @@ using ingest::IngestOptions;
 using ingest::SourceKind;
 using ingest::SourceSpec;
 
-OnDuplicate ParseOnDuplicate(const std::string& text) {
-  if (text == "error") return OnDuplicate::kError;
-  if (text == "skip") return OnDuplicate::kSkip;
-  if (text == "replace") return OnDuplicate::kReplace;
-  throw py::value_error("on_duplicate must be 'error', 'skip' or 'replace', not '" + text + "'");
-}
-
 std::chrono::milliseconds ToMilliseconds(double seconds, const char* what) {
   if (!(seconds >= 0) || seconds > 1e9) {
     throw py::value_error(std::string(what) + " must be 0..1e9 seconds");
@@ -351,7 +344,7 @@ py::dict IngestPy(const py::dict& options, const py::object& sources, const py::
 py::dict MergePy(const std::string& out, const std::vector<std::string>& shards,
                  const std::string& on_duplicate, double lock_timeout, const py::object& progress) {
   MergeOptions options;
-  options.on_duplicate = ParseOnDuplicate(on_duplicate);
+  options.on_duplicate = ToOnDuplicate(on_duplicate);
   options.lock_timeout = ToMilliseconds(lock_timeout, "lock_timeout");
   if (!progress.is_none()) {
     PyObject* fn = progress.ptr();

@@ -26,12 +26,18 @@ std::function<void(uint64_t, uint64_t)> Progress(const py::object& callback) {
 
 namespace {
 
-DuplicatePolicy ToDuplicatePolicy(const std::string& text) {
-  if (text == "error") return DuplicatePolicy::kError;
-  if (text == "keep_first") return DuplicatePolicy::kKeepFirst;
-  if (text == "keep_last") return DuplicatePolicy::kKeepLast;
-  throw py::value_error("on_duplicate must be 'error', 'keep_first' or 'keep_last', not '" + text +
-                        "'");
+// keep_first and keep_last, import's own words before the one vocabulary,
+// still work for a while, with a DeprecationWarning.
+OnDuplicate ImportOnDuplicate(const std::string& text) {
+  if (text == "keep_first" || text == "keep_last") {
+    const std::string now = text == "keep_first" ? "skip" : "replace";
+    const std::string message = "on_duplicate='" + text + "' is now spelled '" + now + "'";
+    if (PyErr_WarnEx(PyExc_DeprecationWarning, message.c_str(), 2) != 0) {
+      throw py::error_already_set();
+    }
+    return ToOnDuplicate(now);
+  }
+  return ToOnDuplicate(text);
 }
 
 py::dict ImportGulpioPy(const std::string& path, const std::string& index_dir,
@@ -42,7 +48,7 @@ py::dict ImportGulpioPy(const std::string& path, const std::string& index_dir,
   options.reindex = reindex;
   options.discard_unexported = discard_unexported;
   options.meta_index_keys = meta_index_keys;
-  options.on_duplicate = ToDuplicatePolicy(on_duplicate);
+  options.on_duplicate = ImportOnDuplicate(on_duplicate);
   options.skip_missing_meta = skip_missing_meta;
   options.index_dir = index_dir;
   options.progress = Progress(progress);

@@ -223,13 +223,6 @@ bool Append(WriterHandle& h, const py::handle& id_object, const py::handle& fram
   return h.WithWriter([&](Writer& w) { return w.Append(id, jpegs, meta_json); });
 }
 
-OnDuplicate ToOnDuplicate(const std::string& text) {
-  if (text == "error") return OnDuplicate::kError;
-  if (text == "skip") return OnDuplicate::kSkip;
-  if (text == "replace") return OnDuplicate::kReplace;
-  throw py::value_error("on_duplicate must be 'error', 'skip' or 'replace', not '" + text + "'");
-}
-
 // NativeDataset.writer(): starts a write transaction on the handle's dataset.
 std::unique_ptr<WriterHandle> StartWriter(const DatasetHandle& h, const std::string& on_duplicate,
                                           double lock_timeout, bool check_jpeg_markers, int quality,

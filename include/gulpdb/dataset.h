@@ -194,11 +194,21 @@ struct FrameRequest {
   Selection selection = Selection::All();
 };
 
+// What to do with an id that is already there: the one duplicate policy of
+// appends, ingest, merge and import (ImportOptions, where "already there"
+// means in an earlier chunk, in numeric order).
 enum class OnDuplicate {
   kError,    // appending an existing id throws InvalidArgumentError
-  kSkip,     // the append is ignored (Append returns false)
-  kReplace,  // the id is re-pointed to the new frames; the old bytes become garbage
+  kSkip,     // the append is ignored (Append returns false): the first one stays
+  kReplace,  // the id is re-pointed to the new frames (the last one wins); the
+             // old bytes become garbage
 };
+
+// The names of the policies, the one vocabulary of the command's
+// --on-duplicate and Python's on_duplicate: "error", "skip", "replace".
+// OnDuplicateFromName returns nullopt for any other text.
+GULPDB_EXPORT std::optional<OnDuplicate> OnDuplicateFromName(std::string_view name);
+GULPDB_EXPORT const char* OnDuplicateName(OnDuplicate policy);
 
 struct WriterOptions {
   OnDuplicate on_duplicate = OnDuplicate::kError;

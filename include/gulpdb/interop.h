@@ -13,17 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "gulpdb/dataset.h"
 #include "gulpdb/export.h"
 
 namespace gulpdb {
 
 class Dataset;
-
-enum class DuplicatePolicy {
-  kError,      // an id in two chunks is an error listing the ids
-  kKeepFirst,  // the chunk that comes first in numeric order wins
-  kKeepLast,   // the chunk that comes last wins
-};
 
 // The file names of a GulpIO directory, as GulpIO and GulpIO2 write them and
 // the importer reads them: a chunk is a data*.gulp file and a meta*.gmeta
@@ -36,7 +31,9 @@ GULPDB_EXPORT std::string GulpioDataFileName(uint32_t chunk);      // data_<N>.g
 GULPDB_EXPORT std::string GulpioMetaFileName(uint32_t chunk);      // meta_<N>.gmeta
 
 struct ImportOptions {
-  DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
+  // An id in two chunks: kError, an error listing the ids; kSkip, the chunk
+  // that comes first in numeric order keeps it; kReplace, the last one does.
+  OnDuplicate on_duplicate = OnDuplicate::kError;
   // A data_N.gulp without meta_N.gmeta: an error by default; with this set it
   // is skipped and a warning is reported.
   bool skip_missing_meta = false;

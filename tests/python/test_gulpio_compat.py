@@ -609,3 +609,19 @@ def test_import_export_and_check(gulpio_copy, tmp_path):
     assert health["healthy"] and health["videos"] == 12 and health["problems"] == []
     with pytest.raises(FileNotFoundError):
         gulpdb.check(str(tmp_path / "nothing"))
+
+
+def test_import_speaks_the_one_duplicate_vocabulary(tmp_path):
+    # error | skip | replace, as for appends and ingest; the old words of
+    # import still work, with a DeprecationWarning.
+    def copy(n: int) -> str:
+        dst = str(tmp_path / f"gio{n}")
+        shutil.copytree(os.path.join(FIXTURES, "gulpio2_edge_cases"), dst)
+        return dst
+
+    with pytest.raises(ValueError, match="'error', 'skip' or 'replace'"):
+        gulpdb.import_gulpio(copy(0), on_duplicate="keep-first")
+    assert gulpdb.import_gulpio(copy(1), on_duplicate="skip")["videos"] == 12
+    with pytest.warns(DeprecationWarning, match="now spelled 'replace'"):
+        report = gulpdb.import_gulpio(copy(2), on_duplicate="keep_last")
+    assert report["videos"] == 12

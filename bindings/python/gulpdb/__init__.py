@@ -128,7 +128,8 @@ def import_gulpio(
             (for a read-only directory); open it with
             ``Dataset(path, index_dir=...)``.
         on_duplicate: an id in two chunks is an ``"error"`` (ValueError), or
-            ``"keep_first"`` / ``"keep_last"`` chunk wins.
+            the first chunk keeps it (``"skip"``) or the last one
+            (``"replace"``), as for appends and ingest.
         skip_missing_meta: skip a data file without its ``.gmeta`` (with a
             warning in the report) instead of failing.
         reindex: index a directory that is already indexed again, from its

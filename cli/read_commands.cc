@@ -1,0 +1,207 @@
+// The commands that read a dataset, local or pushed (s3://): `info`, `ls`,
+// `show` and `extract` (a video's frames as .jpg files).
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <set>
+
+#include "cli/cleanup.h"
+#include "cli/command_families.h"
+#include "cli/files.h"
+#include "cli/frame_names.h"
+#include "cli/options.h"
+#include "cli/query_commands.h"
+#include "cli/text.h"
+#include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
+#include "gulpdb/json.h"
+#include "util/relative_name.h"
+
+namespace gulpdb::cli {
+
+int RunInfo(const std::vector<std::string>& args) {
+  po::options_description o("info options");
+  bool json = false;
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)("json", po::bool_switch(&json),
+                                                                 "machine-readable output");
+  AddIndexDirOption(&o);
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
+  const DatasetPath path = DatasetArg(vm);
+  const std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  const DatasetStats s = ds->Stats();
+  if (json) {
+    std::printf(
+        "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
+        "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
+        "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
+        "\"bytes_per_chunk\": %llu, \"checksums\": %s%s}\n",
+        JsonPathString(path.dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
+        static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
+        static_cast<unsigned long long>(s.chunks),
+        static_cast<unsigned long long>(s.committed_bytes),
+        static_cast<unsigned long long>(s.live_bytes),
+        static_cast<unsigned long long>(s.garbage_bytes),
+        static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
+        static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false",
+        QueryInfoJson(*ds).c_str());
+    return 0;
+  }
+  std::printf("dataset:        %s\n", EscapeControls(path.dir).c_str());
+  std::printf("format version: %u (%s)\n", s.format_version, EscapeControls(s.creator).c_str());
+  std::printf("videos:         %llu\n", static_cast<unsigned long long>(s.videos));
+  std::printf("frames:         %llu\n", static_cast<unsigned long long>(s.frames));
+  std::printf("chunks:         %llu (%u videos per chunk)\n",
+              static_cast<unsigned long long>(s.chunks), s.videos_per_chunk);
+  std::printf("frame bytes:    %llu (+%llu garbage)\n",
+              static_cast<unsigned long long>(s.live_bytes),
+              static_cast<unsigned long long>(s.garbage_bytes));
+  std::printf("index bytes:    %llu\n", static_cast<unsigned long long>(s.index_bytes));
+  std::printf("checksums:      %s\n", s.checksums ? "crc32c per frame" : "none");
+  std::printf("%s", QueryInfoText(*ds).c_str());
+  return 0;
+}
+
+int RunLs(const std::vector<std::string>& args) {
+  po::options_description o("ls options");
+  bool json = false, meta = false;
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
+      "json", po::bool_switch(&json),
+      "JSON Lines: one JSON object per line, {\"id\": ..., \"frames\": ..., \"chunk\": ...}")(
+      "meta", po::bool_switch(&meta), "also print each video's meta_data")(
+      "limit", NumberValue("0"), "print at most N videos (0: all)");
+  AddListFilterOptions(&o);
+  AddIndexDirOption(&o);
+  po::variables_map vm;
+  if (!Parse(args,
+             "gulpdb ls DIR [--json] [--meta] [--limit N] [--where KEY=VALUE]... [--split NAME]\n"
+             "          [--index-dir PATH]\n\n"
+             "Prints one video per line, in (chunk, insertion) order (in split order with\n"
+             "--split): the id, a tab, the frame count (and a tab and the meta_data with --meta).\n"
+             "Ids are printed as the body of a JSON string: \\ \" and control characters\n"
+             "(newline, tab, NUL ...) are escaped as JSON escapes them (\\n, \\t, \\u0000), so\n"
+             "every line is one video and ls agrees with ls --json.",
+             o, {"dir"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  const uint64_t limit = *UnsignedOption(vm, "limit");
+  uint64_t shown = 0;
+  ForEachListed(*OpenDataset(path, /*read_only=*/true), vm, [&](const VideoInfo& v) {
+    if (json) {
+      std::printf("{\"id\": %s, \"frames\": %zu, \"chunk\": %u%s%s}\n",
+                  PythonJsonString(v.id).c_str(), v.frames.size(), v.chunk,
+                  meta ? ", \"meta_data\": " : "", meta ? v.meta_data.c_str() : "");
+    } else {
+      std::printf("%s\t%zu%s%s\n", EscapeForDisplay(v.id).c_str(), v.frames.size(),
+                  meta ? "\t" : "", meta ? v.meta_data.c_str() : "");
+    }
+    return ++shown != limit;
+  });
+  return 0;
+}
+
+int RunShow(const std::vector<std::string>& args) {
+  po::options_description o("show options");
+  bool json = false;
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
+      "id", po::value<std::string>(), "video id")("json", po::bool_switch(&json),
+                                                  "machine-readable output");
+  AddIndexDirOption(&o);
+  po::variables_map vm;
+  if (!Parse(args, "gulpdb show DIR ID [--json] [--index-dir PATH]", o, {"dir", "id"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  const std::string id = vm["id"].as<std::string>();
+  std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  RequirePossibleId(path, id);
+  const VideoInfo v = ds->Get(id);
+  std::string frame_info = "[";
+  for (size_t i = 0; i < v.frames.size(); ++i) {
+    if (i != 0) frame_info += ", ";
+    frame_info += "[" + std::to_string(v.frames[i].offset) + ", " +
+                  std::to_string(v.frames[i].pad) + ", " + std::to_string(v.frames[i].length) + "]";
+  }
+  frame_info += "]";
+  if (json) {
+    std::printf("{\"id\": %s, \"chunk\": %u, \"frame_info\": %s, \"meta_data\": %s}\n",
+                PythonJsonString(v.id).c_str(), v.chunk, frame_info.c_str(), v.meta_data.c_str());
+  } else {
+    std::printf("id:         %s\nchunk:      %u\nframes:     %zu\nframe_info: %s\nmeta_data:  %s\n",
+                EscapeForDisplay(v.id).c_str(), v.chunk, v.frames.size(), frame_info.c_str(),
+                v.meta_data.c_str());
+  }
+  return 0;
+}
+
+int RunExtract(const std::vector<std::string>& args) {
+  po::options_description o("extract options");
+  std::string out, frames;
+  bool force = false;
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
+      "id", po::value<std::string>(), "video id")("output,o", po::value(&out)->required(),
+                                                  "output directory (created if missing)")(
+      "frames", po::value(&frames)->default_value("all"),
+      "frames to write: all, start:stop[:step] or i,j,k")(
+      "force", po::bool_switch(&force), "overwrite files that already exist in OUT");
+  AddIndexDirOption(&o);
+  po::variables_map vm;
+  if (!Parse(args,
+             "gulpdb extract DIR ID -o OUT [--frames SEL] [--force] [--index-dir PATH]\n\n"
+             "Writes the selected frames as OUT/<stem>_<frame>.jpg (<frame>: 5 digits or more).\n"
+             "<stem> is the id itself when it has only ASCII letters, digits, '.', '_' and '-',\n"
+             "does not start with '.', has at most 200 bytes and does not end in '-' and 8 hex\n"
+             "digits. Any other id gets <safe>-<hash>: <safe> is the id with every other\n"
+             "character replaced by '_' (cut to 200 bytes), <hash> the first 8 hex digits of\n"
+             "the 64-bit FNV-1a hash of the id, so distinct ids never share a name and no id\n"
+             "writes outside OUT: 'a/b' gives a_b-<hash>_00000.jpg. Existing files are not\n"
+             "overwritten unless --force is given.",
+             o, {"dir", "id"}, &vm)) {
+    return 0;
+  }
+  const DatasetPath path = DatasetArg(vm);
+  const std::string id = vm["id"].as<std::string>();
+  RequireNonEmpty(vm, {"output", "frames"});
+  const Selection selection = Selection::Parse(frames);
+  std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  RequirePossibleId(path, id);
+  const JpegFrames jpegs = ds->ReadJpegs(id, selection);
+
+  // Each frame once, however often the selection names it.
+  const std::string stem = FrameFileStem(id);
+  std::vector<std::pair<std::string, size_t>> files;  // (name, position in jpegs)
+  std::set<std::string> names;
+  for (size_t i = 0; i < jpegs.size(); ++i) {
+    std::string name = FrameFileName(stem, jpegs.indices()[i]);
+    // Safe by construction (frame_names.h); checked as every name from a
+    // dataset is before it becomes a path.
+    util::CheckRelativeName(name, "extract " + EscapeControls(id), "the frame file name");
+    if (names.insert(name).second) files.emplace_back(std::move(name), i);
+  }
+  CreatedPaths created;
+  created.Track(out, [&names](const std::string& name) { return names.count(name) != 0; });
+  MakeDirectory(out);
+  if (!force) {
+    std::vector<std::string> existing;
+    for (const auto& [name, i] : files) {
+      struct stat st;
+      if (::lstat((out + "/" + name).c_str(), &st) == 0) existing.push_back(name);
+    }
+    if (!existing.empty()) {
+      throw InvalidArgumentError("extract " + EscapeControls(id) + " to " + out + ": " +
+                                 ListForDisplay(existing, 3) +
+                                 (existing.size() == 1 ? " exists" : " exist") +
+                                 "; nothing was written (--force overwrites)");
+    }
+  }
+  for (const auto& [name, i] : files) {
+    WriteNewFile(out + "/" + name, jpegs[i], force ? Overwrite::kReplace : Overwrite::kNever);
+  }
+  created.Keep();
+  std::printf("wrote %zu frames of %s to %s as %s_<frame>.jpg\n", files.size(),
+              EscapeForDisplay(id).c_str(), EscapeControls(out).c_str(), stem.c_str());
+  return 0;
+}
+
+}  // namespace gulpdb::cli
