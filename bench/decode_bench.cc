@@ -29,7 +29,7 @@
 // machine disturbs much less than wall time.
 //
 // This benchmark includes <turbojpeg.h> for the baseline; the library's own
-// code reaches TurboJPEG only through engine/jpeg_codec.cc.
+// code reaches TurboJPEG only through engine/codec/jpeg_codec.cc.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // Resampling filters for fixed-size decoding: the engine's bilinear filter
-// (engine/resample.h) against libswscale, for speed and quality. The numbers
-// in engine/resample.h's opening comment come from this program.
+// (engine/codec/resample.h) against libswscale, for speed and quality. The numbers
+// in engine/codec/resample.h's opening comment come from this program.
 //
 //   resize_bench [--smoke] [--frames N] [--rounds R] [--json PATH]
 //
@@ -48,7 +48,7 @@ extern "C" {
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "engine/resample.h"
+#include "engine/codec/resample.h"
 #include "gulpdb/jpeg.h"
 
 namespace {

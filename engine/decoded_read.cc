@@ -6,7 +6,7 @@
 
 #include "engine/chunk_reader.h"
 #include "engine/dataset_impl.h"
-#include "engine/frame_geometry.h"
+#include "engine/codec/frame_geometry.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "engine/resample.h"
+#include "engine/codec/resample.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "ingest/resize.h"

@@ -1,6 +1,6 @@
 // Resizing for ingest, as GulpIO does it: the short edge becomes the asked
 // size and the long one trunc(size * long / short) (resize_by_short_edge).
-// The filter is the engine's bilinear one (engine/resample.h), whose pixel
+// The filter is the engine's bilinear one (engine/codec/resample.h), whose pixel
 // centres are aligned as OpenCV's INTER_LINEAR (the default of the cv2.resize
 // GulpIO calls). Used for JPEG sources; ffmpeg applies the same rule to videos
 // itself. Pure functions, thread-safe.

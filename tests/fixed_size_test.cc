@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/resample.h"
+#include "engine/codec/resample.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"

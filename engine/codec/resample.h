@@ -50,8 +50,8 @@
 // us for the three decode-path rows.)
 //
 // Pure functions, thread-safe.
-#ifndef GULPDB_ENGINE_RESAMPLE_H_
-#define GULPDB_ENGINE_RESAMPLE_H_
+#ifndef GULPDB_ENGINE_CODEC_RESAMPLE_H_
+#define GULPDB_ENGINE_CODEC_RESAMPLE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -75,4 +75,4 @@ std::vector<uint8_t> ResizeBilinear(const uint8_t* src, int src_width, int src_h
 
 }  // namespace gulpdb::engine
 
-#endif  // GULPDB_ENGINE_RESAMPLE_H_
+#endif  // GULPDB_ENGINE_CODEC_RESAMPLE_H_

@@ -1,8 +1,8 @@
 // Fixed-size decoding, the arithmetic part: which DCT scaling, which scaled
 // size, which window or padding (include/gulpdb/jpeg.h, "Fixed-size output";
 // PlanFrameGeometry is its public face). Pure functions, thread-safe.
-#ifndef GULPDB_ENGINE_FRAME_GEOMETRY_H_
-#define GULPDB_ENGINE_FRAME_GEOMETRY_H_
+#ifndef GULPDB_ENGINE_CODEC_FRAME_GEOMETRY_H_
+#define GULPDB_ENGINE_CODEC_FRAME_GEOMETRY_H_
 
 #include <cstdint>
 
@@ -25,4 +25,4 @@ uint64_t RequestCropSeed(uint64_t crop_seed, uint64_t request);
 
 }  // namespace gulpdb::engine
 
-#endif  // GULPDB_ENGINE_FRAME_GEOMETRY_H_
+#endif  // GULPDB_ENGINE_CODEC_FRAME_GEOMETRY_H_

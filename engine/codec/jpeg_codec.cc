@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/frame_geometry.h"
-#include "engine/resample.h"
+#include "engine/codec/frame_geometry.h"
+#include "engine/codec/resample.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 

@@ -1,4 +1,4 @@
-#include "engine/frame_geometry.h"
+#include "engine/codec/frame_geometry.h"
 
 #include <algorithm>
 #include <cstdint>

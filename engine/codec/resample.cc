@@ -1,4 +1,4 @@
-#include "engine/resample.h"
+#include "engine/codec/resample.h"
 
 #include <algorithm>
 #include <cmath>
