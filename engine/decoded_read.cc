@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "engine/chunk_reader.h"
-#include "engine/dataset_impl.h"
 #include "engine/codec/frame_geometry.h"
+#include "engine/dataset_impl.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {

@@ -396,5 +396,4 @@ std::string OrderKey(uint32_t chunk, uint64_t seq) {
   return key;
 }
 
-
 }  // namespace gulpdb::index
