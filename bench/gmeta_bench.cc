@@ -65,7 +65,7 @@
 #endif
 
 #include "engine/gmeta.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 
 extern char** environ;
 

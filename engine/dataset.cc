@@ -17,7 +17,7 @@
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
 #include "engine/gulpio_files.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "engine/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -186,19 +186,10 @@ size_t OpenFileBudget(size_t asked) {
 }  // namespace
 
 Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
-    : dir(std::move(dir_in)),
+    : engine::IndexHandles(std::move(dir_in)),
       index_dir(IndexDir(dir, options_in.index_dir)),
       options(options_in),
       files(OpenFileBudget(options_in.max_open_chunk_files)) {}
-
-std::string Dataset::Impl::Seal(std::string_view key, std::string value) const {
-  return sealed ? index::Seal(key, std::move(value)) : value;
-}
-
-std::string_view Dataset::Impl::Unseal(std::string_view key, std::string_view value,
-                                       RecordKind kind) const {
-  return sealed ? index::Unseal(key, value, kind, dir) : value;
-}
 
 void Dataset::Impl::PutVideo(index::Txn& txn, std::string_view id,
                              const index::VideoRecord& record) const {
@@ -601,6 +592,11 @@ size_t Dataset::Remove(const std::vector<std::string>& ids) {
     if (writer->Remove(id)) ++removed;
   writer->Commit();
   return removed;
+}
+
+// The query room's view of a dataset (engine/query/index_handles.h).
+const engine::IndexHandles& engine::IndexOf(const Dataset& dataset) {
+  return engine::DatasetAccess::Of(dataset);
 }
 
 }  // namespace gulpdb

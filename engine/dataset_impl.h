@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "engine/chunk_file.h"
-#include "engine/query/query_dbs.h"
+#include "engine/query/index_handles.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
 #include "index/records.h"
@@ -45,13 +45,12 @@ class ChunkFileCache {
   mutable std::unordered_map<uint32_t, std::list<Entry>::iterator> map_;
 };
 
-struct Dataset::Impl {
-  std::string dir;
+// The index handles (dir, env, videos, query, sealed, Seal, Unseal) are in
+// the base: what the query room sees of a dataset (engine/query/index_handles.h).
+struct Dataset::Impl : engine::IndexHandles {
   std::string index_dir;
   OpenOptions options;
-  std::shared_ptr<index::Env> env;
-  index::Dbi videos = 0, chunks = 0, order = 0, info = 0;
-  mutable engine::QueryDbs query;  // meta index and splits (engine/query/)
+  index::Dbi chunks = 0, order = 0, info = 0;
   ChunkFileCache files;
 
   // Set for a dataset opened from a published manifest ("s3://..."): its
@@ -75,14 +74,7 @@ struct Dataset::Impl {
   // path outside the dataset.
   std::string ChunkPath(const std::string& file_name) const;
 
-  // Format 2 seals every video and chunk record (index/seal.h). Set at open
-  // from DatasetInfo.
-  bool sealed = false;
-  std::string Seal(std::string_view key, std::string value) const;
-  // The record bytes of a stored value; CorruptionError naming the video id
-  // or chunk number if the seal does not match.
   using RecordKind = index::RecordKind;
-  std::string_view Unseal(std::string_view key, std::string_view value, RecordKind kind) const;
   void PutVideo(index::Txn& txn, std::string_view id, const index::VideoRecord& record) const;
   void PutChunk(index::Txn& txn, uint32_t chunk, const index::ChunkRecord& record) const;
   // Decodes the value at a cursor over the chunks database.

@@ -42,7 +42,7 @@
 #include <limits>
 #include <utility>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "util/file_io.h"

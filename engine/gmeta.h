@@ -5,7 +5,7 @@
 // "meta_data": [...]}, on one line, in insertion order. gulpdb reads it to
 // import a GulpIO directory and writes it to export one; for an unchanged
 // dataset the exported file is byte-identical to the original (see
-// engine/json_text.h for the exact text form).
+// engine/json/json_text.h for the exact text form).
 //
 // Files reach several GB, so the reader streams: one pass, fixed-size reads,
 // memory bounded by the block size plus the largest single entry.

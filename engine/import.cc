@@ -18,7 +18,7 @@
 #include "engine/dataset_impl.h"
 #include "engine/gmeta.h"
 #include "engine/gulpio_files.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "engine/obsolete_files.h"
 #include "engine/query/query_txn.h"
 #include "engine/query/splits_file.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "util/file_io.h"
 

@@ -2,7 +2,7 @@
 // GulpIO's adapters and `gulpdb ingest` write it) and the "label" and "idx"
 // members of GulpIO meta ({"id": ..., "label": ..., "idx": ...}), read and
 // rewritten as text so that everything else in the meta stays byte for byte
-// (engine/json_text.h). Merge uses it to give the merged dataset one label
+// (engine/json/json_text.h). Merge uses it to give the merged dataset one label
 // map. Thread safety: free functions, safe from any thread.
 #ifndef GULPDB_ENGINE_LABEL_MAP_H_
 #define GULPDB_ENGINE_LABEL_MAP_H_

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "remote/s3_url.h"
 

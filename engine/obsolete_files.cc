@@ -4,7 +4,7 @@
 
 #include <cerrno>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"

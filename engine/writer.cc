@@ -19,7 +19,7 @@
 
 #include "engine/dataset_impl.h"
 #include "engine/fault_injection.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "engine/obsolete_files.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"

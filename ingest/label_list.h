@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 
 namespace gulpdb::ingest {
 

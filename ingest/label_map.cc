@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "ingest/label_list.h"
 #include "ingest/sources.h"

@@ -17,7 +17,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/ingest.h"
 #include "ingest/child_process.h"

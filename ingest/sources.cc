@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "ingest/label_list.h"
 #include "util/file_io.h"

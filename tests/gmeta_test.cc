@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "support/test_util.h"

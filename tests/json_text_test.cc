@@ -1,4 +1,4 @@
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 
 #include <boost/test/unit_test.hpp>
 #include <filesystem>

@@ -5,7 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/query.h"
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb::engine {

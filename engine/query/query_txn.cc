@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
 #include "index/seal.h"
@@ -99,7 +99,7 @@ std::vector<std::string> ReadSplitIds(index::Txn& txn, const QueryDbHandles& dbs
 
 // ---- QueryTxn ---------------------------------------------------------------------
 
-QueryTxn::QueryTxn(const DatasetImpl& ds, index::Txn& txn, const QueryDbHandles& dbs)
+QueryTxn::QueryTxn(const IndexHandles& ds, index::Txn& txn, const QueryDbHandles& dbs)
     : ds_(ds), txn_(txn), dbs_(dbs) {
   fields_ = ReadMetaFields(txn, dbs);
   for (const MetaField& f : fields_) quoted_.push_back(f.quoted);
@@ -233,7 +233,7 @@ void QueryTxn::Apply(const SplitOp& op) {
 
 // ---- building and checking ----------------------------------------------------------
 
-bool BuildMetaIndex(DatasetImpl& ds, std::string_view key) {
+bool BuildMetaIndex(const IndexHandles& ds, std::string_view key) {
   const std::string operation = "create meta index in " + ds.dir;
   ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key", operation);
   ds.query.Create(*ds.env);
@@ -272,7 +272,7 @@ bool BuildMetaIndex(DatasetImpl& ds, std::string_view key) {
   return created;
 }
 
-void CheckQueryDatabases(const DatasetImpl& ds,
+void CheckQueryDatabases(const IndexHandles& ds,
                          const std::function<void(std::string, std::string)>& problem) {
   ds.query.Refresh(*ds.env);
   const QueryDbHandles dbs = ds.query.Load();

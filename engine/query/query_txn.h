@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/dataset_impl.h"
+#include "engine/query/index_handles.h"
 #include "engine/query/query_dbs.h"
 #include "index/lmdb_env.h"
 #include "index/query_keys.h"
@@ -66,7 +66,7 @@ class QueryTxn {
   // Loads what the transaction must maintain: the indexed fields (a read of a
   // tiny database) and the split databases. `dbs` must have been loaded
   // before `txn` began. Costs nothing when the dataset has neither.
-  QueryTxn(const DatasetImpl& ds, index::Txn& txn, const QueryDbHandles& dbs);
+  QueryTxn(const IndexHandles& ds, index::Txn& txn, const QueryDbHandles& dbs);
 
   // The meta index entries of a video stored as `record` (new or moved).
   // Throws CorruptionError naming the id when its meta is not a JSON list.
@@ -90,7 +90,7 @@ class QueryTxn {
   void DropRef(std::string_view id, index::SplitRef ref);
   index::SplitHeader* HeaderOf(uint32_t split, std::string* name);
 
-  const DatasetImpl& ds_;
+  const IndexHandles& ds_;
   index::Txn& txn_;
   QueryDbHandles dbs_;
   std::vector<MetaField> fields_;
@@ -101,13 +101,13 @@ class QueryTxn {
 // Builds the meta index of `key` over every video in one write transaction
 // (creating the databases first). The caller holds the writer lock. Returns
 // false when `key` is indexed already.
-bool BuildMetaIndex(DatasetImpl& ds, std::string_view key);
+bool BuildMetaIndex(const IndexHandles& ds, std::string_view key);
 
 // Problems of the meta index and the splits, for `gulpdb check`: entries that
 // point to no video, to the wrong place or for the wrong value, videos
 // missing from an index, split members that do not exist, split sizes and
 // back references that disagree. Calls problem(where, what) for each.
-void CheckQueryDatabases(const DatasetImpl& ds,
+void CheckQueryDatabases(const IndexHandles& ds,
                          const std::function<void(std::string, std::string)>& problem);
 
 }  // namespace gulpdb::engine

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/dataset_impl.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
+#include "engine/query/index_handles.h"
 #include "engine/query/meta_value.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
@@ -67,7 +67,7 @@ std::vector<Condition> Prepare(const std::vector<MetaCondition>& conditions,
 
 // The meta_data text of `id`'s record in `txn`, or nullopt when there is none.
 // The view lasts until the next record decode on this thread.
-std::optional<index::VideoMetaView> MetaOf(const engine::DatasetImpl& ds, index::Txn& txn,
+std::optional<index::VideoMetaView> MetaOf(const engine::IndexHandles& ds, index::Txn& txn,
                                            std::string_view id) {
   std::string_view bytes;
   if (!txn.Get(ds.videos, id, &bytes)) return std::nullopt;
@@ -92,7 +92,7 @@ bool Satisfies(std::string_view id, std::string_view meta_data,
 
 // The videos whose indexed field `c.field` has one of `c.values`, in
 // (chunk, insertion) order.
-std::vector<Match> Lookup(const engine::DatasetImpl& ds, index::Txn& txn,
+std::vector<Match> Lookup(const engine::IndexHandles& ds, index::Txn& txn,
                           const engine::QueryDbHandles& dbs, const Condition& c) {
   std::vector<Match> out;
   for (const std::string& value : c.values) {
@@ -135,14 +135,15 @@ std::vector<Match> Intersect(std::vector<Match> a, const std::vector<Match>& b) 
 }  // namespace
 
 std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& conditions) const {
-  std::vector<Condition> prepared = Prepare(conditions, impl_->dir);
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
+  std::vector<Condition> prepared = Prepare(conditions, ix.dir);
   if (prepared.empty()) return Ids();
   for (const Condition& c : prepared) {
     if (c.values.empty()) return {};
   }
-  impl_->query.Refresh(*impl_->env);
-  const engine::QueryDbHandles dbs = impl_->query.Load();
-  index::Txn txn = impl_->env->BeginRead();
+  ix.query.Refresh(*ix.env);
+  const engine::QueryDbHandles dbs = ix.query.Load();
+  index::Txn txn = ix.env->BeginRead();
   for (const engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) {
     for (Condition& c : prepared) {
       if (c.key == f.name) c.field = f.number;
@@ -157,7 +158,7 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
       scanned_keys.push_back(c.quoted_key);
       continue;
     }
-    std::vector<Match> found = Lookup(*impl_, txn, dbs, c);
+    std::vector<Match> found = Lookup(ix, txn, dbs, c);
     matches = matches ? Intersect(std::move(*matches), found) : std::move(found);
     if (matches->empty()) return {};
   }
@@ -167,12 +168,12 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
     ids.reserve(matches->size());
     for (Match& m : *matches) {
       if (!scanned.empty()) {
-        const std::optional<index::VideoMetaView> meta = MetaOf(*impl_, txn, m.id);
+        const std::optional<index::VideoMetaView> meta = MetaOf(ix, txn, m.id);
         if (!meta) {
-          throw CorruptionError("select in " + impl_->dir + ": the meta index lists id '" + m.id +
+          throw CorruptionError("select in " + ix.dir + ": the meta index lists id '" + m.id +
                                 "' that has no record");
         }
-        if (!Satisfies(m.id, meta->meta_data, scanned, scanned_keys, impl_->dir)) continue;
+        if (!Satisfies(m.id, meta->meta_data, scanned, scanned_keys, ix.dir)) continue;
       }
       ids.push_back(std::move(m.id));
     }
@@ -181,12 +182,12 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
   // No index for any key: read every record (in key order, which is cheap),
   // then order the matches as Ids() orders videos.
   std::vector<Match> found;
-  index::Cursor cursor(txn, impl_->videos);
+  index::Cursor cursor(txn, ix.videos);
   for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
     const std::string_view id = cursor.key();
     const index::VideoMetaView video =
-        index::DecodeVideoMeta(impl_->Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
-    if (Satisfies(id, video.meta_data, scanned, scanned_keys, impl_->dir)) {
+        index::DecodeVideoMeta(ix.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+    if (Satisfies(id, video.meta_data, scanned, scanned_keys, ix.dir)) {
       found.push_back(Match{video.chunk, video.seq, std::string(id)});
     }
   }
@@ -201,22 +202,24 @@ std::vector<std::string> Dataset::Select(std::string_view key, std::string_view 
 }
 
 bool Dataset::CreateMetaIndex(std::string_view key, std::chrono::milliseconds lock_timeout) {
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
   engine::ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key",
-                            "create meta index in " + impl_->dir);
+                            "create meta index in " + ix.dir);
   WriterOptions options;
   options.lock_timeout = lock_timeout;
   std::unique_ptr<Writer> writer = NewWriter(options);  // the lock, and crash recovery
-  return engine::BuildMetaIndex(*impl_, key);
+  return engine::BuildMetaIndex(ix, key);
 }
 
 bool Dataset::DropMetaIndex(std::string_view key, std::chrono::milliseconds lock_timeout) {
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
   WriterOptions options;
   options.lock_timeout = lock_timeout;
   std::unique_ptr<Writer> writer = NewWriter(options);
-  const engine::QueryDbHandles dbs = impl_->query.Load();  // refreshed by NewWriter
+  const engine::QueryDbHandles dbs = ix.query.Load();  // refreshed by NewWriter
   if (!dbs.has_meta_index()) return false;
   bool dropped = false;
-  impl_->env->Update([&](index::Txn& txn) {
+  ix.env->Update([&](index::Txn& txn) {
     dropped = false;
     std::string_view value;
     if (!txn.Get(dbs.meta_fields, key, &value)) return;
@@ -240,19 +243,21 @@ bool Dataset::DropMetaIndex(std::string_view key, std::chrono::milliseconds lock
 }
 
 std::vector<std::string> Dataset::MetaIndexes() const {
-  impl_->query.Refresh(*impl_->env);
-  const engine::QueryDbHandles dbs = impl_->query.Load();
-  index::Txn txn = impl_->env->BeginRead();
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
+  ix.query.Refresh(*ix.env);
+  const engine::QueryDbHandles dbs = ix.query.Load();
+  index::Txn txn = ix.env->BeginRead();
   std::vector<std::string> names;
   for (engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) names.push_back(std::move(f.name));
   return names;
 }
 
 std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>& keys) const {
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
   if (keys.empty()) return {};
-  impl_->query.Refresh(*impl_->env);
-  const engine::QueryDbHandles dbs = impl_->query.Load();
-  index::Txn txn = impl_->env->BeginRead();
+  ix.query.Refresh(*ix.env);
+  const engine::QueryDbHandles dbs = ix.query.Load();
+  index::Txn txn = ix.env->BeginRead();
   std::vector<bool> seen(keys.size(), false);
   std::vector<size_t> scanned;  // keys without a meta index
   std::map<std::string, uint32_t> fields;
@@ -274,19 +279,19 @@ std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>&
         quoted.push_back(engine::PythonJsonString(keys[i]));
       } catch (const InvalidArgumentError&) {
         throw InvalidArgumentError("look up meta key '" + engine::PrintableBytes(keys[i], 40) +
-                                   "' in " + impl_->dir + ": it is not valid UTF-8");
+                                   "' in " + ix.dir + ": it is not valid UTF-8");
       }
     }
     size_t missing = scanned.size();
-    index::Cursor cursor(txn, impl_->videos);
+    index::Cursor cursor(txn, ix.videos);
     std::vector<std::string_view> values;
     std::string error;
     for (bool ok = cursor.First(); ok && missing != 0; ok = cursor.Next()) {
       const std::string_view id = cursor.key();
       const index::VideoMetaView video =
-          index::DecodeVideoMeta(impl_->Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+          index::DecodeVideoMeta(ix.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
       if (!engine::FindFirstEntryValues(video.meta_data, quoted, &values, &error)) {
-        throw CorruptionError("look up meta keys in " + impl_->dir + ": meta of id '" +
+        throw CorruptionError("look up meta keys in " + ix.dir + ": meta of id '" +
                               std::string(id) + "': " + error);
       }
       for (size_t j = 0; j < scanned.size(); ++j) {
@@ -305,9 +310,10 @@ std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>&
 }
 
 std::vector<SplitInfo> Dataset::Splits() const {
-  impl_->query.Refresh(*impl_->env);
-  const engine::QueryDbHandles dbs = impl_->query.Load();
-  index::Txn txn = impl_->env->BeginRead();
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
+  ix.query.Refresh(*ix.env);
+  const engine::QueryDbHandles dbs = ix.query.Load();
+  index::Txn txn = ix.env->BeginRead();
   std::vector<SplitInfo> out;
   for (const auto& [name, header] : engine::ReadSplitHeaders(txn, dbs)) {
     out.push_back(SplitInfo{name, header.count});
@@ -316,16 +322,17 @@ std::vector<SplitInfo> Dataset::Splits() const {
 }
 
 std::vector<std::string> Dataset::Split(std::string_view name) const {
-  impl_->query.Refresh(*impl_->env);
-  const engine::QueryDbHandles dbs = impl_->query.Load();
-  index::Txn txn = impl_->env->BeginRead();
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
+  ix.query.Refresh(*ix.env);
+  const engine::QueryDbHandles dbs = ix.query.Load();
+  index::Txn txn = ix.env->BeginRead();
   const std::map<std::string, index::SplitHeader> headers = engine::ReadSplitHeaders(txn, dbs);
   const auto it = headers.find(std::string(name));
   if (it == headers.end()) {
     std::string known;
     for (const auto& entry : headers) known += (known.empty() ? "" : ", ") + entry.first;
     throw NameNotFoundError(
-        "read split '" + std::string(name) + "' of " + impl_->dir + ": no such split (" +
+        "read split '" + std::string(name) + "' of " + ix.dir + ": no such split (" +
         (known.empty() ? std::string("the dataset has none") : "known splits: " + known) + ")");
   }
   return engine::ReadSplitIds(txn, dbs, it->second.number);

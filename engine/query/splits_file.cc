@@ -7,7 +7,7 @@
 #include <set>
 #include <unordered_set>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
 #include "index/query_keys.h"
@@ -113,7 +113,7 @@ std::optional<NamedSplits> ReadSplitsFile(const std::string& dir) {
   return out;
 }
 
-void StoreSplits(DatasetImpl& ds, const NamedSplits& splits, const std::string& source) {
+void StoreSplits(const IndexHandles& ds, const NamedSplits& splits, const std::string& source) {
   std::vector<SplitOp> ops;
   {
     index::Txn txn = ds.env->BeginRead();

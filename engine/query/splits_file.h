@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/dataset_impl.h"
+#include "engine/query/index_handles.h"
 #include "engine/query/query_dbs.h"
 
 namespace gulpdb::engine {
@@ -44,7 +44,7 @@ std::optional<NamedSplits> ReadSplitsFile(const std::string& dir);
 // databases are created first). Every id must be a video of `ds` and appear
 // once per split: otherwise InvalidArgumentError naming `source`, the split
 // and the offending ids, and nothing is stored.
-void StoreSplits(DatasetImpl& ds, const NamedSplits& splits, const std::string& source);
+void StoreSplits(const IndexHandles& ds, const NamedSplits& splits, const std::string& source);
 
 }  // namespace gulpdb::engine
 

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "engine/gmeta.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"

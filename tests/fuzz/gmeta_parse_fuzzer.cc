@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "engine/gmeta.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "engine/gmeta.h"
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "index/crc32c.h"

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
 #include "tests/fuzz/fuzz_util.h"

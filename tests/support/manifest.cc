@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "engine/json_text.h"
+#include "engine/json/json_text.h"
 #include "support/test_util.h"
 
 namespace gulpdb::test {

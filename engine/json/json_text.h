@@ -22,8 +22,8 @@
 // a surrogate pair; `/` is not escaped; numbers and literals exactly as given.
 //
 // Thread safety: every function here is pure and may be called concurrently.
-#ifndef GULPDB_ENGINE_JSON_TEXT_H_
-#define GULPDB_ENGINE_JSON_TEXT_H_
+#ifndef GULPDB_ENGINE_JSON_JSON_TEXT_H_
+#define GULPDB_ENGINE_JSON_JSON_TEXT_H_
 
 #include <cstddef>
 #include <string>
@@ -97,4 +97,4 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
 
 }  // namespace gulpdb::engine
 
-#endif  // GULPDB_ENGINE_JSON_TEXT_H_
+#endif  // GULPDB_ENGINE_JSON_JSON_TEXT_H_

@@ -1,0 +1,50 @@
+// What the query room sees of a dataset's index, and all it sees: the LMDB
+// environment, the videos database and how to open a stored video record
+// (format 2 seals them, index/seal.h), plus the query databases this room
+// owns. The storage core's Dataset::Impl is one (it derives from this), so
+// the core passes itself to the functions here; the query room never sees
+// the rest of the core (chunk files, the writer, remote sources).
+//
+// Thread safety: the handles are set while a dataset opens and read-only
+// after that; `query` is thread-safe (query_dbs.h).
+#ifndef GULPDB_ENGINE_QUERY_INDEX_HANDLES_H_
+#define GULPDB_ENGINE_QUERY_INDEX_HANDLES_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "engine/query/query_dbs.h"
+#include "gulpdb/dataset.h"
+#include "index/lmdb_env.h"
+#include "index/seal.h"
+
+namespace gulpdb::engine {
+
+struct IndexHandles {
+  explicit IndexHandles(std::string dir_in) : dir(std::move(dir_in)) {}
+
+  std::string dir;  // the dataset (a path or a URL), for messages
+  std::shared_ptr<index::Env> env;
+  index::Dbi videos = 0;
+  mutable QueryDbs query;  // meta index and splits
+  // Format 2 seals every video and chunk record (index/seal.h). Set at open
+  // from DatasetInfo.
+  bool sealed = false;
+
+  // `value` sealed under `key` when the dataset seals its records.
+  std::string Seal(std::string_view key, std::string value) const;
+  // The record bytes of a stored value; CorruptionError naming the video id
+  // or chunk number if the seal does not match. The view lies inside `value`.
+  std::string_view Unseal(std::string_view key, std::string_view value,
+                          index::RecordKind kind) const;
+};
+
+// The index of an open dataset. Defined by the storage core (engine/core),
+// which owns Dataset's insides; valid as long as `dataset`.
+const IndexHandles& IndexOf(const Dataset& dataset);
+
+}  // namespace gulpdb::engine
+
+#endif  // GULPDB_ENGINE_QUERY_INDEX_HANDLES_H_
