@@ -64,7 +64,7 @@
 #define GULPDB_BENCH_HAVE_RAPIDJSON 0
 #endif
 
-#include "engine/gmeta.h"
+#include "engine/gulpio/gmeta.h"
 #include "engine/json/json_text.h"
 
 extern char** environ;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "engine/dataset_impl.h"
+#include "engine/core/dataset_impl.h"
 #include "gulpdb/dataset.h"
 #include "index/records.h"
 

@@ -1,17 +1,20 @@
 // The dataset health check (interop.h): everything GulpIO2's sanity check
 // looks at, plus record verification, JPEG markers, pad bytes, index
-// consistency and, in deep mode, decoding and checksums.
+// consistency and, in deep mode, decoding and checksums. It looks into every
+// room (the core's chunks and records, the GulpIO sources, a published
+// manifest, the query databases), so it lives beside the front door.
 #include <fcntl.h>
 
 #include <map>
 #include <mutex>
 #include <set>
 
-#include "engine/chunk_reader.h"
-#include "engine/dataset_impl.h"
-#include "engine/gulpio_files.h"
+#include "engine/core/chunk_reader.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/gulpio/gulpio_files.h"
+#include "engine/open.h"
 #include "engine/query/query_txn.h"
-#include "engine/remote_dataset.h"
+#include "engine/remote/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
@@ -36,7 +39,10 @@ struct ChunkState {
 class Checker {
  public:
   Checker(Dataset& ds, const CheckOptions& options, CheckReport* report)
-      : impl_(engine::DatasetAccess::Of(ds)), options_(options), report_(report) {}
+      : impl_(engine::DatasetAccess::Of(ds)),
+        remote_(engine::RemoteSourceOf(impl_)),
+        options_(options),
+        report_(report) {}
 
   void Run() {
     CheckSources();
@@ -92,9 +98,9 @@ class Checker {
         state.record = impl_.DecodeChunkAt(cursor.key(), cursor.value());
         // A published dataset's chunk is the object its manifest names,
         // read as readers read it (engine::OpenChunkBytes).
-        const engine::ManifestChunk* object = Published() ? impl_.remote->Chunk(n) : nullptr;
+        const engine::ManifestChunk* object = Published() ? remote_->Chunk(n) : nullptr;
         const std::string where =
-            object != nullptr ? impl_.remote->store().Name(object->key) : state.record.file_name;
+            object != nullptr ? remote_->store().Name(object->key) : state.record.file_name;
         try {
           state.file = engine::OpenChunkBytes(impl_, n, state.record);
           state.size = state.file->Size();
@@ -156,8 +162,8 @@ class Checker {
   // (CheckChunks compared those), and no two chunks share an object.
   void CheckManifest() {
     if (!Published()) return;
-    const engine::Manifest& m = impl_.remote->manifest();
-    const std::string where = impl_.remote->store().Name(engine::kManifestKey) + " (generation " +
+    const engine::Manifest& m = remote_->manifest();
+    const std::string where = remote_->store().Name(engine::kManifestKey) + " (generation " +
                               std::to_string(m.generation) + ")";
     std::map<std::string, uint32_t> keys;
     for (const engine::ManifestChunk& c : m.chunks) {
@@ -173,7 +179,7 @@ class Checker {
     }
   }
 
-  bool Published() const { return impl_.remote && impl_.remote->manifest().chunks_published; }
+  bool Published() const { return remote_ != nullptr && remote_->manifest().chunks_published; }
 
   // Checks one video's frames against its chunk file. Runs on pool threads.
   // Adjacent frames are read together (one pread, or one range GET for a
@@ -351,6 +357,7 @@ class Checker {
   }
 
   engine::DatasetImpl& impl_;
+  const engine::RemoteSource* remote_;  // null unless opened from a published manifest
   const CheckOptions& options_;
   CheckReport* report_;
   std::mutex mu_;

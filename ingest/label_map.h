@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/label_map.h"
+#include "engine/core/label_map.h"
 #include "gulpdb/ingest.h"
 
 namespace gulpdb::ingest {

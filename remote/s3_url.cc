@@ -39,7 +39,7 @@ void CheckSegments(std::string_view what, std::string_view text) {
 
 }  // namespace
 
-bool IsS3Url(std::string_view text) { return text.substr(0, kScheme.size()) == kScheme; }
+bool IsS3Url(std::string_view text) { return util::IsS3Url(text); }
 
 void ValidateBucketName(std::string_view bucket) {
   if (bucket.empty()) Invalid("bucket name", bucket, "empty");

@@ -1,4 +1,4 @@
-#include "engine/chunk_file.h"
+#include "engine/core/chunk_file.h"
 
 #include <boost/test/unit_test.hpp>
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "engine/fault_injection.h"
+#include "engine/core/fault_injection.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "support/test_util.h"

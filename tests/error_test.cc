@@ -10,7 +10,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "engine/fault_injection.h"
+#include "engine/core/fault_injection.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/maintenance.h"
 #include "support/test_util.h"

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <string>
 
-#include "engine/fault_injection.h"
+#include "engine/core/fault_injection.h"
 #include "gulpdb/error.h"
 #include "support/test_util.h"
 

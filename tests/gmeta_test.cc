@@ -1,4 +1,4 @@
-#include "engine/gmeta.h"
+#include "engine/gulpio/gmeta.h"
 
 #include <boost/test/unit_test.hpp>
 #include <cstring>

@@ -16,11 +16,12 @@
 #include <map>
 #include <thread>
 
-#include "engine/dataset_impl.h"
-#include "engine/fault_injection.h"
-#include "engine/gmeta.h"
-#include "engine/gulpio_files.h"
-#include "engine/verified_sources.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/core/fault_injection.h"
+#include "engine/gulpio/gmeta.h"
+#include "engine/gulpio/gulpio_files.h"
+#include "engine/gulpio/verified_sources.h"
+#include "engine/open.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"

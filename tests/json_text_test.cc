@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/gmeta.h"
+#include "engine/gulpio/gmeta.h"
 #include "gulpdb/error.h"
 #include "support/test_util.h"
 

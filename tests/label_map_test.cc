@@ -1,6 +1,6 @@
 // label2idx.json and the label/idx members of GulpIO meta, as merge reads
 // and rewrites them: only the idx values change, every other byte stays.
-#include "engine/label_map.h"
+#include "engine/core/label_map.h"
 
 #include <boost/test/unit_test.hpp>
 

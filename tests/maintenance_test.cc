@@ -12,7 +12,7 @@
 #include <map>
 #include <tuple>
 
-#include "engine/dataset_impl.h"
+#include "engine/core/dataset_impl.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "support/test_util.h"

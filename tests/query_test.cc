@@ -14,7 +14,7 @@
 #include <random>
 #include <set>
 
-#include "engine/dataset_impl.h"
+#include "engine/core/dataset_impl.h"
 #include "engine/query/splits_file.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"

@@ -27,9 +27,9 @@
 #include <thread>
 #include <vector>
 
-#include "engine/dataset_impl.h"
-#include "engine/fault_injection.h"
-#include "engine/manifest.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/core/fault_injection.h"
+#include "engine/remote/manifest.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"

@@ -30,9 +30,9 @@
 #include <thread>
 #include <vector>
 
-#include "engine/dataset_impl.h"
-#include "engine/manifest.h"
-#include "engine/remote_dataset.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/remote/manifest.h"
+#include "engine/remote/remote_dataset.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"

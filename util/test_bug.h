@@ -6,13 +6,13 @@
 //   copy-mtime         an imported dataset's .gmeta counts as changed when its
 //                      modification time differs from the one recorded at
 //                      import, whatever its content (so `cp -r` copies are
-//                      refused): engine/gulpio_files.cc, CheckSources
+//                      refused): engine/gulpio/gulpio_files.cc, CheckSources
 //   compact-newest     compaction leaves a chunk it deleted in the dataset
 //                      info's list of chunks being written:
-//                      engine/maintenance.cc, Compact
+//                      engine/core/maintenance.cc, Compact
 //   pickle-generation  a copy of a remote reader opens its generation of the
 //                      URL without checking that it is the same snapshot of
-//                      the same dataset: engine/remote_dataset.cc
+//                      the same dataset: engine/remote/remote_dataset.cc
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //

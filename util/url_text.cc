@@ -65,8 +65,10 @@ std::string RedactUrls(std::string_view text) {
   return out;
 }
 
+bool IsS3Url(std::string_view text) { return text.substr(0, 5) == "s3://"; }
+
 std::string S3UrlTypo(std::string_view text) {
-  if (text.substr(0, 5) == "s3://") return "";
+  if (IsS3Url(text)) return "";
   if (StartsWithNoCase(text, "s3://")) {
     return "the scheme is lowercase: s3://" + std::string(text.substr(5));
   }

@@ -20,6 +20,11 @@ namespace gulpdb::util {
 // returned unchanged.
 std::string RedactUrls(std::string_view text);
 
+// True if `text` starts with "s3://": the one rule for "this names an
+// object store" (gulpdb::IsRemoteUrl, remote::IsS3Url; remote::S3Url::Parse
+// then decides whether it is valid).
+bool IsS3Url(std::string_view text);
+
 // For text that is not an "s3://" URL but looks like a mistyped one, what is
 // wrong and the URL it probably means, as one clause ("the scheme is
 // lowercase: s3://bucket/prefix"); "" for anything else, "s3://..." itself

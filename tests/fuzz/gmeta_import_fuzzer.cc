@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/gmeta.h"
+#include "engine/gulpio/gmeta.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"

@@ -1,4 +1,4 @@
-// Fuzz target: the streaming .gmeta reader (engine/gmeta.h).
+// Fuzz target: the streaming .gmeta reader (engine/gulpio/gmeta.h).
 //
 // The input is the whole .gmeta file. Properties checked:
 //   - the reader either returns entries or throws CorruptionError (anything
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/gmeta.h"
+#include "engine/gulpio/gmeta.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "tests/fuzz/fuzz_util.h"

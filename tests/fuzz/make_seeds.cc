@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/gmeta.h"
+#include "engine/gulpio/gmeta.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"

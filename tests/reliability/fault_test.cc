@@ -45,9 +45,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/dataset_impl.h"
-#include "engine/fault_injection.h"
-#include "engine/gulpio_files.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/core/fault_injection.h"
+#include "engine/gulpio/gulpio_files.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"

@@ -34,7 +34,7 @@
 //     must never be called truncated or damaged by a concurrent open.
 //   - the exporter runs ExportGmeta into fresh directories while the writer
 //     works, and once more after it finished. Every export is parsed back
-//     (engine/gmeta.h) and must be a consistent snapshot: exactly the videos
+//     (engine/gulpio/gmeta.h) and must be a consistent snapshot: exactly the videos
 //     of a whole number of committed batches, each entry's frame_info equal
 //     to the dataset's and pointing at the right bytes of its data file.
 //
@@ -95,8 +95,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/fault_injection.h"
-#include "engine/gmeta.h"
+#include "engine/core/fault_injection.h"
+#include "engine/gulpio/gmeta.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"

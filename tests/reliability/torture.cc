@@ -74,7 +74,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/fault_injection.h"
+#include "engine/core/fault_injection.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"

@@ -1,0 +1,180 @@
+#include "engine/core/chunk_reader.h"
+
+#include <cstdlib>
+#include <optional>
+
+#include "gulpdb/error.h"
+#include "index/crc32c.h"
+
+namespace gulpdb {
+
+char* engine::DatasetAccess::AllocateBuffer(JpegFrames& frames, size_t bytes) {
+  frames.buffer_.reset(static_cast<char*>(std::malloc(bytes == 0 ? 1 : bytes)));
+  return frames.buffer_.get();
+}
+
+namespace engine {
+namespace {
+
+// A run of frames adjacent in their chunk: one pread or one ranged GET.
+struct Run {
+  uint64_t offset;
+  uint64_t size;
+  size_t buffer_pos;
+};
+
+struct Plan {
+  index::VideoRecord record;                      // frames and checksums only
+  std::shared_ptr<const engine::ChunkFile> file;  // local datasets
+  std::optional<ChunkSource::Object> object;      // remote datasets
+  std::vector<Run> runs;
+};
+
+std::string Where(const DatasetImpl& impl, const Plan& plan) {
+  if (plan.file) return plan.file->path();
+  if (plan.object) return impl.remote->Name(plan.object->key);
+  return impl.dir;
+}
+
+}  // namespace
+
+std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
+                                         const std::vector<JpegRequest>& requests) {
+  const ChunkSource* remote =
+      impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
+  std::vector<Plan> plans(requests.size());
+  {
+    index::Txn txn = impl.env->BeginRead();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const std::string_view id = requests[i].id;
+      // Frames only: the read path has no use for the meta text.
+      std::string_view bytes;
+      if (!txn.Get(impl.videos, id, &bytes)) {
+        throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir +
+                              ": no such video");
+      }
+      plans[i].record =
+          index::DecodeVideoFrames(impl.Unseal(id, bytes, DatasetImpl::RecordKind::kVideo), id);
+      if (remote == nullptr) {
+        plans[i].file = impl.ChunkForRead(txn, plans[i].record.chunk);
+      } else {
+        // The manifest's object for the chunk, checked against the
+        // snapshot's chunk record on first use.
+        const uint32_t chunk = plans[i].record.chunk;
+        plans[i].object =
+            remote->VerifiedChunk(chunk, id, impl.dir, [&] { return impl.GetChunk(txn, chunk); });
+      }
+    }
+  }
+
+  std::vector<JpegFrames> out(requests.size());
+  std::vector<char*> buffers(requests.size());
+  size_t run_count = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::string_view id = requests[i].id;
+    Plan& plan = plans[i];
+    JpegFrames& frames = out[i];
+    std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
+    std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
+    indices = requests[i].selection->Resolve(static_cast<uint32_t>(plan.record.frames.size()), id);
+    // Group the selected frames into runs that are adjacent in the chunk.
+    size_t total = 0;
+    spans.reserve(indices.size());
+    for (uint32_t index : indices) {
+      const FrameInfo& f = plan.record.frames[index];
+      if (plan.runs.empty() || plan.runs.back().offset + plan.runs.back().size != f.offset) {
+        plan.runs.push_back(Run{f.offset, 0, total});
+      }
+      spans.emplace_back(total, f.jpeg_size());
+      plan.runs.back().size += f.length;
+      total += f.length;
+    }
+    if (plan.object) {
+      for (const Run& run : plan.runs) {
+        if (run.offset + run.size > plan.object->committed_length) {
+          throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir + ": bytes " +
+                                std::to_string(run.offset) + ".." +
+                                std::to_string(run.offset + run.size) + " of " + Where(impl, plan) +
+                                " lie past its committed length " +
+                                std::to_string(plan.object->committed_length));
+        }
+      }
+    }
+    buffers[i] = DatasetAccess::AllocateBuffer(frames, total);
+    if (buffers[i] == nullptr) {
+      throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
+    }
+    run_count += plan.runs.size();
+  }
+
+  if (remote == nullptr) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      for (const Run& run : plans[i].runs) {
+        plans[i].file->ReadAt(run.offset, buffers[i] + run.buffer_pos, run.size);
+      }
+    }
+  } else {
+    std::vector<ChunkSource::Range> ranges;
+    ranges.reserve(run_count);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      for (const Run& run : plans[i].runs) {
+        ranges.push_back(ChunkSource::Range{plans[i].object->key, run.offset, run.size,
+                                            buffers[i] + run.buffer_pos});
+      }
+    }
+    const std::string what =
+        requests.size() == 1 ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
+                             : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
+    remote->Read(ranges, what);
+  }
+
+  // Bytes that crossed a network are always checked.
+  if (remote != nullptr || impl.options.verify_checksums) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      const index::VideoRecord& record = plans[i].record;
+      if (record.crc32c.empty()) continue;
+      const std::vector<uint32_t>& indices = out[i].indices();
+      for (size_t k = 0; k < indices.size(); ++k) {
+        const std::string_view jpeg = out[i][k];
+        if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[indices[k]]) {
+          throw CorruptionError("read id '" + std::string(requests[i].id) + "' frame " +
+                                std::to_string(indices[k]) + " in " + Where(impl, plans[i]) +
+                                " at offset " + std::to_string(record.frames[indices[k]].offset) +
+                                ": checksum mismatch");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// ---- ChunkBytes ------------------------------------------------------------------
+
+namespace {
+
+class LocalChunkBytes : public ChunkBytes {
+ public:
+  explicit LocalChunkBytes(const std::string& path) : file_(path, ChunkFile::Mode::kRead) {}
+  uint64_t Size() const override { return file_.Size(); }
+  void ReadAt(uint64_t offset, void* dst, size_t size) const override {
+    file_.ReadAt(offset, dst, size);
+  }
+  const std::string& name() const override { return file_.path(); }
+
+ private:
+  ChunkFile file_;
+};
+
+}  // namespace
+
+std::shared_ptr<const ChunkBytes> OpenChunkBytes(const DatasetImpl& impl, uint32_t number,
+                                                 const index::ChunkRecord& record) {
+  if (!impl.remote || !impl.remote->ServesChunks()) {
+    return std::make_shared<LocalChunkBytes>(impl.ChunkPath(record.file_name));
+  }
+  // The object readers read: the source's, checked against the record.
+  return impl.remote->OpenChunk(number, record, impl.dir);
+}
+
+}  // namespace engine
+}  // namespace gulpdb

@@ -1,0 +1,585 @@
+#include "gulpdb/dataset.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/core/chunk_reader.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/core/fault_injection.h"
+#include "engine/core/gulpio_names.h"
+#include "engine/json/json_text.h"
+#include "gulpdb/error.h"
+#include "gulpdb/remote.h"
+#include "index/crc32c.h"
+#include "index/seal.h"
+#include "util/path.h"
+#include "util/relative_name.h"
+#include "util/sys_error.h"
+#include "util/url_text.h"
+
+namespace gulpdb {
+namespace {
+
+constexpr size_t kScanBatch = 256;  // videos per read transaction in scans
+
+// Create builds an index in "<index dir>.building.<host>.<pid>.<n>" and
+// renames it into place. (The host: on a shared file system another host's
+// process ids mean nothing here.)
+constexpr const char* kBuildingSuffix = ".building.";
+std::atomic<uint64_t> g_builds{0};
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "host";
+  std::string host(name);
+  for (char& c : host) {
+    if (c == '.' || c == '/') c = '_';
+  }
+  return host;
+}
+
+// Removes what creates killed before their rename left beside `index_dir`
+// ("<index dir>.building.<host>.<pid>.<n>" of a process of this host that
+// no longer runs).
+void RemoveAbandonedIndexBuilds(const std::string& index_dir) {
+  const std::string parent = util::ParentOf(index_dir);
+  std::string base = index_dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  const std::string prefix = base.substr(base.rfind('/') + 1) + kBuildingSuffix + HostName() + ".";
+  std::vector<std::string> names;
+  try {
+    names = util::ListDirectory(parent);
+  } catch (const Error&) {
+    return;
+  }
+  for (const std::string& name : names) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (end == rest.c_str() || *end != '.' || pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    try {
+      util::RemoveFlatDirectory(parent + "/" + name);
+    } catch (const Error&) {
+    }
+  }
+}
+
+std::string IndexDir(const std::string& dir, const std::string& override_dir) {
+  return override_dir.empty() ? dir + "/" + kIndexDirName : override_dir;
+}
+
+// LMDB forbids opening one environment twice in a process (closing either
+// would drop the other's locks), so Datasets on the same directory share
+// their Env. Entries are per process: a child after fork() opens its own. An
+// entry is reused only while data.mdb is still the file it opened: a
+// re-index replaces the whole index directory, and the next open must see
+// the new index, not the environment of the old one.
+std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
+                                       const index::EnvOptions& opts) {
+  struct Entry {
+    std::weak_ptr<index::Env> env;
+    dev_t dev = 0;
+    ino_t ino = 0;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> envs;
+  char* real = ::realpath(index_dir.c_str(), nullptr);
+  if (real == nullptr) util::ThrowErrno("open index", index_dir, errno);
+  const std::string key = std::to_string(::getpid()) + ":" + real;
+  std::free(real);
+  struct stat st {};
+  const std::string data_file = index_dir + "/data.mdb";
+  const bool have_file = ::stat(data_file.c_str(), &st) == 0;
+
+  std::lock_guard<std::mutex> lock(mutex);
+  Entry& entry = envs[key];
+  if (auto env = entry.env.lock()) {
+    if (!have_file || (entry.dev == st.st_dev && entry.ino == st.st_ino)) {
+      if (env->read_only() && !opts.read_only) {
+        throw InvalidArgumentError("open " + index_dir +
+                                   " for writing: this process has it open read-only; close "
+                                   "that Dataset first");
+      }
+      return env;
+    }
+  }
+  // Open read-write whenever the files allow it, even for a read-only
+  // Dataset, so that a later read-write Dataset in this process can share it;
+  // read-only Datasets never write through it.
+  index::EnvOptions rw = opts;
+  rw.read_only = false;
+  std::shared_ptr<index::Env> env;
+  try {
+    env = index::Env::Open(index_dir, rw);
+  } catch (const IoError&) {
+    if (!opts.read_only) throw;
+    env = index::Env::Open(index_dir, opts);  // read-only media or permissions
+  }
+  if (::stat(data_file.c_str(), &st) == 0) {
+    entry.dev = st.st_dev;
+    entry.ino = st.st_ino;
+  }
+  entry.env = env;
+  return env;
+}
+
+}  // namespace
+
+void JpegFrames::Free::operator()(char* p) const { std::free(p); }
+
+// ---- ChunkFileCache ----------------------------------------------------------
+
+std::shared_ptr<const engine::ChunkFile> ChunkFileCache::Get(uint32_t chunk) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = map_.find(chunk);
+  if (it == map_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
+void ChunkFileCache::Put(uint32_t chunk, std::shared_ptr<const engine::ChunkFile> file) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = map_.find(chunk);
+  if (it != map_.end()) {
+    it->second->second = std::move(file);
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return;
+  }
+  lru_.emplace_front(chunk, std::move(file));
+  map_[chunk] = lru_.begin();
+  while (lru_.size() > capacity_) {
+    map_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+void ChunkFileCache::Clear() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  map_.clear();
+  lru_.clear();
+}
+
+// ---- Dataset::Impl -------------------------------------------------------------
+
+namespace {
+
+size_t OpenFileBudget(size_t asked) {
+  if (asked != 0) return asked;
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur) / 2, 64, 4096);
+}
+
+}  // namespace
+
+Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
+    : engine::IndexHandles(std::move(dir_in)),
+      index_dir(IndexDir(dir, options_in.index_dir)),
+      options(options_in),
+      files(OpenFileBudget(options_in.max_open_chunk_files)) {}
+
+void Dataset::Impl::PutVideo(index::Txn& txn, std::string_view id,
+                             const index::VideoRecord& record) const {
+  txn.Put(videos, id, Seal(id, index::EncodeVideoRecord(record)));
+}
+
+void Dataset::Impl::PutChunk(index::Txn& txn, uint32_t chunk,
+                             const index::ChunkRecord& record) const {
+  const std::string key = index::ChunkKey(chunk);
+  txn.Put(chunks, key, Seal(key, index::EncodeChunkRecord(record)));
+}
+
+index::ChunkRecord Dataset::Impl::DecodeChunkAt(std::string_view key,
+                                                std::string_view value) const {
+  const std::string_view bytes = Unseal(key, value, RecordKind::kChunk);
+  return index::DecodeChunkRecord(bytes, "chunk " + std::to_string(index::DecodeChunkKey(key)));
+}
+
+std::optional<index::VideoRecord> Dataset::Impl::FindRecord(const index::Txn& txn,
+                                                            std::string_view id) const {
+  std::string_view bytes;
+  if (!txn.Get(videos, id, &bytes)) return std::nullopt;
+  return index::DecodeVideoRecord(Unseal(id, bytes, RecordKind::kVideo), id);
+}
+
+std::string Dataset::Impl::ChunkPath(const std::string& file_name) const {
+  return util::JoinRelative(dir, file_name, "use a file of dataset " + dir,
+                            "the index names the file");
+}
+
+index::ChunkRecord Dataset::Impl::GetChunk(const index::Txn& txn, uint32_t chunk) const {
+  std::string_view bytes;
+  const std::string what = "chunk " + std::to_string(chunk) + " of " + dir;
+  const std::string key = index::ChunkKey(chunk);
+  if (!txn.Get(chunks, key, &bytes)) {
+    throw CorruptionError("read " + what + ": a video points to a chunk the index lacks");
+  }
+  return index::DecodeChunkRecord(Unseal(key, bytes, RecordKind::kChunk), what);
+}
+
+index::DatasetInfo Dataset::Impl::GetInfo(const index::Txn& txn) const {
+  std::string_view bytes;
+  if (!txn.Get(info, index::kDatasetInfoKey, &bytes)) {
+    throw CorruptionError("read dataset info of " + dir + ": the record is missing");
+  }
+  return index::DecodeDatasetInfo(bytes, dir);
+}
+
+std::shared_ptr<const engine::ChunkFile> Dataset::Impl::ChunkForRead(const index::Txn& txn,
+                                                                     uint32_t chunk) const {
+  if (auto file = files.Get(chunk)) return file;
+  auto file = std::make_shared<const engine::ChunkFile>(ChunkPath(GetChunk(txn, chunk).file_name),
+                                                        engine::ChunkFile::Mode::kRead);
+  files.Put(chunk, file);
+  return file;
+}
+
+VideoInfo Dataset::Impl::ToVideoInfo(std::string_view id, index::VideoRecord&& record) const {
+  VideoInfo video;
+  video.id = std::string(id);
+  video.chunk = record.chunk;
+  video.seq = record.seq;
+  video.frames = std::move(record.frames);
+  video.checksums = std::move(record.crc32c);
+  video.meta_data = std::move(record.meta_data);
+  return video;
+}
+
+void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_key,
+                              const std::function<bool(const VideoInfo&)>& fn) const {
+  std::string resume(from_key);
+  std::vector<VideoInfo> batch;
+  for (;;) {
+    batch.clear();
+    {
+      index::Txn txn = env->BeginRead();
+      index::Cursor cursor(txn, order);
+      for (bool ok = resume.empty() ? cursor.First() : cursor.Seek(resume);
+           ok && batch.size() < kScanBatch; ok = cursor.Next()) {
+        if (!until_key.empty() && cursor.key() >= until_key) break;
+        const std::string_view id = cursor.value();
+        auto record = FindRecord(txn, id);
+        if (!record) {
+          throw CorruptionError("scan " + dir + ": the order table lists id '" + std::string(id) +
+                                "' that has no record");
+        }
+        batch.push_back(ToVideoInfo(id, std::move(*record)));
+        resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
+      }
+    }
+    for (const VideoInfo& video : batch) {
+      if (!fn(video)) return;
+    }
+    if (batch.size() < kScanBatch) return;
+  }
+}
+
+// Public (gulpdb/remote.h), here because Create and the front door ask it
+// before anything of the remote room runs.
+bool IsRemoteUrl(std::string_view path) { return util::IsS3Url(path); }
+
+// ---- Dataset -------------------------------------------------------------------
+
+Dataset::Dataset(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Dataset::~Dataset() = default;
+
+bool engine::LocalDatasetExists(const std::string& dir, const std::string& index_dir) {
+  return util::PathExists(IndexDir(dir, index_dir) + "/data.mdb");
+}
+
+std::string engine::IndexDirOf(const std::string& dir, const std::string& index_dir) {
+  return IndexDir(dir, index_dir);
+}
+
+std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOptions& options) {
+  return engine::CreateDataset(dir, options, /*allow_gulpio_files=*/false);
+}
+
+std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const CreateOptions& options,
+                                               bool allow_gulpio_files) {
+  if (dir.empty()) throw InvalidArgumentError("create dataset: the directory name is empty");
+  if (IsRemoteUrl(dir)) {
+    throw InvalidArgumentError("create dataset " + dir +
+                               ": datasets in object storage are read-only; create it locally "
+                               "and publish it with `gulpdb push DIR " +
+                               dir + "`");
+  }
+  if (const std::string typo = util::S3UrlTypo(dir); !typo.empty() && !util::PathExists(dir)) {
+    throw InvalidArgumentError("create dataset " + util::RedactUrls(dir) +
+                               ": looks like a mistyped S3 URL (" + typo +
+                               "); a dataset in object storage is made locally and published "
+                               "with `gulpdb push DIR s3://BUCKET/PREFIX`");
+  }
+  if (options.videos_per_chunk == 0) {
+    throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
+  }
+  util::MakeDirectory(dir, 0755, "create dataset");
+  if (!util::IsDirectory(dir)) {
+    throw InvalidArgumentError("create dataset " + dir + ": exists and is not a directory");
+  }
+  if (engine::LocalDatasetExists(dir, options.index_dir)) {
+    throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
+  }
+  if (!allow_gulpio_files) {
+    if (const std::optional<engine::GulpioChunkFiles> pair = engine::FirstGulpioPair(dir)) {
+      throw InvalidArgumentError("create dataset " + dir + ": the directory holds GulpIO chunks (" +
+                                 pair->data + ", " + pair->meta +
+                                 ", ...) that an empty index would hide; run `gulpdb import " +
+                                 dir + "` to index them, then open the dataset");
+    }
+  }
+  // The index is built whole beside its place and renamed into it, so that a
+  // crash (or a failure) at any point leaves either no index or a complete
+  // one: an index directory whose databases were never all made would be a
+  // dataset that exists but that no open accepts, and that create refuses.
+  std::string index_dir = IndexDir(dir, options.index_dir);
+  while (index_dir.size() > 1 && index_dir.back() == '/') index_dir.pop_back();
+  RemoveAbandonedIndexBuilds(index_dir);
+  const std::string building = index_dir + kBuildingSuffix + HostName() + "." +
+                               std::to_string(::getpid()) + "." +
+                               std::to_string(g_builds.fetch_add(1));
+  struct Building {
+    const std::string& path;
+    ~Building() {
+      try {
+        util::RemoveFlatDirectory(path);
+      } catch (const Error&) {
+      }
+    }
+  } cleanup{building};
+  if (!util::MakeDirectory(building, 0755, "create dataset")) {
+    util::ThrowErrno("create dataset", building, EEXIST);
+  }
+  index::EnvOptions env_options;
+  env_options.initial_map_size = options.initial_map_size;
+  {
+    std::unique_ptr<index::Env> env = index::Env::Open(building, env_options);
+    const index::Dbi info_db = env->OpenDb(index::kInfoDb, true);
+    for (const char* name : {index::kVideosDb, index::kChunksDb, index::kOrderDb}) {
+      env->OpenDb(name, true);
+    }
+    index::DatasetInfo info;
+    info.creator = "gulpdb " GULPDB_VERSION;
+    info.uuid = util::RandomUuid();
+    info.videos_per_chunk = options.videos_per_chunk;
+    info.bytes_per_chunk = options.bytes_per_chunk;
+    info.checksums = options.checksums;
+    env->Update([&](index::Txn& txn) {
+      txn.Put(info_db, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+    });
+  }  // closed before it moves
+  util::SyncDirectory(building);
+  engine::fault::Reached(engine::fault::Point::kIndexBuilt);
+  // Over a missing or empty directory only: another process's finished
+  // index (a concurrent create) wins and stays.
+  if (const int err = util::RenameOrErrno(building, index_dir); err != 0) {
+    if (err != ENOTEMPTY && err != EEXIST) {
+      util::ThrowErrno("create dataset: move index into place", index_dir, err);
+    }
+    if (engine::LocalDatasetExists(dir, options.index_dir)) {
+      throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
+    }
+    std::string names;
+    for (const std::string& name : util::ListDirectory(index_dir)) {
+      names += (names.empty() ? "" : ", ") + engine::PrintableBytes(name);
+    }
+    throw InvalidArgumentError("create dataset " + dir + ": the index directory " + index_dir +
+                               " holds files but no index (" + names +
+                               "); remove it, or choose another directory");
+  }
+  util::SyncDirectory(util::ParentOf(index_dir));
+  // Kept until Open has shared it, so that the returned Dataset uses the
+  // environment opened with options.initial_map_size.
+  const std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);
+  OpenOptions open_options;
+  open_options.read_only = false;
+  open_options.index_dir = options.index_dir;
+  return OpenLocalDataset(dir, open_options);
+}
+
+index::DatasetInfo Dataset::Impl::AttachEnv(std::shared_ptr<index::Env> env_in) {
+  env = std::move(env_in);
+  // Create() makes every database, so an index file without them is damaged:
+  // say so (creating them empty would hide every video).
+  try {
+    videos = env->OpenDb(index::kVideosDb, false);
+    chunks = env->OpenDb(index::kChunksDb, false);
+    order = env->OpenDb(index::kOrderDb, false);
+    info = env->OpenDb(index::kInfoDb, false);
+  } catch (const NotFoundError& e) {
+    throw CorruptionError("open dataset " + dir + ": the index " + env->path() + " is damaged (" +
+                          e.what() + "); run `gulpdb check " + dir + "`");
+  }
+  index::Txn txn = env->BeginRead();
+  index::DatasetInfo info_record = GetInfo(txn);  // also verifies it
+  sealed = info_record.format_version >= index::kFirstSealedFormat;
+  return info_record;
+}
+
+std::unique_ptr<Dataset> engine::OpenLocalDataset(const std::string& dir,
+                                                  const OpenOptions& options,
+                                                  index::DatasetInfo* info_out) {
+  if (!engine::LocalDatasetExists(dir, options.index_dir)) {
+    throw NotFoundError("open dataset " + dir + ": no gulpdb index (" +
+                        IndexDir(dir, options.index_dir) +
+                        ") found; create a dataset or import a GulpIO directory");
+  }
+  auto impl = std::make_shared<engine::DatasetImpl>(dir, options);
+  index::EnvOptions env_options;
+  env_options.read_only = options.read_only;
+  std::shared_ptr<index::Env> env = AcquireEnv(impl->index_dir, env_options);
+  if (options.verify_index) {
+    const index::IndexFileReport report = env->VerifyFile();
+    if (!report.healthy()) {
+      throw CorruptionError("open dataset " + dir +
+                            ": the index is damaged: " + report.problems[0] +
+                            (report.problems.size() > 1
+                                 ? " (and " + std::to_string(report.problems.size() - 1) + " more)"
+                                 : std::string()));
+    }
+  }
+  const index::DatasetInfo info = impl->AttachEnv(std::move(env));
+  if (info_out != nullptr) *info_out = info;
+  return engine::DatasetAccess::Make(std::move(impl));
+}
+
+const std::string& Dataset::dir() const { return impl_->dir; }
+bool Dataset::read_only() const { return impl_->options.read_only; }
+
+bool Dataset::Contains(std::string_view id) const {
+  index::Txn txn = impl_->env->BeginRead();
+  std::string_view bytes;
+  return txn.Get(impl_->videos, id, &bytes);
+}
+
+uint64_t Dataset::Count() const {
+  index::Txn txn = impl_->env->BeginRead();
+  return txn.Count(impl_->videos);
+}
+
+std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
+  std::optional<index::VideoRecord> record;
+  {
+    index::Txn txn = impl_->env->BeginRead();
+    record = impl_->FindRecord(txn, id);
+  }
+  if (!record) return std::nullopt;
+  return impl_->ToVideoInfo(id, std::move(*record));
+}
+
+VideoInfo Dataset::Get(std::string_view id) const {
+  std::optional<VideoInfo> info = Find(id);
+  if (!info) {
+    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir +
+                          ": no such video");
+  }
+  return std::move(*info);
+}
+
+uint32_t Dataset::FrameCount(std::string_view id) const {
+  index::Txn txn = impl_->env->BeginRead();
+  std::string_view bytes;
+  if (!txn.Get(impl_->videos, id, &bytes)) {
+    throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir +
+                          ": no such video");
+  }
+  return index::DecodeFrameCount(impl_->Unseal(id, bytes, Impl::RecordKind::kVideo), id);
+}
+
+JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
+  // One pread (or ranged GET) per run of adjacent frames: engine/core/chunk_reader.h.
+  return std::move(engine::ReadJpegRequests(*impl_, {engine::JpegRequest{id, &selection}}).front());
+}
+
+std::vector<std::string> Dataset::Ids() const {
+  std::vector<std::string> ids;
+  index::Txn txn = impl_->env->BeginRead();
+  ids.reserve(txn.Count(impl_->order));
+  index::Cursor cursor(txn, impl_->order);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) ids.emplace_back(cursor.value());
+  return ids;
+}
+
+void Dataset::ForEach(const std::function<bool(const VideoInfo&)>& fn) const {
+  impl_->ScanOrder({}, {}, fn);
+}
+
+void Dataset::ForEachInChunk(uint32_t chunk,
+                             const std::function<bool(const VideoInfo&)>& fn) const {
+  const std::string until = chunk == UINT32_MAX ? std::string() : index::OrderKey(chunk + 1, 0);
+  impl_->ScanOrder(index::OrderKey(chunk, 0), until, fn);
+}
+
+std::vector<ChunkInfo> Dataset::Chunks() const {
+  std::vector<ChunkInfo> out;
+  index::Txn txn = impl_->env->BeginRead();
+  index::Cursor cursor(txn, impl_->chunks);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+    ChunkInfo c;
+    c.number = index::DecodeChunkKey(cursor.key());
+    index::ChunkRecord r = impl_->DecodeChunkAt(cursor.key(), cursor.value());
+    c.file_name = std::move(r.file_name);
+    c.committed_length = r.committed_length;
+    c.appended_videos = r.appended_videos;
+    c.live_videos = r.live_videos;
+    c.live_bytes = r.live_bytes;
+    c.full = r.state == index::ChunkState::kFull;
+    c.meta_file = std::move(r.meta_file);
+    c.owner = std::move(r.owner);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+DatasetStats Dataset::Stats() const {
+  DatasetStats stats;
+  index::DatasetInfo info;
+  {
+    index::Txn txn = impl_->env->BeginRead();
+    info = impl_->GetInfo(txn);
+    stats.videos = txn.Count(impl_->videos);
+  }
+  stats.format_version = info.format_version;
+  stats.creator = info.creator;
+  stats.frames = info.total_frames;
+  stats.videos_per_chunk = info.videos_per_chunk;
+  stats.bytes_per_chunk = info.bytes_per_chunk;
+  stats.checksums = info.checksums;
+  stats.uuid = info.uuid;
+  for (const ChunkInfo& c : Chunks()) {
+    ++stats.chunks;
+    stats.committed_bytes += c.committed_length;
+    stats.live_bytes += c.live_bytes;
+  }
+  stats.garbage_bytes = stats.committed_bytes - stats.live_bytes;
+  stats.index_bytes = impl_->env->used_bytes();
+  return stats;
+}
+
+size_t Dataset::Remove(const std::vector<std::string>& ids) {
+  std::unique_ptr<Writer> writer = NewWriter();
+  size_t removed = 0;
+  for (const std::string& id : ids)
+    if (writer->Remove(id)) ++removed;
+  writer->Commit();
+  return removed;
+}
+
+// The query room's view of a dataset (engine/query/index_handles.h).
+const engine::IndexHandles& engine::IndexOf(const Dataset& dataset) {
+  return engine::DatasetAccess::Of(dataset);
+}
+
+}  // namespace gulpdb

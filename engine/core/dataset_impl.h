@@ -1,0 +1,144 @@
+// Internals of Dataset: the storage core's hub, shared by the core's
+// translation units (dataset.cc, writer.cc, the read path, maintenance) and
+// used by the rooms above it (engine/gulpio, engine/remote) and the front
+// door (engine/open.cc). Rooms below the core (engine/query) see only its
+// base, IndexHandles. Not part of the public API.
+#ifndef GULPDB_ENGINE_CORE_DATASET_IMPL_H_
+#define GULPDB_ENGINE_CORE_DATASET_IMPL_H_
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/core/chunk_file.h"
+#include "engine/core/chunk_source.h"
+#include "engine/query/index_handles.h"
+#include "gulpdb/dataset.h"
+#include "index/lmdb_env.h"
+#include "index/records.h"
+#include "index/seal.h"
+#include "util/thread_pool.h"
+
+namespace gulpdb {
+
+// Where the LMDB environment and the writer lock live inside a dataset.
+inline constexpr const char* kIndexDirName = "gulpdb.index";
+inline constexpr const char* kWriterLockName = "writer.lock";
+
+// Read-only chunk files kept open for reading, at most `capacity` at once,
+// least recently used closed first. Thread-safe.
+class ChunkFileCache {
+ public:
+  explicit ChunkFileCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
+  std::shared_ptr<const engine::ChunkFile> Get(uint32_t chunk) const;
+  void Put(uint32_t chunk, std::shared_ptr<const engine::ChunkFile> file) const;
+  void Clear() const;
+
+ private:
+  using Entry = std::pair<uint32_t, std::shared_ptr<const engine::ChunkFile>>;
+  size_t capacity_;
+  mutable std::mutex mutex_;
+  mutable std::list<Entry> lru_;  // most recent first
+  mutable std::unordered_map<uint32_t, std::list<Entry>::iterator> map_;
+};
+
+// The index handles (dir, env, videos, query, sealed, Seal, Unseal) are in
+// the base: what the query room sees of a dataset (engine/query/index_handles.h).
+struct Dataset::Impl : engine::IndexHandles {
+  std::string index_dir;
+  OpenOptions options;
+  index::Dbi chunks = 0, order = 0, info = 0;
+  ChunkFileCache files;
+
+  // Set for a dataset opened from a published manifest ("s3://...", or a
+  // local dataset on a network file system): where its chunks and label map
+  // come from (engine/core/chunk_source.h; the remote room's RemoteSource).
+  // For an object store `dir` is the URL and `env` the cached index snapshot.
+  std::shared_ptr<const engine::ChunkSource> remote;
+
+  // The pool that decodes frames, started on first use.
+  util::ThreadPool& DecodePool() const;
+
+  Impl(std::string dir_in, const OpenOptions& options_in);
+
+  // Takes `env_in` as the index: opens its databases and reads the dataset
+  // info, which it returns (every Open ends here). CorruptionError for an
+  // index without them.
+  index::DatasetInfo AttachEnv(std::shared_ptr<index::Env> env_in);
+
+  // The path of a file the index names (a chunk file, a .gmeta), relative
+  // to `dir`. Throws CorruptionError for a name that is not a safe relative
+  // name (util/relative_name.h): a damaged or hostile index never names a
+  // path outside the dataset.
+  std::string ChunkPath(const std::string& file_name) const;
+
+  using RecordKind = index::RecordKind;
+  void PutVideo(index::Txn& txn, std::string_view id, const index::VideoRecord& record) const;
+  void PutChunk(index::Txn& txn, uint32_t chunk, const index::ChunkRecord& record) const;
+  // Decodes the value at a cursor over the chunks database.
+  index::ChunkRecord DecodeChunkAt(std::string_view key, std::string_view value) const;
+
+  // Readers of records inside a caller's transaction; they throw
+  // CorruptionError for records that fail verification.
+  std::optional<index::VideoRecord> FindRecord(const index::Txn& txn, std::string_view id) const;
+  index::ChunkRecord GetChunk(const index::Txn& txn, uint32_t chunk) const;
+  index::DatasetInfo GetInfo(const index::Txn& txn) const;
+  // The open chunk file for reading, from the cache or opened now.
+  std::shared_ptr<const engine::ChunkFile> ChunkForRead(const index::Txn& txn,
+                                                        uint32_t chunk) const;
+  VideoInfo ToVideoInfo(std::string_view id, index::VideoRecord&& record) const;
+  void ScanOrder(std::string_view from_key, std::string_view until_key,
+                 const std::function<bool(const VideoInfo&)>& fn) const;
+
+ private:
+  mutable std::once_flag pool_once_;
+  mutable std::unique_ptr<util::ThreadPool> pool_;
+};
+
+namespace engine {
+
+// The one door from the engine's modules to a Dataset's internals (a friend
+// of Dataset), so that the public header exposes none of them.
+class DatasetAccess {
+ public:
+  using Impl = Dataset::Impl;
+  static Impl& Of(Dataset& dataset) { return *dataset.impl_; }
+  static const Impl& Of(const Dataset& dataset) { return *dataset.impl_; }
+  static std::unique_ptr<Dataset> Make(std::shared_ptr<Impl> impl) {
+    return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
+  }
+
+  // JpegFrames' insides, for the read path (engine/core/chunk_reader.cc).
+  static char* AllocateBuffer(JpegFrames& frames, size_t bytes);
+  static std::vector<std::pair<size_t, size_t>>& Spans(JpegFrames& frames) { return frames.spans_; }
+  static std::vector<uint32_t>& Indices(JpegFrames& frames) { return frames.indices_; }
+};
+
+using DatasetImpl = DatasetAccess::Impl;
+
+// Dataset::Create, which refuses a directory holding GulpIO chunks (an empty
+// index would hide them); `allow_gulpio_files` lifts that refusal for the
+// importer, which builds the index of exactly those chunks.
+std::unique_ptr<Dataset> CreateDataset(const std::string& dir, const CreateOptions& options,
+                                       bool allow_gulpio_files);
+
+// Opens the local dataset `dir` (its index mapped in place): no published
+// snapshot, no check of an imported dataset's GulpIO files. Dataset::Open
+// (engine/open.cc) decides when this is the right open; the importer and
+// Create call it directly. Sets `*info` to the dataset info when not null.
+std::unique_ptr<Dataset> OpenLocalDataset(const std::string& dir, const OpenOptions& options,
+                                          index::DatasetInfo* info = nullptr);
+
+// Whether `dir` holds a gulpdb index (at `index_dir` when not empty).
+bool LocalDatasetExists(const std::string& dir, const std::string& index_dir);
+// Where the index of `dir` lives: `index_dir`, or <dir>/gulpdb.index.
+std::string IndexDirOf(const std::string& dir, const std::string& index_dir);
+
+}  // namespace engine
+}  // namespace gulpdb
+
+#endif  // GULPDB_ENGINE_CORE_DATASET_IMPL_H_

@@ -1,0 +1,169 @@
+// Decoded reads: JPEG bytes from the chunk files, then TurboJPEG into one
+// buffer per request, frames decoded in parallel on the dataset's pool.
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "engine/codec/frame_geometry.h"
+#include "engine/core/chunk_reader.h"
+#include "engine/core/dataset_impl.h"
+#include "gulpdb/error.h"
+
+namespace gulpdb {
+
+namespace {
+
+// Recently freed decode buffers. Fresh large allocations are mmapped by
+// malloc and page-faulted in on first touch, which costs a decode of a
+// batch about a fifth of its time; reusing a buffer of a similar size does
+// not. Bounded in count and bytes.
+class BufferPool {
+ public:
+  static BufferPool& Get() {
+    static BufferPool* pool = new BufferPool();  // never destroyed: freed buffers outlive statics
+    return *pool;
+  }
+
+  // A buffer of at least `size` bytes; `*capacity` receives its real size.
+  uint8_t* Take(size_t size, size_t* capacity) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (size_t i = 0; i < free_.size(); ++i) {
+        if (free_[i].second >= size && free_[i].second <= 2 * size + 4096) {
+          uint8_t* p = free_[i].first;
+          *capacity = free_[i].second;
+          bytes_ -= free_[i].second;
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+          return p;
+        }
+      }
+    }
+    *capacity = size == 0 ? 1 : size;
+    return static_cast<uint8_t*>(std::malloc(*capacity));
+  }
+
+  void Give(uint8_t* p, size_t capacity) {
+    if (p == nullptr) return;
+    if (capacity >= kMinPooled) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (free_.size() < kMaxBuffers && bytes_ + capacity <= kMaxBytes) {
+        free_.emplace_back(p, capacity);
+        bytes_ += capacity;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  static constexpr size_t kMinPooled = size_t{128} << 10;  // smaller ones come from the heap anyway
+  static constexpr size_t kMaxBuffers = 16;
+  static constexpr size_t kMaxBytes = size_t{128} << 20;
+  std::mutex mutex_;
+  std::vector<std::pair<uint8_t*, size_t>> free_;
+  size_t bytes_ = 0;
+};
+
+}  // namespace
+
+void DecodedFrames::Free::operator()(uint8_t* p) const { BufferPool::Get().Give(p, capacity); }
+
+bool DecodedFrames::uniform() const {
+  if (shapes_.empty()) return false;
+  for (const ImageShape& s : shapes_) {
+    if (s != shapes_.front()) return false;
+  }
+  return true;
+}
+
+util::ThreadPool& Dataset::Impl::DecodePool() const {
+  std::call_once(pool_once_, [this] {
+    const size_t n =
+        options.decode_threads == 0 ? util::ThreadPool::DefaultSize() : options.decode_threads;
+    pool_ = std::make_unique<util::ThreadPool>(n);
+  });
+  return *pool_;
+}
+
+std::vector<JpegFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>& requests) const {
+  // Every run of every request at once (concurrently for a remote dataset):
+  // engine/core/chunk_reader.h.
+  std::vector<engine::JpegRequest> views;
+  views.reserve(requests.size());
+  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
+  return engine::ReadJpegRequests(*impl_, views);
+}
+
+DecodedFrames Dataset::ReadFrames(std::string_view id, const Selection& selection,
+                                  const DecodeOptions& options) const {
+  std::vector<FrameRequest> one(1);
+  one[0].id = std::string(id);
+  one[0].selection = selection;
+  return std::move(ReadBatch(one, options).front());
+}
+
+std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& requests,
+                                              const DecodeOptions& options) const {
+  const std::vector<JpegFrames> jpegs = ReadJpegBatch(requests);
+  // Rethrows a codec error, of its own type, with the frame it belongs to.
+  const auto with_context = [&](size_t request, size_t frame, const Error& e) {
+    e.ThrowWithContext("decode id '" + requests[request].id + "' frame " +
+                       std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
+                       ": ");
+  };
+  // A random crop takes one window position per request (jpeg.h).
+  std::vector<DecodeOptions> request_options(requests.size(), options);
+  if (options.crop == CropMode::kRandom) {
+    for (size_t r = 0; r < requests.size(); ++r) {
+      request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
+    }
+  }
+  std::vector<DecodedFrames> out(requests.size());
+  std::vector<std::pair<size_t, size_t>> jobs;  // (request, frame)
+  for (size_t r = 0; r < requests.size(); ++r) {
+    out[r].indices_ = jpegs[r].indices();
+    out[r].shapes_.resize(jpegs[r].size());
+    for (size_t i = 0; i < jpegs[r].size(); ++i) jobs.emplace_back(r, i);
+  }
+  util::ThreadPool& pool = impl_->DecodePool();
+  // Headers first (in parallel too), to size each request's buffer.
+  pool.ParallelFor(jobs.size(), [&](size_t j) {
+    const auto [r, i] = jobs[j];
+    const std::string_view jpeg = jpegs[r][i];
+    try {
+      out[r].shapes_[i] = ThreadLocalDecoder().OutputShape(
+          reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(), request_options[r]);
+    } catch (const Error& e) {
+      with_context(r, i, e);
+    }
+  });
+  for (size_t r = 0; r < requests.size(); ++r) {
+    DecodedFrames& d = out[r];
+    d.offsets_.reserve(d.shapes_.size());
+    for (const ImageShape& shape : d.shapes_) {
+      d.offsets_.push_back(d.byte_size_);
+      d.byte_size_ += shape.bytes();
+    }
+    DecodedFrames::Free deleter;
+    uint8_t* buffer = BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
+    if (buffer == nullptr) {
+      throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
+                             std::to_string(d.byte_size_) + " bytes");
+    }
+    d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
+  }
+  pool.ParallelFor(jobs.size(), [&](size_t j) {
+    const auto [r, i] = jobs[j];
+    const std::string_view jpeg = jpegs[r][i];
+    DecodedFrames& d = out[r];
+    try {
+      ThreadLocalDecoder().DecodeInto(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size(),
+                                      request_options[r], d.mutable_data(i), d.shapes_[i].bytes());
+    } catch (const Error& e) {
+      with_context(r, i, e);
+    }
+  });
+  return out;
+}
+
+}  // namespace gulpdb

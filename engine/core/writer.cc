@@ -1,0 +1,605 @@
+// The write path: the commit protocol of docs/format/index_format.md.
+//
+//   1. Frames are written past the committed length of the current chunk
+//      (a new chunk is first created and registered empty).
+//   2. Commit fdatasyncs every chunk the batch wrote, then one LMDB write
+//      transaction records the videos and the chunks' new committed lengths.
+//   3. A crash before (2) leaves bytes past the committed lengths: the
+//      DatasetInfo lists the chunks a writer may have written ("dirty"), and
+//      the next writer truncates them before it writes anything.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/core/dataset_impl.h"
+#include "engine/core/fault_injection.h"
+#include "engine/core/obsolete_files.h"
+#include "engine/json/json_text.h"
+#include "engine/query/query_txn.h"
+#include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "util/sys_error.h"
+#include "util/utf8.h"
+
+namespace gulpdb {
+namespace {
+
+constexpr int kMaxChunkNameAttempts = 1000;  // skips over foreign data_<N>.gulp files
+
+std::string ChunkFileName(uint32_t chunk) { return "data_" + std::to_string(chunk) + ".gulp"; }
+
+bool LooksLikeJpeg(std::string_view bytes) {
+  return bytes.size() >= 4 && static_cast<uint8_t>(bytes[0]) == 0xff &&
+         static_cast<uint8_t>(bytes[1]) == 0xd8 &&
+         static_cast<uint8_t>(bytes[bytes.size() - 2]) == 0xff &&
+         static_cast<uint8_t>(bytes[bytes.size() - 1]) == 0xd9;
+}
+
+}  // namespace
+
+struct Writer::Impl {
+  // A chunk this batch wrote into.
+  struct Touched {
+    std::shared_ptr<engine::ChunkFile> file;
+    uint64_t committed_length = 0;  // where the batch started writing
+    uint64_t end = 0;               // where it stopped
+  };
+  struct Pending {
+    std::string id;
+    index::VideoRecord record;
+    bool dropped = false;  // replaced later in the same batch
+  };
+
+  std::shared_ptr<engine::DatasetImpl> ds;  // shared: the Writer may outlive its Dataset
+  WriterOptions options;
+  util::FileLock lock;
+  index::DatasetInfo info;  // as last committed (settings are fixed)
+
+  bool have_chunk = false;
+  uint32_t chunk = 0;                       // the chunk appends go to
+  uint64_t next_chunk = 0;                  // the number a new chunk takes at the lowest
+  index::ChunkRecord chunk_record;          // its committed state
+  std::shared_ptr<engine::ChunkFile> file;  // its read-write handle
+  uint64_t write_pos = 0;                   // next byte to write in it
+  uint32_t batch_videos_in_chunk = 0;       // appended to it in this batch
+  bool started_new_chunk = false;           // for WriterOptions::start_new_chunk
+
+  std::vector<Pending> pending;
+  std::unordered_map<std::string, size_t> pending_by_id;
+  std::unordered_set<std::string> removals;
+  std::map<uint32_t, Touched> touched;
+  std::vector<engine::SplitOp> split_ops;  // SetSplit / RemoveSplit, in call order
+
+  Impl(std::shared_ptr<engine::DatasetImpl> dataset, const WriterOptions& opts)
+      : ds(std::move(dataset)),
+        options(opts),
+        lock(ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
+
+  std::string ChunkPath(const std::string& name) const { return ds->ChunkPath(name); }
+
+  // Truncates whatever an interrupted writer left past committed lengths, and
+  // makes the last chunk the current one.
+  void Recover() {
+    // Query databases another process created since this dataset was opened;
+    // none can appear while this writer holds the lock.
+    ds->query.Refresh(*ds->env);
+    std::vector<std::pair<uint32_t, index::ChunkRecord>> dirty;
+    std::optional<std::pair<uint32_t, index::ChunkRecord>> last;
+    {
+      index::Txn txn = ds->env->BeginRead();
+      info = ds->GetInfo(txn);
+      if (!info.attached_to.empty()) {
+        throw InvalidArgumentError("open writer " + ds->dir + ": the dataset is attached to " +
+                                   info.attached_to +
+                                   " (merged in place): that index refers to its chunk files, "
+                                   "so it takes no more writes; write to " +
+                                   info.attached_to + " instead");
+      }
+      for (uint32_t n : info.dirty_chunks) {
+        // A chunk listed dirty without a record: compaction by an older
+        // version deleted it (the newest chunk, all of its videos removed)
+        // and left it listed. It has no file to truncate; it still counts
+        // for NextChunkNumber below, and the list is rewritten without it.
+        std::string_view bytes;
+        if (!txn.Get(ds->chunks, index::ChunkKey(n), &bytes)) continue;
+        index::ChunkRecord record = ds->GetChunk(txn, n);
+        // Another dataset's file: never truncated from here.
+        if (!record.attached()) dirty.emplace_back(n, std::move(record));
+      }
+      index::Cursor cursor(txn, ds->chunks);
+      if (cursor.Last()) {
+        const uint32_t n = index::DecodeChunkKey(cursor.key());
+        last.emplace(n, ds->DecodeChunkAt(cursor.key(), cursor.value()));
+      }
+      next_chunk =
+          index::NextChunkNumber(info, last ? std::optional<uint32_t>(last->first) : std::nullopt);
+    }
+    for (const auto& [n, record] : dirty) {
+      const std::string path = ChunkPath(record.file_name);
+      engine::ChunkFile f(path, engine::ChunkFile::Mode::kAppend);
+      const uint64_t size = f.Size();
+      if (size < record.committed_length) {
+        throw CorruptionError("recover " + path + ": the file has " + std::to_string(size) +
+                              " bytes but the index committed " +
+                              std::to_string(record.committed_length));
+      }
+      if (size > record.committed_length) {
+        f.TruncateTo(record.committed_length);
+        f.Sync();
+      }
+    }
+    if (!info.obsolete_files.empty()) {
+      engine::RemoveObsoleteFiles(*ds, "recover");
+      info.obsolete_files.clear();
+    }
+    RemoveAbandonedChunkFiles(next_chunk);
+    if (last) {
+      have_chunk = true;
+      chunk = last->first;
+      chunk_record = last->second;
+      file = std::make_shared<engine::ChunkFile>(ChunkPath(chunk_record.file_name),
+                                                 engine::ChunkFile::Mode::kAppend);
+      write_pos = chunk_record.committed_length;
+    }
+    std::vector<uint32_t> want;
+    if (have_chunk) want.push_back(chunk);
+    // Also records next_chunk in datasets written before it existed.
+    if (want != info.dirty_chunks || info.next_chunk != next_chunk) SetDirty(want);
+  }
+
+  // A writer killed between creating a chunk file and registering it
+  // (StartNewChunk) leaves an empty data_<N>.gulp that the index does not
+  // know, at the first free name from next_chunk on. GulpIO readers pair
+  // every data*.gulp with a meta*.gmeta, so such a file would break an
+  // exported directory: remove it. Files holding bytes are not ours and stay.
+  void RemoveAbandonedChunkFiles(uint64_t first) {
+    bool removed = false;
+    for (uint64_t n = first; n < index::kNoChunkNumberLeft && n - first < kMaxChunkNameAttempts;
+         ++n) {
+      const std::string path = ChunkPath(ChunkFileName(static_cast<uint32_t>(n)));
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0) break;  // where StartNewChunk stops looking
+      if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
+      util::RemoveFile(path);
+      removed = true;
+    }
+    if (removed) util::SyncDirectory(ds->dir);
+  }
+
+  // Records `dirty` as the dirty list, and next_chunk.
+  void SetDirty(const std::vector<uint32_t>& dirty) {
+    ds->env->Update([&](index::Txn& txn) {
+      index::DatasetInfo current = ds->GetInfo(txn);
+      current.dirty_chunks = dirty;
+      current.next_chunk = std::max(current.next_chunk, next_chunk);
+      txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
+    });
+    info.dirty_chunks = dirty;
+    info.next_chunk = std::max(info.next_chunk, next_chunk);
+  }
+
+  bool ChunkIsFull(uint64_t video_bytes) const {
+    if (chunk_record.state == index::ChunkState::kFull) return true;
+    if (!options.rollover) return false;
+    if (chunk_record.appended_videos + batch_videos_in_chunk >= info.videos_per_chunk) return true;
+    return info.bytes_per_chunk != 0 && write_pos > 0 &&
+           write_pos + video_bytes > info.bytes_per_chunk;
+  }
+
+  // Creates data_<N>.gulp for the next chunk, registers it empty (so that a
+  // crash leaves it known to the index) and makes it current.
+  //
+  // Numbers are never reused: the new chunk takes next_chunk (recorded in
+  // the index with the chunk), not one past the newest chunk that still
+  // exists, so a number compaction freed stays unused, and a published
+  // data_<N>.gulp never has to hold other bytes.
+  void StartNewChunk() {
+    uint64_t number = next_chunk;
+    // A data_<N>.gulp the index does not know (left by another program) is
+    // never touched, unless it is empty (RemoveAbandonedChunkFiles): the new
+    // chunk takes the next free number.
+    for (int attempt = 0;; ++attempt, ++number) {
+      if (number >= index::kNoChunkNumberLeft) {
+        throw ResourceExhaustedError("create chunk in " + ds->dir +
+                                     ": every chunk number up to 2^32 - 1 has been used");
+      }
+      if (!util::PathExists(ChunkPath(ChunkFileName(static_cast<uint32_t>(number))))) break;
+      if (attempt >= kMaxChunkNameAttempts) {
+        throw InvalidArgumentError("create chunk in " + ds->dir +
+                                   ": too many foreign data_*.gulp files");
+      }
+    }
+    const auto n = static_cast<uint32_t>(number);
+    auto created = std::make_shared<engine::ChunkFile>(ChunkPath(ChunkFileName(n)),
+                                                       engine::ChunkFile::Mode::kCreate);
+    util::SyncDirectory(ds->dir);
+    engine::fault::Reached(engine::fault::Point::kChunkCreated);
+    index::ChunkRecord record;
+    record.file_name = ChunkFileName(n);
+    std::vector<uint32_t> dirty;
+    for (const auto& entry : touched) dirty.push_back(entry.first);
+    dirty.push_back(n);
+    ds->env->Update([&](index::Txn& txn) {
+      index::DatasetInfo current = ds->GetInfo(txn);
+      current.dirty_chunks = dirty;
+      current.next_chunk = std::max(current.next_chunk, number + 1);
+      ds->PutChunk(txn, n, record);
+      txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(current));
+    });
+    info.dirty_chunks = dirty;
+    info.next_chunk = std::max(info.next_chunk, number + 1);
+    next_chunk = number + 1;
+    engine::fault::Reached(engine::fault::Point::kChunkRegistered);
+    have_chunk = true;
+    chunk = n;
+    chunk_record = record;
+    file = std::move(created);
+    write_pos = 0;
+    batch_videos_in_chunk = 0;
+  }
+
+  void ValidateAppend(std::string_view id, const std::vector<std::string_view>& jpegs) const {
+    const std::string where = "append '" + std::string(id) + "' to " + ds->dir;
+    if (id.empty()) throw InvalidArgumentError("append to " + ds->dir + ": the id is empty");
+    if (id.size() > ds->env->max_key_size()) {
+      throw InvalidArgumentError("append to " + ds->dir + ": id of " + std::to_string(id.size()) +
+                                 " bytes is longer than the " +
+                                 std::to_string(ds->env->max_key_size()) + "-byte limit");
+    }
+    if (const size_t bad = util::FindInvalidUtf8(id); bad != std::string_view::npos) {
+      throw InvalidArgumentError("append to " + ds->dir + ": id '" +
+                                 engine::PrintableBytes(id, 40) + "' is not valid UTF-8 at byte " +
+                                 std::to_string(bad) +
+                                 " (ids must be text, as .gmeta and Python need them)");
+    }
+    for (size_t i = 0; i < jpegs.size(); ++i) {
+      if (jpegs[i].empty()) {
+        throw InvalidArgumentError(where + ": frame " + std::to_string(i) + " is empty");
+      }
+      if (jpegs[i].size() > UINT32_MAX - 3) {
+        throw InvalidArgumentError(where + ": frame " + std::to_string(i) + " is over 4 GiB");
+      }
+      if (options.check_jpeg_markers && !LooksLikeJpeg(jpegs[i])) {
+        throw InvalidArgumentError(where + ": frame " + std::to_string(i) +
+                                   " is not a JPEG (no SOI/EOI markers)");
+      }
+    }
+  }
+
+  // Decides what an append of an existing id does; false means skip it.
+  bool ResolveDuplicate(const std::string& id) {
+    bool exists = false;
+    auto it = pending_by_id.find(id);
+    if (it != pending_by_id.end()) {
+      exists = true;
+    } else if (removals.count(id) == 0) {
+      index::Txn txn = ds->env->BeginRead();
+      std::string_view bytes;
+      exists = txn.Get(ds->videos, id, &bytes);
+    }
+    if (!exists) return true;
+    switch (options.on_duplicate) {
+      case OnDuplicate::kError:
+        throw InvalidArgumentError("append '" + id + "' to " + ds->dir +
+                                   (it != pending_by_id.end() ? ": appended twice in this batch"
+                                                              : ": the id already exists"));
+      case OnDuplicate::kSkip:
+        return false;
+      case OnDuplicate::kReplace:
+        if (it != pending_by_id.end()) {
+          pending[it->second].dropped = true;
+          pending_by_id.erase(it);
+        }
+        return true;
+    }
+    return true;
+  }
+
+  // Normalizes `json` (one meta object, or a list of them when `is_list`) to
+  // the form Python's json.dumps writes, so that exported .gmeta files read
+  // back exactly as GulpIO2 wrote them.
+  std::string NormalizeMeta(std::string_view id, std::string_view json, bool is_list) const {
+    std::string meta;
+    try {
+      meta = engine::NormalizeJson(json);
+    } catch (const InvalidArgumentError& e) {
+      throw InvalidArgumentError("append '" + std::string(id) + "' to " + ds->dir +
+                                 ": meta is not valid JSON: " + e.what());
+    }
+    if (meta.empty() || meta.front() != (is_list ? '[' : '{')) {
+      throw InvalidArgumentError("append '" + std::string(id) + "' to " + ds->dir +
+                                 ": meta must be " + (is_list ? "a JSON list" : "a JSON object") +
+                                 ", not " + meta.substr(0, 40));
+    }
+    return meta;
+  }
+
+  bool Append(std::string_view id_view, const std::vector<std::string_view>& jpegs,
+              std::string_view meta_json, bool meta_is_list) {
+    ValidateAppend(id_view, jpegs);
+    std::string meta = NormalizeMeta(id_view, meta_json, meta_is_list);
+    if (!meta_is_list) meta = "[" + meta + "]";
+    std::string id(id_view);
+    if (!ResolveDuplicate(id)) return false;
+
+    uint64_t bytes = 0;
+    for (std::string_view j : jpegs) bytes += j.size() + PadFor(j.size());
+    if (!have_chunk || ChunkIsFull(bytes) || (options.start_new_chunk && !started_new_chunk)) {
+      StartNewChunk();
+      started_new_chunk = true;
+    }
+
+    Touched& t = touched[chunk];
+    if (!t.file) {
+      t.file = file;
+      t.committed_length = chunk_record.committed_length;
+      t.end = write_pos;
+    }
+    index::VideoRecord record;
+    record.chunk = chunk;
+    record.frames = file->AppendFrames(write_pos, jpegs);
+    write_pos += bytes;
+    t.end = write_pos;
+    engine::fault::Reached(engine::fault::Point::kFramesWritten);
+    ++batch_videos_in_chunk;
+    if (info.checksums) {
+      record.crc32c.reserve(jpegs.size());
+      for (std::string_view j : jpegs) record.crc32c.push_back(index::Crc32c(j.data(), j.size()));
+    }
+    record.meta_data = std::move(meta);
+    pending_by_id[id] = pending.size();
+    pending.push_back(Pending{std::move(id), std::move(record), false});
+    return true;
+  }
+
+  bool Remove(std::string_view id_view) {
+    std::string id(id_view);
+    auto it = pending_by_id.find(id);
+    if (it != pending_by_id.end()) {
+      pending[it->second].dropped = true;
+      pending_by_id.erase(it);
+      removals.insert(id);  // a committed video of that id may exist too
+      return true;
+    }
+    if (removals.count(id) != 0) return false;
+    index::Txn txn = ds->env->BeginRead();
+    std::string_view bytes;
+    if (!txn.Get(ds->videos, id, &bytes)) return false;
+    removals.insert(std::move(id));
+    return true;
+  }
+
+  // Applies the batch to the index inside `txn`. Runs again from scratch if
+  // the map had to grow, so it only reads `this`.
+  void ApplyBatch(index::Txn& txn, index::DatasetInfo* out_info,
+                  std::map<uint32_t, index::ChunkRecord>* out_chunks) const {
+    index::DatasetInfo next = ds->GetInfo(txn);
+    // The meta index and the splits. Their handles are all known before this
+    // transaction began: found when the writer took the lock (nobody else can
+    // create them while it holds it) or created by Commit.
+    engine::QueryTxn query(*ds, txn, ds->query.Load());
+    std::map<uint32_t, index::ChunkRecord> chunks;
+    auto chunk_ref = [&](uint32_t n) -> index::ChunkRecord& {
+      auto it = chunks.find(n);
+      if (it == chunks.end()) it = chunks.emplace(n, ds->GetChunk(txn, n)).first;
+      return it->second;
+    };
+    // Forgets the committed video `id` (its bytes become garbage).
+    auto forget = [&](const std::string& id, const index::VideoRecord& old) {
+      index::ChunkRecord& c = chunk_ref(old.chunk);
+      c.live_videos -= std::min<uint32_t>(c.live_videos, 1);
+      c.live_bytes -= std::min(c.live_bytes, old.frame_bytes());
+      txn.Del(ds->order, index::OrderKey(old.chunk, old.seq));
+      next.total_videos -= std::min<uint64_t>(next.total_videos, 1);
+      next.total_frames -= std::min<uint64_t>(next.total_frames, old.frames.size());
+      query.Unindex(id, old);
+    };
+    for (const std::string& id : removals) {
+      if (auto old = ds->FindRecord(txn, id)) {
+        forget(id, *old);
+        txn.Del(ds->videos, id);
+        query.DropFromSplits(id);
+      }
+    }
+    for (const Pending& p : pending) {
+      if (p.dropped) continue;
+      if (auto old = ds->FindRecord(txn, p.id)) forget(p.id, *old);
+      index::VideoRecord record = p.record;
+      record.seq = next.next_seq++;
+      ds->PutVideo(txn, p.id, record);
+      txn.Put(ds->order, index::OrderKey(record.chunk, record.seq), p.id);
+      query.Index(p.id, record);
+      index::ChunkRecord& c = chunk_ref(record.chunk);
+      ++c.live_videos;
+      c.live_bytes += record.frame_bytes();
+      ++next.total_videos;
+      next.total_frames += record.frames.size();
+    }
+    for (const auto& [n, t] : touched) {
+      index::ChunkRecord& c = chunk_ref(n);
+      c.committed_length = t.end;
+      if (n != chunk) c.state = index::ChunkState::kFull;
+    }
+    for (const Pending& p : pending) ++chunk_ref(p.record.chunk).appended_videos;
+    for (const engine::SplitOp& op : split_ops) query.Apply(op);
+    // A batch of split changes alone may commit before any chunk exists.
+    if (have_chunk) {
+      next.dirty_chunks.assign(1, chunk);
+    } else {
+      next.dirty_chunks.clear();
+    }
+    for (const auto& [n, c] : chunks) {
+      ds->PutChunk(txn, n, c);
+    }
+    txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(next));
+    *out_info = std::move(next);
+    *out_chunks = std::move(chunks);
+    engine::fault::Reached(engine::fault::Point::kBeforeIndexCommit);
+  }
+
+  void Commit() {
+    if (pending.empty() && removals.empty() && split_ops.empty()) return;
+    try {
+      if (!split_ops.empty()) ds->query.Create(*ds->env);
+      engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
+      for (auto& [n, t] : touched) t.file->Sync();
+      engine::fault::Reached(engine::fault::Point::kAfterDataSync);
+      index::DatasetInfo next;
+      std::map<uint32_t, index::ChunkRecord> chunks;
+      ds->env->Update([&](index::Txn& txn) { ApplyBatch(txn, &next, &chunks); });
+      engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
+      info = std::move(next);
+      auto it = chunks.find(chunk);
+      if (it != chunks.end()) chunk_record = it->second;
+    } catch (...) {
+      Discard();
+      throw;
+    }
+    ClearBatch();
+  }
+
+  void ClearBatch() {
+    pending.clear();
+    pending_by_id.clear();
+    removals.clear();
+    touched.clear();
+    split_ops.clear();
+    batch_videos_in_chunk = 0;
+    if (have_chunk) write_pos = chunk_record.committed_length;
+  }
+
+  // Truncates what the batch wrote and forgets it. Truncation failures are
+  // harmless for correctness (the bytes are past the committed length and
+  // the next writer truncates them), so they are swallowed here.
+  void Discard() noexcept {
+    for (auto& [n, t] : touched) {
+      try {
+        t.file->TruncateTo(t.committed_length);
+      } catch (const Error&) {
+      }
+    }
+    ClearBatch();
+  }
+};
+
+std::optional<OnDuplicate> OnDuplicateFromName(std::string_view name) {
+  for (OnDuplicate policy : {OnDuplicate::kError, OnDuplicate::kSkip, OnDuplicate::kReplace}) {
+    if (name == OnDuplicateName(policy)) return policy;
+  }
+  return std::nullopt;
+}
+
+const char* OnDuplicateName(OnDuplicate policy) {
+  switch (policy) {
+    case OnDuplicate::kError:
+      return "error";
+    case OnDuplicate::kSkip:
+      return "skip";
+    case OnDuplicate::kReplace:
+      return "replace";
+  }
+  return "error";
+}
+
+Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Writer::~Writer() {
+  if (impl_) impl_->Discard();
+}
+
+bool Writer::Append(std::string_view id, const std::vector<std::string_view>& jpegs,
+                    std::string_view meta_json) {
+  return impl_->Append(id, jpegs, meta_json, /*meta_is_list=*/false);
+}
+
+bool Writer::AppendEntry(std::string_view id, const std::vector<std::string_view>& jpegs,
+                         std::string_view meta_data_list) {
+  return impl_->Append(id, jpegs, meta_data_list, /*meta_is_list=*/true);
+}
+
+bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }
+uint32_t Writer::StartChunk() {
+  impl_->StartNewChunk();
+  impl_->started_new_chunk = true;  // WriterOptions::start_new_chunk is satisfied
+  return impl_->chunk;
+}
+void Writer::Commit() { impl_->Commit(); }
+void Writer::Rollback() { impl_->Discard(); }
+size_t Writer::pending_videos() const { return impl_->pending_by_id.size(); }
+
+void Writer::SetSplit(std::string_view name, const std::vector<std::string>& ids) {
+  const std::string operation = "set split '" + std::string(name) + "' in " + impl_->ds->dir;
+  engine::ValidateQueryName(name, index::kMaxSplitNameBytes, "split name", operation);
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string_view> twice;
+  for (const std::string& id : ids) {
+    if (!seen.insert(id).second) twice.push_back(id);
+  }
+  const auto list = [](const auto& items) {
+    constexpr size_t kListed = 20;
+    std::string out;
+    for (size_t i = 0; i < items.size() && i < kListed; ++i) {
+      out += (i == 0 ? "'" : ", '") + std::string(items[i]) + "'";
+    }
+    if (items.size() > kListed) out += ", ...";
+    return out;
+  };
+  if (!twice.empty()) {
+    throw InvalidArgumentError(operation + ": " + std::to_string(twice.size()) +
+                               " ids are listed more than once: " + list(twice));
+  }
+  std::vector<std::string_view> missing;
+  {
+    // Committed ids in one read transaction; this batch's own changes on top.
+    index::Txn txn = impl_->ds->env->BeginRead();
+    for (const std::string& id : ids) {
+      if (impl_->pending_by_id.count(id) != 0) continue;
+      std::string_view bytes;
+      if (impl_->removals.count(id) != 0 || !txn.Get(impl_->ds->videos, id, &bytes)) {
+        missing.push_back(id);
+      }
+    }
+  }
+  if (!missing.empty()) {
+    throw IdNotFoundError(operation + ": " + std::to_string(missing.size()) +
+                          (missing.size() == 1 ? " id is" : " ids are") +
+                          " not in the dataset: " + list(missing) + " (the split was not set)");
+  }
+  impl_->split_ops.push_back(engine::SplitOp{std::string(name), false, ids});
+}
+
+bool Writer::RemoveSplit(std::string_view name) {
+  bool exists = false;
+  bool decided = false;
+  for (auto it = impl_->split_ops.rbegin(); it != impl_->split_ops.rend() && !decided; ++it) {
+    if (it->name == name) {
+      exists = !it->remove;
+      decided = true;
+    }
+  }
+  if (!decided) {
+    const engine::QueryDbHandles dbs = impl_->ds->query.Load();  // refreshed when the writer began
+    index::Txn txn = impl_->ds->env->BeginRead();
+    std::string_view bytes;
+    exists = dbs.has_splits() && txn.Get(dbs.splits, name, &bytes);
+  }
+  if (exists) impl_->split_ops.push_back(engine::SplitOp{std::string(name), true, {}});
+  return exists;
+}
+
+std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
+  if (read_only()) {
+    throw InvalidArgumentError("open writer " + impl_->dir + ": the dataset is open read-only");
+  }
+  auto impl = std::make_unique<Writer::Impl>(impl_, options);
+  impl->Recover();
+  return std::unique_ptr<Writer>(new Writer(std::move(impl)));
+}
+
+}  // namespace gulpdb

@@ -1,0 +1,243 @@
+// Writing .gmeta files that unmodified GulpIO2 reads (interop.h).
+//
+// Snapshot: the export reads the index in batches of short read
+// transactions, not in one long one, because a read transaction that stays
+// open keeps a writer in this process from growing the LMDB map (resizing
+// needs every transaction of the process to end). Each batch checks that its
+// transaction sees the same snapshot (LMDB's transaction id) as the first; if
+// a writer committed in between, the export starts again from the first
+// chunk, so that the files always describe one committed state. After
+// kMaxRestarts restarts it reads the rest in one transaction, as a last
+// resort against a writer that commits faster than a pass takes.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "engine/core/dataset_impl.h"
+#include "engine/gulpio/gmeta.h"
+#include "engine/gulpio/gulpio_files.h"
+#include "engine/query/splits_file.h"
+#include "gulpdb/error.h"
+#include "gulpdb/interop.h"
+#include "util/file_io.h"
+#include "util/relative_name.h"
+
+namespace gulpdb {
+namespace {
+
+constexpr size_t kExportBatch = 1024;  // videos per read transaction
+constexpr int kMaxRestarts = 3;
+
+// A .gmeta file the export wrote: its chunk, name and content.
+struct Written {
+  uint32_t chunk = 0;
+  std::string name;
+  engine::GmetaContent content;
+};
+
+struct Entry {
+  std::string id;
+  std::vector<FrameInfo> frames;
+  std::string meta_data;
+};
+
+// Exports every chunk from one snapshot. Returns false, leaving the files
+// written so far, when the snapshot changed between two batches.
+bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
+                    const std::string& out_dir, bool one_transaction, ExportReport* report,
+                    std::vector<Written>* written) {
+  impl.query.Refresh(*impl.env);  // the split databases, before any transaction begins
+  const engine::QueryDbHandles query_dbs = impl.query.Load();
+  std::optional<index::Txn> held;
+  if (one_transaction) held.emplace(impl.env->BeginRead());
+  std::optional<uint64_t> snapshot;
+  // Runs `fn` in a read transaction of the export's snapshot; false if a
+  // writer committed since the first batch.
+  const auto in_snapshot = [&](const std::function<void(index::Txn&)>& fn) {
+    if (held) {
+      fn(*held);
+      return true;
+    }
+    index::Txn txn = impl.env->BeginRead();
+    if (!snapshot) snapshot = txn.id();
+    if (txn.id() != *snapshot) return false;
+    fn(txn);
+    return true;
+  };
+
+  std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
+  const bool same = in_snapshot([&](index::Txn& txn) {
+    index::Cursor cursor(txn, impl.chunks);
+    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+      const uint32_t n = index::DecodeChunkKey(cursor.key());
+      chunks.emplace_back(n, impl.DecodeChunkAt(cursor.key(), cursor.value()));
+    }
+  });
+  if (!same) return false;
+  // Every name first: a bad one (from a damaged index or a hostile bucket's
+  // snapshot) fails the export before a file is written.
+  for (const auto& [n, chunk] : chunks) {
+    if (!chunk.meta_file.empty()) {
+      util::CheckRelativeName(chunk.meta_file, "export " + dataset.dir(),
+                              "chunk " + std::to_string(n) + "'s .gmeta name");
+    }
+  }
+  *report = ExportReport();
+  written->clear();
+  std::set<uint32_t> left_out;  // chunks no .gmeta here describes
+  for (const auto& entry : chunks) {
+    const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
+    const index::ChunkRecord& chunk = entry.second;
+    // A chunk of a shard attached in place lives in the shard's
+    // sub-directory, which GulpIO's readers do not look into: a .gmeta for it
+    // here would pair with no data file, and GulpIO2 refuses a directory
+    // whose .gmeta and .gulp files differ in number. (A push publishes such
+    // chunks flat, as data_<N>.gulp, so the .gmeta of a remote one is written.)
+    if (!impl.remote && chunk.file_name.find('/') != std::string::npos) {
+      left_out.insert(n);
+      continue;
+    }
+    // Every chunk gets its .gmeta, an empty one ("{}") included: GulpIO2
+    // pairs each data*.gulp with a meta*.gmeta and refuses a directory where
+    // they differ in number (Writer::StartChunk leaves empty chunks, as
+    // GulpIO2's writer does).
+    const std::string name =
+        chunk.meta_file.empty() ? "meta_" + std::to_string(n) + ".gmeta" : chunk.meta_file;
+    // The name comes from the index (or a bucket's snapshot): never a path
+    // outside the output directory.
+    const std::string path = util::JoinRelative(out_dir, name, "export " + dataset.dir(),
+                                                "chunk " + std::to_string(n) + "'s .gmeta name");
+    engine::GmetaWriter writer(path);
+    const std::string end = index::OrderKey(n + 1, 0);
+    std::string resume = index::OrderKey(n, 0);
+    std::vector<Entry> batch;
+    do {
+      batch.clear();
+      const bool unchanged = in_snapshot([&](index::Txn& txn) {
+        index::Cursor cursor(txn, impl.order);
+        for (bool ok = cursor.Seek(resume);
+             ok && (n == UINT32_MAX || cursor.key() < end) && batch.size() < kExportBatch;
+             ok = cursor.Next()) {
+          const std::string_view id = cursor.value();
+          std::optional<index::VideoRecord> video = impl.FindRecord(txn, id);
+          if (!video) {
+            throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
+                                  std::string(id) + "' that has no record");
+          }
+          batch.push_back(
+              Entry{std::string(id), std::move(video->frames), std::move(video->meta_data)});
+          resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
+        }
+      });
+      if (!unchanged) return false;  // the temporary file goes with `writer`
+      // Written outside the transaction: a slow disk holds no snapshot.
+      for (const Entry& e : batch) writer.Add(e.id, e.frames, e.meta_data);
+      report->videos += batch.size();
+    } while (batch.size() == kExportBatch);
+    writer.Commit();
+    written->push_back(Written{n, name, writer.content()});
+    report->bytes_written += util::FileSize(util::OpenFile(path, O_RDONLY).get(), path);
+    ++report->chunks;
+  }
+  // The splits of the same snapshot, beside the .gmeta files.
+  engine::NamedSplits splits;
+  if (!in_snapshot([&](index::Txn& txn) {
+        splits = engine::ReadAllSplits(txn, query_dbs);
+        if (left_out.empty()) return;
+        // Only the videos the .gmeta files describe: an import of the
+        // directory refuses a split naming a video it does not have.
+        for (auto& split : splits) {
+          std::vector<std::string>& ids = split.second;
+          ids.erase(std::remove_if(ids.begin(), ids.end(),
+                                   [&](const std::string& id) {
+                                     const std::optional<index::VideoRecord> video =
+                                         impl.FindRecord(txn, id);
+                                     return video && left_out.count(video->chunk) != 0;
+                                   }),
+                    ids.end());
+        }
+      })) {
+    return false;
+  }
+  engine::WriteSplitsFile(out_dir, splits);
+  report->splits = splits.size();
+  return true;
+}
+
+// An export into the dataset directory rewrote .gmeta files that an import
+// stamped: record their new content (and stamp), so that open does not take
+// gulpdb's own rewrite for a change by another program. A rewrite that
+// left the bytes as they were (an unchanged chunk, or a .gmeta that was
+// missing) needs no index write. (A crash between the rename and this update
+// leaves the old fingerprint: the next open asks for a re-index, which
+// rebuilds the same index from these files.)
+void RestampMetaFiles(const engine::DatasetImpl& impl, const std::vector<Written>& written) {
+  if (impl.env->read_only()) return;
+  // Most datasets stamp nothing: they cost one read transaction here, and no
+  // write transaction that a concurrent writer would have to wait for.
+  std::map<uint32_t, std::pair<index::ContentStamp, std::optional<index::FileStamp>>> updates;
+  {
+    index::Txn txn = impl.env->BeginRead();
+    if (!impl.GetInfo(txn).source_stamps) return;
+    for (const Written& w : written) {
+      std::string_view bytes;
+      if (!txn.Get(impl.chunks, index::ChunkKey(w.chunk), &bytes)) continue;
+      const index::ChunkRecord record = impl.GetChunk(txn, w.chunk);
+      if ((!record.meta_stamp && !record.meta_content) || record.meta_file != w.name) continue;
+      const index::ContentStamp content{w.content.size, w.content.crc32c};
+      if (record.meta_content == content) continue;
+      updates[w.chunk] = {content, engine::StampOf(impl.ChunkPath(w.name))};
+    }
+  }
+  if (updates.empty()) return;
+  impl.env->Update([&](index::Txn& txn) {
+    for (const auto& [n, update] : updates) {
+      std::string_view bytes;
+      if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;  // compacted meanwhile
+      index::ChunkRecord record = impl.GetChunk(txn, n);
+      if (!record.meta_stamp && !record.meta_content) continue;
+      record.meta_content = update.first;
+      // Kept for older versions, which compare the stamp only.
+      if (update.second) record.meta_stamp = update.second;
+      impl.PutChunk(txn, n, record);
+    }
+  });
+}
+
+bool SameDirectory(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) {
+  const std::string out_dir = out_dir_in.empty() ? dataset.dir() : out_dir_in;
+  if (!util::IsDirectory(out_dir)) {
+    throw NotFoundError("export " + dataset.dir() + ": no such directory " + out_dir);
+  }
+  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
+  ExportReport report;
+  std::vector<Written> written;
+  for (int attempt = 0;; ++attempt) {
+    if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report, &written)) break;
+  }
+  if (impl.remote) {
+    impl.remote->CopyLabelMap(out_dir + "/label2idx.json");
+    return report;
+  }
+  if (SameDirectory(out_dir, dataset.dir())) RestampMetaFiles(impl, written);
+  const std::string labels = dataset.dir() + "/label2idx.json";
+  if (out_dir != dataset.dir() && util::PathExists(labels)) {
+    util::CopyFile(labels, out_dir + "/label2idx.json");
+  }
+  return report;
+}
+
+}  // namespace gulpdb

@@ -1,0 +1,371 @@
+#include "engine/remote/manifest.h"
+
+#include <simdjson.h>
+
+#include <cstdio>
+#include <ctime>
+
+#include "engine/json/json_text.h"
+#include "gulpdb/error.h"
+#include "remote/s3_url.h"
+
+namespace gulpdb::engine {
+namespace {
+
+constexpr const char* kFormatName = "gulpdb-manifest";
+constexpr const char* kLeaseFormatName = "gulpdb-push-lease";
+
+void AppendKeyValue(std::string* out, const char* name, const std::string& value) {
+  *out += '"';
+  *out += name;
+  *out += "\": ";
+  AppendPythonJsonString(value, out);
+}
+
+template <typename Int>
+void AppendKeyNumber(std::string* out, const char* name, Int value) {
+  *out += '"';
+  *out += name;
+  *out += "\": ";
+  *out += std::to_string(value);
+}
+
+void AppendCrc(std::string* out, const std::optional<uint32_t>& crc) {
+  *out += "\"crc32c\": ";
+  *out += crc ? std::to_string(*crc) : std::string("null");
+}
+
+bool IsHex64(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Reads fields of one JSON object with type checks; every failure names the
+// manifest and the field.
+class Fields {
+ public:
+  Fields(simdjson::dom::element element, std::string what, const std::string& where,
+         const char* operation = "read manifest ")
+      : what_(std::move(what)), where_(where), operation_(operation) {
+    if (element.get(object_) != simdjson::SUCCESS) Fail("is not a JSON object");
+  }
+
+  simdjson::dom::element Raw(const char* name, bool required = true) const {
+    simdjson::dom::element e;
+    if (object_.at_key(name).get(e) != simdjson::SUCCESS) {
+      if (required) Fail("has no \"" + std::string(name) + "\"");
+      return {};
+    }
+    return e;
+  }
+  bool Has(const char* name) const {
+    simdjson::dom::element e;
+    return object_.at_key(name).get(e) == simdjson::SUCCESS && !e.is_null();
+  }
+  std::string String(const char* name, bool required = true) const {
+    if (!required && !Has(name)) return "";
+    std::string_view v;
+    if (Raw(name).get(v) != simdjson::SUCCESS)
+      Fail("\"" + std::string(name) + "\" is not a string");
+    return std::string(v);
+  }
+  uint64_t Unsigned(const char* name) const {
+    uint64_t v = 0;
+    if (Raw(name).get(v) != simdjson::SUCCESS) {
+      Fail("\"" + std::string(name) + "\" is not a whole number >= 0");
+    }
+    return v;
+  }
+  int64_t Signed(const char* name) const {
+    int64_t v = 0;
+    if (Raw(name).get(v) != simdjson::SUCCESS) {
+      Fail("\"" + std::string(name) + "\" is not a whole number");
+    }
+    return v;
+  }
+  uint32_t Unsigned32(const char* name) const {
+    const uint64_t v = Unsigned(name);
+    if (v > UINT32_MAX) Fail("\"" + std::string(name) + "\" is larger than 2^32 - 1");
+    return static_cast<uint32_t>(v);
+  }
+  std::optional<uint32_t> OptionalUnsigned32(const char* name) const {
+    if (!Has(name)) return std::nullopt;
+    return Unsigned32(name);
+  }
+  bool Bool(const char* name) const {
+    bool v = false;
+    if (Raw(name).get(v) != simdjson::SUCCESS) Fail("\"" + std::string(name) + "\" is not a bool");
+    return v;
+  }
+  simdjson::dom::array Array(const char* name) const {
+    simdjson::dom::array a;
+    if (Raw(name).get(a) != simdjson::SUCCESS) Fail("\"" + std::string(name) + "\" is not a list");
+    return a;
+  }
+  // A key relative to the dataset's prefix: '/'-separated, no empty, "." or
+  // ".." segment (a manifest must not point outside its prefix).
+  std::string Key(const char* name, bool required = true) const {
+    std::string key = String(name, required);
+    if (key.empty() && !required) return key;
+    try {
+      remote::JoinKey("", key);
+    } catch (const InvalidArgumentError& e) {
+      Fail("\"" + std::string(name) + "\" is not a key inside the dataset: " + e.what());
+    }
+    return key;
+  }
+
+  [[noreturn]] void Fail(const std::string& detail) const {
+    throw CorruptionError(operation_ + where_ + ": " + what_ + " " + detail);
+  }
+
+ private:
+  simdjson::dom::object object_;
+  std::string what_;
+  const std::string& where_;
+  std::string operation_;
+};
+
+}  // namespace
+
+std::string ManifestHistoryKey(uint64_t generation) {
+  char name[32];
+  std::snprintf(name, sizeof(name), "%020llu", static_cast<unsigned long long>(generation));
+  return std::string(kManifestHistoryDir) + "/" + name + ".json";
+}
+
+std::string SnapshotKey(const std::string& sha256) {
+  return std::string(kSnapshotDir) + "/" + sha256 + ".mdb";
+}
+
+std::string PromiseText(uint64_t length, uint32_t crc32c) {
+  char hex[16];
+  std::snprintf(hex, sizeof(hex), "%08x", crc32c);
+  return std::to_string(length) + "-" + hex;
+}
+
+bool IsUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string IsoTime(int64_t unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string SerializeManifest(const Manifest& m) {
+  std::string out = "{";
+  AppendKeyValue(&out, "format", kFormatName);
+  out += ", ";
+  AppendKeyNumber(&out, "version", m.version);
+  out += ", ";
+  AppendKeyNumber(&out, "generation", m.generation);
+  out += ", ";
+  AppendKeyValue(&out, "created", IsoTime(m.created_unix));
+  out += ", ";
+  AppendKeyNumber(&out, "created_unix", m.created_unix);
+  out += ", ";
+  AppendKeyValue(&out, "creator", m.creator);
+  if (!m.dataset.empty()) {
+    out += ",\n ";
+    AppendKeyValue(&out, "dataset", m.dataset);
+  }
+  if (!m.push_id.empty()) {
+    out += ", ";
+    AppendKeyValue(&out, "push", m.push_id);
+  }
+  out += ",\n \"chunks_published\": ";
+  out += m.chunks_published ? "true" : "false";
+  out += ",\n \"snapshot\": {";
+  AppendKeyValue(&out, "key", m.snapshot_key);
+  out += ", ";
+  AppendKeyNumber(&out, "size", m.snapshot_size);
+  out += ", ";
+  AppendKeyValue(&out, "sha256", m.snapshot_sha256);
+  out += "},\n ";
+  AppendKeyNumber(&out, "videos", m.videos);
+  out += ", ";
+  AppendKeyNumber(&out, "frames", m.frames);
+  out += ", ";
+  AppendKeyNumber(&out, "grace_seconds", m.grace_seconds);
+  out += ",\n \"label2idx\": ";
+  if (m.label2idx_key.empty()) {
+    out += "null";
+  } else {
+    out += "{";
+    AppendKeyValue(&out, "key", m.label2idx_key);
+    out += ", ";
+    AppendKeyValue(&out, "sha256", m.label2idx_sha256);
+    out += "}";
+  }
+  out += ",\n \"chunks\": [";
+  for (size_t i = 0; i < m.chunks.size(); ++i) {
+    const ManifestChunk& c = m.chunks[i];
+    out += i == 0 ? "\n  {" : ",\n  {";
+    AppendKeyNumber(&out, "number", c.number);
+    out += ", ";
+    AppendKeyValue(&out, "key", c.key);
+    out += ", ";
+    AppendKeyNumber(&out, "committed_length", c.committed_length);
+    out += ", ";
+    AppendKeyNumber(&out, "live_videos", c.live_videos);
+    out += ", ";
+    AppendKeyNumber(&out, "live_bytes", c.live_bytes);
+    out += ", ";
+    AppendKeyValue(&out, "etag", c.etag);
+    out += ", ";
+    AppendCrc(&out, c.crc32c);
+    out += ", ";
+    AppendKeyValue(&out, "gmeta_key", c.gmeta_key);
+    out += ", ";
+    AppendKeyValue(&out, "gmeta_sha256", c.gmeta_sha256);
+    out += "}";
+  }
+  out += "],\n \"obsolete\": [";
+  for (size_t i = 0; i < m.obsolete.size(); ++i) {
+    const ManifestObsolete& o = m.obsolete[i];
+    out += i == 0 ? "\n  {" : ",\n  {";
+    AppendKeyValue(&out, "key", o.key);
+    out += ", ";
+    AppendKeyValue(&out, "since", IsoTime(o.since_unix));
+    out += ", ";
+    AppendKeyNumber(&out, "since_unix", o.since_unix);
+    out += ", ";
+    AppendKeyNumber(&out, "committed_length", o.committed_length);
+    out += ", ";
+    AppendCrc(&out, o.crc32c);
+    out += ", ";
+    AppendKeyValue(&out, "gmeta_key", o.gmeta_key);
+    out += "}";
+  }
+  out += "]}\n";
+  return out;
+}
+
+Manifest ParseManifest(std::string_view text, const std::string& where) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
+    throw CorruptionError("read manifest " + where + ": not valid JSON (" +
+                          simdjson::error_message(error) + ")");
+  }
+  const Fields top(root, "the manifest", where);
+  if (top.String("format") != kFormatName) top.Fail("is not a gulpdb manifest (\"format\")");
+  Manifest m;
+  m.version = top.Unsigned32("version");
+  if (m.version > kManifestVersion || m.version == 0) {
+    top.Fail("has version " + std::to_string(m.version) + "; this gulpdb reads version " +
+             std::to_string(kManifestVersion) + " (a newer gulpdb wrote it: upgrade)");
+  }
+  m.generation = top.Unsigned("generation");
+  m.created_unix = top.Signed("created_unix");
+  m.creator = top.String("creator");
+  m.dataset = top.String("dataset", false);
+  if (!m.dataset.empty() && !IsUuid(m.dataset)) top.Fail("\"dataset\" is not a UUID");
+  m.push_id = top.String("push", false);
+  m.chunks_published = top.Bool("chunks_published");
+  const Fields snapshot(top.Raw("snapshot"), "\"snapshot\"", where);
+  m.snapshot_key = snapshot.Key("key");
+  m.snapshot_size = snapshot.Unsigned("size");
+  m.snapshot_sha256 = snapshot.String("sha256");
+  if (!IsHex64(m.snapshot_sha256)) snapshot.Fail("\"sha256\" is not 64 lowercase hex digits");
+  m.videos = top.Unsigned("videos");
+  m.frames = top.Unsigned("frames");
+  m.grace_seconds = top.Signed("grace_seconds");
+  if (top.Has("label2idx")) {
+    const Fields labels(top.Raw("label2idx"), "\"label2idx\"", where);
+    m.label2idx_key = labels.Key("key");
+    m.label2idx_sha256 = labels.String("sha256");
+  }
+  size_t index = 0;
+  for (simdjson::dom::element e : top.Array("chunks")) {
+    const Fields f(e, "chunk entry " + std::to_string(index++), where);
+    ManifestChunk c;
+    c.number = f.Unsigned32("number");
+    if (!m.chunks.empty() && c.number <= m.chunks.back().number) {
+      f.Fail("has number " + std::to_string(c.number) + ", not after the previous entry's " +
+             std::to_string(m.chunks.back().number));
+    }
+    c.key = f.Key("key");
+    c.committed_length = f.Unsigned("committed_length");
+    c.live_videos = f.Unsigned32("live_videos");
+    c.live_bytes = f.Unsigned("live_bytes");
+    c.etag = f.String("etag");
+    c.crc32c = f.OptionalUnsigned32("crc32c");
+    c.gmeta_key = f.Key("gmeta_key", false);
+    c.gmeta_sha256 = f.String("gmeta_sha256", false);
+    m.chunks.push_back(std::move(c));
+  }
+  index = 0;
+  for (simdjson::dom::element e : top.Array("obsolete")) {
+    const Fields f(e, "obsolete entry " + std::to_string(index++), where);
+    ManifestObsolete o;
+    o.key = f.Key("key");
+    o.since_unix = f.Signed("since_unix");
+    o.committed_length = f.Unsigned("committed_length");
+    o.crc32c = f.OptionalUnsigned32("crc32c");
+    o.gmeta_key = f.Key("gmeta_key", false);
+    m.obsolete.push_back(std::move(o));
+  }
+  return m;
+}
+
+std::string SerializePushLease(const PushLeaseRecord& lease) {
+  std::string out = "{";
+  AppendKeyValue(&out, "format", kLeaseFormatName);
+  out += ", ";
+  AppendKeyValue(&out, "push", lease.push_id);
+  out += ", ";
+  AppendKeyValue(&out, "dataset", lease.dataset);
+  out += ",\n ";
+  AppendKeyValue(&out, "host", lease.host);
+  out += ", ";
+  AppendKeyNumber(&out, "pid", lease.pid);
+  out += ",\n ";
+  AppendKeyValue(&out, "started", IsoTime(lease.started_unix));
+  out += ", ";
+  AppendKeyNumber(&out, "started_unix", lease.started_unix);
+  out += ",\n ";
+  AppendKeyValue(&out, "expires", IsoTime(lease.expires_unix));
+  out += ", ";
+  AppendKeyNumber(&out, "expires_unix", lease.expires_unix);
+  out += "}\n";
+  return out;
+}
+
+PushLeaseRecord ParsePushLease(std::string_view text, const std::string& where) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
+    throw CorruptionError("read push lease " + where + ": not valid JSON (" +
+                          simdjson::error_message(error) + ")");
+  }
+  const Fields f(root, "the lease", where, "read push lease ");
+  if (f.String("format") != kLeaseFormatName) f.Fail("is not a gulpdb push lease (\"format\")");
+  PushLeaseRecord lease;
+  lease.push_id = f.String("push");
+  lease.dataset = f.String("dataset");
+  lease.host = f.String("host");
+  lease.pid = f.Signed("pid");
+  lease.started_unix = f.Signed("started_unix");
+  lease.expires_unix = f.Signed("expires_unix");
+  return lease;
+}
+
+}  // namespace gulpdb::engine

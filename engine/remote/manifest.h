@@ -1,0 +1,133 @@
+// The manifest of a published dataset: the small JSON object, written last by
+// every push, that names the index snapshot, each chunk object with its
+// committed length, ETag and CRC-32C, the .gmeta objects, and the objects a
+// later push may delete once their grace period is over. Readers open the
+// dataset a manifest describes and nothing else, so a push that stops
+// half-way changes nothing they see. The format is specified in
+// docs/format/remote_format.md.
+//
+// Thread safety: plain value types and pure functions.
+#ifndef GULPDB_ENGINE_REMOTE_MANIFEST_H_
+#define GULPDB_ENGINE_REMOTE_MANIFEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gulpdb::engine {
+
+// Object names inside a published dataset's prefix.
+inline constexpr const char* kManifestKey = "gulpdb.manifest.json";
+// The lease a push holds on the prefix while it runs (publish.cc).
+inline constexpr const char* kPushLeaseKey = "gulpdb.push-lease.json";
+// User metadata on every object a push writes (S3 x-amz-meta-<name>).
+inline constexpr const char* kMetaDataset = "gulpdb-dataset";  // the dataset's UUID
+inline constexpr const char* kMetaPush = "gulpdb-push";        // the push's id
+// On a data object that replaced one a manifest named: PromiseText() of the
+// promise (committed length, CRC-32C) its first bytes were checked against
+// before it was uploaded. Readers rely on it (remote_dataset.h).
+inline constexpr const char* kMetaPrefix = "gulpdb-prefix";
+inline constexpr const char* kManifestHistoryDir = "gulpdb.manifests";  // /<generation>.json
+inline constexpr const char* kSnapshotDir = "gulpdb.snapshots";         // /<sha256>.mdb
+// Where `gulpdb snapshot DIR` publishes, inside the dataset directory.
+inline constexpr const char* kLocalSnapshotStore = "gulpdb.snapshot";
+inline constexpr uint32_t kManifestVersion = 1;
+// A manifest larger than this is refused (about 10^6 chunks).
+inline constexpr uint64_t kMaxManifestBytes = uint64_t{256} << 20;
+
+// The immutable copy of generation `generation`'s manifest.
+std::string ManifestHistoryKey(uint64_t generation);
+// The snapshot object of an index whose SHA-256 is `sha256`.
+std::string SnapshotKey(const std::string& sha256);
+
+struct ManifestChunk {
+  uint32_t number = 0;
+  std::string key;  // the chunk's data object (its file name in the dataset)
+  uint64_t committed_length = 0;
+  uint32_t live_videos = 0;
+  uint64_t live_bytes = 0;
+  // Of the data object as uploaded; empty in a local snapshot's manifest,
+  // whose chunks are the dataset's own files.
+  std::string etag;
+  // CRC-32C of the object's bytes [0, committed_length), when published.
+  std::optional<uint32_t> crc32c;
+  std::string gmeta_key;  // its .gmeta object; empty when none was published
+  std::string gmeta_sha256;
+};
+
+// An object no longer named by the newest manifest, kept for readers of
+// older ones until `since_unix` + the grace period.
+struct ManifestObsolete {
+  std::string key;
+  int64_t since_unix = 0;
+  // For a data object: what older manifests promised about it, so that a
+  // push re-using the key within the grace period keeps those bytes.
+  uint64_t committed_length = 0;
+  std::optional<uint32_t> crc32c;
+  std::string gmeta_key;  // the emptied .gmeta deleted with it
+};
+
+struct Manifest {
+  uint32_t version = kManifestVersion;
+  uint64_t generation = 0;
+  int64_t created_unix = 0;
+  std::string creator;
+  // The identity of the dataset published (its index's UUID; empty in a
+  // manifest written before gulpdb recorded one), and the id of the push
+  // that published this generation (empty in older manifests).
+  std::string dataset;
+  std::string push_id;
+  // True when the chunk objects are in the store (push); false for a local
+  // snapshot, whose readers read the dataset's chunk files in place.
+  bool chunks_published = true;
+  std::string snapshot_key;
+  uint64_t snapshot_size = 0;
+  std::string snapshot_sha256;  // 64 lowercase hex digits
+  uint64_t videos = 0;
+  uint64_t frames = 0;
+  std::vector<ManifestChunk> chunks;  // by number
+  std::string label2idx_key;          // empty when the dataset has none
+  std::string label2idx_sha256;
+  int64_t grace_seconds = 0;
+  std::vector<ManifestObsolete> obsolete;
+};
+
+// The push lease (kPushLeaseKey): which push holds the prefix, until when.
+struct PushLeaseRecord {
+  std::string push_id;
+  std::string dataset;  // the pushed dataset's UUID
+  std::string host;
+  int64_t pid = 0;
+  int64_t started_unix = 0;
+  int64_t expires_unix = 0;  // renewed while the push runs
+};
+
+std::string SerializePushLease(const PushLeaseRecord& lease);
+// CorruptionError "read push lease <where>: ..." for text that is not a lease.
+PushLeaseRecord ParsePushLease(std::string_view text, const std::string& where);
+
+// The manifest as JSON text (one object, keys in a fixed order).
+std::string SerializeManifest(const Manifest& manifest);
+
+// Parses and checks a manifest. `where` names it in errors. Throws
+// CorruptionError "read manifest <where>: <what is wrong>" for anything that
+// is not a manifest this version understands: malformed JSON, missing or
+// mistyped fields, keys that could leave the prefix, chunk numbers out of
+// order, a snapshot hash that is not 64 hex digits, or a newer version.
+Manifest ParseManifest(std::string_view text, const std::string& where);
+
+// UTC "YYYY-MM-DDTHH:MM:SSZ".
+std::string IsoTime(int64_t unix_seconds);
+
+// "<length>-<crc32c as 8 lowercase hex digits>": the value of kMetaPrefix.
+std::string PromiseText(uint64_t length, uint32_t crc32c);
+
+// True for a UUID as gulpdb writes them (36 characters: lowercase hex
+// digits in groups of 8-4-4-4-12 separated by '-').
+bool IsUuid(std::string_view text);
+
+}  // namespace gulpdb::engine
+
+#endif  // GULPDB_ENGINE_REMOTE_MANIFEST_H_

@@ -1,0 +1,1254 @@
+// Publishing (gulpdb/remote.h): Push, a dataset to an object store, and
+// PublishSnapshot, a snapshot of its index beside it for readers on a shared
+// file system. One Publisher does both against engine/remote/object_store.h; the
+// layout it writes, and what the lease and the conditions guarantee, is
+// docs/format/remote_format.md.
+//
+// A push, in order:
+//   1. copy the index (one read transaction, compacted: the copy of an
+//      unchanged index is the same bytes, so an unchanged dataset publishes
+//      nothing) and open the copy: everything below reads that one state. An
+//      index made before gulpdb recorded dataset identities gets its UUID
+//      first (one write transaction);
+//   2. GET the published manifest (with its ETag) and LIST the prefix; HEAD
+//      what no manifest of this dataset names, and refuse (nothing written)
+//      a prefix holding objects that pushes of this dataset did not write,
+//      unless told to overwrite them;
+//   3. upload every chunk object that is new or grew (jobs at a time, large
+//      ones in parallel parts). Before replacing an object that a published
+//      manifest (or an obsolete entry still in its grace period) promised
+//      L bytes of, check that the CRC-32C of the local file's first L bytes
+//      is the promised one: a chunk rewritten locally is refused, so no
+//      reader of an older manifest ever reads changed bytes;
+//   4. write and upload the .gmeta of every chunk whose videos changed, and
+//      label2idx.json; empty the .gmeta of chunks that are gone (a GulpIO
+//      reader then sees their videos once, in their new chunk);
+//   5. upload the snapshot (content-addressed: skipped when present);
+//   6. claim the generation (its manifest copy, created only if absent), then
+//      swap the manifest (only if it still has the ETag read in step 2): the
+//      one step that makes the new state visible;
+//   7. delete what older pushes made obsolete and whose grace period is over
+//      (and, when overwriting, what pushes of this dataset did not write).
+// On S3 the first write takes the push lease, and every write is
+// conditional: If-None-Match: * for a key the listing did not show,
+// If-Match on the listed ETag otherwise. Another push that changed an object
+// meanwhile makes this one stop with BusyError, having replaced nothing a
+// manifest names. A failure at any step leaves the published manifest, and
+// every byte its readers may read, as they were.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "engine/core/dataset_impl.h"
+#include "engine/core/fault_injection.h"
+#include "engine/core/obsolete_files.h"
+#include "engine/gulpio/gmeta.h"
+#include "engine/remote/manifest.h"
+#include "engine/remote/object_store.h"
+#include "engine/remote/snapshot_cache.h"
+#include "gulpdb/error.h"
+#include "gulpdb/remote.h"
+#include "index/crc32c.h"
+#include "remote/errors.h"
+#include "remote/payload_hash.h"
+#include "remote/s3_config.h"
+#include "remote/s3_url.h"
+#include "util/file_io.h"
+#include "util/thread_pool.h"
+
+namespace gulpdb {
+
+std::chrono::seconds ParseDuration(std::string_view text) {
+  const auto bad = [&](const char* why) {
+    return InvalidArgumentError("duration '" + std::string(text) + "': " + why +
+                                " (e.g. 3600, 90s, 30m, 24h, 7d)");
+  };
+  if (text.empty()) throw bad("empty");
+  uint64_t value = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (value > (uint64_t{1} << 40)) throw bad("too large");
+    value = value * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (i == 0) throw bad("not a number");
+  const std::string_view unit = text.substr(i);
+  uint64_t scale = 1;
+  if (unit.empty() || unit == "s") {
+    scale = 1;
+  } else if (unit == "m") {
+    scale = 60;
+  } else if (unit == "h") {
+    scale = 3600;
+  } else if (unit == "d") {
+    scale = 86400;
+  } else {
+    throw bad("unknown unit");
+  }
+  return std::chrono::seconds(static_cast<int64_t>(value * scale));
+}
+
+std::chrono::seconds DefaultGracePeriod() {
+  const char* value = std::getenv("GULPDB_PUSH_GRACE");
+  if (value == nullptr || value[0] == '\0') return std::chrono::hours(24);
+  try {
+    return ParseDuration(value);
+  } catch (const InvalidArgumentError& e) {
+    e.ThrowWithContext("GULPDB_PUSH_GRACE: ");
+  }
+}
+
+namespace engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t NowUnix() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// CRC-32C of the first `length` bytes of the file `path`, and of its first
+// `checkpoint` bytes (checkpoint <= length).
+struct PrefixCrc {
+  uint32_t at_checkpoint = 0;
+  uint32_t whole = 0;
+};
+
+PrefixCrc CrcOfFile(const std::string& path, uint64_t length, uint64_t checkpoint) {
+  util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
+  std::string block(static_cast<size_t>(std::min<uint64_t>(length, uint64_t{4} << 20)), '\0');
+  PrefixCrc out;
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < length;) {
+    uint64_t want = std::min<uint64_t>(block.size(), length - done);
+    if (done < checkpoint) want = std::min(want, checkpoint - done);  // stop at the checkpoint
+    const size_t got =
+        util::PreadFull(fd.get(), block.data(), static_cast<size_t>(want), done, path);
+    if (got != want) {
+      throw CorruptionError("read " + path + ": the file ends at " + std::to_string(done + got) +
+                            ", before its committed length " + std::to_string(length));
+    }
+    crc = index::Crc32c(block.data(), got, crc);
+    done += got;
+    if (done == checkpoint) out.at_checkpoint = crc;
+  }
+  if (checkpoint == 0) out.at_checkpoint = 0;
+  out.whole = crc;
+  return out;
+}
+
+std::string Sha256OfFile(const std::string& path, uint64_t* size) {
+  util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
+  *size = util::FileSize(fd.get(), path);
+  return remote::Sha256HexOfFile(fd.get(), path, 0, *size);
+}
+
+// What a published manifest promised about an object's first bytes.
+struct Promise {
+  uint64_t length = 0;
+  std::optional<uint32_t> crc32c;
+  std::string from;  // "generation N" or "an obsolete entry kept until ..."
+};
+
+// On the probes that check a store honours conditions (never stored).
+constexpr const char* kMetaProbe = "gulpdb-probe";
+
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
+}
+
+// The lease's duration: $GULPDB_PUSH_LEASE (a duration), else 2 minutes.
+std::chrono::seconds LeaseDuration() {
+  const char* value = std::getenv("GULPDB_PUSH_LEASE");
+  if (value == nullptr || value[0] == '\0') return std::chrono::minutes(2);
+  std::chrono::seconds d;
+  try {
+    d = ParseDuration(value);
+  } catch (const InvalidArgumentError& e) {
+    e.ThrowWithContext("GULPDB_PUSH_LEASE: ");
+  }
+  if (d.count() < 1) throw InvalidArgumentError("GULPDB_PUSH_LEASE: at least 1 s");
+  return d;
+}
+
+// The push lease (docs/format/remote_format.md, "One push at a time"): the
+// object kPushLeaseKey, created with If-None-Match: *, renewed with If-Match
+// by a thread every quarter of its duration, deleted when the push ends;
+// taken over (If-Match on its ETag) once it has expired. Acquiring it also
+// finds out whether the store honours conditions: a second If-None-Match
+// PUT of the key, and an If-Match PUT with an ETag it cannot have, must both
+// fail.
+//
+// Thread safety: Check may be called from any thread; the rest from the
+// thread that made it.
+class PushLease {
+ public:
+  enum class Conditions { kHonoured, kIgnored, kRefused };
+
+  PushLease(ObjectStore& store, std::string what, PushLeaseRecord record,
+            std::map<std::string, std::string> metadata)
+      : store_(store),
+        what_(std::move(what)),
+        name_(store.Name(kPushLeaseKey)),
+        record_(std::move(record)),
+        metadata_(std::move(metadata)),
+        duration_(LeaseDuration()) {}
+  ~PushLease() { Release(); }
+  PushLease(const PushLease&) = delete;
+  PushLease& operator=(const PushLease&) = delete;
+
+  // Takes the lease, or throws BusyError naming the push that holds it.
+  // Returns whether the store honours conditions (and, in `problem`, what
+  // showed it does not). With kRefused (the store refused a conditional
+  // PUT outright) the lease is not held; `take_unconditionally` then takes
+  // it with plain PUTs, for a push told to go on anyway.
+  Conditions Acquire(std::string* problem) {
+    conditional_ = true;
+    remote::WriteOptions create = Write();
+    create.if_absent = true;
+    try {
+      etag_ = store_.Put(kPushLeaseKey, Body(), create);
+    } catch (const remote::PreconditionFailedError&) {
+      TakeOver();
+    } catch (const AccessDeniedError&) {
+      throw;
+    } catch (const IoError& e) {
+      *problem = std::string("a PUT with If-None-Match: * failed: ") + e.what();
+      return Conditions::kRefused;
+    }
+    Held();
+    // The probes: both must fail their condition.
+    for (int probe = 0; probe < 2; ++probe) {
+      remote::WriteOptions again = Write();
+      again.metadata[kMetaProbe] = std::to_string(probe + 1);
+      if (probe == 0) {
+        again.if_absent = true;
+      } else {
+        again.if_match = "\"00000000000000000000000000000000\"";
+      }
+      try {
+        const std::string etag = store_.Put(kPushLeaseKey, Body(), again);
+        std::lock_guard<std::mutex> lock(mutex_);
+        etag_ = etag;  // the same lease, stored again
+        *problem = probe == 0 ? "a second PUT of " + name_ + " with If-None-Match: * was accepted"
+                              : "a PUT of " + name_ + " with an If-Match ETag it does not have " +
+                                    "was accepted";
+        StartRenewing();
+        return Conditions::kIgnored;
+      } catch (const remote::PreconditionFailedError&) {
+        // As it should.
+      } catch (const AccessDeniedError&) {
+        throw;
+      } catch (const IoError& e) {
+        *problem = std::string("a conditional PUT failed: ") + e.what();
+        return Conditions::kIgnored;
+      }
+    }
+    StartRenewing();
+    return Conditions::kHonoured;
+  }
+
+  // For a push told to go on without conditions: plain PUTs from now on.
+  void TakeUnconditionally() {
+    conditional_ = false;
+    etag_ = store_.Put(kPushLeaseKey, Body(), Write());
+    Held();
+    StartRenewing();
+  }
+
+  // Throws BusyError if the lease is no longer this push's (another process
+  // replaced it, or it could not be renewed in time).
+  void Check() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!held_) return;
+    if (!lost_.empty()) {
+      throw BusyError(what_ + ": " + lost_ + "; the push stopped before its next write");
+    }
+    const auto since = std::chrono::steady_clock::now() - renewed_;
+    if (since >= duration_ * 3 / 4) {
+      throw BusyError(
+          what_ + ": the push lease " + name_ + " was not renewed for " +
+          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since).count()) +
+          " s; the push stopped before its next write");
+    }
+  }
+
+  // Stops renewing and deletes the lease if it is still this push's.
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!held_) return;
+    held_ = false;
+    // Only while surely held: deleting a lease another push took over would
+    // make that push stop (its renewal then fails), never corrupt anything.
+    if (lost_.empty() && std::chrono::steady_clock::now() - renewed_ < duration_ / 2) {
+      try {
+        store_.Delete({kPushLeaseKey});
+      } catch (const Error&) {
+        // It expires by itself.
+      }
+    }
+  }
+
+ private:
+  remote::WriteOptions Write() const {
+    remote::WriteOptions w;
+    w.metadata = metadata_;
+    return w;
+  }
+
+  std::string Body() const {
+    PushLeaseRecord r = record_;
+    r.expires_unix = NowUnix() + duration_.count();
+    return SerializePushLease(r);
+  }
+
+  // The lease is there: take it over if it has expired.
+  void TakeOver() {
+    StoreObject info;
+    std::string text;
+    try {
+      text = store_.Get(kPushLeaseKey, 1 << 20, &info);
+    } catch (const NotFoundError&) {
+      // Released meanwhile: one more try to create it.
+      remote::WriteOptions create = Write();
+      create.if_absent = true;
+      try {
+        etag_ = store_.Put(kPushLeaseKey, Body(), create);
+        return;
+      } catch (const remote::PreconditionFailedError&) {
+        throw BusyError(what_ + ": another push took the push lease " + name_ +
+                        " first; run this push again after it has finished");
+      }
+    }
+    PushLeaseRecord held;
+    try {
+      held = ParsePushLease(text, name_);
+    } catch (const CorruptionError& e) {
+      throw BusyError(what_ + ": " + name_ + " is not a push lease this gulpdb understands (" +
+                      e.what() + "); if no push to this place is running, delete it");
+    }
+    const int64_t now = NowUnix();
+    if (held.expires_unix > now) {
+      throw BusyError(what_ + ": another push holds the push lease " + name_ + ": push " +
+                      held.push_id + " from " + held.host + " (pid " + std::to_string(held.pid) +
+                      "), running since " + IsoTime(held.started_unix) +
+                      ", its lease renewed until " + IsoTime(held.expires_unix) +
+                      "; run this push again after it has finished (a push that died leaves "
+                      "its lease to expire at that time)");
+    }
+    remote::WriteOptions take = Write();
+    take.if_match = info.etag;
+    try {
+      etag_ = store_.Put(kPushLeaseKey, Body(), take);
+    } catch (const remote::PreconditionFailedError&) {
+      throw BusyError(what_ + ": another push took over the expired push lease " + name_ +
+                      " first; run this push again after it has finished");
+    }
+  }
+
+  void Held() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = true;
+    stop_ = false;
+    renewed_ = std::chrono::steady_clock::now();
+  }
+
+  // After the probes, which write the lease too.
+  void StartRenewing() {
+    if (!thread_.joinable()) thread_ = std::thread([this] { Renew(); });
+  }
+
+  void Renew() {
+    const auto period = std::max<std::chrono::milliseconds>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(duration_) / 4,
+        std::chrono::milliseconds(250));
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      wake_.wait_for(lock, period, [&] { return stop_; });
+      if (stop_) break;
+      remote::WriteOptions w = Write();
+      if (conditional_) w.if_match = etag_;
+      lock.unlock();
+      std::string etag;
+      std::string failure;
+      bool replaced = false;
+      try {
+        etag = store_.Put(kPushLeaseKey, Body(), w);
+      } catch (const remote::PreconditionFailedError& e) {
+        replaced = true;
+        failure = e.what();
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      lock.lock();
+      if (!etag.empty() || (failure.empty() && !replaced)) {
+        etag_ = etag;
+        renewed_ = std::chrono::steady_clock::now();
+      } else if (replaced) {
+        lost_ =
+            "another process replaced or removed the push lease " + name_ + " (" + failure + ")";
+        break;
+      } else if (std::chrono::steady_clock::now() - renewed_ >= duration_ * 3 / 4) {
+        lost_ = "the push lease " + name_ + " could not be renewed in time (" + failure + ")";
+        break;
+      }
+    }
+  }
+
+  ObjectStore& store_;
+  const std::string what_;
+  const std::string name_;
+  const PushLeaseRecord record_;
+  const std::map<std::string, std::string> metadata_;
+  const std::chrono::seconds duration_;
+  bool conditional_ = true;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  bool stop_ = false;
+  bool held_ = false;
+  std::string etag_;
+  std::string lost_;
+  std::chrono::steady_clock::time_point renewed_;
+};
+
+// The generation of a manifest copy's key ("gulpdb.manifests/<20 digits>.json"),
+// or nullopt for another key.
+std::optional<uint64_t> HistoryGeneration(const std::string& key) {
+  const std::string dir = std::string(kManifestHistoryDir) + "/";
+  if (key.size() != dir.size() + 25 || key.compare(0, dir.size(), dir) != 0 ||
+      key.compare(key.size() - 5, 5, ".json") != 0) {
+    return std::nullopt;
+  }
+  uint64_t g = 0;
+  for (size_t i = dir.size(); i < key.size() - 5; ++i) {
+    if (key[i] < '0' || key[i] > '9') return std::nullopt;
+    if (g > (UINT64_MAX - 9) / 10) return std::nullopt;
+    g = g * 10 + static_cast<uint64_t>(key[i] - '0');
+  }
+  return g;
+}
+
+class Publisher {
+ public:
+  Publisher(std::string dir, ObjectStore& store, bool publish_chunks, const PushOptions& options)
+      : dir_(std::move(dir)),
+        store_(store),
+        publish_chunks_(publish_chunks),
+        conditional_(publish_chunks && store.SupportsConditions()),
+        options_(options),
+        grace_(options.grace ? *options.grace : DefaultGracePeriod()),
+        jobs_(options.jobs == 0 ? 1 : options.jobs),
+        what_((publish_chunks ? "push " + dir_ + " to " : "snapshot " + dir_ + " to ") +
+              store.url()) {
+    if (grace_.count() < 0) throw InvalidArgumentError("push: the grace period is negative");
+  }
+
+  PushReport Run() {
+    const auto start = Clock::now();
+    now_ = NowUnix();
+    push_id_ = util::RandomUuid();
+    if (conditional_) EnsureIdentity();
+    TempDir tmp;
+    CopyIndex(tmp.path());
+    std::vector<ManifestChunk> chunks = ChunkKeys();
+    ReadPublished();
+    Manifest next;
+    next.generation = base_generation_ + 1;
+    next.created_unix = now_;
+    next.creator = "gulpdb " GULPDB_VERSION;
+    next.dataset = dataset_;
+    next.push_id = push_id_;
+    next.chunks_published = publish_chunks_;
+    next.snapshot_key = SnapshotKey(snapshot_sha256_);
+    next.snapshot_size = snapshot_size_;
+    next.snapshot_sha256 = snapshot_sha256_;
+    const DatasetStats stats = snapshot_->Stats();
+    next.videos = stats.videos;
+    next.frames = stats.frames;
+    next.grace_seconds = grace_.count();
+    PlanUploads(&chunks);
+    next.chunks = std::move(chunks);
+    report_.chunks = next.chunks.size();
+    fault::Reached(fault::Point::kPushPlanned);
+    if (publish_chunks_) {
+      UploadChunks(&next.chunks);
+      UploadGmeta(tmp.path(), &next.chunks);
+      UploadLabels(&next);
+    }
+    if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
+      Writing();
+      WriteFile(next.snapshot_key, snapshot_file_, snapshot_size_, WriteFor(next.snapshot_key));
+      report_.snapshot_uploaded = true;
+    }
+    report_.snapshot_bytes = snapshot_size_;
+    std::vector<std::string> expired;
+    next.obsolete = Obsolete(next, &expired);
+    if (!old_ || Changed(next) || !expired.empty()) {
+      fault::Reached(fault::Point::kPushBeforePublish);
+      Publish(next);
+      report_.published = true;
+      report_.generation = next.generation;
+      // What older pushes made obsolete and whose grace period is over. The
+      // new manifest no longer lists them.
+      if (!expired.empty()) {
+        CheckLease();
+        store_.Delete(expired);
+        report_.objects_deleted = expired.size();
+      }
+      DeleteForeign(next);
+    } else {
+      report_.generation = old_->generation;
+    }
+    if (lease_) lease_->Release();
+    report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return report_;
+  }
+
+ private:
+  // 1a. The dataset's identity. An index made before gulpdb recorded one
+  // gets one now, in one write transaction under the writer lock (so that no
+  // writer's commit, which rewrites the dataset info, can lose it).
+  void EnsureIdentity() {
+    OpenOptions options;
+    options.allow_network_index = true;
+    options.index_dir = options_.index_dir;
+    if (!Dataset::Open(dir_, options)->Stats().uuid.empty()) return;
+    try {
+      options.read_only = false;
+      const std::unique_ptr<Dataset> live = Dataset::Open(dir_, options);
+      DatasetImpl& impl = DatasetAccess::Of(*live);
+      const util::FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::seconds(30),
+                                dir_);
+      const std::string uuid = util::RandomUuid();
+      impl.env->Update([&](index::Txn& txn) {
+        index::DatasetInfo info = impl.GetInfo(txn);
+        if (!info.uuid.empty()) return;
+        info.uuid = uuid;
+        txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+      });
+    } catch (const Error& e) {
+      e.ThrowWithContext(what_ +
+                         ": the dataset has no identity yet (its index predates gulpdb's dataset "
+                         "UUIDs), and recording one in its index failed: ");
+    }
+  }
+
+  // 1b. A consistent, compacted copy of the index, opened as a dataset.
+  void CopyIndex(const std::string& tmp) {
+    OpenOptions live_options;
+    live_options.allow_network_index = true;  // the pusher runs where the dataset is written
+    live_options.index_dir = options_.index_dir;
+    const std::unique_ptr<Dataset> live = Dataset::Open(dir_, live_options);
+    const std::string index_dir = tmp + "/index";
+    util::MakeDirectories(index_dir);
+    snapshot_file_ = index_dir + "/data.mdb";
+    DatasetAccess::Of(*live).env->CopyTo(snapshot_file_, /*compact=*/true);
+    snapshot_sha256_ = Sha256OfFile(snapshot_file_, &snapshot_size_);
+    OpenOptions options;
+    auto impl = std::make_shared<DatasetImpl>(dir_, options);
+    impl->AttachEnv(OpenSnapshotEnv(index_dir));
+    snapshot_ = DatasetAccess::Make(std::move(impl));
+    dataset_ = snapshot_->Stats().uuid;
+    if (conditional_ && !IsUuid(dataset_)) {
+      throw CorruptionError(what_ + ": the index's dataset UUID '" + dataset_ + "' is not a UUID");
+    }
+  }
+
+  // 1c. Every chunk of the snapshot and its keys.
+  //
+  // Keys: a chunk file directly in the dataset directory keeps its name. A
+  // chunk in a sub-directory (a shard attached by `merge` or by the
+  // distributed ingest) is published as data_<N>.gulp beside meta_<N>.gmeta,
+  // so that the bucket is one flat GulpIO directory whose every data file has
+  // its .gmeta; it keeps its path only if either name is taken by another
+  // chunk's file.
+  std::vector<ManifestChunk> ChunkKeys() {
+    std::vector<ManifestChunk> chunks;
+    const std::vector<ChunkInfo> infos = snapshot_->Chunks();
+    std::set<std::string> top_level;
+    for (const ChunkInfo& c : infos) {
+      if (c.file_name.find('/') == std::string::npos) top_level.insert(c.file_name);
+      if (!c.meta_file.empty() && c.meta_file.find('/') == std::string::npos) {
+        top_level.insert(c.meta_file);
+      }
+    }
+    for (const ChunkInfo& c : infos) {
+      if (!IsInsideDataset(c.file_name) ||
+          (!c.meta_file.empty() && !IsInsideDataset(c.meta_file))) {
+        throw CorruptionError("push " + dir_ + ": chunk " + std::to_string(c.number) +
+                              " names a file outside the dataset ('" + c.file_name + "')");
+      }
+      ManifestChunk m;
+      m.number = c.number;
+      m.key = c.file_name;
+      std::string gmeta_key =
+          c.meta_file.empty() ? "meta_" + std::to_string(c.number) + ".gmeta" : c.meta_file;
+      if (publish_chunks_ && c.file_name.find('/') != std::string::npos) {
+        const std::string data = "data_" + std::to_string(c.number) + ".gulp";
+        const std::string meta = "meta_" + std::to_string(c.number) + ".gmeta";
+        if (top_level.count(data) == 0 && top_level.count(meta) == 0) {
+          m.key = data;
+          gmeta_key = meta;
+          top_level.insert(data);
+          top_level.insert(meta);
+        }
+      }
+      remote::JoinKey("", m.key);  // a key the store accepts
+      local_files_[m.key] = c.file_name;
+      m.committed_length = c.committed_length;
+      m.live_videos = c.live_videos;
+      m.live_bytes = c.live_bytes;
+      if (publish_chunks_) m.gmeta_key = gmeta_key;
+      chunks.push_back(std::move(m));
+    }
+    return chunks;
+  }
+
+  // 2. What is published, and whether it is this dataset's.
+  void ReadPublished() {
+    std::optional<Manifest> published;
+    try {
+      StoreObject info;
+      const std::string text = store_.Get(kManifestKey, kMaxManifestBytes, &info);
+      published = ParseManifest(text, store_.Name(kManifestKey));
+      manifest_etag_ = info.etag;
+    } catch (const NotFoundError&) {
+    }
+    if (published && publish_chunks_ != published->chunks_published) {
+      throw InvalidArgumentError(
+          what_ + ": " + store_.Name(kManifestKey) + " is the manifest of a " +
+          (published->chunks_published ? "pushed dataset" : "local snapshot") +
+          "; publish to another place");
+    }
+    for (StoreObject& o : store_.List()) listing_.emplace(o.key, std::move(o));
+    for (const auto& [key, object] : listing_) {
+      if (const std::optional<uint64_t> g = HistoryGeneration(key)) {
+        base_generation_ = std::max(base_generation_, *g);
+      }
+    }
+    if (published) base_generation_ = std::max(base_generation_, published->generation);
+    if (!conditional_) {
+      old_ = std::move(published);
+    } else if (published && (published->dataset == dataset_ ||
+                             (published->dataset.empty() && AdoptLegacy(*published)))) {
+      old_ = std::move(published);
+    } else if (published) {
+      foreign_manifest_ = std::move(published);
+    }
+    if (old_) {
+      for (const ManifestChunk& c : old_->chunks) old_chunks_.emplace(c.key, c);
+      for (const ManifestObsolete& o : old_->obsolete) old_obsolete_.emplace(o.key, o);
+    }
+    if (conditional_) FindForeign();
+  }
+
+  // A manifest a gulpdb without dataset identities published is this
+  // dataset's if every chunk it names that the dataset still has holds the
+  // bytes it promised (CRC-32C of the local file's prefix), and there is at
+  // least one such chunk (or it names none).
+  bool AdoptLegacy(const Manifest& m) {
+    size_t matched = 0;
+    for (const ManifestChunk& c : m.chunks) {
+      const auto local = local_files_.find(c.key);
+      if (local == local_files_.end()) continue;
+      const std::string path = dir_ + "/" + local->second;
+      try {
+        if (!c.crc32c ||
+            CrcOfFile(path, c.committed_length, c.committed_length).whole != *c.crc32c) {
+          return false;
+        }
+      } catch (const CorruptionError&) {
+        return false;  // shorter than promised
+      }
+      ++matched;
+    }
+    return matched > 0 || m.chunks.empty();
+  }
+
+  // The objects under the prefix that no push of this dataset wrote: not
+  // named by its published manifest, and not carrying its identity in their
+  // metadata (HEAD). Refused unless options_.overwrite.
+  void FindForeign() {
+    std::set<std::string> named = {kManifestKey, kPushLeaseKey};
+    if (old_) {
+      named.insert(ManifestHistoryKey(old_->generation));
+      named.insert(old_->snapshot_key);
+      if (!old_->label2idx_key.empty()) named.insert(old_->label2idx_key);
+      for (const ManifestChunk& c : old_->chunks) {
+        named.insert(c.key);
+        if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
+      }
+      for (const ManifestObsolete& o : old_->obsolete) {
+        named.insert(o.key);
+        if (!o.gmeta_key.empty()) named.insert(o.gmeta_key);
+      }
+    }
+    std::vector<std::string> unnamed;
+    for (const auto& [key, object] : listing_) {
+      if (named.count(key) == 0) unnamed.push_back(key);
+    }
+    std::mutex mutex;
+    std::vector<std::string> foreign;
+    std::atomic<size_t> found{0};
+    util::ParallelFor(unnamed.size(), std::max<uint32_t>(jobs_, 8), [&](size_t i) {
+      // Enough to refuse with.
+      if (!options_.overwrite && found.load() >= kForeignListed) return;
+      const std::optional<StoreObject> head = store_.Head(unnamed[i]);
+      if (!head) return;  // deleted meanwhile
+      const auto it = head->metadata.find(kMetaDataset);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (it != head->metadata.end() && it->second == dataset_) {
+        leftovers_.push_back(unnamed[i]);  // an interrupted push of this dataset
+      } else {
+        foreign.push_back(unnamed[i]);
+        ++found;
+      }
+    });
+    if (foreign_manifest_) foreign.push_back(kManifestKey);
+    std::sort(foreign.begin(), foreign.end());
+    std::sort(leftovers_.begin(), leftovers_.end());
+    foreign_set_.insert(foreign.begin(), foreign.end());
+    if (foreign.empty() || options_.overwrite) return;
+    std::string list;
+    for (size_t i = 0; i < foreign.size() && i < kForeignListed; ++i) {
+      list += (i == 0 ? "" : ", ") + foreign[i];
+    }
+    if (foreign.size() > kForeignListed) list += ", ...";
+    std::string whose;
+    if (foreign_manifest_) {
+      whose = foreign_manifest_->dataset.empty()
+                  ? " It holds a manifest (generation " +
+                        std::to_string(foreign_manifest_->generation) +
+                        ") of a dataset whose chunks differ from this one's."
+                  : " It holds the manifest of another dataset (" + foreign_manifest_->dataset +
+                        ", generation " + std::to_string(foreign_manifest_->generation) +
+                        "), not of this one (" + dataset_ + ").";
+    }
+    throw InvalidArgumentError(
+        what_ + ": the prefix holds objects that pushes of this dataset did not write (" + list +
+        ")." + whose +
+        " Pushing would mix two datasets there (a GulpIO reader would see both); nothing was "
+        "uploaded. Push to an empty prefix, or replace what is there with the overwrite option "
+        "(gulpdb push --overwrite; Python push(..., overwrite=True); C++ PushOptions::overwrite)");
+  }
+
+  // Before this push's first write: the push lease, and whether the store
+  // honours conditions. From the main thread only.
+  void Writing() {
+    if (!conditional_ || lease_) return;
+    PushLeaseRecord record;
+    record.push_id = push_id_;
+    record.dataset = dataset_;
+    record.host = HostName();
+    record.pid = ::getpid();
+    record.started_unix = now_;
+    lease_ = std::make_unique<PushLease>(store_, what_, record, Metadata());
+    std::string problem;
+    const PushLease::Conditions conditions = lease_->Acquire(&problem);
+    if (conditions == PushLease::Conditions::kHonoured) return;
+    if (!options_.allow_unconditional_writes) {
+      lease_->Release();
+      throw InvalidArgumentError(
+          what_ + ": the store does not honour conditional writes (" + problem +
+          "), so this push could not stop another from replacing objects a published manifest "
+          "names; nothing was uploaded. Use a store that has them (AWS S3, MinIO, Ceph RGW, "
+          "Cloudflare R2), or, if no two pushes to this place ever run at once, pass the "
+          "allow-unconditional-writes option (gulpdb push --allow-unconditional-writes; Python "
+          "push(..., allow_unconditional_writes=True); C++ "
+          "PushOptions::allow_unconditional_writes)");
+    }
+    conditions_honoured_ = false;
+    if (conditions == PushLease::Conditions::kRefused) {
+      lease_->TakeUnconditionally();
+      send_conditions_ = false;
+    }
+  }
+
+  void CheckLease() const {
+    if (lease_) lease_->Check();
+  }
+
+  std::map<std::string, std::string> Metadata() const {
+    return {{kMetaDataset, dataset_}, {kMetaPush, push_id_}};
+  }
+
+  // How this push writes `key`: with its metadata, and (S3) only if the
+  // key is still absent, or still has the ETag the listing showed.
+  remote::WriteOptions WriteFor(const std::string& key) const {
+    remote::WriteOptions w;
+    if (!conditional_) return w;
+    w.metadata = Metadata();
+    if (!send_conditions_) return w;
+    const auto it = listing_.find(key);
+    if (it == listing_.end()) {
+      w.if_absent = true;
+    } else {
+      w.if_match = it->second.etag;
+    }
+    return w;
+  }
+
+  BusyError Raced(const std::string& key, const std::exception& e) const {
+    return BusyError(what_ + ": another push changed " + store_.Name(key) +
+                     " while this one ran (" + e.what() +
+                     "); this push stopped, and published nothing: run it again");
+  }
+
+  std::string Write(const std::string& key, std::string_view data,
+                    const remote::WriteOptions& write) {
+    CheckLease();
+    try {
+      const std::string etag = store_.Put(key, data, write);
+      Wrote(key);
+      return etag;
+    } catch (const remote::PreconditionFailedError& e) {
+      throw Raced(key, e);
+    }
+  }
+
+  std::string WriteFile(const std::string& key, const std::string& path, uint64_t length,
+                        const remote::WriteOptions& write) {
+    CheckLease();
+    try {
+      const std::string etag = store_.PutFile(key, path, length, 0, write);
+      Wrote(key);
+      return etag;
+    } catch (const remote::PreconditionFailedError& e) {
+      throw Raced(key, e);
+    }
+  }
+
+  void Wrote(const std::string& key) {
+    std::lock_guard<std::mutex> lock(written_mutex_);
+    written_.insert(key);
+    if (foreign_set_.count(key) != 0) ++report_.foreign_objects_replaced;
+  }
+
+  bool Expired(int64_t since) const { return since + grace_.count() <= now_; }
+
+  // The promise an object `key` is under: a chunk of the published manifest,
+  // or an obsolete data object whose grace period is not over.
+  std::optional<Promise> PromiseFor(const std::string& key) const {
+    if (auto it = old_chunks_.find(key); it != old_chunks_.end()) {
+      return Promise{it->second.committed_length, it->second.crc32c,
+                     "generation " + std::to_string(old_->generation)};
+    }
+    if (auto it = old_obsolete_.find(key); it != old_obsolete_.end() &&
+                                           it->second.committed_length > 0 &&
+                                           !Expired(it->second.since_unix)) {
+      return Promise{it->second.committed_length, it->second.crc32c,
+                     "an older generation; it is kept for its readers until " +
+                         IsoTime(it->second.since_unix + grace_.count())};
+    }
+    return std::nullopt;
+  }
+
+  // 3a. Which chunk objects need uploading.
+  void PlanUploads(std::vector<ManifestChunk>* chunks) {
+    if (!publish_chunks_) return;
+    for (size_t i = 0; i < chunks->size(); ++i) {
+      ManifestChunk& m = (*chunks)[i];
+      const auto old = old_chunks_.find(m.key);
+      const auto object = listing_.find(m.key);
+      const bool unchanged =
+          old != old_chunks_.end() && old->second.committed_length == m.committed_length &&
+          old->second.crc32c.has_value() && object != listing_.end() &&
+          object->second.size == m.committed_length &&
+          (object->second.etag.empty() || object->second.etag == old->second.etag);
+      if (unchanged) {
+        m.etag = old->second.etag;
+        m.crc32c = old->second.crc32c;
+      } else {
+        uploads_.push_back(i);
+      }
+    }
+  }
+
+  // 3b. Uploads new and grown chunk objects, never changing a promised prefix.
+  void UploadChunks(std::vector<ManifestChunk>* chunks) {
+    uint64_t total = 0;
+    for (size_t i : uploads_) total += (*chunks)[i].committed_length;
+    if (!uploads_.empty()) Writing();
+    std::atomic<uint64_t> done{0};
+    std::mutex progress_mutex;
+    util::ParallelFor(uploads_.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
+      ManifestChunk& c = (*chunks)[uploads_[k]];
+      const std::string path = dir_ + "/" + local_files_.at(c.key);
+      const std::optional<Promise> promise = PromiseFor(c.key);
+      if (promise && promise->length > c.committed_length) {
+        throw CorruptionError(
+            "push " + dir_ + " to " + store_.url() + ": chunk " + c.key + " has " +
+            std::to_string(c.committed_length) + " committed bytes, but " + promise->from +
+            " promised its readers " + std::to_string(promise->length) +
+            ": the local chunk was rewritten, and the push will not change bytes those readers "
+            "may read; publish to a new prefix");
+      }
+      const PrefixCrc crc = CrcOfFile(path, c.committed_length, promise ? promise->length : 0);
+      if (promise && promise->crc32c && crc.at_checkpoint != *promise->crc32c) {
+        throw CorruptionError(
+            "push " + dir_ + " to " + store_.url() + ": the first " +
+            std::to_string(promise->length) + " bytes of chunk " + c.key + " differ from what " +
+            promise->from +
+            " published (CRC-32C mismatch): the local chunk was rewritten, and the push will not "
+            "change bytes readers of the published dataset may read; publish to a new prefix");
+      }
+      c.crc32c = crc.whole;
+      remote::WriteOptions write = WriteFor(c.key);
+      if (conditional_ && promise && promise->crc32c) {
+        write.metadata[kMetaPrefix] = PromiseText(promise->length, *promise->crc32c);
+      }
+      c.etag = WriteFile(c.key, path, c.committed_length, write);
+      const uint64_t now_done = done.fetch_add(c.committed_length) + c.committed_length;
+      if (options_.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        options_.progress(now_done, total);
+      }
+    });
+    report_.chunks_uploaded = uploads_.size();
+    report_.bytes_uploaded = total;
+  }
+
+  // 4a. The .gmeta of every chunk whose videos changed since the last push.
+  void UploadGmeta(const std::string& tmp, std::vector<ManifestChunk>* chunks) {
+    const std::string gmeta_dir = tmp + "/gmeta";
+    util::MakeDirectories(gmeta_dir);
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < chunks->size(); ++i) {
+      ManifestChunk& c = (*chunks)[i];
+      const auto old = old_chunks_.find(c.key);
+      const bool same =
+          old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
+          !old->second.gmeta_sha256.empty() && old->second.committed_length == c.committed_length &&
+          old->second.live_videos == c.live_videos && old->second.live_bytes == c.live_bytes &&
+          listing_.count(c.gmeta_key) != 0 && foreign_set_.count(c.gmeta_key) == 0;
+      if (same) {
+        c.gmeta_sha256 = old->second.gmeta_sha256;
+      } else {
+        todo.push_back(i);
+      }
+    }
+    if (!todo.empty()) Writing();
+    std::atomic<uint64_t> uploaded{0};
+    util::ParallelFor(todo.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
+      ManifestChunk& c = (*chunks)[todo[k]];
+      const std::string path = gmeta_dir + "/" + std::to_string(c.number) + ".gmeta";
+      GmetaWriter writer(path);
+      snapshot_->ForEachInChunk(c.number, [&](const VideoInfo& v) {
+        writer.Add(v.id, v.frames, v.meta_data);
+        return true;
+      });
+      writer.Commit();
+      uint64_t size = 0;
+      c.gmeta_sha256 = Sha256OfFile(path, &size);
+      const auto old = old_chunks_.find(c.key);
+      if (old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
+          old->second.gmeta_sha256 == c.gmeta_sha256 && listing_.count(c.gmeta_key) != 0 &&
+          foreign_set_.count(c.gmeta_key) == 0) {
+        return;  // the same text
+      }
+      WriteFile(c.gmeta_key, path, size, WriteFor(c.gmeta_key));
+      uploaded.fetch_add(1);
+    });
+    report_.gmeta_uploaded = uploaded.load();
+  }
+
+  // 4b. label2idx.json, when the dataset has one.
+  void UploadLabels(Manifest* next) {
+    const std::string path = dir_ + "/label2idx.json";
+    if (!util::PathExists(path)) return;
+    uint64_t size = 0;
+    next->label2idx_key = "label2idx.json";
+    next->label2idx_sha256 = Sha256OfFile(path, &size);
+    if (old_ && old_->label2idx_sha256 == next->label2idx_sha256 &&
+        listing_.count(next->label2idx_key) != 0 && foreign_set_.count(next->label2idx_key) == 0) {
+      return;
+    }
+    Writing();
+    WriteFile(next->label2idx_key, path, size, WriteFor(next->label2idx_key));
+  }
+
+  // The obsolete list of `next`: the published one without what `next`
+  // names again and without what expired (returned in `expired`, to delete
+  // after publishing), plus what `next` supersedes now, and what interrupted
+  // pushes of this dataset left (kept for the grace period too).
+  std::vector<ManifestObsolete> Obsolete(const Manifest& next, std::vector<std::string>* expired) {
+    std::set<std::string> named = {next.snapshot_key, ManifestHistoryKey(next.generation)};
+    for (const ManifestChunk& c : next.chunks) {
+      named.insert(c.key);
+      if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
+    }
+    if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
+    std::vector<ManifestObsolete> out;
+    std::set<std::string> listed;  // keys in `out`
+    const auto supersede = [&](const std::string& key) {
+      if (named.count(key) != 0 || !listed.insert(key).second) return;
+      ManifestObsolete o;
+      o.key = key;
+      o.since_unix = now_;
+      out.push_back(std::move(o));
+    };
+    if (old_) {
+      for (const ManifestObsolete& o : old_->obsolete) {
+        if (named.count(o.key) != 0) continue;
+        if (Expired(o.since_unix)) {
+          expired->push_back(o.key);
+          if (!o.gmeta_key.empty() && named.count(o.gmeta_key) == 0) {
+            expired->push_back(o.gmeta_key);
+          }
+        } else {
+          listed.insert(o.key);
+          out.push_back(o);
+        }
+      }
+      // Chunks that are gone (emptied by compaction): their data objects stay
+      // for the grace period; their .gmeta is emptied now, so that GulpIO
+      // readers see each video once (and every data file keeps its .gmeta).
+      for (const ManifestChunk& c : old_->chunks) {
+        // A local snapshot's chunks are the dataset's own files, not objects.
+        if (named.count(c.key) != 0 || !old_->chunks_published) continue;
+        ManifestObsolete o;
+        o.key = c.key;
+        o.since_unix = now_;
+        o.committed_length = c.committed_length;
+        o.crc32c = c.crc32c;
+        if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0) {
+          o.gmeta_key = c.gmeta_key;
+          if (listing_.count(c.gmeta_key) != 0) {
+            Writing();
+            Write(c.gmeta_key, "{}", WriteFor(c.gmeta_key));
+          }
+        }
+        listed.insert(o.key);
+        out.push_back(std::move(o));
+        ++removed_chunks_;
+      }
+      supersede(old_->snapshot_key);
+      if (!old_->label2idx_key.empty()) supersede(old_->label2idx_key);
+      report_.objects_obsoleted = removed_chunks_ + (named.count(old_->snapshot_key) == 0 ? 1 : 0);
+    }
+    for (const std::string& key : leftovers_) supersede(key);
+    return out;
+  }
+
+  // Whether `next` says anything the published manifest does not.
+  bool Changed(const Manifest& next) const {
+    if (next.snapshot_sha256 != old_->snapshot_sha256 || removed_chunks_ != 0) return true;
+    if (next.dataset != old_->dataset) return true;
+    if (next.chunks.size() != old_->chunks.size()) return true;
+    for (size_t i = 0; i < next.chunks.size(); ++i) {
+      const ManifestChunk& a = next.chunks[i];
+      const ManifestChunk& b = old_->chunks[i];
+      if (a.key != b.key || a.committed_length != b.committed_length || a.etag != b.etag ||
+          a.crc32c != b.crc32c || a.gmeta_key != b.gmeta_key || a.gmeta_sha256 != b.gmeta_sha256) {
+        return true;
+      }
+    }
+    return next.label2idx_sha256 != old_->label2idx_sha256 ||
+           next.grace_seconds != old_->grace_seconds;
+  }
+
+  // 6. The manifest, last.
+  void Publish(Manifest& next) {
+    if (old_) {
+      ManifestObsolete o;  // the previous generation's copy, for pinned readers
+      o.key = ManifestHistoryKey(old_->generation);
+      o.since_unix = now_;
+      next.obsolete.push_back(std::move(o));
+    }
+    const std::string text = SerializeManifest(next);
+    const std::string copy = ManifestHistoryKey(next.generation);
+    Writing();
+    if (!conditional_ || !conditions_honoured_) {
+      // No conditions to rely on: refuse to overwrite a generation published
+      // while this push ran (a window of the two PUTs below remains).
+      RequireUnchangedManifest();
+      if (!conditional_) {
+        store_.Put(copy, text);
+        store_.Put(kManifestKey, text);
+        return;
+      }
+    }
+    // The generation is claimed by creating its copy: of two pushes building
+    // on one manifest, the first claims it, the other stops here.
+    remote::WriteOptions claim = WriteFor(copy);
+    if (send_conditions_) {
+      claim.if_absent = true;
+      claim.if_match.clear();
+    }
+    CheckLease();
+    try {
+      store_.Put(copy, text, claim);
+    } catch (const remote::PreconditionFailedError&) {
+      throw BusyError(what_ + ": another push claimed generation " +
+                      std::to_string(next.generation) + " (" + store_.Name(copy) +
+                      ") while this one ran; this push published nothing: run it again");
+    }
+    // The swap: only if the manifest is still the one this push read.
+    remote::WriteOptions swap = WriteFor(kManifestKey);
+    if (send_conditions_) {
+      swap.if_absent = manifest_etag_.empty();
+      swap.if_match = manifest_etag_;
+    }
+    try {
+      CheckLease();
+      store_.Put(kManifestKey, text, swap);
+    } catch (const remote::PreconditionFailedError&) {
+      DeleteClaim(copy);
+      throw BusyError(what_ +
+                      ": another push published a new manifest while this one ran; "
+                      "this push published nothing: run it again");
+    } catch (const Error&) {
+      DeleteClaim(copy);
+      throw;
+    }
+  }
+
+  // The copy of a generation this push claimed but did not publish: no
+  // manifest names it, and no other push writes it (they create copies only
+  // where there is none).
+  void DeleteClaim(const std::string& copy) {
+    try {
+      store_.Delete({copy});
+    } catch (const Error&) {
+      // Left for a later push, which passes over it and deletes it after
+      // the grace period.
+    }
+  }
+
+  // Without conditions: the manifest must still be the one this push read.
+  void RequireUnchangedManifest() {
+    std::optional<std::string> current;
+    try {
+      current = store_.Get(kManifestKey, kMaxManifestBytes);
+    } catch (const NotFoundError&) {
+    }
+    // Plain values, not std::optional: GCC 12 at -O2 warns (maybe-
+    // uninitialized) on comparing two optionals here.
+    const bool published = current.has_value();
+    const uint64_t generation =
+        published ? ParseManifest(*current, store_.Name(kManifestKey)).generation : 0;
+    const bool expected_published = old_ || foreign_manifest_;
+    const uint64_t expected =
+        old_ ? old_->generation : (foreign_manifest_ ? foreign_manifest_->generation : 0);
+    if (published != expected_published || generation != expected) {
+      throw BusyError(what_ + ": another push published " +
+                      (published ? "generation " + std::to_string(generation) : "a change") +
+                      " while this one ran; run it again");
+    }
+  }
+
+  // 7b. With the overwrite option: what no push of this dataset wrote and
+  // this push did not replace.
+  void DeleteForeign(const Manifest& next) {
+    if (foreign_set_.empty()) return;
+    std::set<std::string> named = {kManifestKey, kPushLeaseKey, next.snapshot_key,
+                                   ManifestHistoryKey(next.generation)};
+    for (const ManifestChunk& c : next.chunks) {
+      named.insert(c.key);
+      named.insert(c.gmeta_key);
+    }
+    if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
+    std::vector<std::string> doomed;
+    for (const std::string& key : foreign_set_) {
+      if (named.count(key) == 0 && written_.count(key) == 0) doomed.push_back(key);
+    }
+    if (doomed.empty()) return;
+    CheckLease();
+    store_.Delete(doomed);
+    report_.foreign_objects_deleted = doomed.size();
+  }
+
+  static constexpr size_t kForeignListed = 5;
+
+  std::string dir_;
+  ObjectStore& store_;
+  bool publish_chunks_;
+  bool conditional_;  // S3: lease, conditions, identity checks
+  const PushOptions& options_;
+  std::chrono::seconds grace_;
+  uint32_t jobs_;
+  std::string what_;  // "push DIR to URL", for messages
+  int64_t now_ = 0;
+  std::string push_id_;
+  std::string dataset_;
+
+  std::string snapshot_file_;
+  std::string snapshot_sha256_;
+  uint64_t snapshot_size_ = 0;
+  std::unique_ptr<Dataset> snapshot_;
+
+  std::optional<Manifest> old_;               // this dataset's published manifest
+  std::optional<Manifest> foreign_manifest_;  // another dataset's, to overwrite
+  std::string manifest_etag_;                 // of the manifest read, "" if none
+  uint64_t base_generation_ = 0;              // the highest published or claimed generation
+  std::map<std::string, ManifestChunk> old_chunks_;
+  std::map<std::string, ManifestObsolete> old_obsolete_;
+  std::map<std::string, StoreObject> listing_;
+  std::set<std::string> foreign_set_;               // objects no push of this dataset wrote
+  std::vector<std::string> leftovers_;              // unnamed objects of this dataset's pushes
+  std::vector<size_t> uploads_;                     // indices into the new chunk list
+  std::map<std::string, std::string> local_files_;  // chunk key -> its file in the dataset
+  uint64_t removed_chunks_ = 0;
+  PushReport report_;
+
+  std::unique_ptr<PushLease> lease_;
+  bool conditions_honoured_ = true;  // false: told to push to a store without them
+  bool send_conditions_ = true;      // false: the store refuses the headers
+  std::mutex written_mutex_;
+  std::set<std::string> written_;
+};
+
+void RequireLocalDataset(const std::string& dir, const char* operation) {
+  if (IsRemoteUrl(dir)) {
+    throw InvalidArgumentError(std::string(operation) + " " + dir +
+                               ": the dataset to publish must be a local directory");
+  }
+  if (!util::IsDirectory(dir))
+    throw NotFoundError(std::string(operation) + " " + dir + ": no such directory");
+}
+
+}  // namespace
+}  // namespace engine
+
+PushReport Push(const std::string& dir, const std::string& url, const PushOptions& options) {
+  engine::RequireLocalDataset(dir, "push");
+  if (!IsRemoteUrl(url)) {
+    throw InvalidArgumentError("push " + dir + " to '" + url +
+                               "': the destination must be an s3://bucket/prefix URL");
+  }
+  std::unique_ptr<engine::ObjectStore> store =
+      engine::OpenS3Store(url, remote::S3Config::FromEnvironment());
+  return engine::Publisher(dir, *store, /*publish_chunks=*/true, options).Run();
+}
+
+PushReport PublishSnapshot(const std::string& dir, const PushOptions& options) {
+  engine::RequireLocalDataset(dir, "snapshot");
+  std::unique_ptr<engine::ObjectStore> store =
+      engine::OpenLocalStore(dir + "/" + engine::kLocalSnapshotStore);
+  return engine::Publisher(dir, *store, /*publish_chunks=*/false, options).Run();
+}
+
+}  // namespace gulpdb

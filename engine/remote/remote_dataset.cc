@@ -1,0 +1,562 @@
+#include "engine/remote/remote_dataset.h"
+
+#include <sys/vfs.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/core/chunk_reader.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/remote/snapshot_cache.h"
+#include "gulpdb/error.h"
+#include "remote/errors.h"
+#include "remote/payload_hash.h"
+#include "remote/s3_config.h"
+#include "remote/s3_url.h"
+#include "util/file_io.h"
+#include "util/relative_name.h"
+#include "util/test_bug.h"
+#include "util/url_text.h"
+
+namespace gulpdb {
+
+std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset) {
+  const engine::RemoteSource* source = engine::RemoteSourceOf(engine::DatasetAccess::Of(dataset));
+  if (source == nullptr) return std::nullopt;
+  return source->info();
+}
+
+namespace engine {
+namespace {
+
+// A label2idx.json larger than this is not one (about 10^6 labels).
+constexpr uint64_t kMaxLabelMapBytes = uint64_t{64} << 20;
+
+// How long an opener waits for another process downloading the same snapshot.
+std::chrono::milliseconds DownloadWait(const remote::S3Config& config) {
+  const uint64_t request_ms = config.request_timeout_ms == 0 ? 3600000 : config.request_timeout_ms;
+  return std::chrono::milliseconds(request_ms + 60000);
+}
+
+std::string GraceText(int64_t seconds) {
+  if (seconds % 86400 == 0 && seconds > 0) return std::to_string(seconds / 86400) + " d";
+  if (seconds % 3600 == 0 && seconds > 0) return std::to_string(seconds / 3600) + " h";
+  return std::to_string(seconds) + " s";
+}
+
+// Opens the dataset `manifest` describes: its snapshot from the cache (or
+// downloaded now), attached to a new Impl for `dir`.
+std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manifest manifest,
+                                      const std::string& dir, const OpenOptions& options,
+                                      std::chrono::milliseconds lock_wait) {
+  const CachedSnapshot snapshot = EnsureSnapshot(*store, manifest, lock_wait);
+  auto impl = std::make_shared<DatasetImpl>(dir, options);
+  std::shared_ptr<index::Env> env = OpenSnapshotEnv(snapshot.dir);
+  // Before anything walks a tree of it (AttachEnv reads the databases).
+  if (options.verify_index) {
+    const index::IndexFileReport report = env->VerifyFile();
+    if (!report.healthy()) {
+      throw CorruptionError("open dataset " + dir + ": the cached index snapshot " + snapshot.dir +
+                            "/data.mdb is damaged: " + report.problems[0] +
+                            " (delete it: the next open downloads it again)");
+    }
+  }
+  impl->AttachEnv(std::move(env));
+  if (const std::string problem = ManifestDisagreement(manifest, *impl); !problem.empty()) {
+    throw CorruptionError("open dataset " + dir + ": " + problem);
+  }
+  RemoteInfo info;
+  info.url = store->url();
+  info.generation = manifest.generation;
+  info.created = IsoTime(manifest.created_unix);
+  info.snapshot_sha256 = manifest.snapshot_sha256;
+  info.dataset_uuid = manifest.dataset;
+  info.snapshot_bytes = manifest.snapshot_size;
+  info.snapshot_downloaded = snapshot.downloaded;
+  info.snapshot_path = snapshot.dir + "/data.mdb";
+  impl->remote =
+      std::make_shared<const RemoteSource>(std::move(store), std::move(manifest), std::move(info));
+  return DatasetAccess::Make(std::move(impl));
+}
+
+struct FileSystemType {
+  int64_t magic;
+  const char* name;
+};
+
+// statfs f_type values of file systems shared between hosts (linux/magic.h
+// and the file systems' own sources).
+constexpr FileSystemType kNetworkFileSystems[] = {
+    {0x6969, "nfs"},        {0x517B, "smb"},          {0xFF534D42, "cifs"}, {0xFE534D42, "smb2"},
+    {0x0BD00BD0, "lustre"}, {0x65735546, "fuse"},     {0x00C36400, "ceph"}, {0x47504653, "gpfs"},
+    {0x01021997, "9p"},     {0x5346414F, "afs"},      {0x6B414653, "afs"},  {0x73757245, "coda"},
+    {0x564C, "ncp"},        {0x7461636F, "ocfs2"},    {0x01161970, "gfs2"}, {0x19830326, "beegfs"},
+    {0xAAD7AAEA, "panfs"},  {0x20030528, "orangefs"},
+};
+
+std::string NameOfMagic(int64_t magic) {
+  for (const FileSystemType& t : kNetworkFileSystems) {
+    if ((magic & 0xFFFFFFFF) == t.magic) return t.name;
+  }
+  return "";
+}
+
+}  // namespace
+
+// ---- RemoteSource ------------------------------------------------------------
+
+RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info)
+    : store_(std::move(store)),
+      manifest_(std::move(manifest)),
+      info_(std::move(info)),
+      verified_(new std::atomic<bool>[manifest_.chunks.size()]) {
+  for (size_t i = 0; i < manifest_.chunks.size(); ++i) verified_[i] = false;
+  for (const ManifestChunk& c : manifest_.chunks) {
+    if (!c.etag.empty()) etags_[c.key] = c.etag;
+  }
+}
+
+std::string RemoteSource::AcceptedEtag(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(etags_mutex_);
+  const auto it = etags_.find(key);
+  return it == etags_.end() ? std::string() : it->second;
+}
+
+RemoteInfo RemoteSource::info() const {
+  RemoteInfo out = info_;
+  const remote::ClientStats stats = store_->stats();
+  out.requests = stats.requests;
+  out.bytes_received = stats.bytes_received;
+  return out;
+}
+
+const ManifestChunk* RemoteSource::Chunk(uint32_t number) const {
+  const auto it = std::lower_bound(manifest_.chunks.begin(), manifest_.chunks.end(), number,
+                                   [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
+  if (it == manifest_.chunks.end() || it->number != number) return nullptr;
+  return &*it;
+}
+
+const ManifestChunk& RemoteSource::VerifiedManifestChunk(
+    uint32_t number, std::string_view id, const std::string& dir,
+    const std::function<index::ChunkRecord()>& record) const {
+  const ManifestChunk* m = Chunk(number);
+  const auto what = [&] { return "read id '" + std::string(id) + "' in " + dir; };
+  if (m == nullptr) {
+    throw CorruptionError(what() + ": chunk " + std::to_string(number) +
+                          " of its index snapshot is not in the manifest (generation " +
+                          std::to_string(manifest_.generation) +
+                          "): the manifest does not describe its snapshot");
+  }
+  std::atomic<bool>& verified = verified_[static_cast<size_t>(m - manifest_.chunks.data())];
+  if (verified.load(std::memory_order_acquire)) return *m;
+  const std::string problem = ChunkDisagreement(*m, number, record());
+  if (!problem.empty()) {
+    throw CorruptionError(what() + ": the manifest (generation " +
+                          std::to_string(manifest_.generation) + ") " + problem +
+                          ": the manifest does not describe its snapshot");
+  }
+  verified.store(true, std::memory_order_release);
+  return *m;
+}
+
+std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
+                              const index::ChunkRecord& record) {
+  const std::string chunk = "chunk " + std::to_string(number);
+  // A push never publishes a chunk whose file name leaves the dataset.
+  if (const std::string problem = util::RelativeNameProblem(record.file_name); !problem.empty()) {
+    return "is for " + chunk + ", whose file name '" + util::EscapeBytes(record.file_name) +
+           "' in the index snapshot is not a safe relative name (" + problem + ")";
+  }
+  const bool key_ok =
+      m.key == record.file_name || (record.file_name.find('/') != std::string::npos &&
+                                    m.key == "data_" + std::to_string(number) + ".gulp");
+  if (!key_ok) {
+    return "names the object '" + m.key + "' for " + chunk + ", whose file is '" +
+           record.file_name + "'";
+  }
+  if (m.committed_length != record.committed_length) {
+    return "gives " + chunk + " ('" + m.key + "') a committed length of " +
+           std::to_string(m.committed_length) + " bytes, its index snapshot " +
+           std::to_string(record.committed_length);
+  }
+  return "";
+}
+
+std::string ManifestDisagreement(const Manifest& manifest, const DatasetImpl& impl) {
+  index::Txn txn = impl.env->BeginRead();
+  const uint64_t chunks = txn.Count(impl.chunks);
+  const uint64_t videos = txn.Count(impl.videos);
+  const uint64_t frames = impl.GetInfo(txn).total_frames;
+  if (manifest.chunks.size() == chunks && manifest.videos == videos && manifest.frames == frames) {
+    return "";
+  }
+  return "the manifest (generation " + std::to_string(manifest.generation) + ") lists " +
+         std::to_string(manifest.chunks.size()) + " chunks, " + std::to_string(manifest.videos) +
+         " videos and " + std::to_string(manifest.frames) + " frames, its index snapshot has " +
+         std::to_string(chunks) + ", " + std::to_string(videos) + " and " + std::to_string(frames) +
+         ": the manifest does not describe its snapshot";
+}
+
+void RemoteSource::ThrowMissing(const std::string& what, const std::string& cause) const {
+  throw CorruptionError(
+      what + ": an object that the manifest (generation " + std::to_string(manifest_.generation) +
+      ", published " + IsoTime(manifest_.created_unix) + ") names is missing (" + cause +
+      "). Either it was deleted behind the manifest's back, or this dataset was opened from a "
+      "manifest that a newer push superseded more than the grace period (" +
+      GraceText(manifest_.grace_seconds) +
+      ") ago, after which a later push deleted it: open the dataset again to read the newest "
+      "generation");
+}
+
+void RemoteSource::Read(const std::vector<StoreRange>& ranges, const std::string& what) const {
+  std::vector<StoreRange> conditional = ranges;
+  // A push may grow an object while this reads it; a few rounds of
+  // accepting its new ETag are enough (each needs a push).
+  constexpr int kRounds = 4;
+  for (int round = 1;; ++round) {
+    for (StoreRange& r : conditional) r.if_match = AcceptedEtag(r.key);
+    try {
+      store_->GetRanges(conditional);
+      return;
+    } catch (const remote::PreconditionFailedError& e) {
+      std::string asked;
+      for (const StoreRange& r : conditional) {
+        if (r.key == e.key()) asked = r.if_match;
+      }
+      if (e.key().empty() || asked.empty() || round == kRounds) {
+        throw CorruptionError(what + ": " + e.what() +
+                              ": the object was replaced behind the manifest's back");
+      }
+      Revalidate(e.key(), asked, what);
+    } catch (const NotFoundError& e) {
+      ThrowMissing(what, e.what());
+    } catch (const remote::RangeNotSatisfiableError& e) {
+      throw CorruptionError(what + ": " + e.what() +
+                            ": the object is shorter than the committed length the manifest "
+                            "gives: it was truncated or replaced behind the manifest's back");
+    } catch (const Error& e) {
+      e.ThrowWithContext(what + ": ");
+    }
+  }
+}
+
+namespace {
+
+// Published manifests a reader of generation `mine` looks at, newest first,
+// when one of its objects changed: the current one, then the copies of the
+// generations between (at most kMaxCopies of them).
+constexpr uint64_t kMaxCopies = 64;
+
+}  // namespace
+
+void RemoteSource::Revalidate(const std::string& key, const std::string& asked,
+                              const std::string& what) const {
+  std::lock_guard<std::mutex> serial(revalidate_mutex_);
+  if (AcceptedEtag(key) != asked) return;  // another thread accepted a new one meanwhile
+  const ManifestChunk* mine = nullptr;
+  for (const ManifestChunk& c : manifest_.chunks) {
+    if (c.key == key) mine = &c;
+  }
+  const std::string name = store_->Name(key);
+  if (mine == nullptr) {
+    throw CorruptionError(what + ": " + name +
+                          " changed behind the manifest's back (HTTP 412 on If-Match)");
+  }
+  const std::optional<StoreObject> now = store_->Head(key);
+  if (!now) ThrowMissing(what, "HEAD " + name + ": HTTP 404");
+  if (now->size < mine->committed_length) {
+    throw CorruptionError(what + ": " + name + " is " + std::to_string(now->size) +
+                          " bytes, shorter than the committed length " +
+                          std::to_string(mine->committed_length) + " that generation " +
+                          std::to_string(manifest_.generation) +
+                          " gives: it was truncated or replaced behind the manifest's back");
+  }
+  const auto meta = [&](const char* field) {
+    const auto it = now->metadata.find(field);
+    return it == now->metadata.end() ? std::string() : it->second;
+  };
+  // Does `c`, the entry of a manifest of this dataset at this generation or
+  // newer, vouch for the object now there?
+  const auto vouches = [&](const ManifestChunk& c) {
+    if (c.committed_length < mine->committed_length) return false;
+    if (!c.etag.empty() && c.etag == now->etag) return true;
+    // A push (perhaps still running) that checked the object's prefix
+    // against this entry's promise before replacing it.
+    return c.crc32c.has_value() &&
+           meta(kMetaPrefix) == PromiseText(c.committed_length, *c.crc32c) &&
+           (manifest_.dataset.empty() || meta(kMetaDataset) == manifest_.dataset);
+  };
+  bool accepted = vouches(*mine);
+  const auto consider = [&](const std::string& manifest_key, std::optional<uint64_t>* generation) {
+    Manifest m;
+    try {
+      m = ParseManifest(store_->Get(manifest_key, kMaxManifestBytes), store_->Name(manifest_key));
+    } catch (const NotFoundError&) {
+      return;
+    }
+    if (generation != nullptr) *generation = m.generation;
+    if (m.generation <= manifest_.generation || m.dataset != manifest_.dataset) return;
+    for (const ManifestChunk& c : m.chunks) {
+      if (c.key == key && vouches(c)) accepted = true;
+    }
+  };
+  std::optional<uint64_t> current;
+  if (!accepted) consider(kManifestKey, &current);
+  if (!accepted && current && *current > manifest_.generation + 1) {
+    const uint64_t lowest =
+        std::max(manifest_.generation + 1, *current - std::min(*current, kMaxCopies));
+    for (uint64_t g = *current - 1; !accepted && g >= lowest && g > manifest_.generation; --g) {
+      consider(ManifestHistoryKey(g), nullptr);
+    }
+  }
+  if (!accepted) {
+    throw CorruptionError(what + ": " + name +
+                          " was replaced behind the manifest's back: its ETag is now " + now->etag +
+                          ", not the " + mine->etag + " that generation " +
+                          std::to_string(manifest_.generation) +
+                          " names, and no newer published manifest of this dataset vouches "
+                          "for its committed bytes (HTTP 412 on If-Match)");
+  }
+  std::lock_guard<std::mutex> lock(etags_mutex_);
+  etags_[key] = now->etag;
+}
+
+void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
+  const Manifest& manifest = source.manifest();
+  const std::string& key = manifest.label2idx_key;
+  if (key.empty()) return;
+  const std::string what = "copy " + source.store().Name(key);
+  std::string text;
+  try {
+    text = source.store().Get(key, kMaxLabelMapBytes);
+  } catch (const NotFoundError& e) {
+    source.ThrowMissing(what, e.what());
+  } catch (const remote::ObjectTooLargeError& e) {
+    throw CorruptionError(what + ": larger than any label map (" + e.what() +
+                          "): it was replaced behind the manifest's back");
+  }
+  if (!manifest.label2idx_sha256.empty() && remote::Sha256Hex(text) != manifest.label2idx_sha256) {
+    throw CorruptionError(what + ": its SHA-256 is not the one the manifest (generation " +
+                          std::to_string(manifest.generation) +
+                          ") gives: it was changed behind the manifest's back");
+  }
+  util::WriteFileAtomically(path, text);
+}
+
+// ---- opening -----------------------------------------------------------------
+
+std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const OpenOptions& options) {
+  const std::string url = util::RedactUrls(url_in);  // for messages: never user information
+  if (!options.read_only) {
+    throw InvalidArgumentError("open dataset " + url +
+                               " for writing: datasets in object storage are read-only; change "
+                               "the local dataset and publish it with `gulpdb push DIR " +
+                               url + "`");
+  }
+  if (!options.index_dir.empty()) {
+    throw InvalidArgumentError("open dataset " + url +
+                               ": index_dir does not apply to a remote dataset (its index is "
+                               "the published snapshot, cached in " +
+                               CacheDirectory() + ")");
+  }
+  const remote::S3Config config = remote::S3Config::FromEnvironment();
+  const std::chrono::milliseconds wait = DownloadWait(config);
+  std::shared_ptr<ObjectStore> store = OpenS3Store(url_in, config);
+  const std::string key =
+      options.generation == 0 ? std::string(kManifestKey) : ManifestHistoryKey(options.generation);
+  std::string text;
+  try {
+    text = store->Get(key, kMaxManifestBytes);
+  } catch (const remote::NoSuchBucketError& e) {
+    throw NotFoundError("open dataset " + store->url() + ": the bucket '" +
+                        remote::S3Url::Parse(store->url()).bucket + "' does not exist at " +
+                        util::RedactUrls(config.EffectiveEndpoint()) +
+                        " (check the URL, AWS_ENDPOINT_URL and AWS_REGION; a push needs an "
+                        "existing bucket) (" +
+                        e.what() + ")");
+  } catch (const NotFoundError& e) {
+    if (options.generation == 0) {
+      throw NotFoundError("open dataset " + store->url() +
+                          ": nothing is published there: the "
+                          "bucket exists, but holds no gulpdb manifest " +
+                          store->Name(key) +
+                          "; publish a local dataset there with `gulpdb push "
+                          "DIR " +
+                          store->url() + "` (" + e.what() + ")");
+    }
+    throw NotFoundError("open dataset " + store->url() + " generation " +
+                        std::to_string(options.generation) + ": its manifest " + store->Name(key) +
+                        " is gone: a push deleted it after the grace period, or that generation "
+                        "was never published; open the newest generation instead (" +
+                        e.what() + ")");
+  } catch (const Error& e) {
+    e.ThrowWithContext("open dataset " + store->url() + ": ");
+  }
+  Manifest manifest = ParseManifest(text, store->Name(key));
+  if (!manifest.chunks_published) {
+    throw CorruptionError("open dataset " + store->url() + ": the manifest " + store->Name(key) +
+                          " describes a snapshot of a local dataset whose chunks are not in "
+                          "the store");
+  }
+  if (options.generation != 0 && manifest.generation != options.generation) {
+    throw CorruptionError("open dataset " + store->url() + ": the manifest " + store->Name(key) +
+                          " says generation " + std::to_string(manifest.generation));
+  }
+  // (GULPDB_TEST_BUG=pickle-generation: the generation alone, as before.)
+  if (((!options.expected_snapshot_sha256.empty() &&
+        manifest.snapshot_sha256 != options.expected_snapshot_sha256) ||
+       (!options.expected_dataset_uuid.empty() &&
+        manifest.dataset != options.expected_dataset_uuid)) &&
+      !util::TestBugEnabled("pickle-generation")) {
+    const auto identity = [](const std::string& sha, const std::string& uuid) {
+      return "index snapshot " + (sha.empty() ? std::string("(any)") : sha) + " of dataset " +
+             (uuid.empty() ? std::string("(unrecorded)") : uuid);
+    };
+    throw CorruptionError(
+        "open dataset " + store->url() +
+        (options.generation != 0 ? " generation " + std::to_string(options.generation) : "") +
+        ": the manifest " + store->Name(key) + " now names " +
+        identity(manifest.snapshot_sha256, manifest.dataset) + ", not the " +
+        identity(options.expected_snapshot_sha256, options.expected_dataset_uuid) +
+        " this reader was opened on: the prefix was overwritten (wiped and pushed to again, or "
+        "another dataset pushed there); open the URL anew to read what is there now");
+  }
+  const std::string dir = store->url();
+  return OpenManifest(std::move(store), std::move(manifest), dir, options, wait);
+}
+
+bool RemoteDatasetExists(const std::string& url) {
+  std::unique_ptr<ObjectStore> store = OpenS3Store(url, remote::S3Config::FromEnvironment());
+  return store->Head(kManifestKey).has_value();
+}
+
+// ---- shared file systems ----------------------------------------------------
+
+std::string NetworkFileSystemName(const std::string& path) {
+  if (const char* fake = std::getenv("GULPDB_TEST_FS_TYPE"); fake != nullptr && fake[0] != 0) {
+    char* end = nullptr;
+    const long long magic = std::strtoll(fake, &end, 0);
+    if (end != nullptr && *end == '\0') return NameOfMagic(magic);
+    for (const FileSystemType& t : kNetworkFileSystems) {
+      if (std::strcmp(fake, t.name) == 0) return t.name;
+    }
+    return "";
+  }
+  struct statfs st;
+  if (::statfs(path.c_str(), &st) != 0) return "";
+  return NameOfMagic(static_cast<int64_t>(st.f_type));
+}
+
+bool NetworkIndexAllowed(const OpenOptions& options) {
+  if (options.allow_network_index) return true;
+  const char* value = std::getenv("GULPDB_ALLOW_NETWORK_INDEX");
+  return value != nullptr && (std::strcmp(value, "1") == 0 || std::strcmp(value, "true") == 0 ||
+                              std::strcmp(value, "yes") == 0);
+}
+
+std::unique_ptr<Dataset> OpenFromPublishedSnapshot(const std::string& dir,
+                                                   const OpenOptions& options,
+                                                   const std::string& fs_name) {
+  std::shared_ptr<ObjectStore> store = OpenLocalStore(dir + "/" + kLocalSnapshotStore);
+  std::string text;
+  try {
+    text = store->Get(kManifestKey, kMaxManifestBytes);
+  } catch (const NotFoundError&) {
+    throw IoError(
+        "open dataset " + dir + ": its index is on a network file system (" + fs_name +
+        "), and LMDB cannot share an index file between hosts: a reader here could read pages "
+        "that a writer on another host is reusing. On the host that writes the dataset, run "
+        "`gulpdb snapshot " +
+        dir +
+        "` after writing (readers here then open that snapshot), or copy the dataset to a "
+        "local disk; if no other host ever writes it, set GULPDB_ALLOW_NETWORK_INDEX=1 "
+        "(OpenOptions::allow_network_index) to open the live index");
+  }
+  Manifest manifest = ParseManifest(text, store->Name(kManifestKey));
+  if (manifest.chunks_published) {
+    throw CorruptionError("open dataset " + dir + ": " + store->Name(kManifestKey) +
+                          " is not the manifest of a local snapshot");
+  }
+  return OpenManifest(std::move(store), std::move(manifest), dir, options,
+                      std::chrono::minutes(10));
+}
+
+// ---- RemoteSource as the core's ChunkSource ---------------------------------------
+
+namespace {
+
+// A chunk object read whole by `check`, through its RemoteSource.
+class RemoteChunkBytes : public ChunkBytes {
+ public:
+  RemoteChunkBytes(std::shared_ptr<const RemoteSource> source, std::string key, uint64_t size)
+      : source_(std::move(source)),
+        key_(std::move(key)),
+        name_(source_->store().Name(key_)),
+        size_(size) {}
+  uint64_t Size() const override { return size_; }
+  void ReadAt(uint64_t offset, void* dst, size_t size) const override {
+    source_->Read(std::vector<StoreRange>{StoreRange{key_, offset, size, static_cast<char*>(dst)}},
+                  "read " + name_);
+  }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::shared_ptr<const RemoteSource> source_;
+  std::string key_;
+  std::string name_;
+  uint64_t size_;
+};
+
+}  // namespace
+
+ChunkSource::Object RemoteSource::VerifiedChunk(
+    uint32_t number, std::string_view id, const std::string& dir,
+    const std::function<index::ChunkRecord()>& record) const {
+  const ManifestChunk& m = VerifiedManifestChunk(number, id, dir, record);
+  return Object{m.key, m.committed_length};
+}
+
+std::string RemoteSource::Name(const std::string& key) const { return store_->Name(key); }
+
+void RemoteSource::Read(const std::vector<Range>& ranges, const std::string& what) const {
+  std::vector<StoreRange> store_ranges;
+  store_ranges.reserve(ranges.size());
+  for (const Range& r : ranges)
+    store_ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
+  Read(store_ranges, what);
+}
+
+std::shared_ptr<const ChunkBytes> RemoteSource::OpenChunk(uint32_t number,
+                                                          const index::ChunkRecord& record,
+                                                          const std::string& dir) const {
+  const std::string what = "open chunk " + std::to_string(number) + " of " + dir;
+  const std::string generation = std::to_string(manifest_.generation);
+  const ManifestChunk* found = Chunk(number);
+  if (found == nullptr) {
+    throw CorruptionError(what + ": it is not in the manifest (generation " + generation +
+                          "): the manifest does not describe its snapshot");
+  }
+  const ManifestChunk& m = *found;
+  if (const std::string problem = ChunkDisagreement(m, number, record); !problem.empty()) {
+    throw CorruptionError(what + ": the manifest (generation " + generation + ") " + problem +
+                          ": the manifest does not describe its snapshot");
+  }
+  const std::optional<StoreObject> object = store_->Head(m.key);
+  if (!object) {
+    throw NotFoundError("open " + store_->Name(m.key) + ": the chunk object is missing (HTTP 404)");
+  }
+  return std::make_shared<RemoteChunkBytes>(shared_from_this(), m.key, object->size);
+}
+
+void RemoteSource::CopyLabelMap(const std::string& path) const { CopyPublishedLabels(*this, path); }
+
+const RemoteSource* RemoteSourceOf(const DatasetImpl& impl) {
+  return dynamic_cast<const RemoteSource*>(impl.remote.get());
+}
+
+}  // namespace engine
+}  // namespace gulpdb

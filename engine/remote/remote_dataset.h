@@ -1,0 +1,169 @@
+// Datasets opened from a published manifest (gulpdb/remote.h): a dataset in
+// an object store ("s3://bucket/prefix"), or a local dataset on a network file
+// system read through the snapshot `gulpdb snapshot` published beside it.
+//
+// Both open the same way: GET the manifest, make sure its index snapshot is
+// in the machine's cache (engine/remote/snapshot_cache.h), open that read-only, and
+// attach it to a Dataset::Impl. An object-store dataset also gets a
+// RemoteSource, through which the read path (engine/core/chunk_reader.h) fetches
+// frames with ranged GETs; a network-file-system dataset reads its chunk
+// files in place.
+//
+// Shared file systems: LMDB's lock table lives in shared memory of one host,
+// so a reader on host B cannot stop a writer on host A from reusing pages B
+// is reading. A read-only Open of a local dataset whose index is on a network
+// file system (statfs: NFS, SMB/CIFS, Lustre, FUSE, Ceph, GPFS, 9P, AFS, ...)
+// therefore never maps the live index: it reads the published snapshot, or
+// refuses with an error saying why and what to do. The environment variable
+// GULPDB_TEST_FS_TYPE (a file-system name such as "nfs", or a statfs magic
+// number) makes every path look like it is on that file system, for tests.
+//
+// Chunk reads are conditional (docs/format/remote_format.md, "Readers"):
+// each ranged GET carries If-Match with the ETag the manifest gives its
+// object. A push that grows a chunk replaces its object under the same key,
+// so the ETag changes while the bytes a reader may read do not; on 412 the
+// RemoteSource accepts the object's new ETag only when a newer published
+// manifest of the same dataset names it for at least the same committed
+// length, or when the object's metadata says the push that wrote it checked
+// its prefix against such a promise (a push in flight), and retries. Any
+// other replacement is a CorruptionError naming the object. The normal case
+// costs no request more.
+//
+// Thread safety: a RemoteSource may be used from any number of threads; the
+// ETags it accepts are guarded by a mutex. Its store is thread-safe.
+#ifndef GULPDB_ENGINE_REMOTE_REMOTE_DATASET_H_
+#define GULPDB_ENGINE_REMOTE_REMOTE_DATASET_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/core/chunk_source.h"
+#include "engine/core/dataset_impl.h"
+#include "engine/remote/manifest.h"
+#include "engine/remote/object_store.h"
+#include "gulpdb/dataset.h"
+#include "gulpdb/remote.h"
+
+namespace gulpdb::engine {
+
+// The ChunkSource (engine/core/chunk_source.h) of a dataset opened from a
+// published manifest: the storage core reads chunks and the label map
+// through it.
+class RemoteSource : public ChunkSource, public std::enable_shared_from_this<RemoteSource> {
+ public:
+  RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info);
+
+  ObjectStore& store() const { return *store_; }
+  const Manifest& manifest() const { return manifest_; }
+  // What GetRemoteInfo reports (request counters filled in on the way out).
+  RemoteInfo info() const;
+
+  // The manifest's entry for chunk `number`, or null.
+  const ManifestChunk* Chunk(uint32_t number) const;
+
+  // The manifest's entry for chunk `number`, checked against the snapshot's
+  // record of the chunk (read in `txn`) the first time this source uses it:
+  // the read path takes a chunk's object only from here (`check`, through
+  // OpenChunkBytes, compares the same way). Throws CorruptionError "read id
+  // '<id>' in <url>: ..." when the manifest has no such chunk or its entry
+  // disagrees with the record (ChunkDisagreement). O(1) after the first use
+  // of a chunk.
+  const ManifestChunk& VerifiedManifestChunk(
+      uint32_t number, std::string_view id, const std::string& dir,
+      const std::function<index::ChunkRecord()>& record) const;
+
+  // Reads the ranges (concurrently), each only from the object whose ETag
+  // this source accepts for its key (see above). `what` says what was being
+  // read, for messages. A missing object (404), one shorter than asked (416)
+  // or one replaced behind the manifest's back is a CorruptionError that
+  // says what probably happened; other failures keep their type with `what`
+  // added.
+  void Read(const std::vector<StoreRange>& ranges, const std::string& what) const;
+
+  // The CorruptionError for a chunk object the manifest names that is not
+  // there (`cause` is the store's message).
+  [[noreturn]] void ThrowMissing(const std::string& what, const std::string& cause) const;
+
+  // ChunkSource. Chunks are served when the manifest published them (a
+  // local dataset's snapshot manifest does not: its readers read its files).
+  bool ServesChunks() const override { return manifest_.chunks_published; }
+  Object VerifiedChunk(uint32_t number, std::string_view id, const std::string& dir,
+                       const std::function<index::ChunkRecord()>& record) const override;
+  std::string Name(const std::string& key) const override;
+  void Read(const std::vector<Range>& ranges, const std::string& what) const override;
+  // One HEAD request; CorruptionError when the manifest has no such chunk or
+  // its entry disagrees with the record, NotFoundError when the object is
+  // missing.
+  std::shared_ptr<const ChunkBytes> OpenChunk(uint32_t number, const index::ChunkRecord& record,
+                                              const std::string& dir) const override;
+  void CopyLabelMap(const std::string& path) const override;
+
+ private:
+  // The ETag reads of `key` ask for ("" for none).
+  std::string AcceptedEtag(const std::string& key) const;
+  // After a read of `key` with ETag `asked` failed its condition: accepts
+  // the object's current ETag if a newer published manifest (or the
+  // metadata of a push of this dataset) vouches for the bytes this
+  // generation promised, else throws CorruptionError.
+  void Revalidate(const std::string& key, const std::string& asked, const std::string& what) const;
+
+  std::shared_ptr<ObjectStore> store_;
+  Manifest manifest_;
+  RemoteInfo info_;
+  // verified_[i]: manifest_.chunks[i] agreed with the snapshot's record.
+  std::unique_ptr<std::atomic<bool>[]> verified_;
+  mutable std::mutex etags_mutex_;
+  mutable std::map<std::string, std::string> etags_;  // chunk key -> the ETag reads ask for
+  mutable std::mutex revalidate_mutex_;               // one revalidation at a time
+};
+
+// "" when the manifest entry `m` describes chunk `number` of a snapshot
+// whose record of it is `record`; otherwise what disagrees. The entry must
+// give the record's committed length, and the key a push gives that chunk:
+// its file name, or data_<number>.gulp for a file in a sub-directory (an
+// attached shard's chunk). A manifest with two chunks' keys swapped, a cut
+// committed length or another chunk's object fails here, before a byte of
+// it is read.
+std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
+                              const index::ChunkRecord& record);
+
+// "" when `manifest` can describe the snapshot `impl` opened (O(1): its
+// chunk, video and frame counts are the snapshot's); otherwise what
+// disagrees.
+std::string ManifestDisagreement(const Manifest& manifest, const DatasetImpl& impl);
+
+// Copies the label2idx.json the manifest names (if any) to the local file
+// `path` (written atomically).
+void CopyPublishedLabels(const RemoteSource& source, const std::string& path);
+
+// The RemoteSource of a dataset opened from a published manifest, or null.
+const RemoteSource* RemoteSourceOf(const DatasetImpl& impl);
+
+// Dataset::Open of an "s3://" URL.
+std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url, const OpenOptions& options);
+// Dataset::Exists of an "s3://" URL: is there a manifest (one HEAD)?
+bool RemoteDatasetExists(const std::string& url);
+
+// The name of the network file system holding `path` ("nfs", "fuse", ...),
+// or "" for a local one (or when statfs fails: the open that follows reports
+// that).
+std::string NetworkFileSystemName(const std::string& path);
+
+// Dataset::Open, read-only, of the local dataset `dir` whose index is on the
+// network file system `fs_name`: from its published snapshot, or an error.
+std::unique_ptr<Dataset> OpenFromPublishedSnapshot(const std::string& dir,
+                                                   const OpenOptions& options,
+                                                   const std::string& fs_name);
+
+// True when the override of the shared-file-system rule is set (the option
+// or GULPDB_ALLOW_NETWORK_INDEX=1).
+bool NetworkIndexAllowed(const OpenOptions& options);
+
+}  // namespace gulpdb::engine
+
+#endif  // GULPDB_ENGINE_REMOTE_REMOTE_DATASET_H_

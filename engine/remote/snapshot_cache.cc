@@ -1,0 +1,362 @@
+#include "engine/remote/snapshot_cache.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "gulpdb/error.h"
+#include "gulpdb/remote.h"
+#include "remote/errors.h"
+#include "remote/payload_hash.h"
+#include "util/file_io.h"
+#include "util/relative_name.h"
+#include "util/sys_error.h"
+
+namespace gulpdb {
+
+std::string CacheDirectory() {
+  for (const char* name : {"GULPDB_CACHE", "GULPDB_CACHE_DIR"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && value[0] != '\0') return value;
+  }
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && xdg[0] != '\0') return std::string(xdg) + "/gulpdb";
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || home[0] == '\0') {
+    throw InvalidArgumentError(
+        "find the gulpdb cache: none of GULPDB_CACHE, XDG_CACHE_HOME or HOME is set");
+  }
+  return std::string(home) + "/.cache/gulpdb";
+}
+
+namespace engine {
+namespace {
+
+constexpr auto kStaleSnapshotAge = std::chrono::hours(1);
+std::atomic<uint64_t> g_counter{0};
+
+bool IsHexName(const std::string& name, size_t length) {
+  if (name.size() != length) return false;
+  for (char c : name) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Marks the snapshot as used now (its folder's mtime), so that cleaning does
+// not take a snapshot in use. Best effort: a read-only cache still works.
+void Touch(const std::string& dir) { ::utimensat(AT_FDCWD, dir.c_str(), nullptr, 0); }
+
+// Removes the snapshots of one store, other than `keep`, that nobody opened
+// for kStaleSnapshotAge.
+void RemoveStaleSnapshots(const std::string& base, const std::string& keep) {
+  const auto now = std::chrono::system_clock::now();
+  for (const std::string& name : util::ListDirectory(base)) {
+    const std::string path = base + "/" + name;
+    if (path == keep || !IsHexName(name, 64)) continue;
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) continue;
+    const auto used = std::chrono::system_clock::from_time_t(st.st_mtime);
+    if (now - used < kStaleSnapshotAge) continue;
+    try {
+      util::RemoveTree(path);
+    } catch (const Error&) {
+      // Another process may be removing it too; it is only a cache.
+    }
+  }
+}
+
+// The cache lock of one store, waiting up to `wait` for another process.
+util::FileLock LockCache(const std::string& path, std::chrono::milliseconds wait,
+                         const std::string& object) {
+  try {
+    return util::FileLock(path, wait, object);
+  } catch (const BusyError&) {
+    throw BusyError("download " + object + ": another process has been downloading it into " +
+                    path.substr(0, path.rfind('/')) + " for more than " +
+                    std::to_string(wait.count() / 1000) + " s");
+  }
+}
+
+// ---- what was verified --------------------------------------------------------
+//
+// Beside each verified data.mdb, `verified` records the file that was
+// verified: its SHA-256 and the identity stat(2) gives it (size, device,
+// inode, modification and change times in ns). Any write to the file, a
+// replacement (cp, mv, restore) or a copy to another disk changes one of
+// them; the change time cannot be set back by anyone but the kernel. A
+// snapshot whose record matches is trusted as verified (O(1) per open);
+// any other is verified again (SHA-256 and a page walk) before it is
+// opened.
+
+constexpr const char* kStampName = "verified";
+constexpr size_t kMaxStampBytes = 4096;
+
+// The record `verified` must hold for the data.mdb in `dir` (as it is
+// now), or "" when it cannot be stat'ed.
+std::string StampText(const std::string& dir, const std::string& sha256) {
+  struct stat st;
+  if (::stat((dir + "/data.mdb").c_str(), &st) != 0) return "";
+  const auto ns = [](const struct timespec& t) {
+    return std::to_string(static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec);
+  };
+  return "gulpdb verified snapshot\nsha256 " + sha256 + "\nsize " + std::to_string(st.st_size) +
+         "\ndev " + std::to_string(st.st_dev) + "\nino " + std::to_string(st.st_ino) +
+         "\nmtime_ns " + ns(st.st_mtim) + "\nctime_ns " + ns(st.st_ctim) + "\n";
+}
+
+bool StampMatches(const std::string& dir, const std::string& sha256) {
+  const std::string expected = StampText(dir, sha256);
+  if (expected.empty()) return false;
+  const int fd = ::open((dir + "/" + kStampName).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  util::UniqueFd owner(fd);
+  std::string text(kMaxStampBytes, '\0');
+  size_t got = 0;
+  try {
+    got = util::PreadFull(fd, text.data(), text.size(), 0, dir + "/" + kStampName);
+  } catch (const Error&) {
+    return false;
+  }
+  text.resize(got);
+  return text == expected;
+}
+
+// Best effort: a cache that cannot be written still works (every open then
+// verifies again).
+void WriteStamp(const std::string& dir, const std::string& sha256) {
+  const std::string text = StampText(dir, sha256);
+  if (text.empty()) return;
+  try {
+    util::WriteFileAtomically(dir + "/" + kStampName, text);
+  } catch (const Error&) {
+  }
+}
+
+// "" when `dir`/data.mdb is the snapshot `manifest` names, a sound index
+// file; otherwise what is wrong with it. Reads the whole file.
+std::string CheckSnapshotFile(const std::string& dir, const Manifest& manifest) {
+  const std::string file = dir + "/data.mdb";
+  try {
+    util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
+    const uint64_t size = util::FileSize(fd.get(), file);
+    if (size != manifest.snapshot_size) {
+      return std::to_string(size) + " bytes, the manifest says " +
+             std::to_string(manifest.snapshot_size);
+    }
+    const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
+    if (sha != manifest.snapshot_sha256) {
+      return "SHA-256 " + sha + ", the manifest says " + manifest.snapshot_sha256;
+    }
+    index::EnvOptions options;
+    options.read_only = true;
+    options.no_lock = true;
+    const index::IndexFileReport report = index::Env::Open(dir, options)->VerifyFile();
+    if (!report.healthy()) return "not a sound index file: " + report.problems[0];
+  } catch (const CorruptionError& e) {
+    return e.what();
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Downloads the snapshot into a new folder and renames it to `target`.
+// A download whose SHA-256 differs from the manifest's is fetched again (up
+// to kDownloads times in all): a byte damaged on the way is not a changed
+// object. Never fetches more bytes than the manifest's size.
+void Download(ObjectStore& store, const Manifest& manifest, const std::string& base,
+              const std::string& target, const std::string& what) {
+  constexpr int kDownloads = 3;
+  for (int attempt = 1;; ++attempt) {
+    const std::string tmp =
+        base + "/.download." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+    if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
+    try {
+      const std::string file = tmp + "/data.mdb";
+      try {
+        store.GetToFile(manifest.snapshot_key, file, manifest.snapshot_size);
+      } catch (const NotFoundError& e) {
+        throw CorruptionError(what + " is missing: it was deleted behind the manifest's back (" +
+                              e.what() + ")");
+      } catch (const remote::ObjectTooLargeError& e) {
+        throw CorruptionError(what + " is larger than the " +
+                              std::to_string(manifest.snapshot_size) +
+                              " bytes the manifest says: it was replaced behind the manifest's "
+                              "back; the download stopped there (" +
+                              e.what() + ")");
+      }
+      util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
+      const uint64_t size = util::FileSize(fd.get(), file);
+      if (size != manifest.snapshot_size) {
+        throw CorruptionError(what + " is " + std::to_string(size) + " bytes, the manifest says " +
+                              std::to_string(manifest.snapshot_size) +
+                              ": it was replaced behind the manifest's back");
+      }
+      const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
+      if (sha != manifest.snapshot_sha256) {
+        if (attempt < kDownloads) {
+          util::RemoveTree(tmp);
+          continue;
+        }
+        throw CorruptionError(what + " has SHA-256 " + sha + ", the manifest says " +
+                              manifest.snapshot_sha256 + " (" + std::to_string(kDownloads) +
+                              " downloads): it was changed behind the manifest's back");
+      }
+      {
+        index::EnvOptions options;
+        options.read_only = true;
+        options.no_lock = true;
+        const index::IndexFileReport report = index::Env::Open(tmp, options)->VerifyFile();
+        if (!report.healthy()) {
+          throw CorruptionError(what + " is not a sound index file: " + report.problems[0]);
+        }
+      }
+      util::DataSync(fd.get(), file);
+      util::SyncDirectory(tmp);
+      util::Rename(tmp, target);
+      util::SyncDirectory(base);
+    } catch (...) {
+      try {
+        util::RemoveTree(tmp);
+      } catch (const Error&) {
+        // The next download removes it.
+      }
+      throw;
+    }
+    WriteStamp(target, manifest.snapshot_sha256);
+    return;
+  }
+}
+
+}  // namespace
+
+CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
+                              std::chrono::milliseconds lock_wait) {
+  const std::string base =
+      CacheDirectory() + "/remote/" + remote::Sha256Hex(store.Identity()).substr(0, 32);
+  const std::string target =
+      util::JoinRelative(base, manifest.snapshot_sha256, "open dataset " + store.url(),
+                         "the manifest's snapshot SHA-256");
+  const std::string data = target + "/data.mdb";
+  const std::string what = "open dataset " + store.url() + ": the index snapshot " +
+                           store.Name(manifest.snapshot_key) + " (manifest generation " +
+                           std::to_string(manifest.generation) + ")";
+  CachedSnapshot out{target, false, false};
+  // The fast path, O(1): the file is the one verified when it was stored.
+  if (StampMatches(target, manifest.snapshot_sha256)) {
+    Touch(target);
+    return out;
+  }
+  // There, but not the file that was verified (or verified before stamps
+  // existed): check it again, without the lock (it only reads).
+  std::string damage;
+  if (util::PathExists(data)) {
+    damage = CheckSnapshotFile(target, manifest);
+    if (damage.empty()) {
+      WriteStamp(target, manifest.snapshot_sha256);
+      Touch(target);
+      out.reverified = true;
+      return out;
+    }
+  }
+  util::MakeDirectories(base);
+  util::FileLock lock = LockCache(base + "/.lock", lock_wait, store.Name(manifest.snapshot_key));
+  if (util::PathExists(data)) {  // another process may have repaired or verified it meanwhile
+    if (StampMatches(target, manifest.snapshot_sha256)) {
+      Touch(target);
+      return out;
+    }
+    damage = CheckSnapshotFile(target, manifest);
+    if (damage.empty()) {
+      WriteStamp(target, manifest.snapshot_sha256);
+      Touch(target);
+      out.reverified = true;
+      return out;
+    }
+    // Damaged: out of the way, then fetched again. Processes that map it
+    // keep their mapping (unlinking a mapped file is safe).
+    const std::string aside =
+        base + "/.damaged." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+    util::Rename(target, aside);
+  }
+  // Only the lock holder downloads: any other download folder is left over
+  // by a process that died, and damaged snapshots set aside are removed.
+  for (const std::string& name : util::ListDirectory(base)) {
+    if (name.rfind(".download.", 0) == 0 || name.rfind(".damaged.", 0) == 0) {
+      util::RemoveTree(base + "/" + name);
+    }
+  }
+  try {
+    Download(store, manifest, base, target, what);
+  } catch (const Error& e) {
+    if (damage.empty()) throw;
+    throw CorruptionError("open dataset " + store.url() + ": the cached index snapshot " + data +
+                          " is damaged (" + damage +
+                          "); it was removed, and fetching it again failed: " + e.what());
+  }
+  out.downloaded = true;
+  out.reverified = !damage.empty();
+  RemoveStaleSnapshots(base, target);
+  return out;
+}
+
+std::shared_ptr<index::Env> OpenSnapshotEnv(const std::string& dir) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<index::Env>> envs;
+  // Keyed by the file too: a snapshot fetched again after damage is a new
+  // file in the same folder, and must not be served from the old mapping.
+  const std::string data = dir + "/data.mdb";
+  struct stat st;
+  std::string key = std::to_string(::getpid()) + ":" + dir;
+  if (::stat(data.c_str(), &st) == 0) {
+    key += ":" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto env = envs[key].lock()) return env;
+  index::EnvOptions options;
+  options.read_only = true;
+  options.no_lock = true;
+  std::shared_ptr<index::Env> env = index::Env::Open(dir, options);
+  envs[key] = env;
+  return env;
+}
+
+TempDir::TempDir() {
+  const std::string root = CacheDirectory() + "/tmp";
+  util::MakeDirectories(root);
+  // Folders of processes that died are left over: remove them.
+  for (const std::string& name : util::ListDirectory(root)) {
+    const long pid = std::strtol(name.c_str(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      try {
+        util::RemoveTree(root + "/" + name);
+      } catch (const Error&) {
+        // Another process is removing it.
+      }
+    }
+  }
+  for (;;) {
+    path_ = root + "/" + std::to_string(::getpid()) + "." + std::to_string(g_counter.fetch_add(1));
+    if (util::MakeDirectory(path_, 0700)) return;
+  }
+}
+
+TempDir::~TempDir() {
+  try {
+    util::RemoveTree(path_);
+  } catch (const Error&) {
+    // Removed with the process's next TempDir.
+  }
+}
+
+}  // namespace engine
+}  // namespace gulpdb
