@@ -28,6 +28,9 @@
 // CPU-second (user + system time of the process), which other load on the
 // machine disturbs much less than wall time.
 //
+// Whole passes one after another move with the machine's load; decode_ab
+// interleaves gulpdb and the bare loop clip by clip and judges the target.
+//
 // This benchmark includes <turbojpeg.h> for the baseline; the library's own
 // code reaches TurboJPEG only through engine/codec/jpeg_codec.cc.
 #include <fcntl.h>

@@ -152,6 +152,18 @@ def details(results):
             out.append("| Pillow, folder of JPEGs | %s | %s | %s | – | – |" % (
                 w, fmt_summary(summary_of(p["clips_per_s"])),
                 fmt_summary(summary_of(p["frames_per_s"]))))
+        ab = r.get("interleaved")
+        if ab:
+            out += ["", "Interleaved unit by unit (decode_ab, %d rounds; target %sx the bare loop):"
+                    % (ab["rounds"], fmt(ab["target_ratio"])), "",
+                    "| threads | method | clips/s | x bare | x bare per CPU-second | load average |",
+                    "|---|---|---|---|---|---|"]
+            for threads in ("1", "2"):
+                part = ab[threads]
+                for k, m in part["methods"].items():
+                    out.append("| %s | %s | %s | %s | %s | %s -> %s |" % (
+                        threads, k, fmt(m["clips_per_s"]), fmt(m["ratio"]), fmt(m["cpu_ratio"]),
+                        fmt(part["load_start"]), fmt(part["load_end"])))
         out.append("")
     if "append" in results:
         r = results["append"]

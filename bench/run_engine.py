@@ -168,10 +168,34 @@ class EngineBenchmarks:
             return ("per CPU-second (less sensitive to other load): %.2fx the bare loop's" %
                     (m[ours]["clips_per_cpu_s"]["median"] / m[bare]["clips_per_cpu_s"]["median"]))
 
+        # The targets are judged on decode_ab, which interleaves gulpdb and the
+        # bare loop clip by clip; decode_bench's whole passes, one after another,
+        # move with the load of the machine by more than the gap they measure.
+        def one(v):
+            return {"median": v, "min": v, "max": v, "count": 1}
+
+        ab = self.bench("decode_ab", "--dir", dataset, "--clips", clips, "--rounds",
+                        s.decode_reps + 2)
+        r["interleaved"] = ab
+        for threads, bare, key, label in (
+                ("1", "bare_1t", "read_frames_1t", "1 thread, interleaved: ReadFrames"),
+                ("2", "bare_2t", "read_batch_2t",
+                 "2 threads, interleaved: ReadBatch(%d clips), decode_threads=2" % ab["batch"]),
+                ("2", "bare_2t", "read_frames_2callers",
+                 "2 threads, interleaved: ReadFrames from 2 threads")):
+            part = ab[threads]
+            ours, theirs = part["methods"][key], part["methods"][bare]
+            self.figure("decode", "%s, %s clips of 16" % (label, shape), "clips/s",
+                        one(ours["clips_per_s"]), one(theirs["clips_per_s"]),
+                        "bare TurboJPEG loop, %s thread%s" % (threads, "s" if threads != "1" else ""),
+                        target=(">= 0.95x", "ratio", ">=", 0.95),
+                        note="sums of per-unit medians over %d rounds; per CPU-second %.3fx; "
+                             "load average %.2f -> %.2f" % (ab["rounds"], ours["cpu_ratio"],
+                                                            part["load_start"], part["load_end"]))
         self.figure("decode", "1 thread: ReadFrames, %s clips of 16" % shape, "clips/s",
                     cps["read_frames_1t"], cps["bare_1t"], "bare TurboJPEG loop, 1 thread",
-                    target=(">= 0.95x", "ratio", ">=", 0.95),
-                    note=cpu_note("read_frames_1t", "bare_1t"))
+                    note="whole passes one after another (the target is judged interleaved); " +
+                         cpu_note("read_frames_1t", "bare_1t"))
         best2 = max(("read_frames_2t", "read_batch_2t", "read_frames_2callers"),
                     key=lambda k: cps[k]["median"])
         for key, label in (("read_batch_2t", "ReadBatch(8 clips), decode_threads=2"),
@@ -182,7 +206,6 @@ class EngineBenchmarks:
                 note = "the best 2-thread path; " + note
             self.figure("decode", "2 threads: %s" % label, "clips/s", cps[key], cps["bare_2t"],
                         "bare TurboJPEG loop, 2 threads",
-                        target=(">= 0.95x", "ratio", ">=", 0.95) if key == "read_batch_2t" else None,
                         note=note)
         p1, p2 = summary(pillow[1]["clips_per_s"]), summary(pillow[2]["clips_per_s"])
         self.figure("decode", "1 thread vs Pillow on a folder of JPEGs", "clips/s",
