@@ -109,6 +109,63 @@ BOOST_AUTO_TEST_CASE(uniform_videos_form_one_array_and_mixed_ones_do_not) {
   BOOST_TEST(ds->ReadFrames("mixed", Selection::Slice(5, 9)).empty());
 }
 
+// A read lays a video out by its first frame's shape and decodes every frame
+// in place; a frame of another shape further on makes it lay the video out
+// again from every header. Both ways give the codec's pixels, in one batch
+// with uniform videos, on any number of threads.
+BOOST_AUTO_TEST_CASE(a_frame_of_another_shape_after_the_first_is_laid_out_again) {
+  TempDir tmp;
+  std::map<std::string, std::vector<std::string>> videos;
+  for (int f = 0; f < 9; ++f) {
+    videos["late"].push_back(f == 3   ? Encode(20, 40, 3, f)
+                             : f == 6 ? Encode(17, 33, 3, f)
+                                      : Encode(33, 17, 3, f));
+    videos["gray"].push_back(f == 8 ? Encode(33, 17, 1, f) : Encode(33, 17, 3, f));
+    videos["same"].push_back(Encode(33, 17, 3, f + 20));
+  }
+  {
+    auto ds = Dataset::Create(tmp.path());
+    auto w = ds->NewWriter();
+    for (const auto& [id, jpegs] : videos) w->Append(id, test::Views(jpegs));
+    w->Commit();
+  }
+  for (size_t threads : {1u, 2u, 3u}) {
+    auto ds = OpenWithThreads(tmp.path(), threads);
+    for (const auto& [id, jpegs] : videos)
+      CheckMatchesDirectDecode(*ds, id, jpegs, DecodeOptions{});
+    const std::vector<FrameRequest> requests = {{"same", Selection::All()},
+                                                {"late", Selection::All()},
+                                                {"gray", Selection::All()},
+                                                {"late", Selection::Slice(4, 8)},
+                                                {"same", Selection::Slice(3, 3)}};
+    const std::vector<DecodedFrames> batch = ds->ReadBatch(requests);
+    BOOST_REQUIRE_EQUAL(batch.size(), requests.size());
+    BOOST_TEST(batch[0].uniform());
+    BOOST_TEST(!batch[1].uniform());
+    BOOST_TEST((batch[1].shape(3) == ImageShape{40, 20, 3}));
+    BOOST_TEST((batch[1].shape(6) == ImageShape{33, 17, 3}));
+    BOOST_TEST((batch[2].shape(8) == ImageShape{17, 33, 1}));
+    BOOST_TEST(batch[4].empty());
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const DecodedFrames single = ds->ReadFrames(requests[r].id, requests[r].selection);
+      BOOST_REQUIRE_EQUAL(batch[r].size(), single.size());
+      BOOST_REQUIRE_EQUAL(batch[r].byte_size(), single.byte_size());
+      size_t laid_out = 0;  // frames back to back, in one buffer
+      for (size_t i = 0; i < single.size(); ++i) {
+        BOOST_TEST(batch[r].data(i) == batch[r].data(0) + laid_out);
+        laid_out += batch[r].shape(i).bytes();
+        BOOST_TEST((batch[r].shape(i) == single.shape(i)));
+        const std::vector<uint8_t> want = ThreadLocalDecoder().Decode(
+            reinterpret_cast<const uint8_t*>(videos[requests[r].id][batch[r].indices()[i]].data()),
+            videos[requests[r].id][batch[r].indices()[i]].size());
+        BOOST_REQUIRE_EQUAL(want.size(), batch[r].shape(i).bytes());
+        BOOST_TEST(std::equal(want.begin(), want.end(), batch[r].data(i)));
+      }
+      BOOST_TEST(batch[r].byte_size() == laid_out);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(batch_equals_single_reads) {
   TempDir tmp;
   auto ds = Dataset::Create(tmp.path());

@@ -4,6 +4,8 @@
 // TurboJPEG failure becomes a gulpdb::Error in ThrowTurboJpegError. TurboJPEG
 // reports errors with return codes (it uses setjmp/longjmp internally and never
 // calls back into our code), so no exception ever crosses C frames.
+#include "engine/codec/jpeg_codec.h"
+
 #include <turbojpeg.h>
 
 #include <cstddef>
@@ -406,6 +408,25 @@ std::string JpegEncoder::Encode(const uint8_t* pixels, int width, int height, in
   if (rc != 0) ThrowTurboJpegError(TjOperation::kEncode, LastStatus(handle));
   return std::string(reinterpret_cast<const char*>(owned.get()), jpeg_size);
 }
+
+namespace engine {
+
+bool DecodeIntoIfShape(const uint8_t* jpeg, size_t size, const DecodeOptions& options,
+                       const ImageShape& expected, uint8_t* out) {
+  struct Destroy {
+    void operator()(void* handle) const noexcept { tjDestroy(handle); }
+  };
+  // A fresh instance, as every JpegDecoder call (above).
+  const std::unique_ptr<void, Destroy> handle(tjInitDecompress());
+  if (handle == nullptr) ThrowTurboJpegError(TjOperation::kCreate, LastStatus(nullptr));
+  const DecodePlan plan = Plan(handle.get(), jpeg, size, options);
+  if (plan.shape != expected) return false;
+  if (out == nullptr) throw InvalidArgumentError("decode jpeg: null output buffer");
+  Decompress(handle.get(), jpeg, size, plan, options.lenient, out);
+  return true;
+}
+
+}  // namespace engine
 
 JpegDecoder& ThreadLocalDecoder() {
   thread_local JpegDecoder decoder;
