@@ -1,15 +1,26 @@
 #include "engine/core/chunk_reader.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
+#include "engine/core/buffer_pool.h"
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 
 namespace gulpdb {
 
+// JPEG bytes come from the read buffer pool (engine/core/buffer_pool.h), with the
+// buffer's capacity in a header before them, for JpegFrames::Free.
 char* engine::DatasetAccess::AllocateBuffer(JpegFrames& frames, size_t bytes) {
-  frames.buffer_.reset(static_cast<char*>(std::malloc(bytes == 0 ? 1 : bytes)));
+  size_t capacity = 0;
+  uint8_t* block = BufferPool::Get().Take(kJpegBufferHeader + bytes, &capacity);
+  if (block == nullptr) {
+    frames.buffer_.reset();
+    return nullptr;  // the caller reports it
+  }
+  std::memcpy(block, &capacity, sizeof(capacity));
+  frames.buffer_.reset(reinterpret_cast<char*>(block + kJpegBufferHeader));
   return frames.buffer_.get();
 }
 

@@ -9,10 +9,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "engine/core/buffer_pool.h"
 #include "engine/core/chunk_reader.h"
 #include "engine/core/dataset_impl.h"
 #include "engine/core/fault_injection.h"
@@ -137,7 +139,13 @@ std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
 
 }  // namespace
 
-void JpegFrames::Free::operator()(char* p) const { std::free(p); }
+void JpegFrames::Free::operator()(char* p) const {
+  if (p == nullptr) return;
+  uint8_t* block = reinterpret_cast<uint8_t*>(p) - engine::kJpegBufferHeader;
+  size_t capacity = 0;
+  std::memcpy(&capacity, block, sizeof(capacity));
+  engine::BufferPool::Get().Give(block, capacity);
+}
 
 // ---- ChunkFileCache ----------------------------------------------------------
 

@@ -8,68 +8,16 @@
 
 #include "engine/codec/frame_geometry.h"
 #include "engine/codec/jpeg_codec.h"
+#include "engine/core/buffer_pool.h"
 #include "engine/core/chunk_reader.h"
 #include "engine/core/dataset_impl.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {
 
-namespace {
-
-// Recently freed decode buffers. Fresh large allocations are mmapped by
-// malloc and page-faulted in on first touch, which costs a decode of a
-// batch about a fifth of its time; reusing a buffer of a similar size does
-// not. Bounded in count and bytes.
-class BufferPool {
- public:
-  static BufferPool& Get() {
-    static BufferPool* pool = new BufferPool();  // never destroyed: freed buffers outlive statics
-    return *pool;
-  }
-
-  // A buffer of at least `size` bytes; `*capacity` receives its real size.
-  uint8_t* Take(size_t size, size_t* capacity) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      for (size_t i = 0; i < free_.size(); ++i) {
-        if (free_[i].second >= size && free_[i].second <= 2 * size + 4096) {
-          uint8_t* p = free_[i].first;
-          *capacity = free_[i].second;
-          bytes_ -= free_[i].second;
-          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
-          return p;
-        }
-      }
-    }
-    *capacity = size == 0 ? 1 : size;
-    return static_cast<uint8_t*>(std::malloc(*capacity));
-  }
-
-  void Give(uint8_t* p, size_t capacity) {
-    if (p == nullptr) return;
-    if (capacity >= kMinPooled) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (free_.size() < kMaxBuffers && bytes_ + capacity <= kMaxBytes) {
-        free_.emplace_back(p, capacity);
-        bytes_ += capacity;
-        return;
-      }
-    }
-    std::free(p);
-  }
-
- private:
-  static constexpr size_t kMinPooled = size_t{128} << 10;  // smaller ones come from the heap anyway
-  static constexpr size_t kMaxBuffers = 16;
-  static constexpr size_t kMaxBytes = size_t{128} << 20;
-  std::mutex mutex_;
-  std::vector<std::pair<uint8_t*, size_t>> free_;
-  size_t bytes_ = 0;
-};
-
-}  // namespace
-
-void DecodedFrames::Free::operator()(uint8_t* p) const { BufferPool::Get().Give(p, capacity); }
+void DecodedFrames::Free::operator()(uint8_t* p) const {
+  engine::BufferPool::Get().Give(p, capacity);
+}
 
 bool DecodedFrames::uniform() const {
   if (shapes_.empty()) return false;
@@ -142,7 +90,7 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
     }
     d.buffer_.reset();  // back to the pool first, for a request laid out again
     DecodedFrames::Free deleter;
-    uint8_t* buffer = BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
+    uint8_t* buffer = engine::BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
     if (buffer == nullptr) {
       throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
                              std::to_string(d.byte_size_) + " bytes");
