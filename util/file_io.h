@@ -186,6 +186,8 @@ void RemoveFlatDirectory(const std::string& path);
 bool MakeDirectory(const std::string& path, int mode = 0755,
                    const std::string& operation = "create");
 // Creates `path` and its missing parents (mkdir -p); existing ones are kept.
+// Each directory it creates is synced into its parent before the next step,
+// so what is later put in it and synced survives a power cut.
 void MakeDirectories(const std::string& path);
 // Names of the entries of `dir` (not "." or ".."), sorted.
 std::vector<std::string> ListDirectory(const std::string& dir);

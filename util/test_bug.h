@@ -14,6 +14,17 @@
 //                      URL without checking that it is the same snapshot of
 //                      the same dataset: engine/remote/remote_dataset.cc
 //
+// and three durability bugs seeded for the power-loss simulator
+// (tests/powerloss, which must find each; none was a bug of a release):
+//
+//   skip-chunk-sync     a commit does not fdatasync the chunks it wrote before
+//                       the index commit: engine/writer.cc, Commit
+//   rename-before-sync  an atomic file replace renames the temporary file
+//                       before its data is synced: engine/file_util.cc,
+//                       AtomicFile::Commit
+//   no-dir-sync-create  create does not sync the directory it renamed the new
+//                       index into: engine/dataset.cc, CreateDataset
+//
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
 // Thread safety: reads the environment (getenv) at each call; safe while no

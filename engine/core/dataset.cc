@@ -27,6 +27,7 @@
 #include "util/path.h"
 #include "util/relative_name.h"
 #include "util/sys_error.h"
+#include "util/test_bug.h"
 #include "util/url_text.h"
 
 namespace gulpdb {
@@ -333,7 +334,9 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
   if (options.videos_per_chunk == 0) {
     throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
   }
-  util::MakeDirectory(dir, 0755, "create dataset");
+  if (util::MakeDirectory(dir, 0755, "create dataset")) {
+    util::SyncDirectory(util::ParentOf(dir));  // the new directory's entry, before what goes in it
+  }
   if (!util::IsDirectory(dir)) {
     throw InvalidArgumentError("create dataset " + dir + ": exists and is not a directory");
   }
@@ -407,7 +410,7 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
                                " holds files but no index (" + names +
                                "); remove it, or choose another directory");
   }
-  util::SyncDirectory(util::ParentOf(index_dir));
+  if (!util::TestBugEnabled("no-dir-sync-create")) util::SyncDirectory(util::ParentOf(index_dir));
   // Kept until Open has shared it, so that the returned Dataset uses the
   // environment opened with options.initial_map_size.
   const std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);

@@ -25,6 +25,7 @@
 #include "gulpdb/error.h"
 #include "index/crc32c.h"
 #include "util/sys_error.h"
+#include "util/test_bug.h"
 #include "util/utf8.h"
 
 namespace gulpdb {
@@ -448,7 +449,9 @@ struct Writer::Impl {
     try {
       if (!split_ops.empty()) ds->query.Create(*ds->env);
       engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
-      for (auto& [n, t] : touched) t.file->Sync();
+      for (auto& [n, t] : touched) {
+        if (!util::TestBugEnabled("skip-chunk-sync")) t.file->Sync();
+      }
       engine::fault::Reached(engine::fault::Point::kAfterDataSync);
       index::DatasetInfo next;
       std::map<uint32_t, index::ChunkRecord> chunks;
