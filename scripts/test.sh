@@ -12,6 +12,10 @@
 #                                CI runs the same test small, as ctest's lifecycle_test,
 #                                and lifecycle_finds_bugs shows it finds fixed bugs put
 #                                back (GULPDB_TEST_BUG; `ctest -L lifecycle` runs both).
+#   scripts/test.sh powerloss    the power-loss simulator full size (tests/powerloss,
+#                                docs/testing.md): builds the dev preset, then checks
+#                                over 10,000 distinct crash states and prints the count
+#                                per operation. CI runs it small (`ctest -L powerloss`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset=${1:-dev}
@@ -27,6 +31,13 @@ if [ "$preset" = lifecycle ]; then
   export GULPDB_LIFECYCLE_SEED=${GULPDB_LIFECYCLE_SEED:-random}
   PYTHONPATH=build/dev/python exec /usr/bin/python3 -m pytest -q -s -p no:cacheprovider \
     tests/python/test_lifecycle.py
+fi
+if [ "$preset" = powerloss ]; then
+  cmake --preset dev >/dev/null
+  cmake --build --preset dev -j"$(nproc)"
+  PYTHONPATH=build/dev/python exec /usr/bin/python3 tests/powerloss/run_powerloss.py \
+    --shim build/dev/tests/powerloss/libgulpdb_powerloss_shim.so --cli build/dev/cli/gulpdb \
+    --scale full
 fi
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset" -j"$(nproc)"

@@ -28,6 +28,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+# The workloads' size is fixed when they are imported (and in the processes
+# that run and recover them, which inherit the environment).
+FULL = "full" in sys.argv or "--scale=full" in sys.argv
+os.environ["GULPDB_PL_SCALE"] = "8" if FULL else "1"
 
 import sim  # noqa: E402
 import workloads  # noqa: E402
@@ -35,8 +39,8 @@ import workloads  # noqa: E402
 # Per scale: distinct states checked per workload at most, states per crash
 # point at most, tear points per write and sector size, workers.
 SCALES = {
-    "ci": dict(budget=70, per_point=40, tears=3, workers=2, minimum=20),
-    "full": dict(budget=4000, per_point=400, tears=12, workers=2, minimum=400),
+    "ci": dict(budget=150, per_point=40, tears=3, workers=2, minimum=30),
+    "full": dict(budget=4000, per_point=400, tears=24, workers=2, minimum=400),
 }
 
 
@@ -237,7 +241,8 @@ def describe_record(trace: sim.Trace, point: int) -> str:
     if point == 0:
         return "before the first record"
     r = trace.records[point - 1]
-    return f"after record {point - 1}: {r.op} {' '.join(r.fields)}"
+    what = r.payload.decode(errors="replace") if r.op == "ack" else " ".join(r.fields)
+    return f"after record {point - 1}: {r.op} {what}"
 
 
 if __name__ == "__main__":

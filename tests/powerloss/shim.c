@@ -65,7 +65,7 @@ static size_t g_root_len;
 static char g_ack_path[PATH_MAX];
 static int g_ready;  // 1: configured, -1: not configured
 
-#define REAL(ret, name, args) \
+#define REAL(ret, name, args)    \
   static ret(*real_##name) args; \
   if (!real_##name) real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name)
 
@@ -249,13 +249,13 @@ static int call_openat(int dirfd, const char* path, int flags, mode_t mode) {
   return real_openat(dirfd, path, flags, mode);
 }
 
-#define MODE_ARG                           \
-  mode_t mode = 0;                         \
-  if (flags & (O_CREAT | __O_TMPFILE)) {   \
-    va_list ap;                            \
-    va_start(ap, flags);                   \
-    mode = (mode_t)va_arg(ap, int);        \
-    va_end(ap);                            \
+#define MODE_ARG                         \
+  mode_t mode = 0;                       \
+  if (flags & (O_CREAT | __O_TMPFILE)) { \
+    va_list ap;                          \
+    va_start(ap, flags);                 \
+    mode = (mode_t)va_arg(ap, int);      \
+    va_end(ap);                          \
   }
 
 int open(const char* path, int flags, ...) {
@@ -363,17 +363,17 @@ ssize_t pwritev64v2(int fd, const struct iovec* iov, int iovcnt, off_t off, int 
 }
 
 // Calls on one fd recorded as "<op> pid fd [extra]" when they succeed.
-#define FD_CALL(ret, name, params, args, fmt, ...)                   \
-  ret name params {                                                  \
-    REAL(ret, name, params);                                         \
+#define FD_CALL(ret, name, params, args, fmt, ...)                          \
+  ret name params {                                                         \
+    REAL(ret, name, params);                                                \
     if (!active() || !tracked(fd) || !g_paths[fd]) return real_##name args; \
-    pthread_mutex_lock(&g_mu);                                       \
-    ret r = real_##name args;                                        \
-    int saved = errno;                                               \
-    if (r == 0) record(NULL, 0, 0, fmt, (int)getpid(), fd, ##__VA_ARGS__); \
-    pthread_mutex_unlock(&g_mu);                                     \
-    errno = saved;                                                   \
-    return r;                                                        \
+    pthread_mutex_lock(&g_mu);                                              \
+    ret r = real_##name args;                                               \
+    int saved = errno;                                                      \
+    if (r == 0) record(NULL, 0, 0, fmt, (int)getpid(), fd, ##__VA_ARGS__);  \
+    pthread_mutex_unlock(&g_mu);                                            \
+    errno = saved;                                                          \
+    return r;                                                               \
   }
 
 FD_CALL(int, fsync, (int fd), (fd), "fsync %d %d")
@@ -385,16 +385,15 @@ FD_CALL(int, fallocate, (int fd, int mode, off_t o, off_t l), (fd, mode, o, l),
         "falloc %d %d %d %lld %lld", mode, (long long)o, (long long)l)
 FD_CALL(int, fallocate64, (int fd, int mode, off_t o, off_t l), (fd, mode, o, l),
         "falloc %d %d %d %lld %lld", mode, (long long)o, (long long)l)
-FD_CALL(int, sync_file_range, (int fd, off_t o, off_t l, unsigned f), (fd, o, l, f),
-        "sfr %d %d")
+FD_CALL(int, sync_file_range, (int fd, off_t o, off_t l, unsigned f), (fd, o, l, f), "sfr %d %d")
 
 int posix_fallocate(int fd, off_t o, off_t l) {
   REAL(int, posix_fallocate, (int, off_t, off_t));
   if (!active() || !tracked(fd) || !g_paths[fd]) return real_posix_fallocate(fd, o, l);
   pthread_mutex_lock(&g_mu);
   int r = real_posix_fallocate(fd, o, l);
-  if (r == 0) record(NULL, 0, 0, "falloc %d %d 0 %lld %lld", (int)getpid(), fd, (long long)o,
-                     (long long)l);
+  if (r == 0)
+    record(NULL, 0, 0, "falloc %d %d 0 %lld %lld", (int)getpid(), fd, (long long)o, (long long)l);
   pthread_mutex_unlock(&g_mu);
   return r;
 }
