@@ -18,12 +18,12 @@
 // (tests/powerloss, which must find each; none was a bug of a release):
 //
 //   skip-chunk-sync     a commit does not fdatasync the chunks it wrote before
-//                       the index commit: engine/writer.cc, Commit
+//                       the index commit: engine/core/writer.cc, Commit
 //   rename-before-sync  an atomic file replace renames the temporary file
-//                       before its data is synced: engine/file_util.cc,
+//                       before its data is synced: util/file_io.cc,
 //                       AtomicFile::Commit
 //   no-dir-sync-create  create does not sync the directory it renamed the new
-//                       index into: engine/dataset.cc, CreateDataset
+//                       index into: engine/core/dataset.cc, CreateDataset
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
