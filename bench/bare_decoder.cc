@@ -1,5 +1,6 @@
 #include "bench/bare_decoder.h"
 
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -54,6 +55,8 @@ size_t BareDecoder::DecodeClip(int fd, const ClipExtent& clip, uint8_t* out_buff
   return out;
 }
 
+namespace {
+
 void WriteSmokeDecodeData(const std::string& dir, const std::string& clips_file) {
   std::unique_ptr<Dataset> ds = Dataset::Create(dir);
   std::unique_ptr<Writer> w = ds->NewWriter();
@@ -73,6 +76,21 @@ void WriteSmokeDecodeData(const std::string& dir, const std::string& clips_file)
   }
   w->Commit();
   WriteWholeFile(clips_file, lines);
+}
+
+}  // namespace
+
+int RunOnSmokeDecodeData(
+    const std::string& name,
+    const std::function<int(const std::string& dir, const std::string& clips_file)>& run) {
+  const std::string root = ScratchDir(name);
+  RemoveTree(root);
+  if (::mkdir(root.c_str(), 0755) != 0) Die("mkdir " + root);
+  const std::string dir = root + "/ds", clips = root + "/clips.tsv";
+  WriteSmokeDecodeData(dir, clips);
+  const int rc = run(dir, clips);
+  RemoveTree(root);
+  return rc;
 }
 
 }  // namespace gulpdb::bench

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,10 +46,13 @@ class BareDecoder {
   std::vector<uint8_t> pixels_;
 };
 
-// Writes the --smoke runs' dataset into `dir` (created: 4 videos of 8 frames,
-// 96x64) and their clip list (one 6-frame clip per video, "id<TAB>1<TAB>6"
-// lines) into `clips_file`.
-void WriteSmokeDecodeData(const std::string& dir, const std::string& clips_file);
+// A --smoke run: writes a dataset (4 videos of 8 frames, 96x64) and its clip
+// list (one 6-frame clip per video, "id<TAB>1<TAB>6" lines) into a scratch
+// directory named `name`, returns run(dataset dir, clip list file) and
+// removes the directory.
+int RunOnSmokeDecodeData(
+    const std::string& name,
+    const std::function<int(const std::string& dir, const std::string& clips_file)>& run);
 
 }  // namespace gulpdb::bench
 

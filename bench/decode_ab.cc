@@ -331,14 +331,9 @@ int Run(const std::string& dir, const std::string& clips_path, uint64_t rounds, 
 // A few synthetic clips in a temporary dataset: checks that every path runs
 // and agrees.
 int RunSmoke() {
-  const std::string root = ScratchDir("decode_ab_smoke");
-  RemoveTree(root);
-  if (::mkdir(root.c_str(), 0755) != 0) Die("mkdir " + root);
-  const std::string dir = root + "/ds", clips = root + "/clips.tsv";
-  WriteSmokeDecodeData(dir, clips);
-  const int rc = Run(dir, clips, 1, 2, true);
-  RemoveTree(root);
-  return rc;
+  return RunOnSmokeDecodeData(
+      "decode_ab_smoke",
+      [](const std::string& dir, const std::string& clips) { return Run(dir, clips, 1, 2, true); });
 }
 
 int Main(int argc, char** argv) {
