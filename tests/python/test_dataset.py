@@ -232,7 +232,10 @@ def test_read_is_zero_copy_and_frees_memory(tmp_path):
     assert np.array_equal(view, reference[2])
     del view
     # ... and frees it with the last one: 200 reads (600 MiB) must not add up.
-    for _ in range(20):
+    # What keeps freed memory by design, and is bounded, fills first: the
+    # engine's buffer pool (at most 128 MiB) and, under AddressSanitizer, its
+    # quarantine of freed blocks.
+    for _ in range(200 if "libasan" in os.environ.get("LD_PRELOAD", "") else 20):
         ds.read("big")
     before = _rss_bytes()
     for _ in range(200):
