@@ -9,8 +9,8 @@
 #include <mutex>
 #include <set>
 
-#include "engine/core/chunk_reader.h"
-#include "engine/core/dataset_impl.h"
+#include "engine/core/chunk_bytes.h"
+#include "engine/core/dataset_view.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/open.h"
 #include "engine/query/query_txn.h"
@@ -20,6 +20,7 @@
 #include "gulpdb/jpeg.h"
 #include "index/crc32c.h"
 #include "util/file_io.h"
+#include "util/thread_pool.h"
 
 namespace gulpdb {
 namespace {
@@ -39,8 +40,8 @@ struct ChunkState {
 class Checker {
  public:
   Checker(Dataset& ds, const CheckOptions& options, CheckReport* report)
-      : impl_(engine::DatasetAccess::Of(ds)),
-        remote_(engine::RemoteSourceOf(impl_)),
+      : ds_(ds),
+        remote_(engine::RemoteSourceOf(ds)),
         options_(options),
         report_(report) {}
 
@@ -51,7 +52,7 @@ class Checker {
     CheckManifest();
     CheckVideos();
     CheckTotals();
-    engine::CheckQueryDatabases(impl_, [&](std::string where, std::string what) {
+    engine::CheckQueryDatabases(engine::IndexOf(ds_), [&](std::string where, std::string what) {
       Problem(std::move(where), std::move(what));
     });
   }
@@ -70,7 +71,7 @@ class Checker {
     if (Published()) return;
     engine::SourceReport sources;
     try {
-      sources = engine::CheckSources(impl_);
+      sources = engine::CheckSources(ds_);
     } catch (const Error& e) {
       Problem("index", e.what());
       return;
@@ -78,31 +79,30 @@ class Checker {
     for (const std::string& name : sources.missing_meta) {
       report_->notes.push_back(name +
                                ": missing; the index still describes its chunk (`gulpdb export " +
-                               impl_.dir + "` writes it again)");
+                               ds_.dir() + "` writes it again)");
     }
     for (const engine::SourceChange& c : sources.changes) {
       changed_.insert(c.file);
       Problem(c.file, "changed since it was indexed: " + c.what + "; run `" +
-                          engine::ReindexCommand(impl_) + "` to index the directory again");
+                          engine::ReindexCommand(ds_) + "` to index the directory again");
     }
   }
 
   void CheckChunks() {
-    index::Txn txn = impl_.env->BeginRead();
-    index::Cursor cursor(txn, impl_.chunks);
-    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+    const engine::IndexTxn txn(ds_);
+    for (engine::IndexTxn::ChunkCursor cursor = txn.Chunks(); cursor.Valid(); cursor.Next()) {
       uint32_t n = 0;
       try {
-        n = index::DecodeChunkKey(cursor.key());
+        n = cursor.number();
         ChunkState state;
-        state.record = impl_.DecodeChunkAt(cursor.key(), cursor.value());
+        state.record = cursor.record();
         // A published dataset's chunk is the object its manifest names,
         // read as readers read it (engine::OpenChunkBytes).
         const engine::ManifestChunk* object = Published() ? remote_->Chunk(n) : nullptr;
         const std::string where =
             object != nullptr ? remote_->store().Name(object->key) : state.record.file_name;
         try {
-          state.file = engine::OpenChunkBytes(impl_, n, state.record);
+          state.file = engine::OpenChunkBytes(ds_, n, state.record);
           state.size = state.file->Size();
         } catch (const Error& e) {
           Problem(where, std::string("cannot open: ") + e.what());
@@ -132,19 +132,18 @@ class Checker {
   // compaction could leave the first broken (every video of the newest
   // chunk removed, then compacted); any writer repairs it.
   void CheckChunkNumbers() {
-    index::Txn txn = impl_.env->BeginRead();
+    const engine::IndexTxn txn(ds_);
     index::DatasetInfo info;
     try {
-      info = impl_.GetInfo(txn);
+      info = txn.Info();
     } catch (const CorruptionError&) {
       return;  // CheckTotals reports it
     }
     for (uint32_t n : info.dirty_chunks) {
-      std::string_view bytes;
-      if (txn.Get(impl_.chunks, index::ChunkKey(n), &bytes)) continue;
-      const std::string repair = impl_.remote ? "run `gulpdb compact` on the local dataset and "
+      if (txn.HasChunk(n)) continue;
+      const std::string repair = engine::ChunkSourceOf(ds_) != nullptr ? "run `gulpdb compact` on the local dataset and "
                                                 "push it again"
-                                              : "run `gulpdb compact " + impl_.dir + "`";
+                                              : "run `gulpdb compact " + ds_.dir() + "`";
       Problem("index", "the dataset info lists chunk " + std::to_string(n) +
                            " as being written, but the index has no such chunk (an older "
                            "version's compaction deleted it); the next writer repairs this: " +
@@ -277,34 +276,29 @@ class Checker {
   void CheckVideos() {
     std::string resume;
     std::vector<std::pair<std::string, index::VideoRecord>> batch;
-    const uint64_t total = impl_.env->BeginRead().Count(impl_.videos);
+    const uint64_t total = engine::IndexTxn(ds_).VideoCount();
     for (bool exhausted = false; !exhausted;) {
       batch.clear();
       {
-        index::Txn txn = impl_.env->BeginRead();
-        index::Cursor cursor(txn, impl_.videos);
-        bool ok = resume.empty() ? cursor.First() : cursor.Seek(resume);
-        for (; ok && batch.size() < kBatch; ok = cursor.Next()) {
-          const std::string id(cursor.key());
+        const engine::IndexTxn txn(ds_);
+        engine::IndexTxn::VideoCursor cursor = txn.Videos(resume);
+        for (; cursor.Valid() && batch.size() < kBatch; cursor.Next()) {
+          const std::string id(cursor.id());
           resume = id + '\0';
           index::VideoRecord record;
           try {
-            record = index::DecodeVideoRecord(
-                impl_.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+            record = cursor.record();
           } catch (const CorruptionError& e) {
             Problem("id '" + id + "'", e.what());
             continue;
           }
-          std::string_view order_id;
-          if (!txn.Get(impl_.order, index::OrderKey(record.chunk, record.seq), &order_id) ||
-              order_id != id) {
-            Problem("id '" + id + "'", "missing from the order table");
-          }
+          const std::optional<std::string_view> order_id = txn.OrderAt(record.chunk, record.seq);
+          if (!order_id || *order_id != id) Problem("id '" + id + "'", "missing from the order table");
           batch.emplace_back(id, std::move(record));
         }
-        exhausted = !ok;
+        exhausted = !cursor.Valid();
       }
-      impl_.DecodePool().ParallelFor(batch.size(), [&](size_t i) {
+      engine::DecodePoolOf(ds_).ParallelFor(batch.size(), [&](size_t i) {
         const auto& [id, record] = batch[i];
         auto it = chunks_.find(record.chunk);
         if (it == chunks_.end()) {
@@ -337,15 +331,15 @@ class Checker {
       }
       if (c.file && c.size == 0 && c.live_videos > 0) Problem(c.record.file_name, "is empty");
     }
-    index::Txn txn = impl_.env->BeginRead();
-    const uint64_t videos = txn.Count(impl_.videos);
-    const uint64_t order = txn.Count(impl_.order);
+    const engine::IndexTxn txn(ds_);
+    const uint64_t videos = txn.VideoCount();
+    const uint64_t order = txn.OrderCount();
     if (videos != order) {
       Problem("index", "the order table has " + std::to_string(order) + " entries for " +
                            std::to_string(videos) + " videos");
     }
     try {
-      const index::DatasetInfo info = impl_.GetInfo(txn);
+      const index::DatasetInfo info = txn.Info();
       if (info.total_videos != videos || info.total_frames != report_->frames) {
         Problem("index", "dataset totals say " + std::to_string(info.total_videos) + " videos / " +
                              std::to_string(info.total_frames) + " frames, found " +
@@ -356,7 +350,7 @@ class Checker {
     }
   }
 
-  engine::DatasetImpl& impl_;
+  const Dataset& ds_;
   const engine::RemoteSource* remote_;  // null unless opened from a published manifest
   const CheckOptions& options_;
   CheckReport* report_;

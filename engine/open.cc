@@ -6,11 +6,12 @@
 // out. The rooms below never call up to here except through the public API.
 #include "engine/open.h"
 
-#include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/remote/remote_dataset.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
 #include "util/file_io.h"
 #include "util/url_text.h"
@@ -46,13 +47,26 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
   // Only imported datasets record stamps; the others pay nothing here (no
   // stat of any chunk file).
   if (check_sources && info.source_stamps) {
-    const engine::DatasetImpl& impl = engine::DatasetAccess::Of(*dataset);
-    const engine::SourceReport sources = engine::CheckSources(impl);
+    const engine::SourceReport sources = engine::CheckSources(*dataset);
     if (!sources.changes.empty()) {
-      throw StaleIndexError(engine::SourceChangesMessage(impl, sources.changes));
+      throw StaleIndexError(engine::SourceChangesMessage(*dataset, sources.changes));
     }
   }
   return dataset;
+}
+
+// Here, not in the core that implements it: a merge opens its output and
+// shards as users do, through the front door.
+MergeReport Merge(const std::string& out, const std::vector<std::string>& shards,
+                  const MergeOptions& options) {
+  engine::DatasetOpener opener;
+  opener.exists = [](const std::string& dir, const std::string& index_dir) {
+    return Dataset::Exists(dir, index_dir);
+  };
+  opener.open = [](const std::string& dir, const OpenOptions& options) {
+    return Dataset::Open(dir, options);
+  };
+  return engine::MergeDatasets(out, shards, options, opener);
 }
 
 }  // namespace gulpdb

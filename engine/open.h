@@ -1,5 +1,6 @@
 // The engine's front door (open.cc): Dataset::Open and Dataset::Exists
-// dispatch to the room that owns the kind of dataset asked for.
+// dispatch to the room that owns the kind of dataset asked for; Merge, which
+// the core implements, opens its datasets through them.
 #ifndef GULPDB_ENGINE_OPEN_H_
 #define GULPDB_ENGINE_OPEN_H_
 

@@ -178,8 +178,9 @@ class LocalChunkBytes : public ChunkBytes {
 
 }  // namespace
 
-std::shared_ptr<const ChunkBytes> OpenChunkBytes(const DatasetImpl& impl, uint32_t number,
+std::shared_ptr<const ChunkBytes> OpenChunkBytes(const Dataset& dataset, uint32_t number,
                                                  const index::ChunkRecord& record) {
+  const DatasetImpl& impl = DatasetAccess::Of(dataset);
   if (!impl.remote || !impl.remote->ServesChunks()) {
     return std::make_shared<LocalChunkBytes>(impl.ChunkPath(record.file_name));
   }

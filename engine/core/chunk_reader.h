@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/chunk_bytes.h"
 #include "engine/core/dataset_impl.h"
 
 namespace gulpdb::engine {
@@ -44,26 +45,6 @@ struct JpegRequest {
 // when the file system or the object store fails.
 std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
                                          const std::vector<JpegRequest>& requests);
-
-// One chunk's bytes, for walks over a whole dataset (check): a local chunk
-// file or a remote chunk object. ReadAt reads exactly `size` bytes or
-// throws (CorruptionError when the file or object ends early).
-class ChunkBytes {
- public:
-  virtual ~ChunkBytes() = default;
-  virtual uint64_t Size() const = 0;
-  virtual void ReadAt(uint64_t offset, void* dst, size_t size) const = 0;
-  // The file's path or the object's URL.
-  virtual const std::string& name() const = 0;
-};
-
-// Opens chunk `number` (whose record is `record`) of `impl` for reading:
-// the file (NotFoundError or IoError when it cannot be opened) or, for a
-// remote dataset, the object the manifest gives readers for it (one HEAD
-// request; CorruptionError when the manifest has no such chunk or its entry
-// disagrees with the record, NotFoundError when the object is missing).
-std::shared_ptr<const ChunkBytes> OpenChunkBytes(const DatasetImpl& impl, uint32_t number,
-                                                 const index::ChunkRecord& record);
 
 }  // namespace gulpdb::engine
 

@@ -19,7 +19,7 @@
 
 namespace gulpdb::engine {
 
-class ChunkBytes;  // engine/core/chunk_reader.h
+class ChunkBytes;  // engine/core/chunk_bytes.h
 
 class ChunkSource {
  public:

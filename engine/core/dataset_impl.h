@@ -1,8 +1,9 @@
 // Internals of Dataset: the storage core's hub, shared by the core's
 // translation units (dataset.cc, writer.cc, the read path, maintenance) and
-// used by the rooms above it (engine/gulpio, engine/remote) and the front
-// door (engine/open.cc). Rooms below the core (engine/query) see only its
-// base, IndexHandles. Not part of the public API.
+// by them only. The rooms above the core (engine/gulpio, engine/remote, and
+// check and the front door) see a dataset through dataset_view.h, and the
+// build keeps this header out of their include trees; rooms below the core
+// (engine/query) see only its base, IndexHandles. Not part of the public API.
 #ifndef GULPDB_ENGINE_CORE_DATASET_IMPL_H_
 #define GULPDB_ENGINE_CORE_DATASET_IMPL_H_
 
@@ -16,6 +17,7 @@
 
 #include "engine/core/chunk_file.h"
 #include "engine/core/chunk_source.h"
+#include "engine/core/dataset_view.h"
 #include "engine/query/index_handles.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
@@ -24,10 +26,6 @@
 #include "util/thread_pool.h"
 
 namespace gulpdb {
-
-// Where the LMDB environment and the writer lock live inside a dataset.
-inline constexpr const char* kIndexDirName = "gulpdb.index";
-inline constexpr const char* kWriterLockName = "writer.lock";
 
 // Read-only chunk files kept open for reading, at most `capacity` at once,
 // least recently used closed first. Thread-safe.
@@ -119,24 +117,6 @@ class DatasetAccess {
 };
 
 using DatasetImpl = DatasetAccess::Impl;
-
-// Dataset::Create, which refuses a directory holding GulpIO chunks (an empty
-// index would hide them); `allow_gulpio_files` lifts that refusal for the
-// importer, which builds the index of exactly those chunks.
-std::unique_ptr<Dataset> CreateDataset(const std::string& dir, const CreateOptions& options,
-                                       bool allow_gulpio_files);
-
-// Opens the local dataset `dir` (its index mapped in place): no published
-// snapshot, no check of an imported dataset's GulpIO files. Dataset::Open
-// (engine/open.cc) decides when this is the right open; the importer and
-// Create call it directly. Sets `*info` to the dataset info when not null.
-std::unique_ptr<Dataset> OpenLocalDataset(const std::string& dir, const OpenOptions& options,
-                                          index::DatasetInfo* info = nullptr);
-
-// Whether `dir` holds a gulpdb index (at `index_dir` when not empty).
-bool LocalDatasetExists(const std::string& dir, const std::string& index_dir);
-// Where the index of `dir` lives: `index_dir`, or <dir>/gulpdb.index.
-std::string IndexDirOf(const std::string& dir, const std::string& index_dir);
 
 }  // namespace engine
 }  // namespace gulpdb

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "engine/core/gulpio_names.h"
 #include "engine/core/label_map.h"
 #include "engine/core/obsolete_files.h"
@@ -35,11 +36,12 @@ std::string RealPath(const std::string& path) {
   return out;
 }
 
-std::unique_ptr<Dataset> OpenReadWrite(const std::string& dir, const std::string& index_dir = "") {
+std::unique_ptr<Dataset> OpenReadWrite(const engine::DatasetOpener& opener, const std::string& dir,
+                                       const std::string& index_dir = "") {
   OpenOptions o;
   o.read_only = false;
   o.index_dir = index_dir;
-  return Dataset::Open(dir, o);
+  return opener.open(dir, o);
 }
 
 // A chunk whose file belongs to an attached shard (index::ChunkRecord::attached).
@@ -560,13 +562,14 @@ void RestoreLabelMap(const std::string& path, const std::optional<std::string>& 
 
 }  // namespace
 
-MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_paths,
-                  const MergeOptions& options) {
+MergeReport engine::MergeDatasets(const std::string& out,
+                                  const std::vector<std::string>& shard_paths,
+                                  const MergeOptions& options, const DatasetOpener& opener) {
   // Every shard is checked before the output is created or anything is written.
   const std::string out_real = OutputRealPath(out);
   std::unique_ptr<Dataset> ds;
-  if (Dataset::Exists(out, options.index_dir)) {
-    ds = OpenReadWrite(out, options.index_dir);
+  if (opener.exists(out, options.index_dir)) {
+    ds = OpenReadWrite(opener, out, options.index_dir);
     const std::string owner = AttachedTo(*ds);
     if (!owner.empty()) {
       throw InvalidArgumentError("merge into " + out + ": the dataset is attached to " + owner +
@@ -583,7 +586,7 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_
     if (!seen.insert(real).second) {
       throw InvalidArgumentError("merge " + path + ": the shard is listed twice");
     }
-    if (!Dataset::Exists(path)) {
+    if (!opener.exists(path, "")) {
       const bool gulpio = util::IsDirectory(path) && engine::FirstGulpioPair(path).has_value();
       throw NotFoundError("merge " + path + ": not a gulpdb dataset (no index)" +
                           (gulpio
@@ -594,7 +597,7 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shard_
     shard.path = path;
     const bool inside = real.compare(0, out_real.size() + 1, out_real + "/") == 0;
     // A shard attached in place is closed to its own writers, so it must be writable.
-    shard.ds = inside ? OpenReadWrite(path) : Dataset::Open(path);
+    shard.ds = inside ? OpenReadWrite(opener, path) : opener.open(path, OpenOptions());
     const std::string owner = AttachedTo(*shard.ds);
     if (!owner.empty() && owner != out_real) {
       throw InvalidArgumentError("merge " + path + ": the shard is attached to " + owner +

@@ -18,7 +18,8 @@
 #include <optional>
 #include <set>
 
-#include "engine/core/dataset_impl.h"
+#include "engine/core/chunk_source.h"
+#include "engine/core/dataset_view.h"
 #include "engine/gulpio/gmeta.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/query/splits_file.h"
@@ -48,22 +49,22 @@ struct Entry {
 
 // Exports every chunk from one snapshot. Returns false, leaving the files
 // written so far, when the snapshot changed between two batches.
-bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
-                    const std::string& out_dir, bool one_transaction, ExportReport* report,
-                    std::vector<Written>* written) {
-  impl.query.Refresh(*impl.env);  // the split databases, before any transaction begins
-  const engine::QueryDbHandles query_dbs = impl.query.Load();
-  std::optional<index::Txn> held;
-  if (one_transaction) held.emplace(impl.env->BeginRead());
+bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one_transaction,
+                    ExportReport* report, std::vector<Written>* written) {
+  const engine::IndexHandles& handles = engine::IndexOf(dataset);
+  handles.query.Refresh(*handles.env);  // the split databases, before any transaction begins
+  const engine::QueryDbHandles query_dbs = handles.query.Load();
+  std::optional<engine::IndexTxn> held;
+  if (one_transaction) held.emplace(dataset);
   std::optional<uint64_t> snapshot;
   // Runs `fn` in a read transaction of the export's snapshot; false if a
   // writer committed since the first batch.
-  const auto in_snapshot = [&](const std::function<void(index::Txn&)>& fn) {
+  const auto in_snapshot = [&](const std::function<void(const engine::IndexTxn&)>& fn) {
     if (held) {
       fn(*held);
       return true;
     }
-    index::Txn txn = impl.env->BeginRead();
+    const engine::IndexTxn txn(dataset);
     if (!snapshot) snapshot = txn.id();
     if (txn.id() != *snapshot) return false;
     fn(txn);
@@ -71,11 +72,9 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   };
 
   std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
-  const bool same = in_snapshot([&](index::Txn& txn) {
-    index::Cursor cursor(txn, impl.chunks);
-    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-      const uint32_t n = index::DecodeChunkKey(cursor.key());
-      chunks.emplace_back(n, impl.DecodeChunkAt(cursor.key(), cursor.value()));
+  const bool same = in_snapshot([&](const engine::IndexTxn& txn) {
+    for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
+      chunks.emplace_back(c.number(), c.record());
     }
   });
   if (!same) return false;
@@ -98,7 +97,7 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
     // here would pair with no data file, and GulpIO2 refuses a directory
     // whose .gmeta and .gulp files differ in number. (A push publishes such
     // chunks flat, as data_<N>.gulp, so the .gmeta of a remote one is written.)
-    if (!impl.remote && chunk.file_name.find('/') != std::string::npos) {
+    if (engine::ChunkSourceOf(dataset) == nullptr && chunk.file_name.find('/') != std::string::npos) {
       left_out.insert(n);
       continue;
     }
@@ -118,13 +117,13 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
     std::vector<Entry> batch;
     do {
       batch.clear();
-      const bool unchanged = in_snapshot([&](index::Txn& txn) {
-        index::Cursor cursor(txn, impl.order);
-        for (bool ok = cursor.Seek(resume);
-             ok && (n == UINT32_MAX || cursor.key() < end) && batch.size() < kExportBatch;
-             ok = cursor.Next()) {
-          const std::string_view id = cursor.value();
-          std::optional<index::VideoRecord> video = impl.FindRecord(txn, id);
+      const bool unchanged = in_snapshot([&](const engine::IndexTxn& txn) {
+        for (engine::IndexTxn::OrderCursor cursor = txn.Order(resume);
+             cursor.Valid() && (n == UINT32_MAX || cursor.key() < end) &&
+             batch.size() < kExportBatch;
+             cursor.Next()) {
+          const std::string_view id = cursor.id();
+          std::optional<index::VideoRecord> video = txn.FindVideo(id);
           if (!video) {
             throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
                                   std::string(id) + "' that has no record");
@@ -146,8 +145,8 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
   }
   // The splits of the same snapshot, beside the .gmeta files.
   engine::NamedSplits splits;
-  if (!in_snapshot([&](index::Txn& txn) {
-        splits = engine::ReadAllSplits(txn, query_dbs);
+  if (!in_snapshot([&](const engine::IndexTxn& txn) {
+        splits = txn.AllSplits(query_dbs);
         if (left_out.empty()) return;
         // Only the videos the .gmeta files describe: an import of the
         // directory refuses a split naming a video it does not have.
@@ -156,7 +155,7 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
           ids.erase(std::remove_if(ids.begin(), ids.end(),
                                    [&](const std::string& id) {
                                      const std::optional<index::VideoRecord> video =
-                                         impl.FindRecord(txn, id);
+                                         txn.FindVideo(id);
                                      return video && left_out.count(video->chunk) != 0;
                                    }),
                     ids.end());
@@ -176,35 +175,33 @@ bool ExportSnapshot(const Dataset& dataset, const engine::DatasetImpl& impl,
 // missing) needs no index write. (A crash between the rename and this update
 // leaves the old fingerprint: the next open asks for a re-index, which
 // rebuilds the same index from these files.)
-void RestampMetaFiles(const engine::DatasetImpl& impl, const std::vector<Written>& written) {
-  if (impl.env->read_only()) return;
+void RestampMetaFiles(const Dataset& dataset, const std::vector<Written>& written) {
+  if (engine::IndexReadOnly(dataset)) return;
   // Most datasets stamp nothing: they cost one read transaction here, and no
   // write transaction that a concurrent writer would have to wait for.
   std::map<uint32_t, std::pair<index::ContentStamp, std::optional<index::FileStamp>>> updates;
   {
-    index::Txn txn = impl.env->BeginRead();
-    if (!impl.GetInfo(txn).source_stamps) return;
+    const engine::IndexTxn txn(dataset);
+    if (!txn.Info().source_stamps) return;
     for (const Written& w : written) {
-      std::string_view bytes;
-      if (!txn.Get(impl.chunks, index::ChunkKey(w.chunk), &bytes)) continue;
-      const index::ChunkRecord record = impl.GetChunk(txn, w.chunk);
+      if (!txn.HasChunk(w.chunk)) continue;
+      const index::ChunkRecord record = txn.Chunk(w.chunk);
       if ((!record.meta_stamp && !record.meta_content) || record.meta_file != w.name) continue;
       const index::ContentStamp content{w.content.size, w.content.crc32c};
       if (record.meta_content == content) continue;
-      updates[w.chunk] = {content, engine::StampOf(impl.ChunkPath(w.name))};
+      updates[w.chunk] = {content, engine::StampOf(engine::ChunkPathOf(dataset, w.name))};
     }
   }
   if (updates.empty()) return;
-  impl.env->Update([&](index::Txn& txn) {
+  engine::IndexTxn::Update(dataset, [&](engine::IndexTxn& txn) {
     for (const auto& [n, update] : updates) {
-      std::string_view bytes;
-      if (!txn.Get(impl.chunks, index::ChunkKey(n), &bytes)) continue;  // compacted meanwhile
-      index::ChunkRecord record = impl.GetChunk(txn, n);
+      if (!txn.HasChunk(n)) continue;  // compacted meanwhile
+      index::ChunkRecord record = txn.Chunk(n);
       if (!record.meta_stamp && !record.meta_content) continue;
       record.meta_content = update.first;
       // Kept for older versions, which compare the stamp only.
       if (update.second) record.meta_stamp = update.second;
-      impl.PutChunk(txn, n, record);
+      txn.PutChunk(n, record);
     }
   });
 }
@@ -222,17 +219,16 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   if (!util::IsDirectory(out_dir)) {
     throw NotFoundError("export " + dataset.dir() + ": no such directory " + out_dir);
   }
-  const engine::DatasetImpl& impl = engine::DatasetAccess::Of(dataset);
   ExportReport report;
   std::vector<Written> written;
   for (int attempt = 0;; ++attempt) {
-    if (ExportSnapshot(dataset, impl, out_dir, attempt >= kMaxRestarts, &report, &written)) break;
+    if (ExportSnapshot(dataset, out_dir, attempt >= kMaxRestarts, &report, &written)) break;
   }
-  if (impl.remote) {
-    impl.remote->CopyLabelMap(out_dir + "/label2idx.json");
+  if (const engine::ChunkSource* source = engine::ChunkSourceOf(dataset)) {
+    source->CopyLabelMap(out_dir + "/label2idx.json");
     return report;
   }
-  if (SameDirectory(out_dir, dataset.dir())) RestampMetaFiles(impl, written);
+  if (SameDirectory(out_dir, dataset.dir())) RestampMetaFiles(dataset, written);
   const std::string labels = dataset.dir() + "/label2idx.json";
   if (out_dir != dataset.dir() && util::PathExists(labels)) {
     util::CopyFile(labels, out_dir + "/label2idx.json");

@@ -57,11 +57,11 @@ std::optional<index::FileStamp> StampOf(const std::string& path) {
 //                                          and much slower on CPUs without them
 //
 // and CRC-32C is computed in the import's parsing pass at no extra read.
-SourceReport CheckSources(const DatasetImpl& ds) {
+SourceReport CheckSources(const Dataset& ds) {
   SourceReport report;
   // A dataset opened from a published manifest reads the objects the
   // manifest names, not files beside the index.
-  if (ds.remote) return report;
+  if (ChunkSourceOf(ds) != nullptr) return report;
   // What the index recorded, from one snapshot; no transaction stays open
   // while files are stat'ed and read.
   struct Stamped {
@@ -73,14 +73,12 @@ SourceReport CheckSources(const DatasetImpl& ds) {
   // from gulpdb's own chunks (and the .gmeta an export wrote for them).
   std::set<std::string> known;
   {
-    index::Txn txn = ds.env->BeginRead();
-    const index::DatasetInfo info = ds.GetInfo(txn);
+    const IndexTxn txn(ds);
+    const index::DatasetInfo info = txn.Info();
     if (!info.source_stamps) return report;
     known.insert(info.obsolete_files.begin(), info.obsolete_files.end());
-    index::Cursor cursor(txn, ds.chunks);
-    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-      Stamped s{index::DecodeChunkKey(cursor.key()),
-                ds.DecodeChunkAt(cursor.key(), cursor.value())};
+    for (IndexTxn::ChunkCursor chunk = txn.Chunks(); chunk.Valid(); chunk.Next()) {
+      Stamped s{chunk.number(), chunk.record()};
       known.insert(s.record.file_name);
       if (!s.record.meta_file.empty()) known.insert(s.record.meta_file);
       if (s.record.data_stamp || s.record.meta_stamp || s.record.meta_content) {
@@ -96,7 +94,7 @@ SourceReport CheckSources(const DatasetImpl& ds) {
     if (c.data_stamp) {
       // Data files: the size. Their bytes are covered by the per-frame
       // CRC-32C that `check --deep` and verify-on-read compare.
-      const std::optional<FileIdentity> now = IdentityOf(ds.ChunkPath(c.file_name));
+      const std::optional<FileIdentity> now = IdentityOf(ChunkPathOf(ds, c.file_name));
       if (!now) {
         report.changes.push_back({c.file_name, "it was removed"});
       } else if (now->size != c.data_stamp->size) {
@@ -104,7 +102,7 @@ SourceReport CheckSources(const DatasetImpl& ds) {
       }
     }
     if (c.meta_file.empty() || (!c.meta_stamp && !c.meta_content)) continue;
-    const std::string path = ds.ChunkPath(c.meta_file);
+    const std::string path = ChunkPathOf(ds, c.meta_file);
     const std::optional<FileIdentity> now = IdentityOf(path);
     if (!now) {
       report.missing_meta.push_back(c.meta_file);  // the index still describes the chunk
@@ -157,7 +155,7 @@ SourceReport CheckSources(const DatasetImpl& ds) {
 
   std::map<uint32_t, std::vector<std::string>> metas;  // number -> meta*.gmeta names
   std::vector<std::pair<uint32_t, std::string>> unknown_data;
-  for (const std::string& name : util::ListDirectory(ds.dir)) {
+  for (const std::string& name : util::ListDirectory(ds.dir())) {
     const bool is_data = IsGulpioDataName(name);
     if (!is_data && !IsGulpioMetaName(name)) continue;
     const std::optional<uint32_t> n = GulpioChunkNumber(name);
@@ -177,13 +175,14 @@ SourceReport CheckSources(const DatasetImpl& ds) {
   return report;
 }
 
-std::string ReindexCommand(const DatasetImpl& ds) {
-  const bool elsewhere = ds.index_dir != ds.dir + "/" + kIndexDirName;
-  return "gulpdb import " + ds.dir + " --reindex" +
-         (elsewhere ? " --index-dir " + ds.index_dir : std::string());
+std::string ReindexCommand(const Dataset& ds) {
+  const std::string& index_dir = IndexDirOf(ds);
+  const bool elsewhere = index_dir != ds.dir() + "/" + kIndexDirName;
+  return "gulpdb import " + ds.dir() + " --reindex" +
+         (elsewhere ? " --index-dir " + index_dir : std::string());
 }
 
-std::string SourceChangesMessage(const DatasetImpl& ds, const std::vector<SourceChange>& changes) {
+std::string SourceChangesMessage(const Dataset& ds, const std::vector<SourceChange>& changes) {
   constexpr size_t kListed = 5;
   std::string list;
   for (size_t i = 0; i < changes.size() && i < kListed; ++i) {
@@ -192,7 +191,7 @@ std::string SourceChangesMessage(const DatasetImpl& ds, const std::vector<Source
   if (changes.size() > kListed) {
     list += "; and " + std::to_string(changes.size() - kListed) + " more";
   }
-  return "open dataset " + ds.dir + ": its GulpIO files changed since it was indexed (" + list +
+  return "open dataset " + ds.dir() + ": its GulpIO files changed since it was indexed (" + list +
          "); the index no longer describes them. Run `" + ReindexCommand(ds) +
          "` to index the directory again";
 }

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "engine/core/gulpio_names.h"
 #include "index/records.h"
 
@@ -53,14 +53,14 @@ struct SourceReport {
 // copied or restored directory: all of them, once). Reads its own snapshot;
 // no transaction stays open while files are read. Throws IoError when a file
 // cannot be read, CorruptionError for a damaged record.
-SourceReport CheckSources(const DatasetImpl& ds);
+SourceReport CheckSources(const Dataset& ds);
 
 // The command that rebuilds the index of `ds` from its .gmeta files.
-std::string ReindexCommand(const DatasetImpl& ds);
+std::string ReindexCommand(const Dataset& ds);
 
 // The message of the CorruptionError Dataset::Open throws for `changes` (not
 // empty): the first few files and what to run.
-std::string SourceChangesMessage(const DatasetImpl& ds, const std::vector<SourceChange>& changes);
+std::string SourceChangesMessage(const Dataset& ds, const std::vector<SourceChange>& changes);
 
 }  // namespace gulpdb::engine
 

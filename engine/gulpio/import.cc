@@ -15,8 +15,7 @@
 #include <optional>
 #include <set>
 
-#include "engine/core/dataset_impl.h"
-#include "engine/core/obsolete_files.h"
+#include "engine/core/dataset_view.h"
 #include "engine/gulpio/gmeta.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/gulpio/verified_sources.h"
@@ -84,7 +83,7 @@ struct Pending {
 // nothing, so only its end needs to be durable.
 class Importer {
  public:
-  Importer(engine::DatasetImpl& ds, const std::string& dir, const ImportOptions& options,
+  Importer(Dataset& ds, const std::string& dir, const ImportOptions& options,
            ImportReport* report)
       : ds_(ds), dir_(dir), options_(options), report_(report) {}
 
@@ -191,24 +190,24 @@ class Importer {
                                  (duplicate_count_ > duplicates_.size() ? ", ..." : "") +
                                  " (choose skip to keep the first, or replace to keep the last)");
     }
-    ds_.env->Update([&](index::Txn& txn) {
-      index::DatasetInfo info = ds_.GetInfo(txn);
+    engine::IndexTxn::Update(ds_, [&](engine::IndexTxn& txn) {
+      index::DatasetInfo info = txn.Info();
       info.creator += " (imported from GulpIO)";
       info.checksums = options_.checksums;
       info.videos_per_chunk = static_cast<uint32_t>(std::max<uint64_t>(max_videos_in_chunk_, 1));
       info.next_seq = next_seq_;
-      info.total_videos = txn.Count(ds_.videos);
+      info.total_videos = txn.VideoCount();
       info.total_frames = total_frames_;
       info.dirty_chunks.clear();
       info.source_stamps = true;
       info.next_chunk = std::max(next_chunk_, next_chunk);
-      txn.Put(ds_.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+      txn.PutInfo(info);
     });
     // The .gmeta files just read, for the fast path of the next open
     // (engine/gulpio/verified_sources.h). Best effort: without it, that open
     // reads them once more.
     try {
-      util::WriteFileAtomically(ds_.index_dir + "/" + engine::kVerifiedSourcesName,
+      util::WriteFileAtomically(engine::IndexDirOf(ds_) + "/" + engine::kVerifiedSourcesName,
                                 engine::EncodeVerifiedSources(verified_));
     } catch (const Error&) {
     }
@@ -244,18 +243,18 @@ class Importer {
     uint64_t videos = 0, frames = 0, seq = 0, duplicate_count = 0;
     std::vector<std::string> duplicates;
     std::map<uint32_t, index::ChunkRecord> records;
-    ds_.env->Update([&](index::Txn& txn) {
+    engine::IndexTxn::Update(ds_, [&](engine::IndexTxn& txn) {
       videos = videos_, frames = total_frames_, seq = next_seq_;
       duplicates.clear();
       duplicate_count = 0;
       records = unflushed_;
       auto chunk_ref = [&](uint32_t n) -> index::ChunkRecord& {
         auto it = records.find(n);
-        if (it == records.end()) it = records.emplace(n, ds_.GetChunk(txn, n)).first;
+        if (it == records.end()) it = records.emplace(n, txn.Chunk(n)).first;
         return it->second;
       };
       for (Pending& p : pending_) {
-        if (auto old = ds_.FindRecord(txn, p.id)) {
+        if (auto old = txn.FindVideo(p.id)) {
           if (old->chunk == p.record.chunk) {
             throw CorruptionError("import " + meta_paths_.at(p.record.chunk) + ": byte " +
                                   std::to_string(p.offset) + ": id '" + p.id + "' appears twice");
@@ -267,13 +266,13 @@ class Importer {
           index::ChunkRecord& c = chunk_ref(old->chunk);
           c.live_videos -= 1;
           c.live_bytes -= old->frame_bytes();
-          txn.Del(ds_.order, index::OrderKey(old->chunk, old->seq));
+          txn.DeleteOrder(old->chunk, old->seq);
           frames -= old->frames.size();
           --videos;
         }
         p.record.seq = seq++;
-        ds_.PutVideo(txn, p.id, p.record);
-        txn.Put(ds_.order, index::OrderKey(p.record.chunk, p.record.seq), p.id);
+        txn.PutVideo(p.id, p.record);
+        txn.PutOrder(p.record.chunk, p.record.seq, p.id);
         index::ChunkRecord& c = chunk_ref(p.record.chunk);
         ++c.appended_videos;
         ++c.live_videos;
@@ -282,7 +281,7 @@ class Importer {
         frames += p.record.frames.size();
       }
       for (const auto& [n, c] : records) {
-        ds_.PutChunk(txn, n, c);
+        txn.PutChunk(n, c);
       }
     });
     videos_ = videos;
@@ -301,14 +300,14 @@ class Importer {
     if (!records.empty() && records.count(current) != 0) unflushed_[current] = records[current];
     // The pages just written stay in the page cache; they need not stay in
     // this process's resident set as well.
-    ds_.env->ReleaseMappedPages();
+    engine::ReleaseIndexPages(ds_);
   }
 
-  engine::DatasetImpl& ds_;
+  Dataset& ds_;
   const std::string& dir_;
   const ImportOptions& options_;
   ImportReport* report_;
-  const size_t max_key_size_ = ds_.env->max_key_size();
+  const size_t max_key_size_ = engine::MaxIndexKeySize(ds_);
   util::UniqueFd data_fd_;   // the current chunk's data file
   std::string read_buffer_;  // one frame, for checksums
 
@@ -325,36 +324,31 @@ class Importer {
 
 // The lowest number a new chunk of `ds` may take (DatasetInfo::next_chunk,
 // or derived for an index older than it).
-uint64_t NextChunkOf(const engine::DatasetImpl& ds) {
-  index::Txn txn = ds.env->BeginRead();
-  index::Cursor cursor(txn, ds.chunks);
-  std::optional<uint32_t> last;
-  if (cursor.Last()) last = index::DecodeChunkKey(cursor.key());
-  return index::NextChunkNumber(ds.GetInfo(txn), last);
+uint64_t NextChunkOf(const Dataset& ds) {
+  const engine::IndexTxn txn(ds);
+  return index::NextChunkNumber(txn.Info(), txn.LastChunk());
 }
 
 // Re-index: the ids of `old` that the new index lacks although the file
 // holding them is still there (videos gulpdb wrote and no .gmeta describes).
 // Up to `listed` of them in `*ids`; returns how many there are.
-uint64_t FindUnexported(const engine::DatasetImpl& old, const engine::DatasetImpl& fresh,
-                        size_t listed, std::vector<std::string>* ids) {
+uint64_t FindUnexported(const Dataset& old, const Dataset& fresh, size_t listed,
+                        std::vector<std::string>* ids) {
   uint64_t count = 0;
   std::map<uint32_t, bool> present;  // chunk -> its file still exists
-  index::Txn old_txn = old.env->BeginRead();
-  index::Txn new_txn = fresh.env->BeginRead();
-  index::Cursor cursor(old_txn, old.videos);
-  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-    std::string_view bytes;
-    if (new_txn.Get(fresh.videos, cursor.key(), &bytes)) continue;
-    const index::VideoRecord record = index::DecodeVideoFrames(
-        old.Unseal(cursor.key(), cursor.value(), index::RecordKind::kVideo), cursor.key());
-    auto it = present.find(record.chunk);
+  const engine::IndexTxn old_txn(old);
+  const engine::IndexTxn new_txn(fresh);
+  for (engine::IndexTxn::VideoCursor video = old_txn.Videos(); video.Valid(); video.Next()) {
+    if (new_txn.HasVideo(video.id())) continue;
+    const uint32_t chunk_number = video.record().chunk;
+    auto it = present.find(chunk_number);
     if (it == present.end()) {
-      const index::ChunkRecord chunk = old.GetChunk(old_txn, record.chunk);
-      it = present.emplace(record.chunk, util::PathExists(old.ChunkPath(chunk.file_name))).first;
+      const index::ChunkRecord chunk = old_txn.Chunk(chunk_number);
+      it = present.emplace(chunk_number, util::PathExists(engine::ChunkPathOf(old, chunk.file_name)))
+               .first;
     }
     if (!it->second) continue;  // its chunk was removed from the directory: meant to go
-    if (ids->size() < listed) ids->emplace_back(cursor.key());
+    if (ids->size() < listed) ids->emplace_back(video.id());
     ++count;
   }
   return count;
@@ -411,23 +405,20 @@ engine::NamedSplits CarriedSplits(const Dataset& old, const Dataset& fresh, Impo
 // refuses a directory with a data file that no .gmeta pairs with. The new
 // index lists them as obsolete files: deleted once it is in place
 // (RemoveLeftBehind), or by its first writer should the import stop before.
-void ListLeftBehind(engine::DatasetImpl& fresh, const std::set<std::string>& gulpdb_chunks) {
-  fresh.env->Update([&](index::Txn& txn) {
+void ListLeftBehind(const Dataset& fresh, const std::set<std::string>& gulpdb_chunks) {
+  engine::IndexTxn::Update(fresh, [&](engine::IndexTxn& txn) {
     std::set<std::string> taken;
-    index::Cursor cursor(txn, fresh.chunks);
-    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-      taken.insert(fresh.DecodeChunkAt(cursor.key(), cursor.value()).file_name);
+    for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
+      taken.insert(c.record().file_name);
     }
-    index::DatasetInfo info = fresh.GetInfo(txn);
+    index::DatasetInfo info = txn.Info();
     const size_t listed = info.obsolete_files.size();
     for (const std::string& name : gulpdb_chunks) {
-      if (taken.count(name) == 0 && util::PathExists(fresh.ChunkPath(name))) {
+      if (taken.count(name) == 0 && util::PathExists(engine::ChunkPathOf(fresh, name))) {
         info.obsolete_files.push_back(name);
       }
     }
-    if (info.obsolete_files.size() != listed) {
-      txn.Put(fresh.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
-    }
+    if (info.obsolete_files.size() != listed) txn.PutInfo(info);
   });
 }
 
@@ -440,9 +431,8 @@ void RemoveLeftBehind(const std::string& dir, const ImportOptions& options, Impo
     open.read_only = false;
     open.index_dir = options.index_dir;
     std::unique_ptr<Dataset> fresh = engine::OpenLocalDataset(dir, open);
-    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*fresh);
-    util::FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::milliseconds(0), dir);
-    engine::RemoveObsoleteFiles(impl, "import " + dir + " --reindex");
+    util::FileLock lock(engine::WriterLockPathOf(*fresh), std::chrono::milliseconds(0), dir);
+    engine::RemoveObsoleteFiles(*fresh, "import " + dir + " --reindex");
   } catch (const Error& e) {
     report->warnings.push_back(std::string("the chunk files of the dropped videos stay until "
                                            "the next write: ") +
@@ -477,9 +467,7 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
     open.index_dir = options.index_dir;
     old = engine::OpenLocalDataset(dir, open);
     {
-      const engine::DatasetImpl& impl = engine::DatasetAccess::Of(*old);
-      index::Txn txn = impl.env->BeginRead();
-      const index::DatasetInfo info = impl.GetInfo(txn);
+      const index::DatasetInfo info = engine::IndexTxn(*old).Info();
       if (!info.attached_to.empty()) {
         throw InvalidArgumentError("import " + dir + " --reindex: the dataset is attached to " +
                                    info.attached_to +
@@ -519,17 +507,16 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
     std::unique_ptr<Dataset> ds = engine::CreateDataset(dir, create, /*allow_gulpio_files=*/true);
     // Nothing of the temporary index matters until it is renamed into place,
     // so its transactions skip the sync; one Sync below makes it durable.
-    engine::DatasetAccess::Of(*ds).env->SetDurable(false);
-    Importer importer(engine::DatasetAccess::Of(*ds), dir, options, &report);
+    engine::SetIndexDurable(*ds, false);
+    Importer importer(*ds, dir, options, &report);
     for (size_t i = 0; i < chunks.size(); ++i) {
       importer.ImportChunk(chunks[i]);
       if (options.progress) options.progress(i + 1, chunks.size());
     }
-    importer.Finish(old ? NextChunkOf(engine::DatasetAccess::Of(*old)) : 0);
+    importer.Finish(old ? NextChunkOf(*old) : 0);
     if (old) {
       std::vector<std::string> ids;
-      const uint64_t lost = FindUnexported(engine::DatasetAccess::Of(*old),
-                                           engine::DatasetAccess::Of(*ds), kDuplicatesListed, &ids);
+      const uint64_t lost = FindUnexported(*old, *ds, kDuplicatesListed, &ids);
       if (lost != 0 && !options.discard_unexported) {
         std::string list;
         for (const std::string& id : ids) list += (list.empty() ? "'" : ", '") + id + "'";
@@ -545,7 +532,6 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
                                   " videos that no .gmeta file describes");
       }
     }
-    engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
     std::optional<engine::NamedSplits> splits = engine::ReadSplitsFile(dir);
     std::vector<std::string> meta_keys = options.meta_index_keys;
     if (old) {
@@ -559,26 +545,22 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       if (!splits) splits = CarriedSplits(*old, *ds, &report);
       // ... and its identity: the re-indexed directory is the same dataset
       // (a push of it continues its published generations).
-      const std::string uuid = [&] {
-        const engine::DatasetImpl& o = engine::DatasetAccess::Of(*old);
-        index::Txn txn = o.env->BeginRead();
-        return o.GetInfo(txn).uuid;
-      }();
+      const std::string uuid = engine::IndexTxn(*old).Info().uuid;
       if (!uuid.empty()) {
-        impl.env->Update([&](index::Txn& txn) {
-          index::DatasetInfo info = impl.GetInfo(txn);
+        engine::IndexTxn::Update(*ds, [&](engine::IndexTxn& txn) {
+          index::DatasetInfo info = txn.Info();
           info.uuid = uuid;
-          txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+          txn.PutInfo(info);
         });
       }
     }
     if (splits && !splits->empty()) {
-      engine::StoreSplits(impl, *splits, "import " + dir + "/" + engine::kSplitsFileName);
+      engine::StoreSplits(engine::IndexOf(*ds), *splits, "import " + dir + "/" + engine::kSplitsFileName);
       report.splits = splits->size();
     }
-    for (const std::string& key : meta_keys) engine::BuildMetaIndex(impl, key);
-    if (old) ListLeftBehind(impl, gulpdb_chunks);
-    engine::DatasetAccess::Of(*ds).env->Sync();
+    for (const std::string& key : meta_keys) engine::BuildMetaIndex(engine::IndexOf(*ds), key);
+    if (old) ListLeftBehind(*ds, gulpdb_chunks);
+    engine::SyncIndex(*ds);
   }  // the environment is closed before it moves
   if (old) {
     old.reset();  // closed before its directory moves

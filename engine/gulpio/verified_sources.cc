@@ -60,16 +60,16 @@ bool Take(std::string_view* text, char end, T* value) {
   return true;
 }
 
-std::string CachePathFor(const DatasetImpl& ds) {
-  char* real = ::realpath(ds.index_dir.c_str(), nullptr);
-  if (real == nullptr) util::ThrowErrno("resolve", ds.index_dir, errno);
+std::string CachePathFor(const Dataset& ds) {
+  char* real = ::realpath(IndexDirOf(ds).c_str(), nullptr);
+  if (real == nullptr) util::ThrowErrno("resolve", IndexDirOf(ds), errno);
   const std::string key(real);
   std::free(real);
   return CacheDirectory() + "/verified/" + remote::Sha256Hex(key).substr(0, 32);
 }
 
-bool IndexDirWritable(const DatasetImpl& ds) {
-  return ::access(ds.index_dir.c_str(), W_OK | X_OK) == 0;
+bool IndexDirWritable(const Dataset& ds) {
+  return ::access(IndexDirOf(ds).c_str(), W_OK | X_OK) == 0;
 }
 
 }  // namespace
@@ -145,12 +145,12 @@ std::optional<VerifiedSources> DecodeVerifiedSources(std::string_view text) {
   return out;
 }
 
-std::string VerifiedSourcesPath(const DatasetImpl& ds) {
-  if (IndexDirWritable(ds)) return ds.index_dir + "/" + kVerifiedSourcesName;
+std::string VerifiedSourcesPath(const Dataset& ds) {
+  if (IndexDirWritable(ds)) return IndexDirOf(ds) + "/" + kVerifiedSourcesName;
   return CachePathFor(ds);
 }
 
-VerifiedSources LoadVerifiedSources(const DatasetImpl& ds) {
+VerifiedSources LoadVerifiedSources(const Dataset& ds) {
   try {
     const std::string path = VerifiedSourcesPath(ds);
     util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
@@ -165,7 +165,7 @@ VerifiedSources LoadVerifiedSources(const DatasetImpl& ds) {
   return {};
 }
 
-bool SaveVerifiedSources(const DatasetImpl& ds, const VerifiedSources& sources) {
+bool SaveVerifiedSources(const Dataset& ds, const VerifiedSources& sources) {
   try {
     if (!IndexDirWritable(ds)) util::MakeDirectories(CacheDirectory() + "/verified");
     util::WriteFileAtomically(VerifiedSourcesPath(ds), EncodeVerifiedSources(sources));

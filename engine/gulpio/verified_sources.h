@@ -26,7 +26,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "index/records.h"
 
 namespace gulpdb::engine {
@@ -71,15 +71,15 @@ using VerifiedSources = std::map<uint32_t, VerifiedSource>;  // by chunk number
 // The side record of `ds` (empty when there is none, or when it is damaged
 // or unreadable: the caller then hashes). Never throws for the record's
 // content; bytes that do not parse are ignored.
-VerifiedSources LoadVerifiedSources(const DatasetImpl& ds);
+VerifiedSources LoadVerifiedSources(const Dataset& ds);
 
 // Replaces the side record of `ds` with `sources`. Best effort: returns
 // false, and changes nothing, when neither place can be written.
-bool SaveVerifiedSources(const DatasetImpl& ds, const VerifiedSources& sources);
+bool SaveVerifiedSources(const Dataset& ds, const VerifiedSources& sources);
 
 // The file the record of `ds` lives in (in the index directory when that is
 // writable, else in the user cache).
-std::string VerifiedSourcesPath(const DatasetImpl& ds);
+std::string VerifiedSourcesPath(const Dataset& ds);
 
 // The record's text, and its parser (nullopt for anything malformed), for
 // tests and for the record of a new index (the importer writes it).

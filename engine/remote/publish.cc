@@ -51,9 +51,8 @@
 #include <set>
 #include <thread>
 
-#include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "engine/core/fault_injection.h"
-#include "engine/core/obsolete_files.h"
 #include "engine/gulpio/gmeta.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
@@ -66,6 +65,7 @@
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
 #include "util/file_io.h"
+#include "util/relative_name.h"
 #include "util/thread_pool.h"
 
 namespace gulpdb {
@@ -539,15 +539,13 @@ class Publisher {
     try {
       options.read_only = false;
       const std::unique_ptr<Dataset> live = Dataset::Open(dir_, options);
-      DatasetImpl& impl = DatasetAccess::Of(*live);
-      const util::FileLock lock(impl.index_dir + "/" + kWriterLockName, std::chrono::seconds(30),
-                                dir_);
+      const util::FileLock lock(WriterLockPathOf(*live), std::chrono::seconds(30), dir_);
       const std::string uuid = util::RandomUuid();
-      impl.env->Update([&](index::Txn& txn) {
-        index::DatasetInfo info = impl.GetInfo(txn);
+      IndexTxn::Update(*live, [&](IndexTxn& txn) {
+        index::DatasetInfo info = txn.Info();
         if (!info.uuid.empty()) return;
         info.uuid = uuid;
-        txn.Put(impl.info, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
+        txn.PutInfo(info);
       });
     } catch (const Error& e) {
       e.ThrowWithContext(what_ +
@@ -565,12 +563,9 @@ class Publisher {
     const std::string index_dir = tmp + "/index";
     util::MakeDirectories(index_dir);
     snapshot_file_ = index_dir + "/data.mdb";
-    DatasetAccess::Of(*live).env->CopyTo(snapshot_file_, /*compact=*/true);
+    CopyIndexTo(*live, snapshot_file_, /*compact=*/true);
     snapshot_sha256_ = Sha256OfFile(snapshot_file_, &snapshot_size_);
-    OpenOptions options;
-    auto impl = std::make_shared<DatasetImpl>(dir_, options);
-    impl->AttachEnv(OpenSnapshotEnv(index_dir));
-    snapshot_ = DatasetAccess::Make(std::move(impl));
+    snapshot_ = OpenOnIndex(dir_, OpenOptions(), OpenSnapshotEnv(index_dir), nullptr);
     dataset_ = snapshot_->Stats().uuid;
     if (conditional_ && !IsUuid(dataset_)) {
       throw CorruptionError(what_ + ": the index's dataset UUID '" + dataset_ + "' is not a UUID");
@@ -596,8 +591,8 @@ class Publisher {
       }
     }
     for (const ChunkInfo& c : infos) {
-      if (!IsInsideDataset(c.file_name) ||
-          (!c.meta_file.empty() && !IsInsideDataset(c.meta_file))) {
+      if (!util::IsRelativeName(c.file_name) ||
+          (!c.meta_file.empty() && !util::IsRelativeName(c.meta_file))) {
         throw CorruptionError("push " + dir_ + ": chunk " + std::to_string(c.number) +
                               " names a file outside the dataset ('" + c.file_name + "')");
       }

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "engine/core/chunk_reader.h"
-#include "engine/core/dataset_impl.h"
+#include "engine/core/chunk_bytes.h"
+#include "engine/core/dataset_view.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "remote/errors.h"
@@ -24,7 +24,7 @@
 namespace gulpdb {
 
 std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset) {
-  const engine::RemoteSource* source = engine::RemoteSourceOf(engine::DatasetAccess::Of(dataset));
+  const engine::RemoteSource* source = engine::RemoteSourceOf(dataset);
   if (source == nullptr) return std::nullopt;
   return source->info();
 }
@@ -48,12 +48,11 @@ std::string GraceText(int64_t seconds) {
 }
 
 // Opens the dataset `manifest` describes: its snapshot from the cache (or
-// downloaded now), attached to a new Impl for `dir`.
+// downloaded now), opened as the dataset `dir`.
 std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manifest manifest,
                                       const std::string& dir, const OpenOptions& options,
                                       std::chrono::milliseconds lock_wait) {
   const CachedSnapshot snapshot = EnsureSnapshot(*store, manifest, lock_wait);
-  auto impl = std::make_shared<DatasetImpl>(dir, options);
   std::shared_ptr<index::Env> env = OpenSnapshotEnv(snapshot.dir);
   // Before anything walks a tree of it (AttachEnv reads the databases).
   if (options.verify_index) {
@@ -64,10 +63,6 @@ std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manife
                             " (delete it: the next open downloads it again)");
     }
   }
-  impl->AttachEnv(std::move(env));
-  if (const std::string problem = ManifestDisagreement(manifest, *impl); !problem.empty()) {
-    throw CorruptionError("open dataset " + dir + ": " + problem);
-  }
   RemoteInfo info;
   info.url = store->url();
   info.generation = manifest.generation;
@@ -77,9 +72,14 @@ std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manife
   info.snapshot_bytes = manifest.snapshot_size;
   info.snapshot_downloaded = snapshot.downloaded;
   info.snapshot_path = snapshot.dir + "/data.mdb";
-  impl->remote =
+  auto source =
       std::make_shared<const RemoteSource>(std::move(store), std::move(manifest), std::move(info));
-  return DatasetAccess::Make(std::move(impl));
+  std::unique_ptr<Dataset> dataset = OpenOnIndex(dir, options, std::move(env), source);
+  if (const std::string problem = ManifestDisagreement(source->manifest(), *dataset);
+      !problem.empty()) {
+    throw CorruptionError("open dataset " + dir + ": " + problem);
+  }
+  return dataset;
 }
 
 struct FileSystemType {
@@ -186,11 +186,11 @@ std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
   return "";
 }
 
-std::string ManifestDisagreement(const Manifest& manifest, const DatasetImpl& impl) {
-  index::Txn txn = impl.env->BeginRead();
-  const uint64_t chunks = txn.Count(impl.chunks);
-  const uint64_t videos = txn.Count(impl.videos);
-  const uint64_t frames = impl.GetInfo(txn).total_frames;
+std::string ManifestDisagreement(const Manifest& manifest, const Dataset& dataset) {
+  const IndexTxn txn(dataset);
+  const uint64_t chunks = txn.ChunkCount();
+  const uint64_t videos = txn.VideoCount();
+  const uint64_t frames = txn.Info().total_frames;
   if (manifest.chunks.size() == chunks && manifest.videos == videos && manifest.frames == frames) {
     return "";
   }
@@ -554,8 +554,8 @@ std::shared_ptr<const ChunkBytes> RemoteSource::OpenChunk(uint32_t number,
 
 void RemoteSource::CopyLabelMap(const std::string& path) const { CopyPublishedLabels(*this, path); }
 
-const RemoteSource* RemoteSourceOf(const DatasetImpl& impl) {
-  return dynamic_cast<const RemoteSource*>(impl.remote.get());
+const RemoteSource* RemoteSourceOf(const Dataset& dataset) {
+  return dynamic_cast<const RemoteSource*>(ChunkSourceOf(dataset));
 }
 
 }  // namespace engine

@@ -43,7 +43,7 @@
 #include <vector>
 
 #include "engine/core/chunk_source.h"
-#include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "gulpdb/dataset.h"
@@ -132,17 +132,17 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
 std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
                               const index::ChunkRecord& record);
 
-// "" when `manifest` can describe the snapshot `impl` opened (O(1): its
+// "" when `manifest` can describe the snapshot `dataset` opened (O(1): its
 // chunk, video and frame counts are the snapshot's); otherwise what
 // disagrees.
-std::string ManifestDisagreement(const Manifest& manifest, const DatasetImpl& impl);
+std::string ManifestDisagreement(const Manifest& manifest, const Dataset& dataset);
 
 // Copies the label2idx.json the manifest names (if any) to the local file
 // `path` (written atomically).
 void CopyPublishedLabels(const RemoteSource& source, const std::string& path);
 
 // The RemoteSource of a dataset opened from a published manifest, or null.
-const RemoteSource* RemoteSourceOf(const DatasetImpl& impl);
+const RemoteSource* RemoteSourceOf(const Dataset& dataset);
 
 // Dataset::Open of an "s3://" URL.
 std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url, const OpenOptions& options);

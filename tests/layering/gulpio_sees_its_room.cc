@@ -1,6 +1,6 @@
 // Must compile: the GulpIO room sees its own folder, the storage core, the
 // query and JSON rooms, the index, remote/'s payload hash and util/.
-#include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "engine/gulpio/gmeta.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/query/splits_file.h"

@@ -1,6 +1,6 @@
 // Must compile: the remote room sees its own folder, the GulpIO room, the
 // storage core, the index, remote/ and util/.
-#include "engine/core/dataset_impl.h"
+#include "engine/core/dataset_view.h"
 #include "engine/gulpio/gmeta.h"
 #include "engine/remote/remote_dataset.h"
 #include "remote/s3_url.h"

@@ -1637,7 +1637,7 @@ BOOST_AUTO_TEST_CASE(read_only_copy_of_an_imported_directory_verifies_once_into_
       ExpectVideos(cx, *ds, videos, "read-only copy");
     }
     auto ds = Dataset::Open(ro);
-    const engine::SourceReport sources = engine::CheckSources(engine::DatasetAccess::Of(*ds));
+    const engine::SourceReport sources = engine::CheckSources(*ds);
     cx.That(sources.changes.empty(), "the copy reads as changed");
     cx.That(sources.hashed_bytes == 0,
             "the second open read .gmeta bytes again: " + std::to_string(sources.hashed_bytes));
