@@ -63,8 +63,8 @@ MergeReport Merge(const std::string& out, const std::vector<std::string>& shards
   opener.exists = [](const std::string& dir, const std::string& index_dir) {
     return Dataset::Exists(dir, index_dir);
   };
-  opener.open = [](const std::string& dir, const OpenOptions& options) {
-    return Dataset::Open(dir, options);
+  opener.open = [](const std::string& dir, const OpenOptions& open) {
+    return Dataset::Open(dir, open);
   };
   return engine::MergeDatasets(out, shards, options, opener);
 }
