@@ -164,48 +164,69 @@ def main() -> int:
         for name in names:
             w = workloads.WORKLOADS[name]
             t0 = time.time()
-            work = run_workload(w, base, args, env)
-            trace = sim.Trace(os.path.join(work, "root"), os.path.join(work, "initial"),
-                              sim.read_trace(os.path.join(work, "trace")))
-            if len(trace.acks) == 0:
-                raise SystemExit(f"{name}: the workload acknowledged nothing")
-            states, generated = enumerate_states(trace, scale)
-            keys = sorted(states)
-            if len(keys) > scale["budget"]:
-                # Every crash point's durable-only state first (where a missing
-                # barrier shows), then a seeded sample of the others.
-                minimal = [k for k in keys if states[k]["minimal"]]
-                rest = [k for k in keys if not states[k]["minimal"]]
-                rnd = random.Random(args.seed)
-                rnd.shuffle(minimal)
-                rnd.shuffle(rest)
-                keys = (minimal + rest)[:scale["budget"]]
-            state_base = os.path.join(work, "states")
-            for n, k in enumerate(keys):
-                d = os.path.join(state_base, str(n))
-                sim.materialize(states[k]["entries"], d)
-                pool.requests.put((k, {"workload": name, "state": d, "work": work}))
-            bad = 0
-            for _ in keys:
-                k, result = pool.results.get()
-                s = states[k]
-                problems = w.judge(result, s["acked"])
-                if problems:
-                    bad += 1
-                    findings.append(dict(operation=name, crash_point=s["point"],
-                                         record=describe_record(trace, s["point"]),
-                                         state=s["desc"], acked=s["acked"], problems=problems,
-                                         files=[rel for rel, _ in s["entries"]]))
-            shutil.rmtree(state_base, ignore_errors=True)
-            rows.append((name, len(trace.records), len(trace.ops), generated, len(states),
-                         len(keys), bad, time.time() - t0))
-            print(f"{name}: {len(keys)} distinct crash states checked "
-                  f"({len(states)} distinct of {generated} generated), {bad} broken, "
+            try:
+                work = run_workload(w, base, args, env)
+                rows.append(check_workload(w, work, scale, args, pool, findings))
+            finally:
+                w.teardown()
+            r = rows[-1]
+            print(f"{name}: {r[5]} distinct crash states checked "
+                  f"({r[4]} distinct of {r[3]} generated), {r[6]} broken, "
                   f"{time.time() - t0:.0f} s", flush=True)
     finally:
         pool.close()
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
+    return report(rows, findings, scale, args, started)
+
+
+def check_workload(w: workloads.Workload, work: str, scale: Dict[str, Any], args,
+                   pool: "Workers", findings: List[Dict[str, Any]]) -> Tuple[Any, ...]:
+    """Builds the crash states of the workload run in `work`, recovers and
+    judges them (while what the workload's setup started still runs); returns
+    its row of the report."""
+    name = w.name
+    t0 = time.time()
+    trace = sim.Trace(os.path.join(work, "root"), os.path.join(work, "initial"),
+                      sim.read_trace(os.path.join(work, "trace")))
+    if len(trace.acks) == 0:
+        raise SystemExit(f"{name}: the workload acknowledged nothing")
+    states, generated = enumerate_states(trace, scale)
+    keys = sorted(states)
+    if len(keys) > scale["budget"]:
+        # Every crash point's durable-only state first (where a missing
+        # barrier shows), then a seeded sample of the others.
+        minimal = [k for k in keys if states[k]["minimal"]]
+        rest = [k for k in keys if not states[k]["minimal"]]
+        rnd = random.Random(args.seed)
+        rnd.shuffle(minimal)
+        rnd.shuffle(rest)
+        keys = (minimal + rest)[:scale["budget"]]
+    state_base = os.path.join(work, "states")
+    for n, k in enumerate(keys):
+        d = os.path.join(state_base, str(n))
+        sim.materialize(states[k]["entries"], d)
+        pool.requests.put((k, {"workload": name, "state": d, "work": work}))
+    bad = 0
+    for _ in keys:
+        k, result = pool.results.get()
+        s = states[k]
+        problems = w.judge(result, s["acked"])
+        if problems:
+            bad += 1
+            findings.append(dict(operation=name, crash_point=s["point"],
+                                 record=describe_record(trace, s["point"]),
+                                 state=s["desc"], acked=s["acked"], problems=problems,
+                                 files=[rel for rel, _ in s["entries"]]))
+    shutil.rmtree(state_base, ignore_errors=True)
+    return (name, len(trace.records), len(trace.ops), generated, len(states), len(keys), bad,
+            time.time() - t0)
+
+
+def report(rows: List[Tuple[Any, ...]], findings: List[Dict[str, Any]], scale: Dict[str, Any],
+           args, started: float) -> int:
+    """Prints the table of distinct crash states per operation and the
+    findings; the exit status."""
     print()
     print(f"| operation | trace records | operations | states generated | distinct | checked "
           f"| broken |")

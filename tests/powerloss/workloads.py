@@ -197,6 +197,9 @@ class Workload:
         view = check_dataset(os.path.join(state, "ds"), problems)
         return {"view": view, "problems": problems}
 
+    def teardown(self) -> None:
+        """Stops what setup started for the run and the checks (a server)."""
+
     def judge(self, result: Dict[str, Any], acked: int) -> List[str]:
         """Problems of a recovered state given the last acknowledged step."""
         problems = list(result["problems"])
@@ -598,9 +601,144 @@ class CacheDownload(Workload):
         return list(result["problems"])
 
 
+# ---- S3: a real server (s3rver on 127.0.0.1) that a power cut does not touch ---------------
+
+S3_BUCKET = "powerloss"
+
+
+def s3_environment(work: str) -> Dict[str, str]:
+    """What reaches the server setup started (its endpoint is in work/s3.json)."""
+    with open(os.path.join(work, "s3.json")) as f:
+        endpoint = json.load(f)["endpoint"]
+    return {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "S3RVER",
+            "AWS_SECRET_ACCESS_KEY": "S3RVER", "AWS_REGION": "us-east-1",
+            "GULPDB_S3_CONNECT_TIMEOUT_MS": "2000", "GULPDB_S3_REQUEST_TIMEOUT_MS": "20000",
+            "GULPDB_S3_MAX_ATTEMPTS": "3"}
+
+
+def url_view(url: str, cache: str, work: str) -> Any:
+    """The dataset at `url` as a reader opens it, through the node cache `cache`."""
+    import gulpdb
+    saved = dict(os.environ)
+    os.environ.update(s3_environment(work))
+    os.environ["GULPDB_CACHE"] = cache
+    try:
+        with gulpdb.Dataset(url, "r") as d:
+            return canonical({id_: (d.read_jpegs(id_), d.meta_data(id_)) for id_ in d.ids()})
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+class S3Workload(Workload):
+    """A workload against s3rver, started by setup and stopped by teardown."""
+
+    server = None
+
+    def start_server(self, work: str) -> None:
+        sys.path.insert(0, os.path.join(REPO, "testing"))
+        import s3_proxy  # testing/s3_proxy.py
+        self.server = s3_proxy.S3rverProcess(S3_BUCKET).start()
+        with open(os.path.join(work, "s3.json"), "w") as f:
+            json.dump({"endpoint": self.server.endpoint}, f)
+
+    def teardown(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+class S3CacheDownload(S3Workload):
+    name = "s3-cache-download"
+    doc = ("readers downloading pushed index snapshots from an S3 server into their node "
+           "cache (the download, its verification and the rename into place)")
+    sets = [[video(9000 + 10 * i + k) for k in range(1 + i % 3)] for i in range(2 * SCALE)]
+    models = [None]
+
+    def setup(self, work):
+        self.start_server(work)
+        env = dict(os.environ, **s3_environment(work))
+        for i, videos in enumerate(self.sets):
+            ds = os.path.join(work, f"ds{i}")
+            append_videos(ds, videos)
+            cli("push", ds, f"s3://{S3_BUCKET}/ds{i}", env=env)
+        os.makedirs(os.path.join(work, "root", "cache"))
+
+    def run(self, root):
+        work = os.path.dirname(root)
+        for i, videos in enumerate(self.sets):
+            view = url_view(f"s3://{S3_BUCKET}/ds{i}", os.path.join(root, "cache"), work)
+            if view != canonical(add(None, *videos)):
+                raise SystemExit(f"the reader of s3://{S3_BUCKET}/ds{i} read other videos")
+            ack(i + 1)
+
+    def check(self, state):
+        # Whatever a power cut left in the cache, an open gives the pushed
+        # videos (a damaged download is verified, set aside and fetched again).
+        problems: List[str] = []
+        work = os.environ["GULPDB_PL_WORK"]
+        for i, videos in enumerate(self.sets):
+            for attempt in (1, 2):
+                try:
+                    view = url_view(f"s3://{S3_BUCKET}/ds{i}", os.path.join(state, "cache"),
+                                    work)
+                    if view != canonical(add(None, *videos)):
+                        problems.append(f"open {attempt} of ds{i} through the cache: other videos")
+                except Exception as e:  # noqa: BLE001
+                    problems.append(f"open {attempt} of ds{i} through the cache: "
+                                    f"{type(e).__name__}: {e}")
+        return {"view": None, "problems": problems}
+
+    def judge(self, result, acked):
+        return list(result["problems"])
+
+
+class S3Push(S3Workload):
+    name = "s3-push"
+    doc = ("gulpdb push of a dataset to an S3 server (its local steps: the dataset's identity "
+           "written into the index, the index copy), an append before each push")
+    videos = [video(9500 + k) for k in range(2 + 4 * SCALE)]
+    models = [add(None, *videos[:2])]
+    for v in videos[2:]:
+        models.append(add(models[-1], v))
+
+    def setup(self, work):
+        self.start_server(work)
+        append_videos(os.path.join(work, "root", "ds"), self.videos[:2])
+
+    def run(self, root):
+        ds = os.path.join(root, "ds")
+        env = dict(os.environ, **s3_environment(os.path.dirname(root)))
+        for k, v in enumerate(self.videos[2:], 1):
+            append_videos(ds, [v])
+            cli("push", ds, f"s3://{S3_BUCKET}/ds", env=env)
+            ack(k)
+
+    def check(self, state):
+        result = super().check(state)
+        # The bucket is not the disk: it holds what the last push that
+        # finished (or got past its manifest swap) published.
+        try:
+            result["pushed"] = url_view(f"s3://{S3_BUCKET}/ds",
+                                        tempfile.mkdtemp(prefix="cache.", dir=state),
+                                        os.environ["GULPDB_PL_WORK"])
+        except Exception as e:  # noqa: BLE001
+            result["pushed"] = f"{type(e).__name__}: {e}"
+        return result
+
+    def judge(self, result, acked):
+        problems = super().judge(result, acked)
+        pushed = result["pushed"]
+        if isinstance(pushed, str):
+            problems.append(f"reading the pushed dataset: {pushed}")
+        elif pushed not in [canonical(m) for m in self.models[1:]]:
+            problems.append("the pushed dataset holds other videos than a pushed step's")
+        return problems
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
-    Snapshot(), CacheDownload())}
+    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push())}
 
 
 if __name__ == "__main__":
