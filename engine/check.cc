@@ -40,10 +40,7 @@ struct ChunkState {
 class Checker {
  public:
   Checker(Dataset& ds, const CheckOptions& options, CheckReport* report)
-      : ds_(ds),
-        remote_(engine::RemoteSourceOf(ds)),
-        options_(options),
-        report_(report) {}
+      : ds_(ds), remote_(engine::RemoteSourceOf(ds)), options_(options), report_(report) {}
 
   void Run() {
     CheckSources();
@@ -141,9 +138,10 @@ class Checker {
     }
     for (uint32_t n : info.dirty_chunks) {
       if (txn.HasChunk(n)) continue;
-      const std::string repair = engine::ChunkSourceOf(ds_) != nullptr ? "run `gulpdb compact` on the local dataset and "
-                                                "push it again"
-                                              : "run `gulpdb compact " + ds_.dir() + "`";
+      const std::string repair = engine::ChunkSourceOf(ds_) != nullptr
+                                     ? "run `gulpdb compact` on the local dataset and "
+                                       "push it again"
+                                     : "run `gulpdb compact " + ds_.dir() + "`";
       Problem("index", "the dataset info lists chunk " + std::to_string(n) +
                            " as being written, but the index has no such chunk (an older "
                            "version's compaction deleted it); the next writer repairs this: " +
@@ -293,7 +291,8 @@ class Checker {
             continue;
           }
           const std::optional<std::string_view> order_id = txn.OrderAt(record.chunk, record.seq);
-          if (!order_id || *order_id != id) Problem("id '" + id + "'", "missing from the order table");
+          if (!order_id || *order_id != id)
+            Problem("id '" + id + "'", "missing from the order table");
           batch.emplace_back(id, std::move(record));
         }
         exhausted = !cursor.Valid();

@@ -843,9 +843,7 @@ std::vector<CopyMethod> CopyMethods() {
 
 // The source check of an open dataset, run once more: what it finds and
 // how many .gmeta bytes it had to read.
-engine::SourceReport SourcesOf(const Dataset& ds) {
-  return engine::CheckSources(ds);
-}
+engine::SourceReport SourcesOf(const Dataset& ds) { return engine::CheckSources(ds); }
 
 // Bytes of the .gmeta files the import read (gulpdb's own chunks have none).
 uint64_t ImportedGmetaBytes(const Dataset& ds) {

@@ -97,7 +97,8 @@ bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one
     // here would pair with no data file, and GulpIO2 refuses a directory
     // whose .gmeta and .gulp files differ in number. (A push publishes such
     // chunks flat, as data_<N>.gulp, so the .gmeta of a remote one is written.)
-    if (engine::ChunkSourceOf(dataset) == nullptr && chunk.file_name.find('/') != std::string::npos) {
+    if (engine::ChunkSourceOf(dataset) == nullptr &&
+        chunk.file_name.find('/') != std::string::npos) {
       left_out.insert(n);
       continue;
     }

@@ -83,8 +83,7 @@ struct Pending {
 // nothing, so only its end needs to be durable.
 class Importer {
  public:
-  Importer(Dataset& ds, const std::string& dir, const ImportOptions& options,
-           ImportReport* report)
+  Importer(Dataset& ds, const std::string& dir, const ImportOptions& options, ImportReport* report)
       : ds_(ds), dir_(dir), options_(options), report_(report) {}
 
   void ImportChunk(const ChunkFiles& files) {
@@ -344,8 +343,9 @@ uint64_t FindUnexported(const Dataset& old, const Dataset& fresh, size_t listed,
     auto it = present.find(chunk_number);
     if (it == present.end()) {
       const index::ChunkRecord chunk = old_txn.Chunk(chunk_number);
-      it = present.emplace(chunk_number, util::PathExists(engine::ChunkPathOf(old, chunk.file_name)))
-               .first;
+      it =
+          present.emplace(chunk_number, util::PathExists(engine::ChunkPathOf(old, chunk.file_name)))
+              .first;
     }
     if (!it->second) continue;  // its chunk was removed from the directory: meant to go
     if (ids->size() < listed) ids->emplace_back(video.id());
@@ -555,7 +555,8 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       }
     }
     if (splits && !splits->empty()) {
-      engine::StoreSplits(engine::IndexOf(*ds), *splits, "import " + dir + "/" + engine::kSplitsFileName);
+      engine::StoreSplits(engine::IndexOf(*ds), *splits,
+                          "import " + dir + "/" + engine::kSplitsFileName);
       report.splits = splits->size();
     }
     for (const std::string& key : meta_keys) engine::BuildMetaIndex(engine::IndexOf(*ds), key);
