@@ -208,6 +208,7 @@ Env::~Env() {
   // mapping goes away when the child exits.
   if (env_ != nullptr && getpid() == owner_pid_) {
     DropIdleReaders();
+    Unpin();
     mdb_env_close(env_);
   }
 }
@@ -387,6 +388,55 @@ void Env::Update(const std::function<void(Txn&)>& body) {
     }
     Grow(size_before);
   }
+}
+
+void Env::UpdateNoSync(const std::function<void(Txn&)>& body) {
+  std::lock_guard<std::mutex> guard(nosync_mutex_);
+  SetDurable(false);
+  try {
+    Update(body);
+  } catch (...) {
+    SetDurable(true);
+    throw;
+  }
+  SetDurable(true);
+}
+
+void Env::Pin() {
+  std::lock_guard<std::mutex> guard(pin_mutex_);
+  MDB_txn* txn = nullptr;
+  const int rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn);
+  if (rc != 0) ThrowLmdb(rc, "mdb_txn_begin (pin)", path_);
+  if (pin_ != nullptr) mdb_txn_abort(pin_);
+  pin_ = txn;
+}
+
+void Env::Unpin() noexcept {
+  std::lock_guard<std::mutex> guard(pin_mutex_);
+  if (pin_ != nullptr && owner_pid_ == ::getpid()) mdb_txn_abort(pin_);
+  pin_ = nullptr;
+}
+
+std::string Env::ReadMetaPages() const {
+  MDB_stat stat;
+  mdb_env_stat(env_, &stat);
+  const std::string file = path_ + "/data.mdb";
+  util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
+  std::string pages(size_t{2} * stat.ms_psize, '\0');
+  if (util::PreadFull(fd.get(), pages.data(), pages.size(), 0, file) != pages.size()) {
+    throw CorruptionError("read meta pages " + file + ": the file is shorter than two pages");
+  }
+  return pages;
+}
+
+void Env::RestoreMetaPages(const std::string& path, std::string_view pages) {
+  const std::string file = path + "/data.mdb";
+  util::UniqueFd fd = util::OpenFile(file, O_WRONLY);
+  struct iovec iov {
+    const_cast<char*>(pages.data()), pages.size()
+  };
+  util::PwritevFull(fd.get(), &iov, 1, 0, file);
+  util::DataSync(fd.get(), file);
 }
 
 size_t Env::map_size() const {

@@ -166,6 +166,11 @@ class Env {
   // the transaction is aborted, the map doubled and `body` run again, so
   // `body` must have no effects outside the transaction.
   void Update(const std::function<void(Txn&)>& body);
+  // As Update, but the commit does not sync (MDB_NOSYNC for this commit
+  // only): the caller has made the change durable elsewhere (the writer's
+  // journal, engine/core/journal.h). A power cut may lose or tear this
+  // commit's pages; Sync() makes them durable. Other commits stay durable.
+  void UpdateNoSync(const std::function<void(Txn&)>& body);
 
   size_t map_size() const;
   // Bytes of the map in use (last page number times page size).
@@ -176,6 +181,23 @@ class Env {
   // crash may lose the latest transactions but never corrupts the
   // environment. Sync() makes everything durable.
   void SetDurable(bool durable);
+  // Pinning: holds a read transaction on the current snapshot, so that LMDB
+  // reuses none of the pages reachable from it until Unpin (LMDB reuses a
+  // freed page only below the oldest reader's snapshot). Pin replaces an
+  // earlier pin. The pin takes no lock against map growth: it never reads.
+  void Pin();
+  void Unpin() noexcept;
+  // The bytes of LMDB's two meta pages as they are in the data file now
+  // (pread; call after Sync() for their durable form). Their restoration
+  // (RestoreMetaPages) returns the environment to that snapshot, provided
+  // the snapshot's pages were pinned since.
+  std::string ReadMetaPages() const;
+  // Writes `pages` (from ReadMetaPages) over the meta pages of the data file
+  // in directory `path` and fdatasyncs it. No process may have the
+  // environment open (LMDB caches the newest snapshot id in its lock file):
+  // the caller holds the dataset's writer lock before anyone opens it.
+  static void RestoreMetaPages(const std::string& path, std::string_view pages);
+
   // Drops this process's mappings of index pages (they stay in the page
   // cache), so that writing a large index does not grow the resident set.
   void ReleaseMappedPages();
@@ -216,6 +238,9 @@ class Env {
   std::mutex idle_mutex_;
   std::mutex open_db_mutex_;            // mdb_dbi_open: one transaction at a time
   std::vector<MDB_txn*> idle_readers_;  // reset read transactions, ready to renew
+  std::mutex pin_mutex_;
+  MDB_txn* pin_ = nullptr;   // Pin's read transaction
+  std::mutex nosync_mutex_;  // UpdateNoSync sets and clears an env-wide flag
 };
 
 // Translates a non-zero LMDB return code into a typed error naming `operation`

@@ -19,6 +19,7 @@
 #include "engine/core/dataset_impl.h"
 #include "engine/core/fault_injection.h"
 #include "engine/core/gulpio_names.h"
+#include "engine/core/journal.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -450,6 +451,8 @@ std::unique_ptr<Dataset> engine::OpenLocalDataset(const std::string& dir,
   auto impl = std::make_shared<engine::DatasetImpl>(dir, options);
   index::EnvOptions env_options;
   env_options.read_only = options.read_only;
+  // Before the index is opened: a journal left by a power cut (journal.h).
+  std::optional<util::FileLock> recovery = engine::PrepareJournalRecovery(dir, impl->index_dir);
   std::shared_ptr<index::Env> env = AcquireEnv(impl->index_dir, env_options);
   if (options.verify_index) {
     const index::IndexFileReport report = env->VerifyFile();
@@ -461,7 +464,12 @@ std::unique_ptr<Dataset> engine::OpenLocalDataset(const std::string& dir,
                                  : std::string()));
     }
   }
-  const index::DatasetInfo info = impl->AttachEnv(std::move(env));
+  index::DatasetInfo info = impl->AttachEnv(std::move(env));
+  if (recovery) {
+    engine::DatasetAccess::ReplayJournal(impl, std::move(*recovery));
+    index::Txn txn = impl->env->BeginRead();
+    info = impl->GetInfo(txn);
+  }
   if (info_out != nullptr) *info_out = info;
   return engine::DatasetAccess::Make(std::move(impl));
 }

@@ -23,6 +23,7 @@
 #include "index/lmdb_env.h"
 #include "index/records.h"
 #include "index/seal.h"
+#include "util/file_io.h"
 #include "util/thread_pool.h"
 
 namespace gulpdb {
@@ -114,6 +115,14 @@ class DatasetAccess {
   static char* AllocateBuffer(JpegFrames& frames, size_t bytes);
   static std::vector<std::pair<size_t, size_t>>& Spans(JpegFrames& frames) { return frames.spans_; }
   static std::vector<uint32_t>& Indices(JpegFrames& frames) { return frames.indices_; }
+  // Replays the journal of the dataset `ds` under the writer lock `lock`
+  // (engine/core/journal.h, RecoverJournalOnOpen).
+  static void ReplayJournal(std::shared_ptr<Impl> ds, util::FileLock lock);
+  // For writes that do not go through a Writer (remove, compact, merge,
+  // publish), called while holding the writer lock: retires what a stopped
+  // writer of this boot left in the journal, so that their commits are not
+  // undone by a later recovery (engine/core/journal.h).
+  static void SettleJournal(Impl& ds);
 };
 
 using DatasetImpl = DatasetAccess::Impl;

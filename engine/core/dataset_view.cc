@@ -21,6 +21,9 @@ IndexTxn::IndexTxn(const Dataset& dataset, index::Txn& txn) : dataset_(dataset),
 IndexTxn::~IndexTxn() = default;
 
 void IndexTxn::Update(const Dataset& dataset, const std::function<void(IndexTxn&)>& fn) {
+  // A direct commit: nothing a stopped writer left in the journal may stay
+  // past its checkpoint (engine/core/journal.h).
+  engine::DatasetAccess::SettleJournal(const_cast<DatasetImpl&>(ImplOf(dataset)));
   ImplOf(dataset).env->Update([&](index::Txn& txn) {
     IndexTxn edit(dataset, txn);
     fn(edit);

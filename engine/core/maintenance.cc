@@ -66,6 +66,9 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
   wo.on_duplicate = OnDuplicate::kReplace;
   wo.lock_timeout = options.lock_timeout;
   wo.start_new_chunk = true;
+  // Its own index updates follow the writer's commits, and the files it
+  // deletes need them durable: no journal.
+  wo.journal = false;
   wo.check_jpeg_markers = false;                           // move bytes exactly as they are
   std::unique_ptr<Writer> writer = dataset.NewWriter(wo);  // the lock, and crash recovery
   engine::DatasetImpl& ds = engine::DatasetAccess::Of(dataset);
@@ -463,11 +466,13 @@ void AttachOne(engine::DatasetImpl& out, const std::string& out_real, Shard& sha
   };
   if (shard.attached_before) {
     lock.emplace(in.index_dir + "/" + kWriterLockName, options.lock_timeout, shard.ds->dir());
+    engine::DatasetAccess::SettleJournal(in);
     AttachShard(out, shard, options, report);
     return;
   }
   WriterOptions wo;
   wo.lock_timeout = options.lock_timeout;
+  wo.journal = false;  // held for the lock: the merge's own updates are direct
   writer = shard.ds->NewWriter(wo);
   mark(out_real);
   try {
@@ -524,6 +529,7 @@ void MergeShards(Dataset& ds, const std::string& out, const std::string& out_rea
   if (any_attached) {
     util::FileLock lock(engine::DatasetAccess::Of(ds).index_dir + "/" + kWriterLockName,
                         options.lock_timeout, out);
+    engine::DatasetAccess::SettleJournal(engine::DatasetAccess::Of(ds));
     for (Shard& shard : shards) {
       if (shard.relative.empty()) continue;
       AttachOne(engine::DatasetAccess::Of(ds), out_real, shard, options, report);
@@ -536,6 +542,7 @@ void MergeShards(Dataset& ds, const std::string& out, const std::string& out_rea
     wo.on_duplicate = options.on_duplicate;
     wo.lock_timeout = options.lock_timeout;
     wo.check_jpeg_markers = false;
+    wo.journal = false;  // merge commits large batches and updates the index itself
     std::unique_ptr<Writer> writer = ds.NewWriter(wo);
     for (const Shard& shard : shards) {
       if (!shard.relative.empty()) continue;

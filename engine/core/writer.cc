@@ -7,6 +7,12 @@
 //   3. A crash before (2) leaves bytes past the committed lengths: the
 //      DatasetInfo lists the chunks a writer may have written ("dirty"), and
 //      the next writer truncates them before it writes anything.
+//
+// A small batch (JournalEligible) takes the journal instead of (2): its
+// frames and index delta go into one journal record, synced once, then the
+// index commits without a sync (engine/core/journal.h, docs/reliability.md).
+// Checkpoints, the pin and the recovery of a journal are here too, because
+// replaying a record is applying a batch (ApplyBatch).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,11 +20,13 @@
 #include <cerrno>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "engine/core/dataset_impl.h"
 #include "engine/core/fault_injection.h"
+#include "engine/core/journal.h"
 #include "engine/core/obsolete_files.h"
 #include "engine/json/json_text.h"
 #include "engine/query/query_txn.h"
@@ -42,6 +50,70 @@ bool LooksLikeJpeg(std::string_view bytes) {
          static_cast<uint8_t>(bytes[bytes.size() - 1]) == 0xd9;
 }
 
+// The largest batch (frame bytes) that goes through the journal; larger ones
+// write their chunks directly, where one more sync costs little.
+constexpr uint64_t kJournalMaxBatchBytes = 256 << 10;
+// The index entry (info database) holding the last journal record applied.
+constexpr const char* kJournalLsnKey = "journal_lsn";
+
+// A record's payload (docs/format/journal_format.md): little-endian fields.
+void PutU32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutU64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void PutBytes(std::string* out, std::string_view bytes) {
+  PutU32(out, static_cast<uint32_t>(bytes.size()));
+  out->append(bytes);
+}
+
+// Reads a payload; any overrun is a CorruptionError naming the record (its
+// checksum matched, so this means a bug or a foreign file).
+class PayloadReader {
+ public:
+  PayloadReader(std::string_view in, std::string what) : in_(in), what_(std::move(what)) {}
+  uint64_t Fixed(int bytes) {
+    Need(static_cast<size_t>(bytes));
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; --i) {
+      v = (v << 8) | static_cast<uint8_t>(in_[pos_ + static_cast<size_t>(i)]);
+    }
+    pos_ += static_cast<size_t>(bytes);
+    return v;
+  }
+  std::string_view Bytes(uint64_t size) {
+    Need(size);
+    std::string_view out = in_.substr(pos_, size);
+    pos_ += size;
+    return out;
+  }
+  std::string_view Sized() { return Bytes(Fixed(4)); }
+
+ private:
+  void Need(uint64_t size) const {
+    if (size > in_.size() - pos_) {
+      throw CorruptionError("replay " + what_ + ": the record ends early at byte " +
+                            std::to_string(pos_));
+    }
+  }
+  std::string_view in_;
+  std::string what_;
+  size_t pos_ = 0;
+};
+
+std::string EncodeLsn(uint64_t lsn) {
+  std::string out;
+  PutU64(&out, lsn);
+  return out;
+}
+
+uint64_t AppliedLsn(const engine::DatasetImpl& ds, const index::Txn& txn) {
+  std::string_view bytes;
+  if (!txn.Get(ds.info, kJournalLsnKey, &bytes) || bytes.size() != 8) return 0;
+  return PayloadReader(bytes, "journal_lsn").Fixed(8);
+}
+
 }  // namespace
 
 struct Writer::Impl {
@@ -59,8 +131,8 @@ struct Writer::Impl {
 
   std::shared_ptr<engine::DatasetImpl> ds;  // shared: the Writer may outlive its Dataset
   WriterOptions options;
-  util::FileLock lock;
-  index::DatasetInfo info;  // as last committed (settings are fixed)
+  std::optional<util::FileLock> lock;  // empty: the caller holds it
+  index::DatasetInfo info;             // as last committed (settings are fixed)
 
   bool have_chunk = false;
   uint32_t chunk = 0;                       // the chunk appends go to
@@ -77,10 +149,267 @@ struct Writer::Impl {
   std::map<uint32_t, Touched> touched;
   std::vector<engine::SplitOp> split_ops;  // SetSplit / RemoveSplit, in call order
 
+  // The journal, opened at the first journaled commit.
+  std::unique_ptr<engine::Journal> journal;
+  // The journal's header holds the index's durable state, and it is pinned:
+  // journaled commits may follow. False after any direct commit.
+  bool journal_current = false;
+  // Chunks written by journaled commits since the checkpoint (synced by the next).
+  std::map<uint32_t, std::shared_ptr<engine::ChunkFile>> journal_files;
+
   Impl(std::shared_ptr<engine::DatasetImpl> dataset, const WriterOptions& opts)
       : ds(std::move(dataset)),
         options(opts),
-        lock(ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
+        lock(std::in_place, ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
+  // For replaying a journal under a lock the caller already holds.
+  Impl(std::shared_ptr<engine::DatasetImpl> dataset, std::optional<util::FileLock> held)
+      : ds(std::move(dataset)), lock(std::move(held)) {}
+
+  std::string JournalPath() const { return ds->index_dir + "/" + engine::kJournalName; }
+
+  // Makes everything journaled so far durable in the chunks and the index,
+  // writes the index's meta pages into a new journal header and pins that
+  // snapshot until the next checkpoint.
+  void Checkpoint() {
+    for (auto& [n, f] : journal_files) f->Sync();
+    ds->env->Sync();
+    journal->Checkpoint(ds->env->ReadMetaPages());
+    if (!util::TestBugEnabled("no-pin")) {
+      ds->env->Pin();
+    } else {
+      ds->env->Unpin();
+    }
+    journal_files.clear();
+    journal_current = true;
+  }
+
+  // Before a commit that does not go through the journal: the journal must
+  // hold no record past its checkpoint then, or a recovery after a power cut
+  // would restore the checkpoint's meta pages over that commit.
+  void SettleJournal() {
+    if (journal && !journal->record_lsns().empty()) Checkpoint();
+    journal_current = false;
+    ds->env->Unpin();
+  }
+
+  bool JournalEligible() const {
+    if (!options.journal || !split_ops.empty() || !have_chunk) return false;
+    uint64_t bytes = 0;
+    for (const auto& [n, t] : touched) {
+      if (n != chunk) return false;
+      bytes += t.end - t.committed_length;
+    }
+    for (const Pending& p : pending) bytes += p.id.size() + p.record.meta_data.size();
+    return bytes <= kJournalMaxBatchBytes;
+  }
+
+  // The record of this batch: the frames it wrote (read back from the page
+  // cache) with their offsets, then what ApplyBatch reads.
+  std::string EncodeBatch() const {
+    std::string out;
+    PutU32(&out, 1);  // payload version
+    PutU32(&out, chunk);
+    PutU32(&out, static_cast<uint32_t>(touched.size()));
+    for (const auto& [n, t] : touched) {
+      PutU32(&out, n);
+      PutU64(&out, t.committed_length);
+      PutU64(&out, t.end);
+      const size_t at = out.size();
+      out.resize(at + (t.end - t.committed_length));
+      t.file->ReadAt(t.committed_length, out.data() + at, t.end - t.committed_length);
+    }
+    PutU32(&out, static_cast<uint32_t>(pending.size()));
+    for (const Pending& p : pending) {
+      PutBytes(&out, p.id);
+      PutBytes(&out, index::EncodeVideoRecord(p.record));
+      out.push_back(p.dropped ? 1 : 0);
+    }
+    PutU32(&out, static_cast<uint32_t>(removals.size()));
+    for (const std::string& id : removals) PutBytes(&out, id);
+    return out;
+  }
+
+  // The inverse of EncodeBatch for replay: sets this Impl's batch and
+  // rewrites the record's frames at their offsets (not synced).
+  void DecodeBatch(const engine::Journal::Record& r, const index::Txn& txn) {
+    PayloadReader in(r.payload, JournalPath() + " record " + std::to_string(r.lsn));
+    if (in.Fixed(4) != 1) {
+      throw CorruptionError("replay " + JournalPath() + " record " + std::to_string(r.lsn) +
+                            ": unknown payload version");
+    }
+    chunk = static_cast<uint32_t>(in.Fixed(4));
+    have_chunk = true;
+    const uint64_t n_touched = in.Fixed(4);
+    for (uint64_t i = 0; i < n_touched; ++i) {
+      const auto n = static_cast<uint32_t>(in.Fixed(4));
+      Touched& t = touched[n];
+      t.committed_length = in.Fixed(8);
+      t.end = in.Fixed(8);
+      if (t.end < t.committed_length) {
+        throw CorruptionError("replay " + JournalPath() + " record " + std::to_string(r.lsn) +
+                              ": frames end before they start");
+      }
+      std::string_view bytes = in.Bytes(t.end - t.committed_length);
+      auto f = journal_files[n];
+      if (!f) {
+        f = std::make_shared<engine::ChunkFile>(ChunkPath(ds->GetChunk(txn, n).file_name),
+                                                engine::ChunkFile::Mode::kAppend);
+        journal_files[n] = f;
+      }
+      struct iovec iov {
+        const_cast<char*>(bytes.data()), bytes.size()
+      };
+      util::PwritevFull(f->fd(), &iov, 1, t.committed_length, f->path());
+      t.file = f;
+    }
+    const uint64_t n_pending = in.Fixed(4);
+    for (uint64_t i = 0; i < n_pending; ++i) {
+      Pending p;
+      p.id = std::string(in.Sized());
+      p.record = index::DecodeVideoRecord(in.Sized(), p.id);
+      p.dropped = in.Fixed(1) != 0;
+      pending.push_back(std::move(p));
+    }
+    const uint64_t n_removals = in.Fixed(4);
+    for (uint64_t i = 0; i < n_removals; ++i) removals.insert(std::string(in.Sized()));
+  }
+
+  void CommitJournaled() {
+    std::string payload = EncodeBatch();
+    if (!journal) journal = engine::Journal::Open(JournalPath(), /*create=*/true);
+    if (!journal_current || !journal->Fits(payload.size())) Checkpoint();
+    if (!journal->Fits(payload.size())) {  // too big for an empty journal too
+      SettleJournal();
+      CommitDirect();
+      return;
+    }
+    engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
+    journal->Append(payload, /*sync=*/!util::TestBugEnabled("skip-journal-sync"));
+    for (const auto& [n, t] : touched) journal_files[n] = t.file;
+    engine::fault::Reached(engine::fault::Point::kAfterDataSync);
+    const uint64_t lsn = journal->record_lsns().back();
+    index::DatasetInfo next;
+    std::map<uint32_t, index::ChunkRecord> chunks;
+    try {
+      ds->env->UpdateNoSync([&](index::Txn& txn) {
+        ApplyBatch(txn, &next, &chunks);
+        txn.Put(ds->info, kJournalLsnKey, EncodeLsn(lsn));
+      });
+    } catch (...) {
+      // The record is durable but its batch is not committed: a checkpoint
+      // (new generation) retires it before the batch's bytes are reused.
+      journal_current = false;
+      Checkpoint();
+      throw;
+    }
+    engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
+    info = std::move(next);
+    auto it = chunks.find(chunk);
+    if (it != chunks.end()) chunk_record = it->second;
+  }
+
+  void CommitDirect() {
+    engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
+    for (auto& [n, t] : touched) {
+      if (!util::TestBugEnabled("skip-chunk-sync")) t.file->Sync();
+    }
+    engine::fault::Reached(engine::fault::Point::kAfterDataSync);
+    index::DatasetInfo next;
+    std::map<uint32_t, index::ChunkRecord> chunks;
+    ds->env->Update([&](index::Txn& txn) { ApplyBatch(txn, &next, &chunks); });
+    engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
+    info = std::move(next);
+    auto it = chunks.find(chunk);
+    if (it != chunks.end()) chunk_record = it->second;
+  }
+
+  // Under the writer lock, with the index open: a journal left with records
+  // past its checkpoint by a writer of this boot that stopped (crashed, or
+  // closed without its last checkpoint). The index holds every commit that
+  // was acknowledged (the page cache survived); records past the index's
+  // journal_lsn were never acknowledged and their frames lie past committed
+  // lengths. A checkpoint makes the rest durable and retires them.
+  void SettleLeftJournal() {
+    std::unique_ptr<engine::Journal> left = engine::Journal::Open(JournalPath(), /*create=*/false);
+    if (!left || left->record_lsns().empty()) return;
+    if (left->header().boot_id != engine::CurrentBootId()) {
+      throw CorruptionError("open writer " + ds->dir + ": the journal " + JournalPath() +
+                            " holds commits from before a restart that were not recovered; "
+                            "reopen the dataset to recover them");
+    }
+    journal = engine::Journal::Open(JournalPath(), /*create=*/true);  // read-write
+    index::Txn txn = ds->env->BeginRead();
+    for (const engine::Journal::Record& r : journal->ReadRecords()) {
+      PayloadReader in(r.payload, JournalPath() + " record " + std::to_string(r.lsn));
+      in.Fixed(4);
+      in.Fixed(4);
+      const uint64_t n_touched = in.Fixed(4);
+      for (uint64_t i = 0; i < n_touched; ++i) {
+        const auto n = static_cast<uint32_t>(in.Fixed(4));
+        const uint64_t start = in.Fixed(8);
+        in.Bytes(in.Fixed(8) - start);
+        std::string_view bytes;
+        if (journal_files.count(n) == 0 && txn.Get(ds->chunks, index::ChunkKey(n), &bytes)) {
+          journal_files[n] = std::make_shared<engine::ChunkFile>(
+              ChunkPath(ds->GetChunk(txn, n).file_name), engine::ChunkFile::Mode::kAppend);
+        }
+      }
+    }
+    txn.Abort();
+    Checkpoint();
+    SettleJournal();
+  }
+
+  // Replays the records past the index's journal_lsn (after a power cut the
+  // caller restored the checkpoint's meta pages first): their frames are
+  // written again at their offsets and synced, then one durable index
+  // transaction applies every delta in order; a checkpoint ends it.
+  void ReplayJournal() {
+    journal = engine::Journal::Open(JournalPath(), /*create=*/true);
+    if (!journal || journal->record_lsns().empty()) return;
+    ds->query.Refresh(*ds->env);
+    std::vector<engine::Journal::Record> records = journal->ReadRecords();
+    uint64_t applied = 0;
+    {
+      index::Txn txn = ds->env->BeginRead();
+      applied = AppliedLsn(*ds, txn);
+    }
+    std::vector<std::tuple<uint32_t, std::map<uint32_t, Touched>, std::vector<Pending>,
+                           std::unordered_set<std::string>>>
+        batches;
+    {
+      index::Txn txn = ds->env->BeginRead();
+      for (const engine::Journal::Record& r : records) {
+        if (r.lsn <= applied) continue;
+        DecodeBatch(r, txn);
+        batches.emplace_back(chunk, std::move(touched), std::move(pending), std::move(removals));
+        touched.clear();
+        pending.clear();
+        removals.clear();
+      }
+    }
+    for (auto& [n, f] : journal_files) f->Sync();
+    if (!batches.empty()) {
+      const uint64_t last = records.back().lsn;
+      ds->env->Update([&](index::Txn& txn) {
+        for (auto& [c, t, p, rm] : batches) {
+          chunk = c;
+          touched = t;
+          pending = p;
+          removals = rm;
+          index::DatasetInfo next;
+          std::map<uint32_t, index::ChunkRecord> chunks;
+          ApplyBatch(txn, &next, &chunks);
+        }
+        txn.Put(ds->info, kJournalLsnKey, EncodeLsn(last));
+      });
+    }
+    touched.clear();
+    pending.clear();
+    removals.clear();
+    Checkpoint();
+    SettleJournal();
+  }
 
   std::string ChunkPath(const std::string& name) const { return ds->ChunkPath(name); }
 
@@ -226,6 +555,7 @@ struct Writer::Impl {
     std::vector<uint32_t> dirty;
     for (const auto& entry : touched) dirty.push_back(entry.first);
     dirty.push_back(n);
+    SettleJournal();
     ds->env->Update([&](index::Txn& txn) {
       index::DatasetInfo current = ds->GetInfo(txn);
       current.dirty_chunks = dirty;
@@ -447,19 +777,13 @@ struct Writer::Impl {
   void Commit() {
     if (pending.empty() && removals.empty() && split_ops.empty()) return;
     try {
-      if (!split_ops.empty()) ds->query.Create(*ds->env);
-      engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
-      for (auto& [n, t] : touched) {
-        if (!util::TestBugEnabled("skip-chunk-sync")) t.file->Sync();
+      if (JournalEligible()) {
+        CommitJournaled();
+      } else {
+        SettleJournal();
+        if (!split_ops.empty()) ds->query.Create(*ds->env);
+        CommitDirect();
       }
-      engine::fault::Reached(engine::fault::Point::kAfterDataSync);
-      index::DatasetInfo next;
-      std::map<uint32_t, index::ChunkRecord> chunks;
-      ds->env->Update([&](index::Txn& txn) { ApplyBatch(txn, &next, &chunks); });
-      engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
-      info = std::move(next);
-      auto it = chunks.find(chunk);
-      if (it != chunks.end()) chunk_record = it->second;
     } catch (...) {
       Discard();
       throw;
@@ -513,7 +837,13 @@ const char* OnDuplicateName(OnDuplicate policy) {
 Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Writer::~Writer() {
-  if (impl_) impl_->Discard();
+  if (!impl_) return;
+  impl_->Discard();
+  try {
+    impl_->SettleJournal();
+  } catch (const Error&) {
+    // The journal keeps its records; the next open recovers them.
+  }
 }
 
 bool Writer::Append(std::string_view id, const std::vector<std::string_view>& jpegs,
@@ -601,8 +931,50 @@ std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
     throw InvalidArgumentError("open writer " + impl_->dir + ": the dataset is open read-only");
   }
   auto impl = std::make_unique<Writer::Impl>(impl_, options);
+  impl->SettleLeftJournal();
   impl->Recover();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }
 
 }  // namespace gulpdb
+
+namespace gulpdb::engine {
+
+std::optional<util::FileLock> PrepareJournalRecovery(const std::string& dir,
+                                                     const std::string& index_dir) {
+  const std::string path = index_dir + "/" + kJournalName;
+  auto needs = [&]() {
+    std::unique_ptr<Journal> j = Journal::Open(path, /*create=*/false);
+    return j && !j->record_lsns().empty() && j->header().boot_id != CurrentBootId();
+  };
+  if (!needs()) return std::nullopt;
+  std::optional<util::FileLock> lock;
+  try {
+    lock.emplace(index_dir + "/" + kWriterLockName, std::chrono::seconds(30), dir);
+  } catch (const BusyError&) {
+    throw;
+  } catch (const Error& e) {
+    throw IoError("open dataset " + dir + ": the journal " + path +
+                  " holds commits from before a power cut or reboot, and recovering them needs "
+                  "write access to " +
+                  index_dir + " (" + e.what() + "); open it once where it is writable");
+  }
+  if (!needs()) return std::nullopt;  // recovered by another process meanwhile
+  std::unique_ptr<Journal> j = Journal::Open(path, /*create=*/false);
+  if (!util::TestBugEnabled("no-meta-restore")) {
+    index::Env::RestoreMetaPages(index_dir, j->header().meta_pages);
+  }
+  return lock;
+}
+
+void DatasetAccess::ReplayJournal(std::shared_ptr<Impl> ds, util::FileLock lock) {
+  Writer::Impl impl(std::move(ds), std::move(lock));
+  impl.ReplayJournal();
+}
+
+void DatasetAccess::SettleJournal(Impl& ds) {
+  Writer::Impl impl(std::shared_ptr<Impl>(&ds, [](Impl*) {}), std::nullopt);
+  impl.SettleLeftJournal();
+}
+
+}  // namespace gulpdb::engine

@@ -225,6 +225,11 @@ struct WriterOptions {
   // appends. That is GulpIO's writer, which puts into one chunk exactly the
   // videos it is given.
   bool rollover = true;
+  // Small commits (up to 256 KiB of frames, no split changes) take the
+  // index's journal: one durable write per commit instead of three
+  // (docs/reliability.md, "One durable write per small commit"). With false
+  // every commit syncs its chunks and the index directly.
+  bool journal = true;
 };
 
 // Where the index of the dataset in `dir` lives: `index_dir` when it is not
@@ -431,6 +436,7 @@ class GULPDB_EXPORT Writer {
  private:
   struct GULPDB_NO_EXPORT Impl;
   friend class Dataset;
+  friend class engine::DatasetAccess;  // replays the journal (engine/core/journal.h)
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

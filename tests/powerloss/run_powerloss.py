@@ -96,7 +96,11 @@ def run_workload(w: workloads.Workload, base: str, args, env: Dict[str, str]) ->
     w.setup(work)
     root = os.path.realpath(os.path.join(work, "root"))
     shutil.copytree(root, os.path.join(work, "initial"), symlinks=True)
+    # The workload runs in one boot, its crash states are recovered "after a
+    # reboot" (engine/core/journal.h: a journal of another boot means the
+    # page cache was lost), unless --same-boot models a process crash.
     run_env = dict(env, LD_PRELOAD=args.shim, GULPDB_PL_ROOT=root,
+                   GULPDB_TEST_BOOT_ID="boot-of-the-workload",
                    GULPDB_PL_TRACE=os.path.join(work, "trace"),
                    GULPDB_PL_ACK=os.path.join(work, "ack"), GULPDB_PL_WORK=work)
     if args.bug:
@@ -145,6 +149,8 @@ def main() -> int:
     p.add_argument("--findings", default="")
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--same-boot", action="store_true",
+                   help="recover under the workload's boot id (a process crash, not a power cut)")
     args = p.parse_args()
     scale = dict(SCALES[args.scale])
     if args.budget:
@@ -153,6 +159,8 @@ def main() -> int:
     os.environ["GULPDB_PL_CLI"] = args.cli
     env = dict(os.environ)
     env.pop("GULPDB_TEST_BUG", None)  # recovery runs the real code
+    env["GULPDB_TEST_BOOT_ID"] = ("boot-of-the-workload" if args.same_boot
+                                  else "boot-after-the-power-cut")
     base = tempfile.mkdtemp(prefix="gulpdb-powerloss.",
                             dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     env["GULPDB_CACHE"] = os.path.join(base, "reader-cache")

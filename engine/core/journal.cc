@@ -1,0 +1,232 @@
+#include "engine/core/journal.h"
+
+#include <fcntl.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "gulpdb/error.h"
+#include "index/crc32c.h"
+#include "util/file_io.h"
+
+namespace gulpdb::engine {
+namespace {
+
+// Layouts: docs/format/journal_format.md.
+constexpr char kHeaderMagic[8] = {'G', 'U', 'L', 'P', 'J', 'R', 'N', 'L'};
+constexpr uint32_t kFormat = 1;
+constexpr size_t kHeaderFixed = 8 + 4 + 4 + 8 + 8 + 8 + 64 + 4;  // crc last
+constexpr uint32_t kRecordMagic = 0x4a524543;                    // "JREC"
+constexpr size_t kRecordFixed = 4 + 4 + 8 + 8 + 4 + 4;
+
+void Put32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void Put64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint32_t Get32(std::string_view in, size_t pos) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
+  return v;
+}
+uint64_t Get64(std::string_view in, size_t pos) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
+  return v;
+}
+
+void WriteAt(int fd, std::string_view bytes, uint64_t offset, const std::string& path) {
+  struct iovec iov {
+    const_cast<char*>(bytes.data()), bytes.size()
+  };
+  util::PwritevFull(fd, &iov, 1, offset, path);
+}
+
+}  // namespace
+
+std::string CurrentBootId() {
+  if (const char* test = std::getenv("GULPDB_TEST_BOOT_ID"); test != nullptr && *test != '\0') {
+    return test;
+  }
+  std::string id = util::ReadFile("/proc/sys/kernel/random/boot_id");
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
+}
+
+Journal::Journal(std::string path, util::UniqueFd fd, uint64_t size)
+    : path_(std::move(path)), fd_(std::move(fd)), size_(size) {}
+
+std::unique_ptr<Journal> Journal::Open(const std::string& path, bool create, uint64_t bytes) {
+  util::UniqueFd fd;
+  if (util::PathExists(path)) {
+    fd = util::OpenFile(path, create ? O_RDWR : O_RDONLY);
+  } else if (!create) {
+    return nullptr;
+  }
+  if (fd.valid()) {
+    std::unique_ptr<Journal> j(new Journal(path, std::move(fd), 0));
+    j->size_ = util::FileSize(j->fd_.get(), path);
+    if (j->size_ >= kRecordsStart) j->Load();
+    if (j->has_header_ || !create) return j->has_header_ ? std::move(j) : nullptr;
+    util::RemoveFile(path);  // a journal whose creation was cut short
+  }
+  // Zeros, not fallocate: writing into preallocated but unwritten extents
+  // still changes file system metadata at each fdatasync.
+  const std::string tmp = path + ".tmp";
+  util::RemoveFileQuietly(tmp);
+  {
+    util::UniqueFd out = util::OpenFile(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    const std::string zeros(size_t{1} << 20, '\0');
+    for (uint64_t off = 0; off < bytes; off += zeros.size()) {
+      WriteAt(out.get(), std::string_view(zeros).substr(0, std::min<uint64_t>(zeros.size(), bytes - off)),
+              off, tmp);
+    }
+    util::DataSync(out.get(), tmp);
+  }
+  util::Rename(tmp, path);
+  const size_t slash = path.rfind('/');
+  util::SyncDirectory(slash == std::string::npos ? "." : path.substr(0, slash));
+  return std::unique_ptr<Journal>(new Journal(path, util::OpenFile(path, O_RDWR), bytes));
+}
+
+void Journal::Load() {
+  std::string slots(kRecordsStart, '\0');
+  util::PreadFull(fd_.get(), slots.data(), slots.size(), 0, path_);
+  for (uint64_t s = 0; s < 2; ++s) {
+    std::string_view slot = std::string_view(slots).substr(s * kSlotBytes, kSlotBytes);
+    if (std::memcmp(slot.data(), kHeaderMagic, 8) != 0 || Get32(slot, 8) != kFormat) continue;
+    const uint32_t meta_len = Get32(slot, 12);
+    if (meta_len > kSlotBytes - kHeaderFixed) continue;
+    std::string copy(slot.substr(0, kHeaderFixed + meta_len));
+    const uint32_t crc = Get32(copy, kHeaderFixed - 4);
+    std::memset(copy.data() + kHeaderFixed - 4, 0, 4);
+    if (index::Crc32c(copy.data(), copy.size()) != crc) continue;
+    Header h;
+    h.seq = Get64(slot, 16);
+    if (has_header_ && h.seq <= header_.seq) continue;
+    h.generation = Get64(slot, 24);
+    h.checkpoint_lsn = Get64(slot, 32);
+    std::string_view boot = slot.substr(40, 64);
+    h.boot_id = std::string(boot.substr(0, boot.find('\0')));
+    h.meta_pages = std::string(slot.substr(kHeaderFixed, meta_len));
+    header_ = std::move(h);
+    has_header_ = true;
+  }
+  if (!has_header_) return;
+  // The records of this generation, in order, each whole and checked.
+  next_lsn_ = header_.checkpoint_lsn + 1;
+  end_ = kRecordsStart;
+  std::string fixed(kRecordFixed, '\0');
+  while (end_ + kRecordFixed <= size_) {
+    util::PreadFull(fd_.get(), fixed.data(), fixed.size(), end_, path_);
+    if (Get32(fixed, 0) != kRecordMagic || Get64(fixed, 8) != next_lsn_ ||
+        Get64(fixed, 16) != header_.generation) {
+      break;
+    }
+    const uint32_t len = Get32(fixed, 4);
+    if (end_ + RecordBytes(len) > size_) break;
+    std::string record(kRecordFixed + len, '\0');
+    util::PreadFull(fd_.get(), record.data(), record.size(), end_, path_);
+    const uint32_t crc = Get32(record, 24);
+    std::memset(record.data() + 24, 0, 4);
+    if (index::Crc32c(record.data(), record.size()) != crc) break;
+    lsns_.push_back(next_lsn_);
+    offsets_.push_back(end_);
+    ++next_lsn_;
+    end_ += RecordBytes(len);
+  }
+}
+
+uint64_t Journal::RecordBytes(size_t payload_bytes) {
+  return (kRecordFixed + payload_bytes + 7) / 8 * 8;
+}
+
+bool Journal::Fits(size_t payload_bytes) const {
+  return end_ + RecordBytes(payload_bytes) <= size_;
+}
+
+std::vector<Journal::Record> Journal::ReadRecords() const {
+  std::vector<Record> out;
+  std::string fixed(kRecordFixed, '\0');
+  for (size_t i = 0; i < lsns_.size(); ++i) {
+    util::PreadFull(fd_.get(), fixed.data(), fixed.size(), offsets_[i], path_);
+    Record r;
+    r.lsn = lsns_[i];
+    r.payload.resize(Get32(fixed, 4));
+    util::PreadFull(fd_.get(), r.payload.data(), r.payload.size(), offsets_[i] + kRecordFixed,
+                    path_);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Journal::Append(std::string_view payload, bool sync) {
+  if (!has_header_) {
+    throw InvalidArgumentError("append to journal " + path_ + ": no checkpoint header yet");
+  }
+  if (!Fits(payload.size())) {
+    throw InvalidArgumentError("append to journal " + path_ + ": a record of " +
+                               std::to_string(payload.size()) + " bytes does not fit");
+  }
+  std::string record;
+  record.reserve(RecordBytes(payload.size()));
+  Put32(&record, kRecordMagic);
+  Put32(&record, static_cast<uint32_t>(payload.size()));
+  Put64(&record, next_lsn_);
+  Put64(&record, header_.generation);
+  Put32(&record, 0);  // crc32c of the whole record with this field zero
+  Put32(&record, 0);
+  record.append(payload);
+  const uint32_t crc = index::Crc32c(record.data(), record.size());
+  std::string crc_bytes;
+  Put32(&crc_bytes, crc);
+  record.replace(24, 4, crc_bytes);
+  record.resize(RecordBytes(payload.size()), '\0');
+  WriteAt(fd_.get(), record, end_, path_);
+  if (sync) util::DataSync(fd_.get(), path_);
+  lsns_.push_back(next_lsn_);
+  offsets_.push_back(end_);
+  ++next_lsn_;
+  end_ += record.size();
+}
+
+void Journal::WriteHeader(const Header& h) {
+  if (kHeaderFixed + h.meta_pages.size() > kSlotBytes) {
+    throw InvalidArgumentError("checkpoint journal " + path_ + ": LMDB meta pages of " +
+                               std::to_string(h.meta_pages.size()) + " bytes do not fit");
+  }
+  std::string slot(kHeaderMagic, 8);
+  Put32(&slot, kFormat);
+  Put32(&slot, static_cast<uint32_t>(h.meta_pages.size()));
+  Put64(&slot, h.seq);
+  Put64(&slot, h.generation);
+  Put64(&slot, h.checkpoint_lsn);
+  std::string boot = h.boot_id.substr(0, 63);
+  boot.resize(64, '\0');
+  slot += boot;
+  Put32(&slot, 0);
+  slot += h.meta_pages;
+  std::string crc_bytes;
+  Put32(&crc_bytes, index::Crc32c(slot.data(), slot.size()));
+  slot.replace(kHeaderFixed - 4, 4, crc_bytes);
+  WriteAt(fd_.get(), slot, (h.seq % 2) * kSlotBytes, path_);
+  util::DataSync(fd_.get(), path_);
+}
+
+void Journal::Checkpoint(std::string meta_pages) {
+  Header h;
+  h.seq = has_header_ ? header_.seq + 1 : 1;
+  h.generation = has_header_ ? header_.generation + 1 : 1;
+  h.checkpoint_lsn = next_lsn_ - 1;
+  h.boot_id = CurrentBootId();
+  h.meta_pages = std::move(meta_pages);
+  WriteHeader(h);
+  header_ = std::move(h);
+  has_header_ = true;
+  lsns_.clear();
+  offsets_.clear();
+  end_ = kRecordsStart;
+}
+
+}  // namespace gulpdb::engine
