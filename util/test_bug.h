@@ -24,6 +24,13 @@
 //                       AtomicFile::Commit
 //   no-dir-sync-create  create does not sync the directory it renamed the new
 //                       index into: engine/core/dataset.cc, CreateDataset
+//   skip-journal-sync   a journaled commit does not fdatasync its journal
+//                       record: engine/core/writer.cc, CommitJournaled
+//   no-meta-restore     recovery after a power cut does not write the
+//                       checkpoint's meta pages back into the index:
+//                       engine/core/writer.cc, PrepareJournalRecovery
+//   no-pin              a checkpoint does not pin its snapshot, so LMDB may
+//                       reuse its pages: engine/core/writer.cc, Checkpoint
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //

@@ -155,6 +155,10 @@ def main() -> int:
     scale = dict(SCALES[args.scale])
     if args.budget:
         scale["budget"] = args.budget
+    if args.same_boot:
+        # A process crash keeps every write it issued (the page cache lives
+        # on): one state per crash point, everything applied.
+        scale["per_point"] = 1
     names = [n for n in args.only.split(",") if n] or list(workloads.WORKLOADS)
     os.environ["GULPDB_PL_CLI"] = args.cli
     env = dict(os.environ)

@@ -736,9 +736,50 @@ class S3Push(S3Workload):
         return problems
 
 
+class JournalCommits(Workload):
+    name = "journal"
+    doc = ("batch-1 commits through the index journal in one chunk: a checkpoint between "
+           "them (the writer closed and opened again), a journaled remove, then a compact")
+    first = [video(9000 + k) for k in range(1 + SCALE)]
+    second = [video(9100 + k) for k in range(4 * SCALE)]
+    gone = first[1][0]
+    models = [add(None, first[0])]
+    for v in first[1:] + second:
+        models.append(add(models[-1], v))
+    models.append(without(models[-1], [gone]))
+    models.append(models[-1])
+
+    def setup(self, work):
+        append_videos(os.path.join(work, "root", "ds"), self.first[:1], videos_per_chunk=1000)
+
+    def run(self, root):
+        import gulpdb
+        ds = os.path.join(root, "ds")
+        step = 0
+        with gulpdb.Dataset(ds, "r+") as d:
+            with d.writer() as w:  # its close is a checkpoint
+                for v in self.first[1:]:
+                    w.append(*v)
+                    w.commit()
+                    step += 1
+                    ack(step)
+            with d.writer() as w:
+                for v in self.second:
+                    w.append(*v)
+                    w.commit()
+                    step += 1
+                    ack(step)
+                w.remove(self.gone)
+                w.commit()
+                step += 1
+                ack(step)
+        cli("compact", ds, "--min-garbage", "0")
+        ack(step + 1)
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
-    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push())}
+    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits())}
 
 
 if __name__ == "__main__":
