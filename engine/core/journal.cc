@@ -27,12 +27,14 @@ void Put64(std::string* out, uint64_t v) {
 }
 uint32_t Get32(std::string_view in, size_t pos) {
   uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
+  for (int i = 3; i >= 0; --i)
+    v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
   return v;
 }
 uint64_t Get64(std::string_view in, size_t pos) {
   uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
+  for (int i = 7; i >= 0; --i)
+    v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
   return v;
 }
 
@@ -79,8 +81,9 @@ std::unique_ptr<Journal> Journal::Open(const std::string& path, bool create, uin
     util::UniqueFd out = util::OpenFile(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
     const std::string zeros(size_t{1} << 20, '\0');
     for (uint64_t off = 0; off < bytes; off += zeros.size()) {
-      WriteAt(out.get(), std::string_view(zeros).substr(0, std::min<uint64_t>(zeros.size(), bytes - off)),
-              off, tmp);
+      WriteAt(out.get(),
+              std::string_view(zeros).substr(0, std::min<uint64_t>(zeros.size(), bytes - off)), off,
+              tmp);
     }
     util::DataSync(out.get(), tmp);
   }

@@ -948,21 +948,28 @@ std::optional<util::FileLock> PrepareJournalRecovery(const std::string& dir,
     return j && !j->record_lsns().empty() && j->header().boot_id != CurrentBootId();
   };
   if (!needs()) return std::nullopt;
+  const auto refuse = [&](const Error& e) {
+    return IoError("open dataset " + dir + ": the journal " + path +
+                   " holds commits from before a power cut or reboot, and recovering them needs "
+                   "write access to " +
+                   index_dir + " (" + e.what() + "); open it once where it is writable");
+  };
   std::optional<util::FileLock> lock;
   try {
     lock.emplace(index_dir + "/" + kWriterLockName, std::chrono::seconds(30), dir);
   } catch (const BusyError&) {
     throw;
   } catch (const Error& e) {
-    throw IoError("open dataset " + dir + ": the journal " + path +
-                  " holds commits from before a power cut or reboot, and recovering them needs "
-                  "write access to " +
-                  index_dir + " (" + e.what() + "); open it once where it is writable");
+    throw refuse(e);
   }
   if (!needs()) return std::nullopt;  // recovered by another process meanwhile
   std::unique_ptr<Journal> j = Journal::Open(path, /*create=*/false);
   if (!util::TestBugEnabled("no-meta-restore")) {
-    index::Env::RestoreMetaPages(index_dir, j->header().meta_pages);
+    try {
+      index::Env::RestoreMetaPages(index_dir, j->header().meta_pages);
+    } catch (const IoError& e) {
+      throw refuse(e);
+    }
   }
   return lock;
 }

@@ -44,6 +44,10 @@ SCALES = {
 }
 
 
+# Seeded bugs (util/test_bug.h) of the recovery rather than of the workload.
+RECOVERY_BUGS = {"no-meta-restore"}
+
+
 class Workers:
     """Recovery workers (recover.py), fed from one queue by one thread each."""
 
@@ -162,7 +166,9 @@ def main() -> int:
     names = [n for n in args.only.split(",") if n] or list(workloads.WORKLOADS)
     os.environ["GULPDB_PL_CLI"] = args.cli
     env = dict(os.environ)
-    env.pop("GULPDB_TEST_BUG", None)  # recovery runs the real code
+    env.pop("GULPDB_TEST_BUG", None)  # recovery runs the real code...
+    if args.bug in RECOVERY_BUGS:
+        env["GULPDB_TEST_BUG"] = args.bug  # ...unless the bug is in the recovery
     env["GULPDB_TEST_BOOT_ID"] = ("boot-of-the-workload" if args.same_boot
                                   else "boot-after-the-power-cut")
     base = tempfile.mkdtemp(prefix="gulpdb-powerloss.",
