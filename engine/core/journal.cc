@@ -77,7 +77,7 @@ std::unique_ptr<Journal> Journal::Open(const std::string& path, bool create, uin
   // still changes file system metadata at each fdatasync.
   const std::string tmp = path + ".tmp";
   util::RemoveFileQuietly(tmp);
-  {
+  try {
     util::UniqueFd out = util::OpenFile(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
     const std::string zeros(size_t{1} << 20, '\0');
     for (uint64_t off = 0; off < bytes; off += zeros.size()) {
@@ -86,6 +86,9 @@ std::unique_ptr<Journal> Journal::Open(const std::string& path, bool create, uin
               tmp);
     }
     util::DataSync(out.get(), tmp);
+  } catch (...) {
+    util::RemoveFileQuietly(tmp);  // a full disk leaves nothing behind
+    throw;
   }
   util::Rename(tmp, path);
   const size_t slash = path.rfind('/');

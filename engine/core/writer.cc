@@ -276,7 +276,19 @@ struct Writer::Impl {
 
   void CommitJournaled() {
     std::string payload = EncodeBatch();
-    if (!journal) journal = engine::Journal::Open(JournalPath(), /*create=*/true);
+    if (!journal) {
+      try {
+        journal = engine::Journal::Open(JournalPath(), /*create=*/true);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kIoError && e.code() != ErrorCode::kResourceExhausted) throw;
+        // No room for the journal (a full disk): this writer commits
+        // directly, as it did before journals, and says so by working.
+        options.journal = false;
+        SettleJournal();
+        CommitDirect();
+        return;
+      }
+    }
     if (!journal_current || !journal->Fits(payload.size())) Checkpoint();
     if (!journal->Fits(payload.size())) {  // too big for an empty journal too
       SettleJournal();
