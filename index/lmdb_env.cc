@@ -133,13 +133,30 @@ uint64_t Txn::Count(Dbi dbi) const {
 
 uint64_t Txn::id() const { return mdb_txn_id(txn_); }
 
-void Txn::Commit() {
+void Txn::Commit() { CommitWith(/*sync=*/true); }
+
+void Txn::CommitNoSync() { CommitWith(/*sync=*/false); }
+
+void Txn::CommitWith(bool sync) {
   if (txn_ == nullptr) throw InvalidArgumentError("commit " + env_->path() + ": transaction ended");
   if (open_cursors_ != 0) {
     throw InvalidArgumentError("commit " + env_->path() + ": cursors still open");
   }
-  // LMDB frees the transaction whether or not the commit succeeds.
-  const int rc = mdb_txn_commit(std::exchange(txn_, nullptr));
+  int rc = 0;
+  {
+    std::lock_guard<std::mutex> guard(env_->commit_mutex_);
+    const bool skip_sync = !sync && env_->durable_;
+    if (skip_sync) {
+      rc = mdb_env_set_flags(env_->env_, MDB_NOSYNC, 1);
+      if (rc != 0) {
+        Abort();
+        ThrowLmdb(rc, "mdb_env_set_flags", env_->path());
+      }
+    }
+    // LMDB frees the transaction whether or not the commit succeeds.
+    rc = mdb_txn_commit(std::exchange(txn_, nullptr));
+    if (skip_sync) mdb_env_set_flags(env_->env_, MDB_NOSYNC, 0);
+  }
   if (lock_.owns_lock()) lock_.unlock();
   if (rc == EIO) ThrowIfFileSystemFull("mdb_txn_commit", env_->path());
   if (rc != 0) ThrowLmdb(rc, "mdb_txn_commit", env_->path());
@@ -374,13 +391,17 @@ void Env::Grow(size_t current) {
   if (rc != 0) ThrowLmdb(rc, "mdb_env_set_mapsize", path_);
 }
 
-void Env::Update(const std::function<void(Txn&)>& body) {
+void Env::Update(const std::function<void(Txn&)>& body) { UpdateWith(body, /*sync=*/true); }
+
+void Env::UpdateNoSync(const std::function<void(Txn&)>& body) { UpdateWith(body, /*sync=*/false); }
+
+void Env::UpdateWith(const std::function<void(Txn&)>& body, bool sync) {
   for (;;) {
     const size_t size_before = map_size();
     try {
       Txn txn = BeginWrite();
       body(txn);
-      txn.Commit();
+      txn.CommitWith(sync);
       return;
     } catch (const MapFullError&) {
       // The transaction is gone (aborted by ~Txn or freed by the failed
@@ -388,18 +409,6 @@ void Env::Update(const std::function<void(Txn&)>& body) {
     }
     Grow(size_before);
   }
-}
-
-void Env::UpdateNoSync(const std::function<void(Txn&)>& body) {
-  std::lock_guard<std::mutex> guard(nosync_mutex_);
-  SetDurable(false);
-  try {
-    Update(body);
-  } catch (...) {
-    SetDurable(true);
-    throw;
-  }
-  SetDurable(true);
 }
 
 void Env::Pin() {
@@ -454,8 +463,10 @@ size_t Env::used_bytes() const {
 }
 
 void Env::SetDurable(bool durable) {
+  std::lock_guard<std::mutex> guard(commit_mutex_);
   const int rc = mdb_env_set_flags(env_, MDB_NOSYNC, durable ? 0 : 1);
   if (rc != 0) ThrowLmdb(rc, "mdb_env_set_flags", path_);
+  durable_ = durable;
 }
 
 void Env::ReleaseMappedPages() {

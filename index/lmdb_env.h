@@ -94,11 +94,16 @@ class Txn {
   // A full file system is a ResourceExhaustedError ("No space left on
   // device"), also when LMDB reports it as a short write (EIO).
   void Commit();
+  // Commit without the sync (MDB_NOSYNC for this commit alone: LMDB 0.9 has
+  // no per-transaction flag, so the environment's flag is set and cleared
+  // around it while no other commit of this process can run).
+  void CommitNoSync();
   void Abort() noexcept;
 
  private:
   friend class Env;
   friend class Cursor;
+  void CommitWith(bool sync);
   // True if LMDB can hold `key`: 1 to Env::max_key_size() bytes.
   bool KeyFits(std::string_view key) const;
   Txn(Env* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> lock);
@@ -226,6 +231,7 @@ class Env {
   void ReleaseReader(MDB_txn* txn) noexcept;
   void DropIdleReaders() noexcept;
   static constexpr size_t kMaxIdleReaders = 64;
+  void UpdateWith(const std::function<void(Txn&)>& body, bool sync);
   void Grow(size_t current);
   void AdoptNewMapSize();
 
@@ -240,7 +246,11 @@ class Env {
   std::vector<MDB_txn*> idle_readers_;  // reset read transactions, ready to renew
   std::mutex pin_mutex_;
   MDB_txn* pin_ = nullptr;   // Pin's read transaction
-  std::mutex nosync_mutex_;  // UpdateNoSync sets and clears an env-wide flag
+  // One commit at a time in this process: a commit without the sync sets
+  // the environment's MDB_NOSYNC and clears it again, and no durable commit
+  // may run between the two.
+  std::mutex commit_mutex_;
+  bool durable_ = true;  // SetDurable
 };
 
 // Translates a non-zero LMDB return code into a typed error naming `operation`
