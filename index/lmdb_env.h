@@ -245,7 +245,7 @@ class Env {
   std::mutex open_db_mutex_;            // mdb_dbi_open: one transaction at a time
   std::vector<MDB_txn*> idle_readers_;  // reset read transactions, ready to renew
   std::mutex pin_mutex_;
-  MDB_txn* pin_ = nullptr;   // Pin's read transaction
+  MDB_txn* pin_ = nullptr;  // Pin's read transaction
   // One commit at a time in this process: a commit without the sync sets
   // the environment's MDB_NOSYNC and clears it again, and no durable commit
   // may run between the two.
