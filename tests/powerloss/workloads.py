@@ -573,23 +573,26 @@ class CacheDownload(Workload):
             cli("snapshot", ds)
         os.makedirs(os.path.join(work, "root", "cache"))
 
+    def view(self, i: int, cache: str, work: str) -> Any:
+        """Dataset i as a reader opens it through the node cache `cache`."""
+        return snapshot_view(os.path.join(work, f"ds{i}"), cache)
+
     def run(self, root):
         work = os.path.dirname(root)
         for i, videos in enumerate(self.sets):
-            view = snapshot_view(os.path.join(work, f"ds{i}"), os.path.join(root, "cache"))
-            if view != canonical(add(None, *videos)):
+            if self.view(i, os.path.join(root, "cache"), work) != canonical(add(None, *videos)):
                 raise SystemExit(f"the reader of ds{i} read other videos")
             ack(i + 1)
 
     def check(self, state):
-        # Whatever a power cut left in the cache, an open gives the snapshot's
+        # Whatever a power cut left in the cache, an open gives the published
         # videos (a damaged copy is verified, set aside and downloaded again).
         problems: List[str] = []
         work = os.environ["GULPDB_PL_WORK"]
         for i, videos in enumerate(self.sets):
             for attempt in (1, 2):
                 try:
-                    view = snapshot_view(os.path.join(work, f"ds{i}"), os.path.join(state, "cache"))
+                    view = self.view(i, os.path.join(state, "cache"), work)
                     if view != canonical(add(None, *videos)):
                         problems.append(f"open {attempt} of ds{i} through the cache: other videos")
                 except Exception as e:  # noqa: BLE001
@@ -648,7 +651,7 @@ class S3Workload(Workload):
             self.server = None
 
 
-class S3CacheDownload(S3Workload):
+class S3CacheDownload(S3Workload, CacheDownload):
     name = "s3-cache-download"
     doc = ("readers downloading pushed index snapshots from an S3 server into their node "
            "cache (the download, its verification and the rename into place)")
@@ -664,33 +667,8 @@ class S3CacheDownload(S3Workload):
             cli("push", ds, f"s3://{S3_BUCKET}/ds{i}", env=env)
         os.makedirs(os.path.join(work, "root", "cache"))
 
-    def run(self, root):
-        work = os.path.dirname(root)
-        for i, videos in enumerate(self.sets):
-            view = url_view(f"s3://{S3_BUCKET}/ds{i}", os.path.join(root, "cache"), work)
-            if view != canonical(add(None, *videos)):
-                raise SystemExit(f"the reader of s3://{S3_BUCKET}/ds{i} read other videos")
-            ack(i + 1)
-
-    def check(self, state):
-        # Whatever a power cut left in the cache, an open gives the pushed
-        # videos (a damaged download is verified, set aside and fetched again).
-        problems: List[str] = []
-        work = os.environ["GULPDB_PL_WORK"]
-        for i, videos in enumerate(self.sets):
-            for attempt in (1, 2):
-                try:
-                    view = url_view(f"s3://{S3_BUCKET}/ds{i}", os.path.join(state, "cache"),
-                                    work)
-                    if view != canonical(add(None, *videos)):
-                        problems.append(f"open {attempt} of ds{i} through the cache: other videos")
-                except Exception as e:  # noqa: BLE001
-                    problems.append(f"open {attempt} of ds{i} through the cache: "
-                                    f"{type(e).__name__}: {e}")
-        return {"view": None, "problems": problems}
-
-    def judge(self, result, acked):
-        return list(result["problems"])
+    def view(self, i, cache, work):
+        return url_view(f"s3://{S3_BUCKET}/ds{i}", cache, work)
 
 
 class S3Push(S3Workload):
