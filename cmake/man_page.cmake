@@ -182,7 +182,7 @@ for tests only: the file system type to report for a dataset's index directory.
 for gulpdb's own tests only: puts back the fixed bug it names, so that the tests can show they find it; gulpdb then gives wrong answers.
 .TP
 .B GULPDB_TEST_BOOT_ID
-for gulpdb's own tests only: the boot id the index journal compares to decide whether a power cut happened since its last writer (the power-loss simulator recovers "after a reboot" with it); set elsewhere, recovery may trust index pages a power cut lost.
+for gulpdb's own tests only: the boot id the index journal compares to decide whether a power cut happened since its last writer (the power-loss simulator recovers as after a reboot with it); set elsewhere, recovery may trust index pages a power cut lost.
 
 [SEE ALSO]
 .BR ffmpeg (1).
