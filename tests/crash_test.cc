@@ -396,6 +396,39 @@ BOOST_AUTO_TEST_CASE(journaled_commits_survive_a_kill_in_the_same_boot) {
   BOOST_TEST(ds->Count() == uint64_t{5} * kBatch);
 }
 
+// A journal that fills is checkpointed and doubled (Journal::Grow); the
+// commits journaled into its new part after that checkpoint are replayed
+// after a power cut like any others.
+BOOST_AUTO_TEST_CASE(a_full_journal_grows_and_what_it_holds_replays) {
+  TempDir tmp;
+  constexpr uint64_t kSmallJournal = 128 << 10;  // 64 KiB of records
+  constexpr int kBatches = 60;                   // ~3.5 KB each
+  CreateOptions create;
+  create.videos_per_chunk = 1000;
+  Dataset::Create(tmp.path(), create).reset();
+  ::setenv("GULPDB_TEST_JOURNAL_BYTES", std::to_string(kSmallJournal).c_str(), 1);
+  RunAndKill([&](const std::function<void()>& crash_here) {
+    auto ds = OpenRw(tmp.path());
+    auto w = ds->NewWriter();
+    for (int b = 0; b < kBatches; ++b) {
+      AppendBatch(*w, b);
+      w->Commit();
+    }
+    crash_here();
+  });
+  ::unsetenv("GULPDB_TEST_JOURNAL_BYTES");
+  BOOST_TEST(std::filesystem::file_size(tmp / "gulpdb.index/journal") >= 2 * kSmallJournal);
+  ::setenv("GULPDB_TEST_BOOT_ID", "a-later-boot", 1);
+  {
+    auto ds = Dataset::Open(tmp.path());
+    BOOST_TEST(ds->Count() == uint64_t{kBatches} * kBatch);
+    for (int b = 0; b < kBatches; ++b) {
+      for (int i = 0; i < kBatch; ++i) BOOST_TEST(VideoIntact(*ds, b, i), VideoId(b, i));
+    }
+  }
+  ::unsetenv("GULPDB_TEST_BOOT_ID");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -59,6 +59,15 @@ std::string CurrentBootId() {
 Journal::Journal(std::string path, util::UniqueFd fd, uint64_t size)
     : path_(std::move(path)), fd_(std::move(fd)), size_(size) {}
 
+uint64_t Journal::InitialBytes() {
+  if (const char* test = std::getenv("GULPDB_TEST_JOURNAL_BYTES");
+      test != nullptr && *test != '\0') {
+    const uint64_t bytes = std::strtoull(test, nullptr, 10);
+    if (bytes >= kRecordsStart + 4096 && bytes <= kMaxBytes) return bytes;
+  }
+  return kDefaultBytes;
+}
+
 std::unique_ptr<Journal> Journal::Open(const std::string& path, bool create, uint64_t bytes) {
   util::UniqueFd fd;
   if (util::PathExists(path)) {
@@ -195,6 +204,22 @@ void Journal::Append(std::string_view payload, bool sync) {
   offsets_.push_back(end_);
   ++next_lsn_;
   end_ += record.size();
+}
+
+void Journal::Grow(uint64_t bytes) {
+  if (!lsns_.empty()) {
+    throw InvalidArgumentError("grow journal " + path_ + ": it holds " +
+                               std::to_string(lsns_.size()) + " records past its checkpoint");
+  }
+  if (bytes <= size_) return;
+  const std::string zeros(size_t{1} << 20, '\0');
+  for (uint64_t off = size_; off < bytes; off += zeros.size()) {
+    WriteAt(fd_.get(),
+            std::string_view(zeros).substr(0, std::min<uint64_t>(zeros.size(), bytes - off)), off,
+            path_);
+  }
+  util::DataSync(fd_.get(), path_);
+  size_ = bytes;
 }
 
 void Journal::WriteHeader(const Header& h) {

@@ -59,13 +59,19 @@ class Journal {
 
   static constexpr uint64_t kSlotBytes = 32 << 10;
   static constexpr uint64_t kRecordsStart = 2 * kSlotBytes;
+  // A new journal's size; Grow doubles it up to kMaxBytes.
   static constexpr uint64_t kDefaultBytes = 4 << 20;
+  static constexpr uint64_t kMaxBytes = 32 << 20;
 
+  // The size of a new journal: kDefaultBytes, or GULPDB_TEST_JOURNAL_BYTES —
+  // for gulpdb's tests only (the power-loss simulator fills and grows a
+  // small journal with a few commits); ignored outside 68 KiB..kMaxBytes.
+  static uint64_t InitialBytes();
   // Opens the journal at `path`. Returns null when it does not exist (or has
   // no valid header) and `create` is false; with `create`, makes it: a file
   // of `bytes` zeros, synced, its directory synced, and no header yet.
   static std::unique_ptr<Journal> Open(const std::string& path, bool create,
-                                       uint64_t bytes = kDefaultBytes);
+                                       uint64_t bytes = InitialBytes());
 
   bool has_header() const { return has_header_; }
   const Header& header() const { return header_; }
@@ -74,6 +80,7 @@ class Journal {
   // Reads the records past the checkpoint (payloads), in order.
   std::vector<Record> ReadRecords() const;
   uint64_t next_lsn() const { return next_lsn_; }
+  uint64_t size() const { return size_; }
   // True when a record with a payload of `payload_bytes` fits after the last.
   bool Fits(size_t payload_bytes) const;
   static uint64_t RecordBytes(size_t payload_bytes);
@@ -84,6 +91,13 @@ class Journal {
   // accepts it only whole, and the index never saw it).
   // `sync` false is only for the seeded bug skip-journal-sync (util/test_bug.h).
   void Append(std::string_view payload, bool sync = true);
+  // Extends the file to `bytes` with zeros and fdatasyncs it (nothing when
+  // it is that long already). Only with no records past the checkpoint
+  // (InvalidArgumentError otherwise), i.e. right after Checkpoint: records
+  // are found only by following the chain from the header, so a power cut
+  // during it leaves a longer file whose tail no scan reads as records. On
+  // failure (a full disk) the journal keeps its size and stays usable.
+  void Grow(uint64_t bytes);
   // Writes a new header (the other slot; generation + 1, no records) with
   // `meta_pages` and the current boot id, and fdatasyncs it.
   void Checkpoint(std::string meta_pages);

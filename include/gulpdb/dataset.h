@@ -225,7 +225,7 @@ struct WriterOptions {
   // appends. That is GulpIO's writer, which puts into one chunk exactly the
   // videos it is given.
   bool rollover = true;
-  // Small commits (up to 64 KiB of frames, no split changes) take the
+  // Small commits (up to 512 KiB of frames, no split changes) take the
   // index's journal: one durable write per commit instead of three
   // (docs/reliability.md, "One durable write per small commit"). With false
   // every commit syncs its chunks and the index directly.

@@ -755,9 +755,33 @@ class JournalCommits(Workload):
         ack(step + 1)
 
 
+class JournalGrow(Workload):
+    name = "journal-grow"
+    doc = ("batch-1 commits that fill a journal made small (GULPDB_TEST_JOURNAL_BYTES): "
+           "a checkpoint, the journal doubled, then commits into its new part")
+    videos = [video(9200 + k) for k in range(3 + 2 * SCALE)]
+    models = [add(None, videos[0])]
+    for v in videos[1:]:
+        models.append(add(models[-1], v))
+
+    def setup(self, work):
+        append_videos(os.path.join(work, "root", "ds"), self.videos[:1], videos_per_chunk=1000)
+
+    def run(self, root):
+        # 4 KiB of records: the second commit fills it (engine/core/journal.h).
+        os.environ["GULPDB_TEST_JOURNAL_BYTES"] = str(64 * 1024 + 4096)
+        import gulpdb
+        with gulpdb.Dataset(os.path.join(root, "ds"), "r+") as d:
+            with d.writer() as w:
+                for step, v in enumerate(self.videos[1:], start=1):
+                    w.append(*v)
+                    w.commit()
+                    ack(step)
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
-    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits())}
+    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits(), JournalGrow())}
 
 
 if __name__ == "__main__":
