@@ -115,7 +115,11 @@ def run_workload(w: workloads.Workload, base: str, args, env: Dict[str, str]) ->
 
 
 def enumerate_states(trace: sim.Trace, scale: Dict[str, Any]):
-    """Distinct crash images: hash -> (entries, point, description, acked step)."""
+    """Distinct crash images: hash -> (recipe, point, description, acked step).
+
+    A state keeps its recipe (the operations applied and the torn write), not
+    its image: a full run has tens of thousands of images of megabytes each,
+    so an image is built again when its state is checked."""
     states: Dict[str, Dict[str, Any]] = {}
     generated = 0
     seen_points = set()
@@ -134,7 +138,7 @@ def enumerate_states(trace: sim.Trace, scale: Dict[str, Any]):
             h = sim.image_hash(entries)
             old = states.get(h)
             if old is None:
-                states[h] = dict(entries=entries, point=point, desc=desc, acked=acked,
+                states[h] = dict(recipe=(ops, torn), point=point, desc=desc, acked=acked,
                                  minimal=desc.startswith("pending prefix 0/"))
             elif acked > old["acked"]:
                 # The same image after a later ack: the strictest expectation.
@@ -221,21 +225,41 @@ def check_workload(w: workloads.Workload, work: str, scale: Dict[str, Any], args
         rnd.shuffle(rest)
         keys = (minimal + rest)[:scale["budget"]]
     state_base = os.path.join(work, "states")
-    for n, k in enumerate(keys):
-        d = os.path.join(state_base, str(n))
-        sim.materialize(states[k]["entries"], d)
+    dirs: Dict[str, str] = {}
+    # A few states on disk at a time (built when a worker can take them,
+    # removed once judged), so that a full run fits in memory and /dev/shm.
+    in_flight_max = 2 * scale["workers"] + 2
+    pending = iter(enumerate(keys))
+
+    def submit() -> bool:
+        nk = next(pending, None)
+        if nk is None:
+            return False
+        n, k = nk
+        d = dirs[k] = os.path.join(state_base, str(n))
+        sim.materialize(sim.walk(trace.apply(*states[k]["recipe"])), d)
         pool.requests.put((k, {"workload": name, "state": d, "work": work}))
+        return True
+
+    in_flight = 0
+    while in_flight < in_flight_max and submit():
+        in_flight += 1
     bad = 0
     for _ in keys:
         k, result = pool.results.get()
+        in_flight -= 1
         s = states[k]
         problems = w.judge(result, s["acked"])
         if problems:
             bad += 1
+            files = [rel for rel, _ in sim.walk(trace.apply(*s["recipe"]))]
             findings.append(dict(operation=name, crash_point=s["point"],
                                  record=describe_record(trace, s["point"]),
                                  state=s["desc"], acked=s["acked"], problems=problems,
-                                 files=[rel for rel, _ in s["entries"]]))
+                                 files=files))
+        shutil.rmtree(dirs.pop(k), ignore_errors=True)
+        if submit():
+            in_flight += 1
     shutil.rmtree(state_base, ignore_errors=True)
     return (name, len(trace.records), len(trace.ops), generated, len(states), len(keys), bad,
             time.time() - t0)
