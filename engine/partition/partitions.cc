@@ -178,16 +178,22 @@ class PartitionWriter {
     entry.first_key = entries.front().key;
     entry.last_key = entries.back().key;
     entry.count = entries.size();
-    {
-      util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
-      entry.size = util::FileSize(fd.get(), file);
-      entry.sha256 = remote::Sha256HexOfFile(fd.get(), file, 0, entry.size);
-    }
-    const std::string final_path = out_dir_ + "/" + entry.sha256;
-    if (util::PathExists(final_path)) {
-      util::RemoveFile(file);
-    } else {
-      util::Rename(file, final_path);
+    try {
+      {
+        util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
+        entry.size = util::FileSize(fd.get(), file);
+        entry.sha256 = remote::Sha256HexOfFile(fd.get(), file, 0, entry.size);
+      }
+      // A file of that name holds these bytes already (content-addressed).
+      const std::string final_path = out_dir_ + "/" + entry.sha256;
+      if (util::PathExists(final_path)) {
+        util::RemoveFile(file);
+      } else {
+        util::Rename(file, final_path);
+      }
+    } catch (...) {
+      util::RemoveFileQuietly(file);
+      throw;
     }
     written_->insert(entry.sha256);
     return entry;
