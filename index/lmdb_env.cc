@@ -111,6 +111,16 @@ void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
   if (rc != 0) ThrowLmdb(rc, "mdb_put", env_->path());
 }
 
+void Txn::Append(Dbi dbi, std::string_view key, std::string_view value) {
+  MDB_val k = ToVal(key);
+  MDB_val v = ToVal(value);
+  const int rc = mdb_put(txn_, dbi, &k, &v, MDB_APPEND);
+  if (rc == MDB_KEYEXIST) {
+    throw InvalidArgumentError("mdb_put " + env_->path() + ": append of a key out of order");
+  }
+  if (rc != 0) ThrowLmdb(rc, "mdb_put", env_->path());
+}
+
 bool Txn::Del(Dbi dbi, std::string_view key) {
   if (!KeyFits(key)) return false;  // as in Get: LMDB cannot hold it
   MDB_val k = ToVal(key);
@@ -255,7 +265,7 @@ std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& option
   // LMDB maps the file and trusts it: a truncated data.mdb would end the
   // process with SIGBUS at the first read past its end. Two page reads rule
   // that out (and a file that is not LMDB's) before it is mapped.
-  const std::string data_file = path + "/data.mdb";
+  const std::string data_file = options.no_subdir ? path : path + "/data.mdb";
   if (::access(data_file.c_str(), F_OK) == 0) CheckIndexFileHeader(data_file);
   std::unique_ptr<Env> env(new Env(path, options.read_only, options));
   auto try_open = [&](unsigned extra_flags) -> int {
@@ -273,6 +283,7 @@ std::unique_ptr<Env> Env::Open(const std::string& path, const EnvOptions& option
     unsigned flags = MDB_NOTLS | extra_flags;
     if (options.read_only) flags |= MDB_RDONLY;
     if (options.no_lock) flags |= MDB_NOLOCK;
+    if (options.no_subdir) flags |= MDB_NOSUBDIR;
     return mdb_env_open(env->env_, path.c_str(), flags, 0644);
   };
   int rc = try_open(0);

@@ -60,6 +60,9 @@ struct EnvOptions {
   // Open without LMDB's lock file (MDB_NOLOCK), read-only only: for index
   // files nobody writes, such as the snapshots remote datasets download.
   bool no_lock = false;
+  // `path` is the data file itself, not a directory (MDB_NOSUBDIR): for
+  // read-only index files kept as single files, such as snapshot partitions.
+  bool no_subdir = false;
 };
 
 class Env;
@@ -84,6 +87,11 @@ class Txn {
   // Inserts or overwrites. Throws MapFullError when the map is full, and
   // InvalidArgumentError (MDB_BAD_VALSIZE) for a key LMDB cannot hold.
   void Put(Dbi dbi, std::string_view key, std::string_view value);
+  // Put of a key greater than every key of `dbi` (MDB_APPEND): leaf pages
+  // are then filled completely instead of split in half, so a database
+  // written in key order takes about half the pages. InvalidArgumentError
+  // (MDB_KEYEXIST) for a key out of order.
+  void Append(Dbi dbi, std::string_view key, std::string_view value);
   // Returns false if `key` was absent (as Get, for keys LMDB cannot hold).
   bool Del(Dbi dbi, std::string_view key);
   // Number of entries in `dbi` as seen by this transaction.

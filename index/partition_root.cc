@@ -1,0 +1,215 @@
+#include "index/partition_root.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstring>
+#include <set>
+
+#include "gulpdb/error.h"
+#include "index/partition_root_generated.h"
+
+namespace gulpdb::index {
+namespace {
+
+namespace fbs = gulpdb::index::fb;
+
+[[noreturn]] void Corrupt(std::string_view what, const std::string& detail) {
+  throw CorruptionError("decode partition root " + std::string(what) + ": " + detail);
+}
+
+std::string HexOf(const uint8_t* data, size_t n) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out(n * 2, '0');
+  for (size_t i = 0; i < n; ++i) {
+    out[2 * i] = kDigits[data[i] >> 4];
+    out[2 * i + 1] = kDigits[data[i] & 15];
+  }
+  return out;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+std::vector<uint8_t> BytesOfHex(const std::string& hex) {
+  if (hex.size() != 64) {
+    throw InvalidArgumentError("encode partition root: a SHA-256 of " + std::to_string(hex.size()) +
+                               " hex digits");
+  }
+  std::vector<uint8_t> out(32);
+  for (size_t i = 0; i < 32; ++i) {
+    const int hi = HexDigit(hex[2 * i]), lo = HexDigit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) throw InvalidArgumentError("encode partition root: bad hex " + hex);
+    out[i] = static_cast<uint8_t>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::string StringOf(const flatbuffers::Vector<uint8_t>* v) {
+  if (v == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(v->data()), v->size());
+}
+
+std::string Printable(std::string_view key) {
+  std::string out;
+  for (char c : key.substr(0, 64)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) {
+      out += c;
+    } else {
+      out += "\\x" + HexOf(&u, 1);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* PartitionKindName(PartitionKind kind) {
+  switch (kind) {
+    case PartitionKind::kVideos:
+      return "videos";
+    case PartitionKind::kMetaIndex:
+      return "meta_index";
+    case PartitionKind::kOrder:
+      return "order";
+    case PartitionKind::kChunks:
+      return "chunks";
+  }
+  return "?";
+}
+
+std::string EncodePartitionRoot(const PartitionRoot& root) {
+  flatbuffers::FlatBufferBuilder b(1024 + root.partitions.size() * 160);
+  std::vector<flatbuffers::Offset<fbs::PartitionEntry>> parts;
+  parts.reserve(root.partitions.size());
+  for (const PartitionEntry& p : root.partitions) {
+    auto first =
+        b.CreateVector(reinterpret_cast<const uint8_t*>(p.first_key.data()), p.first_key.size());
+    auto last =
+        b.CreateVector(reinterpret_cast<const uint8_t*>(p.last_key.data()), p.last_key.size());
+    auto sha = b.CreateVector(BytesOfHex(p.sha256));
+    parts.push_back(fbs::CreatePartitionEntry(b, static_cast<uint8_t>(p.kind), p.generation, first,
+                                              last, p.first_position, p.count, p.size, sha));
+  }
+  std::vector<flatbuffers::Offset<fbs::MetaFieldEntry>> fields;
+  for (const MetaFieldEntry& f : root.meta_fields) {
+    fields.push_back(fbs::CreateMetaFieldEntry(b, b.CreateString(f.name), f.number));
+  }
+  auto info = b.CreateVector(reinterpret_cast<const uint8_t*>(root.dataset_info.data()),
+                             root.dataset_info.size());
+  auto fields_v = b.CreateVector(fields);
+  auto parts_v = b.CreateVector(parts);
+  b.Finish(fbs::CreatePartitionRoot(b, root.format_version, root.generation, root.sealed, info,
+                                    fields_v, parts_v),
+           "GDBR");
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what) {
+  // FlatBuffers reads scalars in place: work on an aligned copy.
+  std::vector<uint64_t> storage(bytes.size() / sizeof(uint64_t) + 1);
+  std::memcpy(storage.data(), bytes.data(), bytes.size());
+  const auto* data = reinterpret_cast<const uint8_t*>(storage.data());
+  flatbuffers::Verifier verifier(data, bytes.size(), 64, 100'000'000);
+  if (!verifier.VerifyBuffer<fbs::PartitionRoot>("GDBR")) {
+    Corrupt(what, "not a partition root (FlatBuffers verification failed)");
+  }
+  const fbs::PartitionRoot* fb = flatbuffers::GetRoot<fbs::PartitionRoot>(data);
+  PartitionRoot root;
+  root.format_version = fb->format_version();
+  if (root.format_version != kPartitionRootFormat) {
+    Corrupt(what, "format " + std::to_string(root.format_version) + " (this gulpdb reads " +
+                      std::to_string(kPartitionRootFormat) + ")");
+  }
+  root.generation = fb->generation();
+  root.sealed = fb->sealed();
+  root.dataset_info = StringOf(fb->dataset_info());
+  if (fb->meta_fields() != nullptr) {
+    for (const fbs::MetaFieldEntry* f : *fb->meta_fields()) {
+      MetaFieldEntry e;
+      e.name = f->name() != nullptr ? f->name()->str() : std::string();
+      e.number = f->number();
+      root.meta_fields.push_back(std::move(e));
+    }
+  }
+  if (fb->partitions() != nullptr) {
+    root.partitions.reserve(fb->partitions()->size());
+    for (const fbs::PartitionEntry* p : *fb->partitions()) {
+      PartitionEntry e;
+      if (p->kind() >= kPartitionKinds) {
+        Corrupt(what, "partition kind " + std::to_string(p->kind()));
+      }
+      e.kind = static_cast<PartitionKind>(p->kind());
+      e.generation = p->generation();
+      e.first_key = StringOf(p->first_key());
+      e.last_key = StringOf(p->last_key());
+      e.first_position = p->first_position();
+      e.count = p->count();
+      e.size = p->size();
+      if (p->sha256() == nullptr || p->sha256()->size() != 32) {
+        Corrupt(what,
+                "partition " + std::to_string(root.partitions.size()) + ": a SHA-256 is 32 bytes");
+      }
+      e.sha256 = HexOf(p->sha256()->data(), 32);
+      root.partitions.push_back(std::move(e));
+    }
+  }
+  ValidatePartitionRoot(root, what);
+  return root;
+}
+
+void ValidatePartitionRoot(const PartitionRoot& root, std::string_view what) {
+  std::set<std::string> field_names;
+  std::set<uint32_t> field_numbers;
+  for (const MetaFieldEntry& f : root.meta_fields) {
+    if (f.name.empty() || !field_names.insert(f.name).second ||
+        !field_numbers.insert(f.number).second) {
+      Corrupt(what, "meta field '" + Printable(f.name) + "' (number " + std::to_string(f.number) +
+                        ") is empty or listed twice");
+    }
+  }
+  const PartitionEntry* prev = nullptr;
+  uint64_t next_position = 0;
+  for (size_t i = 0; i < root.partitions.size(); ++i) {
+    const PartitionEntry& p = root.partitions[i];
+    const std::string where = "partition " + std::to_string(i) + " (" + p.sha256 + ")";
+    if (p.count == 0 || p.size == 0) Corrupt(what, where + ": empty");
+    if (p.sha256.size() != 64) Corrupt(what, where + ": a SHA-256 is 64 hex digits");
+    if (p.first_key.empty() || p.last_key < p.first_key) {
+      Corrupt(what, where + ": key range ['" + Printable(p.first_key) + "', '" +
+                        Printable(p.last_key) + "'] is empty or reversed");
+    }
+    const bool tail_kind = p.kind == PartitionKind::kOrder || p.kind == PartitionKind::kChunks;
+    if (tail_kind && p.generation != 0) {
+      Corrupt(what, where + ": " + PartitionKindName(p.kind) + " partitions have no deltas");
+    }
+    if (p.generation > root.generation) {
+      Corrupt(what, where + ": generation " + std::to_string(p.generation) + " after the root's " +
+                        std::to_string(root.generation));
+    }
+    const bool same_group =
+        prev != nullptr && prev->kind == p.kind && prev->generation == p.generation;
+    if (prev != nullptr && !same_group &&
+        (p.kind < prev->kind || (p.kind == prev->kind && p.generation < prev->generation))) {
+      Corrupt(what, where + ": out of order (partitions are sorted by kind and generation)");
+    }
+    if (same_group && p.first_key <= prev->last_key) {
+      Corrupt(what, where + ": its key range overlaps or precedes the previous partition's");
+    }
+    if (p.kind == PartitionKind::kOrder) {
+      if (p.first_position != next_position) {
+        Corrupt(what, where + ": first position " + std::to_string(p.first_position) +
+                          ", expected " + std::to_string(next_position));
+      }
+      next_position += p.count;
+    } else if (p.first_position != 0) {
+      Corrupt(what, where + ": a position on a partition that is not of the order table");
+    }
+    prev = &p;
+  }
+}
+
+}  // namespace gulpdb::index

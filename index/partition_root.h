@@ -1,0 +1,68 @@
+// The root of a partitioned index snapshot: the list of its partitions
+// (kind, level, key or position range, count, size, SHA-256), the dataset
+// info and the meta-index field numbers. Layout: partition_root.fbs;
+// design: docs/remote_datasets.md, "Partitioned snapshots".
+//
+// DecodePartitionRoot verifies the FlatBuffers bytes and the invariants a
+// reader relies on (partitions grouped by kind and generation, key ranges in
+// order and disjoint within a group, order positions contiguous, hashes of
+// 32 bytes); a root that fails is a CorruptionError naming `what`, never a
+// crash. Pure functions, thread-safe.
+#ifndef GULPDB_INDEX_PARTITION_ROOT_H_
+#define GULPDB_INDEX_PARTITION_ROOT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gulpdb::index {
+
+inline constexpr uint32_t kPartitionRootFormat = 1;
+
+// What a partition holds; each is one named database in its LMDB file.
+enum class PartitionKind : uint8_t {
+  kVideos = 0,     // id -> sealed VideoRecord (empty value in a delta: removed)
+  kMetaIndex = 1,  // meta entry key (query_keys.h) -> id (empty in a delta: removed)
+  kOrder = 2,      // 4-byte big-endian local index -> order key (12 bytes) + id
+  kChunks = 3,     // chunk key -> sealed ChunkRecord
+};
+inline constexpr int kPartitionKinds = 4;
+// The name of the database a partition of `kind` keeps its entries in.
+const char* PartitionKindName(PartitionKind kind);
+
+struct PartitionEntry {
+  PartitionKind kind = PartitionKind::kVideos;
+  uint64_t generation = 0;  // 0: base; > 0: a delta made by that generation
+  std::string first_key;    // logical keys (order: order keys), inclusive
+  std::string last_key;
+  uint64_t first_position = 0;  // order partitions only
+  uint64_t count = 0;
+  uint64_t size = 0;
+  std::string sha256;  // 64 lowercase hex digits: the file's name
+};
+
+struct MetaFieldEntry {
+  std::string name;
+  uint32_t number = 0;
+};
+
+struct PartitionRoot {
+  uint32_t format_version = kPartitionRootFormat;
+  uint64_t generation = 0;
+  bool sealed = true;
+  std::string dataset_info;  // EncodeDatasetInfo bytes
+  std::vector<MetaFieldEntry> meta_fields;
+  // Sorted by (kind, generation, first_key).
+  std::vector<PartitionEntry> partitions;
+};
+
+std::string EncodePartitionRoot(const PartitionRoot& root);
+// Throws CorruptionError "decode partition root <what>: <detail>".
+PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what);
+// The invariants DecodePartitionRoot checks, on a root built in memory.
+void ValidatePartitionRoot(const PartitionRoot& root, std::string_view what);
+
+}  // namespace gulpdb::index
+
+#endif  // GULPDB_INDEX_PARTITION_ROOT_H_
