@@ -120,6 +120,20 @@ BOOST_AUTO_TEST_CASE(testsrc2_frames_in_any_order_equal_the_whole_stream_decode)
   }
 }
 
+BOOST_AUTO_TEST_CASE(yuv444_frames_in_any_order_equal_the_whole_stream_decode) {
+  // 4:4:4, the layout for frame sizes 4:2:0 cannot hold (odd dimensions).
+  std::mt19937 rng(444);
+  H264Settings s;
+  s.gop = 4;
+  s.frames = 24;
+  s.width = 161;
+  s.height = 121;
+  s.pix_fmt = "yuv444p";
+  const std::string stream = test::EncodeLavfi("testsrc2", s);
+  BOOST_CHECK(ParseH264Stream(stream, "444").params.chroma == video::ChromaFormat::k444);
+  CheckExactness(stream, "testsrc2-444-gop4", 4, rng);
+}
+
 BOOST_AUTO_TEST_CASE(cockatoo_frames_in_any_order_equal_the_whole_stream_decode) {
   std::mt19937 rng(23);
   for (int gop : {1, 4, 8, 16}) {

@@ -54,7 +54,7 @@ std::string EncodeH264(const std::vector<std::string>& input, const H264Settings
       "-vf",
       "scale=" + std::to_string(s.width) + ":" + std::to_string(s.height),
       "-pix_fmt",
-      "yuv420p",
+      s.pix_fmt,
       "-c:v",
       "libx264",
       "-preset",

@@ -15,7 +15,8 @@ struct H264Settings {
   int width = 320;
   int height = 240;
   int frames = 32;
-  int bframes = 0;  // -bf: anything but 0 makes a stream the room refuses
+  std::string pix_fmt = "yuv420p";  // or yuv444p
+  int bframes = 0;                  // -bf: anything but 0 makes a stream the room refuses
 };
 
 // Encodes `frames` frames of ffmpeg input `input` (arguments before and
