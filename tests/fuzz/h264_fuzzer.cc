@@ -3,8 +3,8 @@
 //
 // Input: one byte of options, then the bytes of an Annex-B H.264 stream.
 // The option byte picks
-//   bit  0    decode with the parameters (extradata) of the seed stream
-//             made here instead of the stream's own
+//   bit  0    decode with the stream's first 64 bytes as the extradata
+//             instead of the parameter sets the parser found
 //   bits 1-7  a seed for which frames are asked for after the whole stream
 // Properties checked:
 //   - ParseH264Stream returns or throws CorruptionError; what it returns
