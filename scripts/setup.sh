@@ -20,7 +20,9 @@ packages=(
   python3-botocore               # testing/s3_proxy.py checks SigV4 signatures with it
   python3-hypothesis             # the model-based lifecycle test (tests/python/test_lifecycle.py)
   python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)
-  python3-boto3 python3-torchvision libswscale-dev  # benchmark baselines only
+  python3-boto3 python3-torchvision  # benchmark baselines only
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev  # H.264 chunks (GULPDB_WITH_H264)
+  python3-av                     # the H.264 benchmark's baseline (PyAV)
   python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging
   help2man dpkg-dev              # the man page; dpkg-shlibdeps for the .deb's Depends
   rsync                          # tests: copies of imported GulpIO directories

@@ -31,6 +31,9 @@ extern "C" int GulpdbFuzz_record(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_jpeg(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_selection(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_meta_value(const uint8_t* data, size_t size);
+#ifdef GULPDB_WITH_H264
+extern "C" int GulpdbFuzz_h264(const uint8_t* data, size_t size);
+#endif
 
 namespace {
 
@@ -42,9 +45,15 @@ struct Target {
 };
 
 constexpr Target kTargets[] = {
-    {"gmeta_parse", GulpdbFuzz_gmeta_parse}, {"gmeta_import", GulpdbFuzz_gmeta_import},
-    {"record", GulpdbFuzz_record},           {"jpeg", GulpdbFuzz_jpeg},
-    {"selection", GulpdbFuzz_selection},     {"meta_value", GulpdbFuzz_meta_value},
+    {"gmeta_parse", GulpdbFuzz_gmeta_parse},
+    {"gmeta_import", GulpdbFuzz_gmeta_import},
+    {"record", GulpdbFuzz_record},
+    {"jpeg", GulpdbFuzz_jpeg},
+    {"selection", GulpdbFuzz_selection},
+    {"meta_value", GulpdbFuzz_meta_value},
+#ifdef GULPDB_WITH_H264
+    {"h264", GulpdbFuzz_h264},
+#endif
 };
 
 const Target* FindTarget(const std::string& name) {
