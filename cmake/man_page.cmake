@@ -183,6 +183,9 @@ for gulpdb's own tests only: puts back the fixed bug it names, so that the tests
 .TP
 .B GULPDB_TEST_BOOT_ID
 for gulpdb's own tests only: the boot id the index journal compares to decide whether a power cut happened since its last writer (the power-loss simulator recovers as after a reboot with it); set elsewhere, recovery may trust index pages a power cut lost.
+.TP
+.B GULPDB_TEST_JOURNAL_BYTES
+for gulpdb's own tests only: the size in bytes of a new index journal (default 4 MiB; it doubles when full, up to 32 MiB), so that the power-loss simulator fills and grows one with a few commits.
 
 [SEE ALSO]
 .BR ffmpeg (1).
