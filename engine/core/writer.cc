@@ -57,10 +57,11 @@ bool LooksLikeJpeg(std::string_view bytes) {
 // the journal must be large enough that checkpoints are rare: it starts at
 // 4 MiB and doubles each time it fills, up to 32 MiB (GrowJournal).
 // Measured (bench/append_bench, batch 1 = one video of 16 frames of 15.8 KB,
-// 253 KB, gulpdb vs the bare pwritev + fdatasync loop in the same run, 300
-// commits): direct 0.50-0.51x; journaled with a 4 MiB journal that never
-// grows (a checkpoint every ~12 commits, 5.6 ms each: chunk, index and
-// header syncs) 0.54-0.66x; with the growing journal (see bench/results).
+// 253 KB, gulpdb and the bare pwritev + fdatasync loop taking turns, quiet
+// machine; bench/README.md, "Appending"): direct 0.50x; journaled with a
+// fixed 4 MiB journal (a checkpoint every ~12 commits, 5.6 ms each) 0.54-0.66x;
+// with the growing journal 0.61-0.64x over 600 commits, against a ceiling of
+// ~0.72x that the second write of every byte sets; 63 KB commits 0.79-0.80x.
 constexpr uint64_t kJournalMaxBatchBytes = 512 << 10;
 // The index entry (info database) holding the last journal record applied.
 constexpr const char* kJournalLsnKey = "journal_lsn";
