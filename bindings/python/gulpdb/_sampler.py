@@ -1,16 +1,20 @@
 """VideoSampler: a distributed sampler whose position survives a change of world size.
 
-The state is one integer per epoch, the number of leading elements of the
-epoch's global order that all ranks together have consumed, so a run stopped
-with W ranks resumes with any W' ranks (and again with W'', and so on), each
-sample of the epoch taken exactly once. The class docstring gives the rules;
-``docs/training.md`` shows it in a DDP training loop.
+With the default global shuffle the state is one integer per epoch, the number
+of leading elements of the epoch's global order that all ranks together have
+consumed, so a run stopped with W ranks resumes with any W' ranks (and again
+with W'', and so on), each sample of the epoch taken exactly once. The
+partition-aware shuffle (``shuffle="blocks"``) deals each rank its own share of
+the blocks of the order stored together; its state adds the list of the runs
+of the epoch so far (world size and samples per rank of each). The class
+docstring gives the rules; ``docs/training.md`` shows it in a DDP training loop.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterator, Optional, Sized, Tuple
+import zlib
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Sized, Tuple, Union
 
 import numpy as np
 import torch
@@ -19,8 +23,16 @@ import torch.utils.data
 
 __all__ = ["VideoSampler", "TrackedLoader"]
 
-_STATE_VERSION = 1
+_STATE_VERSION = 1  # the global shuffle and the natural order
+_BLOCKS_STATE_VERSION = 2  # shuffle="blocks": adds segments, blocks, blocks_digest, window
 _STATE_KEYS = ("version", "epoch", "seed", "shuffle", "dataset_length", "consumed")
+_BLOCKS_STATE_KEYS = ("segments", "blocks", "blocks_digest", "window")
+
+# Blocks of the order when the dataset says nothing of how it is stored: the
+# fixed blocks of a local dataset's order (gulpdb.Dataset.order_blocks).
+DEFAULT_BLOCK = 2048
+# The default shuffle window of shuffle="blocks", in (mean) blocks.
+_WINDOW_BLOCKS = 4
 
 # Indices are turned into Python ints this many at a time, so that the first
 # batch of an epoch of 10^6 items does not wait for a list of 10^6 ints.
@@ -43,6 +55,69 @@ def _as_int(value: Any, name: str, minimum: int = 0) -> int:
     return int(value)
 
 
+def _as_shuffle(value: Any) -> Union[bool, str]:
+    """True, False or "blocks"."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str):
+        if value == "blocks":
+            return value
+        raise ValueError(f'shuffle must be True, False or "blocks", not {value!r}')
+    raise TypeError(f'shuffle must be a bool or "blocks", not {type(value).__name__}')
+
+
+def _block_starts(value: Any, n: int, what: str) -> np.ndarray:
+    """`value` checked as the first positions of blocks of range(n): ascending, from 0."""
+    try:
+        starts = np.asarray(value)
+    except Exception as e:  # noqa: BLE001 - any failure is a bad argument
+        raise TypeError(f"VideoSampler: {what} is not a sequence of ints: {e}") from None
+    if starts.ndim != 1 or (starts.size and not np.issubdtype(starts.dtype, np.integer)):
+        raise TypeError(f"VideoSampler: {what} must be a flat sequence of ints")
+    starts = starts.astype(np.int64)
+    if n == 0:
+        if starts.size and (starts[0] != 0 or starts.size > 1):
+            raise ValueError(f"VideoSampler: {what} has blocks, but the dataset is empty")
+        return np.empty(0, np.int64)
+    if starts.size == 0 or starts[0] != 0:
+        raise ValueError(f"VideoSampler: {what} must start with position 0")
+    bad = np.flatnonzero(np.diff(starts) <= 0)
+    if bad.size:
+        i = int(bad[0]) + 1
+        raise ValueError(
+            f"VideoSampler: {what} must be strictly ascending, but block {i} starts at "
+            f"{int(starts[i])}, after block {i - 1} at {int(starts[i - 1])}"
+        )
+    if starts[-1] >= n:
+        raise ValueError(
+            f"VideoSampler: {what} has a block starting at {int(starts[-1])}, past the "
+            f"dataset's {n} items"
+        )
+    return starts
+
+
+def _blocks_digest(starts: np.ndarray) -> int:
+    """A checksum of the block layout, kept in the state to refuse another layout."""
+    return zlib.crc32(starts.astype("<i8").tobytes())
+
+
+def _sections(remaining: int, world: int) -> Tuple[int, int]:
+    """(q, e): rank r's section of a remaining list of `remaining` has q + (r < e) items."""
+    return remaining // world, remaining % world
+
+
+def _section(remaining: int, world: int, rank: int) -> Tuple[int, int]:
+    """(start, size) of rank `rank`'s contiguous section of the remaining list."""
+    q, e = _sections(remaining, world)
+    return rank * q + min(rank, e), q + (1 if rank < e else 0)
+
+
+def _taken_in_segment(remaining: int, world: int, per_rank: int) -> int:
+    """Items of the remaining list consumed once every rank took `per_rank` samples."""
+    q, e = _sections(remaining, world)
+    return e * min(per_rank, q + 1) + (world - e) * min(per_rank, q)
+
+
 class VideoSampler(torch.utils.data.Sampler):
     """Item indices for one rank, resumable mid-epoch with any number of ranks.
 
@@ -58,10 +133,21 @@ class VideoSampler(torch.utils.data.Sampler):
             or :class:`~gulpdb.torch.ImageDataset`, a ``Subset`` of one, ...
         num_replicas, rank: default to the initialised ``torch.distributed``
             process group, else 1 and 0.
-        shuffle: a new order every epoch; otherwise the natural order.
+        shuffle: ``True``: a new global order every epoch; ``False``: the
+            natural order; ``"blocks"``: the partition-aware shuffle (below).
         seed: seeds the shuffle (an int >= 0, the same on every rank).
         drop_last: drop the tail that does not divide evenly between the
             ranks, instead of padding it with repeats.
+        blocks: with ``shuffle="blocks"``, the first item index of each block
+            of items stored together, ascending from 0. Default: the
+            dataset's ``order_blocks()`` when it has one
+            (:meth:`gulpdb.torch.VideoDataset.order_blocks`: the partitions of
+            a partitioned snapshot, blocks of 2048 positions of a local
+            dataset), else blocks of 2048 items.
+        window: with ``shuffle="blocks"``, the items of a rank's share are
+            shuffled within consecutive windows of this many (default: 4
+            blocks of the mean size). Larger mixes more blocks into each batch;
+            smaller touches fewer blocks at a time.
 
     **The order and the position.** Each epoch has one global order: a
     permutation of ``range(N)`` drawn from ``numpy.random.default_rng([seed,
@@ -78,6 +164,29 @@ class VideoSampler(torch.utils.data.Sampler):
     not resumed. Nothing is padded or dropped except at the end of the list,
     so samples are repeated only as DistributedSampler repeats them (fewer
     than W per run), and dropped only as it drops them.
+
+    **The partition-aware shuffle** (``shuffle="blocks"``) keeps each rank on
+    its own share of the blocks (the partitions a remote node fetches), at two
+    levels, as MosaicML streaming's block shuffles do. The epoch's *base
+    order* (:meth:`epoch_order`) takes the blocks in an order drawn from
+    ``default_rng([seed, epoch])`` and shuffles the items within each block. A
+    run of W ranks cuts the remaining list (the base order at the start of the
+    epoch) into W contiguous sections of ``floor`` or ``ceil(R / W)`` items,
+    rank r taking section r, shuffled within windows of ``window`` items
+    (seeded by seed, epoch, the run's number in the epoch, W and r). So a rank
+    touches about 1/W of the blocks in its epoch, and about ``window /
+    block`` + 1 blocks at a time. Without ``drop_last`` a rank whose section is
+    one short repeats its own first item at its end; with it, the longer
+    sections leave their last item unconsumed. When every rank has consumed k
+    samples, the new remaining list is the concatenation, in rank order, of
+    each section's items past its first k: what a resumed run with any W'
+    deals out again, still grouped by the old sections' blocks. The state
+    therefore holds, besides the count of consumed items, ``segments``: one
+    ``[world size, samples per rank]`` pair per run of the epoch that stopped
+    mid-epoch (an epoch resumed twice has two), from which every rank
+    recomputes the remaining list, and the layout it was counted over
+    (``blocks``, the number of blocks, ``blocks_digest``, a CRC-32 of their
+    first positions, and ``window``): a state for another layout is refused.
 
     **Counting what the loop consumed.** A DataLoader takes indices from its
     sampler ahead of the loop (``prefetch_factor * num_workers`` batches with
@@ -132,9 +241,11 @@ class VideoSampler(torch.utils.data.Sampler):
         dataset: Sized,
         num_replicas: Optional[int] = None,
         rank: Optional[int] = None,
-        shuffle: bool = True,
+        shuffle: Union[bool, str] = True,
         seed: int = 0,
         drop_last: bool = False,
+        blocks: Optional[Sequence[int]] = None,
+        window: Optional[int] = None,
     ) -> None:
         # No Sampler.__init__: it does nothing, and newer torch warns that its
         # argument is unused (DistributedSampler does not call it either).
@@ -149,11 +260,18 @@ class VideoSampler(torch.utils.data.Sampler):
         self.dataset = dataset
         self.num_replicas = num_replicas
         self.rank = rank
-        self.shuffle = bool(shuffle)
+        self.shuffle = _as_shuffle(shuffle)
         self.seed = _as_int(seed, "seed")
         self.drop_last = bool(drop_last)
+        self.window = None if window is None else _as_int(window, "window", 1)
+        self._blocks_argument = blocks
+        self._blocks: Optional[Tuple[int, np.ndarray]] = None  # (length, first positions)
         self.epoch = 0
-        self._start = 0  # the position the current iteration of the epoch starts from
+        self._start = 0  # the items of the epoch consumed before the current iteration
+        # shuffle="blocks": (world size, samples per rank) of each earlier run of the epoch
+        self._segments: Tuple[Tuple[int, int], ...] = ()
+        self._remaining_key: Optional[Tuple[Any, ...]] = None
+        self._remaining_list = np.empty(0, np.int64)
         self._handed = 0  # indices handed out by the current iteration
         self._tracked: Optional[_TrackedRun] = None
         self._order_key: Optional[Tuple[int, int, int, bool]] = None
@@ -168,19 +286,110 @@ class VideoSampler(torch.utils.data.Sampler):
         """The global order of the current epoch: a permutation of ``range(len(dataset))``.
 
         The same on every rank and for every world size; read-only (it is cached).
+        With ``shuffle="blocks"`` it is the base order that runs deal out in
+        sections (blocks in a random order, each shuffled within).
         """
         n = self._length()
-        key = (n, self.seed, self.epoch, self.shuffle)
+        blocked = self.shuffle == "blocks"
+        starts = self.order_blocks() if blocked else None
+        key = (n, self.seed, self.epoch, self.shuffle, self._digest() if blocked else None)
         if self._order_key != key:
             dtype = np.int32 if n < 2**31 else np.int64
-            order = np.arange(n, dtype=dtype)
-            if self.shuffle:
-                # Shuffling in place gives the same permutation as
-                # Generator.permutation(n), in half the memory and time.
-                np.random.default_rng([self.seed, self.epoch]).shuffle(order)
+            if blocked:
+                assert starts is not None
+                order = self._base_order(n, starts, dtype)
+            else:
+                order = np.arange(n, dtype=dtype)
+                if self.shuffle:
+                    # Shuffling in place gives the same permutation as
+                    # Generator.permutation(n), in half the memory and time.
+                    np.random.default_rng([self.seed, self.epoch]).shuffle(order)
             order.flags.writeable = False
             self._order, self._order_key = order, key
         return self._order
+
+    def _base_order(self, n: int, starts: np.ndarray, dtype: Any) -> np.ndarray:
+        """The blocks in a random order, the items of each shuffled."""
+        rng = np.random.default_rng([self.seed, self.epoch])
+        sizes = np.diff(np.append(starts, n))
+        perm = rng.permutation(len(starts))
+        placed = sizes[perm]
+        ends = np.cumsum(placed)
+        begins = ends - placed
+        # Item i of the output lies in the block placed at `begins`; it is
+        # that block's item (i - begin), so add (block start - begin).
+        order = np.arange(n, dtype=dtype)
+        order += np.repeat((starts[perm] - begins).astype(dtype), placed)
+        for begin, end in zip(begins.tolist(), ends.tolist()):
+            rng.shuffle(order[begin:end])
+        return order
+
+    # -- shuffle="blocks": blocks, sections and the remaining list ----------------
+
+    def order_blocks(self) -> np.ndarray:
+        """The first item index of each block that ``shuffle="blocks"`` keeps together.
+
+        ``blocks=`` if given, else the dataset's ``order_blocks()``, else
+        blocks of 2048 items; checked (ascending from 0, within the dataset).
+        """
+        n = self._length()
+        if self._blocks is None or self._blocks[0] != n:
+            if self._blocks_argument is not None:
+                starts = _block_starts(self._blocks_argument, n, "blocks")
+            else:
+                provider = getattr(self.dataset, "order_blocks", None)
+                if callable(provider):
+                    starts = _block_starts(provider(), n, "the dataset's order_blocks()")
+                else:
+                    starts = np.arange(0, n, DEFAULT_BLOCK, dtype=np.int64)
+            self._blocks = (n, starts)
+        return self._blocks[1]
+
+    def _digest(self) -> int:
+        return _blocks_digest(self.order_blocks())
+
+    def _window(self) -> int:
+        if self.window is not None:
+            return self.window
+        n, count = self._length(), len(self.order_blocks())
+        return max(1, _WINDOW_BLOCKS * math.ceil(n / count)) if count else 1
+
+    def _shuffled_section(
+        self, remaining: np.ndarray, segment: int, world: int, rank: int
+    ) -> np.ndarray:
+        """Rank `rank`'s section of `remaining` in run `segment`, shuffled within windows."""
+        start, size = _section(len(remaining), world, rank)
+        section = remaining[start : start + size].copy()
+        rng = np.random.default_rng([self.seed, self.epoch, segment + 1, world, rank])
+        window = self._window()
+        for begin in range(0, size, window):
+            rng.shuffle(section[begin : begin + window])
+        return section
+
+    def _remaining_items(self) -> np.ndarray:
+        """shuffle="blocks": the list the current run deals out (the epoch's base
+        order less what the earlier runs of `_segments` consumed); cached, read-only."""
+        order = self.epoch_order()
+        key = (self._order_key, self._segments, self._window())
+        if self._remaining_key != key:
+            items = order
+            for segment, (world, per_rank) in enumerate(self._segments):
+                remaining = len(items)
+                if per_rank > math.ceil(remaining / world):
+                    raise ValueError(
+                        f"VideoSampler state: run {segment} of the epoch says each of its "
+                        f"{world} ranks consumed {per_rank} samples, more than the "
+                        f"{math.ceil(remaining / world)} each had"
+                    )
+                parts = []
+                for rank in range(world):
+                    size = _section(remaining, world, rank)[1]
+                    if per_rank < size:
+                        parts.append(self._shuffled_section(items, segment, world, rank)[per_rank:])
+                items = np.concatenate(parts) if parts else order[:0]
+            items.flags.writeable = False
+            self._remaining_list, self._remaining_key = items, key
+        return self._remaining_list
 
     def _remaining(self, n: int) -> int:
         if self._start > n:
@@ -212,11 +421,30 @@ class VideoSampler(torch.utils.data.Sampler):
                 self._tracked = None  # a new iteration, not the tracked one
             else:
                 run.claimed = True
+        if self.shuffle == "blocks":
+            yield from self._iter_section(count)
+            return
         for first in range(0, count, _CHUNK):
             j = np.arange(first, min(first + _CHUNK, count), dtype=np.int64)
             # Element rank + j*W of the remaining list, padded by wrapping round.
             positions = start + (self.rank + self.num_replicas * j) % remaining
             for index in order[positions].tolist():
+                self._handed += 1
+                yield index
+
+    def _iter_section(self, count: int) -> Iterator[int]:
+        """shuffle="blocks": this rank's `count` samples, its shuffled section."""
+        if count == 0:
+            return
+        items = self._remaining_items()
+        segment = len(self._segments)
+        section = self._shuffled_section(items, segment, self.num_replicas, self.rank)
+        if len(section) < count:  # one short: repeat a sample of the rank's own blocks
+            start = _section(len(items), self.num_replicas, self.rank)[0]
+            pad = section[:1] if len(section) else items[start % len(items) :][:1]
+            section = np.concatenate([section, pad])
+        for first in range(0, count, _CHUNK):
+            for index in section[first : min(first + _CHUNK, count)].tolist():
                 self._handed += 1
                 yield index
 
@@ -234,8 +462,9 @@ class VideoSampler(torch.utils.data.Sampler):
             self.epoch = epoch
             self._reset_position(0)
 
-    def _reset_position(self, start: int) -> None:
+    def _reset_position(self, start: int, segments: Tuple[Tuple[int, int], ...] = ()) -> None:
         self._start = start
+        self._segments = segments
         self._handed = 0
         self._tracked = None
 
@@ -253,14 +482,17 @@ class VideoSampler(torch.utils.data.Sampler):
         """
         return TrackedLoader(self, loader)
 
-    def _consumed_position(self, consumed: Optional[int]) -> int:
+    def _consumed_position(self, consumed: Optional[int]) -> Tuple[int, Tuple[Tuple[int, int], ...]]:
+        """(items of the epoch consumed, the segments of shuffle="blocks") after
+        this rank's loop took `consumed` samples of the current iteration."""
         n = self._length()
-        count = self._per_rank(self._remaining(n))
+        remaining = self._remaining(n)
+        count = self._per_rank(remaining)
         if consumed is None:
             run = self._tracked
             if run is not None:
                 if run.complete:
-                    return n
+                    return n, ()
                 consumed = min(run.batches * run.batch_size, count)
             elif self._handed == 0:
                 consumed = 0
@@ -280,8 +512,13 @@ class VideoSampler(torch.utils.data.Sampler):
                     f"samples rank {self.rank} yields in this iteration"
                 )
         if count > 0 and consumed == count:
-            return n  # the epoch is over, including any tail drop_last dropped
-        return min(self._start + consumed * self.num_replicas, n)
+            return n, ()  # the epoch is over, including any tail drop_last dropped
+        if self.shuffle != "blocks":
+            return min(self._start + consumed * self.num_replicas, n), ()
+        if consumed == 0:
+            return self._start, self._segments
+        taken = _taken_in_segment(remaining, self.num_replicas, consumed)
+        return self._start + taken, self._segments + ((self.num_replicas, consumed),)
 
     def state_dict(self, consumed: Optional[int] = None) -> Dict[str, Any]:
         """The world's position in the epoch, for :meth:`load_state_dict`: a dict of ints and bools.
@@ -295,15 +532,19 @@ class VideoSampler(torch.utils.data.Sampler):
         Keys: ``version``, ``epoch``, ``seed``, ``shuffle``, ``dataset_length``,
         ``consumed`` (samples of the epoch's order consumed by all ranks
         together) and ``num_replicas`` (the world size that saved it, for
-        information). Every rank returns the same state.
+        information); with ``shuffle="blocks"`` (version 2) also
+        ``segments`` (a list of ``[world size, samples per rank]``, one per
+        run of the epoch that stopped mid-epoch), ``blocks`` (the number of
+        blocks), ``blocks_digest`` (a CRC-32 of their first positions) and
+        ``window``. Every rank returns the same state.
 
         Raises:
             RuntimeError: indices were handed out, and neither ``consumed`` nor
                 :meth:`track` says how many the loop took.
             ValueError: ``consumed`` is more than this rank yields.
         """
-        position = self._consumed_position(consumed)
-        return {
+        position, segments = self._consumed_position(consumed)
+        state = {
             "version": _STATE_VERSION,
             "epoch": self.epoch,
             "seed": self.seed,
@@ -312,6 +553,15 @@ class VideoSampler(torch.utils.data.Sampler):
             "consumed": position,
             "num_replicas": self.num_replicas,
         }
+        if self.shuffle == "blocks":
+            state.update(
+                version=_BLOCKS_STATE_VERSION,
+                segments=[[world, per_rank] for world, per_rank in segments],
+                blocks=len(self.order_blocks()),
+                blocks_digest=self._digest(),
+                window=self._window(),
+            )
+        return state
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Moves to the position of ``state`` (from :meth:`state_dict` of any rank, any world size).
@@ -329,12 +579,23 @@ class VideoSampler(torch.utils.data.Sampler):
         missing = [k for k in _STATE_KEYS if k not in state]
         if missing:
             raise ValueError(f"VideoSampler state lacks {', '.join(missing)}")
-        if state["version"] != _STATE_VERSION:
+        version = state["version"]
+        if version not in (_STATE_VERSION, _BLOCKS_STATE_VERSION) or isinstance(version, bool):
             raise ValueError(
-                f"VideoSampler state has version {state['version']!r}; this gulpdb reads "
-                f"version {_STATE_VERSION}"
+                f"VideoSampler state has version {version!r}; this gulpdb reads "
+                f"versions {_STATE_VERSION} and {_BLOCKS_STATE_VERSION}"
             )
-        if not isinstance(state["shuffle"], (bool, np.bool_)):
+        blocked = version == _BLOCKS_STATE_VERSION
+        if blocked:
+            if state["shuffle"] != "blocks":
+                raise ValueError(
+                    f"VideoSampler state of version 2 must have shuffle 'blocks', not "
+                    f"{state['shuffle']!r}"
+                )
+            missing = [k for k in _BLOCKS_STATE_KEYS if k not in state]
+            if missing:
+                raise ValueError(f"VideoSampler state lacks {', '.join(missing)}")
+        elif not isinstance(state["shuffle"], (bool, np.bool_)):
             raise TypeError(f"shuffle must be a bool, not {type(state['shuffle']).__name__}")
         length = _as_int(state["dataset_length"], "dataset_length")
         consumed = _as_int(state["consumed"], "consumed")
@@ -348,16 +609,56 @@ class VideoSampler(torch.utils.data.Sampler):
             )
         if consumed > length:
             raise ValueError(f"VideoSampler state consumed {consumed} of only {length} items")
-        self.epoch = epoch
-        self.seed = seed
-        self.shuffle = bool(state["shuffle"])
-        self._reset_position(consumed)
+        if not blocked:
+            self.epoch = epoch
+            self.seed = seed
+            self.shuffle = bool(state["shuffle"])
+            self._reset_position(consumed)
+            return
+        segments = self._segments_of(state["segments"])
+        window = _as_int(state["window"], "window", 1)
+        count = _as_int(state["blocks"], "blocks")
+        digest = _as_int(state["blocks_digest"], "blocks_digest")
+        starts = self.order_blocks()
+        if (count, digest) != (len(starts), _blocks_digest(starts)):
+            raise ValueError(
+                f"VideoSampler state was counted over {count} blocks of the order (digest "
+                f"{digest}), but this sampler's are {len(starts)} (digest "
+                f"{_blocks_digest(starts)}): resume on a dataset stored the same way, or pass "
+                "blocks= with the first positions of the blocks the state was counted over"
+            )
+        saved = (self.epoch, self.seed, self.shuffle, self.window, self._start, self._segments)
+        self.epoch, self.seed, self.shuffle, self.window = epoch, seed, "blocks", window
+        self._reset_position(consumed, segments)
+        if consumed < n:
+            try:
+                left = len(self._remaining_items())
+            except ValueError:
+                left = -1
+            if left != n - consumed:
+                self.epoch, self.seed, self.shuffle, self.window = saved[:4]
+                self._reset_position(saved[4], saved[5])
+                raise ValueError(
+                    f"VideoSampler state: its segments {state['segments']!r} do not leave the "
+                    f"{n - consumed} items it says the epoch has left"
+                )
+
+    @staticmethod
+    def _segments_of(value: Any) -> Tuple[Tuple[int, int], ...]:
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"segments must be a list, not {type(value).__name__}")
+        segments = []
+        for pair in value:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"VideoSampler state: a segment must be [world, per_rank], not {pair!r}")
+            segments.append((_as_int(pair[0], "segment world", 1), _as_int(pair[1], "segment per_rank", 1)))
+        return tuple(segments)
 
     def __repr__(self) -> str:
         return (
             f"<gulpdb.torch.VideoSampler rank {self.rank} of {self.num_replicas}: "
             f"epoch {self.epoch}, from {self._start} of {self._length()}, "
-            f"shuffle={self.shuffle}, seed={self.seed}, drop_last={self.drop_last}>"
+            f"shuffle={self.shuffle!r}, seed={self.seed}, drop_last={self.drop_last}>"
         )
 
 

@@ -72,6 +72,7 @@ from . import _gulpdb
 from ._dataset import Dataset, VideoId
 from ._native_handle import count as _count
 from ._decode import DecodeOptions, decode_options
+from . import _sampler
 from ._sampler import VideoSampler
 from .fileio import GulpDirectory
 
@@ -315,6 +316,7 @@ class _VideoReader:
         if decode_threads is not None:
             decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
         self.dataset = _as_dataset(source)
+        self.in_dataset_order = ids is None  # item i is the video at position i
         self.ids: List[str] = (
             _gulpdb._as_id_list(ids, "ids") if ids is not None else self.dataset.ids()
         )
@@ -501,6 +503,22 @@ class VideoDataset(torch.utils.data.Dataset):
     def set_epoch(self, epoch: int) -> None:
         """Changes the random sampling of the next epoch."""
         self._reader.set_epoch(epoch)
+
+    def order_blocks(self) -> List[int]:
+        """The first item of each block of items stored together, ascending from 0.
+
+        What ``VideoSampler(shuffle="blocks")`` keeps together: with the
+        dataset's own order (no ``ids`` or ``split``), its
+        :meth:`gulpdb.Dataset.order_blocks` (the partitions of a partitioned
+        snapshot, blocks of 2048 positions of a local dataset); with ``ids``
+        or ``split`` the items are in an order of their own, so blocks of 2048
+        items.
+        """
+        n = len(self)
+        blocks = getattr(self._reader.dataset, "order_blocks", None)
+        if self._reader.in_dataset_order and callable(blocks):
+            return [int(b) for b in blocks()]
+        return list(range(0, n, _sampler.DEFAULT_BLOCK))
 
     def __len__(self) -> int:
         return len(self._reader.ids)
