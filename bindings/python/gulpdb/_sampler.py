@@ -633,15 +633,16 @@ class VideoSampler(torch.utils.data.Sampler):
         if consumed < n:
             try:
                 left = len(self._remaining_items())
+                if left != n - consumed:
+                    raise ValueError(
+                        f"VideoSampler state: its segments {state['segments']!r} leave {left} "
+                        f"items of the epoch, but it says {n - consumed} are left (they do not "
+                        "leave what it consumed)"
+                    )
             except ValueError:
-                left = -1
-            if left != n - consumed:
                 self.epoch, self.seed, self.shuffle, self.window = saved[:4]
                 self._reset_position(saved[4], saved[5])
-                raise ValueError(
-                    f"VideoSampler state: its segments {state['segments']!r} do not leave the "
-                    f"{n - consumed} items it says the epoch has left"
-                )
+                raise
 
     @staticmethod
     def _segments_of(value: Any) -> Tuple[Tuple[int, int], ...]:
