@@ -153,7 +153,7 @@ def test_blocks_come_from_the_dataset_or_the_argument():
         gt.VideoSampler(Length(5), shuffle="blocks", window=0)
 
 
-def test_video_dataset_order_blocks(tmp_path):
+def test_video_dataset_order_blocks(tmp_path, monkeypatch):
     path = str(tmp_path / "ds")
     with gulpdb.Dataset(path, "x", videos_per_chunk=8) as ds:
         with ds.writer() as w:
@@ -162,6 +162,13 @@ def test_video_dataset_order_blocks(tmp_path):
     dataset = gt.VideoDataset(path, label="n")
     assert dataset.order_blocks() == [0]  # one block of a local dataset (2048 positions)
     assert gt.VideoDataset(path, ids=["v003", "v001"]).order_blocks() == [0]
+    # The dataset's own layout (a partitioned snapshot's partitions), in its order only.
+    with monkeypatch.context() as m:
+        m.setattr(gulpdb.Dataset, "order_blocks", lambda self: [0, 10, 20], raising=False)
+        assert gt.VideoDataset(path).order_blocks() == [0, 10, 20]
+        assert sampler(gt.VideoDataset(path), 2, 0).order_blocks().tolist() == [0, 10, 20]
+        assert gt.VideoDataset(path, ids=[f"v{i:03d}" for i in range(29, -1, -1)]
+                               ).order_blocks() == [0]
     s = sampler(dataset, 2, 1)
     assert s.order_blocks().tolist() == [0]
     # Through a DataLoader, tracked, with its own blocks: stop 3 ranks, resume on 2.

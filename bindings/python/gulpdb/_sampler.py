@@ -227,7 +227,9 @@ class VideoSampler(torch.utils.data.Sampler):
     rank's main process (about 10 ms for 10^6 items); indices become Python
     ints a few thousand at a time. A resume costs what starting an epoch costs
     (``bench/sampler_bench.py``). After a resume ``len()``, and so the
-    DataLoader's, counts only what is left.
+    DataLoader's, counts only what is left. With ``shuffle="blocks"`` the base
+    order costs about as much, and a resume replays each of its segments
+    (one array operation over what was left, per segment).
 
     **Processes and threads.** The sampler lives in the process that iterates
     the DataLoader (workers only receive indices); it is not thread-safe, and
@@ -482,7 +484,9 @@ class VideoSampler(torch.utils.data.Sampler):
         """
         return TrackedLoader(self, loader)
 
-    def _consumed_position(self, consumed: Optional[int]) -> Tuple[int, Tuple[Tuple[int, int], ...]]:
+    def _consumed_position(
+        self, consumed: Optional[int]
+    ) -> Tuple[int, Tuple[Tuple[int, int], ...]]:
         """(items of the epoch consumed, the segments of shuffle="blocks") after
         this rank's loop took `consumed` samples of the current iteration."""
         n = self._length()
@@ -651,8 +655,12 @@ class VideoSampler(torch.utils.data.Sampler):
         segments = []
         for pair in value:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise ValueError(f"VideoSampler state: a segment must be [world, per_rank], not {pair!r}")
-            segments.append((_as_int(pair[0], "segment world", 1), _as_int(pair[1], "segment per_rank", 1)))
+                raise ValueError(
+                    f"VideoSampler state: a segment must be [world, per_rank], not {pair!r}"
+                )
+            segments.append(
+                (_as_int(pair[0], "segment world", 1), _as_int(pair[1], "segment per_rank", 1))
+            )
         return tuple(segments)
 
     def __repr__(self) -> str:

@@ -316,7 +316,6 @@ class _VideoReader:
         if decode_threads is not None:
             decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
         self.dataset = _as_dataset(source)
-        self.in_dataset_order = ids is None  # item i is the video at position i
         self.ids: List[str] = (
             _gulpdb._as_id_list(ids, "ids") if ids is not None else self.dataset.ids()
         )
@@ -328,6 +327,7 @@ class _VideoReader:
         self.seed = seed
         self.decode_threads = decode_threads
         self.epoch = 0
+        self.in_dataset_order = ids is None  # item i is the video at position i
         self._worker_dataset: Optional[Tuple[int, Dataset]] = None
 
     @property
