@@ -112,36 +112,32 @@ class Checker {
   // Opens chunk `n` (whose record is `record`) and reports what is wrong
   // with its file or object.
   void AddChunk(uint32_t n, index::ChunkRecord record) {
-    {
-      {
-        ChunkState state;
-        state.record = std::move(record);
-        // A published dataset's chunk is the object its manifest names,
-        // read as readers read it (engine::OpenChunkBytes).
-        const engine::ManifestChunk* object = Published() ? remote_->Chunk(n) : nullptr;
-        const std::string where =
-            object != nullptr ? remote_->store().Name(object->key) : state.record.file_name;
-        try {
-          state.file = engine::OpenChunkBytes(ds_, n, state.record);
-          state.size = state.file->Size();
-        } catch (const Error& e) {
-          Problem(where, std::string("cannot open: ") + e.what());
-        }
-        if (state.file && state.size < state.record.committed_length) {
-          Problem(where, "truncated: " + std::to_string(state.size) + " bytes, the index " +
-                             (Published() ? "and the manifest commit " : "committed ") +
-                             std::to_string(state.record.committed_length));
-        } else if (state.file && state.size > state.record.committed_length && !Published() &&
-                   changed_.count(state.record.file_name) == 0) {
-          report_->notes.push_back(state.record.file_name + ": " +
-                                   std::to_string(state.size - state.record.committed_length) +
-                                   " uncommitted bytes past the committed length (removed by "
-                                   "the next writer)");
-        }
-        chunks_.emplace(n, std::move(state));
-        ++report_->chunks;
-      }
+    ChunkState state;
+    state.record = std::move(record);
+    // A published dataset's chunk is the object its manifest names,
+    // read as readers read it (engine::OpenChunkBytes).
+    const engine::ManifestChunk* object = Published() ? remote_->Chunk(n) : nullptr;
+    const std::string where =
+        object != nullptr ? remote_->store().Name(object->key) : state.record.file_name;
+    try {
+      state.file = engine::OpenChunkBytes(ds_, n, state.record);
+      state.size = state.file->Size();
+    } catch (const Error& e) {
+      Problem(where, std::string("cannot open: ") + e.what());
     }
+    if (state.file && state.size < state.record.committed_length) {
+      Problem(where, "truncated: " + std::to_string(state.size) + " bytes, the index " +
+                         (Published() ? "and the manifest commit " : "committed ") +
+                         std::to_string(state.record.committed_length));
+    } else if (state.file && state.size > state.record.committed_length && !Published() &&
+               changed_.count(state.record.file_name) == 0) {
+      report_->notes.push_back(state.record.file_name + ": " +
+                               std::to_string(state.size - state.record.committed_length) +
+                               " uncommitted bytes past the committed length (removed by "
+                               "the next writer)");
+    }
+    chunks_.emplace(n, std::move(state));
+    ++report_->chunks;
   }
 
   // A dataset read through a partitioned snapshot (an index source): every

@@ -326,9 +326,8 @@ BOOST_AUTO_TEST_CASE(a_find_and_read_fetches_one_base_partition_the_deltas_and_o
   BOOST_CHECK(s.dataset->Select("label", "4") == local->Select("label", "4"));
   BOOST_CHECK_GT(s.index->fetches(), 0u);
   BOOST_CHECK_LE(s.index->fetches(), meta_partitions);
-  BOOST_TEST_MESSAGE("partitions: " << built.root.partitions.size() << ", meta "
-                                    << meta_partitions << "; a Select fetched "
-                                    << s.index->fetches());
+  BOOST_TEST_MESSAGE("partitions: " << built.root.partitions.size() << ", meta " << meta_partitions
+                                    << "; a Select fetched " << s.index->fetches());
 }
 
 BOOST_AUTO_TEST_CASE(a_damaged_partition_is_a_corruption_error_naming_its_hash) {
