@@ -342,6 +342,34 @@ uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {
   return removed;
 }
 
+index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
+                               const std::string& what) {
+  const std::string name = store.Name(manifest.root_key);
+  const std::string where =
+      " that the manifest (generation " + std::to_string(manifest.generation) + ") names";
+  std::string bytes;
+  try {
+    bytes = store.Get(manifest.root_key, manifest.root_size);
+  } catch (const NotFoundError& e) {
+    throw CorruptionError(what + ": the root " + name + where +
+                          " is missing: it was deleted behind the manifest's back (" + e.what() +
+                          ")");
+  } catch (const remote::ObjectTooLargeError& e) {
+    throw CorruptionError(what + ": the root " + name + where + " is larger than the " +
+                          std::to_string(manifest.root_size) +
+                          " bytes the manifest says: it was replaced behind the manifest's back (" +
+                          e.what() + ")");
+  }
+  const std::string sha = remote::Sha256Hex(bytes);
+  if (bytes.size() != manifest.root_size || sha != manifest.root_sha256) {
+    throw CorruptionError(what + ": the root " + name + where + " is " +
+                          std::to_string(bytes.size()) + " bytes with SHA-256 " + sha +
+                          ", the manifest says " + std::to_string(manifest.root_size) + " bytes, " +
+                          manifest.root_sha256 + ": it was replaced behind the manifest's back");
+  }
+  return index::DecodePartitionRoot(bytes, name);
+}
+
 PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root,
                               std::string what, std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters) {

@@ -42,6 +42,7 @@
 #include <string>
 
 #include "engine/partition/partitions.h"
+#include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "index/partition_root.h"
 
@@ -79,6 +80,14 @@ struct PartitionCacheCounters {
 PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root,
                               std::string what, std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters = nullptr);
+
+// The root a version 2 manifest names: one GET of at most its size, its
+// size and SHA-256 checked against the manifest, decoded and validated.
+// Throws CorruptionError "<what>: the root <object> ..." when it is missing,
+// another size or hash (replaced behind the manifest's back) or not a root;
+// the store's errors otherwise.
+index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
+                               const std::string& what);
 
 }  // namespace gulpdb::engine
 

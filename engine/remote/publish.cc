@@ -493,9 +493,19 @@ class Publisher {
     if (options_.partitioned) {
       BuildIndexPartitions(tmp.path());
       next.version = kManifestVersionPartitioned;
-      next.root_key = RootKey(build_.root_sha256);
-      next.root_size = build_.root_bytes.size();
-      next.root_sha256 = build_.root_sha256;
+      if (SameIndex(build_.root, old_root_)) {
+        // An unchanged index keeps its root (the new one would differ only
+        // in its generation number), so that nothing is published.
+        next.root_key = old_->root_key;
+        next.root_size = old_->root_size;
+        next.root_sha256 = old_->root_sha256;
+        next_index_keys_.erase(RootKey(build_.root_sha256));
+        next_index_keys_.insert(next.root_key);
+      } else {
+        next.root_key = RootKey(build_.root_sha256);
+        next.root_size = build_.root_bytes.size();
+        next.root_sha256 = build_.root_sha256;
+      }
     } else {
       next.snapshot_key = SnapshotKey(snapshot_sha256_);
       next.snapshot_size = snapshot_size_;
@@ -596,30 +606,7 @@ class Publisher {
   // 2b. The root the published manifest names, GET and verified (never
   // more bytes than the manifest says): the build diffs against it, and the
   // partitions it lists are named objects of the published dataset.
-  void ReadPublishedRoot() {
-    const std::string name = store_.Name(old_->root_key);
-    std::string bytes;
-    try {
-      bytes = store_.Get(old_->root_key, old_->root_size);
-    } catch (const NotFoundError& e) {
-      throw CorruptionError(
-          what_ + ": the root " + name + " that the published manifest (generation " +
-          std::to_string(old_->generation) +
-          ") names is missing: it was deleted behind the manifest's back (" + e.what() + ")");
-    } catch (const remote::ObjectTooLargeError& e) {
-      throw CorruptionError(what_ + ": the root " + name + " is larger than the " +
-                            std::to_string(old_->root_size) +
-                            " bytes the published manifest says (" + e.what() + ")");
-    }
-    const std::string sha = remote::Sha256Hex(bytes);
-    if (bytes.size() != old_->root_size || sha != old_->root_sha256) {
-      throw CorruptionError(what_ + ": the root " + name + " is " + std::to_string(bytes.size()) +
-                            " bytes with SHA-256 " + sha + ", the published manifest says " +
-                            std::to_string(old_->root_size) + " bytes, " + old_->root_sha256 +
-                            ": it was replaced behind the manifest's back");
-    }
-    old_root_ = index::DecodePartitionRoot(bytes, name);
-  }
+  void ReadPublishedRoot() { old_root_ = FetchRoot(store_, *old_, what_); }
 
   // The index objects the published manifest names: its snapshot, or its
   // root and the root's partitions.
@@ -683,6 +670,33 @@ class Publisher {
     }
   }
 
+  // Whether `root` lists the same partitions, dataset info and meta fields
+  // as the published root.
+  static bool SameIndex(const index::PartitionRoot& root,
+                        const std::optional<index::PartitionRoot>& old) {
+    if (!old || root.dataset_info != old->dataset_info ||
+        root.partitions.size() != old->partitions.size() ||
+        root.meta_fields.size() != old->meta_fields.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < root.meta_fields.size(); ++i) {
+      if (root.meta_fields[i].name != old->meta_fields[i].name ||
+          root.meta_fields[i].number != old->meta_fields[i].number) {
+        return false;
+      }
+    }
+    for (size_t i = 0; i < root.partitions.size(); ++i) {
+      const index::PartitionEntry& a = root.partitions[i];
+      const index::PartitionEntry& b = old->partitions[i];
+      if (a.sha256 != b.sha256 || a.kind != b.kind || a.generation != b.generation ||
+          a.first_key != b.first_key || a.last_key != b.last_key ||
+          a.first_position != b.first_position || a.count != b.count || a.size != b.size) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   uint64_t PartitionTarget() const {
     if (options_.partition_bytes != 0) return options_.partition_bytes;
     const char* value = std::getenv("GULPDB_TEST_PARTITION_BYTES");
@@ -733,10 +747,11 @@ class Publisher {
     report_.partitions = build_.root.partitions.size();
     report_.partitions_uploaded = todo.size();
     report_.partition_bytes_uploaded = bytes.load();
-    report_.root_bytes = build_.root_bytes.size();
+    report_.root_bytes = next.root_size;
     const auto listed = listing_.find(next.root_key);
-    if (listed == listing_.end() || listed->second.size != next.root_size ||
-        foreign_set_.count(next.root_key) != 0) {
+    if (next.root_sha256 == build_.root_sha256 &&
+        (listed == listing_.end() || listed->second.size != next.root_size ||
+         foreign_set_.count(next.root_key) != 0)) {
       Writing();
       Write(next.root_key, build_.root_bytes, WriteFor(next.root_key));
       report_.root_uploaded = true;
