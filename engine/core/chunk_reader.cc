@@ -55,25 +55,38 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
   std::vector<Plan> plans(requests.size());
   {
-    index::Txn txn = impl.env->BeginRead();
+    // One snapshot: a read transaction of the LMDB index, or the index source.
+    const IndexSource* source = impl.index_source.get();
+    std::optional<index::Txn> txn;
+    if (source == nullptr) txn.emplace(impl.env->BeginRead());
+    auto chunk_record = [&](uint32_t chunk) {
+      return source != nullptr ? impl.SourceChunk(chunk) : impl.GetChunk(*txn, chunk);
+    };
     for (size_t i = 0; i < requests.size(); ++i) {
       const std::string_view id = requests[i].id;
-      // Frames only: the read path has no use for the meta text.
-      std::string_view bytes;
-      if (!txn.Get(impl.videos, id, &bytes)) {
-        throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir +
-                              ": no such video");
+      auto missing = [&] {
+        return IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir +
+                               ": no such video");
+      };
+      if (source != nullptr) {
+        std::optional<index::VideoRecord> record = source->FindVideo(id);
+        if (!record) throw missing();
+        plans[i].record = std::move(*record);
+      } else {
+        // Frames only: the read path has no use for the meta text.
+        std::string_view bytes;
+        if (!txn->Get(impl.videos, id, &bytes)) throw missing();
+        plans[i].record =
+            index::DecodeVideoFrames(impl.Unseal(id, bytes, DatasetImpl::RecordKind::kVideo), id);
       }
-      plans[i].record =
-          index::DecodeVideoFrames(impl.Unseal(id, bytes, DatasetImpl::RecordKind::kVideo), id);
+      const uint32_t chunk = plans[i].record.chunk;
       if (remote == nullptr) {
-        plans[i].file = impl.ChunkForRead(txn, plans[i].record.chunk);
+        plans[i].file = impl.ChunkForRead(chunk, [&] { return chunk_record(chunk); });
       } else {
         // The manifest's object for the chunk, checked against the
         // snapshot's chunk record on first use.
-        const uint32_t chunk = plans[i].record.chunk;
         plans[i].object =
-            remote->VerifiedChunk(chunk, id, impl.dir, [&] { return impl.GetChunk(txn, chunk); });
+            remote->VerifiedChunk(chunk, id, impl.dir, [&] { return chunk_record(chunk); });
       }
     }
   }

@@ -249,11 +249,25 @@ index::DatasetInfo Dataset::Impl::GetInfo(const index::Txn& txn) const {
 
 std::shared_ptr<const engine::ChunkFile> Dataset::Impl::ChunkForRead(const index::Txn& txn,
                                                                      uint32_t chunk) const {
+  return ChunkForRead(chunk, [&] { return GetChunk(txn, chunk); });
+}
+
+std::shared_ptr<const engine::ChunkFile> Dataset::Impl::ChunkForRead(
+    uint32_t chunk, const std::function<index::ChunkRecord()>& record) const {
   if (auto file = files.Get(chunk)) return file;
-  auto file = std::make_shared<const engine::ChunkFile>(ChunkPath(GetChunk(txn, chunk).file_name),
+  auto file = std::make_shared<const engine::ChunkFile>(ChunkPath(record().file_name),
                                                         engine::ChunkFile::Mode::kRead);
   files.Put(chunk, file);
   return file;
+}
+
+index::ChunkRecord Dataset::Impl::SourceChunk(uint32_t chunk) const {
+  std::optional<index::ChunkRecord> record = index_source->Chunk(chunk);
+  if (!record) {
+    throw CorruptionError("read chunk " + std::to_string(chunk) + " of " + dir +
+                          ": a video points to a chunk the index lacks");
+  }
+  return std::move(*record);
 }
 
 VideoInfo Dataset::Impl::ToVideoInfo(std::string_view id, index::VideoRecord&& record) const {
@@ -269,6 +283,17 @@ VideoInfo Dataset::Impl::ToVideoInfo(std::string_view id, index::VideoRecord&& r
 
 void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_key,
                               const std::function<bool(const VideoInfo&)>& fn) const {
+  if (index_source) {
+    index_source->ScanOrder(from_key, until_key, [&](std::string_view, std::string_view id) {
+      std::optional<index::VideoRecord> record = index_source->FindVideo(id);
+      if (!record) {
+        throw CorruptionError("scan " + dir + ": the order table lists id '" + std::string(id) +
+                              "' that has no record");
+      }
+      return fn(ToVideoInfo(id, std::move(*record)));
+    });
+    return;
+  }
   std::string resume(from_key);
   std::vector<VideoInfo> batch;
   for (;;) {
@@ -478,19 +503,23 @@ const std::string& Dataset::dir() const { return impl_->dir; }
 bool Dataset::read_only() const { return impl_->options.read_only; }
 
 bool Dataset::Contains(std::string_view id) const {
+  if (impl_->index_source) return impl_->index_source->FindVideo(id).has_value();
   index::Txn txn = impl_->env->BeginRead();
   std::string_view bytes;
   return txn.Get(impl_->videos, id, &bytes);
 }
 
 uint64_t Dataset::Count() const {
+  if (impl_->index_source) return impl_->index_source->OrderCount();
   index::Txn txn = impl_->env->BeginRead();
   return txn.Count(impl_->videos);
 }
 
 std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
   std::optional<index::VideoRecord> record;
-  {
+  if (impl_->index_source) {
+    record = impl_->index_source->FindVideo(id);
+  } else {
     index::Txn txn = impl_->env->BeginRead();
     record = impl_->FindRecord(txn, id);
   }
@@ -508,6 +537,7 @@ VideoInfo Dataset::Get(std::string_view id) const {
 }
 
 uint32_t Dataset::FrameCount(std::string_view id) const {
+  if (impl_->index_source) return static_cast<uint32_t>(Get(id).frames.size());
   index::Txn txn = impl_->env->BeginRead();
   std::string_view bytes;
   if (!txn.Get(impl_->videos, id, &bytes)) {
@@ -524,6 +554,14 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
 
 std::vector<std::string> Dataset::Ids() const {
   std::vector<std::string> ids;
+  if (impl_->index_source) {
+    ids.reserve(impl_->index_source->OrderCount());
+    impl_->index_source->ScanOrder({}, {}, [&](std::string_view, std::string_view id) {
+      ids.emplace_back(id);
+      return true;
+    });
+    return ids;
+  }
   index::Txn txn = impl_->env->BeginRead();
   ids.reserve(txn.Count(impl_->order));
   index::Cursor cursor(txn, impl_->order);
@@ -541,8 +579,33 @@ void Dataset::ForEachInChunk(uint32_t chunk,
   impl_->ScanOrder(index::OrderKey(chunk, 0), until, fn);
 }
 
+namespace {
+
+ChunkInfo ToChunkInfo(uint32_t number, index::ChunkRecord&& r) {
+  ChunkInfo c;
+  c.number = number;
+  c.file_name = std::move(r.file_name);
+  c.committed_length = r.committed_length;
+  c.appended_videos = r.appended_videos;
+  c.live_videos = r.live_videos;
+  c.live_bytes = r.live_bytes;
+  c.full = r.state == index::ChunkState::kFull;
+  c.meta_file = std::move(r.meta_file);
+  c.owner = std::move(r.owner);
+  return c;
+}
+
+}  // namespace
+
 std::vector<ChunkInfo> Dataset::Chunks() const {
   std::vector<ChunkInfo> out;
+  if (impl_->index_source) {
+    impl_->index_source->ScanChunks([&](uint32_t number, const index::ChunkRecord& record) {
+      out.push_back(ToChunkInfo(number, index::ChunkRecord(record)));
+      return true;
+    });
+    return out;
+  }
   index::Txn txn = impl_->env->BeginRead();
   index::Cursor cursor(txn, impl_->chunks);
   for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
@@ -565,7 +628,10 @@ std::vector<ChunkInfo> Dataset::Chunks() const {
 DatasetStats Dataset::Stats() const {
   DatasetStats stats;
   index::DatasetInfo info;
-  {
+  if (impl_->index_source) {
+    info = impl_->index_source->info();
+    stats.videos = impl_->index_source->OrderCount();
+  } else {
     index::Txn txn = impl_->env->BeginRead();
     info = impl_->GetInfo(txn);
     stats.videos = txn.Count(impl_->videos);
@@ -583,8 +649,113 @@ DatasetStats Dataset::Stats() const {
     stats.live_bytes += c.live_bytes;
   }
   stats.garbage_bytes = stats.committed_bytes - stats.live_bytes;
-  stats.index_bytes = impl_->env->used_bytes();
+  stats.index_bytes =
+      impl_->index_source ? impl_->index_source->IndexBytes() : impl_->env->used_bytes();
   return stats;
+}
+
+// ---- Positional access ---------------------------------------------------------
+
+std::shared_ptr<const Dataset::Impl::OrderStarts> Dataset::Impl::OrderStartsOf(
+    index::Txn& txn) const {
+  {
+    std::lock_guard<std::mutex> lock(order_starts_mutex_);
+    if (order_starts_ && order_starts_->txn_id == txn.id()) return order_starts_;
+  }
+  auto starts = std::make_shared<OrderStarts>();
+  starts->txn_id = txn.id();
+  index::Cursor cursor(txn, chunks);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+    const index::ChunkRecord record = DecodeChunkAt(cursor.key(), cursor.value());
+    if (record.live_videos == 0) continue;
+    starts->chunks.push_back(index::DecodeChunkKey(cursor.key()));
+    starts->first.push_back(starts->total);
+    starts->total += record.live_videos;
+  }
+  std::lock_guard<std::mutex> lock(order_starts_mutex_);
+  order_starts_ = starts;
+  return starts;
+}
+
+std::string Dataset::IdAt(uint64_t position) const {
+  std::vector<std::string> ids = IdsAt(position, 1);
+  if (ids.empty()) {
+    throw OutOfRangeError("read position " + std::to_string(position) + " of " + impl_->dir +
+                          ": past the end (" + std::to_string(Count()) + " videos)");
+  }
+  return std::move(ids.front());
+}
+
+std::vector<std::string> Dataset::IdsAt(uint64_t start, uint64_t count) const {
+  std::vector<std::string> ids;
+  if (impl_->index_source) {
+    const engine::IndexSource& source = *impl_->index_source;
+    const uint64_t end =
+        start + std::min(count, source.OrderCount() - std::min(start, source.OrderCount()));
+    ids.reserve(end - start);
+    for (uint64_t position = start; position < end; ++position) {
+      std::optional<std::string> id = source.OrderAt(position);
+      if (!id) break;
+      ids.push_back(std::move(*id));
+    }
+    return ids;
+  }
+  index::Txn txn = impl_->env->BeginRead();
+  const uint64_t total = txn.Count(impl_->order);
+  if (start >= total || count == 0) return ids;
+  count = std::min(count, total - start);
+  ids.reserve(count);
+  index::Cursor cursor(txn, impl_->order);
+  // Straight to the chunk holding `start`, then a walk inside it. The live
+  // counts of the chunk records add up to the order table's size unless the
+  // index is damaged (check reports it); then a walk from the first entry.
+  bool ok = false;
+  const std::shared_ptr<const Impl::OrderStarts> starts = impl_->OrderStartsOf(txn);
+  if (starts->total == total) {
+    const size_t i =
+        static_cast<size_t>(std::upper_bound(starts->first.begin(), starts->first.end(), start) -
+                            starts->first.begin() - 1);
+    const uint32_t chunk = starts->chunks[i];
+    ok = cursor.Seek(index::OrderKey(chunk, 0));
+    for (uint64_t skip = start - starts->first[i]; ok && skip > 0; --skip) ok = cursor.Next();
+    if (ok && chunk != UINT32_MAX && cursor.key() >= index::OrderKey(chunk + 1, 0)) ok = false;
+  }
+  if (!ok) {
+    ok = cursor.First();
+    for (uint64_t skip = start; ok && skip > 0; --skip) ok = cursor.Next();
+  }
+  for (; ok && ids.size() < count; ok = cursor.Next()) ids.emplace_back(cursor.value());
+  return ids;
+}
+
+std::vector<uint64_t> Dataset::OrderBlocks() const {
+  if (impl_->index_source) return impl_->index_source->OrderBoundaries();
+  constexpr uint64_t kLocalOrderBlock = 2048;
+  std::vector<uint64_t> blocks{0};
+  const uint64_t count = Count();
+  for (uint64_t p = kLocalOrderBlock; p < count; p += kLocalOrderBlock) blocks.push_back(p);
+  return blocks;
+}
+
+// ---- Datasets on an index source ----------------------------------------------------
+
+std::unique_ptr<Dataset> engine::OpenOnIndexSource(const std::string& name,
+                                                   const OpenOptions& options,
+                                                   std::shared_ptr<const IndexSource> index,
+                                                   std::shared_ptr<const ChunkSource> source) {
+  if (!index) throw InvalidArgumentError("open dataset " + name + ": no index source");
+  OpenOptions read_only = options;
+  read_only.read_only = true;
+  auto impl = std::make_shared<engine::DatasetImpl>(name, read_only);
+  impl->index_source = std::move(index);
+  impl->source = impl->index_source.get();
+  impl->remote = std::move(source);
+  impl->sealed = impl->index_source->info().format_version >= index::kFirstSealedFormat;
+  return engine::DatasetAccess::Make(std::move(impl));
+}
+
+const engine::IndexSource* engine::IndexSourceOf(const Dataset& dataset) {
+  return engine::DatasetAccess::Of(dataset).index_source.get();
 }
 
 size_t Dataset::Remove(const std::vector<std::string>& ids) {

@@ -14,10 +14,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/core/chunk_file.h"
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
+#include "engine/core/index_source.h"
 #include "engine/query/index_handles.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
@@ -59,6 +61,11 @@ struct Dataset::Impl : engine::IndexHandles {
   // For an object store `dir` is the URL and `env` the cached index snapshot.
   std::shared_ptr<const engine::ChunkSource> remote;
 
+  // Set for a dataset opened on an index source (OpenOnIndexSource: a
+  // partitioned snapshot): every read of the index goes through it, and
+  // `env` is null. Each read operation branches on it once.
+  std::shared_ptr<const engine::IndexSource> index_source;
+
   // The pool that decodes frames, started on first use.
   util::ThreadPool& DecodePool() const;
 
@@ -89,12 +96,32 @@ struct Dataset::Impl : engine::IndexHandles {
   // The open chunk file for reading, from the cache or opened now.
   std::shared_ptr<const engine::ChunkFile> ChunkForRead(const index::Txn& txn,
                                                         uint32_t chunk) const;
+  // The same, with the chunk's record from `record` (called on a cache miss).
+  std::shared_ptr<const engine::ChunkFile> ChunkForRead(
+      uint32_t chunk, const std::function<index::ChunkRecord()>& record) const;
+  // The record of `chunk` from the index source; CorruptionError as GetChunk
+  // when it has none.
+  index::ChunkRecord SourceChunk(uint32_t chunk) const;
   VideoInfo ToVideoInfo(std::string_view id, index::VideoRecord&& record) const;
   void ScanOrder(std::string_view from_key, std::string_view until_key,
                  const std::function<bool(const VideoInfo&)>& fn) const;
 
+  // Where each chunk's videos start in the order table of one snapshot
+  // (from the chunk records' live counts, which check verifies): built on
+  // the first positional read of a snapshot, O(chunks), and kept until the
+  // index changes.
+  struct OrderStarts {
+    uint64_t txn_id = 0;
+    std::vector<uint32_t> chunks;  // ascending
+    std::vector<uint64_t> first;   // first position of each chunk's videos
+    uint64_t total = 0;
+  };
+  std::shared_ptr<const OrderStarts> OrderStartsOf(index::Txn& txn) const;
+
  private:
   mutable std::once_flag pool_once_;
+  mutable std::mutex order_starts_mutex_;
+  mutable std::shared_ptr<const OrderStarts> order_starts_;
   mutable std::unique_ptr<util::ThreadPool> pool_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "engine/core/dataset_impl.h"
 #include "engine/core/obsolete_files.h"
+#include "gulpdb/error.h"
 
 namespace gulpdb::engine {
 
@@ -11,10 +12,21 @@ namespace {
 
 const DatasetImpl& ImplOf(const Dataset& dataset) { return DatasetAccess::Of(dataset); }
 
+// The LMDB index of `dataset`; InvalidArgumentError for a dataset read
+// through an index source (OpenOnIndexSource), which has none.
+index::Env& EnvOf(const Dataset& dataset) {
+  const DatasetImpl& impl = ImplOf(dataset);
+  if (!impl.env) {
+    throw InvalidArgumentError("use the index of " + impl.dir +
+                               ": it is read through a partitioned snapshot, not an LMDB index");
+  }
+  return *impl.env;
+}
+
 }  // namespace
 
 IndexTxn::IndexTxn(const Dataset& dataset)
-    : dataset_(dataset), own_(ImplOf(dataset).env->BeginRead()), txn_(*own_) {}
+    : dataset_(dataset), own_(EnvOf(dataset).BeginRead()), txn_(*own_) {}
 
 IndexTxn::IndexTxn(const Dataset& dataset, index::Txn& txn) : dataset_(dataset), txn_(txn) {}
 
@@ -24,7 +36,7 @@ void IndexTxn::Update(const Dataset& dataset, const std::function<void(IndexTxn&
   // A direct commit: nothing a stopped writer left in the journal may stay
   // past its checkpoint (engine/core/journal.h).
   engine::DatasetAccess::SettleJournal(const_cast<DatasetImpl&>(ImplOf(dataset)));
-  ImplOf(dataset).env->Update([&](index::Txn& txn) {
+  EnvOf(dataset).Update([&](index::Txn& txn) {
     IndexTxn edit(dataset, txn);
     fn(edit);
   });
@@ -144,7 +156,9 @@ std::string WriterLockPathOf(const Dataset& dataset) {
   return ImplOf(dataset).index_dir + "/" + kWriterLockName;
 }
 
-bool IndexReadOnly(const Dataset& dataset) { return ImplOf(dataset).env->read_only(); }
+bool IndexReadOnly(const Dataset& dataset) {
+  return !ImplOf(dataset).env || ImplOf(dataset).env->read_only();
+}
 
 std::string ChunkPathOf(const Dataset& dataset, const std::string& file_name) {
   return ImplOf(dataset).ChunkPath(file_name);
@@ -155,18 +169,16 @@ const ChunkSource* ChunkSourceOf(const Dataset& dataset) { return ImplOf(dataset
 util::ThreadPool& DecodePoolOf(const Dataset& dataset) { return ImplOf(dataset).DecodePool(); }
 
 void CopyIndexTo(const Dataset& dataset, const std::string& path, bool compact) {
-  ImplOf(dataset).env->CopyTo(path, compact);
+  EnvOf(dataset).CopyTo(path, compact);
 }
 
-void SetIndexDurable(const Dataset& dataset, bool durable) {
-  ImplOf(dataset).env->SetDurable(durable);
-}
+void SetIndexDurable(const Dataset& dataset, bool durable) { EnvOf(dataset).SetDurable(durable); }
 
-void SyncIndex(const Dataset& dataset) { ImplOf(dataset).env->Sync(); }
+void SyncIndex(const Dataset& dataset) { EnvOf(dataset).Sync(); }
 
-void ReleaseIndexPages(const Dataset& dataset) { ImplOf(dataset).env->ReleaseMappedPages(); }
+void ReleaseIndexPages(const Dataset& dataset) { EnvOf(dataset).ReleaseMappedPages(); }
 
-size_t MaxIndexKeySize(const Dataset& dataset) { return ImplOf(dataset).env->max_key_size(); }
+size_t MaxIndexKeySize(const Dataset& dataset) { return EnvOf(dataset).max_key_size(); }
 
 void RemoveObsoleteFiles(Dataset& dataset, const std::string& operation) {
   RemoveObsoleteFiles(DatasetAccess::Of(dataset), operation);

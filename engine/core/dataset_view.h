@@ -207,6 +207,24 @@ std::unique_ptr<Dataset> OpenOnIndex(const std::string& dir, const OpenOptions& 
                                      std::shared_ptr<const ChunkSource> source,
                                      index::DatasetInfo* info = nullptr);
 
+// A read-only dataset named `name` (a URL or path, for messages) whose
+// index is `index` (a partitioned snapshot, engine/partition) and whose
+// chunks and label map come from `source` (null: the files under `name`,
+// read as a local dataset's). Every read goes through `index`; nothing opens
+// an LMDB environment of `name`. The dataset is read-only whatever
+// `options.read_only` says: writers, Remove and maintenance throw
+// InvalidArgumentError as for any read-only dataset. Splits and Split throw
+// InvalidArgumentError (partitions carry no splits). IndexTxn, CopyIndexTo
+// and the other functions of this header that need the LMDB index throw
+// InvalidArgumentError for it. InvalidArgumentError for a null `index`.
+class IndexSource;
+std::unique_ptr<Dataset> OpenOnIndexSource(const std::string& name, const OpenOptions& options,
+                                           std::shared_ptr<const IndexSource> index,
+                                           std::shared_ptr<const ChunkSource> source);
+// The index source `dataset` reads through; null for a dataset with an
+// LMDB index.
+const IndexSource* IndexSourceOf(const Dataset& dataset);
+
 // How the core opens the datasets a merge names (its output and shards): as
 // Dataset::Exists and Dataset::Open do, which live above the core (the front
 // door, engine/open.cc, dispatches to every room) and pass themselves in.

@@ -874,3 +874,53 @@ std::vector<std::string> PartitionedIndex::MetaLookup(std::string_view field,
 }
 
 }  // namespace gulpdb::engine
+
+namespace gulpdb::engine {
+
+void PartitionedIndex::ScanOrder(
+    std::string_view from, std::string_view to,
+    const std::function<bool(std::string_view order_key, std::string_view id)>& fn) const {
+  Scan(PartitionKind::kOrder, from, to, fn);
+}
+
+std::vector<uint64_t> PartitionedIndex::OrderBoundaries() const {
+  std::vector<uint64_t> out;
+  for (const PartitionEntry* p : order_) out.push_back(p->first_position);
+  if (out.empty() || out.front() != 0) out.insert(out.begin(), 0);
+  return out;
+}
+
+void PartitionedIndex::ScanChunks(
+    const std::function<bool(uint32_t chunk, const index::ChunkRecord&)>& fn) const {
+  const std::string where = "partitioned index " + name_;
+  Scan(PartitionKind::kChunks, {}, {}, [&](std::string_view key, std::string_view value) {
+    const uint32_t chunk = index::DecodeChunkKey(key);
+    return fn(chunk,
+              index::DecodeChunkRecord(index::Unseal(key, value, index::RecordKind::kChunk, where),
+                                       "chunk " + std::to_string(chunk)));
+  });
+}
+
+std::vector<std::pair<std::string, uint32_t>> PartitionedIndex::MetaFields() const {
+  std::vector<std::pair<std::string, uint32_t>> out;
+  for (const index::MetaFieldEntry& f : root_.meta_fields) out.emplace_back(f.name, f.number);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void PartitionedIndex::ScanMeta(
+    std::string_view prefix,
+    const std::function<bool(std::string_view key, std::string_view id)>& fn) const {
+  Scan(PartitionKind::kMetaIndex, prefix, {}, [&](std::string_view key, std::string_view id) {
+    if (key.substr(0, prefix.size()) != prefix) return false;
+    return fn(key, id);
+  });
+}
+
+uint64_t PartitionedIndex::IndexBytes() const {
+  uint64_t bytes = 0;
+  for (const PartitionEntry& p : root_.partitions) bytes += p.size;
+  return bytes;
+}
+
+}  // namespace gulpdb::engine

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/core/index_source.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
 #include "index/partition_root.h"
@@ -89,36 +90,50 @@ void VerifyPartitionFile(const std::string& path, const index::PartitionEntry& e
 
 // A reader of a partitioned snapshot. Fetches a partition on first use,
 // verifies it (VerifyPartitionFile) and keeps it open; a partition that
-// fails is a CorruptionError naming its hash, never a wrong answer.
-class PartitionedIndex {
+// fails is a CorruptionError naming its hash, never a wrong answer. It is
+// the index source a Dataset reads through (OpenOnIndexSource,
+// engine/core/dataset_view.h).
+class PartitionedIndex : public IndexSource {
  public:
   // `name` names the snapshot in messages (a path or URL). The root must
   // have come from DecodePartitionRoot (or ValidatePartitionRoot).
   PartitionedIndex(index::PartitionRoot root, PartitionFetch fetch, std::string name);
-  ~PartitionedIndex();
+  ~PartitionedIndex() override;
   PartitionedIndex(const PartitionedIndex&) = delete;
   PartitionedIndex& operator=(const PartitionedIndex&) = delete;
 
   const index::PartitionRoot& root() const { return root_; }
-  const index::DatasetInfo& info() const { return info_; }
+  const index::DatasetInfo& info() const override { return info_; }
 
-  std::optional<index::VideoRecord> FindVideo(std::string_view id) const;
+  std::optional<index::VideoRecord> FindVideo(std::string_view id) const override;
   // Entries of the order table.
-  uint64_t OrderCount() const { return order_count_; }
+  uint64_t OrderCount() const override { return order_count_; }
   // The id at `position` (0-based) of the order table; nullopt past its end.
-  std::optional<std::string> OrderAt(uint64_t position) const;
-  std::optional<index::ChunkRecord> Chunk(uint32_t chunk) const;
+  std::optional<std::string> OrderAt(uint64_t position) const override;
+  void ScanOrder(std::string_view from, std::string_view to,
+                 const std::function<bool(std::string_view order_key, std::string_view id)>& fn)
+      const override;
+  std::vector<uint64_t> OrderBoundaries() const override;
+  std::optional<index::ChunkRecord> Chunk(uint32_t chunk) const override;
+  void ScanChunks(
+      const std::function<bool(uint32_t chunk, const index::ChunkRecord&)>& fn) const override;
   // Videos with from <= id < to (`to` empty: no upper bound) in id order;
   // `fn` returns false to stop.
   void ScanVideos(
       std::string_view from, std::string_view to,
-      const std::function<bool(std::string_view id, const index::VideoRecord&)>& fn) const;
+      const std::function<bool(std::string_view id, const index::VideoRecord&)>& fn) const override;
+  std::vector<std::pair<std::string, uint32_t>> MetaFields() const override;
+  void ScanMeta(
+      std::string_view prefix,
+      const std::function<bool(std::string_view key, std::string_view id)>& fn) const override;
+  uint64_t IndexBytes() const override;
   // Ids whose meta has `field` equal to the JSON value `json_value`, in the
   // meta index's order ((chunk, insertion) order). Values longer than the
   // inline limit (index/query_keys.h) are keyed by their checksum: the
   // caller checks each candidate's meta, as Dataset::Select does. Empty when
   // the field has no meta index.
-  std::vector<std::string> MetaLookup(std::string_view field, std::string_view json_value) const;
+  std::vector<std::string> MetaLookup(std::string_view field,
+                                      std::string_view json_value) const override;
 
   // Partitions fetched (first uses) so far.
   uint64_t fetches() const;

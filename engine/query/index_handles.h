@@ -10,17 +10,45 @@
 #ifndef GULPDB_ENGINE_QUERY_INDEX_HANDLES_H_
 #define GULPDB_ENGINE_QUERY_INDEX_HANDLES_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "engine/query/query_dbs.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
+#include "index/records.h"
 #include "index/seal.h"
 
 namespace gulpdb::engine {
+
+// What the query room reads of an index that is not an LMDB environment (a
+// partitioned snapshot; the storage core's IndexSource, engine/core/
+// index_source.h, extends it). Records come verified; a damaged one is a
+// CorruptionError. Thread-safe.
+class QuerySource {
+ public:
+  virtual ~QuerySource() = default;
+  // The record of video `id`; nullopt when there is none.
+  virtual std::optional<index::VideoRecord> FindVideo(std::string_view id) const = 0;
+  // Videos with from <= id < to (`to` empty: no upper bound) in id order;
+  // `fn` returns false to stop.
+  virtual void ScanVideos(
+      std::string_view from, std::string_view to,
+      const std::function<bool(std::string_view id, const index::VideoRecord&)>& fn) const = 0;
+  // The indexed meta fields: (name, field number), in name order.
+  virtual std::vector<std::pair<std::string, uint32_t>> MetaFields() const = 0;
+  // The meta index entries (index/query_keys.h) whose key starts with
+  // `prefix`, in key order; `fn` returns false to stop.
+  virtual void ScanMeta(
+      std::string_view prefix,
+      const std::function<bool(std::string_view key, std::string_view id)>& fn) const = 0;
+};
 
 struct IndexHandles {
   explicit IndexHandles(std::string dir_in) : dir(std::move(dir_in)) {}
@@ -32,6 +60,10 @@ struct IndexHandles {
   // Format 2 seals every video and chunk record (index/seal.h). Set at open
   // from DatasetInfo.
   bool sealed = false;
+  // Set for a dataset read through an index source (the storage core's
+  // OpenOnIndexSource, which owns it): the query room reads it instead of
+  // `env`, which is then null.
+  const QuerySource* source = nullptr;
 
   // `value` sealed under `key` when the dataset seals its records.
   std::string Seal(std::string_view key, std::string value) const;

@@ -2,10 +2,12 @@
 // meta index and split listings, and the Dataset calls that create and drop
 // meta indexes.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/json/json_text.h"
@@ -65,14 +67,95 @@ std::vector<Condition> Prepare(const std::vector<MetaCondition>& conditions,
   return out;
 }
 
-// The meta_data text of `id`'s record in `txn`, or nullopt when there is none.
-// The view lasts until the next record decode on this thread.
-std::optional<index::VideoMetaView> MetaOf(const engine::IndexHandles& ds, index::Txn& txn,
-                                           std::string_view id) {
-  std::string_view bytes;
-  if (!txn.Get(ds.videos, id, &bytes)) return std::nullopt;
-  return index::DecodeVideoMeta(ds.Unseal(id, bytes, index::RecordKind::kVideo), id);
-}
+// One snapshot of what the read side reads: a read transaction of the LMDB
+// index, or the dataset's index source (a partitioned snapshot). The one
+// place where the two differ.
+class IndexReader {
+ public:
+  explicit IndexReader(const engine::IndexHandles& ix) : ix_(ix) {
+    if (ix.source != nullptr) return;
+    ix.query.Refresh(*ix.env);
+    dbs_ = ix.query.Load();
+    txn_.emplace(ix.env->BeginRead());
+  }
+  const engine::IndexHandles& ix() const { return ix_; }
+
+  // The indexed fields: (name, number).
+  std::vector<std::pair<std::string, uint32_t>> Fields() {
+    if (ix_.source != nullptr) return ix_.source->MetaFields();
+    std::vector<std::pair<std::string, uint32_t>> out;
+    for (engine::MetaField& f : engine::ReadMetaFields(*txn_, dbs_)) {
+      out.emplace_back(std::move(f.name), f.number);
+    }
+    return out;
+  }
+
+  // The meta index entries whose key starts with `prefix`, in key order,
+  // until `fn` returns false.
+  void Entries(std::string_view prefix,
+               const std::function<bool(std::string_view key, std::string_view id)>& fn) {
+    if (ix_.source != nullptr) {
+      ix_.source->ScanMeta(prefix, fn);
+      return;
+    }
+    if (!dbs_.has_meta_index()) return;
+    index::Cursor cursor(*txn_, dbs_.meta_index);
+    for (bool ok = cursor.Seek(prefix); ok && StartsWith(cursor.key(), prefix);
+         ok = cursor.Next()) {
+      if (!fn(cursor.key(), cursor.value())) return;
+    }
+  }
+
+  // The meta of `id`'s record, or nullopt when there is none. The view lasts
+  // until the next call.
+  std::optional<index::VideoMetaView> Meta(std::string_view id) {
+    if (ix_.source != nullptr) {
+      record_ = ix_.source->FindVideo(id);
+      if (!record_) return std::nullopt;
+      return index::VideoMetaView{record_->chunk, record_->seq, record_->meta_data};
+    }
+    std::string_view bytes;
+    if (!txn_->Get(ix_.videos, id, &bytes)) return std::nullopt;
+    return index::DecodeVideoMeta(ix_.Unseal(id, bytes, index::RecordKind::kVideo), id);
+  }
+
+  // Every video in id order, until `fn` returns false.
+  void Videos(const std::function<bool(std::string_view id, const index::VideoMetaView&)>& fn) {
+    if (ix_.source != nullptr) {
+      ix_.source->ScanVideos({}, {}, [&](std::string_view id, const index::VideoRecord& r) {
+        return fn(id, index::VideoMetaView{r.chunk, r.seq, r.meta_data});
+      });
+      return;
+    }
+    index::Cursor cursor(*txn_, ix_.videos);
+    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+      const std::string_view id = cursor.key();
+      if (!fn(id, index::DecodeVideoMeta(ix_.Unseal(id, cursor.value(), index::RecordKind::kVideo),
+                                         id))) {
+        return;
+      }
+    }
+  }
+
+  // The split databases: none in an index source.
+  std::map<std::string, index::SplitHeader> SplitHeaders(const std::string& operation) {
+    if (ix_.source != nullptr) {
+      throw InvalidArgumentError(operation + " of " + ix_.dir +
+                                 ": a partitioned index snapshot does not carry named splits; "
+                                 "read them from the dataset itself");
+    }
+    return engine::ReadSplitHeaders(*txn_, dbs_);
+  }
+  std::vector<std::string> SplitIds(uint32_t split) {
+    return engine::ReadSplitIds(*txn_, dbs_, split);
+  }
+
+ private:
+  const engine::IndexHandles& ix_;
+  engine::QueryDbHandles dbs_;
+  std::optional<index::Txn> txn_;
+  std::optional<index::VideoRecord> record_;
+};
 
 // Whether the meta of video `id` satisfies every condition in `conditions`.
 bool Satisfies(std::string_view id, std::string_view meta_data,
@@ -92,23 +175,27 @@ bool Satisfies(std::string_view id, std::string_view meta_data,
 
 // The videos whose indexed field `c.field` has one of `c.values`, in
 // (chunk, insertion) order.
-std::vector<Match> Lookup(const engine::IndexHandles& ds, index::Txn& txn,
-                          const engine::QueryDbHandles& dbs, const Condition& c) {
+std::vector<Match> Lookup(IndexReader& reader, const Condition& c) {
   std::vector<Match> out;
   for (const std::string& value : c.values) {
     const size_t before = out.size();
     const std::string prefix = index::MetaValuePrefix(*c.field, value);
     const bool verify = index::MetaValueHashed(value);
-    index::Cursor cursor(txn, dbs.meta_index);
-    for (bool ok = cursor.Seek(prefix); ok && StartsWith(cursor.key(), prefix);
-         ok = cursor.Next()) {
+    std::vector<Match> candidates;
+    reader.Entries(prefix, [&](std::string_view key, std::string_view id) {
       Match m;
-      index::DecodeMetaEntryKey(cursor.key(), &m.chunk, &m.seq);
-      m.id = std::string(cursor.value());
+      index::DecodeMetaEntryKey(key, &m.chunk, &m.seq);
+      m.id = std::string(id);
+      candidates.push_back(std::move(m));
+      return true;
+    });
+    for (Match& m : candidates) {
       if (verify) {
         // Stored by length and checksum: make sure it is this value.
-        const std::optional<index::VideoMetaView> meta = MetaOf(ds, txn, m.id);
-        if (!meta || !Satisfies(m.id, meta->meta_data, {&c}, {c.quoted_key}, ds.dir)) continue;
+        const std::optional<index::VideoMetaView> meta = reader.Meta(m.id);
+        if (!meta || !Satisfies(m.id, meta->meta_data, {&c}, {c.quoted_key}, reader.ix().dir)) {
+          continue;
+        }
       }
       out.push_back(std::move(m));
     }
@@ -141,12 +228,10 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
   for (const Condition& c : prepared) {
     if (c.values.empty()) return {};
   }
-  ix.query.Refresh(*ix.env);
-  const engine::QueryDbHandles dbs = ix.query.Load();
-  index::Txn txn = ix.env->BeginRead();
-  for (const engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) {
+  IndexReader reader(ix);
+  for (const auto& [name, number] : reader.Fields()) {
     for (Condition& c : prepared) {
-      if (c.key == f.name) c.field = f.number;
+      if (c.key == name) c.field = number;
     }
   }
   std::vector<const Condition*> scanned;
@@ -158,7 +243,7 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
       scanned_keys.push_back(c.quoted_key);
       continue;
     }
-    std::vector<Match> found = Lookup(ix, txn, dbs, c);
+    std::vector<Match> found = Lookup(reader, c);
     matches = matches ? Intersect(std::move(*matches), found) : std::move(found);
     if (matches->empty()) return {};
   }
@@ -168,7 +253,7 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
     ids.reserve(matches->size());
     for (Match& m : *matches) {
       if (!scanned.empty()) {
-        const std::optional<index::VideoMetaView> meta = MetaOf(ix, txn, m.id);
+        const std::optional<index::VideoMetaView> meta = reader.Meta(m.id);
         if (!meta) {
           throw CorruptionError("select in " + ix.dir + ": the meta index lists id '" + m.id +
                                 "' that has no record");
@@ -182,15 +267,12 @@ std::vector<std::string> Dataset::Select(const std::vector<MetaCondition>& condi
   // No index for any key: read every record (in key order, which is cheap),
   // then order the matches as Ids() orders videos.
   std::vector<Match> found;
-  index::Cursor cursor(txn, ix.videos);
-  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-    const std::string_view id = cursor.key();
-    const index::VideoMetaView video =
-        index::DecodeVideoMeta(ix.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+  reader.Videos([&](std::string_view id, const index::VideoMetaView& video) {
     if (Satisfies(id, video.meta_data, scanned, scanned_keys, ix.dir)) {
       found.push_back(Match{video.chunk, video.seq, std::string(id)});
     }
-  }
+    return true;
+  });
   std::sort(found.begin(), found.end());
   ids.reserve(found.size());
   for (Match& m : found) ids.push_back(std::move(m.id));
@@ -243,34 +325,30 @@ bool Dataset::DropMetaIndex(std::string_view key, std::chrono::milliseconds lock
 }
 
 std::vector<std::string> Dataset::MetaIndexes() const {
-  const engine::IndexHandles& ix = engine::IndexOf(*this);
-  ix.query.Refresh(*ix.env);
-  const engine::QueryDbHandles dbs = ix.query.Load();
-  index::Txn txn = ix.env->BeginRead();
+  IndexReader reader(engine::IndexOf(*this));
   std::vector<std::string> names;
-  for (engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) names.push_back(std::move(f.name));
+  for (auto& field : reader.Fields()) names.push_back(std::move(field.first));
   return names;
 }
 
 std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>& keys) const {
   const engine::IndexHandles& ix = engine::IndexOf(*this);
   if (keys.empty()) return {};
-  ix.query.Refresh(*ix.env);
-  const engine::QueryDbHandles dbs = ix.query.Load();
-  index::Txn txn = ix.env->BeginRead();
+  IndexReader reader(ix);
   std::vector<bool> seen(keys.size(), false);
   std::vector<size_t> scanned;  // keys without a meta index
   std::map<std::string, uint32_t> fields;
-  for (const engine::MetaField& f : engine::ReadMetaFields(txn, dbs)) fields[f.name] = f.number;
+  for (const auto& [name, number] : reader.Fields()) fields[name] = number;
   for (size_t i = 0; i < keys.size(); ++i) {
     const auto field = fields.find(keys[i]);
     if (field == fields.end()) {
       scanned.push_back(i);
       continue;
     }
-    const std::string prefix = index::MetaFieldPrefix(field->second);
-    index::Cursor cursor(txn, dbs.meta_index);
-    seen[i] = cursor.Seek(prefix) && StartsWith(cursor.key(), prefix);
+    reader.Entries(index::MetaFieldPrefix(field->second), [&](std::string_view, std::string_view) {
+      seen[i] = true;
+      return false;
+    });
   }
   if (!scanned.empty()) {
     std::vector<std::string> quoted;
@@ -283,13 +361,9 @@ std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>&
       }
     }
     size_t missing = scanned.size();
-    index::Cursor cursor(txn, ix.videos);
     std::vector<std::string_view> values;
     std::string error;
-    for (bool ok = cursor.First(); ok && missing != 0; ok = cursor.Next()) {
-      const std::string_view id = cursor.key();
-      const index::VideoMetaView video =
-          index::DecodeVideoMeta(ix.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+    reader.Videos([&](std::string_view id, const index::VideoMetaView& video) {
       if (!engine::FindFirstEntryValues(video.meta_data, quoted, &values, &error)) {
         throw CorruptionError("look up meta keys in " + ix.dir + ": meta of id '" +
                               std::string(id) + "': " + error);
@@ -300,7 +374,8 @@ std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>&
           --missing;
         }
       }
-    }
+      return missing != 0;
+    });
   }
   std::vector<std::string> absent;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -310,12 +385,9 @@ std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>&
 }
 
 std::vector<SplitInfo> Dataset::Splits() const {
-  const engine::IndexHandles& ix = engine::IndexOf(*this);
-  ix.query.Refresh(*ix.env);
-  const engine::QueryDbHandles dbs = ix.query.Load();
-  index::Txn txn = ix.env->BeginRead();
+  IndexReader reader(engine::IndexOf(*this));
   std::vector<SplitInfo> out;
-  for (const auto& [name, header] : engine::ReadSplitHeaders(txn, dbs)) {
+  for (const auto& [name, header] : reader.SplitHeaders("list splits")) {
     out.push_back(SplitInfo{name, header.count});
   }
   return out;
@@ -323,10 +395,9 @@ std::vector<SplitInfo> Dataset::Splits() const {
 
 std::vector<std::string> Dataset::Split(std::string_view name) const {
   const engine::IndexHandles& ix = engine::IndexOf(*this);
-  ix.query.Refresh(*ix.env);
-  const engine::QueryDbHandles dbs = ix.query.Load();
-  index::Txn txn = ix.env->BeginRead();
-  const std::map<std::string, index::SplitHeader> headers = engine::ReadSplitHeaders(txn, dbs);
+  IndexReader reader(ix);
+  const std::map<std::string, index::SplitHeader> headers =
+      reader.SplitHeaders("read split '" + std::string(name) + "'");
   const auto it = headers.find(std::string(name));
   if (it == headers.end()) {
     std::string known;
@@ -335,7 +406,7 @@ std::vector<std::string> Dataset::Split(std::string_view name) const {
         "read split '" + std::string(name) + "' of " + ix.dir + ": no such split (" +
         (known.empty() ? std::string("the dataset has none") : "known splits: " + known) + ")");
   }
-  return engine::ReadSplitIds(txn, dbs, it->second.number);
+  return reader.SplitIds(it->second.number);
 }
 
 MetaCondition ParseMetaCondition(std::string_view term) {

@@ -307,6 +307,20 @@ class GULPDB_EXPORT Dataset {
   void ForEach(const std::function<bool(const VideoInfo&)>& fn) const;
   void ForEachInChunk(uint32_t chunk, const std::function<bool(const VideoInfo&)>& fn) const;
 
+  // Positional access to the order Ids() lists, without loading every id.
+  // The id at `position` (0 <= position < Count()); OutOfRangeError past the
+  // end. A local dataset finds it from the chunk records' live counts and a
+  // short walk inside one chunk (O(chunks) record reads plus O(videos per
+  // chunk)); a partitioned snapshot reads one order partition.
+  std::string IdAt(uint64_t position) const;
+  // The ids at positions [start, start + count), clipped at the end (empty
+  // past it), from one snapshot.
+  std::vector<std::string> IdsAt(uint64_t start, uint64_t count) const;
+  // The first position of each block of the order that is stored together
+  // (a partition of a partitioned snapshot; fixed blocks of 2048 positions
+  // for a local dataset), ascending, starting with 0 ({0} when empty).
+  std::vector<uint64_t> OrderBlocks() const;
+
   std::vector<ChunkInfo> Chunks() const;
   DatasetStats Stats() const;
 
@@ -358,7 +372,9 @@ class GULPDB_EXPORT Dataset {
   // naming the id for a record whose meta is not JSON.
   std::vector<std::string> AbsentMetaKeys(const std::vector<std::string>& keys) const;
 
-  // Every named split (Writer::SetSplit) with its size, sorted by name.
+  // Every named split (Writer::SetSplit) with its size, sorted by name. A
+  // partitioned index snapshot does not carry splits: on a dataset read
+  // through one, Splits and Split throw InvalidArgumentError saying so.
   std::vector<SplitInfo> Splits() const;
   // The ids of split `name`, in the order Writer::SetSplit was given them
   // (removed videos leave it). Throws NameNotFoundError naming the known
