@@ -505,6 +505,62 @@ BOOST_AUTO_TEST_CASE(a_download_killed_half_way_leaves_nothing_that_is_used) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(open_by_url_reads_a_video_fetching_the_root_and_a_partition_or_two) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 4000);
+  Push(dir, w.url, Partitioned());
+  const auto local = Dataset::Open(dir);
+  auto store = w.Store();
+  const index::PartitionRoot root = engine::FetchRoot(*store, w.Manifest(), "test");
+  const uint64_t index_bytes = IndexBytes(root);
+  w.FreshCache("fresh");
+  std::mt19937_64 rng(11);
+  const uint64_t n = rng() % 4000;
+  const std::string id = HashedId(n);
+  auto old_reader = Dataset::Open(w.url);
+  {
+    const JpegFrames got = old_reader->ReadJpegs(id);
+    const JpegFrames want = local->ReadJpegs(id);
+    BOOST_REQUIRE_EQUAL(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(got[i] == want[i]);
+  }
+  const RemoteInfo fresh = *GetRemoteInfo(*old_reader);
+  BOOST_TEST(fresh.partitioned);
+  BOOST_TEST(fresh.snapshot_sha256 == w.Manifest().root_sha256);
+  BOOST_TEST_MESSAGE("fresh open + one video: "
+                     << fresh.bytes_received << " bytes, " << fresh.partitions_downloaded
+                     << " partitions; the index is " << index_bytes << " bytes");
+  BOOST_TEST(fresh.partitions_downloaded >= 1u);
+  BOOST_TEST(fresh.partitions_downloaded <= 2u);
+  BOOST_TEST(fresh.bytes_received < index_bytes / 4);
+  BOOST_TEST(old_reader->Stats().videos == 4000u);
+
+  // 1% more, pushed: a warm node re-opens fetching little; the old reader
+  // keeps reading its generation.
+  AppendVideos(dir, 4000, 4040);
+  w.FreshCache("pusher");  // the pusher is another machine
+  Push(dir, w.url, Partitioned());
+  w.FreshCache("fresh");
+  auto reopened = Dataset::Open(w.url);
+  BOOST_REQUIRE_EQUAL(reopened->ReadJpegs(HashedId(4005)).size(), 16u);
+  BOOST_REQUIRE_EQUAL(reopened->ReadJpegs(id).size(), 16u);
+  const RemoteInfo warm = *GetRemoteInfo(*reopened);
+  BOOST_TEST_MESSAGE("warm re-open + two videos: " << warm.bytes_received << " bytes, "
+                                                   << warm.partitions_downloaded << " partitions");
+  BOOST_TEST(warm.generation == fresh.generation + 1);
+  BOOST_TEST(warm.bytes_received <= index_bytes * 3 / 100 + 2 * 16 * 1024 + 64 * 1024);
+  BOOST_TEST(reopened->Stats().videos == 4040u);
+  for (uint64_t k = 0; k < 4000; k += 400) {
+    BOOST_REQUIRE_EQUAL(old_reader->ReadJpegs(HashedId(k)).size(), 16u);
+  }
+  BOOST_CHECK_THROW(old_reader->ReadJpegs(HashedId(4005)), NotFoundError);
+  BOOST_TEST(old_reader->Stats().videos == 4000u);
+  // Positional access and queries on the partitioned snapshot.
+  BOOST_TEST(reopened->IdAt(0) == local->IdAt(0));
+  BOOST_TEST(reopened->Select("label", "7") == Dataset::Open(dir)->Select("label", "7"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -107,6 +107,8 @@ struct Manifest {
   uint64_t root_size = 0;
   std::string root_sha256;
   bool partitioned() const { return !root_key.empty(); }
+  // What names the index: the root's SHA-256, or the snapshot's.
+  const std::string& index_sha256() const { return partitioned() ? root_sha256 : snapshot_sha256; }
   uint64_t videos = 0;
   uint64_t frames = 0;
   std::vector<ManifestChunk> chunks;  // by number
