@@ -5,12 +5,14 @@
 // manifest, the query databases), so it lives beside the front door.
 #include <fcntl.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 
 #include "engine/core/chunk_bytes.h"
 #include "engine/core/dataset_view.h"
+#include "engine/core/index_source.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/open.h"
 #include "engine/query/query_txn.h"
@@ -19,6 +21,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
 #include "index/crc32c.h"
+#include "index/query_keys.h"
 #include "util/file_io.h"
 #include "util/thread_pool.h"
 
@@ -40,9 +43,17 @@ struct ChunkState {
 class Checker {
  public:
   Checker(Dataset& ds, const CheckOptions& options, CheckReport* report)
-      : ds_(ds), remote_(engine::RemoteSourceOf(ds)), options_(options), report_(report) {}
+      : ds_(ds),
+        remote_(engine::RemoteSourceOf(ds)),
+        source_(engine::IndexSourceOf(ds)),
+        options_(options),
+        report_(report) {}
 
   void Run() {
+    if (source_ != nullptr) {
+      RunOnIndexSource();
+      return;
+    }
     CheckSources();
     CheckChunks();
     CheckChunkNumbers();
@@ -91,8 +102,20 @@ class Checker {
       uint32_t n = 0;
       try {
         n = cursor.number();
+        AddChunk(n, cursor.record());
+      } catch (const CorruptionError& e) {
+        Problem("chunk record " + std::to_string(n), e.what());
+      }
+    }
+  }
+
+  // Opens chunk `n` (whose record is `record`) and reports what is wrong
+  // with its file or object.
+  void AddChunk(uint32_t n, index::ChunkRecord record) {
+    {
+      {
         ChunkState state;
-        state.record = cursor.record();
+        state.record = std::move(record);
         // A published dataset's chunk is the object its manifest names,
         // read as readers read it (engine::OpenChunkBytes).
         const engine::ManifestChunk* object = Published() ? remote_->Chunk(n) : nullptr;
@@ -117,10 +140,89 @@ class Checker {
         }
         chunks_.emplace(n, std::move(state));
         ++report_->chunks;
-      } catch (const CorruptionError& e) {
-        Problem("chunk record " + std::to_string(n), e.what());
       }
     }
+  }
+
+  // A dataset read through a partitioned snapshot (an index source): every
+  // partition is fetched (and verified as it is opened) by walking every
+  // kind; records are checked against the chunks as for a local dataset,
+  // the order table and the meta index against the records. A partition
+  // that fails ends the walk of its kind with a problem naming it.
+  void RunOnIndexSource() {
+    const std::string where = "partitioned index of " + ds_.dir();
+    auto walk = [&](const char* what, const std::function<void()>& fn) {
+      try {
+        fn();
+      } catch (const Error& e) {
+        Problem(where, std::string(what) + ": " + e.what());
+      }
+    };
+    walk("chunk list", [&] {
+      source_->ScanChunks([&](uint32_t n, const index::ChunkRecord& record) {
+        AddChunk(n, record);
+        return true;
+      });
+    });
+    const index::DatasetInfo& info = source_->info();
+    for (uint32_t n : info.dirty_chunks) {
+      if (chunks_.count(n) == 0) {
+        Problem(where, "the dataset info lists chunk " + std::to_string(n) +
+                           " as being written, but the index has no such chunk");
+      }
+    }
+    std::vector<std::pair<std::string, index::VideoRecord>> batch;
+    const uint64_t total = source_->OrderCount();
+    auto check_batch = [&] {
+      CheckBatch(batch);
+      if (options_.progress) options_.progress(report_->videos, total);
+      batch.clear();
+    };
+    walk("videos", [&] {
+      source_->ScanVideos({}, {}, [&](std::string_view id, const index::VideoRecord& record) {
+        batch.emplace_back(std::string(id), record);
+        if (batch.size() >= kBatch) check_batch();
+        return true;
+      });
+    });
+    check_batch();
+    uint64_t order = 0;
+    walk("order table", [&] {
+      source_->ScanOrder({}, {}, [&](std::string_view key, std::string_view id) {
+        ++order;
+        const std::optional<index::VideoRecord> record = source_->FindVideo(id);
+        if (!record || index::OrderKey(record->chunk, record->seq) != key) {
+          Problem("id '" + std::string(id) + "'",
+                  record ? "the order table lists it at another place than its record"
+                         : "the order table lists it but it has no record");
+        }
+        return true;
+      });
+    });
+    if (order != report_->videos || order != total) {
+      Problem(where, "the order table has " + std::to_string(order) + " entries (the root says " +
+                         std::to_string(total) + ") for " + std::to_string(report_->videos) +
+                         " videos");
+    }
+    walk("meta index", [&] {
+      source_->ScanMeta({}, [&](std::string_view key, std::string_view id) {
+        uint32_t chunk = 0;
+        uint64_t seq = 0;
+        index::DecodeMetaEntryKey(key, &chunk, &seq);
+        const std::optional<index::VideoRecord> record = source_->FindVideo(id);
+        if (!record || record->chunk != chunk || record->seq != seq) {
+          Problem("id '" + std::string(id) + "'",
+                  "a meta index entry points to it at a place where its record is not");
+        }
+        return true;
+      });
+    });
+    if (info.total_videos != report_->videos || info.total_frames != report_->frames) {
+      Problem(where, "dataset totals say " + std::to_string(info.total_videos) + " videos / " +
+                         std::to_string(info.total_frames) + " frames, found " +
+                         std::to_string(report_->videos) + " / " + std::to_string(report_->frames));
+    }
+    CheckChunkTotals();
   }
 
   // The dataset info's view of the chunks: every chunk listed dirty (being
@@ -297,30 +399,37 @@ class Checker {
         }
         exhausted = !cursor.Valid();
       }
-      engine::DecodePoolOf(ds_).ParallelFor(batch.size(), [&](size_t i) {
-        const auto& [id, record] = batch[i];
-        auto it = chunks_.find(record.chunk);
-        if (it == chunks_.end()) {
-          Problem("id '" + id + "'", "points to chunk " + std::to_string(record.chunk) +
-                                         " which the index does not have");
-          return;
-        }
-        CheckFrames(id, record, it->second);
-      });
-      for (const auto& [id, record] : batch) {
-        auto it = chunks_.find(record.chunk);
-        if (it != chunks_.end()) {
-          ++it->second.live_videos;
-          it->second.live_bytes += record.frame_bytes();
-        }
-        ++report_->videos;
-        report_->frames += record.frames.size();
-      }
+      CheckBatch(batch);
       if (options_.progress) options_.progress(report_->videos, total);
     }
   }
 
-  void CheckTotals() {
+  // Checks a batch of videos against their chunks (on the decode pool) and
+  // counts them.
+  void CheckBatch(const std::vector<std::pair<std::string, index::VideoRecord>>& batch) {
+    engine::DecodePoolOf(ds_).ParallelFor(batch.size(), [&](size_t i) {
+      const auto& [id, record] = batch[i];
+      auto it = chunks_.find(record.chunk);
+      if (it == chunks_.end()) {
+        Problem("id '" + id + "'", "points to chunk " + std::to_string(record.chunk) +
+                                       " which the index does not have");
+        return;
+      }
+      CheckFrames(id, record, it->second);
+    });
+    for (const auto& [id, record] : batch) {
+      auto it = chunks_.find(record.chunk);
+      if (it != chunks_.end()) {
+        ++it->second.live_videos;
+        it->second.live_bytes += record.frame_bytes();
+      }
+      ++report_->videos;
+      report_->frames += record.frames.size();
+    }
+  }
+
+  // Each chunk record's counts against its videos.
+  void CheckChunkTotals() {
     for (const auto& [n, c] : chunks_) {
       if (c.live_videos != c.record.live_videos || c.live_bytes != c.record.live_bytes) {
         Problem(c.record.file_name,
@@ -330,6 +439,10 @@ class Checker {
       }
       if (c.file && c.size == 0 && c.live_videos > 0) Problem(c.record.file_name, "is empty");
     }
+  }
+
+  void CheckTotals() {
+    CheckChunkTotals();
     const engine::IndexTxn txn(ds_);
     const uint64_t videos = txn.VideoCount();
     const uint64_t order = txn.OrderCount();
@@ -351,6 +464,7 @@ class Checker {
 
   const Dataset& ds_;
   const engine::RemoteSource* remote_;  // null unless opened from a published manifest
+  const engine::IndexSource* source_;   // null unless read through a partitioned snapshot
   const CheckOptions& options_;
   CheckReport* report_;
   std::mutex mu_;
@@ -373,6 +487,12 @@ CheckReport Check(const std::string& dir, const CheckOptions& options) {
     return report;
   }
   Checker(*ds, options, &report).Run();
+  return report;
+}
+
+CheckReport engine::CheckOpenDataset(Dataset& dataset, const CheckOptions& options) {
+  CheckReport report;
+  Checker(dataset, options, &report).Run();
   return report;
 }
 

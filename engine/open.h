@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gulpdb/dataset.h"
+#include "gulpdb/interop.h"
 
 namespace gulpdb::engine {
 
@@ -16,6 +17,10 @@ namespace gulpdb::engine {
 // `check_sources` it opens such a dataset anyway, for the health check.
 std::unique_ptr<Dataset> OpenDataset(const std::string& dir, const OpenOptions& options,
                                      bool check_sources);
+
+// gulpdb::Check (interop.h) of a dataset already open: one read through a
+// partitioned snapshot (OpenOnIndexSource) walks every partition.
+CheckReport CheckOpenDataset(Dataset& dataset, const CheckOptions& options);
 
 }  // namespace gulpdb::engine
 

@@ -274,6 +274,35 @@ void BindLookups(py::class_<DatasetHandle>& cls) {
           },
           "Every id in (chunk, insertion) order.")
       .def(
+          "id_at",
+          [](const DatasetHandle& h, uint64_t position) {
+            auto ds = h.Get();
+            py::gil_scoped_release release;
+            return ds->IdAt(position);
+          },
+          py::arg("position"), "The id at a position of the order ids() lists.")
+      .def(
+          "ids_at",
+          [](const DatasetHandle& h, uint64_t start, uint64_t count) {
+            auto ds = h.Get();
+            std::vector<std::string> ids;
+            {
+              py::gil_scoped_release release;
+              ids = ds->IdsAt(start, count);
+            }
+            return ids;
+          },
+          py::arg("start"), py::arg("count"),
+          "The ids at positions [start, start + count), clipped at the end.")
+      .def(
+          "order_blocks",
+          [](const DatasetHandle& h) {
+            auto ds = h.Get();
+            py::gil_scoped_release release;
+            return ds->OrderBlocks();
+          },
+          "The first position of each block of the order stored together.")
+      .def(
           "find",
           [](const DatasetHandle& h, const py::handle& id_object) {
             auto ds = h.Get();

@@ -316,6 +316,22 @@ class Dataset(MetaQueries):
         """Every id in (chunk, insertion) order, as one list."""
         return self._native().ids()
 
+    def id_at(self, position: int) -> str:
+        """The id at ``position`` of the order :meth:`ids` lists (0 <= position <
+        ``len(self)``), without loading every id; IndexError past the end."""
+        return self._native().id_at(position)
+
+    def ids_at(self, start: int, count: int) -> List[str]:
+        """The ids at positions ``[start, start + count)`` of the order, clipped at
+        the end (empty past it)."""
+        return self._native().ids_at(start, count)
+
+    def order_blocks(self) -> List[int]:
+        """The first position of each block of the order that is stored together
+        (a partition of a partitioned snapshot; 2048 positions locally),
+        ascending, starting with 0."""
+        return self._native().order_blocks()
+
     def info(self, id: VideoId) -> _gulpdb.VideoInfo:
         """The index entry of ``id``: chunk, frame_info, checksums, meta_data text."""
         return self._native().info(id)

@@ -298,6 +298,12 @@ class NativeDataset:
         """True if the id exists."""
     def ids(self) -> List[str]:
         """Every id in (chunk, insertion) order."""
+    def id_at(self, position: int) -> str:
+        """The id at a position of the order ids() lists."""
+    def ids_at(self, start: int, count: int) -> List[str]:
+        """The ids at positions [start, start + count), clipped at the end."""
+    def order_blocks(self) -> List[int]:
+        """The first position of each block of the order stored together."""
     def find(self, id: _Id) -> Optional[VideoInfo]:
         """The video's index entry, or None."""
     def info(self, id: _Id) -> VideoInfo:
