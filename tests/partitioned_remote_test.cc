@@ -561,6 +561,49 @@ BOOST_AUTO_TEST_CASE(open_by_url_reads_a_video_fetching_the_root_and_a_partition
   BOOST_TEST(reopened->Select("label", "7") == Dataset::Open(dir)->Select("label", "7"));
 }
 
+BOOST_AUTO_TEST_CASE(switching_between_whole_and_partitioned_snapshots_obsoletes_the_other) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 500);
+  Push(dir, w.url, Partitioned());
+  const engine::Manifest partitioned = w.Manifest();
+  auto store = w.Store();
+  const index::PartitionRoot root = engine::FetchRoot(*store, partitioned, "test");
+  auto pinned = Dataset::Open(w.url);  // a reader of the partitioned generation
+  // The same dataset, whole: a version 1 manifest; the root and its
+  // partitions wait out the grace period for readers like `pinned`.
+  const PushReport whole = Push(dir, w.url);
+  BOOST_TEST(whole.published);
+  BOOST_TEST(whole.snapshot_uploaded);
+  const engine::Manifest m = w.Manifest();
+  BOOST_TEST(m.version == engine::kManifestVersionSnapshot);
+  BOOST_TEST(!m.partitioned());
+  std::set<std::string> obsolete;
+  for (const engine::ManifestObsolete& o : m.obsolete) obsolete.insert(o.key);
+  BOOST_TEST(obsolete.count(partitioned.root_key) == 1u);
+  for (const index::PartitionEntry& p : root.partitions) {
+    BOOST_TEST(obsolete.count(engine::PartitionKey(p.sha256)) == 1u);
+  }
+  w.FreshCache("whole");
+  BOOST_TEST(Dataset::Open(w.url)->ReadJpegs(HashedId(3)).size() == 16u);
+  BOOST_TEST(pinned->ReadJpegs(HashedId(4)).size() == 16u);
+  // And back: the partitions are named again (off the obsolete list), the
+  // whole snapshot becomes obsolete.
+  const PushReport back = Push(dir, w.url, Partitioned());
+  BOOST_TEST(back.published);
+  BOOST_TEST(back.partitions_uploaded == 0u);  // still in the store
+  const engine::Manifest again = w.Manifest();
+  BOOST_TEST(again.partitioned());
+  std::set<std::string> obsolete_again;
+  for (const engine::ManifestObsolete& o : again.obsolete) obsolete_again.insert(o.key);
+  BOOST_TEST(obsolete_again.count(m.snapshot_key) == 1u);
+  for (const index::PartitionEntry& p : root.partitions) {
+    BOOST_TEST(obsolete_again.count(engine::PartitionKey(p.sha256)) == 0u);
+  }
+  w.FreshCache("back");
+  BOOST_TEST(Dataset::Open(w.url)->ReadJpegs(HashedId(5)).size() == 16u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
