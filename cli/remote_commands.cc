@@ -33,6 +33,13 @@ void PrintPushReport(const PushReport& r, const std::string& where) {
       static_cast<double>(r.snapshot_bytes) / 1e6, r.snapshot_uploaded ? "" : " (unchanged)",
       static_cast<unsigned long long>(r.objects_obsoleted),
       static_cast<unsigned long long>(r.objects_deleted), r.seconds);
+  if (r.partitioned) {
+    std::printf("partitioned index: %llu partitions, %llu uploaded (%.1f MB), root %.1f kB%s\n",
+                static_cast<unsigned long long>(r.partitions),
+                static_cast<unsigned long long>(r.partitions_uploaded),
+                static_cast<double>(r.partition_bytes_uploaded) / 1e6,
+                static_cast<double>(r.root_bytes) / 1e3, r.root_uploaded ? "" : " (unchanged)");
+  }
   if (r.foreign_objects_replaced + r.foreign_objects_deleted > 0) {
     std::printf(
         "overwrote what other pushes or tools had left there: %llu objects replaced, %llu "
@@ -70,12 +77,16 @@ int RunPush(const std::vector<std::string>& args) {
       "allow-unconditional-writes", po::bool_switch(&options.allow_unconditional_writes),
       "push to a store that ignores conditional writes (If-None-Match/If-Match), which is "
       "refused otherwise; safe only if no two pushes to the prefix ever run at once")(
-      "quiet,q", po::bool_switch(&quiet), "no progress output");
+      "partitioned", po::bool_switch(&options.partitioned),
+      "publish the index as a partitioned snapshot (partitions named by their SHA-256 and a "
+      "root): readers fetch only the partitions they use, and a push uploads only partitions "
+      "that changed; older gulpdb versions cannot read it")("quiet,q", po::bool_switch(&quiet),
+                                                            "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION] [--overwrite] "
-             "[--allow-unconditional-writes]",
+             "[--allow-unconditional-writes] [--partitioned]",
              o, {"dir", "url"}, &vm)) {
     return 0;
   }

@@ -41,6 +41,11 @@ py::dict ReportDict(const PushReport& r) {
   out["gmeta_uploaded"] = r.gmeta_uploaded;
   out["snapshot_uploaded"] = r.snapshot_uploaded;
   out["snapshot_bytes"] = r.snapshot_bytes;
+  out["partitioned"] = r.partitioned;
+  out["partitions"] = r.partitions;
+  out["partitions_uploaded"] = r.partitions_uploaded;
+  out["partition_bytes_uploaded"] = r.partition_bytes_uploaded;
+  out["root_bytes"] = r.root_bytes;
   out["objects_obsoleted"] = r.objects_obsoleted;
   out["objects_deleted"] = r.objects_deleted;
   out["foreign_objects_replaced"] = r.foreign_objects_replaced;
@@ -51,8 +56,11 @@ py::dict ReportDict(const PushReport& r) {
 
 py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
                 const py::object& grace, const py::object& progress, const std::string& index_dir,
-                bool overwrite, bool allow_unconditional_writes) {
+                bool overwrite, bool allow_unconditional_writes, bool partitioned,
+                uint64_t partition_bytes) {
   PushOptions options;
+  options.partitioned = partitioned;
+  options.partition_bytes = partition_bytes;
   options.index_dir = index_dir;
   options.overwrite = overwrite;
   options.allow_unconditional_writes = allow_unconditional_writes;
@@ -98,6 +106,8 @@ py::object RemoteInfoPy(const DatasetHandle& h) {
   out["snapshot_path"] = info->snapshot_path;
   out["requests"] = info->requests;
   out["bytes_received"] = info->bytes_received;
+  out["partitioned"] = info->partitioned;
+  out["partitions_downloaded"] = info->partitions_downloaded;
   return std::move(out);
 }
 
@@ -107,6 +117,7 @@ void BindRemote(py::module_& m) {
   m.def("push", &PushPy, py::arg("path"), py::arg("url"), py::arg("jobs") = 4,
         py::arg("grace") = py::none(), py::arg("progress") = py::none(), py::arg("index_dir") = "",
         py::arg("overwrite") = false, py::arg("allow_unconditional_writes") = false,
+        py::arg("partitioned") = false, py::arg("partition_bytes") = 0,
         "Publishes a local dataset (or its changes) to s3://bucket/prefix; returns a report.");
   m.def("publish_snapshot", &PublishSnapshotPy, py::arg("path"), py::arg("grace") = py::none(),
         "Publishes a snapshot of the index beside the dataset (gulpdb snapshot).");

@@ -141,6 +141,14 @@ std::string SnapshotKey(const std::string& sha256) {
   return std::string(kSnapshotDir) + "/" + sha256 + ".mdb";
 }
 
+std::string PartitionKey(const std::string& sha256) {
+  return std::string(kPartitionDir) + "/" + sha256;
+}
+
+std::string RootKey(const std::string& sha256) {
+  return std::string(kRootDir) + "/" + sha256 + ".root";
+}
+
 std::string PromiseText(uint64_t length, uint32_t crc32c) {
   char hex[16];
   std::snprintf(hex, sizeof(hex), "%08x", crc32c);
@@ -192,12 +200,21 @@ std::string SerializeManifest(const Manifest& m) {
   }
   out += ",\n \"chunks_published\": ";
   out += m.chunks_published ? "true" : "false";
-  out += ",\n \"snapshot\": {";
-  AppendKeyValue(&out, "key", m.snapshot_key);
-  out += ", ";
-  AppendKeyNumber(&out, "size", m.snapshot_size);
-  out += ", ";
-  AppendKeyValue(&out, "sha256", m.snapshot_sha256);
+  if (m.partitioned()) {
+    out += ",\n \"root\": {";
+    AppendKeyValue(&out, "key", m.root_key);
+    out += ", ";
+    AppendKeyNumber(&out, "size", m.root_size);
+    out += ", ";
+    AppendKeyValue(&out, "sha256", m.root_sha256);
+  } else {
+    out += ",\n \"snapshot\": {";
+    AppendKeyValue(&out, "key", m.snapshot_key);
+    out += ", ";
+    AppendKeyNumber(&out, "size", m.snapshot_size);
+    out += ", ";
+    AppendKeyValue(&out, "sha256", m.snapshot_sha256);
+  }
   out += "},\n ";
   AppendKeyNumber(&out, "videos", m.videos);
   out += ", ";
@@ -280,11 +297,24 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
   if (!m.dataset.empty() && !IsUuid(m.dataset)) top.Fail("\"dataset\" is not a UUID");
   m.push_id = top.String("push", false);
   m.chunks_published = top.Bool("chunks_published");
-  const Fields snapshot(top.Raw("snapshot"), "\"snapshot\"", where);
-  m.snapshot_key = snapshot.Key("key");
-  m.snapshot_size = snapshot.Unsigned("size");
-  m.snapshot_sha256 = snapshot.String("sha256");
-  if (!IsHex64(m.snapshot_sha256)) snapshot.Fail("\"sha256\" is not 64 lowercase hex digits");
+  if (m.version >= kManifestVersionPartitioned) {
+    // A partitioned snapshot: the manifest names its root.
+    const Fields index_root(top.Raw("root"), "\"root\"", where);
+    m.root_key = index_root.Key("key");
+    m.root_size = index_root.Unsigned("size");
+    m.root_sha256 = index_root.String("sha256");
+    if (!IsHex64(m.root_sha256)) index_root.Fail("\"sha256\" is not 64 lowercase hex digits");
+    if (m.root_size > kMaxRootBytes) {
+      index_root.Fail("\"size\" is " + std::to_string(m.root_size) +
+                      " bytes, more than a root may be");
+    }
+  } else {
+    const Fields snapshot(top.Raw("snapshot"), "\"snapshot\"", where);
+    m.snapshot_key = snapshot.Key("key");
+    m.snapshot_size = snapshot.Unsigned("size");
+    m.snapshot_sha256 = snapshot.String("sha256");
+    if (!IsHex64(m.snapshot_sha256)) snapshot.Fail("\"sha256\" is not 64 lowercase hex digits");
+  }
   m.videos = top.Unsigned("videos");
   m.frames = top.Unsigned("frames");
   m.grace_seconds = top.Signed("grace_seconds");

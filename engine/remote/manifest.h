@@ -31,9 +31,22 @@ inline constexpr const char* kMetaPush = "gulpdb-push";        // the push's id
 inline constexpr const char* kMetaPrefix = "gulpdb-prefix";
 inline constexpr const char* kManifestHistoryDir = "gulpdb.manifests";  // /<generation>.json
 inline constexpr const char* kSnapshotDir = "gulpdb.snapshots";         // /<sha256>.mdb
+// A partitioned snapshot (engine/partition/partitions.h): its partitions and
+// roots, each named by the SHA-256 of its bytes.
+inline constexpr const char* kPartitionDir = "gulpdb.partitions";  // /<sha256>
+inline constexpr const char* kRootDir = "gulpdb.roots";            // /<sha256>.root
 // Where `gulpdb snapshot DIR` publishes, inside the dataset directory.
 inline constexpr const char* kLocalSnapshotStore = "gulpdb.snapshot";
-inline constexpr uint32_t kManifestVersion = 1;
+// The version a manifest naming a whole snapshot is written with, and the
+// one naming a partitioned snapshot's root: a reader that knows only
+// version 1 refuses a version 2 manifest ("a newer gulpdb wrote it")
+// instead of misreading it. The highest version this gulpdb reads is
+// kManifestVersion.
+inline constexpr uint32_t kManifestVersionSnapshot = 1;
+inline constexpr uint32_t kManifestVersionPartitioned = 2;
+inline constexpr uint32_t kManifestVersion = kManifestVersionPartitioned;
+// A root larger than this is refused (about 10^6 partitions).
+inline constexpr uint64_t kMaxRootBytes = uint64_t{256} << 20;
 // A manifest larger than this is refused (about 10^6 chunks).
 inline constexpr uint64_t kMaxManifestBytes = uint64_t{256} << 20;
 
@@ -41,6 +54,9 @@ inline constexpr uint64_t kMaxManifestBytes = uint64_t{256} << 20;
 std::string ManifestHistoryKey(uint64_t generation);
 // The snapshot object of an index whose SHA-256 is `sha256`.
 std::string SnapshotKey(const std::string& sha256);
+// The object of the partition / the root whose SHA-256 is `sha256`.
+std::string PartitionKey(const std::string& sha256);
+std::string RootKey(const std::string& sha256);
 
 struct ManifestChunk {
   uint32_t number = 0;
@@ -70,7 +86,7 @@ struct ManifestObsolete {
 };
 
 struct Manifest {
-  uint32_t version = kManifestVersion;
+  uint32_t version = kManifestVersionSnapshot;
   uint64_t generation = 0;
   int64_t created_unix = 0;
   std::string creator;
@@ -82,9 +98,17 @@ struct Manifest {
   // True when the chunk objects are in the store (push); false for a local
   // snapshot, whose readers read the dataset's chunk files in place.
   bool chunks_published = true;
+  // Version 1: the whole index snapshot. Version 2 (partitioned): empty,
+  // and root_* name the root of the partitioned snapshot instead.
   std::string snapshot_key;
   uint64_t snapshot_size = 0;
   std::string snapshot_sha256;  // 64 lowercase hex digits
+  std::string root_key;
+  uint64_t root_size = 0;
+  std::string root_sha256;
+  bool partitioned() const { return !root_key.empty(); }
+  // What names the index: the root's SHA-256, or the snapshot's.
+  const std::string& index_sha256() const { return partitioned() ? root_sha256 : snapshot_sha256; }
   uint64_t videos = 0;
   uint64_t frames = 0;
   std::vector<ManifestChunk> chunks;  // by number

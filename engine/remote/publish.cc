@@ -23,7 +23,11 @@
 //   4. write and upload the .gmeta of every chunk whose videos changed, and
 //      label2idx.json; empty the .gmeta of chunks that are gone (a GulpIO
 //      reader then sees their videos once, in their new chunk);
-//   5. upload the snapshot (content-addressed: skipped when present);
+//   5. upload the snapshot (content-addressed: skipped when present); or,
+//      partitioned (PushOptions::partitioned), build the partitions against
+//      the published root (fetched and verified in step 2; the partitions it
+//      lists come through the node cache) and upload those the store does
+//      not hold, then the root (both content-addressed);
 //   6. claim the generation (its manifest copy, created only if absent), then
 //      swap the manifest (only if it still has the ETag read in step 2): the
 //      one step that makes the new state visible;
@@ -41,6 +45,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -54,12 +59,15 @@
 #include "engine/core/dataset_view.h"
 #include "engine/core/fault_injection.h"
 #include "engine/gulpio/gmeta.h"
+#include "engine/partition/partitions.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
+#include "engine/remote/partition_cache.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "index/crc32c.h"
+#include "index/partition_root.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "remote/s3_config.h"
@@ -482,9 +490,27 @@ class Publisher {
     next.dataset = dataset_;
     next.push_id = push_id_;
     next.chunks_published = publish_chunks_;
-    next.snapshot_key = SnapshotKey(snapshot_sha256_);
-    next.snapshot_size = snapshot_size_;
-    next.snapshot_sha256 = snapshot_sha256_;
+    if (options_.partitioned) {
+      BuildIndexPartitions(tmp.path());
+      next.version = kManifestVersionPartitioned;
+      if (SameIndex(build_.root, old_root_)) {
+        // An unchanged index keeps its root (the new one would differ only
+        // in its generation number), so that nothing is published.
+        next.root_key = old_->root_key;
+        next.root_size = old_->root_size;
+        next.root_sha256 = old_->root_sha256;
+        next_index_keys_.erase(RootKey(build_.root_sha256));
+        next_index_keys_.insert(next.root_key);
+      } else {
+        next.root_key = RootKey(build_.root_sha256);
+        next.root_size = build_.root_bytes.size();
+        next.root_sha256 = build_.root_sha256;
+      }
+    } else {
+      next.snapshot_key = SnapshotKey(snapshot_sha256_);
+      next.snapshot_size = snapshot_size_;
+      next.snapshot_sha256 = snapshot_sha256_;
+    }
     const DatasetStats stats = snapshot_->Stats();
     next.videos = stats.videos;
     next.frames = stats.frames;
@@ -498,12 +524,16 @@ class Publisher {
       UploadGmeta(tmp.path(), &next.chunks);
       UploadLabels(&next);
     }
-    if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
-      Writing();
-      WriteFile(next.snapshot_key, snapshot_file_, snapshot_size_, WriteFor(next.snapshot_key));
-      report_.snapshot_uploaded = true;
+    if (options_.partitioned) {
+      UploadPartitions(next);
+    } else {
+      if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
+        Writing();
+        WriteFile(next.snapshot_key, snapshot_file_, snapshot_size_, WriteFor(next.snapshot_key));
+        report_.snapshot_uploaded = true;
+      }
+      report_.snapshot_bytes = snapshot_size_;
     }
-    report_.snapshot_bytes = snapshot_size_;
     std::vector<std::string> expired;
     next.obsolete = Obsolete(next, &expired);
     if (!old_ || Changed(next) || !expired.empty()) {
@@ -523,6 +553,7 @@ class Publisher {
       report_.generation = old_->generation;
     }
     if (lease_) lease_->Release();
+    if (options_.partitioned) SeedCache();
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return report_;
   }
@@ -569,6 +600,161 @@ class Publisher {
     dataset_ = snapshot_->Stats().uuid;
     if (conditional_ && !IsUuid(dataset_)) {
       throw CorruptionError(what_ + ": the index's dataset UUID '" + dataset_ + "' is not a UUID");
+    }
+  }
+
+  // 2b. The root the published manifest names, GET and verified (never
+  // more bytes than the manifest says): the build diffs against it, and the
+  // partitions it lists are named objects of the published dataset.
+  void ReadPublishedRoot() { old_root_ = FetchRoot(store_, *old_, what_); }
+
+  // The index objects the published manifest names: its snapshot, or its
+  // root and the root's partitions.
+  std::vector<std::string> OldIndexKeys() const {
+    std::vector<std::string> keys;
+    if (!old_) return keys;
+    if (!old_->snapshot_key.empty()) keys.push_back(old_->snapshot_key);
+    if (old_->partitioned()) keys.push_back(old_->root_key);
+    if (old_root_) {
+      for (const index::PartitionEntry& p : old_root_->partitions) {
+        keys.push_back(PartitionKey(p.sha256));
+      }
+    }
+    return keys;
+  }
+
+  // 5a. The partitions of the snapshot copy, against the published root.
+  // The published root's partitions come through the node cache (a pusher
+  // that pushed before, or read the dataset, has them).
+  void BuildIndexPartitions(const std::string& tmp) {
+    PartitionOptions options;
+    options.target_bytes = PartitionTarget();
+    partition_dir_ = tmp + "/partitions";
+    if (old_root_) {
+      // The store outlives the build; the fetch holds it only meanwhile.
+      std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
+      options.previous = NodeCacheFetch(store, *old_root_, what_, std::chrono::minutes(10));
+    }
+    try {
+      build_ =
+          BuildPartitions(*snapshot_, old_root_ ? &*old_root_ : nullptr, options, partition_dir_);
+    } catch (const Error& e) {
+      e.ThrowWithContext(what_ + ": ");
+    }
+    next_index_keys_.insert(RootKey(build_.root_sha256));
+    for (const index::PartitionEntry& p : build_.root.partitions) {
+      next_index_keys_.insert(PartitionKey(p.sha256));
+    }
+  }
+
+  // The partitions this push built go into the machine's partition cache
+  // (hard links: the temporary folder is in the cache's file system), so
+  // that the next push, or a reader here, does not download them. Best
+  // effort.
+  void SeedCache() {
+    const std::string cache = PartitionCacheDirectory();
+    for (const std::string& sha : build_.new_partitions) {
+      const std::string from = partition_dir_ + "/" + sha;
+      const std::string to = cache + "/" + sha;
+      try {
+        util::MakeDirectories(cache);
+      } catch (const Error&) {
+        return;
+      }
+      if (::link(from.c_str(), to.c_str()) != 0 && errno != EEXIST) return;
+    }
+    try {
+      if (const uint64_t bound = CacheBytesBound(); bound != 0) EvictPartitions(cache, bound);
+    } catch (const Error&) {
+      // A malformed bound is reported by the next read.
+    }
+  }
+
+  // Whether `root` lists the same partitions, dataset info and meta fields
+  // as the published root.
+  static bool SameIndex(const index::PartitionRoot& root,
+                        const std::optional<index::PartitionRoot>& old) {
+    if (!old || root.dataset_info != old->dataset_info ||
+        root.partitions.size() != old->partitions.size() ||
+        root.meta_fields.size() != old->meta_fields.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < root.meta_fields.size(); ++i) {
+      if (root.meta_fields[i].name != old->meta_fields[i].name ||
+          root.meta_fields[i].number != old->meta_fields[i].number) {
+        return false;
+      }
+    }
+    for (size_t i = 0; i < root.partitions.size(); ++i) {
+      const index::PartitionEntry& a = root.partitions[i];
+      const index::PartitionEntry& b = old->partitions[i];
+      if (a.sha256 != b.sha256 || a.kind != b.kind || a.generation != b.generation ||
+          a.first_key != b.first_key || a.last_key != b.last_key ||
+          a.first_position != b.first_position || a.count != b.count || a.size != b.size) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  uint64_t PartitionTarget() const {
+    if (options_.partition_bytes != 0) return options_.partition_bytes;
+    const char* value = std::getenv("GULPDB_TEST_PARTITION_BYTES");
+    if (value == nullptr || value[0] == '\0') return uint64_t{1} << 20;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(value, &end, 10);
+    if (end == value || *end != '\0' || n == 0) {
+      throw InvalidArgumentError(std::string("GULPDB_TEST_PARTITION_BYTES '") + value +
+                                 "': not a number of bytes");
+    }
+    return n;
+  }
+
+  // 5b. Partitions the store does not hold (new ones, and any the listing
+  // lacks), then the root. Every object is named by its content: one that is
+  // listed with the right size is not written again.
+  void UploadPartitions(const Manifest& next) {
+    std::vector<const index::PartitionEntry*> todo;
+    std::set<std::string> seen;
+    for (const index::PartitionEntry& p : build_.root.partitions) {
+      if (!seen.insert(p.sha256).second) continue;
+      const std::string key = PartitionKey(p.sha256);
+      const auto listed = listing_.find(key);
+      if (listed != listing_.end() && listed->second.size == p.size &&
+          foreign_set_.count(key) == 0) {
+        continue;
+      }
+      if (!util::PathExists(partition_dir_ + "/" + p.sha256)) {
+        throw CorruptionError(what_ + ": the partition " + store_.Name(key) +
+                              " that the published root lists is not in the store (" +
+                              (listed == listing_.end()
+                                   ? std::string("missing")
+                                   : std::to_string(listed->second.size) +
+                                         " bytes, the root says " + std::to_string(p.size)) +
+                              "): it was deleted or replaced behind the manifest's back");
+      }
+      todo.push_back(&p);
+    }
+    if (!todo.empty()) Writing();
+    std::atomic<uint64_t> bytes{0};
+    util::ParallelFor(todo.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
+      const index::PartitionEntry& p = *todo[k];
+      const std::string key = PartitionKey(p.sha256);
+      WriteFile(key, partition_dir_ + "/" + p.sha256, p.size, WriteFor(key));
+      bytes.fetch_add(p.size);
+    });
+    report_.partitioned = true;
+    report_.partitions = build_.root.partitions.size();
+    report_.partitions_uploaded = todo.size();
+    report_.partition_bytes_uploaded = bytes.load();
+    report_.root_bytes = next.root_size;
+    const auto listed = listing_.find(next.root_key);
+    if (next.root_sha256 == build_.root_sha256 &&
+        (listed == listing_.end() || listed->second.size != next.root_size ||
+         foreign_set_.count(next.root_key) != 0)) {
+      Writing();
+      Write(next.root_key, build_.root_bytes, WriteFor(next.root_key));
+      report_.root_uploaded = true;
     }
   }
 
@@ -656,6 +842,7 @@ class Publisher {
     if (old_) {
       for (const ManifestChunk& c : old_->chunks) old_chunks_.emplace(c.key, c);
       for (const ManifestObsolete& o : old_->obsolete) old_obsolete_.emplace(o.key, o);
+      if (old_->partitioned()) ReadPublishedRoot();
     }
     if (conditional_) FindForeign();
   }
@@ -690,7 +877,8 @@ class Publisher {
     std::set<std::string> named = {kManifestKey, kPushLeaseKey};
     if (old_) {
       named.insert(ManifestHistoryKey(old_->generation));
-      named.insert(old_->snapshot_key);
+      if (!old_->snapshot_key.empty()) named.insert(old_->snapshot_key);
+      for (const std::string& key : OldIndexKeys()) named.insert(key);
       if (!old_->label2idx_key.empty()) named.insert(old_->label2idx_key);
       for (const ManifestChunk& c : old_->chunks) {
         named.insert(c.key);
@@ -990,7 +1178,9 @@ class Publisher {
   // after publishing), plus what `next` supersedes now, and what interrupted
   // pushes of this dataset left (kept for the grace period too).
   std::vector<ManifestObsolete> Obsolete(const Manifest& next, std::vector<std::string>* expired) {
-    std::set<std::string> named = {next.snapshot_key, ManifestHistoryKey(next.generation)};
+    std::set<std::string> named = {ManifestHistoryKey(next.generation)};
+    if (!next.snapshot_key.empty()) named.insert(next.snapshot_key);
+    named.insert(next_index_keys_.begin(), next_index_keys_.end());
     for (const ManifestChunk& c : next.chunks) {
       named.insert(c.key);
       if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
@@ -1040,9 +1230,13 @@ class Publisher {
         out.push_back(std::move(o));
         ++removed_chunks_;
       }
-      supersede(old_->snapshot_key);
+      uint64_t superseded = 0;
+      for (const std::string& key : OldIndexKeys()) {
+        if (named.count(key) == 0 && listed.count(key) == 0) ++superseded;
+        supersede(key);
+      }
       if (!old_->label2idx_key.empty()) supersede(old_->label2idx_key);
-      report_.objects_obsoleted = removed_chunks_ + (named.count(old_->snapshot_key) == 0 ? 1 : 0);
+      report_.objects_obsoleted = removed_chunks_ + superseded;
     }
     for (const std::string& key : leftovers_) supersede(key);
     return out;
@@ -1050,7 +1244,10 @@ class Publisher {
 
   // Whether `next` says anything the published manifest does not.
   bool Changed(const Manifest& next) const {
-    if (next.snapshot_sha256 != old_->snapshot_sha256 || removed_chunks_ != 0) return true;
+    if (next.snapshot_sha256 != old_->snapshot_sha256 || next.root_sha256 != old_->root_sha256 ||
+        removed_chunks_ != 0) {
+      return true;
+    }
     if (next.dataset != old_->dataset) return true;
     if (next.chunks.size() != old_->chunks.size()) return true;
     for (size_t i = 0; i < next.chunks.size(); ++i) {
@@ -1161,6 +1358,7 @@ class Publisher {
     if (foreign_set_.empty()) return;
     std::set<std::string> named = {kManifestKey, kPushLeaseKey, next.snapshot_key,
                                    ManifestHistoryKey(next.generation)};
+    named.insert(next_index_keys_.begin(), next_index_keys_.end());
     for (const ManifestChunk& c : next.chunks) {
       named.insert(c.key);
       named.insert(c.gmeta_key);
@@ -1194,6 +1392,12 @@ class Publisher {
   std::string snapshot_sha256_;
   uint64_t snapshot_size_ = 0;
   std::unique_ptr<Dataset> snapshot_;
+  // Partitioned: the published root (if the published manifest names one),
+  // the build, and the keys of the new root and its partitions.
+  std::optional<index::PartitionRoot> old_root_;
+  BuildResult build_;
+  std::string partition_dir_;
+  std::set<std::string> next_index_keys_;
 
   std::optional<Manifest> old_;               // this dataset's published manifest
   std::optional<Manifest> foreign_manifest_;  // another dataset's, to overwrite
@@ -1241,6 +1445,11 @@ PushReport Push(const std::string& dir, const std::string& url, const PushOption
 
 PushReport PublishSnapshot(const std::string& dir, const PushOptions& options) {
   engine::RequireLocalDataset(dir, "snapshot");
+  if (options.partitioned) {
+    throw InvalidArgumentError("snapshot " + dir +
+                               ": a partitioned snapshot is published by push only; publish the "
+                               "whole snapshot here");
+  }
   std::unique_ptr<engine::ObjectStore> store =
       engine::OpenLocalStore(dir + "/" + engine::kLocalSnapshotStore);
   return engine::Publisher(dir, *store, /*publish_chunks=*/false, options).Run();

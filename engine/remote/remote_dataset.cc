@@ -10,6 +10,8 @@
 
 #include "engine/core/chunk_bytes.h"
 #include "engine/core/dataset_view.h"
+#include "engine/partition/partitions.h"
+#include "engine/remote/partition_cache.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "remote/errors.h"
@@ -47,11 +49,57 @@ std::string GraceText(int64_t seconds) {
   return std::to_string(seconds) + " s";
 }
 
+// Opens the partitioned snapshot a version 2 manifest describes: its root
+// GET and verified, every partition through the node cache on first use.
+std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Manifest manifest,
+                                         const std::string& dir, const OpenOptions& options,
+                                         std::chrono::milliseconds lock_wait) {
+  const std::string what = "open dataset " + dir;
+  index::PartitionRoot root = FetchRoot(*store, manifest, what);
+  // O(1) agreement of the manifest with its root, before anything is read.
+  uint64_t chunks = 0, videos = 0;
+  for (const index::PartitionEntry& p : root.partitions) {
+    if (p.kind == index::PartitionKind::kChunks) chunks += p.count;
+    if (p.kind == index::PartitionKind::kOrder) videos += p.count;
+  }
+  const index::DatasetInfo info_record = index::DecodeDatasetInfo(
+      root.dataset_info, "partition root " + store->Name(manifest.root_key));
+  if (manifest.chunks.size() != chunks || manifest.videos != videos ||
+      manifest.frames != info_record.total_frames) {
+    throw CorruptionError(
+        what + ": the manifest (generation " + std::to_string(manifest.generation) + ") lists " +
+        std::to_string(manifest.chunks.size()) + " chunks, " + std::to_string(manifest.videos) +
+        " videos and " + std::to_string(manifest.frames) + " frames, its root " +
+        std::to_string(chunks) + ", " + std::to_string(videos) + " and " +
+        std::to_string(info_record.total_frames) + ": the manifest does not describe its snapshot");
+  }
+  auto counters = std::make_shared<PartitionCacheCounters>();
+  PartitionFetch fetch = NodeCacheFetch(store, root, what, lock_wait, counters);
+  auto index = std::make_shared<const PartitionedIndex>(std::move(root), std::move(fetch), dir);
+  RemoteInfo info;
+  info.url = store->url();
+  info.generation = manifest.generation;
+  info.created = IsoTime(manifest.created_unix);
+  info.snapshot_sha256 = manifest.root_sha256;
+  info.dataset_uuid = manifest.dataset;
+  info.snapshot_bytes = manifest.root_size;
+  info.snapshot_downloaded = true;
+  info.snapshot_path = PartitionCacheDirectory();
+  info.partitioned = true;
+  auto source =
+      std::make_shared<RemoteSource>(std::move(store), std::move(manifest), std::move(info));
+  source->CountPartitions(counters);
+  return OpenOnIndexSource(dir, options, std::move(index), std::move(source));
+}
+
 // Opens the dataset `manifest` describes: its snapshot from the cache (or
 // downloaded now), opened as the dataset `dir`.
 std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manifest manifest,
                                       const std::string& dir, const OpenOptions& options,
                                       std::chrono::milliseconds lock_wait) {
+  if (manifest.partitioned()) {
+    return OpenPartitioned(std::move(store), std::move(manifest), dir, options, lock_wait);
+  }
   const CachedSnapshot snapshot = EnsureSnapshot(*store, manifest, lock_wait);
   std::shared_ptr<index::Env> env = OpenSnapshotEnv(snapshot.dir);
   // Before anything walks a tree of it (AttachEnv reads the databases).
@@ -130,6 +178,7 @@ RemoteInfo RemoteSource::info() const {
   const remote::ClientStats stats = store_->stats();
   out.requests = stats.requests;
   out.bytes_received = stats.bytes_received;
+  if (partitions_) out.partitions_downloaded = partitions_->downloads.load();
   return out;
 }
 
@@ -408,7 +457,7 @@ std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const Open
   }
   // (GULPDB_TEST_BUG=pickle-generation: the generation alone, as before.)
   if (((!options.expected_snapshot_sha256.empty() &&
-        manifest.snapshot_sha256 != options.expected_snapshot_sha256) ||
+        manifest.index_sha256() != options.expected_snapshot_sha256) ||
        (!options.expected_dataset_uuid.empty() &&
         manifest.dataset != options.expected_dataset_uuid)) &&
       !util::TestBugEnabled("pickle-generation")) {
@@ -420,7 +469,7 @@ std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const Open
         "open dataset " + store->url() +
         (options.generation != 0 ? " generation " + std::to_string(options.generation) : "") +
         ": the manifest " + store->Name(key) + " now names " +
-        identity(manifest.snapshot_sha256, manifest.dataset) + ", not the " +
+        identity(manifest.index_sha256(), manifest.dataset) + ", not the " +
         identity(options.expected_snapshot_sha256, options.expected_dataset_uuid) +
         " this reader was opened on: the prefix was overwritten (wiped and pushed to again, or "
         "another dataset pushed there); open the URL anew to read what is there now");

@@ -51,6 +51,8 @@
 
 namespace gulpdb::engine {
 
+struct PartitionCacheCounters;  // partition_cache.h
+
 // The ChunkSource (engine/core/chunk_source.h) of a dataset opened from a
 // published manifest: the storage core reads chunks and the label map
 // through it.
@@ -62,6 +64,11 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   const Manifest& manifest() const { return manifest_; }
   // What GetRemoteInfo reports (request counters filled in on the way out).
   RemoteInfo info() const;
+  // A partitioned snapshot's reader: info() reports its downloads. Before
+  // the source is shared.
+  void CountPartitions(std::shared_ptr<const PartitionCacheCounters> counters) {
+    partitions_ = std::move(counters);
+  }
 
   // The manifest's entry for chunk `number`, or null.
   const ManifestChunk* Chunk(uint32_t number) const;
@@ -115,6 +122,7 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   std::shared_ptr<ObjectStore> store_;
   Manifest manifest_;
   RemoteInfo info_;
+  std::shared_ptr<const PartitionCacheCounters> partitions_;
   // verified_[i]: manifest_.chunks[i] agreed with the snapshot's record.
   std::unique_ptr<std::atomic<bool>[]> verified_;
   mutable std::mutex etags_mutex_;

@@ -112,6 +112,16 @@ struct PushOptions {
   // R2 do): without them two pushes at once could replace objects a
   // published manifest names. true pushes anyway; run one push at a time.
   bool allow_unconditional_writes = false;
+  // Publish the index as a partitioned snapshot (docs/remote_datasets.md,
+  // "Partitioned snapshots"): immutable partitions named by their SHA-256
+  // (only those the published root does not list are uploaded) and a root
+  // the manifest names, instead of the whole index snapshot. Readers fetch
+  // the root and only the partitions they use. Its manifest is version 2:
+  // a gulpdb that reads only version 1 refuses it ("upgrade").
+  bool partitioned = false;
+  // With `partitioned`: a partition is cut at about this many bytes; 0:
+  // $GULPDB_TEST_PARTITION_BYTES (for tests), else 1 MiB.
+  uint64_t partition_bytes = 0;
 };
 
 struct PushReport {
@@ -123,6 +133,16 @@ struct PushReport {
   uint64_t gmeta_uploaded = 0;
   bool snapshot_uploaded = false;
   uint64_t snapshot_bytes = 0;
+  // A partitioned push (PushOptions::partitioned): the partitions the root
+  // lists, those uploaded (not listed by the published root, nor in the
+  // store already) and their bytes, the root's size and whether it was
+  // uploaded. snapshot_* stay false / 0.
+  bool partitioned = false;
+  uint64_t partitions = 0;
+  uint64_t partitions_uploaded = 0;
+  uint64_t partition_bytes_uploaded = 0;
+  uint64_t root_bytes = 0;
+  bool root_uploaded = false;
   uint64_t objects_obsoleted = 0;         // newly superseded, kept for the grace period
   uint64_t objects_deleted = 0;           // whose grace period was over
   uint64_t foreign_objects_replaced = 0;  // with PushOptions::overwrite
@@ -162,13 +182,18 @@ GULPDB_EXPORT PushReport PublishSnapshot(const std::string& dir, const PushOptio
 struct RemoteInfo {
   std::string url;  // the store ("s3://bucket/prefix", or the snapshot folder)
   uint64_t generation = 0;
-  std::string created;  // UTC, ISO 8601
-  std::string snapshot_sha256;
-  std::string dataset_uuid;  // the published dataset's identity ("" before gulpdb recorded one)
+  std::string created;          // UTC, ISO 8601
+  std::string snapshot_sha256;  // of the partitioned snapshot's root when `partitioned`
+  std::string dataset_uuid;     // the published dataset's identity ("" before gulpdb recorded one)
   uint64_t snapshot_bytes = 0;
   bool snapshot_downloaded = false;  // this open downloaded it (else it was cached)
   std::string snapshot_path;         // the cached copy
-  uint64_t requests = 0;             // made by the dataset so far
+  // A partitioned snapshot: snapshot_bytes is the root's size, and
+  // partitions are fetched on first use (partitions_downloaded so far by
+  // this dataset; the others were in the machine's cache).
+  bool partitioned = false;
+  uint64_t partitions_downloaded = 0;
+  uint64_t requests = 0;  // made by the dataset so far
   uint64_t bytes_received = 0;
 };
 

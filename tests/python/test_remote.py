@@ -547,3 +547,59 @@ def test_the_cache_is_the_engines_when_home_is_unset(monkeypatch):
         gulpdb._gulpdb.cache_directory()
     with pytest.raises(ValueError, match="none of GULPDB_CACHE, XDG_CACHE_HOME or HOME is set"):
         cache_root()
+
+
+# ---- partitioned snapshots -----------------------------------------------------------------
+
+
+def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, tmp_path,
+                                                                          monkeypatch):
+    local = SmallDataset(str(tmp_path / "local"), videos=12, frames_per_video=5)
+    report = gulpdb.push(local.path, remote.url, partitioned=True)
+    assert report["published"] and report["partitioned"] and not report["snapshot_uploaded"]
+    assert report["partitions"] >= 3 and report["partitions_uploaded"] == report["partitions"]
+    assert report["root_bytes"] > 0
+    manifest = json.loads(remote.boto3().get_object(
+        Bucket=BUCKET, Key=remote.key("gulpdb.manifest.json"))["Body"].read())
+    assert manifest["version"] == 2 and "snapshot" not in manifest
+    assert manifest["root"]["key"] == f"gulpdb.roots/{manifest['root']['sha256']}.root"
+    monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "fresh"))
+    with gulpdb.Dataset(local.path) as ld, gulpdb.Dataset(remote.url) as ds:
+        info = ds.remote_info
+        assert info["partitioned"] and info["partitions_downloaded"] == 0
+        assert info["snapshot_sha256"] == manifest["root"]["sha256"]
+        assert ds.ids() == ld.ids() and len(ds) == 12
+        assert jpeg_digests(ds) == jpeg_digests(ld)
+        for id_ in ds.ids():
+            assert ds.meta(id_) == local.meta[id_]
+        assert ds.remote_info["partitions_downloaded"] >= 1
+    assert sorted(os.listdir(tmp_path / "fresh" / "partitions"))
+    # Unchanged: nothing published. The command line pushes it too.
+    assert not gulpdb.push(local.path, remote.url, partitioned=True)["published"]
+    out = run_cli("push", local.path, remote.url + "-cli", "--partitioned", "-q").stdout
+    assert "partitioned index" in out
+    listed = [json.loads(line)["id"] for line in
+              run_cli("ls", remote.url + "-cli", "--json").stdout.splitlines()
+              if line.startswith("{")]
+    assert listed == gulpdb.Dataset(local.path).ids()
+    shown = json.loads(run_cli("show", remote.url + "-cli", "video_2", "--json").stdout)
+    assert shown["frame_info"] == [list(f) for f in gulpdb.Dataset(local.path).info("video_2")
+                                   .frame_info]
+
+
+def test_the_cache_bound_is_read_from_the_environment(remote, tmp_path, monkeypatch):
+    local = SmallDataset(str(tmp_path / "local"), videos=6, frames_per_video=3)
+    gulpdb.push(local.path, remote.url, partitioned=True)
+    monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "fresh"))
+    monkeypatch.setenv("GULPDB_CACHE_BYTES", "1")
+    with gulpdb.Dataset(remote.url) as ds:
+        assert len(ds.read_jpegs(ds.ids()[0])) == 3
+        assert os.listdir(tmp_path / "fresh" / "partitions")
+        held = [n for n in os.listdir(tmp_path / "fresh" / "partitions") if len(n) == 64]
+        assert held
+    # Closed: every partition is evicted (the bound is 1 byte).
+    del ds
+    import gc
+    gc.collect()
+    left = [n for n in os.listdir(tmp_path / "fresh" / "partitions") if len(n) == 64]
+    assert left == []

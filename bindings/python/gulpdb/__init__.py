@@ -207,6 +207,7 @@ def push(
     index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     overwrite: bool = False,
     allow_unconditional_writes: bool = False,
+    partitioned: bool = False,
 ) -> Dict[str, Any]:
     """Publishes the local dataset ``path`` to ``url`` (``s3://bucket/prefix``).
 
@@ -233,12 +234,18 @@ def push(
         allow_unconditional_writes: push to a store that does not honour
             conditional writes (If-None-Match / If-Match), which is refused
             otherwise; safe only while no two pushes to this place run at once.
+        partitioned: publish the index as a partitioned snapshot (partitions
+            named by their SHA-256 plus a small root): readers fetch only the
+            partitions they use, and a push uploads only partitions that
+            changed. gulpdb versions that predate it refuse to open it.
 
     Returns:
         ``{'published', 'generation', 'chunks', 'chunks_uploaded',
         'bytes_uploaded', 'gmeta_uploaded', 'snapshot_uploaded',
         'snapshot_bytes', 'objects_obsoleted', 'objects_deleted',
-        'foreign_objects_replaced', 'foreign_objects_deleted', 'seconds'}``.
+        'foreign_objects_replaced', 'foreign_objects_deleted', 'seconds',
+        'partitioned', 'partitions', 'partitions_uploaded',
+        'partition_bytes_uploaded', 'root_bytes'}``.
 
     Raises:
         gulpdb.CorruptionError: a local chunk no longer holds bytes a published
@@ -260,6 +267,7 @@ def push(
         index_dir=os.fspath(index_dir) if index_dir is not None else "",
         overwrite=bool(overwrite),
         allow_unconditional_writes=bool(allow_unconditional_writes),
+        partitioned=bool(partitioned),
     )
 
 

@@ -455,6 +455,8 @@ def push(
     index_dir: str = "",
     overwrite: bool = False,
     allow_unconditional_writes: bool = False,
+    partitioned: bool = False,
+    partition_bytes: int = 0,
 ) -> Dict[str, Any]:
     """Publishes a local dataset to s3://bucket/prefix; see :func:`gulpdb.push`."""
 

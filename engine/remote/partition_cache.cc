@@ -1,0 +1,381 @@
+#include "engine/remote/partition_cache.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "engine/remote/manifest.h"
+#include "gulpdb/error.h"
+#include "gulpdb/remote.h"
+#include "remote/errors.h"
+#include "remote/payload_hash.h"
+#include "util/file_io.h"
+
+namespace gulpdb::engine {
+namespace {
+
+std::atomic<uint64_t> g_counter{0};
+
+bool IsHex64(const std::string& name) {
+  if (name.size() != 64) return false;
+  for (char c : name) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Marks a partition as used now (LRU order). Best effort.
+void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+
+// An open descriptor of `path` holding a shared flock, or an invalid one
+// when there is no such file (or it was evicted or set aside meanwhile: the
+// descriptor must still be the file under the name once the lock is held).
+util::UniqueFd Lease(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return util::UniqueFd();
+  util::UniqueFd owner(fd);
+  while (::flock(fd, LOCK_SH) != 0) {
+    if (errno != EINTR) return util::UniqueFd();
+  }
+  struct stat held {
+  }, named{};
+  if (::fstat(fd, &held) != 0 || ::stat(path.c_str(), &named) != 0 || held.st_dev != named.st_dev ||
+      held.st_ino != named.st_ino) {
+    return util::UniqueFd();
+  }
+  return owner;
+}
+
+// "" when the file is the partition `entry` names; what is wrong otherwise.
+std::string Problem(const std::string& path, const index::PartitionEntry& entry) {
+  try {
+    VerifyPartitionFile(path, entry);
+  } catch (const CorruptionError& e) {
+    return e.what();
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Removes downloads left by processes that are gone.
+void RemoveDeadDownloads(const std::string& dir) {
+  for (const std::string& name : util::ListDirectory(dir)) {
+    if (name.rfind(".download.", 0) != 0 && name.rfind(".damaged.", 0) != 0) continue;
+    const long pid = std::strtol(name.c_str() + name.find('.', 1) + 1, nullptr, 10);
+    if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;
+    if (pid == ::getpid() && name.rfind(".download.", 0) == 0) continue;  // another thread's
+    util::RemoveFileQuietly(dir + "/" + name);
+  }
+}
+
+// The shared locks one reader holds, released when the last copy of its
+// fetch function goes.
+class Leases {
+ public:
+  explicit Leases(std::string dir) : dir_(std::move(dir)) {}
+  ~Leases() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      held_.clear();
+    }
+    uint64_t bound = 0;
+    try {
+      bound = CacheBytesBound();
+    } catch (const Error&) {
+      return;
+    }
+    if (bound != 0) EvictPartitions(dir_, bound);
+  }
+  Leases(const Leases&) = delete;
+  Leases& operator=(const Leases&) = delete;
+
+  bool Held(const std::string& sha256) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return held_.count(sha256) != 0;
+  }
+  void Add(const std::string& sha256, util::UniqueFd fd) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_.emplace(sha256, std::move(fd));
+  }
+
+ private:
+  const std::string dir_;
+  mutable std::mutex mutex_;
+  std::map<std::string, util::UniqueFd> held_;
+};
+
+class Fetcher {
+ public:
+  Fetcher(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root, std::string what,
+          std::chrono::milliseconds lock_wait, std::shared_ptr<PartitionCacheCounters> counters)
+      : store_(std::move(store)),
+        what_(std::move(what)),
+        lock_wait_(lock_wait),
+        counters_(counters ? std::move(counters) : std::make_shared<PartitionCacheCounters>()),
+        dir_(PartitionCacheDirectory()),
+        leases_(std::make_shared<Leases>(dir_)) {
+    for (const index::PartitionEntry& p : root.partitions) entries_.emplace(p.sha256, p);
+  }
+
+  std::string operator()(const std::string& sha256) const {
+    const auto it = entries_.find(sha256);
+    if (it == entries_.end() || !IsHex64(sha256)) {
+      throw CorruptionError(what_ + ": fetch partition '" + sha256 +
+                            "': the root does not list it");
+    }
+    const index::PartitionEntry& entry = it->second;
+    const std::string path = dir_ + "/" + sha256;
+    if (leases_->Held(sha256)) {
+      Touch(path);
+      return path;
+    }
+    // The fast path: cached, and still the partition the root names.
+    std::string damage;
+    if (util::UniqueFd fd = Lease(path); fd.valid()) {
+      damage = Problem(path, entry);
+      if (damage.empty()) return Use(sha256, path, std::move(fd));
+    }
+    util::MakeDirectories(dir_);
+    const std::string lock_path = dir_ + "/.lock." + sha256.substr(0, 2);
+    std::optional<util::FileLock> lock;
+    try {
+      lock.emplace(lock_path, lock_wait_, store_->Name(PartitionKey(sha256)));
+    } catch (const BusyError&) {
+      throw BusyError(what_ + ": another process has been downloading partition " + sha256 +
+                      " into " + dir_ + " for more than " +
+                      std::to_string(lock_wait_.count() / 1000) + " s");
+    }
+    // Another process may have fetched (or repaired) it meanwhile.
+    if (util::UniqueFd fd = Lease(path); fd.valid()) {
+      damage = Problem(path, entry);
+      if (damage.empty()) return Use(sha256, path, std::move(fd));
+      // Damaged: out of the way (readers that hold it keep their copy).
+      const std::string aside = dir_ + "/.damaged." + std::to_string(::getpid()) + "." +
+                                std::to_string(g_counter.fetch_add(1));
+      util::Rename(path, aside);
+      util::RemoveFileQuietly(aside);
+    }
+    RemoveDeadDownloads(dir_);
+    util::UniqueFd fd;
+    try {
+      fd = Download(entry, path);
+    } catch (const Error& e) {
+      if (damage.empty()) throw;
+      throw CorruptionError(what_ + ": the cached partition " + path + " is damaged (" + damage +
+                            "); it was removed, and fetching it again failed: " + e.what());
+    }
+    lock.reset();
+    counters_->downloads.fetch_add(1);
+    counters_->bytes.fetch_add(entry.size);
+    std::string out = Use(sha256, path, std::move(fd));
+    if (const uint64_t bound = CacheBytesBound(); bound != 0) EvictPartitions(dir_, bound);
+    return out;
+  }
+
+ private:
+  std::string Use(const std::string& sha256, const std::string& path, util::UniqueFd fd) const {
+    Touch(path);
+    leases_->Add(sha256, std::move(fd));
+    return path;
+  }
+
+  // Downloads the partition into a temporary file, verifies it and renames
+  // it to `path`; returns a descriptor of it holding a shared lock (taken
+  // before the rename, so that no evictor can take it first).
+  util::UniqueFd Download(const index::PartitionEntry& entry, const std::string& path) const {
+    constexpr int kDownloads = 3;
+    const std::string key = PartitionKey(entry.sha256);
+    const std::string name = "partition " + store_->Name(key);
+    for (int attempt = 1;; ++attempt) {
+      const std::string tmp = dir_ + "/.download." + std::to_string(::getpid()) + "." +
+                              std::to_string(g_counter.fetch_add(1));
+      try {
+        try {
+          store_->GetToFile(key, tmp, entry.size);
+        } catch (const NotFoundError& e) {
+          throw CorruptionError(what_ + ": " + name +
+                                " is missing: it was deleted behind the manifest's back (" +
+                                e.what() + ")");
+        } catch (const remote::ObjectTooLargeError& e) {
+          throw CorruptionError(what_ + ": " + name + " is larger than the " +
+                                std::to_string(entry.size) +
+                                " bytes the root says: it was replaced behind the manifest's "
+                                "back; the download stopped there (" +
+                                e.what() + ")");
+        }
+        util::UniqueFd fd = util::OpenFile(tmp, O_RDONLY);
+        const uint64_t size = util::FileSize(fd.get(), tmp);
+        if (size != entry.size) {
+          throw CorruptionError(what_ + ": " + name + " is " + std::to_string(size) +
+                                " bytes, the root says " + std::to_string(entry.size) +
+                                ": it was replaced behind the manifest's back");
+        }
+        const std::string sha = remote::Sha256HexOfFile(fd.get(), tmp, 0, size);
+        if (sha != entry.sha256) {
+          if (attempt < kDownloads) {
+            util::RemoveFileQuietly(tmp);
+            continue;
+          }
+          throw CorruptionError(what_ + ": " + name + " has SHA-256 " + sha +
+                                ", the root names it by " + entry.sha256 + " (" +
+                                std::to_string(kDownloads) +
+                                " downloads): it was changed behind the manifest's back");
+        }
+        try {
+          VerifyPartitionFile(tmp, entry);
+        } catch (const CorruptionError& e) {
+          throw CorruptionError(what_ + ": " + name + " is not a sound partition: " + e.what());
+        }
+        util::DataSync(fd.get(), tmp);
+        while (::flock(fd.get(), LOCK_SH) != 0) {
+          if (errno != EINTR) break;
+        }
+        util::Rename(tmp, path);
+        util::SyncDirectory(dir_);
+        return fd;
+      } catch (...) {
+        util::RemoveFileQuietly(tmp);
+        throw;
+      }
+    }
+  }
+
+  std::shared_ptr<ObjectStore> store_;
+  std::string what_;
+  std::chrono::milliseconds lock_wait_;
+  std::shared_ptr<PartitionCacheCounters> counters_;
+  std::string dir_;
+  std::map<std::string, index::PartitionEntry> entries_;
+  std::shared_ptr<Leases> leases_;
+};
+
+}  // namespace
+
+std::string PartitionCacheDirectory() { return CacheDirectory() + "/partitions"; }
+
+uint64_t CacheBytesBound() {
+  const char* value = std::getenv("GULPDB_CACHE_BYTES");
+  if (value == nullptr || value[0] == '\0') return 0;
+  const std::string text = value;
+  const auto bad = [&] {
+    return InvalidArgumentError("GULPDB_CACHE_BYTES '" + text +
+                                "': not a size (bytes, or a number with K, M, G or T)");
+  };
+  uint64_t n = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (n > (uint64_t{1} << 50)) throw bad();
+    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (i == 0) throw bad();
+  std::string unit = text.substr(i);
+  if (unit.size() == 3 && unit.compare(1, 2, "iB") == 0) unit = unit.substr(0, 1);
+  int shift = 0;
+  if (unit.empty() || unit == "B") {
+    shift = 0;
+  } else if (unit == "K" || unit == "k") {
+    shift = 10;
+  } else if (unit == "M") {
+    shift = 20;
+  } else if (unit == "G") {
+    shift = 30;
+  } else if (unit == "T") {
+    shift = 40;
+  } else {
+    throw bad();
+  }
+  return n << shift;
+}
+
+uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {
+  struct File {
+    std::string name;
+    uint64_t size;
+    int64_t used_ns;
+  };
+  uint64_t removed = 0;
+  try {
+    std::vector<File> files;
+    uint64_t total = 0;
+    for (const std::string& name : util::ListDirectory(dir)) {
+      if (!IsHex64(name)) continue;
+      struct stat st {};
+      if (::stat((dir + "/" + name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      const int64_t used =
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      files.push_back(File{name, static_cast<uint64_t>(st.st_size), used});
+      total += static_cast<uint64_t>(st.st_size);
+    }
+    if (total <= bound) return 0;
+    std::sort(files.begin(), files.end(),
+              [](const File& a, const File& b) { return a.used_ns < b.used_ns; });
+    for (const File& f : files) {
+      if (total <= bound) break;
+      const std::string path = dir + "/" + f.name;
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      util::UniqueFd owner(fd);
+      if (::flock(fd, LOCK_EX | LOCK_NB) != 0) continue;  // an open reader uses it
+      struct stat held {
+      }, named{};
+      if (::fstat(fd, &held) != 0 || ::stat(path.c_str(), &named) != 0 ||
+          held.st_ino != named.st_ino || held.st_dev != named.st_dev) {
+        continue;
+      }
+      if (::unlink(path.c_str()) != 0) continue;
+      total -= f.size;
+      removed += f.size;
+    }
+  } catch (...) {
+    // Only a cache: a failure leaves it larger.
+  }
+  return removed;
+}
+
+index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
+                               const std::string& what) {
+  const std::string name = store.Name(manifest.root_key);
+  const std::string where =
+      " that the manifest (generation " + std::to_string(manifest.generation) + ") names";
+  std::string bytes;
+  try {
+    bytes = store.Get(manifest.root_key, manifest.root_size);
+  } catch (const NotFoundError& e) {
+    throw CorruptionError(what + ": the root " + name + where +
+                          " is missing: it was deleted behind the manifest's back (" + e.what() +
+                          ")");
+  } catch (const remote::ObjectTooLargeError& e) {
+    throw CorruptionError(what + ": the root " + name + where + " is larger than the " +
+                          std::to_string(manifest.root_size) +
+                          " bytes the manifest says: it was replaced behind the manifest's back (" +
+                          e.what() + ")");
+  }
+  const std::string sha = remote::Sha256Hex(bytes);
+  if (bytes.size() != manifest.root_size || sha != manifest.root_sha256) {
+    throw CorruptionError(what + ": the root " + name + where + " is " +
+                          std::to_string(bytes.size()) + " bytes with SHA-256 " + sha +
+                          ", the manifest says " + std::to_string(manifest.root_size) + " bytes, " +
+                          manifest.root_sha256 + ": it was replaced behind the manifest's back");
+  }
+  return index::DecodePartitionRoot(bytes, name);
+}
+
+PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root,
+                              std::string what, std::chrono::milliseconds lock_wait,
+                              std::shared_ptr<PartitionCacheCounters> counters) {
+  auto fetcher = std::make_shared<const Fetcher>(std::move(store), root, std::move(what), lock_wait,
+                                                 std::move(counters));
+  return [fetcher](const std::string& sha256) { return (*fetcher)(sha256); };
+}
+
+}  // namespace gulpdb::engine

@@ -1,0 +1,94 @@
+// The machine-local cache of the partitions of partitioned index snapshots
+// (engine/partition/partitions.h), shared by every process and every
+// generation: a partition is named by the SHA-256 of its bytes, so one that
+// an older root listed is never fetched again.
+//
+// Layout (under CacheDirectory(), gulpdb/remote.h):
+//
+//   partitions/
+//     <sha256>                 a verified partition (appears by rename)
+//     .lock.<2 hex digits>     flock: one process downloads a partition
+//                              (striped by the first byte of its hash)
+//     .download.<pid>.<n>      a download in progress (removed by the next
+//                              download once its process is gone)
+//
+// A partition is fetched on first use: the fetching process takes its lock,
+// looks again, downloads into a temporary file (never more bytes than the
+// root's size for it; a download with another SHA-256 is fetched again, up
+// to three times), verifies it (VerifyPartitionFile: size, SHA-256, page
+// walk), fsyncs it and renames it into place; the others wait for the lock
+// and find it there. A cached partition is verified again on every first
+// use in a reader; one that fails is set aside and downloaded again, and if
+// that fails too the read is a CorruptionError naming the partition.
+//
+// Size bound: GULPDB_CACHE_BYTES (bytes, or with a K, M, G or T suffix of
+// powers of 1024; unset or 0: no bound) bounds the bytes of the partitions
+// in the cache. A reader holds a shared flock on each partition file it has
+// open (its PartitionLeases); the evictor deletes, least recently used first
+// (every use sets the file's times to now), only files it can lock
+// exclusively, so a partition an open reader uses is never deleted: with a
+// bound smaller than what is open the cache stays over it until readers
+// close. Eviction runs after each download and when a reader closes.
+//
+// Thread safety: every function may be called from any thread and process;
+// a fetch function may be called from any number of threads at once.
+#ifndef GULPDB_ENGINE_REMOTE_PARTITION_CACHE_H_
+#define GULPDB_ENGINE_REMOTE_PARTITION_CACHE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "engine/partition/partitions.h"
+#include "engine/remote/manifest.h"
+#include "engine/remote/object_store.h"
+#include "index/partition_root.h"
+
+namespace gulpdb::engine {
+
+// CacheDirectory()/partitions.
+std::string PartitionCacheDirectory();
+
+// The bound GULPDB_CACHE_BYTES sets (0: none). InvalidArgumentError naming
+// the variable for a malformed value.
+uint64_t CacheBytesBound();
+
+// Deletes partitions of the cache directory `dir`, least recently used
+// first, that no process holds open (a shared flock), until their bytes are
+// at most `bound`. Returns the bytes deleted. Never throws: the cache is
+// only a cache.
+uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept;
+
+// What a fetch function reports (shared by the copies of the function).
+struct PartitionCacheCounters {
+  std::atomic<uint64_t> downloads{0};  // partitions this reader downloaded
+  std::atomic<uint64_t> bytes{0};      // their bytes
+};
+
+// The PartitionFetch of a reader of `root`, whose partitions are the
+// objects PartitionKey(sha256) of `store`: returns the path of the cached
+// partition, downloading it first when needed, and keeps a shared lock on
+// it until the last copy of the function is destroyed (then eviction runs
+// if the cache is over its bound). `what` names the reader in messages
+// ("open dataset s3://..."); `lock_wait` bounds the wait for another
+// process downloading the same partition (BusyError). Throws
+// CorruptionError when the partition is missing from the store, has
+// another size or SHA-256 than the root says, or is not a sound index
+// file; the store's errors otherwise.
+PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root,
+                              std::string what, std::chrono::milliseconds lock_wait,
+                              std::shared_ptr<PartitionCacheCounters> counters = nullptr);
+
+// The root a version 2 manifest names: one GET of at most its size, its
+// size and SHA-256 checked against the manifest, decoded and validated.
+// Throws CorruptionError "<what>: the root <object> ..." when it is missing,
+// another size or hash (replaced behind the manifest's back) or not a root;
+// the store's errors otherwise.
+index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
+                               const std::string& what);
+
+}  // namespace gulpdb::engine
+
+#endif  // GULPDB_ENGINE_REMOTE_PARTITION_CACHE_H_

@@ -1,0 +1,610 @@
+// Partitioned snapshots in object storage, against s3rver (and the S3 proxy
+// for faults): a partitioned push publishes content-addressed partitions and
+// a root that a version 2 manifest names, and a push after a 1% append
+// uploads about 1% of the index; the node cache fetches a partition on
+// first use (one download per machine, also from 4 processes at once),
+// verifies it, shares it with later readers and generations, re-fetches a
+// damaged cached copy, refuses a replaced object, survives a download
+// killed half-way, and keeps to GULPDB_CACHE_BYTES by evicting only
+// partitions no open reader holds.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/partition/partitions.h"
+#include "engine/remote/manifest.h"
+#include "engine/remote/object_store.h"
+#include "engine/remote/partition_cache.h"
+#include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
+#include "gulpdb/remote.h"
+#include "index/partition_root.h"
+#include "remote/payload_hash.h"
+#include "remote/s3_config.h"
+#include "support/remote_fixture.h"
+#include "support/test_util.h"
+#include "testing/s3_server.h"
+
+namespace gulpdb {
+namespace {
+
+namespace fs = std::filesystem;
+using test::S3ProxyServer;
+using test::S3rverServer;
+using test::TempDir;
+
+test::S3rverServer& Server() {
+  static std::unique_ptr<S3rverServer> server = std::make_unique<S3rverServer>();
+  return *server;
+}
+
+test::S3ProxyServer& Proxy() {
+  static std::unique_ptr<S3ProxyServer> proxy = std::make_unique<S3ProxyServer>(Server().port());
+  proxy->Reset();
+  return *proxy;
+}
+
+class ScopedEnv {
+ public:
+  void Set(const std::string& name, const std::string& value) {
+    Save(name);
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  void Unset(const std::string& name) {
+    Save(name);
+    ::unsetenv(name.c_str());
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  void Save(const std::string& name) {
+    if (saved_.count(name) != 0) return;
+    const char* old = std::getenv(name.c_str());
+    saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+  }
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// A test's world: s3rver (or the proxy), a private cache, short timeouts.
+struct World {
+  TempDir tmp;
+  ScopedEnv env;
+  std::string prefix = test::UniquePrefix("part");
+  std::string url;
+
+  explicit World(const std::string& endpoint = Server().endpoint()) {
+    url = "s3://" + Server().bucket() + "/" + prefix.substr(0, prefix.size() - 1);
+    Endpoint(endpoint);
+    env.Set("GULPDB_CACHE", tmp / "cache");
+    env.Unset("GULPDB_CACHE_DIR");
+    env.Unset("GULPDB_CACHE_BYTES");
+    env.Unset("GULPDB_TEST_PARTITION_BYTES");
+    env.Set("GULPDB_S3_CONNECT_TIMEOUT_MS", "2000");
+    env.Set("GULPDB_S3_STALL_TIMEOUT_MS", "5000");
+    env.Set("GULPDB_S3_REQUEST_TIMEOUT_MS", "20000");
+    env.Set("GULPDB_S3_MAX_ATTEMPTS", "4");
+    env.Set("GULPDB_S3_BACKOFF_BASE_MS", "5");
+    env.Set("GULPDB_S3_BACKOFF_MAX_MS", "40");
+    env.Set("AWS_REGION", "us-east-1");
+    env.Unset("AWS_SESSION_TOKEN");
+    env.Unset("AWS_PROFILE");
+    env.Unset("GULPDB_PUSH_GRACE");
+  }
+  void Endpoint(const std::string& endpoint) {
+    const bool proxy = endpoint != Server().endpoint();
+    env.Set("AWS_ENDPOINT_URL", endpoint);
+    env.Set("AWS_ACCESS_KEY_ID", proxy ? S3ProxyServer::kAccessKey : S3rverServer::kAccessKey);
+    env.Set("AWS_SECRET_ACCESS_KEY", proxy ? S3ProxyServer::kSecretKey : S3rverServer::kSecretKey);
+  }
+  void FreshCache(const std::string& name) { env.Set("GULPDB_CACHE", tmp / name); }
+  std::string CacheDir() const { return engine::PartitionCacheDirectory(); }
+  std::shared_ptr<engine::ObjectStore> Store() const {
+    return engine::OpenS3Store(url, remote::S3Config::FromEnvironment());
+  }
+  engine::Manifest Manifest() const {
+    return engine::ParseManifest(Store()->Get(engine::kManifestKey, uint64_t{1} << 30), url);
+  }
+};
+
+std::string HashedId(uint64_t n) { return remote::Sha256Hex(std::to_string(n)).substr(0, 40); }
+
+// Appends videos [from, to): 16 tiny frames each, a label of 100 values.
+void AppendVideos(const std::string& dir, uint64_t from, uint64_t to) {
+  std::unique_ptr<Dataset> ds;
+  if (Dataset::Exists(dir)) {
+    OpenOptions rw;
+    rw.read_only = false;
+    ds = Dataset::Open(dir, rw);
+  } else {
+    ds = Dataset::Create(dir);
+  }
+  static const std::string frame = test::FakeJpeg(64, 7);
+  const std::vector<std::string_view> frames(16, frame);
+  {
+    auto w = ds->NewWriter();
+    for (uint64_t n = from; n < to; ++n) {
+      w->Append(HashedId(n), frames,
+                "{\"label\": " + std::to_string(n % 100) + ", \"n\": " + std::to_string(n) + "}");
+    }
+    w->Commit();
+  }
+  if (from == 0) ds->CreateMetaIndex("label");
+}
+
+// The record is video n's (its meta says so).
+bool IsVideo(const std::optional<index::VideoRecord>& r, uint64_t n) {
+  return r.has_value() &&
+         r->meta_data.find("\"n\": " + std::to_string(n) + "}") != std::string::npos;
+}
+
+constexpr uint64_t kTarget = 64 << 10;
+
+PushOptions Partitioned() {
+  PushOptions o;
+  o.partitioned = true;
+  o.partition_bytes = kTarget;
+  return o;
+}
+
+uint64_t IndexBytes(const index::PartitionRoot& root) {
+  uint64_t total = 0;
+  for (const index::PartitionEntry& p : root.partitions) total += p.size;
+  return total;
+}
+
+// A reader of the published partitioned snapshot through the node cache.
+struct Reader {
+  std::shared_ptr<engine::ObjectStore> store;
+  std::shared_ptr<engine::PartitionCacheCounters> counters =
+      std::make_shared<engine::PartitionCacheCounters>();
+  std::unique_ptr<engine::PartitionedIndex> index;
+
+  explicit Reader(const World& w) : store(w.Store()) {
+    const engine::Manifest m = w.Manifest();
+    index::PartitionRoot root = engine::FetchRoot(*store, m, "test");
+    engine::PartitionFetch fetch =
+        engine::NodeCacheFetch(store, root, "open " + w.url, std::chrono::seconds(30), counters);
+    index = std::make_unique<engine::PartitionedIndex>(std::move(root), std::move(fetch), w.url);
+  }
+  uint64_t downloads() const { return counters->downloads.load(); }
+};
+
+std::set<std::string> CachedPartitions(const std::string& dir) {
+  std::set<std::string> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() == 64 && name[0] != '.') out.insert(name);
+  }
+  return out;
+}
+
+// The partition of `kind` whose key range holds `key`, of the base.
+const index::PartitionEntry& BaseHolding(const index::PartitionRoot& root,
+                                         index::PartitionKind kind, const std::string& key) {
+  for (const index::PartitionEntry& p : root.partitions) {
+    if (p.kind == kind && p.generation == 0 && p.first_key <= key && key <= p.last_key) return p;
+  }
+  BOOST_FAIL("no partition holds " << key);
+  throw;
+}
+
+BOOST_AUTO_TEST_SUITE(partitioned_remote_test)
+
+BOOST_AUTO_TEST_CASE(partitioned_push_names_a_root_and_a_1_percent_append_uploads_little) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 10000);
+  const PushReport first = Push(dir, w.url, Partitioned());
+  BOOST_TEST(first.published);
+  BOOST_TEST(first.partitioned);
+  BOOST_TEST(!first.snapshot_uploaded);
+  BOOST_TEST(first.root_uploaded);
+  BOOST_TEST(first.partitions > 10u);
+  BOOST_TEST(first.partitions_uploaded == first.partitions);
+
+  const std::string text =
+      w.Store()->Get(engine::kManifestKey, uint64_t{1} << 30);  // as an older reader sees it
+  BOOST_TEST(text.find("\"version\": 2") != std::string::npos, text.substr(0, 200));
+  BOOST_TEST(text.find("\"snapshot\"") == std::string::npos);
+  const engine::Manifest m = w.Manifest();
+  BOOST_TEST(m.partitioned());
+  BOOST_TEST(m.root_key == engine::RootKey(m.root_sha256));
+  BOOST_TEST(m.root_size == first.root_bytes);
+  auto store = w.Store();
+  const index::PartitionRoot root = engine::FetchRoot(*store, m, "test");
+  std::set<std::string> listed;
+  for (const engine::StoreObject& o : store->List()) listed.insert(o.key);
+  for (const index::PartitionEntry& p : root.partitions) {
+    BOOST_TEST(listed.count(engine::PartitionKey(p.sha256)) == 1u, p.sha256);
+  }
+  BOOST_TEST(first.partition_bytes_uploaded == IndexBytes(root));
+  // Nothing changed: nothing is uploaded, nothing published.
+  const PushReport again = Push(dir, w.url, Partitioned());
+  BOOST_TEST(!again.published);
+  BOOST_TEST(again.partitions_uploaded == 0u);
+
+  // 1% more, hashed ids (all over the key space).
+  AppendVideos(dir, 10000, 10100);
+  const PushReport append = Push(dir, w.url, Partitioned());
+  BOOST_TEST(append.published);
+  const uint64_t index_bytes = IndexBytes(root);
+  BOOST_TEST_MESSAGE("index " << index_bytes << " B in " << root.partitions.size()
+                              << " partitions, root " << first.root_bytes
+                              << " B; after 1%: " << append.partitions_uploaded << " partitions, "
+                              << append.partition_bytes_uploaded << " B, root " << append.root_bytes
+                              << " B");
+  BOOST_TEST(append.partitions_uploaded >= 1u);
+  BOOST_TEST(append.partition_bytes_uploaded <= index_bytes * 3 / 100);
+  // The partitions the new root no longer lists wait out the grace period.
+  const engine::Manifest m2 = w.Manifest();
+  const index::PartitionRoot root2 = engine::FetchRoot(*store, m2, "test");
+  std::set<std::string> now;
+  for (const index::PartitionEntry& p : root2.partitions) now.insert(p.sha256);
+  std::set<std::string> obsolete;
+  for (const engine::ManifestObsolete& o : m2.obsolete) obsolete.insert(o.key);
+  uint64_t dropped = 0;
+  for (const index::PartitionEntry& p : root.partitions) {
+    if (now.count(p.sha256) != 0) continue;
+    ++dropped;
+    BOOST_TEST(obsolete.count(engine::PartitionKey(p.sha256)) == 1u, p.sha256);
+  }
+  BOOST_TEST(obsolete.count(m.root_key) == 1u);
+  BOOST_TEST(append.objects_obsoleted == dropped + 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_fresh_node_fetches_one_partition_per_lookup_and_shares_it) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 3000);
+  Push(dir, w.url, Partitioned());
+  w.FreshCache("fresh");
+  const std::string id = HashedId(1234);
+  {
+    Reader r(w);
+    BOOST_REQUIRE(IsVideo(r.index->FindVideo(id), 1234));
+    BOOST_TEST(r.downloads() == 1u);
+    const uint64_t bytes = r.store->stats().bytes_received;
+    BOOST_TEST_MESSAGE("fresh lookup: " << bytes << " bytes received");
+    BOOST_TEST(bytes <= 2 * kTarget + r.index->root().partitions.size() * 200 + 4096);
+    // A second reader (another dataset, or another process) finds it cached.
+    Reader again(w);
+    BOOST_REQUIRE(again.index->FindVideo(id).has_value());
+    BOOST_TEST(again.downloads() == 0u);
+  }
+  BOOST_TEST(CachedPartitions(w.CacheDir()).size() == 1u);
+  // A later generation that kept the partition does not fetch it again.
+  AppendVideos(dir, 3000, 3010);
+  Push(dir, w.url, Partitioned());
+  Reader later(w);
+  const index::PartitionEntry& holding =
+      BaseHolding(later.index->root(), index::PartitionKind::kVideos, id);
+  BOOST_TEST(CachedPartitions(w.CacheDir()).count(holding.sha256) == 1u);
+  BOOST_REQUIRE(later.index->FindVideo(id).has_value());
+  // The delta partitions (new this generation) are fetched; the base one is not.
+  for (const index::PartitionEntry& p : later.index->root().partitions) {
+    if (p.sha256 == holding.sha256) BOOST_TEST(p.generation == 0u);
+  }
+  BOOST_TEST(later.downloads() <= 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_cached_partition_is_fetched_again) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 2000);
+  Push(dir, w.url, Partitioned());
+  w.FreshCache("fresh");
+  const std::string id = HashedId(77);
+  { BOOST_REQUIRE(Reader(w).index->FindVideo(id).has_value()); }
+  const std::set<std::string> cached = CachedPartitions(w.CacheDir());
+  BOOST_REQUIRE_EQUAL(cached.size(), 1u);
+  const std::string path = w.CacheDir() + "/" + *cached.begin();
+  std::string bytes = test::ReadFile(path);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  fs::permissions(path, fs::perms::owner_write, fs::perm_options::add);
+  test::WriteFile(path, bytes);
+  Reader r(w);
+  BOOST_REQUIRE(IsVideo(r.index->FindVideo(id), 77));
+  BOOST_TEST(r.downloads() == 1u);
+  BOOST_TEST(test::ReadFile(path) != bytes);
+}
+
+BOOST_AUTO_TEST_CASE(a_partition_replaced_in_the_bucket_is_a_corruption_error_naming_it) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 2000);
+  Push(dir, w.url, Partitioned());
+  const std::string id = HashedId(5);
+  auto store = w.Store();
+  const index::PartitionRoot root = engine::FetchRoot(*store, w.Manifest(), "test");
+  const index::PartitionEntry& p = BaseHolding(root, index::PartitionKind::kVideos, id);
+  const std::string key = engine::PartitionKey(p.sha256);
+  std::string bytes = store->Get(key, p.size);
+  for (const bool same_size : {true, false}) {
+    std::string changed = bytes;
+    changed[changed.size() / 3] ^= 0x01;
+    if (!same_size) changed += "more";
+    store->Put(key, changed);
+    w.FreshCache(same_size ? "a" : "b");
+    Reader r(w);
+    try {
+      r.index->FindVideo(id);
+      BOOST_FAIL("a replaced partition was read");
+    } catch (const CorruptionError& e) {
+      BOOST_TEST(std::string(e.what()).find(p.sha256) != std::string::npos, e.what());
+    }
+    BOOST_TEST(CachedPartitions(w.CacheDir()).empty());
+  }
+  // The root replaced: refused before any partition is fetched.
+  engine::Manifest m = w.Manifest();
+  std::string root_bytes = store->Get(m.root_key, m.root_size);
+  root_bytes[10] ^= 0x01;
+  store->Put(m.root_key, root_bytes);
+  try {
+    engine::FetchRoot(*store, m, "open");
+    BOOST_FAIL("a replaced root was read");
+  } catch (const CorruptionError& e) {
+    BOOST_TEST(std::string(e.what()).find(m.root_key) != std::string::npos, e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_cache_bound_evicts_only_partitions_no_open_reader_holds) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 3000);
+  Push(dir, w.url, Partitioned());
+  w.FreshCache("fresh");
+  w.env.Set("GULPDB_CACHE_BYTES", "1");  // smaller than anything open
+  std::vector<std::string> ids;
+  std::vector<uint64_t> ns;
+  for (uint64_t n = 0; n < 3000; n += 97) {
+    ids.push_back(HashedId(n));
+    ns.push_back(n);
+  }
+  auto a = std::make_unique<Reader>(w);
+  for (size_t i = 0; i < ids.size() / 2; ++i) BOOST_REQUIRE(a->index->FindVideo(ids[i]));
+  const std::set<std::string> held_by_a = CachedPartitions(w.CacheDir());
+  BOOST_TEST(held_by_a.size() == a->downloads());
+  BOOST_TEST(held_by_a.size() >= 2u);
+  {
+    // Another reader, over the bound too: evicts nothing A holds.
+    Reader b(w);
+    for (size_t i = ids.size() / 2; i < ids.size(); ++i) {
+      BOOST_REQUIRE(b.index->FindVideo(ids[i]));
+    }
+    for (const std::string& sha : held_by_a) {
+      BOOST_TEST(CachedPartitions(w.CacheDir()).count(sha) == 1u, sha);
+    }
+  }
+  // B closed: its partitions (not A's) are gone; A keeps reading.
+  BOOST_TEST(CachedPartitions(w.CacheDir()) == held_by_a);
+  for (size_t i = 0; i < ids.size() / 2; ++i) {
+    BOOST_REQUIRE(IsVideo(a->index->FindVideo(ids[i]), ns[i]));
+  }
+  a.reset();
+  BOOST_TEST(CachedPartitions(w.CacheDir()).empty());
+  // Unbounded again: nothing is evicted.
+  w.env.Unset("GULPDB_CACHE_BYTES");
+  { BOOST_REQUIRE(Reader(w).index->FindVideo(ids[0])); }
+  BOOST_TEST(CachedPartitions(w.CacheDir()).size() == 1u);
+  w.env.Set("GULPDB_CACHE_BYTES", "12X");
+  BOOST_CHECK_THROW(engine::CacheBytesBound(), InvalidArgumentError);
+  w.env.Set("GULPDB_CACHE_BYTES", "2M");
+  BOOST_TEST(engine::CacheBytesBound() == uint64_t{2} << 20);
+}
+
+// Runs `fn` in `n` child processes at once; returns their exit codes.
+std::vector<int> InChildren(int n, const std::function<int()>& fn) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    const pid_t pid = ::fork();
+    BOOST_REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int code = 100;
+      try {
+        code = fn();
+      } catch (...) {
+        code = 101;
+      }
+      ::_exit(code);
+    }
+    pids.push_back(pid);
+  }
+  std::vector<int> codes;
+  for (const pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 200);
+  }
+  return codes;
+}
+
+BOOST_AUTO_TEST_CASE(four_processes_at_first_use_download_a_partition_once) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 2000);
+  Push(dir, w.url, Partitioned());
+  w.FreshCache("fresh");
+  const std::string id = HashedId(42);
+  // Each child: 10 + its downloads when it read the right record.
+  const std::vector<int> codes = InChildren(4, [&] {
+    Reader r(w);
+    if (!IsVideo(r.index->FindVideo(id), 42)) return 1;
+    return 10 + static_cast<int>(r.downloads());
+  });
+  int downloads = 0;
+  for (const int code : codes) {
+    BOOST_TEST((code == 10 || code == 11), "exit code " << code);
+    downloads += code - 10;
+  }
+  BOOST_TEST(downloads == 1);
+  BOOST_TEST(CachedPartitions(w.CacheDir()).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_download_killed_half_way_leaves_nothing_that_is_used) {
+  World w(Proxy().endpoint());
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 2000);
+  Push(dir, w.url, Partitioned());
+  w.FreshCache("fresh");
+  const std::string id = HashedId(9);
+  // Partition GETs stall half-way; the child is killed meanwhile.
+  Proxy().AddFault(
+      R"({"kind": "stall", "delay_ms": 20000, "method": "GET", "path": "gulpdb.partitions/", "count": 5})");
+  const pid_t child = ::fork();
+  BOOST_REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      Reader(w).index->FindVideo(id);
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  bool downloading = false;
+  for (int i = 0; i < 400 && !downloading; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (!fs::exists(w.CacheDir())) continue;
+    for (const auto& e : fs::directory_iterator(w.CacheDir())) {
+      if (e.path().filename().string().rfind(".download.", 0) == 0 && fs::file_size(e.path()) > 0) {
+        downloading = true;
+      }
+    }
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  BOOST_REQUIRE_MESSAGE(downloading, "the child never started downloading");
+  BOOST_TEST(CachedPartitions(w.CacheDir()).empty());
+  Proxy().ClearFaults();
+  Reader r(w);
+  BOOST_REQUIRE(IsVideo(r.index->FindVideo(id), 9));
+  BOOST_TEST(r.downloads() == 1u);
+  for (const auto& e : fs::directory_iterator(w.CacheDir())) {
+    BOOST_TEST(e.path().filename().string().rfind(".download.", 0) != 0, e.path());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(open_by_url_reads_a_video_fetching_the_root_and_a_partition_or_two) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 4000);
+  Push(dir, w.url, Partitioned());
+  const auto local = Dataset::Open(dir);
+  auto store = w.Store();
+  const index::PartitionRoot root = engine::FetchRoot(*store, w.Manifest(), "test");
+  const uint64_t index_bytes = IndexBytes(root);
+  w.FreshCache("fresh");
+  std::mt19937_64 rng(11);
+  const uint64_t n = rng() % 4000;
+  const std::string id = HashedId(n);
+  auto old_reader = Dataset::Open(w.url);
+  {
+    const JpegFrames got = old_reader->ReadJpegs(id);
+    const JpegFrames want = local->ReadJpegs(id);
+    BOOST_REQUIRE_EQUAL(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(got[i] == want[i]);
+  }
+  const RemoteInfo fresh = *GetRemoteInfo(*old_reader);
+  BOOST_TEST(fresh.partitioned);
+  BOOST_TEST(fresh.snapshot_sha256 == w.Manifest().root_sha256);
+  BOOST_TEST_MESSAGE("fresh open + one video: "
+                     << fresh.bytes_received << " bytes, " << fresh.partitions_downloaded
+                     << " partitions; the index is " << index_bytes << " bytes");
+  BOOST_TEST(fresh.partitions_downloaded >= 1u);
+  BOOST_TEST(fresh.partitions_downloaded <= 2u);
+  BOOST_TEST(fresh.bytes_received < index_bytes / 4);
+  BOOST_TEST(old_reader->Stats().videos == 4000u);
+
+  // 1% more, pushed: a warm node re-opens fetching little; the old reader
+  // keeps reading its generation.
+  AppendVideos(dir, 4000, 4040);
+  w.FreshCache("pusher");  // the pusher is another machine
+  Push(dir, w.url, Partitioned());
+  w.FreshCache("fresh");
+  auto reopened = Dataset::Open(w.url);
+  BOOST_REQUIRE_EQUAL(reopened->ReadJpegs(HashedId(4005)).size(), 16u);
+  BOOST_REQUIRE_EQUAL(reopened->ReadJpegs(id).size(), 16u);
+  const RemoteInfo warm = *GetRemoteInfo(*reopened);
+  BOOST_TEST_MESSAGE("warm re-open + two videos: " << warm.bytes_received << " bytes, "
+                                                   << warm.partitions_downloaded << " partitions");
+  BOOST_TEST(warm.generation == fresh.generation + 1);
+  BOOST_TEST(warm.bytes_received <= index_bytes * 3 / 100 + 2 * 16 * 1024 + 64 * 1024);
+  BOOST_TEST(reopened->Stats().videos == 4040u);
+  for (uint64_t k = 0; k < 4000; k += 400) {
+    BOOST_REQUIRE_EQUAL(old_reader->ReadJpegs(HashedId(k)).size(), 16u);
+  }
+  BOOST_CHECK_THROW(old_reader->ReadJpegs(HashedId(4005)), NotFoundError);
+  BOOST_TEST(old_reader->Stats().videos == 4000u);
+  // Positional access and queries on the partitioned snapshot.
+  BOOST_TEST(reopened->IdAt(0) == local->IdAt(0));
+  BOOST_TEST(reopened->Select("label", "7") == Dataset::Open(dir)->Select("label", "7"));
+}
+
+BOOST_AUTO_TEST_CASE(switching_between_whole_and_partitioned_snapshots_obsoletes_the_other) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 500);
+  Push(dir, w.url, Partitioned());
+  const engine::Manifest partitioned = w.Manifest();
+  auto store = w.Store();
+  const index::PartitionRoot root = engine::FetchRoot(*store, partitioned, "test");
+  auto pinned = Dataset::Open(w.url);  // a reader of the partitioned generation
+  // The same dataset, whole: a version 1 manifest; the root and its
+  // partitions wait out the grace period for readers like `pinned`.
+  const PushReport whole = Push(dir, w.url);
+  BOOST_TEST(whole.published);
+  BOOST_TEST(whole.snapshot_uploaded);
+  const engine::Manifest m = w.Manifest();
+  BOOST_TEST(m.version == engine::kManifestVersionSnapshot);
+  BOOST_TEST(!m.partitioned());
+  std::set<std::string> obsolete;
+  for (const engine::ManifestObsolete& o : m.obsolete) obsolete.insert(o.key);
+  BOOST_TEST(obsolete.count(partitioned.root_key) == 1u);
+  for (const index::PartitionEntry& p : root.partitions) {
+    BOOST_TEST(obsolete.count(engine::PartitionKey(p.sha256)) == 1u);
+  }
+  w.FreshCache("whole");
+  BOOST_TEST(Dataset::Open(w.url)->ReadJpegs(HashedId(3)).size() == 16u);
+  BOOST_TEST(pinned->ReadJpegs(HashedId(4)).size() == 16u);
+  // And back: the partitions are named again (off the obsolete list), the
+  // whole snapshot becomes obsolete.
+  const PushReport back = Push(dir, w.url, Partitioned());
+  BOOST_TEST(back.published);
+  BOOST_TEST(back.partitions_uploaded == 0u);  // still in the store
+  const engine::Manifest again = w.Manifest();
+  BOOST_TEST(again.partitioned());
+  std::set<std::string> obsolete_again;
+  for (const engine::ManifestObsolete& o : again.obsolete) obsolete_again.insert(o.key);
+  BOOST_TEST(obsolete_again.count(m.snapshot_key) == 1u);
+  for (const index::PartitionEntry& p : root.partitions) {
+    BOOST_TEST(obsolete_again.count(engine::PartitionKey(p.sha256)) == 0u);
+  }
+  w.FreshCache("back");
+  BOOST_TEST(Dataset::Open(w.url)->ReadJpegs(HashedId(5)).size() == 16u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
+}  // namespace gulpdb
