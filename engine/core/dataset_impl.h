@@ -52,6 +52,8 @@ struct Dataset::Impl : engine::IndexHandles {
   OpenOptions options;
   index::Dbi chunks = 0, order = 0, info = 0;
   ChunkFileCache files;
+  // How the frames are stored (DatasetInfo::codec; fixed at create).
+  Codec codec = Codec::kJpeg;
 
   // Set for a dataset opened from a published manifest ("s3://...", or a
   // local dataset on a network file system): where its chunks and label map

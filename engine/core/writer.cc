@@ -897,6 +897,11 @@ bool Writer::AppendEntry(std::string_view id, const std::vector<std::string_view
   return impl_->Append(id, jpegs, meta_data_list, /*meta_is_list=*/true);
 }
 
+bool Writer::AppendH264(std::string_view id, std::string_view /*annexb_stream*/,
+                        std::string_view /*meta_json*/) {
+  throw InvalidArgumentError("append h264 video '" + std::string(id) + "': not implemented yet");
+}
+
 bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }
 uint32_t Writer::StartChunk() {
   impl_->StartNewChunk();
