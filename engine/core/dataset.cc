@@ -19,6 +19,7 @@
 #include "engine/core/dataset_impl.h"
 #include "engine/core/fault_injection.h"
 #include "engine/core/gulpio_names.h"
+#include "engine/core/h264_read.h"
 #include "engine/core/journal.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
@@ -264,6 +265,7 @@ VideoInfo Dataset::Impl::ToVideoInfo(std::string_view id, index::VideoRecord&& r
   video.frames = std::move(record.frames);
   video.checksums = std::move(record.crc32c);
   video.meta_data = std::move(record.meta_data);
+  video.keyframes = std::move(record.keyframes);
   return video;
 }
 
@@ -561,8 +563,7 @@ JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) c
 }
 
 std::string Dataset::ReadH264Stream(std::string_view id) const {
-  throw InvalidArgumentError("read h264 stream of '" + std::string(id) + "' in " + impl_->dir +
-                             ": not implemented yet");
+  return engine::ReadH264StreamOf(*impl_, id);
 }
 
 std::vector<std::string> Dataset::Ids() const {

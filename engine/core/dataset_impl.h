@@ -125,6 +125,12 @@ class DatasetAccess {
   // writer of this boot left in the journal, so that their commits are not
   // undone by a later recovery (engine/core/journal.h).
   static void SettleJournal(Impl& ds);
+  // Appends a video whose frames are `frames` as stored (JPEG bytes or H.264
+  // packets, moved exactly) with the meta_data list and, for an H.264 video,
+  // the keyframes and parameters of `source`: how compaction moves a video.
+  static bool AppendStored(Writer& writer, std::string_view id,
+                           const std::vector<std::string_view>& frames,
+                           std::string_view meta_data_list, const index::VideoRecord& source);
 };
 
 using DatasetImpl = DatasetAccess::Impl;
