@@ -20,9 +20,9 @@ def details(h):
     gops = h["gops"]
     out = ["### h264: H.264 datasets against JPEG and PyAV (`h264_bench.py`)", "",
            "Every frame of each source (`gulpdb ingest --frame-rate 0`); JPEG at quality 90, "
-           "H.264 at the default CRF. %d-frame clips, %d clips per source and repetition, "
+           "H.264 at the default CRF (%s). %d-frame clips, %d clips per source and repetition, "
            "median of %d repetitions; PyAV %s." % (
-               h["clip_frames"], h["clips"], h["reps"], h.get("pyav_version")), "",
+               h.get("crf"), h["clip_frames"], h["clips"], h["reps"], h.get("pyav_version")), "",
            "**Bytes per frame and PSNR against the JPEG path's frames**", "",
            "| source | frames | JPEG B/frame | " + " | ".join(
                "GOP %d B/frame (JPEG ÷) | GOP %d PSNR dB (worst frame)" % (g, g) for g in gops)
