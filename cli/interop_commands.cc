@@ -1,8 +1,10 @@
 // GulpIO interop: `import` (index a GulpIO/GulpIO2 directory in place) and
-// `export` (write .gmeta files that GulpIO2 reads).
+// `export` (write .gmeta files that GulpIO2 reads; for an h264 dataset, a
+// whole GulpIO directory of JPEG frames).
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 
 #include "cli/cleanup.h"
 #include "cli/command_families.h"
@@ -86,8 +88,14 @@ int RunImport(const std::vector<std::string>& args) {
 int RunExport(const std::vector<std::string>& args) {
   po::options_description o("export options");
   std::string out;
+  bool quiet = false;
   o.add_options()("dir", po::value<std::string>(), kReadableDir)(
-      "output,o", po::value(&out), "write the .gmeta files here (default: DIR)");
+      "output,o", po::value(&out),
+      "a JPEG dataset: write its .gmeta files here (default: DIR; its data files already are "
+      "GulpIO's). An h264 dataset: write a whole GulpIO directory here (required: an existing "
+      "directory without GulpIO files): data_N.gulp of its frames as JPEG (quality 90, "
+      "4:4:4), meta_N.gmeta, label2idx.json")("quiet,q", po::bool_switch(&quiet),
+                                               "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
@@ -103,6 +111,36 @@ int RunExport(const std::vector<std::string>& args) {
     throw UsageError("exporting " + path.dir + " needs -o LOCAL_DIR (the dataset is read-only)");
   }
   std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
+  if (ds->codec() == Codec::kH264) {
+    if (out.empty()) {
+      throw UsageError("exporting " + EscapeForDisplay(path.dir) +
+                       " (an h264 dataset) needs -o OUT: it writes a whole GulpIO directory of "
+                       "JPEG frames there");
+    }
+    CreatedPaths created;
+    created.Track(out, [](const std::string& name) {
+      return IsGulpioDataFileName(name) || IsGulpioMetaFileName(name) ||
+             name.rfind("label2idx.json", 0) == 0 || name.rfind("gulpdb_splits.json", 0) == 0;
+    });
+    MakeDirectory(out);
+    std::unique_ptr<Progress> progress;
+    ExportOptions options;
+    options.progress = [&](uint64_t done, uint64_t total) {
+      if (!progress) progress = std::make_unique<Progress>("export", total, quiet);
+      progress->Update(done);
+    };
+    const ExportReport r = ExportGulpioDirectory(*ds, out, options);
+    created.Keep();
+    if (progress) progress->Finish();
+    std::printf("exported %llu videos (%llu frames) as JPEG: %llu chunks, %llu bytes of data and "
+                "%llu bytes of .gmeta in %s\n",
+                static_cast<unsigned long long>(r.videos),
+                static_cast<unsigned long long>(r.frames),
+                static_cast<unsigned long long>(r.chunks),
+                static_cast<unsigned long long>(r.data_bytes),
+                static_cast<unsigned long long>(r.bytes_written), EscapeControls(out).c_str());
+    return 0;
+  }
   CreatedPaths created;
   created.Track(out.empty() ? path.dir : out, [](const std::string& name) {
     return name.find(".gmeta") != std::string::npos || name.rfind("label2idx.json", 0) == 0;

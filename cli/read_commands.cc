@@ -35,7 +35,7 @@ int RunInfo(const std::vector<std::string>& args) {
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
         "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
         "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
-        "\"bytes_per_chunk\": %llu, \"checksums\": %s%s}\n",
+        "\"bytes_per_chunk\": %llu, \"checksums\": %s, \"codec\": \"%s\"%s}\n",
         JsonPathString(path.dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
         static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
         static_cast<unsigned long long>(s.chunks),
@@ -44,11 +44,12 @@ int RunInfo(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(s.garbage_bytes),
         static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
         static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false",
-        QueryInfoJson(*ds).c_str());
+        CodecName(s.codec), QueryInfoJson(*ds).c_str());
     return 0;
   }
   std::printf("dataset:        %s\n", EscapeControls(path.dir).c_str());
   std::printf("format version: %u (%s)\n", s.format_version, EscapeControls(s.creator).c_str());
+  std::printf("codec:          %s\n", CodecName(s.codec));
   std::printf("videos:         %llu\n", static_cast<unsigned long long>(s.videos));
   std::printf("frames:         %llu\n", static_cast<unsigned long long>(s.frames));
   std::printf("chunks:         %llu (%u videos per chunk)\n",

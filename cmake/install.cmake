@@ -63,9 +63,14 @@ foreach(dep ${GULPDB_LIBRARY_DEPENDENCIES})
     set(prefix ${CMAKE_MATCH_1})
     set(module ${${prefix}_MODULE_NAME})
     if(NOT module)
+      # pkg_check_modules of several modules sets no _MODULE_NAME: the
+      # caller lists them in <prefix>_MODULES (LIBAV, CMakeLists.txt).
+      set(module ${${prefix}_MODULES})
+    endif()
+    if(NOT module)
       message(FATAL_ERROR "install.cmake: no pkg-config module name for ${dep}")
     endif()
-    string(APPEND GULPDB_CONFIG_DEPENDENCIES "gulpdb_find_pkg_config(${prefix} ${module})\n")
+    string(APPEND GULPDB_CONFIG_DEPENDENCIES "gulpdb_find_pkg_config(${prefix} \"${module}\")\n")
     list(APPEND GULPDB_PC_REQUIRES_PRIVATE ${module})
   else()
     message(FATAL_ERROR "install.cmake: libgulpdb links ${dep}; say here how its consumers "

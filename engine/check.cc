@@ -5,6 +5,7 @@
 // manifest, the query databases), so it lives beside the front door.
 #include <fcntl.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -21,6 +22,9 @@
 #include "index/crc32c.h"
 #include "util/file_io.h"
 #include "util/thread_pool.h"
+#ifdef GULPDB_HAVE_H264
+#include "engine/video/gop_decoder.h"
+#endif
 
 namespace gulpdb {
 namespace {
@@ -194,6 +198,17 @@ class Checker {
       return chunk.file && f.offset + f.length <= chunk.record.committed_length &&
              f.offset + f.length <= chunk.size;
     };
+    const bool h264 = record.h264.has_value();
+    if (h264 != (ds_.codec() == Codec::kH264)) {
+      Problem("id '" + id + "'", h264 ? "is an H.264 video in a dataset whose codec is " +
+                                            std::string(CodecName(ds_.codec()))
+                                      : "is not an H.264 video (no keyframes or decoder "
+                                        "parameters) in an h264 dataset");
+      return;
+    }
+    // H.264 (deep): the packets whose bytes are whole, for the GOP decode.
+    std::vector<std::string> packets(h264 && options_.deep ? record.frames.size() : 0);
+    std::vector<bool> packet_ok(packets.size(), false);
     std::string run;
     for (size_t i = 0; i < record.frames.size();) {
       const FrameInfo& first = record.frames[i];
@@ -238,18 +253,74 @@ class Checker {
           }
           frame = single;
         }
-        CheckFrame(where(k), frame, f, record.crc32c.empty() ? nullptr : &record.crc32c[k]);
+        const bool ok = CheckFrame(where(k), frame, f,
+                                   record.crc32c.empty() ? nullptr : &record.crc32c[k], h264);
+        if (!packets.empty() && ok) {
+          packets[k] = std::string(frame.substr(0, f.jpeg_size()));
+          packet_ok[k] = true;
+        }
       }
       i = end;
     }
+    if (!packets.empty()) CheckGops(where, id, record, packets, packet_ok);
+  }
+
+  // Deep check of an H.264 video: decodes every group of pictures whose
+  // packets all read whole and matched their CRCs (the others are reported
+  // already), reporting the first frame that does not decode.
+  void CheckGops(const std::function<std::string(size_t)>& where, const std::string& id,
+                 const index::VideoRecord& record, const std::vector<std::string>& packets,
+                 const std::vector<bool>& packet_ok) {
+#ifdef GULPDB_HAVE_H264
+    video::VideoParams params;
+    params.extradata = record.h264->extradata;
+    params.width = static_cast<int>(record.h264->width);
+    params.height = static_cast<int>(record.h264->height);
+    params.chroma =
+        record.h264->chroma == 1 ? video::ChromaFormat::k444 : video::ChromaFormat::k420;
+    video::VideoPackets video;
+    video.id = id;
+    video.params = &params;
+    video.frames.resize(packets.size());
+    for (size_t k = 0; k < packets.size(); ++k) video.frames[k].bytes = packets[k];
+    for (uint32_t k : record.keyframes) video.frames[k].keyframe = true;
+    std::vector<uint8_t> scratch(static_cast<size_t>(params.width) *
+                                 static_cast<size_t>(params.height) * 3);
+    for (size_t g = 0; g < record.keyframes.size(); ++g) {
+      const size_t first = record.keyframes[g];
+      const size_t end = g + 1 < record.keyframes.size() ? record.keyframes[g + 1] : packets.size();
+      bool whole = true;
+      for (size_t k = first; k < end; ++k) whole = whole && packet_ok[k];
+      if (!whole) continue;
+      // The GOP's last frame decodes every packet of the GOP.
+      const int64_t last = static_cast<int64_t>(end - 1);
+      uint8_t* out = scratch.data();
+      try {
+        video::GopDecoder::ForThisThread().DecodeInto(video, &last, 1, &out);
+      } catch (const Error& e) {
+        Problem(where(first), std::string("the group of pictures does not decode: ") + e.what());
+      }
+    }
+#else
+    (void)where;
+    (void)id;
+    (void)record;
+    (void)packets;
+    (void)packet_ok;
+#endif
   }
 
   // One frame's bytes (JPEG and pad) as read from its chunk.
-  void CheckFrame(const std::string& where, std::string_view bytes, const FrameInfo& f,
-                  const uint32_t* crc32c) {
+  // An H.264 packet (`h264`) gets the same checks but the JPEG ones (markers,
+  // decode): its decode is by group of pictures (CheckGops). Returns false
+  // when the deep check found the bytes changed.
+  bool CheckFrame(const std::string& where, std::string_view bytes, const FrameInfo& f,
+                  const uint32_t* crc32c, bool h264) {
     const std::string_view jpeg = bytes.substr(0, f.jpeg_size());
     const auto byte = [&](size_t k) { return static_cast<uint8_t>(jpeg[k]); };
-    if (jpeg.size() < 4 || byte(0) != 0xff || byte(1) != 0xd8) {
+    if (h264) {
+      // No markers to check: an Annex-B packet starts with a start code.
+    } else if (jpeg.size() < 4 || byte(0) != 0xff || byte(1) != 0xd8) {
       Problem(where, "does not start with the JPEG SOI marker FFD8");
     } else if (byte(jpeg.size() - 2) != 0xff || byte(jpeg.size() - 1) != 0xd9) {
       Problem(where, "does not end with the JPEG EOI marker FFD9");
@@ -260,15 +331,18 @@ class Checker {
         break;
       }
     }
-    if (!options_.deep) return;
+    if (!options_.deep) return true;
     if (crc32c && index::Crc32c(jpeg.data(), jpeg.size()) != *crc32c) {
       Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
+      return false;
     }
+    if (h264) return true;
     try {
       ThreadLocalDecoder().Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size());
     } catch (const Error& e) {
       Problem(where, e.what());
     }
+    return true;
   }
 
   void CheckVideos() {

@@ -89,6 +89,26 @@ uint32_t CheckVideoShape(const fbs::VideoRecord& r, std::string_view what) {
     ThrowCorrupt("video", what, "checksums do not match the frame count");
   }
   if (r.meta_data() == nullptr) ThrowCorrupt("video", what, "meta_data is missing");
+  // An H.264 video: keyframes and parameters together, keyframes ascending
+  // from frame 0 and inside the video (the decoder relies on them).
+  if ((r.keyframes() == nullptr) != (r.h264() == nullptr)) {
+    ThrowCorrupt("video", what, "exactly one of keyframes and h264 is stored");
+  }
+  if (const auto* keys = r.keyframes(); keys != nullptr) {
+    if (frames == 0 || keys->size() == 0 || keys->Get(0) != 0) {
+      ThrowCorrupt("video", what, "an H.264 video's first frame must be a keyframe");
+    }
+    for (uint32_t i = 1; i < keys->size(); ++i) {
+      if (keys->Get(i) <= keys->Get(i - 1) || keys->Get(i) >= frames) {
+        ThrowCorrupt("video", what, "keyframe indices are not ascending inside the video");
+      }
+    }
+    const fbs::H264Params& p = *r.h264();
+    if (p.extradata() == nullptr || p.extradata()->size() == 0 || p.width() == 0 ||
+        p.height() == 0 || p.width() > 65536 || p.height() > 65536 || p.chroma() > 1) {
+      ThrowCorrupt("video", what, "H.264 parameters are missing or out of range");
+    }
+  }
   // Each frame's length (JPEG size plus pad) must fit frame_info's 32 bits.
   // Only 4-byte sizes can overflow (a 2-byte size plus a pad of at most 255
   // cannot); checked here so that DecodeFrameCount rejects what
@@ -135,6 +155,17 @@ VideoRecord DecodeVideo(std::string_view bytes, std::string_view what, bool with
     }
   }
   if (r.crc32c() != nullptr) out.crc32c.assign(r.crc32c()->begin(), r.crc32c()->end());
+  if (r.keyframes() != nullptr) {
+    out.keyframes.assign(r.keyframes()->begin(), r.keyframes()->end());
+    const fbs::H264Params& p = *r.h264();
+    H264Params params;
+    params.extradata.assign(reinterpret_cast<const char*>(p.extradata()->data()),
+                            p.extradata()->size());
+    params.width = p.width();
+    params.height = p.height();
+    params.chroma = p.chroma();
+    out.h264 = std::move(params);
+  }
   return out;
 }
 
@@ -149,6 +180,11 @@ uint64_t VideoRecord::frame_bytes() const {
 std::string EncodeVideoRecord(const VideoRecord& record) {
   if (!record.crc32c.empty() && record.crc32c.size() != record.frames.size()) {
     throw InvalidArgumentError("encode video record: checksum count differs from frame count");
+  }
+  if (record.h264.has_value() != !record.keyframes.empty()) {
+    throw InvalidArgumentError(
+        "encode video record: keyframes without H.264 parameters or the "
+        "other way round");
   }
   std::vector<uint64_t> run_offsets;
   std::vector<uint32_t> run_frames;
@@ -179,6 +215,16 @@ std::string EncodeVideoRecord(const VideoRecord& record) {
   // Built back to front: the meta string first so that the 4-byte-aligned
   // vectors pack against it with the least padding.
   const auto meta = builder.CreateString(record.meta_data);
+  flatbuffers::Offset<fbs::H264Params> h264 = 0;
+  flatbuffers::Offset<flatbuffers::Vector<uint32_t>> keyframes_vec = 0;
+  if (record.h264) {
+    const auto extradata =
+        builder.CreateVector(reinterpret_cast<const uint8_t*>(record.h264->extradata.data()),
+                             record.h264->extradata.size());
+    h264 = fbs::CreateH264Params(builder, extradata, record.h264->width, record.h264->height,
+                                 record.h264->chroma);
+    keyframes_vec = builder.CreateVector(record.keyframes);
+  }
   const auto crc_vec = record.crc32c.empty() ? 0 : builder.CreateVector(record.crc32c);
   const auto pads_vec = canonical_pads ? 0 : builder.CreateVector(pads);
   flatbuffers::Offset<flatbuffers::Vector<uint16_t>> sizes16_vec = 0;
@@ -213,6 +259,10 @@ std::string EncodeVideoRecord(const VideoRecord& record) {
   if (!canonical_pads) b.add_pads(pads_vec);
   if (!record.crc32c.empty()) b.add_crc32c(crc_vec);
   b.add_meta_data(meta);
+  if (record.h264) {
+    b.add_keyframes(keyframes_vec);
+    b.add_h264(h264);
+  }
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -330,6 +380,7 @@ std::string EncodeDatasetInfo(const DatasetInfo& info) {
   if (!attached_to.IsNull()) b.add_attached_to(attached_to);
   if (info.next_chunk != 0) b.add_next_chunk(info.next_chunk);
   if (!uuid.IsNull()) b.add_uuid(uuid);
+  if (info.codec != kCodecJpeg) b.add_codec(info.codec);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -367,6 +418,12 @@ DatasetInfo DecodeDatasetInfo(std::string_view bytes, std::string_view what) {
                  "next chunk number " + std::to_string(out.next_chunk) + " is past 2^32");
   }
   if (r->uuid() != nullptr) out.uuid = r->uuid()->str();
+  out.codec = r->codec();
+  if (out.codec != kCodecJpeg && out.codec != kCodecH264) {
+    ThrowCorrupt(
+        "dataset info", what,
+        "codec " + std::to_string(out.codec) + " is not known to this build (0: jpeg, 1: h264)");
+  }
   return out;
 }
 

@@ -39,12 +39,32 @@ inline constexpr uint32_t kFirstSealedFormat = 2;
 // DatasetInfo::next_chunk when every 32-bit chunk number has been used.
 inline constexpr uint64_t kNoChunkNumberLeft = uint64_t{1} << 32;
 
+// The decoder parameters of an H.264 video (engine/video's VideoParams, as
+// the index stores them).
+struct H264Params {
+  std::string extradata;  // SPS/PPS, Annex-B
+  uint32_t width = 0;
+  uint32_t height = 0;
+  uint8_t chroma = 0;  // 0: 4:2:0, 1: 4:4:4
+  bool operator==(const H264Params& o) const {
+    return extradata == o.extradata && width == o.width && height == o.height && chroma == o.chroma;
+  }
+};
+
+// DatasetInfo::codec values (gulpdb::Codec's).
+inline constexpr uint8_t kCodecJpeg = 0;
+inline constexpr uint8_t kCodecH264 = 1;
+
 struct VideoRecord {
   uint32_t chunk = 0;
   uint64_t seq = 0;
   std::vector<FrameInfo> frames;
   std::vector<uint32_t> crc32c;  // empty, or one per frame
   std::string meta_data;         // JSON list text
+  // H.264 videos (h264 set): frames are packets; the keyframes' indices,
+  // ascending, the first 0. Both absent for a JPEG video.
+  std::vector<uint32_t> keyframes;
+  std::optional<H264Params> h264;
 
   // Bytes of the chunk this video's frames occupy, padding included.
   uint64_t frame_bytes() const;
@@ -113,6 +133,8 @@ struct DatasetInfo {
   // The dataset's identity (a random UUID, 36 characters); empty in an
   // index made before gulpdb recorded one.
   std::string uuid;
+  // kCodecJpeg or kCodecH264 (absent in older records: JPEG).
+  uint8_t codec = kCodecJpeg;
 };
 
 // The number the next new chunk may take at the lowest: past `info.next_chunk`,

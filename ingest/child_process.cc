@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,7 +37,19 @@ void ChildSet::CloseAndKillAll() {
   for (pid_t pid : pids_) ::kill(pid, SIGKILL);
 }
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildSet* set) : set_(set) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildSet* set, ChildStdin in)
+    : set_(set) {
+  util::UniqueFd in_read;
+  if (in == ChildStdin::kStream) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      util::ThrowErrno("create a socket for", argv[0], errno);
+    }
+    in_read = util::UniqueFd(sv[0]);
+    in_ = util::UniqueFd(sv[1]);
+    ::shutdown(in_read.get(), SHUT_WR);  // one way: parent to child
+    ::shutdown(in_.get(), SHUT_RD);
+  }
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) util::ThrowErrno("create a pipe for", argv[0], errno);
   util::UniqueFd out_write(out[1]);
@@ -49,7 +62,11 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, ChildSet* set) 
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (in_read.get() >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, in_read.get(), 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
   posix_spawnattr_t attr;
@@ -87,7 +104,28 @@ ChildProcess::~ChildProcess() {
   Reap();
 }
 
+bool ChildProcess::WriteIn(const void* bytes, size_t size) {
+  const char* p = static_cast<const char*>(bytes);
+  while (size > 0) {
+    if (in_.get() < 0) return false;
+    // MSG_NOSIGNAL: a child that went away is EPIPE here, not a SIGPIPE
+    // that would end this process.
+    const ssize_t n = ::send(in_.get(), p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) return false;
+    if (n < 0) util::ThrowErrno("write to the input of", "child " + std::to_string(pid_), errno);
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void ChildProcess::Kill() {
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
+}
+
 int ChildProcess::Wait() {
+  CloseIn();
   CloseOut();
   CloseErr();
   set_->Remove(pid_);

@@ -57,6 +57,16 @@ std::vector<std::string> DecodeWithFfmpeg(const std::string& path, bool image,
                                           const FrameSettings& settings, ChildSet* children,
                                           std::string* warning);
 
+// Decodes the video `path` as DecodeWithFfmpeg does (the same frames: count,
+// times, size) and encodes them with libx264 through a second ffmpeg child
+// (settings.gop, settings.crf, no B-frames; 4:2:0, or 4:4:4 for an odd width
+// or height), returning the raw Annex-B H.264 stream and setting
+// `*frame_count` to the frames fed. Throws as DecodeWithFfmpeg, and
+// CorruptionError "encode <path> as h264: ..." when the encoder fails or
+// when the frame size changes within the video.
+std::string EncodeH264WithFfmpeg(const std::string& path, const FrameSettings& settings,
+                                 ChildSet* children, size_t* frame_count, std::string* warning);
+
 }  // namespace gulpdb::ingest
 
 #endif  // GULPDB_INGEST_FFMPEG_H_

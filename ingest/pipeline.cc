@@ -37,6 +37,8 @@ namespace {
 // What a worker made of one source.
 struct Encoded {
   std::vector<std::string> frames;
+  std::string h264;            // with FrameSettings::h264: the video's stream
+  size_t h264_frames = 0;      // and its frame count
   std::string path;            // the file or folder read
   std::string problem;         // non-empty: a bad source
   std::exception_ptr error;    // the gulpdb::Error behind `problem`
@@ -56,7 +58,11 @@ Encoded Produce(const SourceSpec& source, const FrameSettings& settings,
           if (!locator) throw NotFoundError("find video " + source.id + ": no file was given");
           e.path = locator->Resolve(source.id);
         }
-        e.frames = DecodeWithFfmpeg(e.path, /*image=*/false, settings, children, &e.warning);
+        if (settings.h264) {
+          e.h264 = EncodeH264WithFfmpeg(e.path, settings, children, &e.h264_frames, &e.warning);
+        } else {
+          e.frames = DecodeWithFfmpeg(e.path, /*image=*/false, settings, children, &e.warning);
+        }
         break;
       case SourceKind::kFrameFolder: {
         std::vector<std::string> files =
@@ -77,6 +83,7 @@ Encoded Produce(const SourceSpec& source, const FrameSettings& settings,
     e.fatal = f.error;
   } catch (const Error& error) {
     e.frames.clear();
+    e.h264.clear();
     e.problem = error.what();
     e.error = std::current_exception();
   } catch (...) {
@@ -176,6 +183,19 @@ std::string ValidateIngestOptions(const IngestOptions& o) {
   if (o.dir.empty()) return "the dataset directory is empty";
   // Each value in its option's range, by the rules of the command line.
   if (const std::string problem = CheckOptionValues(o); !problem.empty()) return problem;
+  if (o.codec == Codec::kH264) {
+    if (o.keep_jpeg) return "--keep-jpeg stores JPEG bytes: it does not go with --codec h264";
+    if (!o.frames_dir.empty() || !o.images_dir.empty() || !o.image_list.empty()) {
+      return "--codec h264 stores videos: give --videos-dir (frame folders and images are "
+             "stored as JPEG)";
+    }
+    for (const SourceSpec& s : o.sources) {
+      if (s.kind != SourceKind::kVideo) {
+        return "--codec h264 stores videos: source '" + s.id +
+               "' is not a video (frame folders and images are stored as JPEG)";
+      }
+    }
+  }
   if (o.keep_jpeg && o.frame_size > 0) {
     return "--keep-jpeg stores the source bytes, so it cannot resize (--frame-size)";
   }
@@ -289,6 +309,7 @@ IngestReport Ingest(const IngestOptions& o) {
     ds = Dataset::Open(o.dir, open);
   } else {
     CreateOptions create;
+    create.codec = o.codec;
     create.videos_per_chunk = o.videos_per_chunk;
     create.bytes_per_chunk = o.bytes_per_chunk;
     create.checksums = o.checksums;
@@ -304,6 +325,12 @@ IngestReport Ingest(const IngestOptions& o) {
       open.index_dir = o.index_dir;
       ds = Dataset::Open(o.dir, open);
     }
+  }
+  if (ds->codec() != o.codec) {
+    throw InvalidArgumentError("ingest " + o.dir + ": the dataset stores its frames as " +
+                               CodecName(ds->codec()) + ", not " + CodecName(o.codec) +
+                               " (give --codec " + CodecName(ds->codec()) +
+                               ", or ingest into a new dataset)");
   }
   WriterOptions wo;
   wo.on_duplicate = o.on_duplicate;
@@ -338,6 +365,9 @@ IngestReport Ingest(const IngestOptions& o) {
   settings.encode.quality = o.quality;
   settings.encode.subsampling = Subsampling::k444;
   settings.ffmpeg = o.ffmpeg;
+  settings.h264 = o.codec == Codec::kH264;
+  settings.gop = o.gop;
+  settings.crf = o.crf;
 
   size_t workers = o.num_workers != 0 ? o.num_workers : std::thread::hardware_concurrency();
   workers = std::max<size_t>(1, std::min(workers, std::max<size_t>(1, todo.size())));
@@ -379,9 +409,11 @@ IngestReport Ingest(const IngestOptions& o) {
       meta += "}";
       try {
         std::vector<std::string_view> views(e.frames.begin(), e.frames.end());
-        if (writer->Append(s.id, views, meta)) {
+        const bool added = settings.h264 ? writer->AppendH264(s.id, e.h264, meta)
+                                         : writer->Append(s.id, views, meta);
+        if (added) {
           ++appended;
-          appended_frames += e.frames.size();
+          appended_frames += settings.h264 ? e.h264_frames : e.frames.size();
         } else {
           ++report.present;
         }

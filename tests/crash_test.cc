@@ -15,6 +15,7 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
+#include "support/run_and_kill.h"
 #include "support/test_util.h"
 
 namespace gulpdb {
@@ -55,38 +56,7 @@ bool VideoIntact(const Dataset& ds, int batch, int i) {
   return true;
 }
 
-// Runs `child` in a forked process. The child calls its argument when it has
-// reached the point to crash at (with its objects alive); the parent then
-// SIGKILLs it.
-void RunAndKill(const std::function<void(const std::function<void()>&)>& child) {
-  int fds[2];
-  BOOST_REQUIRE_EQUAL(::pipe(fds), 0);
-  const pid_t pid = ::fork();
-  BOOST_REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    const auto ready = [&] {
-      const char c = 'r';
-      if (::write(fds[1], &c, 1) != 1) ::_exit(4);
-      for (;;) ::pause();
-    };
-    try {
-      child(ready);
-    } catch (...) {
-      ::_exit(3);
-    }
-    ::_exit(5);  // the child returned without reaching its crash point
-  }
-  ::close(fds[1]);
-  char c = 0;
-  const ssize_t n = ::read(fds[0], &c, 1);
-  ::close(fds[0]);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  BOOST_REQUIRE_MESSAGE(n == 1, "the child failed before it was ready");
-  BOOST_TEST(WIFSIGNALED(status));
-}
+using test::RunAndKill;
 
 std::unique_ptr<Dataset> OpenRw(const std::string& dir) {
   OpenOptions o;

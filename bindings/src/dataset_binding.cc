@@ -79,8 +79,15 @@ std::unique_ptr<DatasetHandle> OpenDataset(const std::string& path, bool read_on
 
 std::unique_ptr<DatasetHandle> CreateDataset(const std::string& path, uint32_t videos_per_chunk,
                                              uint64_t bytes_per_chunk, bool checksums,
-                                             const std::string& index_dir) {
+                                             const std::string& index_dir,
+                                             const std::string& codec) {
   CreateOptions options;
+  const std::optional<Codec> parsed = CodecFromName(codec);
+  if (!parsed) {
+    throw py::value_error("create dataset " + path + ": unknown codec '" + codec +
+                          "' (jpeg or h264)");
+  }
+  options.codec = *parsed;
   options.videos_per_chunk = videos_per_chunk;
   options.bytes_per_chunk = bytes_per_chunk;
   options.checksums = checksums;
@@ -200,6 +207,9 @@ void BindRecords(py::module_& m) {
       .def_readonly("bytes_per_chunk", &DatasetStats::bytes_per_chunk,
                     "A new chunk starts past this size (0: no limit).")
       .def_readonly("checksums", &DatasetStats::checksums, "Whether a CRC-32C is stored per frame.")
+      .def_property_readonly(
+          "codec", [](const DatasetStats& s) { return std::string(CodecName(s.codec)); },
+          "How frames are stored: 'jpeg' or 'h264'.")
       .def_readonly("uuid", &DatasetStats::uuid,
                     "The dataset's identity (a UUID made at creation; kept by copies).")
       .def("__repr__", [](const DatasetStats& s) {
@@ -223,8 +233,9 @@ py::class_<DatasetHandle> BindDatasetClass(py::module_& m) {
                  "FileNotFoundError if there is none.")
       .def_static("create", &CreateDataset, py::arg("path"), py::arg("videos_per_chunk") = 100,
                   py::arg("bytes_per_chunk") = 0, py::arg("checksums") = true,
-                  py::arg("index_dir") = "",
-                  "Creates a dataset and returns it opened read-write; ValueError if one exists.")
+                  py::arg("index_dir") = "", py::arg("codec") = "jpeg",
+                  "Creates a dataset and returns it opened read-write; ValueError if one exists. "
+                  "codec: 'jpeg' (GulpIO's layout) or 'h264'.")
       .def_static(
           "exists",
           [](const std::string& path, const std::string& index_dir) {
@@ -237,6 +248,24 @@ py::class_<DatasetHandle> BindDatasetClass(py::module_& m) {
       .def_property_readonly(
           "read_only", [](const DatasetHandle& h) { return h.Get()->read_only(); },
           "True when opened read-only.")
+      .def_property_readonly(
+          "codec", [](const DatasetHandle& h) { return std::string(CodecName(h.Get()->codec())); },
+          "How frames are stored: 'jpeg' or 'h264'.")
+      .def(
+          "read_h264_stream",
+          [](const DatasetHandle& h, const py::handle& id_object) {
+            auto ds = h.Get();
+            const std::string id = ToId(id_object);
+            std::string stream;
+            {
+              py::gil_scoped_release release;
+              stream = ds->ReadH264Stream(id);
+            }
+            return py::bytes(stream);
+          },
+          py::arg("id"),
+          "The video's stored H.264 stream (Annex-B, ffmpeg -f h264); ValueError on a JPEG "
+          "dataset.")
       .def_property_readonly("closed", &DatasetHandle::closed, "True after close().")
       .def_property_readonly("in_owner_process", &DatasetHandle::in_owner_process,
                              "False in a child forked after this object was opened.")

@@ -253,6 +253,17 @@ void BindWriter(py::module_& m) {
            "Appends a video; frames are JPEG bytes (stored as they are) or uint8 images "
            "(encoded in parallel). Returns False if the id exists and duplicates are skipped.")
       .def(
+          "append_h264",
+          [](WriterHandle& h, const py::handle& id_object, const py::bytes& stream,
+             const std::string& meta_json) {
+            const std::string id = ToId(id_object);
+            const std::string_view bytes = stream;  // the bytes object outlives the call
+            return h.WithWriter([&](Writer& w) { return w.AppendH264(id, bytes, meta_json); });
+          },
+          py::arg("id"), py::arg("stream"), py::arg("meta_json") = "{}",
+          "Appends a video given as a raw Annex-B H.264 stream (ffmpeg -f h264, no B-frames) "
+          "to an h264 dataset. Returns False if the id exists and duplicates are skipped.")
+      .def(
           "remove",
           [](WriterHandle& h, const py::handle& id_object) {
             const std::string id = ToId(id_object);

@@ -1,5 +1,6 @@
 #include "engine/core/chunk_reader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -49,8 +50,33 @@ std::string Where(const DatasetImpl& impl, const Plan& plan) {
 
 }  // namespace
 
-std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
-                                         const std::vector<JpegRequest>& requests) {
+namespace {
+
+// The indices of the packets decoding `selected` needs (kDecode): per group
+// of pictures touched, its keyframe through the last frame selected in it;
+// ascending, each once.
+std::vector<uint32_t> PacketsToDecode(const index::VideoRecord& record,
+                                      const std::vector<uint32_t>& selected) {
+  const std::vector<uint32_t>& keys = record.keyframes;
+  // last[g]: the last frame selected in GOP g, +1 (0: GOP untouched).
+  std::vector<uint32_t> last(keys.size(), 0);
+  for (uint32_t k : selected) {
+    const size_t g =
+        static_cast<size_t>(std::upper_bound(keys.begin(), keys.end(), k) - keys.begin()) - 1;
+    last[g] = std::max(last[g], k + 1);
+  }
+  std::vector<uint32_t> out;
+  for (size_t g = 0; g < keys.size(); ++g) {
+    for (uint32_t k = keys[g]; k < last[g]; ++k) out.push_back(k);
+  }
+  return out;
+}
+
+enum class ReadKind { kJpeg, kDecode, kStream };
+
+std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
+                                   const std::vector<JpegRequest>& requests, ReadKind kind,
+                                   std::vector<StoredPackets>* packets) {
   const ChunkSource* remote =
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
   std::vector<Plan> plans(requests.size());
@@ -88,6 +114,21 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
     std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
     std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
     indices = requests[i].selection->Resolve(static_cast<uint32_t>(plan.record.frames.size()), id);
+    if (kind != ReadKind::kJpeg) {
+      if (!plan.record.h264 || plan.record.keyframes.empty()) {
+        throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir +
+                              ": the record is not an H.264 video's (no keyframes or decoder "
+                              "parameters) in an h264 dataset");
+      }
+      std::vector<uint32_t>& selected = (*packets)[i].selected;
+      selected = std::move(indices);
+      if (kind == ReadKind::kDecode) {
+        indices = PacketsToDecode(plan.record, selected);
+      } else {
+        indices.resize(plan.record.frames.size());
+        for (uint32_t k = 0; k < indices.size(); ++k) indices[k] = k;
+      }
+    }
     // Group the selected frames into runs that are adjacent in the chunk.
     size_t total = 0;
     spans.reserve(indices.size());
@@ -140,7 +181,7 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
   }
 
   // Bytes that crossed a network are always checked.
-  if (remote != nullptr || impl.options.verify_checksums) {
+  if (remote != nullptr || impl.options.verify_checksums || kind == ReadKind::kStream) {
     for (size_t i = 0; i < requests.size(); ++i) {
       const index::VideoRecord& record = plans[i].record;
       if (record.crc32c.empty()) continue;
@@ -156,6 +197,41 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
       }
     }
   }
+  if (packets != nullptr) {
+    for (size_t i = 0; i < requests.size(); ++i) (*packets)[i].record = std::move(plans[i].record);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
+                                         const std::vector<JpegRequest>& requests) {
+  if (impl.codec != Codec::kJpeg) {
+    throw InvalidArgumentError(
+        std::string(requests.size() == 1 ? "read jpegs of id '" + std::string(requests[0].id) + "'"
+                                         : "read jpegs") +
+        " in " + impl.dir + ": the dataset's codec is " + CodecName(impl.codec) +
+        ", its frames are not JPEG bytes; read decoded frames with ReadFrames/ReadBatch "
+        "(Python: read, read_batch)");
+  }
+  return ReadStored(impl, requests, ReadKind::kJpeg, nullptr);
+}
+
+std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
+                                              const std::vector<JpegRequest>& requests,
+                                              PacketScope scope) {
+  if (impl.codec != Codec::kH264) {
+    throw InvalidArgumentError(
+        std::string(requests.size() == 1
+                        ? "read h264 packets of id '" + std::string(requests[0].id) + "'"
+                        : "read h264 packets") +
+        " in " + impl.dir + ": the dataset's codec is " + CodecName(impl.codec) + ", not h264");
+  }
+  std::vector<StoredPackets> out(requests.size());
+  std::vector<JpegFrames> bytes = ReadStored(
+      impl, requests, scope == PacketScope::kDecode ? ReadKind::kDecode : ReadKind::kStream, &out);
+  for (size_t i = 0; i < out.size(); ++i) out[i].bytes = std::move(bytes[i]);
   return out;
 }
 

@@ -43,8 +43,31 @@ struct JpegRequest {
 // bad frame index (before any byte is read), CorruptionError for a frame
 // whose bytes or checksum are wrong, IoError (AccessDeniedError for HTTP 403)
 // when the file system or the object store fails.
+// On an h264 dataset: InvalidArgumentError (its frames are not JPEGs).
 std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
                                          const std::vector<JpegRequest>& requests);
+
+// The stored bytes of an H.264 video's frames (its packets), for the reads
+// that decode them and for Dataset::ReadH264Stream, through the same path as
+// JPEG bytes (local preads or remote ranges, one per run of adjacent packets,
+// the same checks of committed lengths and CRC-32Cs).
+struct StoredPackets {
+  JpegFrames bytes;                // the packets read, in bytes.indices() order (ascending)
+  index::VideoRecord record;       // frames, checksums, keyframes and parameters
+  std::vector<uint32_t> selected;  // the selection's frames, in its order
+};
+enum class PacketScope {
+  // The packets decoding the selection needs: for each group of pictures it
+  // touches, from its keyframe through the last frame selected in it.
+  kDecode,
+  // Every packet, CRC-32Cs always checked (the stored stream).
+  kStream,
+};
+// Throws as ReadJpegRequests, and InvalidArgumentError on a JPEG dataset;
+// CorruptionError for a record that is not an H.264 video's.
+std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
+                                              const std::vector<JpegRequest>& requests,
+                                              PacketScope scope);
 
 }  // namespace gulpdb::engine
 

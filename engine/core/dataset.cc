@@ -19,6 +19,7 @@
 #include "engine/core/dataset_impl.h"
 #include "engine/core/fault_injection.h"
 #include "engine/core/gulpio_names.h"
+#include "engine/core/h264_read.h"
 #include "engine/core/journal.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
@@ -264,6 +265,7 @@ VideoInfo Dataset::Impl::ToVideoInfo(std::string_view id, index::VideoRecord&& r
   video.frames = std::move(record.frames);
   video.checksums = std::move(record.crc32c);
   video.meta_data = std::move(record.meta_data);
+  video.keyframes = std::move(record.keyframes);
   return video;
 }
 
@@ -335,6 +337,11 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
   if (options.videos_per_chunk == 0) {
     throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
   }
+  if (options.codec != Codec::kJpeg && options.codec != Codec::kH264) {
+    throw InvalidArgumentError("create dataset " + dir + ": unknown codec " +
+                               std::to_string(static_cast<unsigned>(options.codec)));
+  }
+  engine::RequireCodecSupport(options.codec, "create dataset " + dir);
   if (util::MakeDirectory(dir, 0755, "create dataset")) {
     util::SyncDirectory(util::ParentOf(dir));  // the new directory's entry, before what goes in it
   }
@@ -388,6 +395,7 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
     info.videos_per_chunk = options.videos_per_chunk;
     info.bytes_per_chunk = options.bytes_per_chunk;
     info.checksums = options.checksums;
+    info.codec = static_cast<uint8_t>(options.codec);
     env->Update([&](index::Txn& txn) {
       txn.Put(info_db, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
     });
@@ -437,6 +445,8 @@ index::DatasetInfo Dataset::Impl::AttachEnv(std::shared_ptr<index::Env> env_in) 
   index::Txn txn = env->BeginRead();
   index::DatasetInfo info_record = GetInfo(txn);  // also verifies it
   sealed = info_record.format_version >= index::kFirstSealedFormat;
+  codec = static_cast<Codec>(info_record.codec);
+  engine::RequireCodecSupport(codec, "open dataset " + dir);
   return info_record;
 }
 
@@ -476,6 +486,36 @@ std::unique_ptr<Dataset> engine::OpenLocalDataset(const std::string& dir,
 
 const std::string& Dataset::dir() const { return impl_->dir; }
 bool Dataset::read_only() const { return impl_->options.read_only; }
+Codec Dataset::codec() const { return impl_->codec; }
+
+const char* CodecName(Codec codec) {
+  switch (codec) {
+    case Codec::kJpeg:
+      return "jpeg";
+    case Codec::kH264:
+      return "h264";
+  }
+  return "unknown";
+}
+
+std::optional<Codec> CodecFromName(std::string_view name) {
+  if (name == "jpeg") return Codec::kJpeg;
+  if (name == "h264") return Codec::kH264;
+  return std::nullopt;
+}
+
+void engine::RequireCodecSupport(Codec codec, const std::string& operation) {
+#ifndef GULPDB_HAVE_H264
+  if (codec == Codec::kH264) {
+    throw InvalidArgumentError(operation +
+                               ": the dataset's codec is h264 and this build of gulpdb has no "
+                               "H.264 support (build with -DGULPDB_WITH_H264=ON)");
+  }
+#else
+  (void)codec;
+  (void)operation;
+#endif
+}
 
 bool Dataset::Contains(std::string_view id) const {
   index::Txn txn = impl_->env->BeginRead();
@@ -520,6 +560,10 @@ uint32_t Dataset::FrameCount(std::string_view id) const {
 JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
   // One pread (or ranged GET) per run of adjacent frames: engine/core/chunk_reader.h.
   return std::move(engine::ReadJpegRequests(*impl_, {engine::JpegRequest{id, &selection}}).front());
+}
+
+std::string Dataset::ReadH264Stream(std::string_view id) const {
+  return engine::ReadH264StreamOf(*impl_, id);
 }
 
 std::vector<std::string> Dataset::Ids() const {
@@ -577,6 +621,7 @@ DatasetStats Dataset::Stats() const {
   stats.bytes_per_chunk = info.bytes_per_chunk;
   stats.checksums = info.checksums;
   stats.uuid = info.uuid;
+  stats.codec = static_cast<Codec>(info.codec);
   for (const ChunkInfo& c : Chunks()) {
     ++stats.chunks;
     stats.committed_bytes += c.committed_length;

@@ -52,6 +52,8 @@ struct Dataset::Impl : engine::IndexHandles {
   OpenOptions options;
   index::Dbi chunks = 0, order = 0, info = 0;
   ChunkFileCache files;
+  // How the frames are stored (DatasetInfo::codec; fixed at create).
+  Codec codec = Codec::kJpeg;
 
   // Set for a dataset opened from a published manifest ("s3://...", or a
   // local dataset on a network file system): where its chunks and label map
@@ -123,6 +125,12 @@ class DatasetAccess {
   // writer of this boot left in the journal, so that their commits are not
   // undone by a later recovery (engine/core/journal.h).
   static void SettleJournal(Impl& ds);
+  // Appends a video whose frames are `frames` as stored (JPEG bytes or H.264
+  // packets, moved exactly) with the meta_data list and, for an H.264 video,
+  // the keyframes and parameters of `source`: how compaction moves a video.
+  static bool AppendStored(Writer& writer, std::string_view id,
+                           const std::vector<std::string_view>& frames,
+                           std::string_view meta_data_list, const index::VideoRecord& source);
 };
 
 using DatasetImpl = DatasetAccess::Impl;

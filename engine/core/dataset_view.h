@@ -219,6 +219,10 @@ struct DatasetOpener {
 MergeReport MergeDatasets(const std::string& out, const std::vector<std::string>& shards,
                           const MergeOptions& options, const DatasetOpener& opener);
 
+// Throws InvalidArgumentError "<operation>: ..." when `codec` is one this
+// build cannot read or write (h264 without GULPDB_WITH_H264).
+void RequireCodecSupport(Codec codec, const std::string& operation);
+
 // Whether `dir` holds a gulpdb index (at `index_dir` when not empty).
 bool LocalDatasetExists(const std::string& dir, const std::string& index_dir);
 // Where the index of `dir` lives: `index_dir`, or <dir>/gulpdb.index.

@@ -11,6 +11,7 @@
 #include "engine/core/buffer_pool.h"
 #include "engine/core/chunk_reader.h"
 #include "engine/core/dataset_impl.h"
+#include "engine/core/h264_read.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {
@@ -55,6 +56,36 @@ DecodedFrames Dataset::ReadFrames(std::string_view id, const Selection& selectio
 
 std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& requests,
                                               const DecodeOptions& options) const {
+  if (impl_->codec == Codec::kH264) {
+    // engine/core/h264_read.h: packets read as JPEG frames are, decoded by
+    // group of pictures, laid out here as JPEG frames are.
+    std::vector<DecodeOptions> request_options(requests.size(), options);
+    if (options.crop == CropMode::kRandom) {
+      for (size_t r = 0; r < requests.size(); ++r) {
+        request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
+      }
+    }
+    std::vector<DecodedFrames> out(requests.size());
+    engine::DecodedSink sink;
+    sink.lay_out = [&](size_t r, const std::vector<uint32_t>& indices, const ImageShape& shape) {
+      DecodedFrames& d = out[r];
+      d.indices_ = indices;
+      d.shapes_.assign(indices.size(), shape);
+      d.offsets_.resize(indices.size());
+      for (size_t i = 0; i < indices.size(); ++i) d.offsets_[i] = i * shape.bytes();
+      d.byte_size_ = indices.size() * shape.bytes();
+      DecodedFrames::Free deleter;
+      uint8_t* buffer = engine::BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
+      if (buffer == nullptr) {
+        throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
+                               std::to_string(d.byte_size_) + " bytes");
+      }
+      d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
+    };
+    sink.data = [&](size_t r, size_t i) { return out[r].mutable_data(i); };
+    engine::ReadH264Batch(*impl_, requests, request_options, sink);
+    return out;
+  }
   const std::vector<JpegFrames> jpegs = ReadJpegBatch(requests);
   // Rethrows a codec error, of its own type, with the frame it belongs to.
   const auto with_context = [&](size_t request, size_t frame, const Error& e) {

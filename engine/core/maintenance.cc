@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "engine/core/chunk_reader.h"
 #include "engine/core/dataset_impl.h"
 #include "engine/core/dataset_view.h"
 #include "engine/core/gulpio_names.h"
@@ -49,8 +50,27 @@ bool IsAttached(const ChunkInfo& c) {
   return !c.owner.empty() || c.file_name.find('/') != std::string::npos;
 }
 
-std::unique_ptr<Dataset> CreateWithIndexDir(const std::string& dir, const std::string& index_dir) {
+// Appends the H.264 video `id` of `from` to `writer` as it is stored: its
+// packets moved exactly (every CRC-32C checked), with its keyframes and
+// decoder parameters and the meta_data list `meta_data`. Returns what
+// Writer::AppendEntry returns.
+bool AppendStoredH264(Writer& writer, const Dataset& from, const std::string& id,
+                      const std::string& meta_data) {
+  const Selection all = Selection::All();
+  const std::vector<engine::StoredPackets> read =
+      engine::ReadPacketRequests(engine::DatasetAccess::Of(from), {engine::JpegRequest{id, &all}},
+                                 engine::PacketScope::kStream);
+  const JpegFrames& packets = read.front().bytes;
+  std::vector<std::string_view> views;
+  views.reserve(packets.size());
+  for (size_t i = 0; i < packets.size(); ++i) views.push_back(packets[i]);
+  return engine::DatasetAccess::AppendStored(writer, id, views, meta_data, read.front().record);
+}
+
+std::unique_ptr<Dataset> CreateWithIndexDir(const std::string& dir, const std::string& index_dir,
+                                            Codec codec = Codec::kJpeg) {
   CreateOptions o;
+  o.codec = codec;
   o.index_dir = index_dir;
   return Dataset::Create(dir, o);
 }
@@ -101,6 +121,15 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       return true;
     });
     for (const std::string& id : ids) {
+      if (dataset.codec() == Codec::kH264) {
+        // Every packet's CRC-32C is checked on the way (a damaged packet
+        // stops it, as a damaged JPEG frame does below).
+        const VideoInfo video = dataset.Get(id);
+        AppendStoredH264(*writer, dataset, id, video.meta_data);
+        ++report.videos_moved;
+        if (writer->pending_videos() >= kCompactBatchVideos) writer->Commit();
+        continue;
+      }
       const VideoInfo video = dataset.Get(id);
       const JpegFrames jpegs = dataset.ReadJpegs(id);
       std::vector<std::string_view> views;
@@ -492,6 +521,17 @@ void AttachOne(engine::DatasetImpl& out, const std::string& out_real, Shard& sha
 void CopyShard(Writer& writer, const Shard& shard, MergeReport* report) {
   try {
     shard.ds->ForEach([&](const VideoInfo& video) {
+      if (shard.ds->codec() == Codec::kH264) {
+        std::string meta = video.meta_data;
+        RenumberLabels(shard, &meta);
+        if (AppendStoredH264(writer, *shard.ds, video.id, meta)) {
+          ++report->videos_copied;
+          ++report->videos;
+        } else {
+          ++report->skipped;
+        }
+        return true;
+      }
       const JpegFrames jpegs = shard.ds->ReadJpegs(video.id);
       std::vector<std::string_view> views;
       for (size_t i = 0; i < jpegs.size(); ++i) views.push_back(jpegs[i]);
@@ -614,10 +654,23 @@ MergeReport engine::MergeDatasets(const std::string& out,
     if (inside) shard.relative = real.substr(out_real.size() + 1);
     shards.push_back(std::move(shard));
   }
+  // One codec per dataset: every shard's must be the output's (or, for a new
+  // output, the first shard's, which it takes).
+  const Codec codec = ds ? ds->codec() : shards.empty() ? Codec::kJpeg : shards[0].ds->codec();
+  for (const Shard& shard : shards) {
+    if (shard.ds->codec() != codec) {
+      throw InvalidArgumentError(
+          "merge " + shard.path + " into " + out + ": the shard's codec is " +
+          CodecName(shard.ds->codec()) + " but " +
+          (ds ? std::string("the output's is ")
+              : "the first shard's (" + shards[0].path + ") is ") +
+          CodecName(codec) + "; datasets of different codecs cannot be merged");
+    }
+  }
   const std::optional<engine::LabelEntries> labels = PlanLabels(out, ds.get(), shards);
 
   // From here on the output changes.
-  if (!ds) ds = CreateWithIndexDir(out, options.index_dir);
+  if (!ds) ds = CreateWithIndexDir(out, options.index_dir, codec);
   // The map first: it only adds labels to what the output had, so every
   // video committed below, and every one already there, agrees with it.
   // Should the merge fail before any shard is merged, it is put back.

@@ -35,6 +35,9 @@
 #include "util/sys_error.h"
 #include "util/test_bug.h"
 #include "util/utf8.h"
+#ifdef GULPDB_HAVE_H264
+#include "engine/video/h264_stream.h"
+#endif
 
 namespace gulpdb {
 namespace {
@@ -616,7 +619,8 @@ struct Writer::Impl {
     batch_videos_in_chunk = 0;
   }
 
-  void ValidateAppend(std::string_view id, const std::vector<std::string_view>& jpegs) const {
+  void ValidateAppend(std::string_view id, const std::vector<std::string_view>& jpegs,
+                      bool jpeg) const {
     const std::string where = "append '" + std::string(id) + "' to " + ds->dir;
     if (id.empty()) throw InvalidArgumentError("append to " + ds->dir + ": the id is empty");
     if (id.size() > ds->env->max_key_size()) {
@@ -637,7 +641,7 @@ struct Writer::Impl {
       if (jpegs[i].size() > UINT32_MAX - 3) {
         throw InvalidArgumentError(where + ": frame " + std::to_string(i) + " is over 4 GiB");
       }
-      if (options.check_jpeg_markers && !LooksLikeJpeg(jpegs[i])) {
+      if (jpeg && options.check_jpeg_markers && !LooksLikeJpeg(jpegs[i])) {
         throw InvalidArgumentError(where + ": frame " + std::to_string(i) +
                                    " is not a JPEG (no SOI/EOI markers)");
       }
@@ -692,9 +696,21 @@ struct Writer::Impl {
     return meta;
   }
 
+  // What an H.264 append adds to the record (AppendH264).
+  struct H264Extra {
+    std::vector<uint32_t> keyframes;
+    index::H264Params params;
+  };
+
   bool Append(std::string_view id_view, const std::vector<std::string_view>& jpegs,
-              std::string_view meta_json, bool meta_is_list) {
-    ValidateAppend(id_view, jpegs);
+              std::string_view meta_json, bool meta_is_list, const H264Extra* h264 = nullptr) {
+    if (h264 == nullptr && ds->codec != Codec::kJpeg) {
+      throw InvalidArgumentError("append '" + std::string(id_view) + "' to " + ds->dir +
+                                 ": the dataset's codec is " + CodecName(ds->codec) +
+                                 ", and these frames are JPEG bytes; append its videos with "
+                                 "Writer::AppendH264");
+    }
+    ValidateAppend(id_view, jpegs, /*jpeg=*/h264 == nullptr);
     std::string meta = NormalizeMeta(id_view, meta_json, meta_is_list);
     if (!meta_is_list) meta = "[" + meta + "]";
     std::string id(id_view);
@@ -725,6 +741,10 @@ struct Writer::Impl {
       for (std::string_view j : jpegs) record.crc32c.push_back(index::Crc32c(j.data(), j.size()));
     }
     record.meta_data = std::move(meta);
+    if (h264 != nullptr) {
+      record.keyframes = h264->keyframes;
+      record.h264 = h264->params;
+    }
     pending_by_id[id] = pending.size();
     pending.push_back(Pending{std::move(id), std::move(record), false});
     return true;
@@ -895,6 +915,56 @@ bool Writer::Append(std::string_view id, const std::vector<std::string_view>& jp
 bool Writer::AppendEntry(std::string_view id, const std::vector<std::string_view>& jpegs,
                          std::string_view meta_data_list) {
   return impl_->Append(id, jpegs, meta_data_list, /*meta_is_list=*/true);
+}
+
+bool Writer::AppendH264(std::string_view id, std::string_view annexb_stream,
+                        std::string_view meta_json) {
+  const engine::DatasetImpl& ds = *impl_->ds;
+  const std::string where = "append h264 video '" + std::string(id) + "' to " + ds.dir;
+  if (ds.codec != Codec::kH264) {
+    throw InvalidArgumentError(where + ": the dataset's codec is " + CodecName(ds.codec) +
+                               "; H.264 videos go into a dataset created with codec h264");
+  }
+#ifdef GULPDB_HAVE_H264
+  // Parsed before anything is written: a stream that does not parse leaves
+  // the batch as it was.
+  video::EncodedVideo parsed;
+  try {
+    parsed = video::ParseH264Stream(annexb_stream, "video '" + std::string(id) + "'");
+  } catch (const CorruptionError& e) {
+    throw InvalidArgumentError(where + ": " + e.what());
+  }
+  Impl::H264Extra extra;
+  extra.params.extradata = parsed.params.extradata;
+  extra.params.width = static_cast<uint32_t>(parsed.params.width);
+  extra.params.height = static_cast<uint32_t>(parsed.params.height);
+  extra.params.chroma = static_cast<uint8_t>(parsed.params.chroma);
+  std::vector<std::string_view> packets;
+  packets.reserve(parsed.frame_count());
+  for (size_t i = 0; i < parsed.frame_count(); ++i) {
+    packets.push_back(parsed.packet(i));
+    if (parsed.packets[i].keyframe) extra.keyframes.push_back(static_cast<uint32_t>(i));
+  }
+  if (packets.empty() || extra.keyframes.empty() || extra.keyframes.front() != 0) {
+    throw InvalidArgumentError(where + ": the stream does not start with a keyframe");
+  }
+  return impl_->Append(id, packets, meta_json, /*meta_is_list=*/false, &extra);
+#else
+  (void)annexb_stream;
+  (void)meta_json;
+  throw InvalidArgumentError(where + ": this build of gulpdb has no H.264 support");
+#endif
+}
+
+bool engine::DatasetAccess::AppendStored(Writer& writer, std::string_view id,
+                                         const std::vector<std::string_view>& frames,
+                                         std::string_view meta_data_list,
+                                         const index::VideoRecord& source) {
+  if (!source.h264) return writer.impl_->Append(id, frames, meta_data_list, /*meta_is_list=*/true);
+  Writer::Impl::H264Extra extra;
+  extra.keyframes = source.keyframes;
+  extra.params = *source.h264;
+  return writer.impl_->Append(id, frames, meta_data_list, /*meta_is_list=*/true, &extra);
 }
 
 bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }

@@ -1,4 +1,5 @@
-// Writing .gmeta files that unmodified GulpIO2 reads (interop.h).
+// Writing .gmeta files that unmodified GulpIO2 reads (interop.h), and whole
+// GulpIO directories of JPEG frames from h264 datasets.
 //
 // Snapshot: the export reads the index in batches of short read
 // transactions, not in one long one, because a read transaction that stays
@@ -17,6 +18,9 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
@@ -25,6 +29,7 @@
 #include "engine/query/splits_file.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
+#include "gulpdb/jpeg.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
 
@@ -213,9 +218,180 @@ bool SameDirectory(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
+// Removes, unless Keep() was called, the files an export of an h264 dataset
+// wrote into the output directory (and only those: the directory held no
+// GulpIO files before, and a label2idx.json or gulpdb_splits.json that was
+// there is left as it was).
+class WrittenFiles {
+ public:
+  explicit WrittenFiles(std::string dir) : dir_(std::move(dir)) {
+    for (const char* name : {"label2idx.json", "gulpdb_splits.json"}) {
+      if (util::PathExists(dir_ + "/" + name)) existed_.insert(name);
+    }
+  }
+  ~WrittenFiles() {
+    if (kept_) return;
+    for (const std::string& name : names_) util::RemoveFileQuietly(dir_ + "/" + name);
+    for (const char* name : {"label2idx.json", "gulpdb_splits.json"}) {
+      if (existed_.count(name) == 0) util::RemoveFileQuietly(dir_ + "/" + name);
+    }
+  }
+  WrittenFiles(const WrittenFiles&) = delete;
+  WrittenFiles& operator=(const WrittenFiles&) = delete;
+  void Add(const std::string& name) { names_.push_back(name); }
+  void Keep() { kept_ = true; }
+
+ private:
+  std::string dir_;
+  std::set<std::string> existed_;
+  std::vector<std::string> names_;
+  bool kept_ = false;
+};
+
+// Writes the videos of `dataset` (an h264 one) as a GulpIO directory into
+// `out_dir`: per chunk, data_<N>.gulp of JPEG frames (decoded by ReadFrames,
+// encoded at options.quality, 4:4:4, each padded to 4 bytes as GulpIO pads)
+// and meta_<N>.gmeta. See ExportGulpioDirectory.
+ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir,
+                              const ExportOptions& options) {
+  if (options.quality < 1 || options.quality > 100) {
+    throw InvalidArgumentError("export " + dataset.dir() + ": JPEG quality " +
+                               std::to_string(options.quality) + " is not in 1..100");
+  }
+  if (SameDirectory(out_dir, dataset.dir())) {
+    throw InvalidArgumentError("export " + dataset.dir() +
+                               ": an h264 dataset is exported into another directory (its own "
+                               "chunk files are not GulpIO's): give an output directory");
+  }
+  for (const std::string& name : util::ListDirectory(out_dir)) {
+    if (IsGulpioDataFileName(name) || IsGulpioMetaFileName(name)) {
+      throw InvalidArgumentError("export " + dataset.dir() + " to " + out_dir +
+                                 ": the directory already holds GulpIO files (" + name +
+                                 "): export into an empty directory");
+    }
+  }
+  const engine::IndexHandles& handles = engine::IndexOf(dataset);
+  handles.query.Refresh(*handles.env);  // the split databases, before any transaction begins
+  const engine::QueryDbHandles query_dbs = handles.query.Load();
+  std::vector<uint32_t> chunks;
+  uint64_t total = 0;
+  {
+    const engine::IndexTxn txn(dataset);
+    for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
+      chunks.push_back(c.number());
+    }
+    total = txn.OrderCount();
+  }
+  WrittenFiles files(out_dir);
+  ExportReport report;
+  EncodeOptions encode;
+  encode.quality = options.quality;
+  encode.subsampling = Subsampling::k444;
+  JpegEncoder& encoder = ThreadLocalEncoder();
+  uint64_t done = 0;
+  if (options.progress) options.progress(0, total);
+  for (const uint32_t n : chunks) {
+    const std::string data_name = GulpioDataFileName(n);
+    const std::string meta_name = GulpioMetaFileName(n);
+    // Both files are written whole beside their final names and renamed at
+    // the end of the chunk; every chunk gets both, an empty one included
+    // (GulpIO2 pairs each data*.gulp with a meta*.gmeta).
+    util::AtomicFile data(out_dir + "/" + data_name);
+    engine::GmetaWriter meta(out_dir + "/" + meta_name);
+    uint64_t offset = 0;
+    const std::string end = index::OrderKey(n + 1, 0);
+    std::string resume = index::OrderKey(n, 0);
+    std::vector<Entry> batch;
+    do {
+      batch.clear();
+      {
+        const engine::IndexTxn txn(dataset);
+        for (engine::IndexTxn::OrderCursor cursor = txn.Order(resume);
+             cursor.Valid() && (n == UINT32_MAX || cursor.key() < end) &&
+             batch.size() < kExportBatch;
+             cursor.Next()) {
+          const std::string_view id = cursor.id();
+          std::optional<index::VideoRecord> video = txn.FindVideo(id);
+          if (!video) {
+            throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
+                                  std::string(id) + "' that has no record");
+          }
+          batch.push_back(Entry{std::string(id), {}, std::move(video->meta_data)});
+          resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
+        }
+      }
+      // Decoded and encoded outside any transaction: a long export holds no
+      // snapshot that would keep a writer from growing the index.
+      for (const Entry& e : batch) {
+        const DecodedFrames frames = dataset.ReadFrames(e.id);
+        std::vector<FrameInfo> infos;
+        infos.reserve(frames.size());
+        for (size_t i = 0; i < frames.size(); ++i) {
+          const ImageShape& shape = frames.shape(i);
+          std::string jpeg =
+              encoder.Encode(frames.data(i), shape.width, shape.height, shape.channels, encode);
+          FrameInfo info;
+          info.offset = offset;
+          info.pad = static_cast<uint32_t>((4 - jpeg.size() % 4) % 4);
+          info.length = static_cast<uint32_t>(jpeg.size()) + info.pad;
+          jpeg.append(info.pad, '\0');
+          data.Append(jpeg);
+          offset += info.length;
+          infos.push_back(info);
+        }
+        meta.Add(e.id, infos, e.meta_data);
+        report.frames += frames.size();
+        ++report.videos;
+        if (options.progress) options.progress(++done, std::max(total, done));
+      }
+    } while (batch.size() == kExportBatch);
+    files.Add(data_name);
+    data.Commit();
+    files.Add(meta_name);
+    meta.Commit();
+    report.data_bytes += offset;
+    report.bytes_written += util::FileSize(util::OpenFile(out_dir + "/" + meta_name, O_RDONLY).get(),
+                                           out_dir + "/" + meta_name);
+    ++report.chunks;
+  }
+  engine::NamedSplits splits;
+  {
+    const engine::IndexTxn txn(dataset);
+    splits = txn.AllSplits(query_dbs);
+  }
+  engine::WriteSplitsFile(out_dir, splits);
+  report.splits = splits.size();
+  if (const engine::ChunkSource* source = engine::ChunkSourceOf(dataset)) {
+    source->CopyLabelMap(out_dir + "/label2idx.json");
+  } else if (util::PathExists(dataset.dir() + "/label2idx.json")) {
+    util::CopyFile(dataset.dir() + "/label2idx.json", out_dir + "/label2idx.json");
+  }
+  files.Keep();
+  return report;
+}
+
 }  // namespace
 
+ExportReport ExportGulpioDirectory(const Dataset& dataset, const std::string& out_dir,
+                                   const ExportOptions& options) {
+  if (dataset.codec() != Codec::kH264) return ExportGmeta(dataset, out_dir);
+  if (out_dir.empty()) {
+    throw InvalidArgumentError("export " + dataset.dir() +
+                               ": an h264 dataset is exported into another directory: give one");
+  }
+  if (!util::IsDirectory(out_dir)) {
+    throw NotFoundError("export " + dataset.dir() + ": no such directory " + out_dir);
+  }
+  return ExportTranscoded(dataset, out_dir, options);
+}
+
 ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) {
+  if (dataset.codec() == Codec::kH264) {
+    throw InvalidArgumentError("export " + dataset.dir() +
+                               ": an h264 dataset's chunk files are not GulpIO data files, so "
+                               ".gmeta files alone would describe nothing: export it as a whole "
+                               "GulpIO directory (ExportGulpioDirectory, gulpdb export -o)");
+  }
   const std::string out_dir = out_dir_in.empty() ? dataset.dir() : out_dir_in;
   if (!util::IsDirectory(out_dir)) {
     throw NotFoundError("export " + dataset.dir() + ": no such directory " + out_dir);

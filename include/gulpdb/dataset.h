@@ -33,6 +33,18 @@
 
 namespace gulpdb {
 
+// How a dataset stores its frames, fixed when it is created.
+//   kJpeg: one JPEG per frame, GulpIO's layout (the default; a dataset made
+//          before codecs existed is JPEG).
+//   kH264: each video's frames as one H.264 stream, one packet per frame
+//          (docs/h264.md); ReadFrames decodes them frame-exactly. Needs a build
+//          with H.264 support (GULPDB_WITH_H264): creating or opening such a
+//          dataset in a build without it throws InvalidArgumentError saying so.
+enum class Codec : uint8_t { kJpeg = 0, kH264 = 1 };
+// "jpeg", "h264"; CodecFromName returns nullopt for any other text.
+GULPDB_EXPORT const char* CodecName(Codec codec);
+GULPDB_EXPORT std::optional<Codec> CodecFromName(std::string_view name);
+
 // Settings fixed when a dataset is created.
 struct CreateOptions {
   uint32_t videos_per_chunk = 100;  // GulpIO's default; a new chunk starts after this many
@@ -42,6 +54,8 @@ struct CreateOptions {
   // Where the index lives; empty: <dir>/gulpdb.index (see interop.h for why
   // it may live elsewhere).
   std::string index_dir;
+  // How frames are stored (see Codec).
+  Codec codec = Codec::kJpeg;
 };
 
 struct OpenOptions {
@@ -90,6 +104,9 @@ struct VideoInfo {
   std::vector<FrameInfo> frames;    // GulpIO frame_info
   std::vector<uint32_t> checksums;  // CRC-32C per frame, or empty
   std::string meta_data;            // JSON list, one entry per append (GulpIO's meta_data)
+  // H.264 videos: the frames that are keyframes, ascending (frame 0 always);
+  // frames[i] is then packet i. Empty for a JPEG video.
+  std::vector<uint32_t> keyframes;
 };
 
 struct ChunkInfo {
@@ -125,6 +142,7 @@ struct DatasetStats {
   // imported (kept by copies and re-indexing); empty for an index made before
   // gulpdb recorded one, until its first push gives it one.
   std::string uuid;
+  Codec codec = Codec::kJpeg;
 };
 
 class Writer;
@@ -269,6 +287,8 @@ class GULPDB_EXPORT Dataset {
 
   const std::string& dir() const;
   bool read_only() const;
+  // How this dataset stores its frames (fixed at Create).
+  Codec codec() const;
 
   bool Contains(std::string_view id) const;
   uint64_t Count() const;
@@ -279,6 +299,8 @@ class GULPDB_EXPORT Dataset {
   uint32_t FrameCount(std::string_view id) const;
 
   // JPEG bytes of the selected frames: one pread per run of adjacent frames.
+  // On an h264 dataset: InvalidArgumentError (its frames are not JPEGs; use
+  // ReadFrames).
   JpegFrames ReadJpegs(std::string_view id, const Selection& selection = Selection::All()) const;
 
   // Decoded pixels of the selected frames (see jpeg.h for formats, DCT
@@ -288,6 +310,12 @@ class GULPDB_EXPORT Dataset {
   // `options` (jpeg.h, "Fixed-size output") every frame is resized and
   // cropped or padded to it on those threads, so frames of any sizes come
   // back as one uniform N×H×W×C buffer.
+  //
+  // On an h264 dataset frame k is decoded from the packets of the keyframe at
+  // or before k through k (a clip decodes each group of pictures it touches
+  // once), as RGB; resize, crop and output layout are as for JPEG. Options
+  // that only mean something for JPEG (a DCT method other than the default, a
+  // decode-time downscale) are an InvalidArgumentError there.
   DecodedFrames ReadFrames(std::string_view id, const Selection& selection = Selection::All(),
                            const DecodeOptions& options = {}) const;
   // Reads and decodes many (id, selection) requests at once, decoding all their
@@ -295,8 +323,17 @@ class GULPDB_EXPORT Dataset {
   // A random crop takes one window position per request (jpeg.h).
   std::vector<DecodedFrames> ReadBatch(const std::vector<FrameRequest>& requests,
                                        const DecodeOptions& options = {}) const;
-  // JPEG bytes of many requests at once, in request order.
+  // JPEG bytes of many requests at once, in request order. On an h264
+  // dataset: InvalidArgumentError, as ReadJpegs.
   std::vector<JpegFrames> ReadJpegBatch(const std::vector<FrameRequest>& requests) const;
+
+  // The stored H.264 stream of video `id` on an h264 dataset: its packets
+  // back to back (Annex-B, the first carrying SPS/PPS as the encoder wrote
+  // them), readable by ffmpeg (`-f h264`) and muxable with
+  // `ffmpeg -f h264 -r R -i - -c copy out.mp4`. Every packet's CRC-32C is
+  // checked (CorruptionError naming the id and frame). InvalidArgumentError on
+  // a JPEG dataset; IdNotFoundError for a missing id.
+  std::string ReadH264Stream(std::string_view id) const;
 
   // Every id in (chunk, insertion) order. Memory grows with the dataset; for
   // large ones prefer ForEach.
@@ -403,6 +440,17 @@ class GULPDB_EXPORT Writer {
   // a list of objects, one per append in GulpIO's terms) instead of one object.
   bool AppendEntry(std::string_view id, const std::vector<std::string_view>& jpegs,
                    std::string_view meta_data_list);
+  // Appends a video given as a raw Annex-B H.264 elementary stream (ffmpeg
+  // `-f h264`, libx264, no B-frames), split into one packet per frame
+  // (frame count = packets) and stored as the frames of a JPEG video are:
+  // back to back in the chunk, 4-byte padded, one CRC-32C per packet, plus
+  // the keyframe flags and the decoder parameters in the record. Only on an
+  // h264 dataset: InvalidArgumentError on a JPEG one (and Append/AppendEntry
+  // on an h264 dataset are InvalidArgumentErrors). A stream that does not
+  // parse is an InvalidArgumentError naming the id. Returns false when
+  // skipped as a duplicate (the policy of Append); other errors as Append.
+  bool AppendH264(std::string_view id, std::string_view annexb_stream,
+                  std::string_view meta_json = "{}");
   // Removes a committed or pending video; returns false if it does not exist.
   bool Remove(std::string_view id);
   // Creates a new, empty chunk now (its data_<N>.gulp file, registered in the

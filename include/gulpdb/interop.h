@@ -98,6 +98,10 @@ struct ExportReport {
   uint64_t videos = 0;
   uint64_t bytes_written = 0;
   uint64_t splits = 0;  // named splits written to gulpdb_splits.json
+  // ExportGulpioDirectory of an h264 dataset: frames and data_N.gulp bytes
+  // written (bytes_written counts the .gmeta files).
+  uint64_t frames = 0;
+  uint64_t data_bytes = 0;
 };
 
 // Writes meta_<N>.gmeta for every chunk of `dataset` into `out_dir` (empty:
@@ -125,7 +129,38 @@ struct ExportReport {
 // this process that needs to grow the index map (other processes are not
 // affected). Files are replaced one by one: a reader of `out_dir` during the
 // export may see some files of the new state beside older ones.
+// On an h264 dataset: InvalidArgumentError (ExportGulpioDirectory exports it).
 GULPDB_EXPORT ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = "");
+
+struct ExportOptions {
+  int quality = 90;  // JPEG quality of an h264 dataset's frames (1-100)
+  // Called as (videos done, videos in total) while an h264 dataset's frames
+  // are transcoded; unset: nothing.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+// Makes `out_dir` a GulpIO directory of `dataset` that unmodified GulpIO2
+// reads. For a JPEG dataset this is ExportGmeta (its data files already are
+// GulpIO's; `options` is unused). For an h264 dataset (whose chunk files are
+// not GulpIO's, and for which ExportGmeta is an InvalidArgumentError) it
+// writes, into `out_dir` (an existing directory other than the dataset's,
+// holding no data*.gulp or meta*.gmeta file), for every chunk N of the
+// dataset data_<N>.gulp — each video's frames decoded by ReadFrames and
+// encoded with JpegEncoder at options.quality, 4:4:4, each padded to a
+// multiple of 4 bytes as GulpIO pads — and meta_<N>.gmeta with their
+// frame_info and the videos' meta_data, in the dataset's order (shards
+// attached in place by a merge included, flat); plus label2idx.json when the
+// dataset has one, and gulpdb_splits.json. Each file is written beside its
+// name and renamed into place; on any failure every file written is removed
+// (a label2idx.json or gulpdb_splits.json that was in `out_dir` is left
+// alone), so `out_dir` is as it was. The dataset is only read. It should not
+// be written meanwhile: each video is listed, then read, in separate read
+// transactions, so a video removed meanwhile fails the export
+// (IdNotFoundError), and one appended may or may not be in it. Throws
+// InvalidArgumentError for an `out_dir` as above, NotFoundError when it is
+// missing, and what ReadFrames and the file writes throw.
+GULPDB_EXPORT ExportReport ExportGulpioDirectory(const Dataset& dataset, const std::string& out_dir,
+                                                 const ExportOptions& options = {});
 
 struct CheckOptions {
   bool deep = false;      // also decode every frame and verify stored checksums

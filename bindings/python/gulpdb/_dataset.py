@@ -87,6 +87,11 @@ class Dataset(MetaQueries):
             limit, True). They are fixed at creation: given for a dataset
             that already exists, they are ignored with a UserWarning naming
             the dataset's own setting when it differs.
+        codec: how a dataset created by modes ``"a"`` and ``"x"`` stores
+            frames: ``"jpeg"`` (GulpIO's layout, the default) or ``"h264"``
+            (each video's frames as H.264 packets, decoded frame-exactly by
+            :meth:`read`; :meth:`read_jpegs` is then a ValueError). Fixed at
+            creation, as the settings above.
         generation: for an ``s3://`` dataset, open this published generation
             instead of the newest. A remote dataset remembers the generation
             it opened: copies in DataLoader workers (fork or spawn) read the
@@ -123,6 +128,7 @@ class Dataset(MetaQueries):
         videos_per_chunk: Optional[int] = None,
         bytes_per_chunk: Optional[int] = None,
         checksums: Optional[bool] = None,
+        codec: Optional[str] = None,
         generation: Optional[int] = None,
         allow_network_index: bool = False,
     ) -> None:
@@ -159,6 +165,10 @@ class Dataset(MetaQueries):
             settings["bytes_per_chunk"] = _count(bytes_per_chunk, "bytes_per_chunk", 0, 2**64 - 1)
         if checksums is not None:
             settings["checksums"] = bool(checksums)
+        if codec is not None:
+            if codec not in ("jpeg", "h264"):
+                raise ValueError(f"codec must be 'jpeg' or 'h264', not {codec!r}")
+            settings["codec"] = codec
         created: List[bool] = []
         native = self._handle.open(
             create=mode in ("a", "x"),
@@ -262,6 +272,11 @@ class Dataset(MetaQueries):
     def read_only(self) -> bool:
         """True when opened with mode ``"r"``."""
         return self._mode == "r"
+
+    @property
+    def codec(self) -> str:
+        """How frames are stored: ``"jpeg"`` or ``"h264"``."""
+        return self._native().codec
 
     @property
     def index_dir(self) -> Optional[str]:
@@ -400,8 +415,15 @@ class Dataset(MetaQueries):
         return self.read(key)
 
     def read_jpegs(self, id: VideoId, frames: FrameSelection = None) -> List[bytes]:
-        """The JPEG bytes of the selected frames, exactly as stored."""
+        """The JPEG bytes of the selected frames, exactly as stored (a
+        ValueError on an h264 dataset, whose frames are not JPEGs)."""
         return self._native().read_jpegs(id, frames)
+
+    def read_h264_stream(self, id: VideoId) -> bytes:
+        """The video's stored H.264 stream on an h264 dataset: its packets back
+        to back (Annex-B, as ``ffmpeg -f h264`` reads it), every CRC-32C
+        checked. ValueError on a JPEG dataset."""
+        return self._native().read_h264_stream(id)
 
     def read_batch(
         self,
@@ -564,6 +586,15 @@ class Writer:
             False if the id exists and the writer skips duplicates, else True.
         """
         return self._native.append(id, frames, _meta_json(meta, id))
+
+    def append_h264(
+        self, id: VideoId, stream: bytes, meta: Optional[Mapping[str, Any]] = None
+    ) -> bool:
+        """Appends a video to an h264 dataset, given as a raw Annex-B H.264
+        stream (``ffmpeg ... -c:v libx264 -bf 0 -f h264``): one frame per packet.
+        ValueError on a JPEG dataset or for a stream that does not parse.
+        Returns False if the id exists and the writer skips duplicates."""
+        return self._native.append_h264(id, bytes(stream), _meta_json(meta, id))
 
     def remove(self, id: VideoId) -> bool:
         """Removes a committed or pending video; False if it does not exist."""

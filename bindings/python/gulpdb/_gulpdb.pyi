@@ -201,6 +201,9 @@ class DatasetStats:
     def checksums(self) -> bool:
         """Whether a CRC-32C is stored per frame."""
     @property
+    def codec(self) -> str:
+        """How frames are stored: "jpeg" or "h264"."""
+    @property
     def uuid(self) -> str:
         """The dataset's identity (a UUID made at creation; kept by copies)."""
 
@@ -220,6 +223,9 @@ class NativeWriter:
         array. ``meta_json``: the JSON text of one object. Returns False if the
         id exists and the writer skips duplicates.
         """
+    def append_h264(self, id: _Id, stream: bytes, meta_json: str = "{}") -> bool:
+        """Appends a video given as a raw Annex-B H.264 stream to an h264 dataset;
+        False if the id exists and the writer skips duplicates."""
     def remove(self, id: _Id) -> bool:
         """Removes a committed or pending video; False if it does not exist."""
     def start_chunk(self) -> int:
@@ -273,8 +279,10 @@ class NativeDataset:
         bytes_per_chunk: int = 0,
         checksums: bool = True,
         index_dir: str = "",
+        codec: str = "jpeg",
     ) -> NativeDataset:
-        """Creates a dataset, opened read-write; ValueError if one is already there."""
+        """Creates a dataset, opened read-write; ValueError if one is already there.
+        ``codec``: "jpeg" or "h264"."""
     @staticmethod
     def exists(path: str, index_dir: str = "") -> bool:
         """True if ``path`` (or ``index_dir``) holds a gulpdb index."""
@@ -284,6 +292,11 @@ class NativeDataset:
     @property
     def read_only(self) -> bool:
         """True when opened read-only."""
+    @property
+    def codec(self) -> str:
+        """How frames are stored: "jpeg" or "h264"."""
+    def read_h264_stream(self, id: _Id) -> bytes:
+        """The video's stored H.264 stream; ValueError on a JPEG dataset."""
     @property
     def closed(self) -> bool:
         """True after :meth:`close`."""
