@@ -19,7 +19,8 @@ frame) four times: `--codec jpeg` (quality 90, the default) and
   bytes       stored bytes per frame: JPEG (read_jpegs) and H.264
               (read_h264_stream: the packets with their SPS/PPS) at each GOP;
               PSNR of every h264 frame against the JPEG path's decoded frame
-              (both through Dataset.read).
+              (both through Dataset.read), and of both against the RGB frames
+              the ingest encoded (the source through ffmpeg -pix_fmt rgb24).
   contiguous  random 16-frame clips (seeded; the same clips for every
               method), clips/s from 1 thread and from 2 threads each reading
               clips (gulpdb releases the GIL; Dataset(decode_threads=1), so
@@ -445,29 +446,60 @@ class Bench:
             doc["s3"] = self.s3()
         return doc
 
+    def source_frames(self, src: Source, n: int) -> np.ndarray:
+        """The RGB frames the ingest encoded: the source through `ffmpeg -pix_fmt rgb24`, as
+        the ingest decodes it (every frame, no scaling)."""
+        width, height = (int(v) for v in src.size.split("x"))
+        raw = run(["ffmpeg", "-nostdin", "-v", "error", "-i",
+                   os.path.join(self.sources_dir, src.id + ".mkv"), "-f", "rawvideo",
+                   "-pix_fmt", "rgb24", "-"])
+        frames = np.frombuffer(raw, np.uint8).reshape(-1, height, width, 3)
+        if len(frames) != n:
+            raise SystemExit("h264_bench: %s decodes to %d frames, the dataset has %d" % (
+                src.id, len(frames), n))
+        return frames
+
     def bytes_and_psnr(self, src: Source, jpeg: gulpdb.Dataset, h264: Dict[int, gulpdb.Dataset],
                        n: int) -> Dict[str, Any]:
+        """Stored bytes per frame; PSNR of h264 against the JPEG path's frames (the target)
+        and of both against the frames the ingest encoded (what each codec lost)."""
         jpeg_bytes = sum(len(b) for b in jpeg.read_jpegs(src.id))
         out: Dict[str, Any] = {"jpeg_per_frame": jpeg_bytes / n, "h264": {}}
+        source = self.source_frames(src, n)
         sq = {g: 0.0 for g in h264}
+        sq_source = {g: 0.0 for g in h264}
+        sq_jpeg_source = 0.0
         worst = {g: math.inf for g in h264}
+
+        def mse_of(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            diff = a.astype(np.float64) - b
+            return (diff * diff).reshape(len(a), -1).mean(axis=1)
+
         step = 16
         for a in range(0, n, step):
             ref = jpeg.read(src.id, slice(a, a + step)).astype(np.float64)
+            orig = source[a:a + step].astype(np.float64)
+            sq_jpeg_source += float(mse_of(ref, orig).sum())
             for g, ds in h264.items():
-                diff = ds.read(src.id, slice(a, a + step)).astype(np.float64) - ref
-                mse = (diff * diff).reshape(len(ref), -1).mean(axis=1)
+                frames = ds.read(src.id, slice(a, a + step))
+                mse = mse_of(frames, ref)
                 sq[g] += float(mse.sum())
+                sq_source[g] += float(mse_of(frames, orig).sum())
                 worst[g] = min(worst[g], min(psnr(m) for m in mse))
+        out["jpeg_psnr_vs_source_db"] = psnr(sq_jpeg_source / n)
         for g, ds in h264.items():
             stream = len(ds.read_h264_stream(src.id))
             out["h264"][str(g)] = {"per_frame": stream / n, "psnr_db": psnr(sq[g] / n),
                                    "psnr_min_frame_db": worst[g],
+                                   "psnr_vs_source_db": psnr(sq_source[g] / n),
                                    "jpeg_over_h264": jpeg_bytes / stream}
-        log("  bytes/frame: jpeg %.0f, %s; PSNR %s" % (
+        log("  bytes/frame: jpeg %.0f, %s; PSNR vs JPEG %s; vs source: jpeg %.1f dB, %s" % (
             jpeg_bytes / n, ", ".join("g%d %.0f" % (g, out["h264"][str(g)]["per_frame"])
                                       for g in h264),
-            ", ".join("g%d %.1f dB" % (g, out["h264"][str(g)]["psnr_db"]) for g in h264)))
+            ", ".join("g%d %.1f dB" % (g, out["h264"][str(g)]["psnr_db"]) for g in h264),
+            out["jpeg_psnr_vs_source_db"],
+            ", ".join("g%d %.1f dB" % (g, out["h264"][str(g)]["psnr_vs_source_db"])
+                      for g in h264)))
         return out
 
     def contiguous(self, src: Source, jpeg: gulpdb.Dataset, h264: Dict[int, gulpdb.Dataset],
