@@ -14,6 +14,7 @@
 #include "cli/text.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/jpeg.h"
 #include "gulpdb/json.h"
 #include "util/relative_name.h"
 
@@ -167,14 +168,36 @@ int RunExtract(const std::vector<std::string>& args) {
   const Selection selection = Selection::Parse(frames);
   std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
   RequirePossibleId(path, id);
-  const JpegFrames jpegs = ds->ReadJpegs(id, selection);
+  // A JPEG dataset's frames are written as stored; an h264 dataset's are
+  // decoded and encoded as JPEG (quality 90, 4:4:4).
+  std::vector<std::string_view> jpegs;
+  std::vector<uint32_t> indices;
+  JpegFrames stored;
+  std::vector<std::string> encoded;
+  if (ds->codec() == Codec::kH264) {
+    const DecodedFrames decoded = ds->ReadFrames(id, selection);
+    indices = decoded.indices();
+    EncodeOptions quality;
+    quality.quality = 90;
+    quality.subsampling = Subsampling::k444;
+    for (size_t i = 0; i < decoded.size(); ++i) {
+      const ImageShape& shape = decoded.shape(i);
+      encoded.push_back(ThreadLocalEncoder().Encode(decoded.data(i), shape.width, shape.height,
+                                                    shape.channels, quality));
+    }
+    jpegs.assign(encoded.begin(), encoded.end());
+  } else {
+    stored = ds->ReadJpegs(id, selection);
+    indices = stored.indices();
+    for (size_t i = 0; i < stored.size(); ++i) jpegs.push_back(stored[i]);
+  }
 
   // Each frame once, however often the selection names it.
   const std::string stem = FrameFileStem(id);
   std::vector<std::pair<std::string, size_t>> files;  // (name, position in jpegs)
   std::set<std::string> names;
   for (size_t i = 0; i < jpegs.size(); ++i) {
-    std::string name = FrameFileName(stem, jpegs.indices()[i]);
+    std::string name = FrameFileName(stem, indices[i]);
     // Safe by construction (frame_names.h); checked as every name from a
     // dataset is before it becomes a path.
     util::CheckRelativeName(name, "extract " + EscapeControls(id), "the frame file name");

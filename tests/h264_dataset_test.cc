@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,7 +19,10 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/maintenance.h"
+#include "gulpdb/remote.h"
+#include "testing/s3_server.h"
 #include "tests/support/h264_encode.h"
+#include "tests/support/remote_fixture.h"
 #include "tests/support/run_and_kill.h"
 #include "tests/support/test_util.h"
 
@@ -495,6 +500,51 @@ BOOST_AUTO_TEST_CASE(kill_before_commit_keeps_committed_h264_videos) {
     deep.deep = true;
     BOOST_TEST(Check(tmp.path(), deep).problems.empty());
   }
+}
+
+// A published h264 dataset (s3rver) reads through the same chunk source as
+// JPEG frames (range requests of the packets a selection needs, CRCs always
+// checked): exact frames, the stored stream, the codec's errors.
+BOOST_AUTO_TEST_CASE(published_dataset_reads_exactly) {
+  static std::unique_ptr<test::S3rverServer> server = std::make_unique<test::S3rverServer>();
+  TempDir tmp;
+  // The S3 configuration comes from the environment, as for every S3 tool.
+  std::map<std::string, std::optional<std::string>> saved;
+  const auto set = [&](const std::string& name, const std::string& value) {
+    if (saved.count(name) == 0) {
+      const char* old = std::getenv(name.c_str());
+      saved[name] = old ? std::optional<std::string>(old) : std::nullopt;
+    }
+    ::setenv(name.c_str(), value.c_str(), 1);
+  };
+  struct Restore {
+    std::map<std::string, std::optional<std::string>>& saved;
+    ~Restore() {
+      for (const auto& [name, value] : saved) {
+        if (value) {
+          ::setenv(name.c_str(), value->c_str(), 1);
+        } else {
+          ::unsetenv(name.c_str());
+        }
+      }
+    }
+  } restore{saved};
+  set("AWS_ENDPOINT_URL", server->endpoint());
+  set("AWS_ACCESS_KEY_ID", test::S3rverServer::kAccessKey);
+  set("AWS_SECRET_ACCESS_KEY", test::S3rverServer::kSecretKey);
+  set("AWS_REGION", "us-east-1");
+  set("GULPDB_CACHE", tmp / "cache");
+  set("GULPDB_S3_MAX_ATTEMPTS", "4");
+  const std::string prefix = test::UniquePrefix("h264");
+  const std::string url = "s3://" + server->bucket() + "/" + prefix.substr(0, prefix.size() - 1);
+  MakeDataset(tmp / "local");
+  Push(tmp / "local", url);
+  auto ds = OpenRo(url);
+  BOOST_TEST((ds->codec() == Codec::kH264));
+  ReadAndCheck(*ds, "t", Testsrc(), Range(20, 36), "remote clip");
+  ReadAndCheck(*ds, "odd", Odd444(), {23, 0, 12}, "remote scattered");
+  BOOST_TEST(ds->ReadH264Stream("t") == Testsrc().stream);
+  ExpectInvalid([&] { ds->ReadJpegs("t"); }, {"h264"});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

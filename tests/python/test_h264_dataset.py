@@ -1,0 +1,99 @@
+"""h264 datasets from Python: create with codec="h264", append_h264, read and
+read_batch frame-exact against the ffmpeg program's decoding, the codec
+errors (read_jpegs, JPEG-only decode options, JPEG appends), the stored
+stream, and the codec in the stats."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import gulpdb
+
+WIDTH, HEIGHT, FRAMES, GOP = 96, 64, 24, 8
+
+pytestmark = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="needs the ffmpeg program")
+
+
+def encode(source: str = "testsrc2") -> bytes:
+    """A raw Annex-B H.264 stream of an ffmpeg test source, as ingest encodes it."""
+    return subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i",
+         f"{source}=size={WIDTH}x{HEIGHT}:rate=25", "-frames:v", str(FRAMES),
+         "-c:v", "libx264", "-g", str(GOP), "-keyint_min", str(GOP), "-sc_threshold", "0",
+         "-bf", "0", "-pix_fmt", "yuv420p", "-f", "h264", "-"],
+        check=True, capture_output=True).stdout
+
+
+def ffmpeg_decode(stream: bytes) -> np.ndarray:
+    """The ffmpeg program's decoding of the whole stream, N x H x W x 3."""
+    raw = subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "h264", "-i", "-", "-f", "rawvideo", "-pix_fmt", "rgb24",
+         "-"], input=stream, check=True, capture_output=True).stdout
+    return np.frombuffer(raw, np.uint8).reshape(-1, HEIGHT, WIDTH, 3)
+
+
+@pytest.fixture(scope="module")
+def stream() -> bytes:
+    return encode()
+
+
+@pytest.fixture
+def h264_dataset(tmp_path, stream):
+    path = str(tmp_path / "h")
+    try:
+        ds = gulpdb.Dataset(path, "x", codec="h264")
+    except ValueError as e:
+        if "no H.264 support" in str(e):
+            pytest.skip("this build of gulpdb has no H.264 support")
+        raise
+    with ds.writer() as w:
+        assert w.append_h264("v", stream, {"label": 3})
+        w.commit()
+    return ds
+
+
+def test_read_is_frame_exact_in_any_order(h264_dataset, stream):
+    reference = ffmpeg_decode(stream)
+    assert reference.shape == (FRAMES, HEIGHT, WIDTH, 3)
+    ds = gulpdb.Dataset(h264_dataset.path)
+    assert ds.codec == "h264"
+    assert ds.stats().codec == "h264"
+    assert np.array_equal(ds.read("v"), reference)
+    order = np.random.default_rng(23).permutation(FRAMES).tolist()
+    assert np.array_equal(ds.read("v", order), reference[order])
+    assert np.array_equal(ds["v", 5:21:3], reference[5:21:3])
+    batch = ds.read_batch([("v", [23, 0]), ("v", slice(8, 16))])
+    assert np.array_equal(batch[0], reference[[23, 0]])
+    assert np.array_equal(batch[1], reference[8:16])
+    resized = ds.read("v", [3], size=(32, 32))
+    assert resized.shape == (1, 32, 32, 3)
+    assert ds.read_h264_stream("v") == stream
+
+
+def test_codec_errors(h264_dataset, stream, tmp_path):
+    ds = h264_dataset
+    with pytest.raises(ValueError, match="h264"):
+        ds.read_jpegs("v")
+    with pytest.raises(ValueError, match="dct"):
+        ds.read("v", dct="accurate")
+    with ds.writer() as w:
+        # Images are encoded to JPEG, which an h264 dataset does not take.
+        with pytest.raises(ValueError, match="codec is h264"):
+            w.append("j", [np.zeros((8, 8, 3), np.uint8)])
+        with pytest.raises(ValueError, match="'junk'"):
+            w.append_h264("junk", b"not a stream")
+    jpeg_ds = gulpdb.Dataset(str(tmp_path / "j"), "x")
+    assert jpeg_ds.codec == "jpeg"
+    with jpeg_ds.writer() as w:
+        with pytest.raises(ValueError, match="jpeg"):
+            w.append_h264("v", stream)
+        w.append("v", [np.zeros((8, 8, 3), np.uint8)])
+        w.commit()
+    with pytest.raises(ValueError, match="jpeg"):
+        jpeg_ds.read_h264_stream("v")
+    with pytest.raises(ValueError, match="codec"):
+        gulpdb.Dataset(str(tmp_path / "bad"), "x", codec="vp9")
