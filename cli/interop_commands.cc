@@ -95,7 +95,7 @@ int RunExport(const std::vector<std::string>& args) {
       "GulpIO's). An h264 dataset: write a whole GulpIO directory here (required: an existing "
       "directory without GulpIO files): data_N.gulp of its frames as JPEG (quality 90, "
       "4:4:4), meta_N.gmeta, label2idx.json")("quiet,q", po::bool_switch(&quiet),
-                                               "no progress output");
+                                              "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
@@ -132,13 +132,12 @@ int RunExport(const std::vector<std::string>& args) {
     const ExportReport r = ExportGulpioDirectory(*ds, out, options);
     created.Keep();
     if (progress) progress->Finish();
-    std::printf("exported %llu videos (%llu frames) as JPEG: %llu chunks, %llu bytes of data and "
-                "%llu bytes of .gmeta in %s\n",
-                static_cast<unsigned long long>(r.videos),
-                static_cast<unsigned long long>(r.frames),
-                static_cast<unsigned long long>(r.chunks),
-                static_cast<unsigned long long>(r.data_bytes),
-                static_cast<unsigned long long>(r.bytes_written), EscapeControls(out).c_str());
+    std::printf(
+        "exported %llu videos (%llu frames) as JPEG: %llu chunks, %llu bytes of data and "
+        "%llu bytes of .gmeta in %s\n",
+        static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
+        static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.data_bytes),
+        static_cast<unsigned long long>(r.bytes_written), EscapeControls(out).c_str());
     return 0;
   }
   CreatedPaths created;

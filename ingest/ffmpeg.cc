@@ -326,7 +326,6 @@ std::vector<std::string> DecodeWithFfmpeg(const std::string& path, bool image,
   return frames;
 }
 
-
 std::string EncodeH264WithFfmpeg(const std::string& path, const FrameSettings& settings,
                                  ChildSet* children, size_t* frame_count, std::string* warning) {
   CheckReadable(path);

@@ -350,8 +350,8 @@ ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir
     files.Add(meta_name);
     meta.Commit();
     report.data_bytes += offset;
-    report.bytes_written += util::FileSize(util::OpenFile(out_dir + "/" + meta_name, O_RDONLY).get(),
-                                           out_dir + "/" + meta_name);
+    report.bytes_written += util::FileSize(
+        util::OpenFile(out_dir + "/" + meta_name, O_RDONLY).get(), out_dir + "/" + meta_name);
     ++report.chunks;
   }
   engine::NamedSplits splits;

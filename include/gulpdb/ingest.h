@@ -168,6 +168,8 @@ struct IngestOptions {
   int frame_size = 0;             // short edge after resizing; 0: keep the size
   int quality = 90;               // JPEG quality of encoded frames
   bool keep_jpeg = false;         // store JPEG sources byte for byte (not with frame_size)
+  std::string ffmpeg = "ffmpeg";  // the program, looked up on PATH
+
   // How frames are stored (see above). kH264: `gop` frames per group of
   // pictures (1-1000), libx264 constant-quality factor `crf` (0-51, lower is
   // better; the default gives >= 35 dB PSNR against the JPEG path's frames
@@ -175,7 +177,6 @@ struct IngestOptions {
   Codec codec = Codec::kJpeg;
   int gop = 8;
   int crf = 20;
-  std::string ffmpeg = "ffmpeg";  // the program, looked up on PATH
 
   size_t num_workers = 0;  // 0: one per core
   bool shuffle = false;

@@ -330,6 +330,28 @@ def test_videos_through_ffmpeg_then_frames_extend_the_dataset_as_plain_ingest_do
         assert ds.read("cockatoo", [0]).shape == (1, 32, 56, 3)
 
 
+def test_h264_videos_are_ingested_as_plain_ingest_does(client, sources, tmp_path):
+    out, plain = str(tmp_path / "out"), str(tmp_path / "plain")
+    videos = video_options(sources, codec="h264", gop=4)
+    report = gd.ingest(client, out, quiet=True, **videos)
+    plain_ingest(plain, **videos)
+    assert report.videos == CLIPS + 1 and not report.bad
+    with gulpdb.Dataset(out) as x, gulpdb.Dataset(plain) as y:
+        assert x.codec == y.codec == "h264"
+        assert x.ids() == y.ids()
+        for id_ in x.ids():
+            assert x.meta(id_) == y.meta(id_), id_
+            assert x.read_h264_stream(id_) == y.read_h264_stream(id_), id_
+    assert_healthy(out)
+    # Into an existing dataset of the other codec: refused before any shard is made.
+    jpeg = str(tmp_path / "jpeg")
+    gulpdb.Dataset(jpeg, "x").close()
+    with pytest.raises(ValueError, match="stores its frames as jpeg, not h264"):
+        gd.ingest(client, jpeg, quiet=True, **videos)
+    with gulpdb.Dataset(jpeg) as ds:
+        assert ds.ids() == []
+
+
 def test_a_worker_killed_mid_job_loses_and_duplicates_nothing(client, sources, tmp_path):
     out = str(tmp_path / "out")
     pids = client.run(os.getpid)

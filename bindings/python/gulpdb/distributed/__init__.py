@@ -130,8 +130,8 @@ def ingest(
         out: the dataset, created when missing (an empty directory is
             fine); on a file system every worker mounts at the same path.
         videos_dir, frames_dir, images_dir, image_list, labels, label_name,
-        frame_rate, frame_size, quality, keep_jpeg, ffmpeg, shuffle, seed,
-        batch, on_duplicate, strict, quiet, videos_per_chunk,
+        frame_rate, frame_size, quality, keep_jpeg, codec, gop, crf, ffmpeg,
+        shuffle, seed, batch, on_duplicate, strict, quiet, videos_per_chunk,
         bytes_per_chunk, no_checksums: the options of ``gulpdb ingest``
             (``--frame-rate`` is ``frame_rate``, ...), read by the same
             rules, with the same defaults (None: the default; ``gulpdb

@@ -96,9 +96,11 @@ class Planner:
 
     def differences(self, plan: Dict[str, Any]) -> List[str]:
         diffs = []
+        # A plan made before an option existed used its default.
+        defaults = _gulpdb.ingest_options({})
         for key in CONTENT_OPTIONS:
-            if plan["options"].get(key) != self.o[key]:
-                there, here = plan["options"].get(key), self.o[key]
+            if plan["options"].get(key, defaults.get(key)) != self.o[key]:
+                there, here = plan["options"].get(key, defaults.get(key)), self.o[key]
                 diffs.append(f"{flag(key)}: {there!r} there, {here!r} here")
         if self.o["shuffle"] and self.o["seed"] is not None and self.o["seed"] != plan["seed"]:
             diffs.append(f"--seed: {plan['seed']} there, {self.o['seed']} here")
@@ -198,10 +200,16 @@ class Planner:
                     "videos_per_chunk": self.o["videos_per_chunk"],
                     "bytes_per_chunk": self.o["bytes_per_chunk"],
                     "checksums": not self.o["no_checksums"],
+                    "codec": self.o["codec"],
                 },
             )
         with gulpdb.Dataset(self.out, "r+") as ds:
             stats = ds.stats()
+            if ds.codec != self.o["codec"]:
+                # The shards would be made, then refused by the merge.
+                raise ValueError(
+                    f"ingest {self.out}: the dataset stores its frames as {ds.codec}, not "
+                    f"{self.o['codec']} (give codec={ds.codec!r}, or ingest into a new dataset)")
         plan["settings"] = {
             "videos_per_chunk": int(stats.videos_per_chunk),
             "bytes_per_chunk": int(stats.bytes_per_chunk),
