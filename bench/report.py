@@ -13,8 +13,10 @@ import json
 import os
 import sys
 
+import h264_report  # bench/h264_report.py, next to this file
+
 PLOTS = ["targets.png", "summary.png", "open.png", "lookup.png", "throughput.png", "decode.png", "append.png",
-         "interop.png", "index_size.png"]
+         "interop.png", "index_size.png", "h264.png"]
 
 
 def fmt(x):
@@ -249,6 +251,8 @@ def details(results):
         c = results["cold"]
         out += ["### cold cache", "", "Page cache emptied with: %s (%s)." % (
             c["method"], c["reason"]), ""]
+    if "h264" in results:
+        out += h264_report.details(results["h264"])
     if "seconds" in results:
         out += ["Seconds per benchmark: " + ", ".join(
             "%s %s" % kv for kv in results["seconds"].items()) + ".", ""]
@@ -605,6 +609,7 @@ def plot_all(doc, out_dir):
         "append.png": lambda p: plot_append(results, plt, p),
         "interop.png": lambda p: plot_interop(results, plt, p),
         "index_size.png": lambda p: plot_index_size(results, plt, p),
+        "h264.png": lambda p: "h264" in results and h264_report.plot(results["h264"], plt, p),
     }
     for name in PLOTS:
         path = os.path.join(out_dir, name)

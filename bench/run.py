@@ -57,11 +57,12 @@ from run_common import (  # noqa: E402
     rm,
 )
 from run_engine import EngineBenchmarks  # noqa: E402
+from run_h264 import H264Benchmarks  # noqa: E402
 from run_python import PythonBenchmarks  # noqa: E402
 from run_remote import RemoteBenchmarks  # noqa: E402
 
 
-class Runner(EngineBenchmarks, PythonBenchmarks, RemoteBenchmarks):
+class Runner(EngineBenchmarks, PythonBenchmarks, RemoteBenchmarks, H264Benchmarks):
     def __init__(self, args):
         self.args = args
         self.scale = SCALES[args.scale]
@@ -246,6 +247,7 @@ class Runner(EngineBenchmarks, PythonBenchmarks, RemoteBenchmarks):
             "query": lambda: self.bench_query(),
             "distributed": lambda: self.bench_distributed(),
             "sampler": lambda: self.bench_sampler(),
+            "h264": lambda: self.bench_h264(),
         }
         for name in ALL_BENCHMARKS:
             if name in selected:

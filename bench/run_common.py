@@ -129,7 +129,7 @@ def rm(path):
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
                   "index_size", "gmeta_reader", "clips", "remote", "query", "distributed",
-                  "sampler"]
+                  "sampler", "h264"]
 
 
 def glob_any(pattern):
