@@ -21,6 +21,13 @@
 //       least M MB: 30-60 frames per video of 2-20 KB each, GulpIO2-style meta.
 //       The data files are sparse (ftruncate'd to the size the frames need),
 //       so their frames are not JPEGs; importing does not look at them.
+//   bench_data hashed    --dir D --videos N [--first K] [--labels L] [--frames F]
+//       Videos K..K+N-1 with hashed ids (40 hex digits, so that appends land
+//       all over the key space, as YouTube ids or content hashes do) of F tiny
+//       frames (default 16), meta {"label": "class<k>"} with L values (default
+//       100) and a meta index on "label", default chunk sizes. Creates D when
+//       it holds no dataset, else appends to it (the 1% append of the
+//       partitioned-snapshot benchmark, bench/partition_bench.py).
 //   bench_data stats     --dir D
 //       Dataset::Stats(), the size of the .gmeta files in D, and where the
 //       index's bytes go (record payloads by field; read with the index's
@@ -204,6 +211,60 @@ int RunRealistic(Options& opt) {
   return 0;
 }
 
+// 40 hex digits of two splitmix64 rounds of `n`: uniformly spread, and the
+// same for the same n.
+std::string HashedId(uint64_t n) {
+  const auto mix = [](uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  char text[48];
+  const uint64_t a = mix(n), b = mix(a ^ n);
+  std::snprintf(text, sizeof text, "%016llx%016llx%08llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b),
+                static_cast<unsigned long long>(mix(b) & 0xffffffffULL));
+  return text;
+}
+
+int RunHashed(Options& opt) {
+  const std::string dir = opt.Required("dir");
+  const uint64_t videos = opt.Uint("videos", 1000);
+  const uint64_t first = opt.Uint("first", 0);
+  const uint64_t labels = opt.Uint("labels", 100);
+  const auto frame_count = static_cast<size_t>(opt.Uint("frames", 16));
+  opt.Finish();
+  if (labels == 0 || frame_count == 0) Die("--labels and --frames must be positive");
+  const auto start = Clock::now();
+  std::unique_ptr<Dataset> ds;
+  if (Dataset::Exists(dir)) {
+    OpenOptions options;
+    options.read_only = false;
+    ds = Dataset::Open(dir, options);
+  } else {
+    ds = Dataset::Create(dir);
+    ds->CreateMetaIndex("label");
+  }
+  const std::string frame = TinyFrame();
+  const std::vector<std::string_view> frames(frame_count, frame);
+  std::unique_ptr<Writer> writer = ds->NewWriter();
+  for (uint64_t i = first; i < first + videos; ++i) {
+    writer->Append(HashedId(i), frames, "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
+    if ((i + 1 - first) % 50000 == 0) writer->Commit();
+  }
+  writer->Commit();
+  writer.reset();
+  const DatasetStats stats = ds->Stats();
+  Json json;
+  json.Integer("videos", static_cast<int64_t>(stats.videos))
+      .Integer("chunks", static_cast<int64_t>(stats.chunks))
+      .Integer("index_bytes", static_cast<int64_t>(stats.index_bytes))
+      .Number("seconds", SecondsSince(start));
+  json.Print();
+  return 0;
+}
+
 uint64_t GmetaBytes(const std::string& dir) {
   uint64_t total = 0;
   for (const std::string& name : ListFiles(dir, "meta", ".gmeta"))
@@ -379,7 +440,7 @@ int RunStats(Options& opt) {
 
 int Main(int argc, char** argv) {
   const std::string usage =
-      "bench_data frames|realistic|index|gulpio|stats [options] (see the top of bench_data.cc)";
+      "bench_data frames|realistic|index|gulpio|hashed|stats [options] (see the top of bench_data.cc)";
   if (argc < 2) Options(argc, argv, 1, usage).Usage("missing command");
   const std::string command = argv[1];
   Options opt(argc, argv, 2, usage);
@@ -387,6 +448,7 @@ int Main(int argc, char** argv) {
   if (command == "realistic") return RunRealistic(opt);
   if (command == "index") return RunIndex(opt);
   if (command == "gulpio") return RunGulpio(opt);
+  if (command == "hashed") return RunHashed(opt);
   if (command == "stats") return RunStats(opt);
   opt.Usage("unknown command " + command);
 }

@@ -54,10 +54,13 @@ Control: an HTTP endpoint on its own port (``--control-port``, 0 = any):
 
     GET    /stats    {"connections": n, "requests": n, "forwarded": n,
                       "signature_failures": n, "faults_injected": n,
-                      "faults": {"kind": n, ...}, "body_bytes_sent": n}
+                      "faults": {"kind": n, ...}, "body_bytes_sent": n,
+                      "body_bytes_received": n}
                      (body_bytes_sent: response body bytes written to
-                     clients, in 64 KiB pieces, a failed piece not counted)
-    GET    /log      [{"method", "path", "range", "status", "fault"}, ...]
+                     clients, in 64 KiB pieces, a failed piece not counted;
+                     body_bytes_received: request body bytes, PUTs' uploads)
+    GET    /log      [{"method", "path", "range", "status", "fault",
+                       "request_bytes", "response_bytes"}, ...]
     POST   /faults   add a rule, JSON: {"kind": "slowdown", "count": 2}
                      or {"kind": "drop_body", "fraction": 0.3, "seed": 7,
                      "method": "GET"}; {"kind": "delay", "delay_ms": 500}
@@ -286,7 +289,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = self._read_body()
         method = self.command
         entry = {"method": method, "path": self.path, "range": self.headers.get("Range"),
-                 "status": None, "fault": None}
+                 "status": None, "fault": None, "request_bytes": len(body), "response_bytes": 0}
+        proxy._count_received(len(body))
         proxy._request_seen(entry)
         rule = proxy._take_fault(method, self.path)
         if rule is not None:
@@ -429,6 +433,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             piece = payload[start:start + (1 << 16)]
             self.wfile.write(piece)
             self.proxy._count_bytes(len(piece))
+            entry["response_bytes"] += len(piece)
         self.wfile.flush()
 
 
@@ -508,8 +513,9 @@ class S3Proxy:
     """
 
     def __init__(self, upstream, credentials=None, host="127.0.0.1", port=0, control_port=0,
-                 require_auth=False, tls=None):
-        """`tls`: None, or (certificate file, key file) to serve HTTPS."""
+                 require_auth=False, tls=None, log_size=2000):
+        """`tls`: None, or (certificate file, key file) to serve HTTPS.
+        `log_size`: how many of the last requests /log keeps."""
         self.tls = tls
         self.upstream = (upstream[0], int(upstream[1]))
         self.credentials = dict(credentials or {})
@@ -519,7 +525,7 @@ class S3Proxy:
         self._want_control_port = control_port
         self._lock = threading.Lock()
         self._rules = []
-        self._log = deque(maxlen=2000)
+        self._log = deque(maxlen=log_size)
         self._open = set()
         self._zero()
         self._server = None
@@ -530,7 +536,8 @@ class S3Proxy:
 
     def _zero(self):
         self._stats = {"connections": 0, "requests": 0, "forwarded": 0, "signature_failures": 0,
-                       "faults_injected": 0, "faults": {}, "body_bytes_sent": 0}
+                       "faults_injected": 0, "faults": {}, "body_bytes_sent": 0,
+                       "body_bytes_received": 0}
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -654,6 +661,10 @@ class S3Proxy:
     def _count_bytes(self, n):
         with self._lock:
             self._stats["body_bytes_sent"] += n
+
+    def _count_received(self, n):
+        with self._lock:
+            self._stats["body_bytes_received"] += n
 
     def _connection_opened(self, handler):
         with self._lock:
@@ -935,9 +946,11 @@ class ProxyControl:
 class ProxyProcess(ProxyControl):
     """The proxy as a separate process (this file run as a program)."""
 
-    def __init__(self, upstream, credentials=None, require_auth=False, timeout=20.0, tls=None):
+    def __init__(self, upstream, credentials=None, require_auth=False, timeout=20.0, tls=None,
+                 log_size=2000):
         """`tls`: None, or (certificate file, key file) to serve HTTPS."""
         self.tls = tls
+        self.log_size = log_size
         self.upstream = upstream
         self.credentials = dict(credentials or {})
         self.require_auth = require_auth
@@ -948,7 +961,8 @@ class ProxyProcess(ProxyControl):
 
     def start(self):
         cmd = [sys.executable, os.path.abspath(__file__), "--upstream",
-               f"{self.upstream[0]}:{self.upstream[1]}", "--exit-with-parent"]
+               f"{self.upstream[0]}:{self.upstream[1]}", "--exit-with-parent",
+               "--log-size", str(self.log_size)]
         for k, v in self.credentials.items():
             cmd += ["--credentials", f"{k}:{v}"]
         if self.require_auth:
@@ -1016,6 +1030,8 @@ def main(argv=None):
     p.add_argument("--control-port", type=int, default=0)
     p.add_argument("--credentials", action="append", default=[], metavar="KEY:SECRET")
     p.add_argument("--require-auth", action="store_true")
+    p.add_argument("--log-size", type=int, default=2000,
+                   help="how many of the last requests /log keeps")
     p.add_argument("--ready-file")
     p.add_argument("--exit-with-parent", action="store_true")
     p.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
@@ -1032,7 +1048,7 @@ def main(argv=None):
         creds[k] = v
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     proxy = S3Proxy((host, int(port)), creds, args.host, args.port, args.control_port,
-                    args.require_auth, tls).start()
+                    args.require_auth, tls, args.log_size).start()
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: done.set())
     signal.signal(signal.SIGINT, lambda *a: done.set())
