@@ -97,3 +97,20 @@ def test_codec_errors(h264_dataset, stream, tmp_path):
         jpeg_ds.read_h264_stream("v")
     with pytest.raises(ValueError, match="codec"):
         gulpdb.Dataset(str(tmp_path / "bad"), "x", codec="vp9")
+
+
+def test_gulpio2_api_returns_decoded_frames(h264_dataset, stream):
+    """GulpIO2's GulpDirectory on an h264 dataset returns decoded frames, as for
+    JPEG; a custom jpeg_decoder= (which would get JPEG bytes) is a clear error."""
+    from gulpdb.fileio import GulpDirectory
+
+    reference = ffmpeg_decode(stream)
+    gd = GulpDirectory(h264_dataset.path)
+    frames, meta = gd["v", 2:19:4]
+    assert np.array_equal(np.stack(frames), reference[2:19:4])
+    assert meta == {"label": 3}
+    videos = [frames for chunk in gd for frames, _ in chunk]
+    assert len(videos) == 1 and np.array_equal(np.stack(videos[0]), reference)
+    custom = GulpDirectory(h264_dataset.path, jpeg_decoder=lambda b: b)
+    with pytest.raises(ValueError, match="h264"):
+        custom["v", 0:2]
