@@ -241,6 +241,52 @@ BOOST_AUTO_TEST_CASE(malformed_record_shapes_are_corruption) {
   check_corrupt(huge_runs);
 }
 
+// An H.264 video's record: keyframes and decoder parameters round trip, a
+// JPEG video's record has neither, and keyframes the decoder could not use
+// are corruption.
+BOOST_AUTO_TEST_CASE(h264_fields_round_trip_and_are_checked) {
+  VideoRecord r = Contiguous(6);
+  r.keyframes = {0, 4};
+  H264Params p;
+  p.extradata = std::string("\0\0\0\1gSPS\0\0\0\1hPPS", 16);
+  p.width = 161;
+  p.height = 121;
+  p.chroma = 1;
+  r.h264 = p;
+  const VideoRecord back = DecodeVideoRecord(EncodeVideoRecord(r), "h");
+  CheckSame(r, back);
+  BOOST_TEST(back.keyframes == r.keyframes, boost::test_tools::per_element());
+  BOOST_REQUIRE(back.h264.has_value());
+  BOOST_TEST((*back.h264 == p));
+  BOOST_TEST(DecodeVideoFrames(EncodeVideoRecord(r), "h").keyframes.size() == 2u);
+  const VideoRecord jpeg = DecodeVideoRecord(EncodeVideoRecord(Contiguous(6)), "j");
+  BOOST_TEST(jpeg.keyframes.empty());
+  BOOST_TEST(!jpeg.h264.has_value());
+
+  const auto check_corrupt = [&](const std::vector<uint32_t>& keyframes, uint8_t chroma,
+                                 uint32_t width) {
+    VideoRecord bad = r;
+    bad.keyframes = keyframes;
+    bad.h264->chroma = chroma;
+    bad.h264->width = width;
+    const std::string bytes = EncodeVideoRecord(bad);
+    BOOST_CHECK_THROW(DecodeVideoRecord(bytes, "bad"), CorruptionError);
+    BOOST_CHECK_THROW(DecodeFrameCount(bytes, "bad"), CorruptionError);
+  };
+  check_corrupt({1, 4}, 1, 161);     // the first frame is not a keyframe
+  check_corrupt({0, 4, 2}, 1, 161);  // not ascending
+  check_corrupt({0, 6}, 1, 161);     // past the last frame
+  check_corrupt({0, 4}, 2, 161);     // unknown chroma
+  check_corrupt({0, 4}, 1, 0);       // no width
+  // Keyframes without parameters (or the other way round) are refused.
+  VideoRecord half = Contiguous(6);
+  half.keyframes = {0};
+  BOOST_CHECK_THROW(EncodeVideoRecord(half), InvalidArgumentError);
+  half.keyframes.clear();
+  half.h264 = p;
+  BOOST_CHECK_THROW(EncodeVideoRecord(half), InvalidArgumentError);
+}
+
 BOOST_AUTO_TEST_CASE(empty_video_round_trips) {
   VideoRecord r;
   r.meta_data = "[{}]";
@@ -419,6 +465,17 @@ BOOST_AUTO_TEST_CASE(content_fingerprint_and_next_chunk_round_trip) {
   info.next_chunk = uint64_t{1} << 32;  // every number used
   BOOST_TEST(DecodeDatasetInfo(EncodeDatasetInfo(info), "d").next_chunk == info.next_chunk);
   info.next_chunk = (uint64_t{1} << 32) + 1;
+  BOOST_CHECK_THROW(DecodeDatasetInfo(EncodeDatasetInfo(info), "d"), CorruptionError);
+}
+
+// The codec: absent (every record before the field) is JPEG, and a value
+// this build does not know is corruption, not a JPEG dataset.
+BOOST_AUTO_TEST_CASE(codec_round_trips) {
+  DatasetInfo info;
+  BOOST_TEST(DecodeDatasetInfo(EncodeDatasetInfo(info), "d").codec == kCodecJpeg);
+  info.codec = kCodecH264;
+  BOOST_TEST(DecodeDatasetInfo(EncodeDatasetInfo(info), "d").codec == kCodecH264);
+  info.codec = 7;
   BOOST_CHECK_THROW(DecodeDatasetInfo(EncodeDatasetInfo(info), "d"), CorruptionError);
 }
 
