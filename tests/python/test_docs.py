@@ -289,7 +289,8 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 # page, the changelog, and notes on what a folder holds, beside it.
 MARKDOWN_OUTSIDE_DOCS = {
     "README.md", "CHANGELOG.md", "bench/README.md", "bench/results/latest.md",
-    "bench/results/remote/latest.md", "bindings/README.md", "tests/fixtures/README.md",
+    "bench/results/remote/latest.md", "bench/results/h264/latest.md",
+    "bindings/README.md", "tests/fixtures/README.md",
     "testing/README.md", "testing/tls/README.md",
 }
 
