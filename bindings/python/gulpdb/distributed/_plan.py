@@ -214,6 +214,7 @@ class Planner:
             "videos_per_chunk": int(stats.videos_per_chunk),
             "bytes_per_chunk": int(stats.bytes_per_chunk),
             "checksums": bool(stats.checksums),
+            "codec": self.o["codec"],  # OUT's (checked above): the shards' too
         }
         label_map = dict(plan["label_map"])
         _gulpdb.ingest_update_label_map_file(self.out, label_map)
