@@ -11,6 +11,7 @@
 #include "gulpdb/error.h"
 #include "gulpdb/json.h"
 #include "gulpdb/query.h"
+#include "gulpdb/remote.h"
 
 namespace gulpdb::cli {
 namespace {
@@ -294,7 +295,24 @@ void ForEachListed(const Dataset& dataset, const po::variables_map& vm,
   }
 }
 
+namespace {
+
+// A partitioned snapshot does not carry named splits (docs/remote_datasets.md):
+// info says so instead of failing.
+bool CarriesSplits(const Dataset& dataset) {
+  const std::optional<RemoteInfo> remote = GetRemoteInfo(dataset);
+  return !remote || !remote->partitioned;
+}
+
+}  // namespace
+
 std::string QueryInfoText(const Dataset& dataset) {
+  if (!CarriesSplits(dataset)) {
+    std::string keys;
+    for (const std::string& k : dataset.MetaIndexes()) keys += (keys.empty() ? "" : ", ") + k;
+    return "splits:         not in a partitioned snapshot\nmeta indexes:   " +
+           (keys.empty() ? std::string("none") : keys) + "\n";
+  }
   std::string splits, keys;
   for (const SplitInfo& s : dataset.Splits()) {
     splits += (splits.empty() ? "" : ", ") + s.name + " (" + std::to_string(s.count) + ")";
@@ -306,14 +324,16 @@ std::string QueryInfoText(const Dataset& dataset) {
 
 std::string QueryInfoJson(const Dataset& dataset) {
   std::string splits, keys;
-  for (const SplitInfo& s : dataset.Splits()) {
+  const bool carries_splits = CarriesSplits(dataset);
+  for (const SplitInfo& s : carries_splits ? dataset.Splits() : std::vector<SplitInfo>()) {
     splits +=
         (splits.empty() ? "" : ", ") + PythonJsonString(s.name) + ": " + std::to_string(s.count);
   }
   for (const std::string& k : dataset.MetaIndexes()) {
     keys += (keys.empty() ? "" : ", ") + PythonJsonString(k);
   }
-  return ", \"splits\": {" + splits + "}, \"meta_indexes\": [" + keys + "]";
+  return ", \"splits\": " + (carries_splits ? "{" + splits + "}" : std::string("null")) +
+         ", \"meta_indexes\": [" + keys + "]";
 }
 
 }  // namespace gulpdb::cli
