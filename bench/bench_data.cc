@@ -440,7 +440,8 @@ int RunStats(Options& opt) {
 
 int Main(int argc, char** argv) {
   const std::string usage =
-      "bench_data frames|realistic|index|gulpio|hashed|stats [options] (see the top of bench_data.cc)";
+      "bench_data frames|realistic|index|gulpio|hashed|stats [options] (see the top of "
+      "bench_data.cc)";
   if (argc < 2) Options(argc, argv, 1, usage).Usage("missing command");
   const std::string command = argv[1];
   Options opt(argc, argv, 2, usage);
