@@ -59,8 +59,6 @@ so a transform that resizes makes a batch pass, and it never runs with a custom
 
 from __future__ import annotations
 
-import collections
-import operator
 import os
 import sys
 import warnings
@@ -293,72 +291,6 @@ def _distributed_rank() -> Tuple[int, int]:
     return 0, 1
 
 
-class _LazyIds:
-    """Every id of a dataset in its order, read a block of positions at a time
-    on first use (Dataset.ids_at) and kept in a small LRU of blocks, so that
-    nothing loads the whole order table per process (a partitioned snapshot
-    fetches only the order partitions a rank touches). The length is the
-    dataset's count when the reader was made; an id asked for past the
-    dataset's current end is an IndexError."""
-
-    BLOCK = 1024
-    MAX_BLOCKS = 64
-
-    def __init__(self, reader: "_VideoReader") -> None:
-        self._reader = reader
-        self._count = len(reader.dataset)
-        self._blocks: "collections.OrderedDict[int, List[str]]" = collections.OrderedDict()
-
-    def __len__(self) -> int:
-        return self._count
-
-    def _block(self, number: int) -> List[str]:
-        block = self._blocks.get(number)
-        if block is not None:
-            self._blocks.move_to_end(number)
-            return block
-        ds = self._reader._reader_dataset()
-        block = ds.ids_at(number * self.BLOCK, self.BLOCK)
-        self._blocks[number] = block
-        while len(self._blocks) > self.MAX_BLOCKS:
-            self._blocks.popitem(last=False)
-        return block
-
-    def __getitem__(self, index: int) -> str:
-        index = operator.index(index)
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError(f"id index {index} out of range ({self._count} videos)")
-        block = self._block(index // self.BLOCK)
-        offset = index % self.BLOCK
-        if offset >= len(block):
-            raise IndexError(
-                f"id index {index}: the dataset {self._reader.dataset.path!r} now has fewer "
-                f"videos than the {self._count} it had when this dataset was made"
-            )
-        return block[offset]
-
-    def __iter__(self) -> Iterator[str]:
-        for i in range(self._count):
-            yield self[i]
-
-    def tolist(self) -> List[str]:
-        return self._reader._reader_dataset().ids_at(0, self._count)
-
-    def __getstate__(self) -> dict:
-        return {"_reader": self._reader, "_count": self._count}
-
-    def __setstate__(self, state: dict) -> None:
-        self._reader = state["_reader"]
-        self._count = state["_count"]
-        self._blocks = collections.OrderedDict()
-
-
-def _id_list(ids: Union[List[str], _LazyIds]) -> List[str]:
-    return ids.tolist() if isinstance(ids, _LazyIds) else ids
-
-
 class _VideoReader:
     """What the video datasets share: sampling, decoding, labels, transforms."""
 
@@ -384,9 +316,8 @@ class _VideoReader:
         if decode_threads is not None:
             decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
         self.dataset = _as_dataset(source)
-        # Every id by default: read lazily by position, never all at once.
-        self.ids: Union[List[str], _LazyIds] = (
-            _gulpdb._as_id_list(ids, "ids") if ids is not None else _LazyIds(self)
+        self.ids: List[str] = (
+            _gulpdb._as_id_list(ids, "ids") if ids is not None else self.dataset.ids()
         )
         self.label = label
         self.transform = transform
@@ -561,8 +492,8 @@ class VideoDataset(torch.utils.data.Dataset):
 
     @property
     def ids(self) -> List[str]:
-        """The video ids, in item order (every id is read when none were given)."""
-        return _id_list(self._reader.ids)
+        """The video ids, in item order."""
+        return self._reader.ids
 
     @property
     def dataset(self) -> Dataset:
@@ -654,7 +585,7 @@ class ImageDataset(torch.utils.data.Dataset):
     @property
     def ids(self) -> List[str]:
         """The image ids, in item order (every id is read when none were given)."""
-        return _id_list(self._reader.ids)
+        return self._reader.ids
 
     def set_epoch(self, epoch: int) -> None:
         """Changes the random crops of the next epoch."""
