@@ -345,11 +345,10 @@ std::vector<Entry> ReadAll(const PartitionFile& file) {
 // no previous partitions, cuts at the target.
 class RangeStableBuilder {
  public:
-  RangeStableBuilder(PartitionKind kind, std::vector<PartitionEntry> previous,
-                     const PartitionFetch& fetch, const PartitionOptions& options,
-                     PartitionWriter* writer, std::vector<PartitionEntry>* out)
-      : kind_(kind),
-        previous_(std::move(previous)),
+  RangeStableBuilder(std::vector<PartitionEntry> previous, const PartitionFetch& fetch,
+                     const PartitionOptions& options, PartitionWriter* writer,
+                     std::vector<PartitionEntry>* out)
+      : previous_(std::move(previous)),
         fetch_(fetch),
         options_(options),
         writer_(writer),
@@ -438,7 +437,6 @@ class RangeStableBuilder {
     changed_ = false;
   }
 
-  PartitionKind kind_;
   std::vector<PartitionEntry> previous_;
   const PartitionFetch& fetch_;
   const PartitionOptions& options_;
@@ -579,7 +577,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
         changes.clear();
         result.merged = true;
         PartitionWriter writer(kind, 0, out_dir, &written);
-        RangeStableBuilder builder(kind, base, fetch, options, &writer, &out);
+        RangeStableBuilder builder(base, fetch, options, &writer, &out);
         for (DatasetEntries::Cursor c = data.Entries(kind); c.Valid(); c.Next()) {
           builder.Add(c.key(), c.value());
         }
@@ -587,7 +585,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
       }
     } else {
       PartitionWriter writer(kind, 0, out_dir, &written);
-      RangeStableBuilder builder(kind, base, fetch, options, &writer, &out);
+      RangeStableBuilder builder(base, fetch, options, &writer, &out);
       for (DatasetEntries::Cursor c = data.Entries(kind); c.Valid(); c.Next()) {
         builder.Add(c.key(), c.value());
       }
