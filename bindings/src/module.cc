@@ -7,6 +7,13 @@ PYBIND11_MODULE(_gulpdb, m) {
   namespace python = gulpdb::python;
   m.doc() = "Native half of the gulpdb package (see gulpdb/_gulpdb.pyi).";
   m.attr("__version__") = GULPDB_VERSION;
+  {
+    pybind11::list codecs;
+    for (const gulpdb::Codec codec : {gulpdb::Codec::kJpeg, gulpdb::Codec::kH264}) {
+      if (gulpdb::CodecSupported(codec)) codecs.append(gulpdb::CodecName(codec));
+    }
+    m.attr("codecs") = pybind11::tuple(codecs);
+  }
   python::RegisterErrors(m);
   python::BindDecodeOptions(m);
   python::BindDataset(m);

@@ -529,6 +529,14 @@ std::optional<Codec> CodecFromName(std::string_view name) {
   return std::nullopt;
 }
 
+bool CodecSupported(Codec codec) {
+#ifdef GULPDB_HAVE_H264
+  return codec == Codec::kJpeg || codec == Codec::kH264;
+#else
+  return codec == Codec::kJpeg;
+#endif
+}
+
 void engine::RequireCodecSupport(Codec codec, const std::string& operation) {
 #ifndef GULPDB_HAVE_H264
   if (codec == Codec::kH264) {

@@ -44,6 +44,9 @@ enum class Codec : uint8_t { kJpeg = 0, kH264 = 1 };
 // "jpeg", "h264"; CodecFromName returns nullopt for any other text.
 GULPDB_EXPORT const char* CodecName(Codec codec);
 GULPDB_EXPORT std::optional<Codec> CodecFromName(std::string_view name);
+// Whether this build reads and writes datasets of `codec` (kJpeg always;
+// kH264 only in a build with GULPDB_WITH_H264).
+GULPDB_EXPORT bool CodecSupported(Codec codec);
 
 // Settings fixed when a dataset is created.
 struct CreateOptions {

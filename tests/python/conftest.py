@@ -28,6 +28,35 @@ if _EXPECTED_PACKAGE_DIR and not os.path.realpath(gulpdb.__file__).startswith(
 ):
     raise ImportError(f"gulpdb was imported from {gulpdb.__file__}, not from {_EXPECTED_PACKAGE_DIR}")
 
+# Tests that need a codec only some builds have (the .deb and the wheel have
+# no H.264: docs/licensing.md) carry @pytest.mark.h264. In a build without it
+# they are deselected, never skipped into a pass, and the summary says how
+# many; test_errors.py checks what such a build does instead (a clear refusal).
+_DESELECTED_FOR_CODEC: List[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "h264: needs a build with H.264 support (gulpdb.codecs); deselected without")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    if "h264" in gulpdb.codecs:
+        return
+    needs = [item for item in items if item.get_closest_marker("h264") is not None]
+    if needs:
+        config.hook.pytest_deselected(items=needs)
+        items[:] = [item for item in items if item.get_closest_marker("h264") is None]
+        _DESELECTED_FOR_CODEC.extend(item.nodeid for item in needs)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _DESELECTED_FOR_CODEC:
+        terminalreporter.write_line(
+            f"{len(_DESELECTED_FOR_CODEC)} tests need H.264 support, which this build has not "
+            f"(gulpdb.codecs == {gulpdb.codecs}): deselected; a build with it runs them")
+
+
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 
 

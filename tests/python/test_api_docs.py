@@ -36,10 +36,19 @@ def stub_names():
     return names
 
 
+def stub_attributes():
+    """The module-level annotated attributes of the stub (``codecs: Tuple[str, ...]``)."""
+    return {node.target.id for node in stub_tree().body
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+
+
 def test_stub_covers_the_native_module():
     stubbed = stub_names()
+    attributes = {n for n in stub_attributes() if not n.startswith("__")}
     native = {n for n in dir(_gulpdb) if not n.startswith("__")}
-    assert native == set(stubbed)
+    assert native == set(stubbed) | attributes
+    assert not set(stubbed) & attributes
+    assert isinstance(_gulpdb.codecs, tuple) and "jpeg" in _gulpdb.codecs
     for name, (node, members) in stubbed.items():
         assert ast.get_docstring(node), f"{name} has no docstring in the stub"
         if isinstance(node, ast.ClassDef) and not issubclass(getattr(_gulpdb, name), BaseException):

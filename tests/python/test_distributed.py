@@ -330,6 +330,7 @@ def test_videos_through_ffmpeg_then_frames_extend_the_dataset_as_plain_ingest_do
         assert ds.read("cockatoo", [0]).shape == (1, 32, 56, 3)
 
 
+@pytest.mark.h264
 def test_h264_videos_are_ingested_as_plain_ingest_does(client, sources, tmp_path):
     out, plain = str(tmp_path / "out"), str(tmp_path / "plain")
     videos = video_options(sources, codec="h264", gop=4)

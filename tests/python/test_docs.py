@@ -4,7 +4,11 @@ as written, and the documentation's links lead somewhere.
 The fenced blocks tagged ``sh`` (or ``bash``), ``python`` and ``cpp`` are the
 runnable ones; a block that cannot run here carries an HTML comment
 ``<!-- not run: REASON -->`` on the line before its fence, and a runnable
-block that neither runs nor says why fails the test. Blocks tagged ``cmake``
+block that neither runs nor says why fails the test. A block that needs a
+codec only some builds have carries ``<!-- needs: h264 -->`` (blocks after it
+that use what it made carry it too): it runs where the build has the codec
+(``gulpdb.codecs``) and is counted as marked where it has not (the .deb and the
+wheel; test_h264_dataset.py checks their refusal). Blocks tagged ``cmake``
 must say why too; other blocks (untagged, ``json``, ...) are text. Each test
 prints how many blocks ran and how many are marked.
 
@@ -53,6 +57,7 @@ BUCKET = "my-bucket"
 RUNNABLE = {"sh": "sh", "bash": "sh", "python": "python", "cpp": "cpp", "c++": "cpp"}
 MUST_SAY_WHY = {"cmake"}
 NOT_RUN = re.compile(r"<!--\s*not run:\s*(.*?)\s*-->", re.S)
+NEEDS = re.compile(r"<!--\s*needs:\s*([a-z0-9]+)\s*-->")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>[^\s`]*)[ \t]*$")
 
 
@@ -102,6 +107,11 @@ def blocks_of(path: str) -> List[Block]:
         reason = mark.group(1) if mark else None
         if mark is not None and not reason:
             raise AssertionError(f"{path}:{start + 1}: a 'not run' mark without a reason")
+        needs = NEEDS.fullmatch(lines[previous].strip()) if previous >= 0 else None
+        if needs is not None and needs.group(1) not in ("jpeg", "h264"):
+            raise AssertionError(f"{path}:{start + 1}: 'needs' names no codec: {needs.group(1)}")
+        if needs is not None and needs.group(1) not in gulpdb.codecs:
+            reason = f"needs a build with {needs.group(1)} support (this one has {gulpdb.codecs})"
         out.append(Block(path, start + 1, RUNNABLE.get(tag, tag), "\n".join(body) + "\n", reason))
     return out
 
@@ -272,14 +282,21 @@ def test_the_block_parser_reads_marks_languages_and_indented_fences(tmp_path):
     doc = tmp_path / "doc.md"
     doc.write_text(
         "text\n\n<!-- not run: needs a cluster -->\n```sh\nexit 1\n```\n\n"
-        "- item\n\n  ```python\n  print(1)\n  ```\n\n```json\n{}\n```\n",
+        "- item\n\n  ```python\n  print(1)\n  ```\n\n```json\n{}\n```\n"
+        "\n<!-- needs: h264 -->\n```sh\ngulpdb ingest d --codec h264\n```\n"
+        "\n<!-- needs: jpeg -->\n```sh\ntrue\n```\n",
         encoding="utf-8",
     )
     blocks = blocks_of(os.path.relpath(str(doc), REPO))
+    h264 = None if "h264" in gulpdb.codecs else (
+        f"needs a build with h264 support (this one has {gulpdb.codecs})")
     assert [(b.lang, b.not_run) for b in blocks] == [
-        ("sh", "needs a cluster"), ("python", None), ("json", None),
+        ("sh", "needs a cluster"), ("python", None), ("json", None), ("sh", h264), ("sh", None),
     ]
     assert blocks[1].code == "print(1)\n"
+    doc.write_text("<!-- needs: vp9 -->\n```sh\ntrue\n```\n", encoding="utf-8")
+    with pytest.raises(AssertionError, match="names no codec: vp9"):
+        blocks_of(os.path.relpath(str(doc), REPO))
 
 
 # ---- links, and one place for the documentation ----------------------------------------

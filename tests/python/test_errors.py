@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gulpdb
-from conftest import PYTHON, python_subprocess_env, synthetic_frames
+from conftest import FIXTURES, GULPDB_CLI, PYTHON, python_subprocess_env, synthetic_frames
 
 
 def test_exception_classes():
@@ -56,6 +56,38 @@ def test_invalid_arguments_are_value_errors(small_dataset):
     with gulpdb.Dataset(small_dataset.path, "r+") as rw, rw.writer() as w:
         with pytest.raises(ValueError):
             w.append("bad", [b"\x00\x01"])
+
+
+def test_a_build_has_the_codecs_it_says_and_refuses_the_others_clearly(tmp_path):
+    """gulpdb.codecs is what the build can do: an h264 dataset is made where it
+    names h264, and refused with a one-line reason (leaving nothing) where it
+    does not, from Python and from the command line."""
+    assert gulpdb.codecs in (("jpeg",), ("jpeg", "h264"))
+    path = str(tmp_path / "clips")
+    with pytest.raises(ValueError) as info:
+        gulpdb.Dataset(path, "x", codec="vp9")
+    assert str(info.value) == f"{path}: codec must be 'jpeg' or 'h264', not 'vp9'"
+    assert not os.path.exists(path)
+    out = str(tmp_path / "ingested")
+    ingest = [GULPDB_CLI, "ingest", out, "--videos-dir", os.path.join(FIXTURES, "videos_src"),
+              "--codec", "h264", "-q"]
+    if "h264" in gulpdb.codecs:
+        with gulpdb.Dataset(path, "x", codec="h264") as ds:
+            assert ds.codec == "h264" and ds.stats().codec == "h264"
+        assert gulpdb.Dataset(path).codec == "h264"
+        result = subprocess.run(ingest, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stderr
+        assert gulpdb.Dataset(out).codec == "h264" and len(gulpdb.Dataset(out)) > 0
+        return
+    with pytest.raises(ValueError) as info:
+        gulpdb.Dataset(path, "x", codec="h264")
+    assert path in str(info.value) and "no H.264 support" in str(info.value), info.value
+    assert not os.path.exists(path)
+    result = subprocess.run(ingest, capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "no H.264 support" in result.stderr and out in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not os.path.exists(out)
 
 
 def test_missing_dataset_is_file_not_found(tmp_path):

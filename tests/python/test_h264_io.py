@@ -43,6 +43,10 @@ COCKATOO = next((p for p in COCKATOO_PATHS if os.path.isfile(p)), None)
 FRAME_SIZE = 240
 IDS = ["testsrc2", "cockatoo", "odd"]
 
+# Deselected (and reported) in a build without H.264 (conftest.py);
+# test_errors.py checks that such a build refuses h264 clearly.
+pytestmark = pytest.mark.h264
+
 
 def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     result = subprocess.run([GULPDB_CLI, *args], capture_output=True, text=True, timeout=300)

@@ -45,7 +45,7 @@ failures, MemoryError when memory runs out.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, Iterable, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 
 from . import _gulpdb, utils
 from ._dataset import Dataset, FrameSelection, Frames, VideoId, Writer
@@ -72,9 +72,13 @@ from .fileio import (
 )
 
 __version__: str = _gulpdb.__version__
+#: The codecs this build reads and writes: ``("jpeg",)``, plus ``"h264"`` in a
+#: build with H.264 support (docs/h264.md; the .deb and the wheel have none).
+codecs: Tuple[str, ...] = _gulpdb.codecs
 
 __all__ = [
     "__version__",
+    "codecs",
     "Dataset",
     "Writer",
     "DecodeOptions",

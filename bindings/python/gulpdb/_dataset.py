@@ -167,7 +167,7 @@ class Dataset(MetaQueries):
             settings["checksums"] = bool(checksums)
         if codec is not None:
             if codec not in ("jpeg", "h264"):
-                raise ValueError(f"codec must be 'jpeg' or 'h264', not {codec!r}")
+                raise ValueError(f"{self._path}: codec must be 'jpeg' or 'h264', not {codec!r}")
             settings["codec"] = codec
         created: List[bool] = []
         native = self._handle.open(

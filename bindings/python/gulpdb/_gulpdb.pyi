@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy as np
 
 __version__: str
+codecs: Tuple[str, ...]
 
 _Selection = Union[None, slice, int, Sequence[int], np.ndarray, str]
 _Frames = Union[np.ndarray, List[np.ndarray]]
