@@ -9,7 +9,7 @@ For each size (10^5, 10^6, ... videos of 16 tiny frames, hashed ids, a
 (testing/s3_proxy.py), which adds the latency of every GET and counts every
 byte in both directions per request:
 
-  push        `gulpdb push --partitioned` of the whole dataset: bytes of
+  push        `gulpdb push --layout partitioned` of the whole dataset: bytes of
               partitions, root, manifest;
   fresh       a new node (an empty cache, a new process): open + read one
               random video; bytes fetched and seconds (median of --reps
@@ -179,8 +179,8 @@ def bench_size(n, layout, args, env, counted, data_dir):
     shutil.copytree(dataset, work, symlinks=True)
     url = "s3://%s/%s%d" % (BUCKET, layout, n)
     row = {"videos": n, "layout": layout}
-    push = [cli, "push", work, url, "--quiet"] + (["--partitioned"] if layout == "partitioned"
-                                                   else [])
+    push = [cli, "push", work, url, "--quiet", "--layout",
+            "partitioned" if layout == "partitioned" else "whole"]
 
     log("push %d" % n)
     counted.reset()
@@ -263,7 +263,7 @@ def main():
     p.add_argument("--sizes", default="100000,1000000")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--layouts", default="partitioned,snapshot",
-                   help="partitioned (push --partitioned) and/or snapshot (the whole index "
+                   help="partitioned (push --layout partitioned) and/or snapshot (--layout whole: the whole index "
                         "snapshot, the baseline)")
     p.add_argument("--epoch-max", type=int, default=1000000,
                    help="run the epoch measurement up to this size")

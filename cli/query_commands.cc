@@ -297,11 +297,12 @@ void ForEachListed(const Dataset& dataset, const po::variables_map& vm,
 
 namespace {
 
-// A partitioned snapshot does not carry named splits (docs/remote_datasets.md):
-// info says so instead of failing.
+// A partitioned snapshot pushed with --layout partitioned may have left the
+// dataset's named splits out (docs/remote_datasets.md): info says so instead
+// of failing.
 bool CarriesSplits(const Dataset& dataset) {
   const std::optional<RemoteInfo> remote = GetRemoteInfo(dataset);
-  return !remote || !remote->partitioned;
+  return !remote || !remote->splits_omitted;
 }
 
 }  // namespace
@@ -310,7 +311,8 @@ std::string QueryInfoText(const Dataset& dataset) {
   if (!CarriesSplits(dataset)) {
     std::string keys;
     for (const std::string& k : dataset.MetaIndexes()) keys += (keys.empty() ? "" : ", ") + k;
-    return "splits:         not in a partitioned snapshot\nmeta indexes:   " +
+    return "splits:         not in this partitioned snapshot (pushed with --layout "
+           "partitioned)\nmeta indexes:   " +
            (keys.empty() ? std::string("none") : keys) + "\n";
   }
   std::string splits, keys;

@@ -23,23 +23,28 @@ void PrintPushReport(const PushReport& r, const std::string& where) {
                 static_cast<unsigned long long>(r.generation));
     return;
   }
+  char index[160];
+  if (r.partitioned) {
+    std::snprintf(index, sizeof index,
+                  "partitioned index: %llu partitions (%llu uploaded, %.1f MB), root %.1f kB%s",
+                  static_cast<unsigned long long>(r.partitions),
+                  static_cast<unsigned long long>(r.partitions_uploaded),
+                  static_cast<double>(r.partition_bytes_uploaded) / 1e6,
+                  static_cast<double>(r.root_bytes) / 1e3, r.root_uploaded ? "" : " (unchanged)");
+  } else {
+    std::snprintf(index, sizeof index, "index snapshot %.1f MB%s",
+                  static_cast<double>(r.snapshot_bytes) / 1e6,
+                  r.snapshot_uploaded ? "" : " (unchanged)");
+  }
   std::printf(
       "published generation %llu to %s: %llu chunks (%llu uploaded, %.1f MB), %llu .gmeta, "
-      "index snapshot %.1f MB%s; %llu objects kept for older readers, %llu deleted; %.1f s\n",
+      "%s; %llu objects kept for older readers, %llu deleted; %.1f s\n",
       static_cast<unsigned long long>(r.generation), where.c_str(),
       static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.chunks_uploaded),
       static_cast<double>(r.bytes_uploaded) / 1e6,
-      static_cast<unsigned long long>(r.gmeta_uploaded),
-      static_cast<double>(r.snapshot_bytes) / 1e6, r.snapshot_uploaded ? "" : " (unchanged)",
+      static_cast<unsigned long long>(r.gmeta_uploaded), index,
       static_cast<unsigned long long>(r.objects_obsoleted),
       static_cast<unsigned long long>(r.objects_deleted), r.seconds);
-  if (r.partitioned) {
-    std::printf("partitioned index: %llu partitions, %llu uploaded (%.1f MB), root %.1f kB%s\n",
-                static_cast<unsigned long long>(r.partitions),
-                static_cast<unsigned long long>(r.partitions_uploaded),
-                static_cast<double>(r.partition_bytes_uploaded) / 1e6,
-                static_cast<double>(r.root_bytes) / 1e3, r.root_uploaded ? "" : " (unchanged)");
-  }
   if (r.foreign_objects_replaced + r.foreign_objects_deleted > 0) {
     std::printf(
         "overwrote what other pushes or tools had left there: %llu objects replaced, %llu "
@@ -77,16 +82,17 @@ int RunPush(const std::vector<std::string>& args) {
       "allow-unconditional-writes", po::bool_switch(&options.allow_unconditional_writes),
       "push to a store that ignores conditional writes (If-None-Match/If-Match), which is "
       "refused otherwise; safe only if no two pushes to the prefix ever run at once")(
-      "partitioned", po::bool_switch(&options.partitioned),
-      "publish the index as a partitioned snapshot (partitions named by their SHA-256 and a "
-      "root): readers fetch only the partitions they use, and a push uploads only partitions "
-      "that changed; older gulpdb versions cannot read it")("quiet,q", po::bool_switch(&quiet),
-                                                            "no progress output");
+      "layout", po::value<std::string>()->default_value("auto"),
+      "how the index is published: partitioned (partitions named by their SHA-256 and a root: "
+      "readers fetch only the partitions they use, a push uploads only partitions that "
+      "changed; older gulpdb versions cannot read it), whole (the index as one object, fetched "
+      "whole by every reader), or auto: partitioned unless the dataset has named splits, which "
+      "partitions do not carry yet")("quiet,q", po::bool_switch(&quiet), "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION] [--overwrite] "
-             "[--allow-unconditional-writes] [--partitioned]",
+             "[--allow-unconditional-writes] [--layout auto|partitioned|whole]",
              o, {"dir", "url"}, &vm)) {
     return 0;
   }
@@ -95,6 +101,13 @@ int RunPush(const std::vector<std::string>& args) {
   options.index_dir = path.index_dir;
   options.jobs = static_cast<uint32_t>(*UnsignedOption(vm, "jobs", 1, 1024));
   options.grace = ParseGrace(vm);
+  const std::string layout = vm["layout"].as<std::string>();
+  if (const std::optional<IndexLayout> parsed = IndexLayoutFromName(layout)) {
+    options.layout = *parsed;
+  } else {
+    throw UsageError("--layout must be auto, partitioned or whole, not '" +
+                     EscapeForDisplay(layout) + "'");
+  }
   const std::string url = vm["url"].as<std::string>();
   if (!IsRemoteUrl(url)) {
     const std::string typo = util::S3UrlTypo(url);

@@ -170,7 +170,7 @@ holds on its prefix lasts without renewal (default 2m; renewed every quarter of 
 the cache of index snapshots of remote datasets (GULPDB_CACHE_DIR is its older name; default $XDG_CACHE_HOME/gulpdb, else ~/.cache/gulpdb).
 .TP
 .B GULPDB_CACHE_BYTES
-a bound on the bytes of the partitions of partitioned snapshots (push \\-\\-partitioned) in the cache, in bytes or with a K, M, G or T suffix (powers of 1024); the least recently used partitions that no open reader holds are deleted past it (default: no bound).
+a bound on the bytes of the partitions of partitioned snapshots (what push publishes by default) in the cache, in bytes or with a K, M, G or T suffix (powers of 1024); the least recently used partitions that no open reader holds are deleted past it (default: no bound).
 .TP
 .B XDG_CACHE_HOME, HOME
 where the default cache is (and HOME where ~/.aws/credentials is).
@@ -191,7 +191,7 @@ for gulpdb's own tests only: the boot id the index journal compares to decide wh
 for gulpdb's own tests only: the size in bytes of a new index journal (default 4 MiB; it doubles when full, up to 32 MiB), so that the power-loss simulator fills and grows one with a few commits.
 .TP
 .B GULPDB_TEST_PARTITION_BYTES
-for gulpdb's own tests only: the size in bytes at which push \\-\\-partitioned cuts a partition (default 1 MiB), so that small test datasets have many partitions.
+for gulpdb's own tests only: the size in bytes at which a partitioned push cuts a partition (default 1 MiB), so that small test datasets have many partitions.
 
 [SEE ALSO]
 .BR ffmpeg (1).

@@ -103,7 +103,7 @@ std::string EncodePartitionRoot(const PartitionRoot& root) {
   auto fields_v = b.CreateVector(fields);
   auto parts_v = b.CreateVector(parts);
   b.Finish(fbs::CreatePartitionRoot(b, root.format_version, root.generation, root.sealed, info,
-                                    fields_v, parts_v),
+                                    fields_v, parts_v, root.splits_omitted),
            "GDBR");
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -126,6 +126,7 @@ PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what)
   }
   root.generation = fb->generation();
   root.sealed = fb->sealed();
+  root.splits_omitted = fb->splits_omitted();
   root.dataset_info = StringOf(fb->dataset_info());
   if (fb->meta_fields() != nullptr) {
     for (const fbs::MetaFieldEntry* f : *fb->meta_fields()) {

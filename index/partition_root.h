@@ -55,6 +55,9 @@ struct PartitionRoot {
   std::vector<MetaFieldEntry> meta_fields;
   // Sorted by (kind, generation, first_key).
   std::vector<PartitionEntry> partitions;
+  // The dataset had named splits, which partitions do not carry (a reader
+  // asking for splits gets an error instead of "none").
+  bool splits_omitted = false;
 };
 
 std::string EncodePartitionRoot(const PartitionRoot& root);

@@ -163,8 +163,14 @@ constexpr uint64_t kTarget = 64 << 10;
 
 PushOptions Partitioned() {
   PushOptions o;
-  o.partitioned = true;
+  o.layout = IndexLayout::kPartitioned;
   o.partition_bytes = kTarget;
+  return o;
+}
+
+PushOptions Whole() {
+  PushOptions o;
+  o.layout = IndexLayout::kWhole;
   return o;
 }
 
@@ -572,7 +578,7 @@ BOOST_AUTO_TEST_CASE(switching_between_whole_and_partitioned_snapshots_obsoletes
   auto pinned = Dataset::Open(w.url);  // a reader of the partitioned generation
   // The same dataset, whole: a version 1 manifest; the root and its
   // partitions wait out the grace period for readers like `pinned`.
-  const PushReport whole = Push(dir, w.url);
+  const PushReport whole = Push(dir, w.url, Whole());
   BOOST_TEST(whole.published);
   BOOST_TEST(whole.snapshot_uploaded);
   const engine::Manifest m = w.Manifest();

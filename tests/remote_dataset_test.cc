@@ -415,7 +415,7 @@ BOOST_AUTO_TEST_CASE(one_range_request_per_run_and_a_batch_issues_them_together)
   World w;
   const std::string dir = w.tmp / "local";
   AppendFixtureVideos(dir, 0, 8);
-  Push(dir, w.url);
+  Push(dir, w.url, test::WholeSnapshot());
   auto ds = Dataset::Open(w.url);
   uint64_t before = Requests(*ds);
   ds->ReadJpegs("v1", Selection::Slice(0, 3, 1));  // three adjacent frames: one run
@@ -461,7 +461,7 @@ BOOST_AUTO_TEST_CASE(reopening_an_unchanged_dataset_costs_one_small_get) {
   World w;
   const std::string dir = w.tmp / "local";
   AppendFixtureVideos(dir, 0, 6);
-  Push(dir, w.url);
+  Push(dir, w.url, test::WholeSnapshot());
   {
     auto first = Dataset::Open(w.url);
     const RemoteInfo info = *GetRemoteInfo(*first);
@@ -475,10 +475,24 @@ BOOST_AUTO_TEST_CASE(reopening_an_unchanged_dataset_costs_one_small_get) {
   BOOST_TEST(info.requests == 1u);
   BOOST_TEST(info.bytes_received < 8192u);
   // Pushing an unchanged dataset publishes nothing.
-  const PushReport report = Push(dir, w.url);
+  const PushReport report = Push(dir, w.url, test::WholeSnapshot());
   BOOST_TEST(!report.published);
   BOOST_TEST(report.generation == 1u);
   BOOST_TEST(report.chunks_uploaded == 0u);
+
+  // Partitioned (push's default): a re-open GETs the manifest and the root
+  // (small), and a read of a video whose partitions this node holds fetches
+  // none of them again.
+  const PushReport partitioned = Push(dir, w.url + "-p");
+  BOOST_TEST(partitioned.partitioned);
+  Dataset::Open(w.url + "-p")->ReadJpegs("v1");
+  auto reopened = Dataset::Open(w.url + "-p");
+  reopened->ReadJpegs("v1");
+  const RemoteInfo p = *GetRemoteInfo(*reopened);
+  BOOST_TEST(p.partitioned);
+  BOOST_TEST(p.partitions_downloaded == 0u);
+  BOOST_TEST(p.requests == 3u);  // the manifest, the root, v1's frames
+  BOOST_TEST(!Push(dir, w.url + "-p").published);
 }
 
 BOOST_AUTO_TEST_CASE(old_readers_keep_reading_across_appends_and_compaction) {
@@ -799,7 +813,7 @@ BOOST_AUTO_TEST_CASE(what_an_interrupted_push_left_is_read_around_then_replaced_
   World w;
   const std::string dir = w.tmp / "local";
   AppendTagged(dir, "v", 0, 6, 0, /*checksums=*/false);  // chunk 1 open, 2 videos
-  Push(dir, w.url);
+  Push(dir, w.url, test::WholeSnapshot());
   const auto want1 = AllJpegs(*Dataset::Open(dir));
   auto reader1 = Dataset::Open(w.url);
   auto client = w.Client();
@@ -810,7 +824,7 @@ BOOST_AUTO_TEST_CASE(what_an_interrupted_push_left_is_read_around_then_replaced_
   {
     AtPushPoint die(engine::fault::Point::kPushBeforePublish,
                     [] { throw std::runtime_error("the pusher died"); });
-    BOOST_CHECK_THROW(Push(dir, w.url), std::runtime_error);
+    BOOST_CHECK_THROW(Push(dir, w.url, test::WholeSnapshot()), std::runtime_error);
   }
   BOOST_TEST(PublishedManifest(w, *client).generation == 1u);
   BOOST_REQUIRE(client->HeadIfExists(w.Key("data_2.gulp")).has_value());
@@ -836,7 +850,7 @@ BOOST_AUTO_TEST_CASE(what_an_interrupted_push_left_is_read_around_then_replaced_
     auto local = Dataset::Open(dir, rw);
     local->Remove({"v8", "v9"});
   }
-  const PushReport r = Push(dir, w.url);
+  const PushReport r = Push(dir, w.url, test::WholeSnapshot());
   BOOST_TEST(r.published);
   BOOST_TEST(r.generation == 2u);
   BOOST_TEST(r.foreign_objects_deleted == 0u);
@@ -1167,7 +1181,7 @@ BOOST_AUTO_TEST_CASE(a_snapshot_or_manifest_that_lies_is_refused) {
   World w;
   const std::string dir = w.tmp / "local";
   AppendFixtureVideos(dir, 0, 6);
-  Push(dir, w.url);
+  Push(dir, w.url, test::WholeSnapshot());
   auto client = w.Client();
   engine::Manifest m = PublishedManifest(w, *client);
 

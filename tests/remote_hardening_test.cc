@@ -295,8 +295,8 @@ BOOST_AUTO_TEST_CASE(a_damaged_cache_never_kills_a_reader_and_is_fetched_again) 
   World w;
   MakeDataset(w.tmp / "local", 14);
   MakeDataset(w.tmp / "other", 9, 5);
-  Push(w.tmp / "local", w.url);
-  Push(w.tmp / "other", w.url + "-other");
+  Push(w.tmp / "local", w.url, test::WholeSnapshot());
+  Push(w.tmp / "other", w.url + "-other", test::WholeSnapshot());
   const std::string other =
       FileBytes(GetRemoteInfo(*Dataset::Open(w.url + "-other"))->snapshot_path);
   std::string snapshot;
@@ -328,7 +328,7 @@ BOOST_AUTO_TEST_CASE(a_damaged_cache_never_kills_a_reader_and_is_fetched_again) 
 BOOST_AUTO_TEST_CASE(a_damaged_cache_that_cannot_be_fetched_again_is_an_error_naming_it) {
   World w;
   MakeDataset(w.tmp / "local", 8);
-  Push(w.tmp / "local", w.url);
+  Push(w.tmp / "local", w.url, test::WholeSnapshot());
   std::string snapshot;
   Content want;
   {
@@ -360,7 +360,7 @@ BOOST_AUTO_TEST_CASE(a_damaged_cache_that_cannot_be_fetched_again_is_an_error_na
 BOOST_AUTO_TEST_CASE(a_verified_snapshot_is_trusted_until_the_file_changes) {
   World w;
   MakeDataset(w.tmp / "local", 5);
-  Push(w.tmp / "local", w.url);
+  Push(w.tmp / "local", w.url, test::WholeSnapshot());
   const std::string snapshot = GetRemoteInfo(*Dataset::Open(w.url))->snapshot_path;
   const std::string stamp = fs::path(snapshot).parent_path() / "verified";
   const std::string recorded = FileBytes(stamp);
@@ -382,7 +382,7 @@ BOOST_AUTO_TEST_CASE(a_hostile_snapshot_cannot_make_export_write_outside_its_dir
   World w;
   const std::string dir = w.tmp / "local";
   MakeDataset(dir, 7);
-  Push(dir, w.url);
+  Push(dir, w.url, test::WholeSnapshot());
   const std::string out = w.tmp / "out/inner";
   fs::create_directories(out);
   for (const std::string& name :

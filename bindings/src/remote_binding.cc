@@ -56,10 +56,15 @@ py::dict ReportDict(const PushReport& r) {
 
 py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
                 const py::object& grace, const py::object& progress, const std::string& index_dir,
-                bool overwrite, bool allow_unconditional_writes, bool partitioned,
+                bool overwrite, bool allow_unconditional_writes, const std::string& layout,
                 uint64_t partition_bytes) {
   PushOptions options;
-  options.partitioned = partitioned;
+  const std::optional<IndexLayout> parsed = IndexLayoutFromName(layout);
+  if (!parsed) {
+    throw py::value_error("push " + path + ": layout must be 'auto', 'partitioned' or 'whole', not '" +
+                          layout + "'");
+  }
+  options.layout = *parsed;
   options.partition_bytes = partition_bytes;
   options.index_dir = index_dir;
   options.overwrite = overwrite;
@@ -107,6 +112,7 @@ py::object RemoteInfoPy(const DatasetHandle& h) {
   out["requests"] = info->requests;
   out["bytes_received"] = info->bytes_received;
   out["partitioned"] = info->partitioned;
+  out["splits_omitted"] = info->splits_omitted;
   out["partitions_downloaded"] = info->partitions_downloaded;
   return std::move(out);
 }
@@ -117,7 +123,7 @@ void BindRemote(py::module_& m) {
   m.def("push", &PushPy, py::arg("path"), py::arg("url"), py::arg("jobs") = 4,
         py::arg("grace") = py::none(), py::arg("progress") = py::none(), py::arg("index_dir") = "",
         py::arg("overwrite") = false, py::arg("allow_unconditional_writes") = false,
-        py::arg("partitioned") = false, py::arg("partition_bytes") = 0,
+        py::arg("layout") = "auto", py::arg("partition_bytes") = 0,
         "Publishes a local dataset (or its changes) to s3://bucket/prefix; returns a report.");
   m.def("publish_snapshot", &PublishSnapshotPy, py::arg("path"), py::arg("grace") = py::none(),
         "Publishes a snapshot of the index beside the dataset (gulpdb snapshot).");

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
+#include "engine/core/index_source.h"
 #include "engine/gulpio/gmeta.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/query/splits_file.h"
@@ -52,37 +54,168 @@ struct Entry {
   std::string meta_data;
 };
 
-// Exports every chunk from one snapshot. Returns false, leaving the files
-// written so far, when the snapshot changed between two batches.
-bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one_transaction,
-                    ExportReport* report, std::vector<Written>* written) {
-  const engine::IndexHandles& handles = engine::IndexOf(dataset);
-  handles.query.Refresh(*handles.env);  // the split databases, before any transaction begins
-  const engine::QueryDbHandles query_dbs = handles.query.Load();
-  std::optional<engine::IndexTxn> held;
-  if (one_transaction) held.emplace(dataset);
-  std::optional<uint64_t> snapshot;
+// What an export reads: the chunk list, each chunk's videos in order, and
+// the splits, all of one snapshot. Each call returns false when the
+// snapshot changed since the first (a writer committed in between).
+class SnapshotReader {
+ public:
+  virtual ~SnapshotReader() = default;
+  // The chunks, and the number of videos.
+  virtual bool Chunks(std::vector<std::pair<uint32_t, index::ChunkRecord>>* chunks,
+                      uint64_t* videos) = 0;
+  // Up to kExportBatch videos of chunk `n` from order key `*resume` on,
+  // advancing `*resume` past the last one.
+  virtual bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) = 0;
+  // The splits, without the videos of chunks in `left_out`.
+  virtual bool Splits(const std::set<uint32_t>& left_out, engine::NamedSplits* splits) = 0;
+};
+
+// Whether a batch of chunk `n` (whose order keys end before `end`) goes on
+// to order key `key`.
+bool InChunk(uint32_t n, std::string_view key, std::string_view end, size_t batch_size) {
+  return (n == UINT32_MAX || key < end) && batch_size < kExportBatch;
+}
+
+Entry EntryOf(const Dataset& dataset, std::string_view id,
+              std::optional<index::VideoRecord> video) {
+  if (!video) {
+    throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
+                          std::string(id) + "' that has no record");
+  }
+  return Entry{std::string(id), std::move(video->frames), std::move(video->meta_data)};
+}
+
+// A local dataset's LMDB index, read in batches of short transactions
+// (the file comment says why).
+class LmdbSnapshotReader : public SnapshotReader {
+ public:
+  LmdbSnapshotReader(const Dataset& dataset, bool one_transaction) : dataset_(dataset) {
+    const engine::IndexHandles& handles = engine::IndexOf(dataset);
+    handles.query.Refresh(*handles.env);  // the split databases, before any transaction begins
+    query_dbs_ = handles.query.Load();
+    if (one_transaction) held_.emplace(dataset);
+  }
+
+  bool Chunks(std::vector<std::pair<uint32_t, index::ChunkRecord>>* chunks,
+              uint64_t* videos) override {
+    return InSnapshot([&](const engine::IndexTxn& txn) {
+      for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
+        chunks->emplace_back(c.number(), c.record());
+      }
+      *videos = txn.OrderCount();
+    });
+  }
+
+  bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) override {
+    const std::string end = index::OrderKey(n + 1, 0);
+    return InSnapshot([&](const engine::IndexTxn& txn) {
+      for (engine::IndexTxn::OrderCursor cursor = txn.Order(*resume);
+           cursor.Valid() && InChunk(n, cursor.key(), end, batch->size()); cursor.Next()) {
+        batch->push_back(EntryOf(dataset_, cursor.id(), txn.FindVideo(cursor.id())));
+        *resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
+      }
+    });
+  }
+
+  bool Splits(const std::set<uint32_t>& left_out, engine::NamedSplits* splits) override {
+    return InSnapshot([&](const engine::IndexTxn& txn) {
+      *splits = txn.AllSplits(query_dbs_);
+      if (left_out.empty()) return;
+      // Only the videos the .gmeta files describe: an import of the
+      // directory refuses a split naming a video it does not have.
+      for (auto& split : *splits) {
+        std::vector<std::string>& ids = split.second;
+        ids.erase(std::remove_if(ids.begin(), ids.end(),
+                                 [&](const std::string& id) {
+                                   const std::optional<index::VideoRecord> video =
+                                       txn.FindVideo(id);
+                                   return video && left_out.count(video->chunk) != 0;
+                                 }),
+                  ids.end());
+      }
+    });
+  }
+
+ private:
   // Runs `fn` in a read transaction of the export's snapshot; false if a
   // writer committed since the first batch.
-  const auto in_snapshot = [&](const std::function<void(const engine::IndexTxn&)>& fn) {
-    if (held) {
-      fn(*held);
+  bool InSnapshot(const std::function<void(const engine::IndexTxn&)>& fn) {
+    if (held_) {
+      fn(*held_);
       return true;
     }
-    const engine::IndexTxn txn(dataset);
-    if (!snapshot) snapshot = txn.id();
-    if (txn.id() != *snapshot) return false;
+    const engine::IndexTxn txn(dataset_);
+    if (!snapshot_) snapshot_ = txn.id();
+    if (txn.id() != *snapshot_) return false;
     fn(txn);
     return true;
-  };
+  }
 
-  std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
-  const bool same = in_snapshot([&](const engine::IndexTxn& txn) {
-    for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
-      chunks.emplace_back(c.number(), c.record());
+  const Dataset& dataset_;
+  engine::QueryDbHandles query_dbs_;
+  std::optional<engine::IndexTxn> held_;
+  std::optional<uint64_t> snapshot_;
+};
+
+// A dataset read through an index source (a partitioned snapshot), which
+// never changes. Attached shards' chunks are published flat, so none is
+// left out.
+class SourceSnapshotReader : public SnapshotReader {
+ public:
+  SourceSnapshotReader(const Dataset& dataset, const engine::IndexSource& source)
+      : dataset_(dataset), source_(source) {}
+
+  bool Chunks(std::vector<std::pair<uint32_t, index::ChunkRecord>>* chunks,
+              uint64_t* videos) override {
+    source_.ScanChunks([&](uint32_t n, const index::ChunkRecord& record) {
+      chunks->emplace_back(n, record);
+      return true;
+    });
+    *videos = source_.OrderCount();
+    return true;
+  }
+
+  bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) override {
+    const std::string end = index::OrderKey(n + 1, 0);
+    source_.ScanOrder(*resume, {}, [&](std::string_view key, std::string_view id) {
+      if (!InChunk(n, key, end, batch->size())) return false;
+      batch->push_back(EntryOf(dataset_, id, source_.FindVideo(id)));
+      *resume = std::string(key) + '\0';
+      return true;
+    });
+    return true;
+  }
+
+  bool Splits(const std::set<uint32_t>& /*left_out*/, engine::NamedSplits* splits) override {
+    // Through the dataset: an error saying so when the snapshot left the
+    // dataset's splits out, never an export that silently lacks them.
+    for (const SplitInfo& split : dataset_.Splits()) {
+      splits->emplace_back(split.name, dataset_.Split(split.name));
     }
-  });
-  if (!same) return false;
+    return true;
+  }
+
+ private:
+  const Dataset& dataset_;
+  const engine::IndexSource& source_;
+};
+
+// Exports every chunk from one snapshot. Returns false, leaving the files
+// written so far, when the snapshot changed between two batches.
+// The reader of `dataset`'s snapshot.
+std::unique_ptr<SnapshotReader> ReaderOf(const Dataset& dataset, bool one_transaction) {
+  if (const engine::IndexSource* source = engine::IndexSourceOf(dataset)) {
+    return std::make_unique<SourceSnapshotReader>(dataset, *source);
+  }
+  return std::make_unique<LmdbSnapshotReader>(dataset, one_transaction);
+}
+
+bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one_transaction,
+                    ExportReport* report, std::vector<Written>* written) {
+  const std::unique_ptr<SnapshotReader> reader = ReaderOf(dataset, one_transaction);
+  std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
+  uint64_t videos = 0;
+  if (!reader->Chunks(&chunks, &videos)) return false;
   // Every name first: a bad one (from a damaged index or a hostile bucket's
   // snapshot) fails the export before a file is written.
   for (const auto& [n, chunk] : chunks) {
@@ -94,9 +227,7 @@ bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one
   *report = ExportReport();
   written->clear();
   std::set<uint32_t> left_out;  // chunks no .gmeta here describes
-  for (const auto& entry : chunks) {
-    const uint32_t n = entry.first;  // not a structured binding: the lambda below captures it
-    const index::ChunkRecord& chunk = entry.second;
+  for (const auto& [n, chunk] : chunks) {
     // A chunk of a shard attached in place lives in the shard's
     // sub-directory, which GulpIO's readers do not look into: a .gmeta for it
     // here would pair with no data file, and GulpIO2 refuses a directory
@@ -118,28 +249,11 @@ bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one
     const std::string path = util::JoinRelative(out_dir, name, "export " + dataset.dir(),
                                                 "chunk " + std::to_string(n) + "'s .gmeta name");
     engine::GmetaWriter writer(path);
-    const std::string end = index::OrderKey(n + 1, 0);
     std::string resume = index::OrderKey(n, 0);
     std::vector<Entry> batch;
     do {
       batch.clear();
-      const bool unchanged = in_snapshot([&](const engine::IndexTxn& txn) {
-        for (engine::IndexTxn::OrderCursor cursor = txn.Order(resume);
-             cursor.Valid() && (n == UINT32_MAX || cursor.key() < end) &&
-             batch.size() < kExportBatch;
-             cursor.Next()) {
-          const std::string_view id = cursor.id();
-          std::optional<index::VideoRecord> video = txn.FindVideo(id);
-          if (!video) {
-            throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
-                                  std::string(id) + "' that has no record");
-          }
-          batch.push_back(
-              Entry{std::string(id), std::move(video->frames), std::move(video->meta_data)});
-          resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
-        }
-      });
-      if (!unchanged) return false;  // the temporary file goes with `writer`
+      if (!reader->Batch(n, &resume, &batch)) return false;  // the temporary file goes with `writer`
       // Written outside the transaction: a slow disk holds no snapshot.
       for (const Entry& e : batch) writer.Add(e.id, e.frames, e.meta_data);
       report->videos += batch.size();
@@ -151,24 +265,7 @@ bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one
   }
   // The splits of the same snapshot, beside the .gmeta files.
   engine::NamedSplits splits;
-  if (!in_snapshot([&](const engine::IndexTxn& txn) {
-        splits = txn.AllSplits(query_dbs);
-        if (left_out.empty()) return;
-        // Only the videos the .gmeta files describe: an import of the
-        // directory refuses a split naming a video it does not have.
-        for (auto& split : splits) {
-          std::vector<std::string>& ids = split.second;
-          ids.erase(std::remove_if(ids.begin(), ids.end(),
-                                   [&](const std::string& id) {
-                                     const std::optional<index::VideoRecord> video =
-                                         txn.FindVideo(id);
-                                     return video && left_out.count(video->chunk) != 0;
-                                   }),
-                    ids.end());
-        }
-      })) {
-    return false;
-  }
+  if (!reader->Splits(left_out, &splits)) return false;
   engine::WriteSplitsFile(out_dir, splits);
   report->splits = splits.size();
   return true;
@@ -270,18 +367,16 @@ ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir
                                  "): export into an empty directory");
     }
   }
-  const engine::IndexHandles& handles = engine::IndexOf(dataset);
-  handles.query.Refresh(*handles.env);  // the split databases, before any transaction begins
-  const engine::QueryDbHandles query_dbs = handles.query.Load();
-  std::vector<uint32_t> chunks;
+  // One snapshot throughout: a writer that commits meanwhile fails the
+  // export (and it removes what it wrote) rather than mixing two states.
+  const std::unique_ptr<SnapshotReader> reader = ReaderOf(dataset, /*one_transaction=*/false);
+  const auto changed = [&] {
+    return BusyError("export " + dataset.dir() +
+                     ": a writer committed during the export; run it again");
+  };
+  std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
   uint64_t total = 0;
-  {
-    const engine::IndexTxn txn(dataset);
-    for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
-      chunks.push_back(c.number());
-    }
-    total = txn.OrderCount();
-  }
+  if (!reader->Chunks(&chunks, &total)) throw changed();
   WrittenFiles files(out_dir);
   ExportReport report;
   EncodeOptions encode;
@@ -290,7 +385,8 @@ ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir
   JpegEncoder& encoder = ThreadLocalEncoder();
   uint64_t done = 0;
   if (options.progress) options.progress(0, total);
-  for (const uint32_t n : chunks) {
+  for (const auto& chunk : chunks) {
+    const uint32_t n = chunk.first;
     const std::string data_name = GulpioDataFileName(n);
     const std::string meta_name = GulpioMetaFileName(n);
     // Both files are written whole beside their final names and renamed at
@@ -299,27 +395,11 @@ ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir
     util::AtomicFile data(out_dir + "/" + data_name);
     engine::GmetaWriter meta(out_dir + "/" + meta_name);
     uint64_t offset = 0;
-    const std::string end = index::OrderKey(n + 1, 0);
     std::string resume = index::OrderKey(n, 0);
     std::vector<Entry> batch;
     do {
       batch.clear();
-      {
-        const engine::IndexTxn txn(dataset);
-        for (engine::IndexTxn::OrderCursor cursor = txn.Order(resume);
-             cursor.Valid() && (n == UINT32_MAX || cursor.key() < end) &&
-             batch.size() < kExportBatch;
-             cursor.Next()) {
-          const std::string_view id = cursor.id();
-          std::optional<index::VideoRecord> video = txn.FindVideo(id);
-          if (!video) {
-            throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
-                                  std::string(id) + "' that has no record");
-          }
-          batch.push_back(Entry{std::string(id), {}, std::move(video->meta_data)});
-          resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
-        }
-      }
+      if (!reader->Batch(n, &resume, &batch)) throw changed();
       // Decoded and encoded outside any transaction: a long export holds no
       // snapshot that would keep a writer from growing the index.
       for (const Entry& e : batch) {
@@ -355,10 +435,7 @@ ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir
     ++report.chunks;
   }
   engine::NamedSplits splits;
-  {
-    const engine::IndexTxn txn(dataset);
-    splits = txn.AllSplits(query_dbs);
-  }
+  if (!reader->Splits({}, &splits)) throw changed();
   engine::WriteSplitsFile(out_dir, splits);
   report.splits = splits.size();
   if (const engine::ChunkSource* source = engine::ChunkSourceOf(dataset)) {

@@ -512,6 +512,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
   root.sealed = true;
   root.dataset_info = data.InfoBytes();
   root.meta_fields = data.MetaFields();
+  root.splits_omitted = !dataset.Splits().empty();
   std::set<std::string> written;
   std::unique_ptr<PartitionedIndex> old;
   if (previous != nullptr) {

@@ -127,6 +127,7 @@ class PartitionedIndex : public IndexSource {
       std::string_view prefix,
       const std::function<bool(std::string_view key, std::string_view id)>& fn) const override;
   uint64_t IndexBytes() const override;
+  bool SplitsOmitted() const override { return root_.splits_omitted; }
   // Ids whose meta has `field` equal to the JSON value `json_value`, in the
   // meta index's order ((chunk, insertion) order). Values longer than the
   // inline limit (index/query_keys.h) are keyed by their checksum: the

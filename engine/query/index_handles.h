@@ -48,6 +48,10 @@ class QuerySource {
   virtual void ScanMeta(
       std::string_view prefix,
       const std::function<bool(std::string_view key, std::string_view id)>& fn) const = 0;
+  // Whether the dataset had named splits that this source does not carry
+  // (a partitioned snapshot carries none): asking for splits is then an
+  // error; otherwise the dataset has none.
+  virtual bool SplitsOmitted() const = 0;
 };
 
 struct IndexHandles {

@@ -137,12 +137,16 @@ class IndexReader {
     }
   }
 
-  // The split databases: none in an index source.
+  // The split databases. An index source carries none: the dataset had
+  // none, or they were left out (PushOptions::layout), which is an error.
   std::map<std::string, index::SplitHeader> SplitHeaders(const std::string& operation) {
     if (ix_.source != nullptr) {
+      if (!ix_.source->SplitsOmitted()) return {};
       throw InvalidArgumentError(operation + " of " + ix_.dir +
-                                 ": a partitioned index snapshot does not carry named splits; "
-                                 "read them from the dataset itself");
+                                 ": the dataset has named splits, and this partitioned index "
+                                 "snapshot does not carry them (it was pushed with --layout "
+                                 "partitioned): push it with --layout auto or whole, or read "
+                                 "them from the dataset itself");
     }
     return engine::ReadSplitHeaders(*txn_, dbs_);
   }

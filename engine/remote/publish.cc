@@ -24,7 +24,7 @@
 //      label2idx.json; empty the .gmeta of chunks that are gone (a GulpIO
 //      reader then sees their videos once, in their new chunk);
 //   5. upload the snapshot (content-addressed: skipped when present); or,
-//      partitioned (PushOptions::partitioned), build the partitions against
+//      partitioned (PushOptions::layout), build the partitions against
 //      the published root (fetched and verified in step 2; the partitions it
 //      lists come through the node cache) and upload those the store does
 //      not hold, then the root (both content-addressed);
@@ -481,6 +481,7 @@ class Publisher {
     if (conditional_) EnsureIdentity();
     TempDir tmp;
     CopyIndex(tmp.path());
+    partitioned_ = Partitioned();
     std::vector<ManifestChunk> chunks = ChunkKeys();
     ReadPublished();
     Manifest next;
@@ -490,7 +491,7 @@ class Publisher {
     next.dataset = dataset_;
     next.push_id = push_id_;
     next.chunks_published = publish_chunks_;
-    if (options_.partitioned) {
+    if (partitioned_) {
       BuildIndexPartitions(tmp.path());
       next.version = kManifestVersionPartitioned;
       if (SameIndex(build_.root, old_root_)) {
@@ -524,7 +525,7 @@ class Publisher {
       UploadGmeta(tmp.path(), &next.chunks);
       UploadLabels(&next);
     }
-    if (options_.partitioned) {
+    if (partitioned_) {
       UploadPartitions(next);
     } else {
       if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
@@ -553,7 +554,7 @@ class Publisher {
       report_.generation = old_->generation;
     }
     if (lease_) lease_->Release();
-    if (options_.partitioned) SeedCache();
+    if (partitioned_) SeedCache();
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return report_;
   }
@@ -1374,6 +1375,21 @@ class Publisher {
     report_.foreign_objects_deleted = doomed.size();
   }
 
+  // Whether this push publishes a partitioned snapshot (PushOptions::layout).
+  bool Partitioned() const {
+    switch (options_.layout) {
+      case IndexLayout::kPartitioned:
+        return true;
+      case IndexLayout::kWhole:
+        return false;
+      case IndexLayout::kAuto:
+        // Named splits are not in partitions yet: a dataset that has them
+        // is published whole, so that readers of the URL keep them.
+        return publish_chunks_ && snapshot_->Splits().empty();
+    }
+    return false;
+  }
+
   static constexpr size_t kForeignListed = 5;
 
   std::string dir_;
@@ -1392,6 +1408,7 @@ class Publisher {
   std::string snapshot_sha256_;
   uint64_t snapshot_size_ = 0;
   std::unique_ptr<Dataset> snapshot_;
+  bool partitioned_ = false;  // Partitioned(), once the snapshot is open
   // Partitioned: the published root (if the published manifest names one),
   // the build, and the keys of the new root and its partitions.
   std::optional<index::PartitionRoot> old_root_;
@@ -1443,9 +1460,28 @@ PushReport Push(const std::string& dir, const std::string& url, const PushOption
   return engine::Publisher(dir, *store, /*publish_chunks=*/true, options).Run();
 }
 
+const char* IndexLayoutName(IndexLayout layout) {
+  switch (layout) {
+    case IndexLayout::kAuto:
+      return "auto";
+    case IndexLayout::kPartitioned:
+      return "partitioned";
+    case IndexLayout::kWhole:
+      return "whole";
+  }
+  return "unknown";
+}
+
+std::optional<IndexLayout> IndexLayoutFromName(std::string_view name) {
+  if (name == "auto") return IndexLayout::kAuto;
+  if (name == "partitioned") return IndexLayout::kPartitioned;
+  if (name == "whole") return IndexLayout::kWhole;
+  return std::nullopt;
+}
+
 PushReport PublishSnapshot(const std::string& dir, const PushOptions& options) {
   engine::RequireLocalDataset(dir, "snapshot");
-  if (options.partitioned) {
+  if (options.layout == IndexLayout::kPartitioned) {
     throw InvalidArgumentError("snapshot " + dir +
                                ": a partitioned snapshot is published by push only; publish the "
                                "whole snapshot here");

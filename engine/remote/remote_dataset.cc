@@ -73,6 +73,7 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
         std::to_string(chunks) + ", " + std::to_string(videos) + " and " +
         std::to_string(info_record.total_frames) + ": the manifest does not describe its snapshot");
   }
+  const bool splits_omitted = root.splits_omitted;
   auto counters = std::make_shared<PartitionCacheCounters>();
   PartitionFetch fetch = NodeCacheFetch(store, root, what, lock_wait, counters);
   auto index = std::make_shared<const PartitionedIndex>(std::move(root), std::move(fetch), dir);
@@ -86,6 +87,7 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
   info.snapshot_downloaded = true;
   info.snapshot_path = PartitionCacheDirectory();
   info.partitioned = true;
+  info.splits_omitted = splits_omitted;
   auto source =
       std::make_shared<RemoteSource>(std::move(store), std::move(manifest), std::move(info));
   source->CountPartitions(counters);

@@ -90,6 +90,22 @@ GULPDB_EXPORT std::chrono::seconds DefaultGracePeriod();
 // Parses a duration as above ("0" allowed). InvalidArgumentError naming `text`.
 GULPDB_EXPORT std::chrono::seconds ParseDuration(std::string_view text);
 
+// The layouts of a published index (PushOptions::layout).
+enum class IndexLayout : uint8_t {
+  // Push: partitioned, unless the dataset has named splits, which
+  // partitions do not carry yet: then the whole snapshot. PublishSnapshot:
+  // the whole snapshot.
+  kAuto = 0,
+  // Partitioned; named splits are not published (a reader asking for them
+  // gets an error saying so). Push only: PublishSnapshot refuses it.
+  kPartitioned = 1,
+  // The whole index snapshot, readable by every gulpdb version.
+  kWhole = 2,
+};
+// "auto", "partitioned", "whole"; IndexLayoutFromName: nullopt for other text.
+GULPDB_EXPORT const char* IndexLayoutName(IndexLayout layout);
+GULPDB_EXPORT std::optional<IndexLayout> IndexLayoutFromName(std::string_view name);
+
 struct PushOptions {
   // Objects uploaded at once (each large one also in parallel parts).
   uint32_t jobs = 4;
@@ -112,14 +128,15 @@ struct PushOptions {
   // R2 do): without them two pushes at once could replace objects a
   // published manifest names. true pushes anyway; run one push at a time.
   bool allow_unconditional_writes = false;
-  // Publish the index as a partitioned snapshot (docs/remote_datasets.md,
-  // "Partitioned snapshots"): immutable partitions named by their SHA-256
-  // (only those the published root does not list are uploaded) and a root
-  // the manifest names, instead of the whole index snapshot. Readers fetch
-  // the root and only the partitions they use. Its manifest is version 2:
-  // a gulpdb that reads only version 1 refuses it ("upgrade").
-  bool partitioned = false;
-  // With `partitioned`: a partition is cut at about this many bytes; 0:
+  // How the index is published (docs/remote_datasets.md, "Partitioned
+  // snapshots"). A partitioned snapshot is immutable partitions named by
+  // their SHA-256 (only those the published root does not list are
+  // uploaded) and a root the manifest names: readers fetch the root and only
+  // the partitions they use. Its manifest is version 2, which a gulpdb that
+  // reads only version 1 refuses ("upgrade"). The whole snapshot is the
+  // index as one object, fetched whole by every reader (version 1).
+  IndexLayout layout = IndexLayout::kAuto;
+  // A partitioned push cuts a partition at about this many bytes; 0:
   // $GULPDB_TEST_PARTITION_BYTES (for tests), else 1 MiB.
   uint64_t partition_bytes = 0;
 };
@@ -133,7 +150,7 @@ struct PushReport {
   uint64_t gmeta_uploaded = 0;
   bool snapshot_uploaded = false;
   uint64_t snapshot_bytes = 0;
-  // A partitioned push (PushOptions::partitioned): the partitions the root
+  // A partitioned push (PushOptions::layout): the partitions the root
   // lists, those uploaded (not listed by the published root, nor in the
   // store already) and their bytes, the root's size and whether it was
   // uploaded. snapshot_* stay false / 0.
@@ -193,6 +210,9 @@ struct RemoteInfo {
   // this dataset; the others were in the machine's cache).
   bool partitioned = false;
   uint64_t partitions_downloaded = 0;
+  // The dataset had named splits, which its partitioned snapshot does not
+  // carry (PushOptions::layout): Splits() and Split() then throw.
+  bool splits_omitted = false;
   uint64_t requests = 0;  // made by the dataset so far
   uint64_t bytes_received = 0;
 };

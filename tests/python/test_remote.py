@@ -555,7 +555,7 @@ def test_the_cache_is_the_engines_when_home_is_unset(monkeypatch):
 def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, tmp_path,
                                                                           monkeypatch):
     local = SmallDataset(str(tmp_path / "local"), videos=12, frames_per_video=5)
-    report = gulpdb.push(local.path, remote.url, partitioned=True)
+    report = gulpdb.push(local.path, remote.url, layout="partitioned")
     assert report["published"] and report["partitioned"] and not report["snapshot_uploaded"]
     assert report["partitions"] >= 3 and report["partitions_uploaded"] == report["partitions"]
     assert report["root_bytes"] > 0
@@ -575,8 +575,8 @@ def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, 
         assert ds.remote_info["partitions_downloaded"] >= 1
     assert sorted(os.listdir(tmp_path / "fresh" / "partitions"))
     # Unchanged: nothing published. The command line pushes it too.
-    assert not gulpdb.push(local.path, remote.url, partitioned=True)["published"]
-    out = run_cli("push", local.path, remote.url + "-cli", "--partitioned", "-q").stdout
+    assert not gulpdb.push(local.path, remote.url, layout="partitioned")["published"]
+    out = run_cli("push", local.path, remote.url + "-cli", "--layout", "partitioned", "-q").stdout
     assert "partitioned index" in out
     listed = [json.loads(line)["id"] for line in
               run_cli("ls", remote.url + "-cli", "--json").stdout.splitlines()
@@ -585,15 +585,50 @@ def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, 
     shown = json.loads(run_cli("show", remote.url + "-cli", "video_2", "--json").stdout)
     assert shown["frame_info"] == [list(f) for f in gulpdb.Dataset(local.path).info("video_2")
                                    .frame_info]
-    # info of a partitioned snapshot says it carries no splits instead of failing.
+    # A dataset without named splits has none, read through partitions too.
     info_json = json.loads(run_cli("info", remote.url + "-cli", "--json").stdout)
-    assert info_json["splits"] is None and info_json["videos"] == 12
-    assert "not in a partitioned snapshot" in run_cli("info", remote.url + "-cli").stdout
+    assert info_json["splits"] == {} and info_json["videos"] == 12
+    assert "splits:         none" in run_cli("info", remote.url + "-cli").stdout
+    with gulpdb.Dataset(remote.url + "-cli") as ds:
+        assert ds.splits() == {} and not ds.remote_info["splits_omitted"]
+
+
+def test_named_splits_choose_the_whole_snapshot_unless_partitions_are_asked_for(remote, tmp_path):
+    """The default layout publishes a dataset with named splits whole (partitions do
+    not carry them yet), so that readers of the URL see them; asked for
+    partitions, the push leaves them out and readers asking for splits get an
+    error naming the layout, never an empty answer."""
+    local = SmallDataset(str(tmp_path / "local"), videos=8, frames_per_video=2)
+    ids = gulpdb.Dataset(local.path).ids()
+    with gulpdb.Dataset(local.path, "r+") as rw, rw.writer() as w:
+        w.set_split("train", ids[:5])
+        w.commit()
+    report = gulpdb.push(local.path, remote.url)  # layout "auto"
+    assert report["published"] and not report["partitioned"] and report["snapshot_uploaded"]
+    with gulpdb.Dataset(remote.url) as ds:
+        assert not ds.remote_info["partitioned"]
+        assert ds.splits() == {"train": 5} and ds.split("train") == ids[:5]
+    out = run_cli("push", local.path, remote.url + "-p", "--layout", "partitioned", "-q").stdout
+    assert "partitioned index" in out
+    with gulpdb.Dataset(remote.url + "-p") as ds:
+        assert ds.remote_info["partitioned"] and ds.remote_info["splits_omitted"]
+        with pytest.raises(ValueError, match="does not carry them.*--layout partitioned"):
+            ds.splits()
+        with pytest.raises(ValueError, match="does not carry them"):
+            ds.split("train")
+        assert len(ds.read_jpegs(ids[0])) == 2
+    info_json = json.loads(run_cli("info", remote.url + "-p", "--json").stdout)
+    assert info_json["splits"] is None and info_json["videos"] == 8
+    assert "not in this partitioned snapshot" in run_cli("info", remote.url + "-p").stdout
+    bad = run_cli("push", local.path, remote.url + "-x", "--layout", "sideways", check=False)
+    assert bad.returncode == 2 and "--layout must be auto, partitioned or whole" in bad.stderr
+    with pytest.raises(ValueError, match="layout must be"):
+        gulpdb.push(local.path, remote.url + "-x", layout="sideways")
 
 
 def test_the_cache_bound_is_read_from_the_environment(remote, tmp_path, monkeypatch):
     local = SmallDataset(str(tmp_path / "local"), videos=6, frames_per_video=3)
-    gulpdb.push(local.path, remote.url, partitioned=True)
+    gulpdb.push(local.path, remote.url, layout="partitioned")
     monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "fresh"))
     monkeypatch.setenv("GULPDB_CACHE_BYTES", "1")
     with gulpdb.Dataset(remote.url) as ds:

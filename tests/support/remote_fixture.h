@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 
+#include "gulpdb/remote.h"
 #include "remote/s3_client.h"
 #include "remote/s3_config.h"
 
@@ -69,6 +70,14 @@ inline std::string RandomBytes(size_t n, uint64_t seed) {
 inline std::string UniquePrefix(const std::string& tag) {
   static std::atomic<int> counter{0};
   return "t" + std::to_string(++counter) + "-" + tag + "/";
+}
+
+// Push options that publish the whole index snapshot, for tests of that
+// layout (push's default is partitioned: PushOptions::layout).
+inline PushOptions WholeSnapshot() {
+  PushOptions options;
+  options.layout = IndexLayout::kWhole;
+  return options;
 }
 
 }  // namespace gulpdb::test

@@ -211,7 +211,7 @@ def push(
     index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     overwrite: bool = False,
     allow_unconditional_writes: bool = False,
-    partitioned: bool = False,
+    layout: str = "auto",
 ) -> Dict[str, Any]:
     """Publishes the local dataset ``path`` to ``url`` (``s3://bucket/prefix``).
 
@@ -238,10 +238,13 @@ def push(
         allow_unconditional_writes: push to a store that does not honour
             conditional writes (If-None-Match / If-Match), which is refused
             otherwise; safe only while no two pushes to this place run at once.
-        partitioned: publish the index as a partitioned snapshot (partitions
-            named by their SHA-256 plus a small root): readers fetch only the
+        layout: how the index is published. ``"partitioned"``: partitions
+            named by their SHA-256 plus a small root; readers fetch only the
             partitions they use, and a push uploads only partitions that
-            changed. gulpdb versions that predate it refuse to open it.
+            changed (gulpdb versions that predate it refuse to open it).
+            ``"whole"``: the index as one object that every reader fetches.
+            ``"auto"`` (the default): partitioned, unless the dataset has
+            named splits, which partitions do not carry yet.
 
     Returns:
         ``{'published', 'generation', 'chunks', 'chunks_uploaded',
@@ -271,7 +274,7 @@ def push(
         index_dir=os.fspath(index_dir) if index_dir is not None else "",
         overwrite=bool(overwrite),
         allow_unconditional_writes=bool(allow_unconditional_writes),
-        partitioned=bool(partitioned),
+        layout=str(layout),
     )
 
 

@@ -469,7 +469,7 @@ def push(
     index_dir: str = "",
     overwrite: bool = False,
     allow_unconditional_writes: bool = False,
-    partitioned: bool = False,
+    layout: str = "auto",
     partition_bytes: int = 0,
 ) -> Dict[str, Any]:
     """Publishes a local dataset to s3://bucket/prefix; see :func:`gulpdb.push`."""

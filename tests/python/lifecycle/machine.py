@@ -871,25 +871,31 @@ class LifecycleMachine(RuleBasedStateMachine):
         self._run(f"copy (cp {'-a' if archive else '-r'})", go)
 
     @precondition(lambda self: self.cur is not None)
-    @rule(push=st.booleans(), python=st.booleans(), fresh=st.booleans())
-    def push_and_open_url(self, push: bool, python: bool, fresh: bool) -> None:
+    @rule(push=st.booleans(), python=st.booleans(), fresh=st.booleans(),
+          whole=st.booleans())
+    def push_and_open_url(self, push: bool, python: bool, fresh: bool, whole: bool) -> None:
         """Publishes the dataset (when asked, or when it never was), then opens
-        its URL from a fresh cache (a new node) or from this node's warm one."""
+        its URL from a fresh cache (a new node) or from this node's warm one.
+        The push's layout is the default (partitioned, or whole for a dataset
+        with named splits) or the whole snapshot: pushes to one prefix switch
+        between them."""
         L = self.cur
         pushing = push or L.pushed is None
+        layout = "whole" if whole else "auto"
         names = ([f"push ({'python' if python else 'cli'})"] if pushing else []) + [
             f"open url ({'fresh' if fresh else 'warm'} cache)"]
 
         def go() -> None:
             if pushing:
                 if python:
-                    self.s.reader.call("push", "py push", path=L.path, url=L.url,
+                    self.s.reader.call("push", "py push", path=L.path, url=L.url, layout=layout,
                                        env=self._env())
                 else:
-                    self._cli("push", L.path, L.url, "--jobs", "2", "-q", path="gulpdb push")
+                    self._cli("push", L.path, L.url, "--jobs", "2", "-q", "--layout", layout,
+                              path="gulpdb push")
                 L.pushed = L.model.copy()
                 L.flags.add("pushed")
-                self.note(f"push ({'python' if python else 'cli'}) {L.url}")
+                self.note(f"push ({'python' if python else 'cli'}, --layout {layout}) {L.url}")
             cache = self._dir("cache-fresh") if fresh else L.cache
             self.note(f"open {L.url} ({'fresh' if fresh else 'warm'} cache)")
             self._verify_url(cache, fresh=fresh)

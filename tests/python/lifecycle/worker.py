@@ -110,8 +110,8 @@ def op_set_split(path: str, name: str, ids: List[str]) -> None:
             w.set_split(name, ids)
 
 
-def op_push(path: str, url: str) -> Dict[str, Any]:
-    return gulpdb.push(path, url, jobs=2)
+def op_push(path: str, url: str, layout: str = "auto") -> Dict[str, Any]:
+    return gulpdb.push(path, url, jobs=2, layout=layout)
 
 
 def op_import_gulpio(path: str, **kwargs: Any) -> Dict[str, Any]:
