@@ -219,8 +219,10 @@ void ExpectSameReads(const Dataset& local, const Dataset& part) {
   BOOST_CHECK(part.Select(std::vector<MetaCondition>{}) == ids);
   const std::vector<std::string> keys = {"label", "n", "absent"};
   BOOST_CHECK(part.AbsentMetaKeys(keys) == local.AbsentMetaKeys(keys));
-  BOOST_CHECK_THROW(part.Splits(), InvalidArgumentError);
-  BOOST_CHECK_THROW(part.Split("train"), InvalidArgumentError);
+  // Splits: none here, as locally (a dataset with splits: the next test).
+  BOOST_REQUIRE(local.Splits().empty());
+  BOOST_CHECK(part.Splits().empty());
+  BOOST_CHECK_THROW(part.Split("train"), NameNotFoundError);
 }
 
 // What a dataset on a partitioned snapshot refuses: every write.
@@ -260,6 +262,41 @@ BOOST_AUTO_TEST_CASE(every_read_through_partitions_matches_the_local_dataset) {
   Snapshot again = OpenPartitioned(tmp / "d", built, tmp / "parts");
   BOOST_CHECK(again.dataset->Ids() == ids);
   BOOST_CHECK_EQUAL(again.dataset->ReadJpegs(ids[5]).size(), 4u);
+}
+
+BOOST_AUTO_TEST_CASE(named_splits_left_out_of_partitions_are_an_error_not_none) {
+  TempDir tmp;
+  auto local = MakeDataset(tmp / "d");
+  const std::vector<std::string> ids = local->Ids();
+  {
+    auto w = local->NewWriter();
+    w->SetSplit("train", {ids[0], ids[1]});
+    w->Commit();
+  }
+  const BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
+  BOOST_CHECK(built.root.splits_omitted);
+  BOOST_CHECK(index::DecodePartitionRoot(built.root_bytes, "root").splits_omitted);
+  Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+  for (const auto& read : std::vector<std::function<void()>>{
+           [&] { s.dataset->Splits(); }, [&] { s.dataset->Split("train"); }}) {
+    try {
+      read();
+      BOOST_FAIL("a partitioned snapshot without the dataset's splits answered");
+    } catch (const InvalidArgumentError& e) {
+      BOOST_TEST(std::string(e.what()).find("does not carry them") != std::string::npos,
+                 e.what());
+    }
+  }
+  BOOST_CHECK_EQUAL(s.dataset->ReadJpegs(ids[1]).size(), 4u);
+  // Without splits, the root says none were left out.
+  {
+    auto w = local->NewWriter();
+    BOOST_REQUIRE(w->RemoveSplit("train"));
+    w->Commit();
+  }
+  const BuildResult rebuilt = BuildPartitions(*local, &built.root, SmallPartitions(), tmp / "parts");
+  BOOST_CHECK(!rebuilt.root.splits_omitted);
+  BOOST_CHECK(OpenPartitioned(tmp / "d", rebuilt, tmp / "parts").dataset->Splits().empty());
 }
 
 BOOST_AUTO_TEST_CASE(reads_match_after_an_append_and_a_removal_rebuilt_as_deltas) {

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "engine/core/dataset_impl.h"
+#include "engine/partition/partitions.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/remote_dataset.h"
 #include "gulpdb/dataset.h"
@@ -260,7 +261,8 @@ void Damage(const std::string& path, const std::string& pristine, const std::str
 // dataset `dir` after `edit` changed its chunk records: what a hostile (or
 // broken) publisher could put in a bucket.
 void PublishEditedSnapshot(World& w, const std::string& dir,
-                           const std::function<void(index::ChunkRecord*)>& edit) {
+                           const std::function<void(index::ChunkRecord*)>& edit,
+                           bool partitioned = false) {
   const std::string copy = w.tmp / "edited";
   fs::remove_all(copy);
   fs::copy(dir, copy, fs::copy_options::recursive);
@@ -274,11 +276,28 @@ void PublishEditedSnapshot(World& w, const std::string& dir,
       edit(&record);
       impl.PutChunk(txn, 0, record);
     });
+    engine::Manifest m = w.Manifest();
+    if (partitioned) {
+      // Partitions and a root of the edited index, content-addressed as a
+      // publisher makes them, and a manifest naming that root.
+      const std::string parts = w.tmp / "edited.partitions";
+      fs::remove_all(parts);
+      const engine::BuildResult built =
+          engine::BuildPartitions(*ds, nullptr, engine::PartitionOptions(), parts);
+      for (const index::PartitionEntry& p : built.root.partitions) {
+        w.client->Put(w.Key(engine::PartitionKey(p.sha256)), FileBytes(parts + "/" + p.sha256));
+      }
+      m.root_key = engine::RootKey(built.root_sha256);
+      m.root_size = built.root_bytes.size();
+      m.root_sha256 = built.root_sha256;
+      w.client->Put(w.Key(m.root_key), built.root_bytes);
+      w.client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
+      return;
+    }
     const std::string file = w.tmp / "edited.mdb";
     fs::remove(file);
     impl.env->CopyTo(file, /*compact=*/true);
     const std::string bytes = FileBytes(file);
-    engine::Manifest m = w.Manifest();
     m.snapshot_sha256 = remote::Sha256Hex(bytes);
     m.snapshot_key = engine::SnapshotKey(m.snapshot_sha256);
     m.snapshot_size = bytes.size();
@@ -410,6 +429,39 @@ BOOST_AUTO_TEST_CASE(a_hostile_snapshot_cannot_make_export_write_outside_its_dir
     const std::string copy = w.tmp / "edited";  // the local dataset with that record
     BOOST_CHECK_THROW(ContentOf(*Dataset::Open(copy)), CorruptionError);
   }
+}
+
+// The same through a partitioned snapshot (push's default layout): a
+// bucket's partitions name the chunks' .gmeta files too.
+BOOST_AUTO_TEST_CASE(hostile_partitions_cannot_make_export_write_outside_its_directory) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  MakeDataset(dir, 7);
+  BOOST_TEST(Push(dir, w.url).partitioned);
+  const std::string out = w.tmp / "out/inner";
+  fs::create_directories(out);
+  for (const std::string& name :
+       {std::string("../escaped.gmeta"), (w.tmp / "out/absolute.gmeta"),
+        std::string("sub/../../escaped.gmeta")}) {
+    BOOST_TEST_INFO("meta_file '" << name << "'");
+    PublishEditedSnapshot(
+        w, dir, [&](index::ChunkRecord* r) { r->meta_file = name; }, /*partitioned=*/true);
+    BOOST_TEST(GetRemoteInfo(*Dataset::Open(w.url))->partitioned);
+    try {
+      ExportGmeta(*Dataset::Open(w.url), out);
+      BOOST_FAIL("exported with a .gmeta name that leaves the directory");
+    } catch (const CorruptionError& e) {
+      BOOST_TEST(Contains(e.what(), "is not a safe relative name"), e.what());
+    }
+    BOOST_TEST(!fs::exists(w.tmp / "escaped.gmeta"));
+    BOOST_TEST(!fs::exists(w.tmp / "out/escaped.gmeta"));
+    BOOST_TEST(!fs::exists(w.tmp / "out/absolute.gmeta"));
+    BOOST_TEST(fs::is_empty(out));
+  }
+  PublishEditedSnapshot(
+      w, dir, [](index::ChunkRecord* r) { r->file_name = "../data_0.gulp"; },
+      /*partitioned=*/true);
+  BOOST_CHECK_THROW(ContentOf(*Dataset::Open(w.url)), CorruptionError);
 }
 
 BOOST_AUTO_TEST_CASE(a_manifest_entry_must_match_the_snapshots_chunk_record) {

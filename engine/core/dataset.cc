@@ -803,7 +803,12 @@ std::unique_ptr<Dataset> engine::OpenOnIndexSource(const std::string& name,
   impl->index_source = std::move(index);
   impl->source = impl->index_source.get();
   impl->remote = std::move(source);
-  impl->sealed = impl->index_source->info().format_version >= index::kFirstSealedFormat;
+  const index::DatasetInfo& info = impl->index_source->info();
+  impl->sealed = info.format_version >= index::kFirstSealedFormat;
+  // As AttachEnv: the codec decides how frames are read (h264 packets read
+  // as JPEG would be an error at best).
+  impl->codec = static_cast<Codec>(info.codec);
+  engine::RequireCodecSupport(impl->codec, "open dataset " + name);
   return engine::DatasetAccess::Make(std::move(impl));
 }
 

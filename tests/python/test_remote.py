@@ -118,10 +118,12 @@ def run_cli(*args, check=True):
 # ---- reading back -----------------------------------------------------------------------
 
 
-def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path):
+@pytest.mark.parametrize("layout", ["auto", "whole"])
+def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path, layout):
     local = SmallDataset(str(tmp_path / "local"), videos=12, frames_per_video=5)
-    report = gulpdb.push(local.path, remote.url, jobs=3)
+    report = gulpdb.push(local.path, remote.url, jobs=3, layout=layout)
     assert report["published"] and report["generation"] == 1 and report["chunks"] == 3
+    assert report["partitioned"] == (layout == "auto")  # no splits: auto is partitioned
     with gulpdb.Dataset(local.path) as ld, gulpdb.Dataset(remote.url) as ds:
         assert ds.is_remote and ds.read_only and ds.generation == 1
         assert repr(ds).startswith(f"<gulpdb.Dataset '{remote.url}'")
@@ -138,17 +140,30 @@ def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path)
             ["video_1", "video_2"])
         info = ds.remote_info
         assert info["url"] == remote.url and info["snapshot_downloaded"]
-        assert os.path.isfile(info["snapshot_path"])
+        assert info["partitioned"] == report["partitioned"]
+        # The snapshot file, or the node's partition cache (a directory).
+        assert (os.path.isdir if info["partitioned"] else os.path.isfile)(info["snapshot_path"])
         assert info["snapshot_path"].startswith(str(tmp_path / "cache"))
-    # Reopening costs one small GET (the manifest).
+    # Reopening costs one small GET (the manifest), and the root when partitioned;
+    # the partitions read before are not fetched again.
     with gulpdb.Dataset(remote.url) as again:
         info = again.remote_info
-        assert not info["snapshot_downloaded"] and info["requests"] == 1
+        if info["partitioned"]:
+            again.read_jpegs("video_3")
+            info = again.remote_info
+            assert info["partitions_downloaded"] == 0 and info["requests"] == 3
+        else:
+            assert not info["snapshot_downloaded"] and info["requests"] == 1
     assert gulpdb.Dataset.exists(remote.url)
     assert not gulpdb.Dataset.exists(remote.url + "-nothing")
     with pytest.raises(FileNotFoundError, match="nothing is published there"):
         gulpdb.Dataset(remote.url + "-nothing")
-    assert not gulpdb.push(local.path, remote.url)["published"]
+    assert not gulpdb.push(local.path, remote.url, layout=layout)["published"]
+    # Switching layouts publishes the same dataset the other way.
+    switched = gulpdb.push(local.path, remote.url, layout="whole" if layout == "auto" else "auto")
+    assert switched["published"] and switched["partitioned"] != report["partitioned"]
+    with gulpdb.Dataset(remote.url) as ds:
+        assert jpeg_digests(ds) == jpeg_digests(gulpdb.Dataset(local.path))
 
 
 def test_the_gulpio2_api_over_the_url(remote, tmp_path):
@@ -488,7 +503,7 @@ def test_concurrent_first_opens_download_the_snapshot_once(remote, tmp_path):
     path = str(tmp_path / "local")
     append_videos(path, 0, 40)
     remote.through_proxy()
-    gulpdb.push(path, remote.url)
+    gulpdb.push(path, remote.url, layout="whole")
     remote.proxy.reset()
     remote.proxy.add_fault(kind="delay", delay_ms=300, method="GET", path="gulpdb.snapshots")
     start = time.time() + 1.5

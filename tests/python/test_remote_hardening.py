@@ -232,10 +232,12 @@ def _run(argv, env):
 
 
 def _prepare_damage_world(remote, tmp_path):
+    # The whole snapshot's cache file (a damaged cached partition is re-fetched
+    # as partitioned_remote_test checks).
     local = SmallDataset(str(tmp_path / "local"), videos=10, frames_per_video=3)
-    gulpdb.push(local.path, remote.url)
+    gulpdb.push(local.path, remote.url, layout="whole")
     other = SmallDataset(str(tmp_path / "other"), videos=7, frames_per_video=2)
-    gulpdb.push(other.path, remote.url + "-other")
+    gulpdb.push(other.path, remote.url + "-other", layout="whole")
     with gulpdb.Dataset(remote.url + "-other") as ds:
         other_snapshot = ds.remote_info["snapshot_path"]
     with gulpdb.Dataset(remote.url) as ds:
@@ -319,7 +321,7 @@ def test_a_damaged_cache_that_cannot_be_fetched_again_is_a_clear_error(remote, t
 
 def test_a_snapshot_larger_than_the_manifest_says_is_not_downloaded_whole(remote, tmp_path):
     local = SmallDataset(str(tmp_path / "local"), videos=4, frames_per_video=2)
-    gulpdb.push(local.path, remote.url)
+    gulpdb.push(local.path, remote.url, layout="whole")
     manifest = read_manifest(remote)
     key = remote.key(manifest["snapshot"]["key"])
     s3 = remote.boto3()
@@ -339,7 +341,7 @@ def test_a_snapshot_larger_than_the_manifest_says_is_not_downloaded_whole(remote
 def test_a_snapshot_damaged_on_the_way_is_fetched_again(remote, tmp_path):
     local = SmallDataset(str(tmp_path / "local"), videos=6, frames_per_video=2)
     remote.through_proxy()
-    gulpdb.push(local.path, remote.url)
+    gulpdb.push(local.path, remote.url, layout="whole")
     remote.proxy.reset()
     remote.proxy.add_fault(kind="corrupt_response", count=1, method="GET",
                            path="gulpdb.snapshots/")
