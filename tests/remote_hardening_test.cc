@@ -397,71 +397,48 @@ BOOST_AUTO_TEST_CASE(a_verified_snapshot_is_trusted_until_the_file_changes) {
   BOOST_TEST(Dataset::Open(w.url)->Count() == 5u);
 }
 
+// Both layouts: the whole snapshot, and partitions (push's default), whose
+// chunk partitions name the chunks' .gmeta files too.
 BOOST_AUTO_TEST_CASE(a_hostile_snapshot_cannot_make_export_write_outside_its_directory) {
-  World w;
-  const std::string dir = w.tmp / "local";
-  MakeDataset(dir, 7);
-  Push(dir, w.url, test::WholeSnapshot());
-  const std::string out = w.tmp / "out/inner";
-  fs::create_directories(out);
-  for (const std::string& name :
-       {std::string("../escaped.gmeta"), std::string("../../escaped.gmeta"),
-        (w.tmp / "out/absolute.gmeta"), std::string("sub/../../escaped.gmeta")}) {
-    BOOST_TEST_INFO("meta_file '" << name << "'");
-    PublishEditedSnapshot(w, dir, [&](index::ChunkRecord* r) { r->meta_file = name; });
-    auto ds = Dataset::Open(w.url);
-    try {
-      ExportGmeta(*ds, out);
-      BOOST_FAIL("exported with a .gmeta name that leaves the directory");
-    } catch (const CorruptionError& e) {
-      BOOST_TEST(Contains(e.what(), "is not a safe relative name"), e.what());
+  for (const bool partitioned : {false, true}) {
+    BOOST_TEST_INFO("partitioned: " << partitioned);
+    World w;
+    const std::string dir = w.tmp / "local";
+    MakeDataset(dir, 7);
+    PushOptions layout;
+    layout.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+    Push(dir, w.url, layout);
+    const std::string out = w.tmp / "out/inner";
+    fs::create_directories(out);
+    for (const std::string& name :
+         {std::string("../escaped.gmeta"), std::string("../../escaped.gmeta"),
+          (w.tmp / "out/absolute.gmeta"), std::string("sub/../../escaped.gmeta")}) {
+      BOOST_TEST_INFO("meta_file '" << name << "'");
+      PublishEditedSnapshot(
+          w, dir, [&](index::ChunkRecord* r) { r->meta_file = name; }, partitioned);
+      auto ds = Dataset::Open(w.url);
+      BOOST_TEST(GetRemoteInfo(*ds)->partitioned == partitioned);
+      try {
+        ExportGmeta(*ds, out);
+        BOOST_FAIL("exported with a .gmeta name that leaves the directory");
+      } catch (const CorruptionError& e) {
+        BOOST_TEST(Contains(e.what(), "is not a safe relative name"), e.what());
+      }
+      // Nothing outside, and nothing inside either: a failed export leaves nothing.
+      BOOST_TEST(!fs::exists(w.tmp / "escaped.gmeta"));
+      BOOST_TEST(!fs::exists(w.tmp / "out/escaped.gmeta"));
+      BOOST_TEST(!fs::exists(w.tmp / "out/absolute.gmeta"));
+      BOOST_TEST(fs::is_empty(out));
     }
-    // Nothing outside, and nothing inside either: a failed export leaves nothing.
-    BOOST_TEST(!fs::exists(w.tmp / "escaped.gmeta"));
-    BOOST_TEST(!fs::exists(w.tmp / "out/escaped.gmeta"));
-    BOOST_TEST(!fs::exists(w.tmp / "out/absolute.gmeta"));
-    BOOST_TEST(fs::is_empty(out));
-  }
-  // A chunk file name that leaves the dataset is never opened.
-  PublishEditedSnapshot(w, dir, [](index::ChunkRecord* r) { r->file_name = "../data_0.gulp"; });
-  BOOST_CHECK_THROW(ContentOf(*Dataset::Open(w.url)), CorruptionError);
-  {
-    const std::string copy = w.tmp / "edited";  // the local dataset with that record
-    BOOST_CHECK_THROW(ContentOf(*Dataset::Open(copy)), CorruptionError);
-  }
-}
-
-// The same through a partitioned snapshot (push's default layout): a
-// bucket's partitions name the chunks' .gmeta files too.
-BOOST_AUTO_TEST_CASE(hostile_partitions_cannot_make_export_write_outside_its_directory) {
-  World w;
-  const std::string dir = w.tmp / "local";
-  MakeDataset(dir, 7);
-  BOOST_TEST(Push(dir, w.url).partitioned);
-  const std::string out = w.tmp / "out/inner";
-  fs::create_directories(out);
-  for (const std::string& name :
-       {std::string("../escaped.gmeta"), (w.tmp / "out/absolute.gmeta"),
-        std::string("sub/../../escaped.gmeta")}) {
-    BOOST_TEST_INFO("meta_file '" << name << "'");
+    // A chunk file name that leaves the dataset is never opened.
     PublishEditedSnapshot(
-        w, dir, [&](index::ChunkRecord* r) { r->meta_file = name; }, /*partitioned=*/true);
-    BOOST_TEST(GetRemoteInfo(*Dataset::Open(w.url))->partitioned);
-    try {
-      ExportGmeta(*Dataset::Open(w.url), out);
-      BOOST_FAIL("exported with a .gmeta name that leaves the directory");
-    } catch (const CorruptionError& e) {
-      BOOST_TEST(Contains(e.what(), "is not a safe relative name"), e.what());
+        w, dir, [](index::ChunkRecord* r) { r->file_name = "../data_0.gulp"; }, partitioned);
+    BOOST_CHECK_THROW(ContentOf(*Dataset::Open(w.url)), CorruptionError);
+    {
+      const std::string copy = w.tmp / "edited";  // the local dataset with that record
+      BOOST_CHECK_THROW(ContentOf(*Dataset::Open(copy)), CorruptionError);
     }
-    BOOST_TEST(!fs::exists(w.tmp / "escaped.gmeta"));
-    BOOST_TEST(!fs::exists(w.tmp / "out/escaped.gmeta"));
-    BOOST_TEST(!fs::exists(w.tmp / "out/absolute.gmeta"));
-    BOOST_TEST(fs::is_empty(out));
   }
-  PublishEditedSnapshot(
-      w, dir, [](index::ChunkRecord* r) { r->file_name = "../data_0.gulp"; },
-      /*partitioned=*/true);
-  BOOST_CHECK_THROW(ContentOf(*Dataset::Open(w.url)), CorruptionError);
 }
 
 BOOST_AUTO_TEST_CASE(a_manifest_entry_must_match_the_snapshots_chunk_record) {
