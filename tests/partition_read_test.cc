@@ -277,14 +277,13 @@ BOOST_AUTO_TEST_CASE(named_splits_left_out_of_partitions_are_an_error_not_none) 
   BOOST_CHECK(built.root.splits_omitted);
   BOOST_CHECK(index::DecodePartitionRoot(built.root_bytes, "root").splits_omitted);
   Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
-  for (const auto& read : std::vector<std::function<void()>>{
-           [&] { s.dataset->Splits(); }, [&] { s.dataset->Split("train"); }}) {
+  for (const auto& read : std::vector<std::function<void()>>{[&] { s.dataset->Splits(); },
+                                                             [&] { s.dataset->Split("train"); }}) {
     try {
       read();
       BOOST_FAIL("a partitioned snapshot without the dataset's splits answered");
     } catch (const InvalidArgumentError& e) {
-      BOOST_TEST(std::string(e.what()).find("does not carry them") != std::string::npos,
-                 e.what());
+      BOOST_TEST(std::string(e.what()).find("does not carry them") != std::string::npos, e.what());
     }
   }
   BOOST_CHECK_EQUAL(s.dataset->ReadJpegs(ids[1]).size(), 4u);
@@ -294,7 +293,8 @@ BOOST_AUTO_TEST_CASE(named_splits_left_out_of_partitions_are_an_error_not_none) 
     BOOST_REQUIRE(w->RemoveSplit("train"));
     w->Commit();
   }
-  const BuildResult rebuilt = BuildPartitions(*local, &built.root, SmallPartitions(), tmp / "parts");
+  const BuildResult rebuilt =
+      BuildPartitions(*local, &built.root, SmallPartitions(), tmp / "parts");
   BOOST_CHECK(!rebuilt.root.splits_omitted);
   BOOST_CHECK(OpenPartitioned(tmp / "d", rebuilt, tmp / "parts").dataset->Splits().empty());
 }

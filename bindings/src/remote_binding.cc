@@ -61,8 +61,8 @@ py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
   PushOptions options;
   const std::optional<IndexLayout> parsed = IndexLayoutFromName(layout);
   if (!parsed) {
-    throw py::value_error("push " + path + ": layout must be 'auto', 'partitioned' or 'whole', not '" +
-                          layout + "'");
+    throw py::value_error(
+        "push " + path + ": layout must be 'auto', 'partitioned' or 'whole', not '" + layout + "'");
   }
   options.layout = *parsed;
   options.partition_bytes = partition_bytes;

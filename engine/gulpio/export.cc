@@ -253,7 +253,8 @@ bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one
     std::vector<Entry> batch;
     do {
       batch.clear();
-      if (!reader->Batch(n, &resume, &batch)) return false;  // the temporary file goes with `writer`
+      if (!reader->Batch(n, &resume, &batch))
+        return false;  // the temporary file goes with `writer`
       // Written outside the transaction: a slow disk holds no snapshot.
       for (const Entry& e : batch) writer.Add(e.id, e.frames, e.meta_data);
       report->videos += batch.size();
