@@ -661,18 +661,8 @@ std::vector<ChunkInfo> Dataset::Chunks() const {
   index::Txn txn = impl_->env->BeginRead();
   index::Cursor cursor(txn, impl_->chunks);
   for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-    ChunkInfo c;
-    c.number = index::DecodeChunkKey(cursor.key());
-    index::ChunkRecord r = impl_->DecodeChunkAt(cursor.key(), cursor.value());
-    c.file_name = std::move(r.file_name);
-    c.committed_length = r.committed_length;
-    c.appended_videos = r.appended_videos;
-    c.live_videos = r.live_videos;
-    c.live_bytes = r.live_bytes;
-    c.full = r.state == index::ChunkState::kFull;
-    c.meta_file = std::move(r.meta_file);
-    c.owner = std::move(r.owner);
-    out.push_back(std::move(c));
+    out.push_back(ToChunkInfo(index::DecodeChunkKey(cursor.key()),
+                              impl_->DecodeChunkAt(cursor.key(), cursor.value())));
   }
   return out;
 }
