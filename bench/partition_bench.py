@@ -263,8 +263,8 @@ def main():
     p.add_argument("--sizes", default="100000,1000000")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--layouts", default="partitioned,snapshot",
-                   help="partitioned (push --layout partitioned) and/or snapshot (--layout whole: the whole index "
-                        "snapshot, the baseline)")
+                   help="partitioned (push --layout partitioned) and/or snapshot (--layout "
+                        "whole: the whole index snapshot, the baseline)")
     p.add_argument("--epoch-max", type=int, default=1000000,
                    help="run the epoch measurement up to this size")
     p.add_argument("--out", default=os.path.join(REPO, "bench", "results"))

@@ -191,7 +191,7 @@ for gulpdb's own tests only: the boot id the index journal compares to decide wh
 for gulpdb's own tests only: the size in bytes of a new index journal (default 4 MiB; it doubles when full, up to 32 MiB), so that the power-loss simulator fills and grows one with a few commits.
 .TP
 .B GULPDB_TEST_PARTITION_BYTES
-for gulpdb's own tests only: the size in bytes at which a partitioned push cuts a partition (default 1 MiB), so that small test datasets have many partitions.
+for gulpdb's own tests only: the size in bytes at which a partitioned push cuts a partition (default 256 KiB), so that small test datasets have many partitions.
 
 [SEE ALSO]
 .BR ffmpeg (1).

@@ -701,7 +701,12 @@ class Publisher {
   uint64_t PartitionTarget() const {
     if (options_.partition_bytes != 0) return options_.partition_bytes;
     const char* value = std::getenv("GULPDB_TEST_PARTITION_BYTES");
-    if (value == nullptr || value[0] == '\0') return uint64_t{1} << 20;
+    // 256 KiB: a fresh node's open + one random read at 10^5 videos (20 ms
+    // proxy, bench/partition_bench.py) fetched 2.52 MB at 1 MiB, 1.49 MB at
+    // 512 KiB and 0.98 MB at 256 KiB (the manifest's 0.30 MB included), and
+    // a warm re-open after a 1% append 1.73 / 1.77 / 0.99 MB; the root grows
+    // to about 26 kB per 10^5 videos (docs/remote_datasets.md).
+    if (value == nullptr || value[0] == '\0') return uint64_t{256} << 10;
     char* end = nullptr;
     const unsigned long long n = std::strtoull(value, &end, 10);
     if (end == value || *end != '\0' || n == 0) {

@@ -137,7 +137,7 @@ struct PushOptions {
   // index as one object, fetched whole by every reader (version 1).
   IndexLayout layout = IndexLayout::kAuto;
   // A partitioned push cuts a partition at about this many bytes; 0:
-  // $GULPDB_TEST_PARTITION_BYTES (for tests), else 1 MiB.
+  // $GULPDB_TEST_PARTITION_BYTES (for tests), else 256 KiB.
   uint64_t partition_bytes = 0;
 };
 
