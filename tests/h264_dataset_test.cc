@@ -509,26 +509,8 @@ BOOST_AUTO_TEST_CASE(published_dataset_reads_exactly) {
   static std::unique_ptr<test::S3rverServer> server = std::make_unique<test::S3rverServer>();
   TempDir tmp;
   // The S3 configuration comes from the environment, as for every S3 tool.
-  std::map<std::string, std::optional<std::string>> saved;
-  const auto set = [&](const std::string& name, const std::string& value) {
-    if (saved.count(name) == 0) {
-      const char* old = std::getenv(name.c_str());
-      saved[name] = old ? std::optional<std::string>(old) : std::nullopt;
-    }
-    ::setenv(name.c_str(), value.c_str(), 1);
-  };
-  struct Restore {
-    std::map<std::string, std::optional<std::string>>& saved;
-    ~Restore() {
-      for (const auto& [name, value] : saved) {
-        if (value) {
-          ::setenv(name.c_str(), value->c_str(), 1);
-        } else {
-          ::unsetenv(name.c_str());
-        }
-      }
-    }
-  } restore{saved};
+  test::ScopedEnv env;
+  const auto set = [&](const std::string& name, const std::string& value) { env.Set(name, value); };
   set("AWS_ENDPOINT_URL", server->endpoint());
   set("AWS_ACCESS_KEY_ID", test::S3rverServer::kAccessKey);
   set("AWS_SECRET_ACCESS_KEY", test::S3rverServer::kSecretKey);

@@ -45,6 +45,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::S3ProxyServer;
 using test::S3rverServer;
+using test::ScopedEnv;
 using test::TempDir;
 
 test::S3rverServer& Server() {
@@ -57,35 +58,6 @@ test::S3ProxyServer& Proxy() {
   proxy->Reset();
   return *proxy;
 }
-
-class ScopedEnv {
- public:
-  void Set(const std::string& name, const std::string& value) {
-    Save(name);
-    ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  void Unset(const std::string& name) {
-    Save(name);
-    ::unsetenv(name.c_str());
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-
- private:
-  void Save(const std::string& name) {
-    if (saved_.count(name) != 0) return;
-    const char* old = std::getenv(name.c_str());
-    saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-  }
-  std::map<std::string, std::optional<std::string>> saved_;
-};
 
 // A test's world: s3rver (or the proxy), a private cache, short timeouts.
 struct World {

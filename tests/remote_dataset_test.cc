@@ -46,6 +46,7 @@ namespace {
 
 using test::S3ProxyServer;
 using test::S3rverServer;
+using test::ScopedEnv;
 using test::TempDir;
 
 test::S3rverServer& Server() {
@@ -60,38 +61,6 @@ test::S3ProxyServer& Proxy() {
 }
 
 using test::Contains;
-
-// Sets environment variables for its lifetime (Dataset::Open and Push read
-// their S3 configuration from the environment, as every S3 tool does).
-class ScopedEnv {
- public:
-  void Set(const std::string& name, const std::string& value) {
-    if (saved_.count(name) == 0) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-    }
-    ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  void Unset(const std::string& name) {
-    if (saved_.count(name) == 0) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-    }
-    ::unsetenv(name.c_str());
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-
- private:
-  std::map<std::string, std::optional<std::string>> saved_;
-};
 
 // A test's world: the client configured for an endpoint (s3rver directly by
 // default), a private cache, short timeouts and fast retries.

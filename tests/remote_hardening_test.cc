@@ -52,37 +52,13 @@ namespace {
 namespace fs = std::filesystem;
 using test::Contains;
 using test::S3rverServer;
+using test::ScopedEnv;
 using test::TempDir;
 
 S3rverServer& Server() {
   static std::unique_ptr<S3rverServer> server = std::make_unique<S3rverServer>();
   return *server;
 }
-
-// Sets environment variables for its lifetime (Dataset::Open reads its S3
-// configuration from the environment).
-class ScopedEnv {
- public:
-  void Set(const std::string& name, const std::string& value) {
-    if (saved_.count(name) == 0) {
-      const char* old = std::getenv(name.c_str());
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-    }
-    ::setenv(name.c_str(), value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) {
-      if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
-      } else {
-        ::unsetenv(name.c_str());
-      }
-    }
-  }
-
- private:
-  std::map<std::string, std::optional<std::string>> saved_;
-};
 
 // A test's place in the bucket, its cache, and a client to look behind the
 // dataset's back.

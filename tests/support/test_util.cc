@@ -32,6 +32,32 @@ void RemoveTree(const std::string& path) {
 
 }  // namespace
 
+ScopedEnv::~ScopedEnv() {
+  for (const auto& [name, value] : saved_) {
+    if (value) {
+      ::setenv(name.c_str(), value->c_str(), 1);
+    } else {
+      ::unsetenv(name.c_str());
+    }
+  }
+}
+
+void ScopedEnv::Save(const std::string& name) {
+  if (saved_.count(name) != 0) return;
+  const char* old = std::getenv(name.c_str());
+  saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+}
+
+void ScopedEnv::Set(const std::string& name, const std::string& value) {
+  Save(name);
+  ::setenv(name.c_str(), value.c_str(), 1);
+}
+
+void ScopedEnv::Unset(const std::string& name) {
+  Save(name);
+  ::unsetenv(name.c_str());
+}
+
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/gulpdb_test_XXXXXX";

@@ -4,6 +4,8 @@
 #define GULPDB_TESTS_SUPPORT_TEST_UTIL_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -23,6 +25,24 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// Sets and unsets environment variables for its lifetime, restoring each to
+// what it was (Dataset::Open and Push read their S3 configuration from the
+// environment, as every S3 tool does). Not thread-safe: the environment is
+// the process's.
+class ScopedEnv {
+ public:
+  ScopedEnv() = default;
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv();
+  void Set(const std::string& name, const std::string& value);
+  void Unset(const std::string& name);
+
+ private:
+  void Save(const std::string& name);
+  std::map<std::string, std::optional<std::string>> saved_;
 };
 
 std::string FixturesDir();
