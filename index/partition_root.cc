@@ -120,8 +120,10 @@ PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what)
   const fbs::PartitionRoot* fb = flatbuffers::GetRoot<fbs::PartitionRoot>(data);
   PartitionRoot root;
   root.format_version = fb->format_version();
-  if (root.format_version != kPartitionRootFormat) {
+  if (root.format_version < kOldestPartitionRootFormat ||
+      root.format_version > kPartitionRootFormat) {
     Corrupt(what, "format " + std::to_string(root.format_version) + " (this gulpdb reads " +
+                      std::to_string(kOldestPartitionRootFormat) + " to " +
                       std::to_string(kPartitionRootFormat) + ")");
   }
   root.generation = fb->generation();

@@ -18,14 +18,24 @@
 
 namespace gulpdb::index {
 
-inline constexpr uint32_t kPartitionRootFormat = 1;
+// The format a publisher writes, and the oldest one readers still read.
+// Format 1 keeps each video record in the videos partitions (by id); format
+// 2 keeps it with its order entry (by position), so that a block of
+// positions (a sampler's block) is a block of records, and the videos
+// partitions only locate an id's order entry.
+inline constexpr uint32_t kPartitionRootFormat = 2;
+inline constexpr uint32_t kOldestPartitionRootFormat = 1;
 
 // What a partition holds; each is one named database in its LMDB file.
 enum class PartitionKind : uint8_t {
-  kVideos = 0,     // id -> sealed VideoRecord (empty value in a delta: removed)
+  // Format 1: id -> sealed VideoRecord. Format 2: id -> its order key (12
+  // bytes). Empty value in a delta: removed.
+  kVideos = 0,
   kMetaIndex = 1,  // meta entry key (query_keys.h) -> id (empty in a delta: removed)
-  kOrder = 2,      // 4-byte big-endian local index -> order key (12 bytes) + id
-  kChunks = 3,     // chunk key -> sealed ChunkRecord
+  // 4-byte big-endian local index -> order key (12 bytes) + format 1: id;
+  // format 2: id length (2 bytes, big-endian), id, sealed VideoRecord.
+  kOrder = 2,
+  kChunks = 3,  // chunk key -> sealed ChunkRecord
 };
 inline constexpr int kPartitionKinds = 4;
 // The name of the database a partition of `kind` keeps its entries in.

@@ -328,7 +328,7 @@ BOOST_AUTO_TEST_CASE(reads_match_after_an_append_and_a_removal_rebuilt_as_deltas
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_find_and_read_fetches_one_base_partition_the_deltas_and_one_chunk_list) {
+BOOST_AUTO_TEST_CASE(a_find_and_read_fetches_the_videos_levels_one_order_and_one_chunk_partition) {
   TempDir tmp;
   auto local = MakeDataset(tmp / "d");
   BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
@@ -348,11 +348,16 @@ BOOST_AUTO_TEST_CASE(a_find_and_read_fetches_one_base_partition_the_deltas_and_o
     BOOST_REQUIRE_EQUAL(s.index->fetches(), 0u);
     BOOST_REQUIRE(s.dataset->Find(HashedId(n)).has_value());
     BOOST_REQUIRE_EQUAL(s.dataset->ReadJpegs(HashedId(n)).size(), 4u);
-    // 1 base + 2 deltas (videos) + 1 chunk partition.
-    BOOST_CHECK_LE(s.index->fetches(), 1u + generations.size() + 1u);
+    // 1 base + 2 deltas (videos), the order partition holding the record,
+    // 1 chunk partition.
+    BOOST_CHECK_LE(s.index->fetches(), 1u + generations.size() + 1u + 1u);
     Snapshot p = OpenPartitioned(tmp / "d", built, tmp / "parts");
     BOOST_REQUIRE_EQUAL(p.dataset->IdAt(n), local->IdAt(n));
     BOOST_CHECK_EQUAL(p.index->fetches(), 1u);
+    // The video at a position is read from its order partition (it holds
+    // the record) and the chunk list: no videos partition.
+    BOOST_REQUIRE_EQUAL(p.dataset->ReadJpegs(local->IdAt(n)).size(), 4u);
+    BOOST_CHECK_EQUAL(p.index->fetches(), 2u);
   }
   // A Select on the indexed key reads meta partitions only, never the videos.
   size_t meta_partitions = 0;
@@ -365,6 +370,68 @@ BOOST_AUTO_TEST_CASE(a_find_and_read_fetches_one_base_partition_the_deltas_and_o
   BOOST_CHECK_LE(s.index->fetches(), meta_partitions);
   BOOST_TEST_MESSAGE("partitions: " << built.root.partitions.size() << ", meta " << meta_partitions
                                     << "; a Select fetched " << s.index->fetches());
+}
+
+BOOST_AUTO_TEST_CASE(a_block_of_positions_is_read_from_its_order_partition_alone) {
+  TempDir tmp;
+  auto local = MakeDataset(tmp / "d");
+  const BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
+  Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+  const std::vector<uint64_t> blocks = s.dataset->OrderBlocks();
+  BOOST_REQUIRE_GT(blocks.size(), 2u);
+  // The second block: every position's id, record and frames, in a shuffled
+  // order, as a sampler reads a block.
+  std::vector<uint64_t> positions;
+  for (uint64_t p = blocks[1]; p < blocks[2]; ++p) positions.push_back(p);
+  std::shuffle(positions.begin(), positions.end(), std::mt19937(3));
+  for (const uint64_t position : positions) {
+    const std::string id = s.dataset->IdAt(position);
+    BOOST_REQUIRE_EQUAL(id, local->IdAt(position));
+    ExpectSameVideo(s.dataset->Get(id), local->Get(id));
+    BOOST_REQUIRE_EQUAL(s.dataset->ReadJpegs(id).size(), 4u);
+  }
+  // Its order partition and the chunk list; with hashed ids, the block's
+  // records would be in every videos partition if they were kept by id.
+  BOOST_CHECK_EQUAL(s.index->fetches(), 2u);
+  BOOST_TEST_MESSAGE(positions.size()
+                     << " positions read with " << s.index->fetches() << " partitions fetched");
+}
+
+BOOST_AUTO_TEST_CASE(a_root_of_the_older_format_is_still_read_and_rebuilt_in_the_new_one) {
+  TempDir tmp;
+  auto local = MakeDataset(tmp / "d");
+  PartitionOptions old_format = SmallPartitions();
+  old_format.format = 1;
+  const BuildResult v1 = BuildPartitions(*local, nullptr, old_format, tmp / "parts");
+  BOOST_REQUIRE_EQUAL(v1.root.format_version, 1u);
+  // Decoded from its bytes, as a reader gets it.
+  BuildResult decoded = v1;
+  decoded.root = index::DecodePartitionRoot(v1.root_bytes, "v1");
+  {
+    Snapshot s = OpenPartitioned(tmp / "d", decoded, tmp / "parts");
+    ExpectSameReads(*local, *s.dataset);
+    // Format 1 keeps records by id: an id's read fetches its videos
+    // partition, never an order partition.
+    Snapshot one = OpenPartitioned(tmp / "d", decoded, tmp / "parts");
+    BOOST_REQUIRE(one.dataset->Find(HashedId(7)).has_value());
+    BOOST_CHECK_EQUAL(one.index->fetches(), 1u);
+  }
+  // The next publish writes the current format, as a new generation.
+  AppendVideos(*local, 1500, 1510);
+  const BuildResult v2 = BuildPartitions(*local, &decoded.root, SmallPartitions(), tmp / "parts");
+  BOOST_CHECK_EQUAL(v2.root.format_version, index::kPartitionRootFormat);
+  BOOST_CHECK_EQUAL(v2.root.generation, v1.root.generation + 1);
+  Snapshot s = OpenPartitioned(tmp / "d", v2, tmp / "parts");
+  ExpectSameReads(*local, *s.dataset);
+  // A format this gulpdb does not know is refused, naming it.
+  index::PartitionRoot future = v2.root;
+  future.format_version = index::kPartitionRootFormat + 1;
+  try {
+    index::DecodePartitionRoot(index::EncodePartitionRoot(future), "future");
+    BOOST_ERROR("a root of an unknown format was decoded");
+  } catch (const CorruptionError& e) {
+    BOOST_CHECK_MESSAGE(test::Contains(e.what(), "format"), e.what());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_damaged_partition_is_a_corruption_error_naming_its_hash) {

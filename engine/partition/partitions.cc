@@ -88,6 +88,30 @@ std::string_view LogicalValue(PartitionKind kind, std::string_view value) {
   return kind == PartitionKind::kOrder ? value.substr(kOrderKeySize) : value;
 }
 
+// A format 2 order entry's value after its order key: the id and its sealed record.
+struct OrderValue {
+  std::string_view id;
+  std::string_view record;
+};
+std::optional<OrderValue> SplitOrderValue(std::string_view value) {
+  if (value.size() < 2) return std::nullopt;
+  const size_t n =
+      (static_cast<size_t>(static_cast<uint8_t>(value[0])) << 8) | static_cast<uint8_t>(value[1]);
+  if (n == 0 || value.size() < 2 + n) return std::nullopt;
+  return OrderValue{value.substr(2, n), value.substr(2 + n)};
+}
+OrderValue ParseOrderValue(std::string_view value, const PartitionEntry& entry,
+                           const std::string& path) {
+  std::optional<OrderValue> v = SplitOrderValue(value);
+  if (!v) PartitionCorrupt(entry, path, "an order entry's id is cut short");
+  return *v;
+}
+OrderValue ParseOrderValue(std::string_view value, const std::string& name) {
+  std::optional<OrderValue> v = SplitOrderValue(value);
+  if (!v) throw CorruptionError("partitioned index " + name + ": an order entry's id is cut short");
+  return *v;
+}
+
 std::unique_ptr<PartitionFile> OpenPartitionFile(const std::string& path,
                                                  const PartitionEntry& entry) {
   VerifyPartitionFile(path, entry);
@@ -277,13 +301,15 @@ class DatasetEntries {
     return out;
   }
 
-  // The entries of `kind` in key order, values as a partition stores them
-  // (video and chunk records sealed). Valid while this object is.
+  // The entries of `kind` in key order, logical values as a partition of
+  // the current format stores them (kPartitionRootFormat): video and chunk
+  // records sealed; a video's entry its order key; an order entry the id
+  // and its record. Valid while this object is.
   class Cursor {
    public:
     bool Valid() const { return valid_; }
     std::string_view key() const { return cursor_->key(); }
-    std::string_view value() const { return sealed_value_ ? *sealed_value_ : cursor_->value(); }
+    std::string_view value() const { return made_ ? *made_ : cursor_->value(); }
     void Next() {
       valid_ = cursor_ && cursor_->Next();
       Set();
@@ -291,28 +317,68 @@ class DatasetEntries {
 
    private:
     friend class DatasetEntries;
-    Cursor(index::Txn& txn, index::Dbi dbi, bool seal) : seal_(seal) {
+    Cursor(const DatasetEntries& data, PartitionKind kind, uint32_t format)
+        : data_(data), kind_(kind), seal_(!data.handles_.sealed), clustered_(format >= 2) {
+      const index::Dbi dbi = data.dbis_[static_cast<int>(kind)];
       if (dbi == 0) return;  // no meta index
-      cursor_ = std::make_unique<index::Cursor>(txn, dbi);
+      cursor_ = std::make_unique<index::Cursor>(*data.txn_, dbi);
       valid_ = cursor_->First();
       Set();
     }
+    // The sealed record of video `id`, as the dataset's index holds it.
+    std::string SealedVideo(std::string_view id, std::string_view stored) const {
+      return seal_ ? index::Seal(id, std::string(stored)) : std::string(stored);
+    }
     void Set() {
-      sealed_value_.reset();
-      if (valid_ && seal_) {
-        sealed_value_ = index::Seal(cursor_->key(), std::string(cursor_->value()));
+      made_.reset();
+      if (!valid_) return;
+      const std::string_view key = cursor_->key(), value = cursor_->value();
+      if (!clustered_ && kind_ == PartitionKind::kOrder) return;  // format 1: the id
+      if (!clustered_ && kind_ == PartitionKind::kVideos) {       // format 1: the record
+        if (seal_) made_ = index::Seal(key, std::string(value));
+        return;
+      }
+      switch (kind_) {
+        case PartitionKind::kVideos: {
+          // The order key the record names (its chunk and sequence).
+          const std::string where = "partition " + data_.name();
+          const std::string_view record =
+              seal_ ? value : index::Unseal(key, value, index::RecordKind::kVideo, where);
+          const index::VideoMetaView v = index::DecodeVideoMeta(record, key);
+          made_ = index::OrderKey(v.chunk, v.seq);
+          break;
+        }
+        case PartitionKind::kOrder: {
+          // The id, and the record it names.
+          std::string_view stored;
+          if (value.size() > 0xffff || !data_.txn_->Get(data_.dbis_[0], value, &stored)) {
+            throw CorruptionError("partition " + data_.name() + ": the order table lists id '" +
+                                  std::string(value) + "' that has no record");
+          }
+          std::string out;
+          out.push_back(static_cast<char>(value.size() >> 8));
+          out.push_back(static_cast<char>(value.size() & 0xff));
+          out.append(value);
+          out += SealedVideo(value, stored);
+          made_ = std::move(out);
+          break;
+        }
+        case PartitionKind::kChunks:
+          if (seal_) made_ = index::Seal(key, std::string(value));
+          break;
+        case PartitionKind::kMetaIndex:
+          break;
       }
     }
+    const DatasetEntries& data_;
+    PartitionKind kind_;
     bool seal_;
+    bool clustered_;
     std::unique_ptr<index::Cursor> cursor_;
     bool valid_ = false;
-    std::optional<std::string> sealed_value_;
+    std::optional<std::string> made_;
   };
-  Cursor Entries(PartitionKind kind) const {
-    const bool seal =
-        !handles_.sealed && (kind == PartitionKind::kVideos || kind == PartitionKind::kChunks);
-    return Cursor(*txn_, dbis_[static_cast<int>(kind)], seal);
-  }
+  Cursor Entries(PartitionKind kind, uint32_t format) const { return Cursor(*this, kind, format); }
 
  private:
   const IndexHandles& handles_;
@@ -504,11 +570,20 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
                                std::to_string(options.target_bytes) + " bytes is too small");
   }
   util::MakeDirectories(out_dir);
+  if (options.format < index::kOldestPartitionRootFormat ||
+      options.format > index::kPartitionRootFormat) {
+    throw InvalidArgumentError("build partitions: no format " + std::to_string(options.format));
+  }
+  // A root of another format has other values: everything is built anew
+  // (as the next generation).
+  const uint64_t generation = previous != nullptr ? previous->generation + 1 : 1;
+  if (previous != nullptr && previous->format_version != options.format) previous = nullptr;
   const PartitionFetch fetch = options.previous ? options.previous : DirectoryFetch(out_dir);
   DatasetEntries data(dataset);
   BuildResult result;
   PartitionRoot& root = result.root;
-  root.generation = previous != nullptr ? previous->generation + 1 : 1;
+  root.format_version = options.format;
+  root.generation = generation;
   root.sealed = true;
   root.dataset_info = data.InfoBytes();
   root.meta_fields = data.MetaFields();
@@ -541,7 +616,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
         changes.push_back(Entry{std::string(key), std::string(value)});
         change_bytes += changes.back().bytes();
       };
-      DatasetEntries::Cursor current = data.Entries(kind);
+      DatasetEntries::Cursor current = data.Entries(kind, root.format_version);
       old->Scan(kind, {}, {}, [&](std::string_view key, std::string_view value) {
         for (; current.Valid() && current.key() < key; current.Next()) {
           change(current.key(), current.value());
@@ -579,7 +654,8 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
         result.merged = true;
         PartitionWriter writer(kind, 0, out_dir, &written);
         RangeStableBuilder builder(base, fetch, options, &writer, &out);
-        for (DatasetEntries::Cursor c = data.Entries(kind); c.Valid(); c.Next()) {
+        for (DatasetEntries::Cursor c = data.Entries(kind, root.format_version); c.Valid();
+             c.Next()) {
           builder.Add(c.key(), c.value());
         }
         builder.Finish();
@@ -587,7 +663,8 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
     } else {
       PartitionWriter writer(kind, 0, out_dir, &written);
       RangeStableBuilder builder(base, fetch, options, &writer, &out);
-      for (DatasetEntries::Cursor c = data.Entries(kind); c.Valid(); c.Next()) {
+      for (DatasetEntries::Cursor c = data.Entries(kind, root.format_version); c.Valid();
+           c.Next()) {
         builder.Add(c.key(), c.value());
       }
       builder.Finish();
@@ -702,10 +779,64 @@ std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
 }
 
 std::optional<index::VideoRecord> PartitionedIndex::FindVideo(std::string_view id) const {
-  std::optional<std::string> value = Lookup(PartitionKind::kVideos, id);
-  if (!value || value->empty()) return std::nullopt;
   const std::string where = "partitioned index " + name_;
-  return index::DecodeVideoRecord(index::Unseal(id, *value, index::RecordKind::kVideo, where), id);
+  if (!clustered()) {
+    std::optional<std::string> value = Lookup(PartitionKind::kVideos, id);
+    if (!value || value->empty()) return std::nullopt;
+    return index::DecodeVideoRecord(index::Unseal(id, *value, index::RecordKind::kVideo, where),
+                                    id);
+  }
+  std::optional<std::string> order_key = Hinted(id);
+  if (!order_key) {
+    order_key = Lookup(PartitionKind::kVideos, id);
+    if (!order_key || order_key->empty()) return std::nullopt;
+  }
+  const PartitionEntry* p = Holding(order_, *order_key);
+  if (order_key->size() != kOrderKeySize || p == nullptr) {
+    throw CorruptionError("read id '" + std::string(id) + "' in " + where +
+                          ": it names an order entry no order partition holds");
+  }
+  std::shared_ptr<Open> open = OpenPartition(*p);
+  index::Txn txn = open->file->env->BeginRead();
+  // The order keys ascend with the local index: a binary search.
+  uint64_t lo = 0, hi = p->count;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    std::string_view value;
+    if (!txn.Get(open->file->dbi, BigEndian32(static_cast<uint32_t>(mid)), &value)) {
+      PartitionCorrupt(*p, open->file->path, "no entry " + std::to_string(mid));
+    }
+    const std::string_view key = LogicalKey(PartitionKind::kOrder, {}, value, *p, open->file->path);
+    if (key < *order_key) {
+      lo = mid + 1;
+    } else if (*order_key < key) {
+      hi = mid;
+    } else {
+      const OrderValue v = ParseOrderValue(value.substr(kOrderKeySize), *p, open->file->path);
+      if (v.id != id) {
+        PartitionCorrupt(
+            *p, open->file->path,
+            "the order entry of id '" + std::string(id) + "' names '" + std::string(v.id) + "'");
+      }
+      return index::DecodeVideoRecord(index::Unseal(id, v.record, index::RecordKind::kVideo, where),
+                                      id);
+    }
+  }
+  PartitionCorrupt(*p, open->file->path,
+                   "no order entry for id '" + std::string(id) + "', which the index lists");
+}
+
+std::optional<std::string> PartitionedIndex::Hinted(std::string_view id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = hints_.find(std::string(id));
+  if (it == hints_.end()) return std::nullopt;
+  return it->second;
+}
+
+void PartitionedIndex::Hint(std::string_view id, std::string_view order_key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (hints_.size() >= kMaxHints) hints_.clear();
+  hints_.emplace(std::string(id), std::string(order_key));
 }
 
 std::optional<index::ChunkRecord> PartitionedIndex::Chunk(uint32_t chunk) const {
@@ -730,8 +861,14 @@ std::optional<std::string> PartitionedIndex::OrderAt(uint64_t position) const {
                &value)) {
     PartitionCorrupt(*p, open->file->path, "no entry for position " + std::to_string(position));
   }
-  LogicalKey(PartitionKind::kOrder, {}, value, *p, open->file->path);  // checks the size
-  return std::string(LogicalValue(PartitionKind::kOrder, value));
+  const std::string_view order_key =
+      LogicalKey(PartitionKind::kOrder, {}, value, *p, open->file->path);  // checks the size
+  const std::string_view rest = LogicalValue(PartitionKind::kOrder, value);
+  if (!clustered()) return std::string(rest);
+  const OrderValue v = ParseOrderValue(rest, *p, open->file->path);
+  // The caller reads this video next, most likely: its record is here.
+  Hint(v.id, order_key);
+  return std::string(v.id);
 }
 
 namespace {
@@ -850,6 +987,15 @@ void PartitionedIndex::ScanVideos(
     const std::function<bool(std::string_view id, const index::VideoRecord&)>& fn) const {
   const std::string where = "partitioned index " + name_;
   Scan(PartitionKind::kVideos, from, to, [&](std::string_view id, std::string_view value) {
+    if (clustered()) {
+      Hint(id, value);
+      std::optional<index::VideoRecord> record = FindVideo(id);
+      if (!record) {
+        throw CorruptionError("read id '" + std::string(id) + "' in " + where +
+                              ": listed, but it has no record");
+      }
+      return fn(id, *record);
+    }
     return fn(id, index::DecodeVideoRecord(
                       index::Unseal(id, value, index::RecordKind::kVideo, where), id));
   });
@@ -879,7 +1025,16 @@ namespace gulpdb::engine {
 void PartitionedIndex::ScanOrder(
     std::string_view from, std::string_view to,
     const std::function<bool(std::string_view order_key, std::string_view id)>& fn) const {
-  Scan(PartitionKind::kOrder, from, to, fn);
+  if (!clustered()) {
+    Scan(PartitionKind::kOrder, from, to, fn);
+    return;
+  }
+  Scan(PartitionKind::kOrder, from, to, [&](std::string_view order_key, std::string_view value) {
+    const OrderValue v = ParseOrderValue(value, name_);
+    // The caller reads this video next, most likely: its record is here.
+    Hint(v.id, order_key);
+    return fn(order_key, v.id);
+  });
 }
 
 std::vector<uint64_t> PartitionedIndex::OrderBoundaries() const {

@@ -7,16 +7,18 @@
 // docs/remote_datasets.md, "Partitioned snapshots".
 //
 // What is partitioned, and how:
-//   videos      id -> record, by id range. LSM-style: a base level with
-//               stable boundaries, plus per-generation delta partitions
-//               (changed records, and tombstones for removed ids) that a
-//               lookup probes newest first. When a publish would leave more
-//               than `max_deltas` delta generations, the deltas are merged:
-//               only the base partitions whose ranges received changes are
-//               rewritten (split when they grow past twice the target).
+//   videos      id -> its order key (format 1: its record), by id range.
+//               LSM-style: a base level with stable boundaries, plus
+//               per-generation delta partitions (changed entries, and
+//               tombstones for removed ids) that a lookup probes newest first. When a publish would
+//               leave more than `max_deltas` delta generations, the deltas are merged: only the
+//               base partitions whose ranges received changes are rewritten (split when they grow
+//               past twice the target).
 //   meta_index  the query room's entry keys -> id, partitioned as videos.
-//   order       position -> id, by position range: appends only add at the
-//               tail, so only the last partition changes.
+//   order       position -> id and its record (format 1: the id), by
+//               position range: appends only add at the tail, so only the
+//               last partition changes, and a block of positions (what a
+//               sampler reads together) is a block of records.
 //   chunks      chunk number -> chunk record, by number range (new chunks
 //               come at the tail), so the chunk list is in partitions and
 //               neither the manifest nor the root grows with it.
@@ -35,6 +37,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/core/index_source.h"
@@ -58,6 +61,9 @@ struct PartitionOptions {
   uint64_t target_bytes = uint64_t{1} << 20;
   // Delta generations a root may list before the next publish merges them.
   uint32_t max_deltas = 4;
+  // The format to write (index/partition_root.h); an older one only to
+  // test that readers still read it.
+  uint32_t format = index::kPartitionRootFormat;
   // Where the previous root's partitions are read from (a builder diffs
   // against them); null: the output directory.
   PartitionFetch previous;
@@ -141,7 +147,8 @@ class PartitionedIndex : public IndexSource {
 
   // Entries of `kind` with from <= key < to (`to` empty: no bound), base
   // and deltas merged (newest wins, removed keys skipped); `fn` returns
-  // false to stop. Logical keys and values (order: order key -> id).
+  // false to stop. Logical keys and values (order: order key -> the rest of
+  // the entry, index/partition_root.h).
   void Scan(index::PartitionKind kind, std::string_view from, std::string_view to,
             const std::function<bool(std::string_view key, std::string_view value)>& fn) const;
 
@@ -150,6 +157,16 @@ class PartitionedIndex : public IndexSource {
   std::shared_ptr<Open> OpenPartition(const index::PartitionEntry& entry) const;
   // The newest value of `key` (empty: removed), or nullopt when no partition holds it.
   std::optional<std::string> Lookup(index::PartitionKind kind, std::string_view key) const;
+  // Format 2 keeps records with their order entries (by position).
+  bool clustered() const { return root_.format_version >= 2; }
+  // Order keys of ids just returned by OrderAt, ScanOrder or ScanVideos, so
+  // that reading the video next goes straight to its order partition
+  // instead of through the videos partitions (a sampler reading a block of
+  // positions fetches only that block's partitions). Exact: the snapshot
+  // never changes. Bounded: cleared when full.
+  std::optional<std::string> Hinted(std::string_view id) const;
+  void Hint(std::string_view id, std::string_view order_key) const;
+  static constexpr size_t kMaxHints = 1 << 16;
 
   index::PartitionRoot root_;
   PartitionFetch fetch_;
@@ -163,6 +180,7 @@ class PartitionedIndex : public IndexSource {
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<Open>> open_;
   mutable uint64_t fetches_ = 0;
+  mutable std::unordered_map<std::string, std::string> hints_;
 };
 
 }  // namespace gulpdb::engine
