@@ -12,11 +12,12 @@ byte in both directions per request:
   push        `gulpdb push --layout partitioned` of the whole dataset: bytes of
               partitions, root, manifest;
   fresh       a new node (an empty cache, a new process): open + read one
-              random video; bytes fetched and seconds (median of --reps
-              nodes, each a different video);
+              random video by its id; bytes fetched and seconds (median of
+              --reps nodes, each a different video);
   first batch a new node, rank 0 of 64 with the partition-aware shuffle
-              (VideoSampler shuffle="blocks"): open + read its first 64
-              clips; index bytes fetched against 1/32 of the index;
+              (a VideoDataset on the URL, VideoSampler shuffle="blocks"):
+              open + read its first 64 clips; index bytes fetched against
+              1/32 of the index;
   append 1%   `bench_data hashed --first N --videos N/100` (ids all over the
               key space), then a push: bytes uploaded besides the new frames
               (partitions, root, manifest, the .gmeta of the new chunks);
@@ -70,23 +71,23 @@ t0 = time.perf_counter()
 ds = gulpdb.Dataset(args["url"])
 out = {"videos": len(ds)}
 if args["mode"] == "one":
-    rng = random.Random(args["seed"])
-    pos = rng.randrange(len(ds))
-    vid = ds.id_at(pos) if args["layout"] == "partitioned" else ds.ids()[pos]
+    # A random id (drawn from the local copy, which the proxy does not see),
+    # read by id: the lookup a user makes.
+    vid = args["id"]
     frames = ds.read_jpegs(vid)
     out["frames"] = len(frames)
 elif args["mode"] in ("batch", "epoch"):
-    from gulpdb.torch import VideoSampler
+    # What a training job builds: a VideoDataset on the URL (its ids read by
+    # position as items need them) and the sampler over it.
+    from gulpdb.torch import VideoDataset, VideoSampler
+    video_ds = VideoDataset(ds)
     extra = {"shuffle": "blocks"} if args["layout"] == "partitioned" else {}
-    sampler = VideoSampler(ds, num_replicas=args["world"], rank=0, seed=args["seed"], **extra)
+    sampler = VideoSampler(video_ds, num_replicas=args["world"], rank=0, seed=args["seed"],
+                           **extra)
     positions = list(iter(sampler))
     if args["mode"] == "batch":
         positions = positions[:args["batch"]]
-    if args["layout"] == "partitioned":
-        ids = [ds.id_at(p) for p in positions]
-    else:
-        all_ids = ds.ids()
-        ids = [all_ids[p] for p in positions]
+    ids = [video_ds.ids[p] for p in positions]
     for i in range(0, len(ids), 64):
         ds.read_jpeg_batch([(v, None) for v in ids[i:i + 64]])
     out["clips"] = len(ids)
@@ -154,9 +155,16 @@ def run(cmd, env, what):
     return r.stdout
 
 
-def node(env, cache, url, mode, seed, layout):
+def random_id(env, dataset, seed):
+    """A random id of the local dataset (read locally: the proxy never sees it)."""
+    code = ("import gulpdb, random, sys; ds = gulpdb.Dataset(sys.argv[1]); "
+            "print(ds.id_at(random.Random(int(sys.argv[2])).randrange(len(ds))))")
+    return run([PYTHON, "-c", code, dataset, str(seed)], env, "random id").strip()
+
+
+def node(env, cache, url, mode, seed, layout, vid=None):
     env = dict(env, GULPDB_CACHE=cache)
-    args = dict(url=url, mode=mode, seed=seed, world=WORLD, batch=BATCH, layout=layout)
+    args = dict(url=url, mode=mode, seed=seed, world=WORLD, batch=BATCH, layout=layout, id=vid)
     out = run([PYTHON, "-c", NODE, json.dumps(args)], env, "node " + mode)
     return json.loads(out.strip().splitlines()[-1])
 
@@ -195,7 +203,8 @@ def bench_size(n, layout, args, env, counted, data_dir):
         fresh = []
         for rep in range(args.reps):
             counted.reset()
-            r = node(env, os.path.join(caches, "fresh%d" % rep), url, "one", rep, layout)
+            r = node(env, os.path.join(caches, "fresh%d" % rep), url, "one", rep, layout,
+                     random_id(env, work, rep))
             c = counted.take()
             fresh.append({"seconds": r["seconds"], "bytes": c["fetched_total"],
                           "by_kind": c["fetched"], "requests": c["requests"]})
@@ -219,7 +228,8 @@ def bench_size(n, layout, args, env, counted, data_dir):
         row["append_push_bytes"] = sum(v for k, v in c["uploaded"].items() if k != "chunks")
 
         counted.reset()
-        r = node(env, os.path.join(caches, "fresh0"), url, "one", 1000, layout)
+        r = node(env, os.path.join(caches, "fresh0"), url, "one", 1000, layout,
+                 random_id(env, work, 1000))
         c = counted.take()
         row["warm"] = {"seconds": r["seconds"], "bytes": c["fetched_total"],
                        "by_kind": c["fetched"]}

@@ -8,6 +8,7 @@ and the shared-file-system rule."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -565,6 +566,48 @@ def test_the_cache_is_the_engines_when_home_is_unset(monkeypatch):
 
 
 # ---- partitioned snapshots -----------------------------------------------------------------
+
+
+def test_a_sampler_rank_over_a_partitioned_url_fetches_only_its_blocks(remote, tmp_path,
+                                                                        monkeypatch):
+    """Records are stored with their positions: a VideoDataset built on a
+    partitioned URL fetches nothing, and rank 0's first items under the
+    partition-aware shuffle fetch the blocks they come from, not the index."""
+    import gulpdb.torch as gtorch
+
+    path = str(tmp_path / "many")
+    frame = np.zeros((1, 8, 8, 3), np.uint8)
+    ids = [hashlib.sha1(str(i).encode()).hexdigest() for i in range(1500)]  # hashed ids
+    with gulpdb.Dataset(path, "x", videos_per_chunk=250) as ds:
+        with ds.writer() as w:
+            for i, id_ in enumerate(ids):
+                w.append(id_, frame + i % 7, {"label": i % 10, "n": i})
+    report = gulpdb._gulpdb.push(path, remote.url, layout="partitioned",
+                                 partition_bytes=64 << 10)  # the smallest: several blocks
+    monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "fresh"))
+    with gulpdb.Dataset(path) as local, gulpdb.Dataset(remote.url) as ds:
+        video_ds = gtorch.VideoDataset(ds, label="n")
+        assert len(video_ds) == 1500
+        assert ds.remote_info["partitions_downloaded"] == 0  # nothing read yet
+        blocks = video_ds.order_blocks()
+        assert len(blocks) >= 5
+        sampler = gtorch.VideoSampler(video_ds, num_replicas=8, rank=0, shuffle="blocks",
+                                      seed=3, window=1)
+        first = list(sampler)[:16]
+        for i in first:
+            clip, label = video_ds[i]
+            assert label == i and local.meta(local.id_at(i))["n"] == i
+            assert video_ds.ids[i] == local.id_at(i)
+        touched = {bisect.bisect_right(blocks, i) for i in first}
+        downloaded = ds.remote_info["partitions_downloaded"]
+        # The order partitions of the blocks read, and the chunk list.
+        assert downloaded <= len(touched) + 1, (downloaded, touched)
+        assert downloaded < report["partitions"] / 2
+        # Every id still answers, and the lazy ids compare as the list.
+        assert video_ds.ids == local.ids()
+        assert video_ds.ids[-1] == ids[-1] and video_ds.ids[10:13] == ids[10:13]
+        with pytest.raises(IndexError):
+            video_ds.ids[1500]
 
 
 def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, tmp_path,

@@ -59,6 +59,7 @@ so a transform that resizes makes a batch pass, and it never runs with a custom
 
 from __future__ import annotations
 
+import bisect
 import os
 import sys
 import warnings
@@ -284,6 +285,75 @@ def _check_one_shape(items: List[Any], ids: List[str], with_label: bool, what: s
             )
 
 
+class _IdsByPosition(Sequence[str]):
+    """The ids of a dataset in its order, read a page of positions at a time.
+
+    For a remote dataset, whose positions never move (it reads one published
+    generation): a reader that never touches a position never fetches the
+    index partition holding it, where ``Dataset.ids()`` would fetch every
+    order partition of a partitioned snapshot at construction, in every
+    process. Pages never cross a block of the order (a partition), so that
+    reading one id fetches only the partition that holds it; the last few
+    pages read are kept.
+    """
+
+    _PAGE = 256
+    _PAGES_KEPT = 64
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._dataset = dataset
+        self._count = len(dataset)
+        self._blocks = [int(b) for b in dataset.order_blocks()] or [0]
+        self._pages: "dict[int, List[str]]" = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _page_of(self, i: int) -> Tuple[int, int]:
+        """The first position and length of the page holding position i."""
+        b = bisect.bisect_right(self._blocks, i) - 1
+        block_start = self._blocks[b]
+        block_end = self._blocks[b + 1] if b + 1 < len(self._blocks) else self._count
+        start = max(block_start, i - (i - block_start) % self._PAGE)
+        return start, min(self._PAGE, block_end - start)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        i = int(index)
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError(f"position {int(index)} is past the {self._count} videos")
+        start, length = self._page_of(i)
+        ids = self._pages.pop(start, None)
+        if ids is None:
+            ids = self._dataset.ids_at(start, length)
+            if len(ids) != length:
+                raise RuntimeError(
+                    f"{self._dataset.path}: positions {start}..{start + length - 1} gave "
+                    f"{len(ids)} ids (the dataset has {self._count} videos)")
+            if len(self._pages) >= self._PAGES_KEPT:
+                del self._pages[next(iter(self._pages))]
+        self._pages[start] = ids  # most recently used last
+        return ids[i - start]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, _IdsByPosition)):
+            return len(other) == self._count and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getstate__(self) -> Any:
+        state = dict(self.__dict__)
+        state["_pages"] = {}
+        return state
+
+    def __repr__(self) -> str:
+        return f"<ids of {self._count} videos, read by position>"
+
+
 def _distributed_rank() -> Tuple[int, int]:
     dist = torch.distributed
     if dist.is_available() and dist.is_initialized():
@@ -316,8 +386,12 @@ class _VideoReader:
         if decode_threads is not None:
             decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
         self.dataset = _as_dataset(source)
-        self.ids: List[str] = (
-            _gulpdb._as_id_list(ids, "ids") if ids is not None else self.dataset.ids()
+        # A remote dataset's positions never move: its ids are read as items
+        # need them, instead of all of them in every process.
+        self.ids: Sequence[str] = (
+            _gulpdb._as_id_list(ids, "ids")
+            if ids is not None
+            else _IdsByPosition(self.dataset) if self.dataset.is_remote else self.dataset.ids()
         )
         self.label = label
         self.transform = transform
@@ -491,8 +565,9 @@ class VideoDataset(torch.utils.data.Dataset):
         self._reader.warn_unused_seed("VideoDataset")
 
     @property
-    def ids(self) -> List[str]:
-        """The video ids, in item order."""
+    def ids(self) -> Sequence[str]:
+        """The video ids, in item order: a list, or for a remote dataset read in
+        its own order, a sequence that reads them by position as they are used."""
         return self._reader.ids
 
     @property
@@ -583,8 +658,8 @@ class ImageDataset(torch.utils.data.Dataset):
         self.frame = int(frame)
 
     @property
-    def ids(self) -> List[str]:
-        """The image ids, in item order (every id is read when none were given)."""
+    def ids(self) -> Sequence[str]:
+        """The image ids, in item order (as :attr:`VideoDataset.ids`)."""
         return self._reader.ids
 
     def set_epoch(self, epoch: int) -> None:
