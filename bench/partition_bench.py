@@ -108,9 +108,9 @@ def kind_of(path):
         return "chunks"
     if name.endswith(".gmeta"):
         return "gmeta"
-    if "manifest" in path or "push-lease" in path:
-        return "manifest"
-    if "partition" in path:
+    if "manifest" in path or "push-lease" in path or "chunk-pages" in path:
+        return "manifest"  # the chunk list's pages belong to the manifest
+    if "partition" in path or "gulpdb.roots" in path:
         return "index"
     if "snapshot" in path:
         return "index"

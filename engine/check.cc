@@ -264,7 +264,7 @@ class Checker {
     const std::string where = remote_->store().Name(engine::kManifestKey) + " (generation " +
                               std::to_string(m.generation) + ")";
     std::map<std::string, uint32_t> keys;
-    for (const engine::ManifestChunk& c : m.chunks) {
+    for (const engine::ManifestChunk& c : remote_->AllChunks()) {
       if (chunks_.count(c.number) == 0) {
         Problem(where, "lists chunk " + std::to_string(c.number) + " ('" + c.key +
                            "'), which the index snapshot does not have");

@@ -208,8 +208,12 @@ BOOST_AUTO_TEST_CASE(partitioned_push_names_a_root_and_a_1_percent_append_upload
 
   const std::string text =
       w.Store()->Get(engine::kManifestKey, uint64_t{1} << 30);  // as an older reader sees it
-  BOOST_TEST(text.find("\"version\": 2") != std::string::npos, text.substr(0, 200));
+  BOOST_TEST(text.find("\"version\": 3") != std::string::npos, text.substr(0, 200));
   BOOST_TEST(text.find("\"snapshot\"") == std::string::npos);
+  // The chunk list is in pages the manifest names, not in the manifest.
+  BOOST_TEST(text.find("\"chunks\"") == std::string::npos);
+  BOOST_TEST(w.Manifest().chunk_pages.size() >= 1u);
+  BOOST_TEST(first.chunk_pages_uploaded == w.Manifest().chunk_pages.size());
   const engine::Manifest m = w.Manifest();
   BOOST_TEST(m.partitioned());
   BOOST_TEST(m.root_key == engine::RootKey(m.root_sha256));
@@ -239,6 +243,8 @@ BOOST_AUTO_TEST_CASE(partitioned_push_names_a_root_and_a_1_percent_append_upload
                               << " B");
   BOOST_TEST(append.partitions_uploaded >= 1u);
   BOOST_TEST(append.partition_bytes_uploaded <= index_bytes * 3 / 100);
+  // Only the chunk list's last page changed (the new chunks are at its end).
+  BOOST_TEST(append.chunk_pages_uploaded == 1u);
   // The partitions the new root no longer lists wait out the grace period.
   const engine::Manifest m2 = w.Manifest();
   const index::PartitionRoot root2 = engine::FetchRoot(*store, m2, "test");
@@ -253,6 +259,14 @@ BOOST_AUTO_TEST_CASE(partitioned_push_names_a_root_and_a_1_percent_append_upload
     BOOST_TEST(obsolete.count(engine::PartitionKey(p.sha256)) == 1u, p.sha256);
   }
   BOOST_TEST(obsolete.count(m.root_key) == 1u);
+  // And the chunk pages it no longer names.
+  std::set<std::string> pages_now;
+  for (const engine::ManifestChunkPage& p : m2.chunk_pages) pages_now.insert(p.key);
+  for (const engine::ManifestChunkPage& p : m.chunk_pages) {
+    if (pages_now.count(p.key) != 0) continue;
+    ++dropped;
+    BOOST_TEST(obsolete.count(p.key) == 1u, p.key);
+  }
   BOOST_TEST(append.objects_obsoleted == dropped + 1);
 }
 

@@ -36,6 +36,7 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
 #include "index/records.h"
+#include "remote/payload_hash.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
@@ -460,7 +461,7 @@ BOOST_AUTO_TEST_CASE(reopening_an_unchanged_dataset_costs_one_small_get) {
   const RemoteInfo p = *GetRemoteInfo(*reopened);
   BOOST_TEST(p.partitioned);
   BOOST_TEST(p.partitions_downloaded == 0u);
-  BOOST_TEST(p.requests == 3u);  // the manifest, the root, v1's frames
+  BOOST_TEST(p.requests == 4u);  // the manifest, the root, v1's chunk page, v1's frames
   BOOST_TEST(!Push(dir, w.url + "-p").published);
 }
 
@@ -1225,6 +1226,114 @@ BOOST_AUTO_TEST_CASE(manifests_that_are_not_understood_are_corruption_errors) {
            replaced("gulpdb-manifest", "something-else"),
            text.substr(0, text.size() / 2),
            std::string("[]"),
+       }) {
+    BOOST_CHECK_THROW(engine::ParseManifest(bad, "t"), CorruptionError);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(chunk_pages_round_trip_and_refuse_what_is_not_a_page) {
+  // 600 chunks with a gap: pages by number range, 256 numbers each.
+  std::vector<engine::ManifestChunk> chunks;
+  for (uint32_t n = 0; n < 700; ++n) {
+    if (n >= 300 && n < 400) continue;
+    engine::ManifestChunk c;
+    c.number = n;
+    c.key = "data_" + std::to_string(n) + ".gulp";
+    c.committed_length = 1000 + n;
+    c.crc32c = n * 7;
+    c.etag = "\"e" + std::to_string(n) + "\"";
+    c.gmeta_key = "meta_" + std::to_string(n) + ".gmeta";
+    chunks.push_back(c);
+  }
+  const std::vector<engine::ChunkPageText> pages = engine::MakeChunkPages(chunks);
+  BOOST_REQUIRE_EQUAL(pages.size(), 3u);
+  BOOST_TEST(pages[0].page.first == 0u);
+  BOOST_TEST(pages[0].page.count == 256u);
+  BOOST_TEST(pages[1].page.first == 256u);
+  BOOST_TEST(pages[1].page.count == 156u);  // 256..299 and 400..511
+  BOOST_TEST(pages[2].page.first == 512u);
+  std::vector<engine::ManifestChunk> back;
+  for (const engine::ChunkPageText& t : pages) {
+    BOOST_TEST(t.page.key == engine::ChunkPageKey(t.page.sha256));
+    BOOST_TEST(t.page.size <= engine::kMaxChunkPageBytes);
+    for (engine::ManifestChunk& c : engine::ParseChunkPage(t.text, t.page, "p")) {
+      back.push_back(std::move(c));
+    }
+  }
+  BOOST_REQUIRE_EQUAL(back.size(), chunks.size());
+  for (size_t i = 0; i < back.size(); ++i) {
+    BOOST_TEST(back[i].key == chunks[i].key);
+    BOOST_TEST(back[i].committed_length == chunks[i].committed_length);
+    BOOST_TEST(*back[i].crc32c == *chunks[i].crc32c);
+    BOOST_TEST(back[i].etag == chunks[i].etag);
+  }
+  // Appending changes only the last page: the others keep their names.
+  chunks.push_back(chunks.back());
+  chunks.back().number = 700;
+  const std::vector<engine::ChunkPageText> later = engine::MakeChunkPages(chunks);
+  BOOST_TEST(later[0].page.key == pages[0].page.key);
+  BOOST_TEST(later[1].page.key == pages[1].page.key);
+  BOOST_TEST(later[2].page.key != pages[2].page.key);
+
+  // A version 3 manifest names them and round-trips.
+  engine::Manifest m;
+  m.version = engine::kManifestVersionChunkPages;
+  m.generation = 2;
+  m.creator = "gulpdb test";
+  m.root_key = engine::RootKey(std::string(64, 'b'));
+  m.root_size = 100;
+  m.root_sha256 = std::string(64, 'b');
+  for (const engine::ChunkPageText& t : pages) m.chunk_pages.push_back(t.page);
+  m.chunk_count = back.size();
+  const std::string text = engine::SerializeManifest(m);
+  BOOST_TEST(!Contains(text, "\"chunks\""));
+  const engine::Manifest parsed = engine::ParseManifest(text, "t");
+  BOOST_TEST(parsed.paged());
+  BOOST_TEST(parsed.ChunkCount() == back.size());
+  BOOST_TEST(parsed.chunks.empty());
+  BOOST_TEST(engine::SerializeManifest(parsed) == text);
+
+  // Pages that are not what the manifest says, or say what no page may.
+  const engine::ChunkPageText& t = pages[1];
+  const auto refused = [&](const std::string& page_text, const std::string& expect) {
+    engine::ManifestChunkPage page = t.page;
+    page.size = page_text.size();
+    page.sha256 = remote::Sha256Hex(page_text);
+    try {
+      engine::ParseChunkPage(page_text, page, "p");
+      BOOST_ERROR("accepted a page: " << page_text.substr(0, 80));
+    } catch (const CorruptionError& e) {
+      BOOST_TEST(Contains(e.what(), "read chunk page p"), e.what());
+      BOOST_TEST(Contains(e.what(), expect), e.what());
+    }
+  };
+  const auto edited = [&](const std::string& from, const std::string& to) {
+    std::string out = t.text;
+    const size_t at = out.find(from);
+    BOOST_REQUIRE(at != std::string::npos);
+    return out.replace(at, from.size(), to);
+  };
+  refused(edited("\"data_256.gulp\"", "\"../../escaped.gulp\""), "not a key inside the dataset");
+  refused(edited("\"meta_256.gmeta\"", "\"/abs.gmeta\""), "not a key inside the dataset");
+  refused(edited("\"number\": 257", "\"number\": 256"), "not after the previous");
+  refused(edited("\"number\": 256", "\"number\": 255"), "of one page");
+  refused(edited("gulpdb-chunk-page", "gulpdb-manifest"), "not a gulpdb chunk page");
+  // Bytes that are not the ones the manifest names.
+  engine::ManifestChunkPage other = t.page;
+  other.sha256 = pages[0].page.sha256;
+  BOOST_CHECK_THROW(engine::ParseChunkPage(t.text, other, "p"), CorruptionError);
+  // Manifests whose page list is not one.
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string out = text;
+    const size_t at = out.find(from);
+    BOOST_REQUIRE(at != std::string::npos);
+    return out.replace(at, from.size(), to);
+  };
+  for (const std::string& bad : {
+           replaced("\"chunk_count\": " + std::to_string(back.size()), "\"chunk_count\": 1"),
+           replaced(pages[0].page.key, "gulpdb.chunk-pages/../x.json"),
+           replaced(pages[0].page.key, engine::ChunkPageKey(std::string(64, 'c'))),
+           replaced("\"first\": 512", "\"first\": 300"),
        }) {
     BOOST_CHECK_THROW(engine::ParseManifest(bad, "t"), CorruptionError);
   }

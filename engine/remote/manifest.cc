@@ -7,6 +7,7 @@
 
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
+#include "remote/payload_hash.h"
 #include "remote/s3_url.h"
 
 namespace gulpdb::engine {
@@ -14,6 +15,7 @@ namespace {
 
 constexpr const char* kFormatName = "gulpdb-manifest";
 constexpr const char* kLeaseFormatName = "gulpdb-push-lease";
+constexpr const char* kChunkPageFormatName = "gulpdb-chunk-page";
 
 void AppendKeyValue(std::string* out, const char* name, const std::string& value) {
   *out += '"';
@@ -129,6 +131,60 @@ class Fields {
   std::string operation_;
 };
 
+// The chunk entries of a manifest or a chunk page, as a JSON list.
+void AppendChunkList(std::string* out, const ManifestChunk* chunks, size_t n) {
+  *out += "[";
+  for (size_t i = 0; i < n; ++i) {
+    const ManifestChunk& c = chunks[i];
+    *out += i == 0 ? "\n  {" : ",\n  {";
+    AppendKeyNumber(out, "number", c.number);
+    *out += ", ";
+    AppendKeyValue(out, "key", c.key);
+    *out += ", ";
+    AppendKeyNumber(out, "committed_length", c.committed_length);
+    *out += ", ";
+    AppendKeyNumber(out, "live_videos", c.live_videos);
+    *out += ", ";
+    AppendKeyNumber(out, "live_bytes", c.live_bytes);
+    *out += ", ";
+    AppendKeyValue(out, "etag", c.etag);
+    *out += ", ";
+    AppendCrc(out, c.crc32c);
+    *out += ", ";
+    AppendKeyValue(out, "gmeta_key", c.gmeta_key);
+    *out += ", ";
+    AppendKeyValue(out, "gmeta_sha256", c.gmeta_sha256);
+    *out += "}";
+  }
+  *out += "]";
+}
+
+// The entries of the "chunks" list of `top`, numbers ascending.
+std::vector<ManifestChunk> ParseChunkList(const Fields& top, const std::string& where,
+                                          const char* operation) {
+  std::vector<ManifestChunk> chunks;
+  size_t index = 0;
+  for (simdjson::dom::element e : top.Array("chunks")) {
+    const Fields f(e, "chunk entry " + std::to_string(index++), where, operation);
+    ManifestChunk c;
+    c.number = f.Unsigned32("number");
+    if (!chunks.empty() && c.number <= chunks.back().number) {
+      f.Fail("has number " + std::to_string(c.number) + ", not after the previous entry's " +
+             std::to_string(chunks.back().number));
+    }
+    c.key = f.Key("key");
+    c.committed_length = f.Unsigned("committed_length");
+    c.live_videos = f.Unsigned32("live_videos");
+    c.live_bytes = f.Unsigned("live_bytes");
+    c.etag = f.String("etag");
+    c.crc32c = f.OptionalUnsigned32("crc32c");
+    c.gmeta_key = f.Key("gmeta_key", false);
+    c.gmeta_sha256 = f.String("gmeta_sha256", false);
+    chunks.push_back(std::move(c));
+  }
+  return chunks;
+}
+
 }  // namespace
 
 std::string ManifestHistoryKey(uint64_t generation) {
@@ -147,6 +203,64 @@ std::string PartitionKey(const std::string& sha256) {
 
 std::string RootKey(const std::string& sha256) {
   return std::string(kRootDir) + "/" + sha256 + ".root";
+}
+
+std::string ChunkPageKey(const std::string& sha256) {
+  return std::string(kChunkPageDir) + "/" + sha256 + ".json";
+}
+
+std::vector<ChunkPageText> MakeChunkPages(const std::vector<ManifestChunk>& chunks) {
+  std::vector<ChunkPageText> pages;
+  for (size_t begin = 0; begin < chunks.size();) {
+    const uint32_t page = chunks[begin].number / kChunksPerPage;
+    size_t end = begin;
+    while (end < chunks.size() && chunks[end].number / kChunksPerPage == page) ++end;
+    ChunkPageText t;
+    t.text = "{";
+    AppendKeyValue(&t.text, "format", kChunkPageFormatName);
+    t.text += ",\n \"chunks\": ";
+    AppendChunkList(&t.text, chunks.data() + begin, end - begin);
+    t.text += "}\n";
+    t.page.first = chunks[begin].number;
+    t.page.count = static_cast<uint32_t>(end - begin);
+    t.page.size = t.text.size();
+    t.page.sha256 = remote::Sha256Hex(t.text);
+    t.page.key = ChunkPageKey(t.page.sha256);
+    pages.push_back(std::move(t));
+    begin = end;
+  }
+  return pages;
+}
+
+std::vector<ManifestChunk> ParseChunkPage(std::string_view text, const ManifestChunkPage& page,
+                                          const std::string& where) {
+  const char* operation = "read chunk page ";
+  const std::string sha = remote::Sha256Hex(text);
+  if (text.size() != page.size || sha != page.sha256) {
+    throw CorruptionError(operation + where + ": " + std::to_string(text.size()) +
+                          " bytes with SHA-256 " + sha + ", the manifest says " +
+                          std::to_string(page.size) + " bytes, " + page.sha256 +
+                          ": it was replaced behind the manifest's back");
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
+    throw CorruptionError(operation + where + ": not valid JSON (" +
+                          simdjson::error_message(error) + ")");
+  }
+  const Fields top(root, "the page", where, operation);
+  if (top.String("format") != kChunkPageFormatName) {
+    top.Fail("is not a gulpdb chunk page (\"format\")");
+  }
+  std::vector<ManifestChunk> chunks = ParseChunkList(top, where, operation);
+  if (chunks.size() != page.count || chunks.empty() || chunks.front().number != page.first ||
+      chunks.back().number / kChunksPerPage != page.first / kChunksPerPage) {
+    top.Fail("holds " + std::to_string(chunks.size()) + " chunks from number " +
+             (chunks.empty() ? std::string("-") : std::to_string(chunks.front().number)) +
+             ", not the " + std::to_string(page.count) + " from " + std::to_string(page.first) +
+             " of one page that the manifest gives");
+  }
+  return chunks;
 }
 
 std::string PromiseText(uint64_t length, uint32_t crc32c) {
@@ -231,30 +345,30 @@ std::string SerializeManifest(const Manifest& m) {
     AppendKeyValue(&out, "sha256", m.label2idx_sha256);
     out += "}";
   }
-  out += ",\n \"chunks\": [";
-  for (size_t i = 0; i < m.chunks.size(); ++i) {
-    const ManifestChunk& c = m.chunks[i];
-    out += i == 0 ? "\n  {" : ",\n  {";
-    AppendKeyNumber(&out, "number", c.number);
-    out += ", ";
-    AppendKeyValue(&out, "key", c.key);
-    out += ", ";
-    AppendKeyNumber(&out, "committed_length", c.committed_length);
-    out += ", ";
-    AppendKeyNumber(&out, "live_videos", c.live_videos);
-    out += ", ";
-    AppendKeyNumber(&out, "live_bytes", c.live_bytes);
-    out += ", ";
-    AppendKeyValue(&out, "etag", c.etag);
-    out += ", ";
-    AppendCrc(&out, c.crc32c);
-    out += ", ";
-    AppendKeyValue(&out, "gmeta_key", c.gmeta_key);
-    out += ", ";
-    AppendKeyValue(&out, "gmeta_sha256", c.gmeta_sha256);
-    out += "}";
+  if (m.paged()) {
+    out += ",\n ";
+    AppendKeyNumber(&out, "chunk_count", m.chunk_count);
+    out += ",\n \"chunk_pages\": [";
+    for (size_t i = 0; i < m.chunk_pages.size(); ++i) {
+      const ManifestChunkPage& p = m.chunk_pages[i];
+      out += i == 0 ? "\n  {" : ",\n  {";
+      AppendKeyNumber(&out, "first", p.first);
+      out += ", ";
+      AppendKeyNumber(&out, "count", p.count);
+      out += ", ";
+      AppendKeyValue(&out, "key", p.key);
+      out += ", ";
+      AppendKeyNumber(&out, "size", p.size);
+      out += ", ";
+      AppendKeyValue(&out, "sha256", p.sha256);
+      out += "}";
+    }
+    out += "]";
+  } else {
+    out += ",\n \"chunks\": ";
+    AppendChunkList(&out, m.chunks.data(), m.chunks.size());
   }
-  out += "],\n \"obsolete\": [";
+  out += ",\n \"obsolete\": [";
   for (size_t i = 0; i < m.obsolete.size(); ++i) {
     const ManifestObsolete& o = m.obsolete[i];
     out += i == 0 ? "\n  {" : ",\n  {";
@@ -323,26 +437,39 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     m.label2idx_key = labels.Key("key");
     m.label2idx_sha256 = labels.String("sha256");
   }
-  size_t index = 0;
-  for (simdjson::dom::element e : top.Array("chunks")) {
-    const Fields f(e, "chunk entry " + std::to_string(index++), where);
-    ManifestChunk c;
-    c.number = f.Unsigned32("number");
-    if (!m.chunks.empty() && c.number <= m.chunks.back().number) {
-      f.Fail("has number " + std::to_string(c.number) + ", not after the previous entry's " +
-             std::to_string(m.chunks.back().number));
+  if (m.paged()) {
+    m.chunk_count = top.Unsigned("chunk_count");
+    uint64_t listed = 0;
+    size_t i = 0;
+    for (simdjson::dom::element e : top.Array("chunk_pages")) {
+      const Fields f(e, "chunk page " + std::to_string(i++), where);
+      ManifestChunkPage p;
+      p.first = f.Unsigned32("first");
+      p.count = f.Unsigned32("count");
+      p.key = f.Key("key");
+      p.size = f.Unsigned("size");
+      p.sha256 = f.String("sha256");
+      if (!IsHex64(p.sha256)) f.Fail("\"sha256\" is not 64 lowercase hex digits");
+      if (p.key != ChunkPageKey(p.sha256)) f.Fail("\"key\" is not the page's name for its SHA-256");
+      if (p.count == 0 || p.count > kChunksPerPage || p.size == 0 || p.size > kMaxChunkPageBytes) {
+        f.Fail("holds " + std::to_string(p.count) + " chunks in " + std::to_string(p.size) +
+               " bytes, not what a page may");
+      }
+      if (!m.chunk_pages.empty() &&
+          p.first / kChunksPerPage <= m.chunk_pages.back().first / kChunksPerPage) {
+        f.Fail("starts at chunk " + std::to_string(p.first) + ", not in a page after the previous");
+      }
+      listed += p.count;
+      m.chunk_pages.push_back(std::move(p));
     }
-    c.key = f.Key("key");
-    c.committed_length = f.Unsigned("committed_length");
-    c.live_videos = f.Unsigned32("live_videos");
-    c.live_bytes = f.Unsigned("live_bytes");
-    c.etag = f.String("etag");
-    c.crc32c = f.OptionalUnsigned32("crc32c");
-    c.gmeta_key = f.Key("gmeta_key", false);
-    c.gmeta_sha256 = f.String("gmeta_sha256", false);
-    m.chunks.push_back(std::move(c));
+    if (listed != m.chunk_count) {
+      top.Fail("gives \"chunk_count\" " + std::to_string(m.chunk_count) + ", its pages hold " +
+               std::to_string(listed));
+    }
+  } else {
+    m.chunks = ParseChunkList(top, where, "read manifest ");
   }
-  index = 0;
+  size_t index = 0;
   for (simdjson::dom::element e : top.Array("obsolete")) {
     const Fields f(e, "obsolete entry " + std::to_string(index++), where);
     ManifestObsolete o;

@@ -35,6 +35,8 @@ inline constexpr const char* kSnapshotDir = "gulpdb.snapshots";         // /<sha
 // roots, each named by the SHA-256 of its bytes.
 inline constexpr const char* kPartitionDir = "gulpdb.partitions";  // /<sha256>
 inline constexpr const char* kRootDir = "gulpdb.roots";            // /<sha256>.root
+// A version 3 manifest's chunk list, in pages named by their SHA-256.
+inline constexpr const char* kChunkPageDir = "gulpdb.chunk-pages";  // /<sha256>.json
 // Where `gulpdb snapshot DIR` publishes, inside the dataset directory.
 inline constexpr const char* kLocalSnapshotStore = "gulpdb.snapshot";
 // The version a manifest naming a whole snapshot is written with, and the
@@ -42,9 +44,19 @@ inline constexpr const char* kLocalSnapshotStore = "gulpdb.snapshot";
 // version 1 refuses a version 2 manifest ("a newer gulpdb wrote it")
 // instead of misreading it. The highest version this gulpdb reads is
 // kManifestVersion.
+// Version 3 names a partitioned snapshot's root too, and keeps the chunk
+// list out of the manifest, in pages (so that the manifest does not grow
+// with the dataset).
 inline constexpr uint32_t kManifestVersionSnapshot = 1;
 inline constexpr uint32_t kManifestVersionPartitioned = 2;
-inline constexpr uint32_t kManifestVersion = kManifestVersionPartitioned;
+inline constexpr uint32_t kManifestVersionChunkPages = 3;
+inline constexpr uint32_t kManifestVersion = kManifestVersionChunkPages;
+// A chunk page holds the chunks numbered [k * kChunksPerPage, (k + 1) *
+// kChunksPerPage) for one k: appended chunks change only the last pages.
+// About 300 B per chunk: a page is at most ~80 kB.
+inline constexpr uint32_t kChunksPerPage = 256;
+// A page larger than this is refused (keys of up to 1 KiB each).
+inline constexpr uint64_t kMaxChunkPageBytes = uint64_t{1} << 20;
 // A root larger than this is refused (about 10^6 partitions).
 inline constexpr uint64_t kMaxRootBytes = uint64_t{256} << 20;
 // A manifest larger than this is refused (about 10^6 chunks).
@@ -57,6 +69,7 @@ std::string SnapshotKey(const std::string& sha256);
 // The object of the partition / the root whose SHA-256 is `sha256`.
 std::string PartitionKey(const std::string& sha256);
 std::string RootKey(const std::string& sha256);
+std::string ChunkPageKey(const std::string& sha256);
 
 struct ManifestChunk {
   uint32_t number = 0;
@@ -71,6 +84,15 @@ struct ManifestChunk {
   std::optional<uint32_t> crc32c;
   std::string gmeta_key;  // its .gmeta object; empty when none was published
   std::string gmeta_sha256;
+};
+
+// One page of a version 3 manifest's chunk list.
+struct ManifestChunkPage {
+  uint32_t first = 0;  // the number of its first chunk
+  uint32_t count = 0;  // its chunks
+  std::string key;     // ChunkPageKey(sha256)
+  uint64_t size = 0;
+  std::string sha256;
 };
 
 // An object no longer named by the newest manifest, kept for readers of
@@ -111,8 +133,15 @@ struct Manifest {
   const std::string& index_sha256() const { return partitioned() ? root_sha256 : snapshot_sha256; }
   uint64_t videos = 0;
   uint64_t frames = 0;
-  std::vector<ManifestChunk> chunks;  // by number
-  std::string label2idx_key;          // empty when the dataset has none
+  // By number. A version 3 manifest lists its chunks in pages instead
+  // (chunk_pages; chunk_count of them in all): empty until the pages are
+  // read (LoadChunkPages, partition_cache.h).
+  std::vector<ManifestChunk> chunks;
+  std::vector<ManifestChunkPage> chunk_pages;
+  uint64_t chunk_count = 0;
+  bool paged() const { return version >= kManifestVersionChunkPages; }
+  uint64_t ChunkCount() const { return paged() ? chunk_count : chunks.size(); }
+  std::string label2idx_key;  // empty when the dataset has none
   std::string label2idx_sha256;
   int64_t grace_seconds = 0;
   std::vector<ManifestObsolete> obsolete;
@@ -134,6 +163,21 @@ PushLeaseRecord ParsePushLease(std::string_view text, const std::string& where);
 
 // The manifest as JSON text (one object, keys in a fixed order).
 std::string SerializeManifest(const Manifest& manifest);
+
+// The pages of `chunks` (sorted by number) and their text, for a version 3
+// manifest: each page's entries serialized as a manifest lists them, named
+// by its SHA-256, so that an unchanged page keeps its key.
+struct ChunkPageText {
+  ManifestChunkPage page;
+  std::string text;
+};
+std::vector<ChunkPageText> MakeChunkPages(const std::vector<ManifestChunk>& chunks);
+
+// Parses and checks the text of `page` (its size and SHA-256 included).
+// Throws CorruptionError "read chunk page <where>: ..." naming what is wrong,
+// as ParseManifest does for the entries of a manifest.
+std::vector<ManifestChunk> ParseChunkPage(std::string_view text, const ManifestChunkPage& page,
+                                          const std::string& where);
 
 // Parses and checks a manifest. `where` names it in errors. Throws
 // CorruptionError "read manifest <where>: <what is wrong>" for anything that

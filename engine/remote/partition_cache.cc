@@ -370,6 +370,41 @@ index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
   return index::DecodePartitionRoot(bytes, name);
 }
 
+std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& manifest,
+                                          const ManifestChunkPage& page, const std::string& what) {
+  const std::string name = store.Name(page.key);
+  const std::string where = "the chunk page " + name + " that the manifest (generation " +
+                            std::to_string(manifest.generation) + ") names";
+  std::string text;
+  try {
+    text = store.Get(page.key, page.size);
+  } catch (const NotFoundError& e) {
+    throw CorruptionError(what + ": " + where + " is missing: it was deleted behind the " +
+                          "manifest's back (" + e.what() + ")");
+  } catch (const remote::ObjectTooLargeError& e) {
+    throw CorruptionError(what + ": " + where + " is larger than the " + std::to_string(page.size) +
+                          " bytes the manifest says: it was replaced behind the manifest's back (" +
+                          e.what() + ")");
+  }
+  try {
+    return ParseChunkPage(text, page, name);
+  } catch (const Error& e) {
+    e.ThrowWithContext(what + ": ");
+  }
+}
+
+void LoadChunkPages(ObjectStore& store, Manifest* manifest, const std::string& what) {
+  if (!manifest->paged()) return;
+  std::vector<ManifestChunk> chunks;
+  chunks.reserve(manifest->chunk_count);
+  for (const ManifestChunkPage& page : manifest->chunk_pages) {
+    for (ManifestChunk& c : FetchChunkPage(store, *manifest, page, what)) {
+      chunks.push_back(std::move(c));
+    }
+  }
+  manifest->chunks = std::move(chunks);
+}
+
 PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root,
                               std::string what, std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters) {

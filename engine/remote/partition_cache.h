@@ -89,6 +89,16 @@ PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::P
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
                                const std::string& what);
 
+// The chunk entries of `page` of a version 3 manifest: one GET of at most
+// its size, checked (ParseChunkPage). Throws CorruptionError "<what>: ..."
+// naming the page when it is missing or not what the manifest says.
+std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& manifest,
+                                          const ManifestChunkPage& page, const std::string& what);
+
+// Fills `manifest->chunks` from its pages (a version 3 manifest: every page
+// fetched); nothing for a manifest that lists its chunks.
+void LoadChunkPages(ObjectStore& store, Manifest* manifest, const std::string& what);
+
 }  // namespace gulpdb::engine
 
 #endif  // GULPDB_ENGINE_REMOTE_PARTITION_CACHE_H_

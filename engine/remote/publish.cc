@@ -493,7 +493,7 @@ class Publisher {
     next.chunks_published = publish_chunks_;
     if (partitioned_) {
       BuildIndexPartitions(tmp.path());
-      next.version = kManifestVersionPartitioned;
+      next.version = kManifestVersionChunkPages;
       if (SameIndex(build_.root, old_root_)) {
         // An unchanged index keeps its root (the new one would differ only
         // in its generation number), so that nothing is published.
@@ -526,6 +526,7 @@ class Publisher {
       UploadLabels(&next);
     }
     if (partitioned_) {
+      UploadChunkPages(&next);
       UploadPartitions(next);
     } else {
       if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
@@ -616,6 +617,7 @@ class Publisher {
     if (!old_) return keys;
     if (!old_->snapshot_key.empty()) keys.push_back(old_->snapshot_key);
     if (old_->partitioned()) keys.push_back(old_->root_key);
+    for (const ManifestChunkPage& p : old_->chunk_pages) keys.push_back(p.key);
     if (old_root_) {
       for (const index::PartitionEntry& p : old_root_->partitions) {
         keys.push_back(PartitionKey(p.sha256));
@@ -714,6 +716,25 @@ class Publisher {
                                  "': not a number of bytes");
     }
     return n;
+  }
+
+  // 5a'. The chunk list of a version 3 manifest, in pages named by their
+  // content: a page the store holds (listed with its size) is not written
+  // again, so an append writes only the last pages.
+  void UploadChunkPages(Manifest* next) {
+    next->chunk_pages.clear();
+    next->chunk_count = next->chunks.size();
+    for (ChunkPageText& t : MakeChunkPages(next->chunks)) {
+      next_index_keys_.insert(t.page.key);
+      const auto listed = listing_.find(t.page.key);
+      if (listed == listing_.end() || listed->second.size != t.page.size ||
+          foreign_set_.count(t.page.key) != 0) {
+        Writing();
+        Write(t.page.key, t.text, WriteFor(t.page.key));
+        ++report_.chunk_pages_uploaded;
+      }
+      next->chunk_pages.push_back(std::move(t.page));
+    }
   }
 
   // 5b. Partitions the store does not hold (new ones, and any the listing
@@ -823,6 +844,13 @@ class Publisher {
       published = ParseManifest(text, store_.Name(kManifestKey));
       manifest_etag_ = info.etag;
     } catch (const NotFoundError&) {
+    }
+    // A version 3 manifest's chunk list is in its pages: needed for this
+    // dataset's (or one without an identity, to see whether it is this
+    // dataset's), not for another dataset's.
+    if (published &&
+        (!conditional_ || published->dataset.empty() || published->dataset == dataset_)) {
+      LoadChunkPages(store_, &*published, what_);
     }
     if (published && publish_chunks_ != published->chunks_published) {
       throw InvalidArgumentError(

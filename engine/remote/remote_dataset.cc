@@ -64,11 +64,11 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
   }
   const index::DatasetInfo info_record = index::DecodeDatasetInfo(
       root.dataset_info, "partition root " + store->Name(manifest.root_key));
-  if (manifest.chunks.size() != chunks || manifest.videos != videos ||
+  if (manifest.ChunkCount() != chunks || manifest.videos != videos ||
       manifest.frames != info_record.total_frames) {
     throw CorruptionError(
         what + ": the manifest (generation " + std::to_string(manifest.generation) + ") lists " +
-        std::to_string(manifest.chunks.size()) + " chunks, " + std::to_string(manifest.videos) +
+        std::to_string(manifest.ChunkCount()) + " chunks, " + std::to_string(manifest.videos) +
         " videos and " + std::to_string(manifest.frames) + " frames, its root " +
         std::to_string(chunks) + ", " + std::to_string(videos) + " and " +
         std::to_string(info_record.total_frames) + ": the manifest does not describe its snapshot");
@@ -158,15 +158,81 @@ std::string NameOfMagic(int64_t magic) {
 
 // ---- RemoteSource ------------------------------------------------------------
 
+RemoteSource::ChunkList::ChunkList(std::vector<ManifestChunk> entries)
+    : chunks(std::move(entries)), verified(new std::atomic<bool>[chunks.size()]) {
+  for (size_t i = 0; i < chunks.size(); ++i) verified[i] = false;
+}
+
 RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info)
-    : store_(std::move(store)),
-      manifest_(std::move(manifest)),
-      info_(std::move(info)),
-      verified_(new std::atomic<bool>[manifest_.chunks.size()]) {
-  for (size_t i = 0; i < manifest_.chunks.size(); ++i) verified_[i] = false;
-  for (const ManifestChunk& c : manifest_.chunks) {
-    if (!c.etag.empty()) etags_[c.key] = c.etag;
+    : store_(std::move(store)), manifest_(std::move(manifest)), info_(std::move(info)) {
+  if (manifest_.paged()) {
+    pages_.resize(manifest_.chunk_pages.size());
+  } else {
+    for (const ManifestChunk& c : manifest_.chunks) {
+      if (!c.etag.empty()) etags_[c.key] = c.etag;
+    }
+    pages_.push_back(std::make_shared<ChunkList>(manifest_.chunks));
   }
+}
+
+std::shared_ptr<RemoteSource::ChunkList> RemoteSource::Page(size_t page) const {
+  {
+    std::lock_guard<std::mutex> lock(pages_mutex_);
+    if (pages_[page]) return pages_[page];
+  }
+  // Fetched outside the lock (a GET); two threads may both fetch it once.
+  auto list = std::make_shared<ChunkList>(FetchChunkPage(
+      *store_, manifest_, manifest_.chunk_pages[page], "open dataset " + store_->url()));
+  {
+    std::lock_guard<std::mutex> lock(etags_mutex_);
+    for (const ManifestChunk& c : list->chunks) {
+      if (!c.etag.empty()) etags_.emplace(c.key, c.etag);  // a revalidated ETag stays
+    }
+  }
+  std::lock_guard<std::mutex> lock(pages_mutex_);
+  if (!pages_[page]) pages_[page] = std::move(list);
+  return pages_[page];
+}
+
+std::pair<const ManifestChunk*, std::atomic<bool>*> RemoteSource::Find(uint32_t number) const {
+  size_t page = 0;
+  if (manifest_.paged()) {
+    const auto& pages = manifest_.chunk_pages;
+    const auto it =
+        std::upper_bound(pages.begin(), pages.end(), number,
+                         [](uint32_t n, const ManifestChunkPage& p) { return n < p.first; });
+    if (it == pages.begin() || (it - 1)->first / kChunksPerPage != number / kChunksPerPage) {
+      return {nullptr, nullptr};
+    }
+    page = static_cast<size_t>(it - 1 - pages.begin());
+  }
+  const std::shared_ptr<ChunkList> list = Page(page);
+  const auto it = std::lower_bound(list->chunks.begin(), list->chunks.end(), number,
+                                   [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
+  if (it == list->chunks.end() || it->number != number) return {nullptr, nullptr};
+  // Lists are never dropped once loaded: the pointers stay valid.
+  const size_t i = static_cast<size_t>(it - list->chunks.begin());
+  return {&*it, &list->verified[i]};
+}
+
+const ManifestChunk* RemoteSource::LoadedChunkOfKey(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(pages_mutex_);
+  for (const std::shared_ptr<ChunkList>& list : pages_) {
+    if (!list) continue;
+    for (const ManifestChunk& c : list->chunks) {
+      if (c.key == key) return &c;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<ManifestChunk> RemoteSource::AllChunks() const {
+  std::vector<ManifestChunk> out;
+  for (size_t i = 0; i < pages_.size(); ++i) {
+    const std::shared_ptr<ChunkList> list = Page(i);
+    out.insert(out.end(), list->chunks.begin(), list->chunks.end());
+  }
+  return out;
 }
 
 std::string RemoteSource::AcceptedEtag(const std::string& key) const {
@@ -184,17 +250,12 @@ RemoteInfo RemoteSource::info() const {
   return out;
 }
 
-const ManifestChunk* RemoteSource::Chunk(uint32_t number) const {
-  const auto it = std::lower_bound(manifest_.chunks.begin(), manifest_.chunks.end(), number,
-                                   [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
-  if (it == manifest_.chunks.end() || it->number != number) return nullptr;
-  return &*it;
-}
+const ManifestChunk* RemoteSource::Chunk(uint32_t number) const { return Find(number).first; }
 
 const ManifestChunk& RemoteSource::VerifiedManifestChunk(
     uint32_t number, std::string_view id, const std::string& dir,
     const std::function<index::ChunkRecord()>& record) const {
-  const ManifestChunk* m = Chunk(number);
+  const auto [m, flag] = Find(number);
   const auto what = [&] { return "read id '" + std::string(id) + "' in " + dir; };
   if (m == nullptr) {
     throw CorruptionError(what() + ": chunk " + std::to_string(number) +
@@ -202,7 +263,7 @@ const ManifestChunk& RemoteSource::VerifiedManifestChunk(
                           std::to_string(manifest_.generation) +
                           "): the manifest does not describe its snapshot");
   }
-  std::atomic<bool>& verified = verified_[static_cast<size_t>(m - manifest_.chunks.data())];
+  std::atomic<bool>& verified = *flag;
   if (verified.load(std::memory_order_acquire)) return *m;
   const std::string problem = ChunkDisagreement(*m, number, record());
   if (!problem.empty()) {
@@ -242,11 +303,11 @@ std::string ManifestDisagreement(const Manifest& manifest, const Dataset& datase
   const uint64_t chunks = txn.ChunkCount();
   const uint64_t videos = txn.VideoCount();
   const uint64_t frames = txn.Info().total_frames;
-  if (manifest.chunks.size() == chunks && manifest.videos == videos && manifest.frames == frames) {
+  if (manifest.ChunkCount() == chunks && manifest.videos == videos && manifest.frames == frames) {
     return "";
   }
   return "the manifest (generation " + std::to_string(manifest.generation) + ") lists " +
-         std::to_string(manifest.chunks.size()) + " chunks, " + std::to_string(manifest.videos) +
+         std::to_string(manifest.ChunkCount()) + " chunks, " + std::to_string(manifest.videos) +
          " videos and " + std::to_string(manifest.frames) + " frames, its index snapshot has " +
          std::to_string(chunks) + ", " + std::to_string(videos) + " and " + std::to_string(frames) +
          ": the manifest does not describe its snapshot";
@@ -308,10 +369,7 @@ void RemoteSource::Revalidate(const std::string& key, const std::string& asked,
                               const std::string& what) const {
   std::lock_guard<std::mutex> serial(revalidate_mutex_);
   if (AcceptedEtag(key) != asked) return;  // another thread accepted a new one meanwhile
-  const ManifestChunk* mine = nullptr;
-  for (const ManifestChunk& c : manifest_.chunks) {
-    if (c.key == key) mine = &c;
-  }
+  const ManifestChunk* mine = LoadedChunkOfKey(key);
   const std::string name = store_->Name(key);
   if (mine == nullptr) {
     throw CorruptionError(what + ": " + name +
@@ -351,6 +409,16 @@ void RemoteSource::Revalidate(const std::string& key, const std::string& asked,
     }
     if (generation != nullptr) *generation = m.generation;
     if (m.generation <= manifest_.generation || m.dataset != manifest_.dataset) return;
+    if (m.paged()) {
+      // Only the page that would hold this chunk.
+      for (const ManifestChunkPage& p : m.chunk_pages) {
+        if (p.first / kChunksPerPage != mine->number / kChunksPerPage) continue;
+        for (const ManifestChunk& c : FetchChunkPage(*store_, m, p, what)) {
+          if (c.key == key && vouches(c)) accepted = true;
+        }
+      }
+      return;
+    }
     for (const ManifestChunk& c : m.chunks) {
       if (c.key == key && vouches(c)) accepted = true;
     }

@@ -70,8 +70,11 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
     partitions_ = std::move(counters);
   }
 
-  // The manifest's entry for chunk `number`, or null.
+  // The manifest's entry for chunk `number`, or null. A version 3
+  // manifest's page holding it is fetched on first use (FetchChunkPage).
   const ManifestChunk* Chunk(uint32_t number) const;
+  // Every entry of the manifest's chunk list, by number (every page fetched).
+  std::vector<ManifestChunk> AllChunks() const;
 
   // The manifest's entry for chunk `number`, checked against the snapshot's
   // record of the chunk (read in `txn`) the first time this source uses it:
@@ -123,8 +126,21 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   Manifest manifest_;
   RemoteInfo info_;
   std::shared_ptr<const PartitionCacheCounters> partitions_;
-  // verified_[i]: manifest_.chunks[i] agreed with the snapshot's record.
-  std::unique_ptr<std::atomic<bool>[]> verified_;
+  // Chunk entries, a page at a time (one list for a manifest that lists
+  // them), each with a flag: it agreed with the snapshot's record.
+  struct ChunkList {
+    explicit ChunkList(std::vector<ManifestChunk> entries);
+    std::vector<ManifestChunk> chunks;
+    std::unique_ptr<std::atomic<bool>[]> verified;
+  };
+  // The entry for `number` and its flag, or {null, null}.
+  std::pair<const ManifestChunk*, std::atomic<bool>*> Find(uint32_t number) const;
+  // Page `page` of manifest_.chunk_pages (of the inline list: 0), loaded.
+  std::shared_ptr<ChunkList> Page(size_t page) const;
+  // The loaded entry whose object is `key`, or null.
+  const ManifestChunk* LoadedChunkOfKey(const std::string& key) const;
+  mutable std::mutex pages_mutex_;
+  mutable std::vector<std::shared_ptr<ChunkList>> pages_;
   mutable std::mutex etags_mutex_;
   mutable std::map<std::string, std::string> etags_;  // chunk key -> the ETag reads ask for
   mutable std::mutex revalidate_mutex_;               // one revalidation at a time

@@ -145,14 +145,15 @@ def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path,
         # The snapshot file, or the node's partition cache (a directory).
         assert (os.path.isdir if info["partitioned"] else os.path.isfile)(info["snapshot_path"])
         assert info["snapshot_path"].startswith(str(tmp_path / "cache"))
-    # Reopening costs one small GET (the manifest), and the root when partitioned;
-    # the partitions read before are not fetched again.
+    # Reopening costs one small GET (the manifest), and when partitioned the root and
+    # the page of the chunk list a read needs; the partitions read before are not
+    # fetched again.
     with gulpdb.Dataset(remote.url) as again:
         info = again.remote_info
         if info["partitioned"]:
             again.read_jpegs("video_3")
             info = again.remote_info
-            assert info["partitions_downloaded"] == 0 and info["requests"] == 3
+            assert info["partitions_downloaded"] == 0 and info["requests"] == 4
         else:
             assert not info["snapshot_downloaded"] and info["requests"] == 1
     assert gulpdb.Dataset.exists(remote.url)
@@ -373,8 +374,11 @@ def test_a_gulpio_directory_uploaded_by_other_tools_is_refused_untouched_unless_
     # ones the manifest names, nothing of the other directory.
     data = sorted(k for k in after if k.startswith("data_"))
     metas = sorted(k for k in after if k.startswith("meta_"))
-    assert data == sorted(c["key"] for c in manifest["chunks"]) == ["data_0.gulp", "data_1.gulp"]
-    assert metas == sorted(c["gmeta_key"] for c in manifest["chunks"])
+    # The manifest's chunk list is in pages it names (a partitioned push).
+    chunks = [c for page in manifest["chunk_pages"]
+              for c in json.loads(after[page["key"]][1])["chunks"]]
+    assert data == sorted(c["key"] for c in chunks) == ["data_0.gulp", "data_1.gulp"]
+    assert metas == sorted(c["gmeta_key"] for c in chunks)
     assert "label2idx.json" not in after and "manifest.json" not in after
     view = tmp_path / "view"
     view.mkdir()
@@ -619,7 +623,9 @@ def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, 
     assert report["root_bytes"] > 0
     manifest = json.loads(remote.boto3().get_object(
         Bucket=BUCKET, Key=remote.key("gulpdb.manifest.json"))["Body"].read())
-    assert manifest["version"] == 2 and "snapshot" not in manifest
+    assert manifest["version"] == 3 and "snapshot" not in manifest and "chunks" not in manifest
+    assert report["chunk_pages_uploaded"] == len(manifest["chunk_pages"]) == 1
+    assert manifest["chunk_count"] == report["chunks"]
     assert manifest["root"]["key"] == f"gulpdb.roots/{manifest['root']['sha256']}.root"
     monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "fresh"))
     with gulpdb.Dataset(local.path) as ld, gulpdb.Dataset(remote.url) as ds:

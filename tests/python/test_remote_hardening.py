@@ -75,6 +75,41 @@ def write_manifest(remote, manifest):
                               Body=json.dumps(manifest).encode())
 
 
+def read_chunk_list(remote, manifest):
+    """The manifest's chunk entries: listed in it, or in the pages it names."""
+    if "chunks" in manifest:
+        return manifest["chunks"]
+    s3 = remote.boto3()
+    chunks = []
+    for page in manifest["chunk_pages"]:
+        chunks += json.loads(s3.get_object(Bucket=BUCKET, Key=remote.key(page["key"]))
+                             ["Body"].read())["chunks"]
+    return chunks
+
+
+def with_chunk_list(remote, manifest, chunks):
+    """`manifest` listing `chunks`: in it, or in pages written as a push writes
+    them (named by their SHA-256, so that only what they say is a lie)."""
+    manifest = json.loads(json.dumps(manifest))
+    if "chunks" in manifest:
+        manifest["chunks"] = chunks
+        return manifest
+    pages = {}
+    for c in chunks:
+        pages.setdefault(c["number"] // 256, []).append(c)
+    manifest["chunk_pages"] = []
+    for number in sorted(pages):
+        text = json.dumps({"format": "gulpdb-chunk-page", "chunks": pages[number]}).encode()
+        sha = hashlib.sha256(text).hexdigest()
+        key = f"gulpdb.chunk-pages/{sha}.json"
+        remote.boto3().put_object(Bucket=BUCKET, Key=remote.key(key), Body=text)
+        manifest["chunk_pages"].append({"first": pages[number][0]["number"],
+                                        "count": len(pages[number]), "key": key,
+                                        "size": len(text), "sha256": sha})
+    manifest["chunk_count"] = len(chunks)
+    return manifest
+
+
 # ---- check reads what readers read -------------------------------------------------------
 
 
@@ -122,22 +157,24 @@ def _every_read_fails(url):
     return failures > 0
 
 
+@pytest.mark.parametrize("layout", ["whole", "partitioned"])  # chunks in the manifest / in pages
 @pytest.mark.parametrize("lie", ["swapped_keys", "emptied_chunk_list", "cut_committed_length"])
-def test_check_fails_whenever_a_reader_would(remote, tmp_path, lie):
+def test_check_fails_whenever_a_reader_would(remote, tmp_path, lie, layout):
     path = str(tmp_path / "local")
     append_videos(path, 0, 12)
-    gulpdb.push(path, remote.url)
+    gulpdb.push(path, remote.url, layout=layout)
     assert json.loads(cli("check", remote.url, "--deep", "--json").stdout)["healthy"]
     honest = read_manifest(remote)
-    manifest = json.loads(json.dumps(honest))
-    chunks = manifest["chunks"]
+    assert ("chunks" in honest) == (layout == "whole")
+    chunks = json.loads(json.dumps(read_chunk_list(remote, honest)))
     assert len(chunks) >= 2
     if lie == "swapped_keys":
         chunks[0]["key"], chunks[1]["key"] = chunks[1]["key"], chunks[0]["key"]
     elif lie == "emptied_chunk_list":
-        manifest["chunks"] = []
+        chunks = []
     else:
         chunks[1]["committed_length"] //= 2
+    manifest = with_chunk_list(remote, honest, chunks)
     write_manifest(remote, manifest)
     assert _every_read_fails(remote.url)
     proc = cli("check", remote.url, "--deep", "--json")
