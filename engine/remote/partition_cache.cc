@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "engine/remote/manifest.h"
@@ -35,6 +36,61 @@ bool IsHex64(const std::string& name) {
 
 // Marks a partition as used now (LRU order). Best effort.
 void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
+
+// ---- small objects: roots and chunk pages ---------------------------------------
+
+// CacheDirectory()/objects/<sha256>: a root or a chunk page (content-
+// addressed like partitions), kept so that re-opening a dataset does not GET
+// them again. They are small (a page is at most ~80 kB; a root 26 kB per
+// 10^5 videos) and not counted in GULPDB_CACHE_BYTES; at most kKeptObjects
+// are kept, the least recently used deleted first. Each is verified
+// (size, SHA-256) on every use; one that fails is removed and fetched again.
+constexpr size_t kKeptObjects = 256;
+
+std::string ObjectCacheDirectory() { return CacheDirectory() + "/objects"; }
+
+// The cached object named `sha256` of `size` bytes, or nullopt (not cached,
+// or damaged: then removed). Never throws: the cache is only a cache.
+std::optional<std::string> CachedObject(const std::string& sha256, uint64_t size) noexcept {
+  try {
+    const std::string path = ObjectCacheDirectory() + "/" + sha256;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == size) {
+      std::string bytes = util::ReadFile(path);
+      if (bytes.size() == size && remote::Sha256Hex(bytes) == sha256) {
+        Touch(path);
+        return bytes;
+      }
+    }
+    util::RemoveFileQuietly(path);
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+// Keeps `bytes` (verified: their SHA-256 is `sha256`) in the cache, then
+// deletes the least recently used objects past kKeptObjects. Best effort.
+void KeepObject(const std::string& sha256, std::string_view bytes) noexcept {
+  try {
+    const std::string dir = ObjectCacheDirectory();
+    util::MakeDirectories(dir);
+    util::WriteFileAtomically(dir + "/" + sha256, bytes);
+    std::vector<std::pair<int64_t, std::string>> kept;  // (last use, name)
+    for (const std::string& name : util::ListDirectory(dir)) {
+      struct stat st {};
+      if (!IsHex64(name) || ::stat((dir + "/" + name).c_str(), &st) != 0) continue;
+      kept.emplace_back(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+                        name);
+    }
+    if (kept.size() <= kKeptObjects) return;
+    std::sort(kept.begin(), kept.end());
+    for (size_t i = 0; i + kKeptObjects < kept.size(); ++i) {
+      if (kept[i].second != sha256) util::RemoveFileQuietly(dir + "/" + kept[i].second);
+    }
+  } catch (...) {
+  }
+}
 
 // An open descriptor of `path` holding a shared flock, or an invalid one
 // when there is no such file (or it was evicted or set aside meanwhile: the
@@ -345,6 +401,9 @@ uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
                                const std::string& what) {
   const std::string name = store.Name(manifest.root_key);
+  if (std::optional<std::string> cached = CachedObject(manifest.root_sha256, manifest.root_size)) {
+    return index::DecodePartitionRoot(*cached, name);
+  }
   const std::string where =
       " that the manifest (generation " + std::to_string(manifest.generation) + ") names";
   std::string bytes;
@@ -367,12 +426,21 @@ index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
                           ", the manifest says " + std::to_string(manifest.root_size) + " bytes, " +
                           manifest.root_sha256 + ": it was replaced behind the manifest's back");
   }
-  return index::DecodePartitionRoot(bytes, name);
+  index::PartitionRoot root = index::DecodePartitionRoot(bytes, name);
+  KeepObject(sha, bytes);
+  return root;
 }
 
 std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& manifest,
                                           const ManifestChunkPage& page, const std::string& what) {
   const std::string name = store.Name(page.key);
+  if (std::optional<std::string> cached = CachedObject(page.sha256, page.size)) {
+    try {
+      return ParseChunkPage(*cached, page, name);
+    } catch (const Error& e) {
+      e.ThrowWithContext(what + ": ");
+    }
+  }
   const std::string where = "the chunk page " + name + " that the manifest (generation " +
                             std::to_string(manifest.generation) + ") names";
   std::string text;
@@ -386,11 +454,14 @@ std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& ma
                           " bytes the manifest says: it was replaced behind the manifest's back (" +
                           e.what() + ")");
   }
+  std::vector<ManifestChunk> chunks;
   try {
-    return ParseChunkPage(text, page, name);
+    chunks = ParseChunkPage(text, page, name);
   } catch (const Error& e) {
     e.ThrowWithContext(what + ": ");
   }
+  KeepObject(page.sha256, text);
+  return chunks;
 }
 
 void LoadChunkPages(ObjectStore& store, Manifest* manifest, const std::string& what) {

@@ -5,6 +5,11 @@
 //
 // Layout (under CacheDirectory(), gulpdb/remote.h):
 //
+//   objects/
+//     <sha256>                 a root or a page of a manifest's chunk list
+//                              (FetchRoot, FetchChunkPage): verified on every
+//                              use, at most 256 kept, so that re-opening a
+//                              dataset GETs only its manifest
 //   partitions/
 //     <sha256>                 a verified partition (appears by rename)
 //     .lock.<2 hex digits>     flock: one process downloads a partition
@@ -81,16 +86,18 @@ PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::P
                               std::string what, std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters = nullptr);
 
-// The root a version 2 manifest names: one GET of at most its size, its
-// size and SHA-256 checked against the manifest, decoded and validated.
+// The root a version 2 manifest names: from the node cache (objects/), or
+// one GET of at most its size; its size and SHA-256 checked against the
+// manifest, decoded and validated, and kept in the node cache.
 // Throws CorruptionError "<what>: the root <object> ..." when it is missing,
 // another size or hash (replaced behind the manifest's back) or not a root;
 // the store's errors otherwise.
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
                                const std::string& what);
 
-// The chunk entries of `page` of a version 3 manifest: one GET of at most
-// its size, checked (ParseChunkPage). Throws CorruptionError "<what>: ..."
+// The chunk entries of `page` of a version 3 manifest: from the node cache
+// (objects/), or one GET of at most its size; checked (ParseChunkPage) and
+// kept in the node cache. Throws CorruptionError "<what>: ..."
 // naming the page when it is missing or not what the manifest says.
 std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& manifest,
                                           const ManifestChunkPage& page, const std::string& what);
