@@ -43,9 +43,10 @@ void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullpt
 // addressed like partitions), kept so that re-opening a dataset does not GET
 // them again. They are small (a page is at most ~80 kB; a root 26 kB per
 // 10^5 videos) and not counted in GULPDB_CACHE_BYTES; at most kKeptObjects
-// are kept, the least recently used deleted first. Each is verified
+// are kept (a 10^7-video dataset has ~400 chunk pages), the least
+// recently used deleted first. Each is verified
 // (size, SHA-256) on every use; one that fails is removed and fetched again.
-constexpr size_t kKeptObjects = 256;
+constexpr size_t kKeptObjects = 1024;
 
 std::string ObjectCacheDirectory() { return CacheDirectory() + "/objects"; }
 
@@ -69,6 +70,8 @@ std::optional<std::string> CachedObject(const std::string& sha256, uint64_t size
   return std::nullopt;
 }
 
+}  // namespace
+
 // Keeps `bytes` (verified: their SHA-256 is `sha256`) in the cache, then
 // deletes the least recently used objects past kKeptObjects. Best effort.
 void KeepObject(const std::string& sha256, std::string_view bytes) noexcept {
@@ -91,6 +94,8 @@ void KeepObject(const std::string& sha256, std::string_view bytes) noexcept {
   } catch (...) {
   }
 }
+
+namespace {
 
 // An open descriptor of `path` holding a shared flock, or an invalid one
 // when there is no such file (or it was evicted or set aside meanwhile: the

@@ -8,7 +8,7 @@
 //   objects/
 //     <sha256>                 a root or a page of a manifest's chunk list
 //                              (FetchRoot, FetchChunkPage): verified on every
-//                              use, at most 256 kept, so that re-opening a
+//                              use, at most 1024 kept, so that re-opening a
 //                              dataset GETs only its manifest
 //   partitions/
 //     <sha256>                 a verified partition (appears by rename)
@@ -94,6 +94,11 @@ PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::P
 // the store's errors otherwise.
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
                                const std::string& what);
+
+// Keeps a root or chunk page whose SHA-256 is `sha256` in the node cache
+// (objects/), as FetchRoot and FetchChunkPage do with what they fetch: a
+// push keeps what it wrote. Best effort; never throws.
+void KeepObject(const std::string& sha256, std::string_view bytes) noexcept;
 
 // The chunk entries of `page` of a version 3 manifest: from the node cache
 // (objects/), or one GET of at most its size; checked (ParseChunkPage) and

@@ -733,6 +733,7 @@ class Publisher {
         Write(t.page.key, t.text, WriteFor(t.page.key));
         ++report_.chunk_pages_uploaded;
       }
+      KeepObject(t.page.sha256, t.text);  // the next push here reads it locally
       next->chunk_pages.push_back(std::move(t.page));
     }
   }
@@ -783,6 +784,7 @@ class Publisher {
       Write(next.root_key, build_.root_bytes, WriteFor(next.root_key));
       report_.root_uploaded = true;
     }
+    if (next.root_sha256 == build_.root_sha256) KeepObject(build_.root_sha256, build_.root_bytes);
   }
 
   // 1c. Every chunk of the snapshot and its keys.
