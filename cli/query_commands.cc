@@ -297,9 +297,9 @@ void ForEachListed(const Dataset& dataset, const po::variables_map& vm,
 
 namespace {
 
-// A partitioned snapshot pushed with --layout partitioned may have left the
-// dataset's named splits out (docs/remote_datasets.md): info says so instead
-// of failing.
+// A partitioned snapshot of an older format pushed with --layout partitioned
+// may have left the dataset's named splits out (docs/remote_datasets.md):
+// info says so instead of failing.
 bool CarriesSplits(const Dataset& dataset) {
   const std::optional<RemoteInfo> remote = GetRemoteInfo(dataset);
   return !remote || !remote->splits_omitted;
@@ -311,8 +311,8 @@ std::string QueryInfoText(const Dataset& dataset) {
   if (!CarriesSplits(dataset)) {
     std::string keys;
     for (const std::string& k : dataset.MetaIndexes()) keys += (keys.empty() ? "" : ", ") + k;
-    return "splits:         not in this partitioned snapshot (pushed with --layout "
-           "partitioned)\nmeta indexes:   " +
+    return "splits:         not in this partitioned snapshot (an older push with --layout "
+           "partitioned left them out)\nmeta indexes:   " +
            (keys.empty() ? std::string("none") : keys) + "\n";
   }
   std::string splits, keys;

@@ -86,8 +86,8 @@ int RunPush(const std::vector<std::string>& args) {
       "how the index is published: partitioned (partitions named by their SHA-256 and a root: "
       "readers fetch only the partitions they use, a push uploads only partitions that "
       "changed; older gulpdb versions cannot read it), whole (the index as one object, fetched "
-      "whole by every reader), or auto: partitioned unless the dataset has named splits, which "
-      "partitions do not carry yet")("quiet,q", po::bool_switch(&quiet), "no progress output");
+      "whole by every reader), or auto (the default): partitioned")(
+      "quiet,q", po::bool_switch(&quiet), "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,

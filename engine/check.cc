@@ -216,6 +216,15 @@ class Checker {
         return true;
       });
     });
+    walk("splits", [&] {
+      for (const auto& [name, header] : source_->SplitHeaders()) {
+        for (const std::string& id : source_->SplitIds(header.number)) {
+          if (!source_->FindVideo(id)) {
+            Problem("split '" + name + "'", "lists id '" + id + "', not a video");
+          }
+        }
+      }
+    });
     if (info.total_videos != report_->videos || info.total_frames != report_->frames) {
       Problem(where, "dataset totals say " + std::to_string(info.total_videos) + " videos / " +
                          std::to_string(info.total_frames) + " frames, found " +

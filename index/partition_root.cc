@@ -77,6 +77,8 @@ const char* PartitionKindName(PartitionKind kind) {
       return "order";
     case PartitionKind::kChunks:
       return "chunks";
+    case PartitionKind::kSplitMembers:
+      return "split_members";
   }
   return "?";
 }
@@ -100,10 +102,15 @@ std::string EncodePartitionRoot(const PartitionRoot& root) {
   }
   auto info = b.CreateVector(reinterpret_cast<const uint8_t*>(root.dataset_info.data()),
                              root.dataset_info.size());
+  std::vector<flatbuffers::Offset<fbs::SplitEntry>> splits;
+  for (const SplitEntry& e : root.splits) {
+    splits.push_back(fbs::CreateSplitEntry(b, b.CreateString(e.name), e.number, e.count));
+  }
   auto fields_v = b.CreateVector(fields);
   auto parts_v = b.CreateVector(parts);
+  auto splits_v = b.CreateVector(splits);
   b.Finish(fbs::CreatePartitionRoot(b, root.format_version, root.generation, root.sealed, info,
-                                    fields_v, parts_v, root.splits_omitted),
+                                    fields_v, parts_v, root.splits_omitted, splits_v),
            "GDBR");
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -136,6 +143,15 @@ PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what)
       e.name = f->name() != nullptr ? f->name()->str() : std::string();
       e.number = f->number();
       root.meta_fields.push_back(std::move(e));
+    }
+  }
+  if (fb->splits() != nullptr) {
+    for (const fbs::SplitEntry* e : *fb->splits()) {
+      SplitEntry split;
+      split.name = e->name() != nullptr ? e->name()->str() : std::string();
+      split.number = e->number();
+      split.count = e->count();
+      root.splits.push_back(std::move(split));
     }
   }
   if (fb->partitions() != nullptr) {
@@ -174,6 +190,15 @@ void ValidatePartitionRoot(const PartitionRoot& root, std::string_view what) {
                         ") is empty or listed twice");
     }
   }
+  std::set<std::string> split_names;
+  std::set<uint32_t> split_numbers;
+  for (const SplitEntry& e : root.splits) {
+    if (e.name.empty() || !split_names.insert(e.name).second ||
+        !split_numbers.insert(e.number).second) {
+      Corrupt(what, "split '" + Printable(e.name) + "' (number " + std::to_string(e.number) +
+                        ") is unnamed or listed twice");
+    }
+  }
   const PartitionEntry* prev = nullptr;
   uint64_t next_position = 0;
   for (size_t i = 0; i < root.partitions.size(); ++i) {
@@ -185,9 +210,14 @@ void ValidatePartitionRoot(const PartitionRoot& root, std::string_view what) {
       Corrupt(what, where + ": key range ['" + Printable(p.first_key) + "', '" +
                         Printable(p.last_key) + "'] is empty or reversed");
     }
-    const bool tail_kind = p.kind == PartitionKind::kOrder || p.kind == PartitionKind::kChunks;
+    const bool tail_kind = p.kind == PartitionKind::kOrder || p.kind == PartitionKind::kChunks ||
+                           p.kind == PartitionKind::kSplitMembers;
     if (tail_kind && p.generation != 0) {
       Corrupt(what, where + ": " + PartitionKindName(p.kind) + " partitions have no deltas");
+    }
+    if (p.kind == PartitionKind::kSplitMembers && root.format_version < 2) {
+      Corrupt(what, where + ": split members in a format " + std::to_string(root.format_version) +
+                        " root");
     }
     if (p.generation > root.generation) {
       Corrupt(what, where + ": generation " + std::to_string(p.generation) + " after the root's " +

@@ -36,8 +36,11 @@ enum class PartitionKind : uint8_t {
   // format 2: id length (2 bytes, big-endian), id, sealed VideoRecord.
   kOrder = 2,
   kChunks = 3,  // chunk key -> sealed ChunkRecord
+  // Split member key (query_keys.h: split number, position) -> id; the
+  // root lists the splits (format 2).
+  kSplitMembers = 4,
 };
-inline constexpr int kPartitionKinds = 4;
+inline constexpr int kPartitionKinds = 5;
 // The name of the database a partition of `kind` keeps its entries in.
 const char* PartitionKindName(PartitionKind kind);
 
@@ -57,6 +60,12 @@ struct MetaFieldEntry {
   uint32_t number = 0;
 };
 
+struct SplitEntry {
+  std::string name;
+  uint32_t number = 0;  // its members' keys start with SplitMemberPrefix(number)
+  uint64_t count = 0;
+};
+
 struct PartitionRoot {
   uint32_t format_version = kPartitionRootFormat;
   uint64_t generation = 0;
@@ -65,9 +74,12 @@ struct PartitionRoot {
   std::vector<MetaFieldEntry> meta_fields;
   // Sorted by (kind, generation, first_key).
   std::vector<PartitionEntry> partitions;
-  // The dataset had named splits, which partitions do not carry (a reader
-  // asking for splits gets an error instead of "none").
+  // The dataset had named splits, which the partitions do not carry (a
+  // format 1 root pushed with --layout partitioned): a reader asking for
+  // splits gets an error instead of "none".
   bool splits_omitted = false;
+  // The named splits, by name (format 2 carries them).
+  std::vector<SplitEntry> splits;
 };
 
 std::string EncodePartitionRoot(const PartitionRoot& root);

@@ -264,21 +264,58 @@ BOOST_AUTO_TEST_CASE(every_read_through_partitions_matches_the_local_dataset) {
   BOOST_CHECK_EQUAL(again.dataset->ReadJpegs(ids[5]).size(), 4u);
 }
 
-BOOST_AUTO_TEST_CASE(named_splits_left_out_of_partitions_are_an_error_not_none) {
+BOOST_AUTO_TEST_CASE(named_splits_are_read_through_partitions) {
   TempDir tmp;
   auto local = MakeDataset(tmp / "d");
   const std::vector<std::string> ids = local->Ids();
+  std::vector<std::string> big;  // several split-member partitions at the smallest target
+  for (size_t i = 0; i < ids.size(); i += 1) big.push_back(ids[(i * 7) % ids.size()]);
   {
     auto w = local->NewWriter();
-    w->SetSplit("train", {ids[0], ids[1]});
+    w->SetSplit("train", big);
+    w->SetSplit("val", {ids[3], ids[1]});
     w->Commit();
   }
   const BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
-  BOOST_CHECK(built.root.splits_omitted);
-  BOOST_CHECK(index::DecodePartitionRoot(built.root_bytes, "root").splits_omitted);
-  Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
-  for (const auto& read : std::vector<std::function<void()>>{[&] { s.dataset->Splits(); },
-                                                             [&] { s.dataset->Split("train"); }}) {
+  BOOST_CHECK(!built.root.splits_omitted);
+  BOOST_CHECK_EQUAL(index::DecodePartitionRoot(built.root_bytes, "root").splits.size(), 2u);
+  size_t member_partitions = 0;
+  for (const PartitionEntry& p : built.root.partitions) {
+    member_partitions += p.kind == PartitionKind::kSplitMembers;
+  }
+  BOOST_CHECK_GT(member_partitions, 1u);
+  {
+    Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+    const std::vector<SplitInfo> splits = s.dataset->Splits();
+    BOOST_REQUIRE_EQUAL(splits.size(), 2u);
+    BOOST_CHECK_EQUAL(splits[0].name, "train");
+    BOOST_CHECK_EQUAL(splits[0].count, big.size());
+    BOOST_CHECK_EQUAL(s.index->fetches(), 0u);  // the root lists them
+    BOOST_CHECK(s.dataset->Split("val") == local->Split("val"));
+    BOOST_CHECK_EQUAL(s.index->fetches(), 1u);  // a small split: one partition
+    BOOST_CHECK(s.dataset->Split("train") == big);
+    BOOST_CHECK_THROW(s.dataset->Split("test"), NameNotFoundError);
+  }
+  // Changed splits are published again; removed ones are gone.
+  {
+    auto w = local->NewWriter();
+    BOOST_REQUIRE(w->RemoveSplit("train"));
+    w->SetSplit("val", {ids[5]});
+    w->Commit();
+  }
+  const BuildResult rebuilt =
+      BuildPartitions(*local, &built.root, SmallPartitions(), tmp / "parts");
+  Snapshot again = OpenPartitioned(tmp / "d", rebuilt, tmp / "parts");
+  BOOST_REQUIRE_EQUAL(again.dataset->Splits().size(), 1u);
+  BOOST_CHECK(again.dataset->Split("val") == std::vector<std::string>{ids[5]});
+  // A format 1 root leaves splits out and says so: asking is an error, not "none".
+  PartitionOptions old_format = SmallPartitions();
+  old_format.format = 1;
+  const BuildResult v1 = BuildPartitions(*local, nullptr, old_format, tmp / "parts1");
+  BOOST_CHECK(v1.root.splits_omitted);
+  Snapshot s1 = OpenPartitioned(tmp / "d", v1, tmp / "parts1");
+  for (const auto& read : std::vector<std::function<void()>>{[&] { s1.dataset->Splits(); },
+                                                             [&] { s1.dataset->Split("val"); }}) {
     try {
       read();
       BOOST_FAIL("a partitioned snapshot without the dataset's splits answered");
@@ -286,17 +323,7 @@ BOOST_AUTO_TEST_CASE(named_splits_left_out_of_partitions_are_an_error_not_none) 
       BOOST_TEST(std::string(e.what()).find("does not carry them") != std::string::npos, e.what());
     }
   }
-  BOOST_CHECK_EQUAL(s.dataset->ReadJpegs(ids[1]).size(), 4u);
-  // Without splits, the root says none were left out.
-  {
-    auto w = local->NewWriter();
-    BOOST_REQUIRE(w->RemoveSplit("train"));
-    w->Commit();
-  }
-  const BuildResult rebuilt =
-      BuildPartitions(*local, &built.root, SmallPartitions(), tmp / "parts");
-  BOOST_CHECK(!rebuilt.root.splits_omitted);
-  BOOST_CHECK(OpenPartitioned(tmp / "d", rebuilt, tmp / "parts").dataset->Splits().empty());
+  BOOST_CHECK_EQUAL(s1.dataset->ReadJpegs(ids[1]).size(), 4u);
 }
 
 BOOST_AUTO_TEST_CASE(reads_match_after_an_append_and_a_removal_rebuilt_as_deltas) {
@@ -437,9 +464,15 @@ BOOST_AUTO_TEST_CASE(a_root_of_the_older_format_is_still_read_and_rebuilt_in_the
 BOOST_AUTO_TEST_CASE(a_damaged_partition_is_a_corruption_error_naming_its_hash) {
   TempDir tmp;
   auto local = MakeDataset(tmp / "d");
+  {
+    auto w = local->NewWriter();
+    w->SetSplit("train", local->Ids());
+    w->Commit();
+  }
   const BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
-  for (const PartitionKind kind : {PartitionKind::kVideos, PartitionKind::kOrder,
-                                   PartitionKind::kChunks, PartitionKind::kMetaIndex}) {
+  for (const PartitionKind kind :
+       {PartitionKind::kVideos, PartitionKind::kOrder, PartitionKind::kChunks,
+        PartitionKind::kMetaIndex, PartitionKind::kSplitMembers}) {
     const PartitionEntry* victim = nullptr;
     for (const PartitionEntry& p : built.root.partitions) {
       if (p.kind == kind && victim == nullptr) victim = &p;
@@ -477,6 +510,9 @@ BOOST_AUTO_TEST_CASE(a_damaged_partition_is_a_corruption_error_naming_its_hash) 
           for (int label = 0; label < 10; ++label)
             s.dataset->Select("label", std::to_string(label));
         });
+        break;
+      case PartitionKind::kSplitMembers:
+        refused([&] { s.dataset->Split("train"); });
         break;
     }
     test::WriteFile(path, good);

@@ -272,7 +272,9 @@ class DatasetEntries {
     dbis_[static_cast<int>(PartitionKind::kMetaIndex)] = q.meta_index;
     dbis_[static_cast<int>(PartitionKind::kOrder)] = env.OpenDb(index::kOrderDb, false);
     dbis_[static_cast<int>(PartitionKind::kChunks)] = env.OpenDb(index::kChunksDb, false);
+    dbis_[static_cast<int>(PartitionKind::kSplitMembers)] = q.split_members;
     meta_fields_dbi_ = q.meta_fields;
+    splits_dbi_ = q.splits;
     info_dbi_ = env.OpenDb(index::kInfoDb, false);
     txn_ = std::make_unique<index::Txn>(env.BeginRead());
   }
@@ -297,6 +299,22 @@ class DatasetEntries {
       f.name = std::string(cursor.key());
       f.number = index::DecodeFieldNumber(cursor.value());
       out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+  // The named splits, by name.
+  std::vector<index::SplitEntry> Splits() const {
+    std::vector<index::SplitEntry> out;
+    if (splits_dbi_ == 0) return out;
+    index::Cursor cursor(*txn_, splits_dbi_);
+    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+      const index::SplitHeader h = index::DecodeSplitHeader(cursor.value(), cursor.key());
+      index::SplitEntry e;
+      e.name = std::string(cursor.key());
+      e.number = h.number;
+      e.count = h.count;
+      out.push_back(std::move(e));
     }
     return out;
   }
@@ -367,6 +385,7 @@ class DatasetEntries {
           if (seal_) made_ = index::Seal(key, std::string(value));
           break;
         case PartitionKind::kMetaIndex:
+        case PartitionKind::kSplitMembers:
           break;
       }
     }
@@ -382,8 +401,9 @@ class DatasetEntries {
 
  private:
   const IndexHandles& handles_;
-  index::Dbi dbis_[index::kPartitionKinds] = {0, 0, 0, 0};
+  index::Dbi dbis_[index::kPartitionKinds] = {0, 0, 0, 0, 0};
   index::Dbi meta_fields_dbi_ = 0;
+  index::Dbi splits_dbi_ = 0;
   index::Dbi info_dbi_ = 0;
   std::unique_ptr<index::Txn> txn_;
 };
@@ -587,7 +607,12 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
   root.sealed = true;
   root.dataset_info = data.InfoBytes();
   root.meta_fields = data.MetaFields();
-  root.splits_omitted = !dataset.Splits().empty();
+  // Format 2 carries the named splits; format 1 leaves them out and says so.
+  if (options.format >= 2) {
+    root.splits = data.Splits();
+  } else {
+    root.splits_omitted = !data.Splits().empty();
+  }
   std::set<std::string> written;
   std::unique_ptr<PartitionedIndex> old;
   if (previous != nullptr) {
@@ -601,6 +626,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
       base = PartitionsOf(*previous, kind, true);
       deltas = PartitionsOf(*previous, kind, false);
     }
+    if (kind == PartitionKind::kSplitMembers && root.format_version < 2) continue;
     const bool lsm = kind == PartitionKind::kVideos || kind == PartitionKind::kMetaIndex;
     std::set<uint64_t> delta_generations;
     for (const PartitionEntry& d : deltas) delta_generations.insert(d.generation);
@@ -1069,6 +1095,35 @@ void PartitionedIndex::ScanMeta(
     if (key.substr(0, prefix.size()) != prefix) return false;
     return fn(key, id);
   });
+}
+
+std::map<std::string, index::SplitHeader> PartitionedIndex::SplitHeaders() const {
+  std::map<std::string, index::SplitHeader> out;
+  for (const index::SplitEntry& e : root_.splits) {
+    index::SplitHeader h;
+    h.number = e.number;
+    h.count = e.count;
+    out.emplace(e.name, h);
+  }
+  return out;
+}
+
+std::vector<std::string> PartitionedIndex::SplitIds(uint32_t split) const {
+  std::vector<std::string> ids;
+  const std::string prefix = index::SplitMemberPrefix(split);
+  Scan(PartitionKind::kSplitMembers, prefix, {}, [&](std::string_view key, std::string_view id) {
+    if (key.substr(0, prefix.size()) != prefix) return false;
+    ids.emplace_back(id);
+    return true;
+  });
+  for (const index::SplitEntry& e : root_.splits) {
+    if (e.number == split && e.count != ids.size()) {
+      throw CorruptionError("read split '" + e.name + "' of partitioned index " + name_ +
+                            ": its partitions hold " + std::to_string(ids.size()) +
+                            " members, the root says " + std::to_string(e.count));
+    }
+  }
+  return ids;
 }
 
 uint64_t PartitionedIndex::IndexBytes() const {

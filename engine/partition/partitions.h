@@ -19,6 +19,8 @@
 //               position range: appends only add at the tail, so only the
 //               last partition changes, and a block of positions (what a
 //               sampler reads together) is a block of records.
+//   split_members  split member key -> id, by key range (format 2; the root
+//               lists the splits' names, numbers and counts).
 //   chunks      chunk number -> chunk record, by number range (new chunks
 //               come at the tail), so the chunk list is in partitions and
 //               neither the manifest nor the root grows with it.
@@ -134,6 +136,8 @@ class PartitionedIndex : public IndexSource {
       const std::function<bool(std::string_view key, std::string_view id)>& fn) const override;
   uint64_t IndexBytes() const override;
   bool SplitsOmitted() const override { return root_.splits_omitted; }
+  std::map<std::string, index::SplitHeader> SplitHeaders() const override;
+  std::vector<std::string> SplitIds(uint32_t split) const override;
   // Ids whose meta has `field` equal to the JSON value `json_value`, in the
   // meta index's order ((chunk, insertion) order). Values longer than the
   // inline limit (index/query_keys.h) are keyed by their checksum: the

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "engine/query/query_dbs.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
+#include "index/query_keys.h"
 #include "index/records.h"
 #include "index/seal.h"
 
@@ -49,9 +51,13 @@ class QuerySource {
       std::string_view prefix,
       const std::function<bool(std::string_view key, std::string_view id)>& fn) const = 0;
   // Whether the dataset had named splits that this source does not carry
-  // (a partitioned snapshot carries none): asking for splits is then an
-  // error; otherwise the dataset has none.
+  // (a format 1 partitioned snapshot pushed with --layout partitioned):
+  // asking for splits is then an error.
   virtual bool SplitsOmitted() const = 0;
+  // The named splits (name -> header), and the ids of split number `split`
+  // in its order. CorruptionError when the members disagree with the count.
+  virtual std::map<std::string, index::SplitHeader> SplitHeaders() const = 0;
+  virtual std::vector<std::string> SplitIds(uint32_t split) const = 0;
 };
 
 struct IndexHandles {

@@ -137,20 +137,21 @@ class IndexReader {
     }
   }
 
-  // The split databases. An index source carries none: the dataset had
-  // none, or they were left out (PushOptions::layout), which is an error.
+  // The split databases, or the index source's splits. A source that left
+  // them out (a format 1 partitioned snapshot) makes asking an error.
   std::map<std::string, index::SplitHeader> SplitHeaders(const std::string& operation) {
     if (ix_.source != nullptr) {
-      if (!ix_.source->SplitsOmitted()) return {};
+      if (!ix_.source->SplitsOmitted()) return ix_.source->SplitHeaders();
       throw InvalidArgumentError(operation + " of " + ix_.dir +
                                  ": the dataset has named splits, and this partitioned index "
-                                 "snapshot does not carry them (it was pushed with --layout "
-                                 "partitioned): push it with --layout auto or whole, or read "
-                                 "them from the dataset itself");
+                                 "snapshot does not carry them (an older push with --layout "
+                                 "partitioned left them out): push it again, or read them from "
+                                 "the dataset itself");
     }
     return engine::ReadSplitHeaders(*txn_, dbs_);
   }
   std::vector<std::string> SplitIds(uint32_t split) {
+    if (ix_.source != nullptr) return ix_.source->SplitIds(split);
     return engine::ReadSplitIds(*txn_, dbs_, split);
   }
 

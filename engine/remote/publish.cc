@@ -1418,9 +1418,8 @@ class Publisher {
       case IndexLayout::kWhole:
         return false;
       case IndexLayout::kAuto:
-        // Named splits are not in partitions yet: a dataset that has them
-        // is published whole, so that readers of the URL keep them.
-        return publish_chunks_ && snapshot_->Splits().empty();
+        // A push publishes partitions; a local snapshot the whole index.
+        return publish_chunks_;
     }
     return false;
   }

@@ -413,8 +413,9 @@ class GULPDB_EXPORT Dataset {
   std::vector<std::string> AbsentMetaKeys(const std::vector<std::string>& keys) const;
 
   // Every named split (Writer::SetSplit) with its size, sorted by name. A
-  // partitioned index snapshot does not carry splits: on a dataset read
-  // through one, Splits and Split throw InvalidArgumentError saying so.
+  // partitioned index snapshot of an older format may have left the splits
+  // out: on a dataset read through one, Splits and Split throw
+  // InvalidArgumentError saying so.
   std::vector<SplitInfo> Splits() const;
   // The ids of split `name`, in the order Writer::SetSplit was given them
   // (removed videos leave it). Throws NameNotFoundError naming the known

@@ -92,12 +92,10 @@ GULPDB_EXPORT std::chrono::seconds ParseDuration(std::string_view text);
 
 // The layouts of a published index (PushOptions::layout).
 enum class IndexLayout : uint8_t {
-  // Push: partitioned, unless the dataset has named splits, which
-  // partitions do not carry yet: then the whole snapshot. PublishSnapshot:
-  // the whole snapshot.
+  // Push: partitioned. PublishSnapshot: the whole snapshot.
   kAuto = 0,
-  // Partitioned; named splits are not published (a reader asking for them
-  // gets an error saying so). Push only: PublishSnapshot refuses it.
+  // Partitioned (named splits included). Push only: PublishSnapshot
+  // refuses it.
   kPartitioned = 1,
   // The whole index snapshot, readable by every gulpdb version.
   kWhole = 2,
@@ -214,7 +212,8 @@ struct RemoteInfo {
   bool partitioned = false;
   uint64_t partitions_downloaded = 0;
   // The dataset had named splits, which its partitioned snapshot does not
-  // carry (PushOptions::layout): Splits() and Split() then throw.
+  // carry (an older format pushed with --layout partitioned): Splits() and
+  // Split() then throw.
   bool splits_omitted = false;
   uint64_t requests = 0;  // made by the dataset so far
   uint64_t bytes_received = 0;

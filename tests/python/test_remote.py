@@ -124,7 +124,7 @@ def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path,
     local = SmallDataset(str(tmp_path / "local"), videos=12, frames_per_video=5)
     report = gulpdb.push(local.path, remote.url, jobs=3, layout=layout)
     assert report["published"] and report["generation"] == 1 and report["chunks"] == 3
-    assert report["partitioned"] == (layout == "auto")  # no splits: auto is partitioned
+    assert report["partitioned"] == (layout == "auto")  # auto: partitioned
     with gulpdb.Dataset(local.path) as ld, gulpdb.Dataset(remote.url) as ds:
         assert ds.is_remote and ds.read_only and ds.generation == 1
         assert repr(ds).startswith(f"<gulpdb.Dataset '{remote.url}'")
@@ -656,33 +656,36 @@ def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, 
         assert ds.splits() == {} and not ds.remote_info["splits_omitted"]
 
 
-def test_named_splits_choose_the_whole_snapshot_unless_partitions_are_asked_for(remote, tmp_path):
-    """The default layout publishes a dataset with named splits whole (partitions do
-    not carry them yet), so that readers of the URL see them; asked for
-    partitions, the push leaves them out and readers asking for splits get an
-    error naming the layout, never an empty answer."""
+@pytest.mark.parametrize("layout", ["auto", "whole"])
+def test_named_splits_are_published_in_either_layout(remote, tmp_path, layout):
+    """Named splits are published with the index, partitioned (the root lists
+    them, their members are partitions) or whole, and changes to them are
+    published by the next push."""
     local = SmallDataset(str(tmp_path / "local"), videos=8, frames_per_video=2)
     ids = gulpdb.Dataset(local.path).ids()
     with gulpdb.Dataset(local.path, "r+") as rw, rw.writer() as w:
         w.set_split("train", ids[:5])
+        w.set_split("val", [ids[7], ids[5]])
         w.commit()
-    report = gulpdb.push(local.path, remote.url)  # layout "auto"
-    assert report["published"] and not report["partitioned"] and report["snapshot_uploaded"]
+    report = gulpdb.push(local.path, remote.url, layout=layout)
+    assert report["published"] and report["partitioned"] == (layout == "auto")
     with gulpdb.Dataset(remote.url) as ds:
-        assert not ds.remote_info["partitioned"]
-        assert ds.splits() == {"train": 5} and ds.split("train") == ids[:5]
-    out = run_cli("push", local.path, remote.url + "-p", "--layout", "partitioned", "-q").stdout
-    assert "partitioned index" in out
-    with gulpdb.Dataset(remote.url + "-p") as ds:
-        assert ds.remote_info["partitioned"] and ds.remote_info["splits_omitted"]
-        with pytest.raises(ValueError, match="does not carry them.*--layout partitioned"):
-            ds.splits()
-        with pytest.raises(ValueError, match="does not carry them"):
-            ds.split("train")
-        assert len(ds.read_jpegs(ids[0])) == 2
-    info_json = json.loads(run_cli("info", remote.url + "-p", "--json").stdout)
-    assert info_json["splits"] is None and info_json["videos"] == 8
-    assert "not in this partitioned snapshot" in run_cli("info", remote.url + "-p").stdout
+        assert ds.remote_info["partitioned"] == (layout == "auto")
+        assert not ds.remote_info["splits_omitted"]
+        assert ds.splits() == {"train": 5, "val": 2}
+        assert ds.split("train") == ids[:5] and ds.split("val") == [ids[7], ids[5]]
+        with pytest.raises(KeyError):
+            ds.split("test")
+    info_json = json.loads(run_cli("info", remote.url, "--json").stdout)
+    assert info_json["splits"] == {"train": 5, "val": 2} and info_json["videos"] == 8
+    assert run_cli("split", remote.url, "val").stdout.split() == [ids[7], ids[5]]
+    with gulpdb.Dataset(local.path, "r+") as rw, rw.writer() as w:
+        w.remove_split("train")
+        w.set_split("val", [ids[0]])
+        w.commit()
+    assert gulpdb.push(local.path, remote.url, layout=layout)["published"]
+    with gulpdb.Dataset(remote.url) as ds:
+        assert ds.splits() == {"val": 1} and ds.split("val") == [ids[0]]
     bad = run_cli("push", local.path, remote.url + "-x", "--layout", "sideways", check=False)
     assert bad.returncode == 2 and "--layout must be auto, partitioned or whole" in bad.stderr
     with pytest.raises(ValueError, match="layout must be"):

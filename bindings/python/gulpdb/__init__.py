@@ -243,8 +243,8 @@ def push(
             partitions they use, and a push uploads only partitions that
             changed (gulpdb versions that predate it refuse to open it).
             ``"whole"``: the index as one object that every reader fetches.
-            ``"auto"`` (the default): partitioned, unless the dataset has
-            named splits, which partitions do not carry yet.
+            ``"auto"`` (the default): partitioned. Named splits are
+            published in either layout.
 
     Returns:
         ``{'published', 'generation', 'chunks', 'chunks_uploaded',

@@ -875,8 +875,8 @@ class LifecycleMachine(RuleBasedStateMachine):
     def push_and_open_url(self, push: bool, python: bool, fresh: bool) -> None:
         """Publishes the dataset (when asked, or when it never was), then opens
         its URL from a fresh cache (a new node) or from this node's warm one.
-        The command line pushes with the default layout (partitioned, or whole
-        for a dataset with named splits), Python the whole snapshot, so that
+        The command line pushes with the default layout (partitioned, named
+        splits included), Python the whole snapshot, so that
         pushes to one prefix switch between them. (Derived from the drawn
         arguments, not drawn itself: a new draw would change every run's
         sequence, and the seeded bugs test_lifecycle_finds_bugs puts back are
