@@ -63,6 +63,20 @@ std::optional<std::chrono::seconds> ParseGrace(const po::variables_map& vm) {
   }
 }
 
+// The --layout option of push and snapshot.
+const char* kLayoutHelp =
+    "how the index is published: partitioned (partitions named by their SHA-256 and a root: "
+    "readers fetch only the partitions they use, a publish writes only partitions that "
+    "changed; older gulpdb versions cannot read it), whole (the index as one object, fetched "
+    "whole by every reader), or auto (the default): partitioned";
+
+IndexLayout ParseLayout(const po::variables_map& vm) {
+  const std::string layout = vm["layout"].as<std::string>();
+  if (const std::optional<IndexLayout> parsed = IndexLayoutFromName(layout)) return *parsed;
+  throw UsageError("--layout must be auto, partitioned or whole, not '" + EscapeForDisplay(layout) +
+                   "'");
+}
+
 }  // namespace
 
 int RunPush(const std::vector<std::string>& args) {
@@ -82,11 +96,7 @@ int RunPush(const std::vector<std::string>& args) {
       "allow-unconditional-writes", po::bool_switch(&options.allow_unconditional_writes),
       "push to a store that ignores conditional writes (If-None-Match/If-Match), which is "
       "refused otherwise; safe only if no two pushes to the prefix ever run at once")(
-      "layout", po::value<std::string>()->default_value("auto"),
-      "how the index is published: partitioned (partitions named by their SHA-256 and a root: "
-      "readers fetch only the partitions they use, a push uploads only partitions that "
-      "changed; older gulpdb versions cannot read it), whole (the index as one object, fetched "
-      "whole by every reader), or auto (the default): partitioned")(
+      "layout", po::value<std::string>()->default_value("auto"), kLayoutHelp)(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   AddIndexDirOption(&o);
   po::variables_map vm;
@@ -101,13 +111,7 @@ int RunPush(const std::vector<std::string>& args) {
   options.index_dir = path.index_dir;
   options.jobs = static_cast<uint32_t>(*UnsignedOption(vm, "jobs", 1, 1024));
   options.grace = ParseGrace(vm);
-  const std::string layout = vm["layout"].as<std::string>();
-  if (const std::optional<IndexLayout> parsed = IndexLayoutFromName(layout)) {
-    options.layout = *parsed;
-  } else {
-    throw UsageError("--layout must be auto, partitioned or whole, not '" +
-                     EscapeForDisplay(layout) + "'");
-  }
+  options.layout = ParseLayout(vm);
   const std::string url = vm["url"].as<std::string>();
   if (!IsRemoteUrl(url)) {
     const std::string typo = util::S3UrlTypo(url);
@@ -131,16 +135,21 @@ int RunSnapshot(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "local dataset directory")(
       "grace", po::value<std::string>(),
       "keep superseded snapshots this long for readers still using them (default: "
-      "$GULPDB_PUSH_GRACE or 24h)");
+      "$GULPDB_PUSH_GRACE or 24h)")("layout", po::value<std::string>()->default_value("auto"),
+                                    kLayoutHelp);
   AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb snapshot DIR [--grace DURATION] [--index-dir PATH]", o, {"dir"}, &vm)) {
+  if (!Parse(args,
+             "gulpdb snapshot DIR [--grace DURATION] [--layout auto|partitioned|whole] "
+             "[--index-dir PATH]",
+             o, {"dir"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);
   RequireLocal(path.dir);
   options.index_dir = path.index_dir;
   options.grace = ParseGrace(vm);
+  options.layout = ParseLayout(vm);
   const PushReport r = PublishSnapshot(path.dir, options);
   PrintPushReport(r, path.dir + "/gulpdb.snapshot");
   return 0;

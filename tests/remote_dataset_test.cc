@@ -1426,6 +1426,46 @@ BOOST_AUTO_TEST_CASE(a_network_file_system_reads_the_published_snapshot_or_refus
   BOOST_TEST(!GetRemoteInfo(*Dataset::Open(dir)).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(a_partitioned_snapshot_on_a_network_file_system_is_read_through_partitions) {
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendFixtureVideos(dir, 0, 6);
+  {
+    OpenOptions rw;
+    rw.read_only = false;
+    auto ds = Dataset::Open(dir, rw);
+    auto writer = ds->NewWriter();
+    writer->SetSplit("train", {"v1", "v4"});
+    writer->Commit();
+  }
+  PushOptions partitioned;  // the default ("auto") is partitioned too
+  partitioned.layout = IndexLayout::kPartitioned;
+  const PushReport r = PublishSnapshot(dir, partitioned);
+  BOOST_TEST(r.published);
+  BOOST_TEST(r.partitioned);
+  BOOST_TEST(r.chunks_uploaded == 0u);  // readers read the dataset's own chunk files
+  OpenOptions live;
+  live.allow_network_index = true;
+  const auto want = AllJpegs(*Dataset::Open(dir, live));
+  w.env.Set("GULPDB_TEST_FS_TYPE", "nfs");
+  AppendFixtureVideos(dir, 6, 7);  // not in the snapshot until the next one
+  {
+    auto ds = Dataset::Open(dir);
+    const std::optional<RemoteInfo> info = GetRemoteInfo(*ds);
+    BOOST_REQUIRE(info.has_value());
+    BOOST_TEST(info->partitioned);
+    BOOST_TEST(ds->Count() == 6u);
+    ExpectSameJpegs(*ds, want);
+    BOOST_TEST(ds->Split("train") == (std::vector<std::string>{"v1", "v4"}));
+  }
+  BOOST_TEST(PublishSnapshot(dir, partitioned).generation == 2u);
+  BOOST_TEST(Dataset::Open(dir)->Count() == 7u);
+  // Back to the whole snapshot: readers follow.
+  BOOST_TEST(PublishSnapshot(dir, test::WholeSnapshot()).published);
+  BOOST_TEST(!GetRemoteInfo(*Dataset::Open(dir))->partitioned);
+  BOOST_TEST(Dataset::Open(dir)->Count() == 7u);
+}
+
 BOOST_AUTO_TEST_CASE(durations_parse_as_documented) {
   BOOST_TEST(ParseDuration("90").count() == 90);
   BOOST_TEST(ParseDuration("90s").count() == 90);

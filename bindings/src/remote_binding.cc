@@ -55,17 +55,21 @@ py::dict ReportDict(const PushReport& r) {
   return out;
 }
 
+IndexLayout LayoutOf(const std::string& operation, const std::string& layout) {
+  const std::optional<IndexLayout> parsed = IndexLayoutFromName(layout);
+  if (!parsed) {
+    throw py::value_error(operation + ": layout must be 'auto', 'partitioned' or 'whole', not '" +
+                          layout + "'");
+  }
+  return *parsed;
+}
+
 py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
                 const py::object& grace, const py::object& progress, const std::string& index_dir,
                 bool overwrite, bool allow_unconditional_writes, const std::string& layout,
                 uint64_t partition_bytes) {
   PushOptions options;
-  const std::optional<IndexLayout> parsed = IndexLayoutFromName(layout);
-  if (!parsed) {
-    throw py::value_error(
-        "push " + path + ": layout must be 'auto', 'partitioned' or 'whole', not '" + layout + "'");
-  }
-  options.layout = *parsed;
+  options.layout = LayoutOf("push " + path, layout);
   options.partition_bytes = partition_bytes;
   options.index_dir = index_dir;
   options.overwrite = overwrite;
@@ -84,9 +88,11 @@ py::dict PushPy(const std::string& path, const std::string& url, uint32_t jobs,
   return ReportDict(report);
 }
 
-py::dict PublishSnapshotPy(const std::string& path, const py::object& grace) {
+py::dict PublishSnapshotPy(const std::string& path, const py::object& grace,
+                           const std::string& layout) {
   PushOptions options;
   options.grace = ToGrace(grace);
+  options.layout = LayoutOf("snapshot " + path, layout);
   PushReport report;
   try {
     py::gil_scoped_release release;
@@ -127,6 +133,7 @@ void BindRemote(py::module_& m) {
         py::arg("layout") = "auto", py::arg("partition_bytes") = 0,
         "Publishes a local dataset (or its changes) to s3://bucket/prefix; returns a report.");
   m.def("publish_snapshot", &PublishSnapshotPy, py::arg("path"), py::arg("grace") = py::none(),
+        py::arg("layout") = "auto",
         "Publishes a snapshot of the index beside the dataset (gulpdb snapshot).");
   m.def("remote_info", &RemoteInfoPy, py::arg("dataset"),
         "What a dataset opened from a manifest was opened from (a dict), or None.");

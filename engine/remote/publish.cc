@@ -1418,8 +1418,7 @@ class Publisher {
       case IndexLayout::kWhole:
         return false;
       case IndexLayout::kAuto:
-        // A push publishes partitions; a local snapshot the whole index.
-        return publish_chunks_;
+        return true;
     }
     return false;
   }
@@ -1515,11 +1514,6 @@ std::optional<IndexLayout> IndexLayoutFromName(std::string_view name) {
 
 PushReport PublishSnapshot(const std::string& dir, const PushOptions& options) {
   engine::RequireLocalDataset(dir, "snapshot");
-  if (options.layout == IndexLayout::kPartitioned) {
-    throw InvalidArgumentError("snapshot " + dir +
-                               ": a partitioned snapshot is published by push only; publish the "
-                               "whole snapshot here");
-  }
   std::unique_ptr<engine::ObjectStore> store =
       engine::OpenLocalStore(dir + "/" + engine::kLocalSnapshotStore);
   return engine::Publisher(dir, *store, /*publish_chunks=*/false, options).Run();

@@ -92,10 +92,9 @@ GULPDB_EXPORT std::chrono::seconds ParseDuration(std::string_view text);
 
 // The layouts of a published index (PushOptions::layout).
 enum class IndexLayout : uint8_t {
-  // Push: partitioned. PublishSnapshot: the whole snapshot.
+  // Partitioned (the default of push and PublishSnapshot).
   kAuto = 0,
-  // Partitioned (named splits included). Push only: PublishSnapshot
-  // refuses it.
+  // Partitioned (named splits included).
   kPartitioned = 1,
   // The whole index snapshot, readable by every gulpdb version.
   kWhole = 2,

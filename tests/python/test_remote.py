@@ -531,12 +531,22 @@ def test_a_network_file_system_reads_the_published_snapshot_or_refuses(remote, t
         gulpdb.Dataset(local.path)
     assert f"gulpdb snapshot {local.path}" in str(e.value)
     out = run_cli("snapshot", local.path).stdout
-    assert "published generation 1" in out
+    assert "published generation 1" in out and "partitioned index" in out
     with gulpdb.Dataset(local.path) as ds:
         assert ds.remote_info["generation"] == 1 and len(ds) == 5
+        assert ds.remote_info["partitioned"]
         np.testing.assert_array_equal(ds.read("video_3"), local.decoded["video_3"])
     gd = gulpdb.GulpDirectory(local.path)
     assert gd["video_4"][1] == local.meta["video_4"]
+    # The whole snapshot, from Python; the layout is checked.
+    assert gulpdb.publish_snapshot(local.path, layout="whole")["snapshot_uploaded"]
+    with gulpdb.Dataset(local.path) as ds:
+        assert not ds.remote_info["partitioned"] and ds.remote_info["generation"] == 2
+        np.testing.assert_array_equal(ds.read("video_1"), local.decoded["video_1"])
+    with pytest.raises(ValueError, match="layout must be"):
+        gulpdb.publish_snapshot(local.path, layout="sideways")
+    bad = run_cli("snapshot", local.path, "--layout", "sideways", check=False)
+    assert bad.returncode == 2 and "--layout must be auto, partitioned or whole" in bad.stderr
     with gulpdb.Dataset(local.path, allow_network_index=True) as live:
         assert live.remote_info is None
 

@@ -278,12 +278,15 @@ def push(
     )
 
 
-def publish_snapshot(path: Union[str, "os.PathLike[str]"], *, grace: Grace = None) -> Dict[str, Any]:
+def publish_snapshot(path: Union[str, "os.PathLike[str]"], *, grace: Grace = None,
+                     layout: str = "auto") -> Dict[str, Any]:
     """Publishes a snapshot of the index of ``path`` beside it (``gulpdb snapshot``).
 
     For datasets on a network file system: readers on other hosts open the
     newest published snapshot instead of the live index, which LMDB cannot
     share between hosts. Run it where the dataset is written, after the
-    writes readers should see. Returns a report as :func:`push`.
+    writes readers should see. ``layout`` as for :func:`push` (``"auto"``:
+    partitioned, so that each host copies only the partitions it reads into
+    its node cache). Returns a report as :func:`push`.
     """
-    return _gulpdb.publish_snapshot(os.fspath(path), grace=grace)
+    return _gulpdb.publish_snapshot(os.fspath(path), grace=grace, layout=layout)

@@ -474,7 +474,8 @@ def push(
 ) -> Dict[str, Any]:
     """Publishes a local dataset to s3://bucket/prefix; see :func:`gulpdb.push`."""
 
-def publish_snapshot(path: str, grace: Union[None, int, float, str] = None) -> Dict[str, Any]:
+def publish_snapshot(path: str, grace: Union[None, int, float, str] = None,
+                     layout: str = "auto") -> Dict[str, Any]:
     """Publishes an index snapshot beside the dataset; see :func:`gulpdb.publish_snapshot`."""
 
 def remote_info(dataset: NativeDataset) -> Optional[Dict[str, Any]]:
