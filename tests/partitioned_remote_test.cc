@@ -369,6 +369,51 @@ BOOST_AUTO_TEST_CASE(a_partition_replaced_in_the_bucket_is_a_corruption_error_na
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_chunk_page_replaced_or_deleted_in_the_bucket_is_an_error_naming_it) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 600);
+  Push(dir, w.url, Partitioned());
+  const engine::Manifest m = w.Manifest();
+  BOOST_REQUIRE_EQUAL(m.chunk_pages.size(), 1u);
+  const engine::ManifestChunkPage& page = m.chunk_pages[0];
+  auto store = w.Store();
+  const std::string good = store->Get(page.key, page.size);
+  const std::string id = HashedId(17);
+  const auto read = [&] { return Dataset::Open(w.url)->ReadJpegs(id).size(); };
+  // Another page's worth of bytes (a valid page, another chunk list), the
+  // same page with one byte changed, a longer object, and none at all.
+  std::string other = good;
+  other.replace(other.find("\"committed_length\": "), 20, "\"committed_length\": 9");
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x01;
+  int trial = 0;
+  for (const std::optional<std::string>& bytes :
+       {std::optional<std::string>(other), std::optional<std::string>(flipped),
+        std::optional<std::string>(good + " "), std::optional<std::string>()}) {
+    if (bytes) {
+      store->Put(page.key, *bytes);
+    } else {
+      store->Delete({page.key});
+    }
+    w.FreshCache("fresh" + std::to_string(trial++));
+    try {
+      read();
+      BOOST_ERROR("read through a chunk page that is not the manifest's");
+    } catch (const CorruptionError& e) {
+      BOOST_TEST(std::string(e.what()).find(page.key) != std::string::npos, e.what());
+      BOOST_TEST(std::string(e.what()).find("behind the manifest's back") != std::string::npos,
+                 e.what());
+    }
+  }
+  // Put back, it reads; a node that had it cached never noticed.
+  store->Put(page.key, good);
+  w.FreshCache("back");
+  BOOST_TEST(read() == 16u);
+  store->Put(page.key, flipped);
+  BOOST_TEST(read() == 16u);
+}
+
 BOOST_AUTO_TEST_CASE(the_cache_bound_evicts_only_partitions_no_open_reader_holds) {
   World w;
   const std::string dir = w.tmp / "d";
