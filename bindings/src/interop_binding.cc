@@ -84,6 +84,33 @@ py::dict ExportGmetaPy(const DatasetHandle& h, const std::string& out_dir) {
   return out;
 }
 
+py::dict ExportGulpioPy(const DatasetHandle& h, const std::string& out_dir, int quality,
+                        const py::object& progress) {
+  auto ds = h.Get();
+  if (quality < 1 || quality > 100) {
+    throw py::value_error("export " + ds->dir() + " to " + out_dir +
+                          ": quality must be 1-100, not " + std::to_string(quality));
+  }
+  ExportOptions options;
+  options.quality = quality;
+  options.progress = Progress(progress);
+  ExportReport report;
+  try {
+    py::gil_scoped_release release;
+    report = ExportGulpioDirectory(*ds, out_dir, options);
+  } catch (const NotFoundError& e) {
+    RaiseFileNotFound(e.what());
+  }
+  py::dict out;
+  out["chunks"] = report.chunks;
+  out["videos"] = report.videos;
+  out["bytes_written"] = report.bytes_written;
+  out["splits"] = report.splits;
+  out["frames"] = report.frames;
+  out["data_bytes"] = report.data_bytes;
+  return out;
+}
+
 py::dict CheckPy(const std::string& path, bool deep, const py::object& progress) {
   CheckOptions options;
   options.deep = deep;
@@ -116,6 +143,9 @@ void BindInterop(py::module_& m) {
         "Indexes a GulpIO directory in place (no .gulp byte changes); returns a report dict.");
   m.def("export_gmeta", &ExportGmetaPy, py::arg("dataset"), py::arg("out_dir") = "",
         "Writes meta_<N>.gmeta files that unmodified GulpIO2 reads; returns a report dict.");
+  m.def("export_gulpio", &ExportGulpioPy, py::arg("dataset"), py::arg("out_dir"),
+        py::arg("quality") = 90, py::arg("progress") = py::none(),
+        "Makes out_dir a GulpIO directory of the dataset (gulpdb export DIR -o OUT).");
   m.def("check", &CheckPy, py::arg("path"), py::arg("deep") = false,
         py::arg("progress") = py::none(),
         "Checks a dataset; returns a report dict whose 'problems' lists (where, what).");

@@ -605,6 +605,14 @@ def test_import_export_and_check(gulpio_copy, tmp_path):
             original = f.read()
         with open(out / chunk["meta_file"], "rb") as f:
             assert f.read() == original  # byte-identical
+    # export_gulpio of a JPEG dataset writes the same .gmeta (its data files
+    # already are GulpIO's): no data file is copied.
+    out2 = tmp_path / "exported2"
+    out2.mkdir()
+    assert gulpdb.export_gulpio(ds, out2)["chunks"] == 2
+    assert sorted(os.listdir(out2)) == sorted(os.listdir(out))
+    for name_ in os.listdir(out):
+        assert (out2 / name_).read_bytes() == (out / name_).read_bytes()
     health = gulpdb.check(directory, deep=True)
     assert health["healthy"] and health["videos"] == 12 and health["problems"] == []
     with pytest.raises(FileNotFoundError):

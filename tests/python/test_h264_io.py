@@ -187,6 +187,25 @@ def test_export_writes_a_gulpio_directory_of_jpeg_frames(datasets, tmp_path):
     assert len(frames) == h264.frame_count("cockatoo")
 
 
+def test_export_from_python_writes_what_the_command_writes(datasets, tmp_path):
+    h264 = gulpdb.Dataset(datasets["h264"])
+    by_cli = str(tmp_path / "cli")
+    run("export", datasets["h264"], "-o", by_cli)
+    by_py = tmp_path / "py"
+    by_py.mkdir()
+    calls = []
+    report = gulpdb.export_gulpio(h264, by_py, quality=90,
+                                  progress=lambda done, total: calls.append((done, total)))
+    assert tree_digest(str(by_py)) == tree_digest(by_cli)
+    assert report["videos"] == len(IDS) and report["frames"] == sum(
+        h264.frame_count(i) for i in IDS)
+    assert report["data_bytes"] > 0 and calls and calls[-1] == (len(IDS), len(IDS))
+    with pytest.raises(ValueError, match="quality must be 1-100"):
+        gulpdb.export_gulpio(h264, tmp_path / "q", quality=0)
+    with pytest.raises(FileNotFoundError):
+        gulpdb.export_gulpio(h264, tmp_path / "missing")
+
+
 def test_a_failed_export_leaves_nothing(datasets, tmp_path):
     # No -o: a usage error (an h264 dataset's chunks are not GulpIO's).
     result = run("export", datasets["h264"], check=False)

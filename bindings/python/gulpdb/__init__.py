@@ -95,6 +95,7 @@ __all__ = [
     "encode_jpeg",
     "import_gulpio",
     "export_gmeta",
+    "export_gulpio",
     "check",
     "push",
     "publish_snapshot",
@@ -184,6 +185,29 @@ def export_gmeta(
     return _gulpdb.export_gmeta(
         dataset.native, os.fspath(out_dir) if out_dir is not None else ""
     )
+
+
+def export_gulpio(
+    dataset: Dataset,
+    out_dir: Union[str, "os.PathLike[str]"],
+    *,
+    quality: int = 90,
+    progress: Progress = None,
+) -> Dict[str, Any]:
+    """Makes ``out_dir`` a GulpIO directory of ``dataset`` (``gulpdb export DIR -o OUT``).
+
+    For a JPEG dataset, its ``.gmeta`` files (its data files already are
+    GulpIO's), as :func:`export_gmeta`. For an h264 dataset, whose chunk
+    files GulpIO cannot read: ``data_<N>.gulp`` of its frames decoded and
+    encoded as JPEG at ``quality`` (4:4:4), ``meta_<N>.gmeta``,
+    ``label2idx.json`` and ``gulpdb_splits.json``, into ``out_dir`` (an
+    existing directory, not the dataset's, holding no GulpIO files); on
+    failure nothing is left there. ``progress(videos done, total)`` is called
+    while frames are transcoded. Returns ``{'chunks', 'videos',
+    'bytes_written', 'splits', 'frames', 'data_bytes'}``.
+    """
+    return _gulpdb.export_gulpio(dataset.native, os.fspath(out_dir), quality=int(quality),
+                                 progress=progress)
 
 
 def check(

@@ -441,6 +441,10 @@ def import_gulpio(
 def export_gmeta(dataset: NativeDataset, out_dir: str = "") -> Dict[str, Any]:
     """Writes GulpIO2-readable ``.gmeta`` files; see :func:`gulpdb.export_gmeta`."""
 
+def export_gulpio(dataset: NativeDataset, out_dir: str, quality: int = 90,
+                  progress: _Progress = None) -> Dict[str, Any]:
+    """Makes ``out_dir`` a GulpIO directory; see :func:`gulpdb.export_gulpio`."""
+
 def check(path: str, deep: bool = False, progress: _Progress = None) -> Dict[str, Any]:
     """Checks a dataset; see :func:`gulpdb.check`."""
 
