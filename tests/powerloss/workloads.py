@@ -779,9 +779,101 @@ class JournalGrow(Workload):
                     ack(step)
 
 
+def _h264_stream(k: int) -> bytes:
+    """A small raw Annex-B H.264 stream (6 frames of 48x32, GOP 3, no
+    B-frames, as ingest encodes), content varied by k."""
+    return subprocess.run(
+        ["ffmpeg", "-v", "error", "-f", "lavfi", "-i",
+         f"testsrc2=size=48x32:rate=25:duration={1 + k}", "-ss", f"{k * 0.2:.1f}",
+         "-frames:v", "6", "-c:v", "libx264", "-g", "3", "-keyint_min", "3",
+         "-sc_threshold", "0", "-bf", "0", "-pix_fmt", "yuv420p", "-threads", "1",
+         "-f", "h264", "-"], check=True, capture_output=True).stdout
+
+
+class AppendH264(Workload):
+    name = "append-h264"
+    doc = "commits of one H.264 video each to an h264 dataset (chunks of two videos)"
+    codec = "h264"  # run only where the build has it (run_powerloss.py)
+    count = 1 + 3 * SCALE
+
+    def setup(self, work):
+        import gulpdb
+        streams = [_h264_stream(k) for k in range(self.count)]
+        os.makedirs(os.path.join(work, "streams"))
+        for k, stream in enumerate(streams):
+            with open(os.path.join(work, "streams", f"{k}.h264"), "wb") as f:
+                f.write(stream)
+        videos = [(f"h{k}", [stream], {"n": k}) for k, stream in enumerate(streams)]
+        self.models = [add(None, videos[0])]
+        for v in videos[1:]:
+            self.models.append(add(self.models[-1], v))
+        os.makedirs(os.path.join(work, "root"))
+        with gulpdb.Dataset(os.path.join(work, "root", "ds"), "x", codec="h264",
+                            videos_per_chunk=2) as d:
+            with d.writer() as w:
+                w.append_h264("h0", streams[0], {"n": 0})
+
+    def run(self, root):
+        import gulpdb
+        streams = os.path.join(os.path.dirname(root), "streams")
+        with gulpdb.Dataset(os.path.join(root, "ds"), "r+") as d:
+            with d.writer() as w:
+                for k in range(1, self.count):
+                    with open(os.path.join(streams, f"{k}.h264"), "rb") as f:
+                        w.append_h264(f"h{k}", f.read(), {"n": k})
+                    w.commit()
+                    ack(k)
+
+    def check(self, state):
+        """As check_dataset, for an h264 dataset: the stored streams are the
+        view; the export is a GulpIO directory of JPEG frames of it."""
+        import gulpdb
+        problems: List[str] = []
+        path = os.path.join(state, "ds")
+
+        def view() -> Any:
+            with gulpdb.Dataset(path, "r") as d:
+                return canonical({id_: ([d.read_h264_stream(id_)], d.meta_data(id_))
+                                  for id_ in d.ids()})
+        try:
+            before = view()
+        except Exception as e:  # noqa: BLE001 - every failure is a finding
+            problems.append(f"read-only open before recovery: {type(e).__name__}: {e}")
+            before = "error"
+        try:
+            with gulpdb.Dataset(path, "r+") as d:
+                d.writer().close()
+            after = view()
+        except Exception as e:  # noqa: BLE001
+            problems.append(f"recovery: {type(e).__name__}: {e}")
+            return {"view": "error", "problems": problems}
+        if before != "error" and before != after:
+            problems.append("a reader before recovery saw other videos than after it")
+        try:
+            report = gulpdb.check(path, deep=True)  # decodes every GOP
+            if not report["healthy"]:
+                problems.append(f"check --deep: {report['problems'][:3]}")
+        except Exception as e:  # noqa: BLE001
+            problems.append(f"check --deep: {type(e).__name__}: {e}")
+        out = tempfile.mkdtemp(prefix="export.", dir=state)
+        try:
+            with gulpdb.Dataset(path, "r") as d:
+                gulpdb.export_gulpio(d, out)
+                got = read_directory(LocalFiles(out)).videos
+                if sorted(got) != sorted(d.ids()) or any(
+                        len(got[i][0]) != d.frame_count(i) for i in got):
+                    problems.append("the export read by GulpIO's rules is not the dataset")
+        except (Exception, GulpioFormatError) as e:  # noqa: BLE001
+            problems.append(f"export read by GulpIO's rules: {type(e).__name__}: {e}")
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+        return {"view": after, "problems": problems}
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
-    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits(), JournalGrow())}
+    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits(), JournalGrow(),
+    AppendH264())}
 
 
 if __name__ == "__main__":
