@@ -24,9 +24,11 @@
 
 #include "engine/gulpio/gmeta.h"
 #include "engine/json/json_text.h"
+#include "engine/remote/manifest.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "index/crc32c.h"
+#include "index/partition_root.h"
 #include "index/records.h"
 #include "index/records_generated.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -357,6 +359,103 @@ void MetaValueSeeds() {
   for (const std::string& text : seeds) Put("meta_value", "seed-" + std::to_string(i++), text);
 }
 
+// ---- published objects: manifests, chunk pages, roots -------------------------
+
+void PublishedSeeds() {
+  namespace engine = gulpdb::engine;
+  std::vector<engine::ManifestChunk> chunks;
+  for (uint32_t n : {0u, 1u, 2u, 300u}) {
+    engine::ManifestChunk c;
+    c.number = n;
+    c.key = "data_" + std::to_string(n) + ".gulp";
+    c.committed_length = 4096 + n;
+    c.live_videos = 3;
+    c.live_bytes = 4000;
+    c.etag = "\"0123abcd\"";
+    c.crc32c = 0xdeadbeefu - n;
+    c.gmeta_key = "meta_" + std::to_string(n) + ".gmeta";
+    c.gmeta_sha256 = std::string(64, 'e');
+    chunks.push_back(c);
+  }
+  engine::Manifest whole;
+  whole.generation = 3;
+  whole.created_unix = 1795000000;
+  whole.creator = "gulpdb seeds";
+  whole.dataset = "01234567-89ab-cdef-0123-456789abcdef";
+  whole.snapshot_key = engine::SnapshotKey(std::string(64, 'a'));
+  whole.snapshot_size = 8192;
+  whole.snapshot_sha256 = std::string(64, 'a');
+  whole.videos = 12;
+  whole.frames = 48;
+  whole.grace_seconds = 86400;
+  whole.label2idx_key = "label2idx.json";
+  whole.label2idx_sha256 = std::string(64, 'c');
+  whole.chunks = chunks;
+  engine::ManifestObsolete o;
+  o.key = "data_9.gulp";
+  o.since_unix = 1794999999;
+  o.committed_length = 100;
+  o.crc32c = 7;
+  o.gmeta_key = "meta_9.gmeta";
+  whole.obsolete.push_back(o);
+  Put("published", "manifest-v1", engine::SerializeManifest(whole));
+  const std::vector<engine::ChunkPageText> pages = engine::MakeChunkPages(chunks);
+  engine::Manifest paged = whole;
+  paged.version = engine::kManifestVersionChunkPages;
+  paged.snapshot_key.clear();
+  paged.root_key = engine::RootKey(std::string(64, 'b'));
+  paged.root_size = 4000;
+  paged.root_sha256 = std::string(64, 'b');
+  paged.chunks.clear();
+  for (const engine::ChunkPageText& t : pages) {
+    paged.chunk_pages.push_back(t.page);
+    Put("published", "chunk-page-" + std::to_string(t.page.first), t.text);
+  }
+  paged.chunk_count = chunks.size();
+  Put("published", "manifest-v3", engine::SerializeManifest(paged));
+
+  gulpdb::index::PartitionRoot root;
+  root.generation = 4;
+  gulpdb::index::DatasetInfo info;
+  info.creator = "gulpdb seeds";
+  info.total_videos = 3;
+  root.dataset_info = gulpdb::index::EncodeDatasetInfo(info);
+  root.meta_fields.push_back({"label", 1});
+  root.splits.push_back({"train", 1, 2});
+  const auto entry = [](gulpdb::index::PartitionKind kind, uint64_t generation, std::string first,
+                        std::string last, uint64_t first_position, uint64_t count, char hex) {
+    gulpdb::index::PartitionEntry p;
+    p.kind = kind;
+    p.generation = generation;
+    p.first_key = std::move(first);
+    p.last_key = std::move(last);
+    p.first_position = first_position;
+    p.count = count;
+    p.size = 16384;
+    p.sha256 = std::string(64, hex);
+    return p;
+  };
+  using Kind = gulpdb::index::PartitionKind;
+  root.partitions = {
+      entry(Kind::kVideos, 0, "a", "m", 0, 2, '1'),
+      entry(Kind::kVideos, 0, "n", "z", 0, 1, '2'),
+      entry(Kind::kVideos, 4, "b", "b", 0, 1, '3'),
+      entry(Kind::kMetaIndex, 0, "k1", "k9", 0, 3, '4'),
+      entry(Kind::kOrder, 0, gulpdb::index::OrderKey(0, 0), gulpdb::index::OrderKey(0, 1), 0, 2,
+            '5'),
+      entry(Kind::kOrder, 0, gulpdb::index::OrderKey(1, 0), gulpdb::index::OrderKey(1, 0), 2, 1,
+            '6'),
+      entry(Kind::kChunks, 0, gulpdb::index::ChunkKey(0), gulpdb::index::ChunkKey(1), 0, 2, '7'),
+      entry(Kind::kSplitMembers, 0, "s1", "s2", 0, 2, '8'),
+  };
+  Put("published", "root-v2", gulpdb::index::EncodePartitionRoot(root));
+  root.format_version = 1;
+  root.splits.clear();
+  root.splits_omitted = true;
+  root.partitions.pop_back();
+  Put("published", "root-v1", gulpdb::index::EncodePartitionRoot(root));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -372,6 +471,7 @@ int main(int argc, char** argv) {
     JpegSeeds();
     SelectionSeeds();
     MetaValueSeeds();
+    PublishedSeeds();
   } catch (const gulpdb::Error& e) {
     std::fprintf(stderr, "make seeds: %s\n", e.what());
     return 1;
