@@ -118,7 +118,8 @@ std::string EncodePartitionRoot(const PartitionRoot& root) {
 PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what) {
   // FlatBuffers reads scalars in place: work on an aligned copy.
   std::vector<uint64_t> storage(bytes.size() / sizeof(uint64_t) + 1);
-  std::memcpy(storage.data(), bytes.data(), bytes.size());
+  // (An empty view may have no address: memcpy must not see it.)
+  if (!bytes.empty()) std::memcpy(storage.data(), bytes.data(), bytes.size());
   const auto* data = reinterpret_cast<const uint8_t*>(storage.data());
   flatbuffers::Verifier verifier(data, bytes.size(), 64, 100'000'000);
   if (!verifier.VerifyBuffer<fbs::PartitionRoot>("GDBR")) {

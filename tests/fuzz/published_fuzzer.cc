@@ -91,11 +91,11 @@ void Page(std::string_view text) {
         const std::vector<engine::ManifestChunk> chunks =
             engine::ParseChunkPage(text, page, "fuzz");
         CheckEntries(chunks);
-        FUZZ_CHECK(kTarget,
-                   chunks.size() == count && chunks.front().number == first &&
-                       chunks.back().number / engine::kChunksPerPage ==
-                           first / engine::kChunksPerPage,
-                   "an accepted page is not the one named");
+        FUZZ_CHECK(
+            kTarget,
+            chunks.size() == count && chunks.front().number == first &&
+                chunks.back().number / engine::kChunksPerPage == first / engine::kChunksPerPage,
+            "an accepted page is not the one named");
       } catch (const gulpdb::CorruptionError&) {
       }
     }
