@@ -616,6 +616,13 @@ def test_a_sampler_rank_over_a_partitioned_url_fetches_only_its_blocks(remote, t
         # The order partitions of the blocks read, and the chunk list.
         assert downloaded <= len(touched) + 1, (downloaded, touched)
         assert downloaded < report["partitions"] / 2
+        # Several threads at once, and a pickled copy (a DataLoader worker's).
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda i: video_ds.ids[i], range(0, 1500, 7)))
+        assert got == [local.id_at(i) for i in range(0, 1500, 7)]
+        copy = pickle.loads(pickle.dumps(video_ds))
+        assert copy.ids[1499] == ids[-1] and len(copy) == 1500
         # Every id still answers, and the lazy ids compare as the list.
         assert video_ds.ids == local.ids()
         assert video_ds.ids[-1] == ids[-1] and video_ds.ids[10:13] == ids[10:13]

@@ -62,6 +62,7 @@ from __future__ import annotations
 import bisect
 import os
 import sys
+import threading
 import warnings
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -305,6 +306,7 @@ class _IdsByPosition(Sequence[str]):
         self._count = len(dataset)
         self._blocks = [int(b) for b in dataset.order_blocks()] or [0]
         self._pages: "dict[int, List[str]]" = {}
+        self._lock = threading.Lock()  # items may be read from several threads
 
     def __len__(self) -> int:
         return self._count
@@ -326,16 +328,20 @@ class _IdsByPosition(Sequence[str]):
         if not 0 <= i < self._count:
             raise IndexError(f"position {int(index)} is past the {self._count} videos")
         start, length = self._page_of(i)
-        ids = self._pages.pop(start, None)
-        if ids is None:
-            ids = self._dataset.ids_at(start, length)
-            if len(ids) != length:
-                raise RuntimeError(
-                    f"{self._dataset.path}: positions {start}..{start + length - 1} gave "
-                    f"{len(ids)} ids (the dataset has {self._count} videos)")
-            if len(self._pages) >= self._PAGES_KEPT:
-                del self._pages[next(iter(self._pages))]
-        self._pages[start] = ids  # most recently used last
+        with self._lock:
+            ids = self._pages.pop(start, None)
+            if ids is not None:
+                self._pages[start] = ids  # most recently used last
+                return ids[i - start]
+        ids = self._dataset.ids_at(start, length)
+        if len(ids) != length:
+            raise RuntimeError(
+                f"{self._dataset.path}: positions {start}..{start + length - 1} gave "
+                f"{len(ids)} ids (the dataset has {self._count} videos)")
+        with self._lock:
+            while len(self._pages) >= self._PAGES_KEPT:
+                self._pages.pop(next(iter(self._pages)))
+            self._pages[start] = ids
         return ids[i - start]
 
     def __eq__(self, other: object) -> bool:
@@ -348,7 +354,12 @@ class _IdsByPosition(Sequence[str]):
     def __getstate__(self) -> Any:
         state = dict(self.__dict__)
         state["_pages"] = {}
+        del state["_lock"]
         return state
+
+    def __setstate__(self, state: Any) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"<ids of {self._count} videos, read by position>"
