@@ -562,7 +562,8 @@ class Snapshot(Workload):
 class CacheDownload(Workload):
     name = "cache-download"
     doc = ("readers on a network file system copying published snapshots into their cache "
-           "(local file source: the snapshot beside each dataset; no S3)")
+           "(local file source: the snapshot beside each dataset; no S3), whole and "
+           "partitioned in turn")
     sets = [[video(8000 + 10 * i + k) for k in range(1 + i % 3)] for i in range(2 * SCALE)]
     models = [None]
 
@@ -570,7 +571,9 @@ class CacheDownload(Workload):
         for i, videos in enumerate(self.sets):
             ds = os.path.join(work, f"ds{i}")
             append_videos(ds, videos)
-            cli("snapshot", ds)
+            # Both layouts: the whole snapshot's download, and the partitions',
+            # roots' and chunk pages' (the default).
+            cli("snapshot", ds, "--layout", "whole" if i % 2 else "auto")
         os.makedirs(os.path.join(work, "root", "cache"))
 
     def view(self, i: int, cache: str, work: str) -> Any:
@@ -654,7 +657,8 @@ class S3Workload(Workload):
 class S3CacheDownload(S3Workload, CacheDownload):
     name = "s3-cache-download"
     doc = ("readers downloading pushed index snapshots from an S3 server into their node "
-           "cache (the download, its verification and the rename into place)")
+           "cache (the download, its verification and the rename into place), whole and "
+           "partitioned in turn")
     sets = [[video(9000 + 10 * i + k) for k in range(1 + i % 3)] for i in range(2 * SCALE)]
     models = [None]
 
@@ -664,7 +668,8 @@ class S3CacheDownload(S3Workload, CacheDownload):
         for i, videos in enumerate(self.sets):
             ds = os.path.join(work, f"ds{i}")
             append_videos(ds, videos)
-            cli("push", ds, f"s3://{S3_BUCKET}/ds{i}", env=env)
+            cli("push", ds, f"s3://{S3_BUCKET}/ds{i}", "--layout", "whole" if i % 2 else "auto",
+                env=env)
         os.makedirs(os.path.join(work, "root", "cache"))
 
     def view(self, i, cache, work):
