@@ -114,6 +114,7 @@ class Lineage:
         self.pushed: Optional[DatasetModel] = None
         self.snapshot: Optional[DatasetModel] = None
         self.snapshot_files_changed = False
+        self.snapshots = 0  # published so far: their layout alternates
         self.order: List[str] = []
         self.removed: List[str] = []  # ids removed at some point
         self.chunk_of: Dict[str, int] = {}  # id -> chunk number, as last listed
@@ -1061,10 +1062,16 @@ class LifecycleMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.cur is not None)
     @rule()
     def snapshot(self) -> None:
+        """Publishes a snapshot for readers on a network file system, in the
+        default layout (partitioned) and the whole one in turn (derived, not
+        drawn: see push_and_open_url), so that one dataset switches between
+        them."""
         def go() -> None:
             L = self.cur
-            self._cli("snapshot", L.path, path="gulpdb snapshot")
+            layout = "whole" if L.snapshots % 2 else "auto"
+            self._cli("snapshot", L.path, "--layout", layout, path="gulpdb snapshot")
+            L.snapshots += 1
             L.snapshot = L.model.copy()
             L.snapshot_files_changed = False
-            self.note("snapshot")
+            self.note(f"snapshot --layout {layout}")
         self._run("snapshot", go)
