@@ -439,33 +439,31 @@ index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
 std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& manifest,
                                           const ManifestChunkPage& page, const std::string& what) {
   const std::string name = store.Name(page.key);
-  if (std::optional<std::string> cached = CachedObject(page.sha256, page.size)) {
+  std::optional<std::string> text = CachedObject(page.sha256, page.size);
+  const bool fetched = !text;
+  if (fetched) {
+    const std::string where = "the chunk page " + name + " that the manifest (generation " +
+                              std::to_string(manifest.generation) + ") names";
     try {
-      return ParseChunkPage(*cached, page, name);
-    } catch (const Error& e) {
-      e.ThrowWithContext(what + ": ");
+      text = store.Get(page.key, page.size);
+    } catch (const NotFoundError& e) {
+      throw CorruptionError(what + ": " + where + " is missing: it was deleted behind the " +
+                            "manifest's back (" + e.what() + ")");
+    } catch (const remote::ObjectTooLargeError& e) {
+      throw CorruptionError(what + ": " + where + " is larger than the " +
+                            std::to_string(page.size) +
+                            " bytes the manifest says: it was replaced behind the manifest's "
+                            "back (" +
+                            e.what() + ")");
     }
-  }
-  const std::string where = "the chunk page " + name + " that the manifest (generation " +
-                            std::to_string(manifest.generation) + ") names";
-  std::string text;
-  try {
-    text = store.Get(page.key, page.size);
-  } catch (const NotFoundError& e) {
-    throw CorruptionError(what + ": " + where + " is missing: it was deleted behind the " +
-                          "manifest's back (" + e.what() + ")");
-  } catch (const remote::ObjectTooLargeError& e) {
-    throw CorruptionError(what + ": " + where + " is larger than the " + std::to_string(page.size) +
-                          " bytes the manifest says: it was replaced behind the manifest's back (" +
-                          e.what() + ")");
   }
   std::vector<ManifestChunk> chunks;
   try {
-    chunks = ParseChunkPage(text, page, name);
+    chunks = ParseChunkPage(*text, page, name);
   } catch (const Error& e) {
     e.ThrowWithContext(what + ": ");
   }
-  KeepObject(page.sha256, text);
+  if (fetched) KeepObject(page.sha256, *text);
   return chunks;
 }
 
