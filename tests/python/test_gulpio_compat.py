@@ -610,6 +610,8 @@ def test_import_export_and_check(gulpio_copy, tmp_path):
     out2 = tmp_path / "exported2"
     out2.mkdir()
     assert gulpdb.export_gulpio(ds, out2)["chunks"] == 2
+    with pytest.raises(TypeError, match="expected a gulpdb.Dataset"):
+        gulpdb.export_gulpio(str(directory), out2)
     assert sorted(os.listdir(out2)) == sorted(os.listdir(out))
     for name_ in os.listdir(out):
         assert (out2 / name_).read_bytes() == (out / name_).read_bytes()

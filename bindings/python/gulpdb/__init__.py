@@ -182,6 +182,7 @@ def export_gmeta(
     :func:`import_gulpio` reads it back). ``out_dir`` defaults to the dataset
     directory. Returns ``{'chunks', 'videos', 'bytes_written', 'splits'}``.
     """
+    _require_dataset(dataset, "export_gmeta")
     return _gulpdb.export_gmeta(
         dataset.native, os.fspath(out_dir) if out_dir is not None else ""
     )
@@ -206,8 +207,14 @@ def export_gulpio(
     while frames are transcoded. Returns ``{'chunks', 'videos',
     'bytes_written', 'splits', 'frames', 'data_bytes'}``.
     """
+    _require_dataset(dataset, "export_gulpio")
     return _gulpdb.export_gulpio(dataset.native, os.fspath(out_dir), quality=int(quality),
                                  progress=progress)
+
+
+def _require_dataset(dataset: Any, what: str) -> None:
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"{what}: expected a gulpdb.Dataset, not {type(dataset).__name__}")
 
 
 def check(
