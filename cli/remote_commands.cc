@@ -23,14 +23,21 @@ void PrintPushReport(const PushReport& r, const std::string& where) {
                 static_cast<unsigned long long>(r.generation));
     return;
   }
-  char index[160];
+  char index[224];
   if (r.partitioned) {
+    char pages[64] = "";
+    if (r.root_pages != 0) {
+      std::snprintf(pages, sizeof pages, " and %llu pages (%llu uploaded)",
+                    static_cast<unsigned long long>(r.root_pages),
+                    static_cast<unsigned long long>(r.root_pages_uploaded));
+    }
     std::snprintf(index, sizeof index,
-                  "partitioned index: %llu partitions (%llu uploaded, %.1f MB), root %.1f kB%s",
+                  "partitioned index: %llu partitions (%llu uploaded, %.1f MB), root %.1f kB%s%s",
                   static_cast<unsigned long long>(r.partitions),
                   static_cast<unsigned long long>(r.partitions_uploaded),
                   static_cast<double>(r.partition_bytes_uploaded) / 1e6,
-                  static_cast<double>(r.root_bytes) / 1e3, r.root_uploaded ? "" : " (unchanged)");
+                  static_cast<double>(r.root_bytes) / 1e3, pages,
+                  r.root_uploaded ? "" : " (unchanged)");
   } else {
     std::snprintf(index, sizeof index, "index snapshot %.1f MB%s",
                   static_cast<double>(r.snapshot_bytes) / 1e6,

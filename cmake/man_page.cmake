@@ -192,6 +192,9 @@ for gulpdb's own tests only: the size in bytes of a new index journal (default 4
 .TP
 .B GULPDB_TEST_PARTITION_BYTES
 for gulpdb's own tests only: the size in bytes at which a partitioned push cuts a partition (default 256 KiB), so that small test datasets have many partitions.
+.TP
+.B GULPDB_TEST_ROOT_PAGE_BYTES
+for gulpdb's own tests only: the size in bytes of the pages of a two-level partition root (default 64 KiB; a group of partitions is listed by pages once its entries would take four), so that small test datasets have paged roots.
 
 [SEE ALSO]
 .BR ffmpeg (1).

@@ -18,12 +18,17 @@
 
 namespace gulpdb::index {
 
-// The format a publisher writes, and the oldest one readers still read.
-// Format 1 keeps each video record in the videos partitions (by id); format
-// 2 keeps it with its order entry (by position), so that a block of
+// The newest format a publisher writes, and the oldest one readers still
+// read. Format 1 keeps each video record in the videos partitions (by id);
+// format 2 keeps it with its order entry (by position), so that a block of
 // positions (a sampler's block) is a block of records, and the videos
-// partitions only locate an id's order entry.
-inline constexpr uint32_t kPartitionRootFormat = 2;
+// partitions only locate an id's order entry. Format 3 is format 2 with a
+// two-level root: the groups of partitions too large to list in the root
+// are listed by pages (RootPage) that the root names, so that the root
+// stays small at any size and a lookup reads one page per group it probes.
+// A publisher writes format 3 only for a root that has pages.
+inline constexpr uint32_t kPartitionRootFormat = 3;
+inline constexpr uint32_t kUnpagedPartitionRootFormat = 2;
 inline constexpr uint32_t kOldestPartitionRootFormat = 1;
 
 // What a partition holds; each is one named database in its LMDB file.
@@ -55,6 +60,21 @@ struct PartitionEntry {
   std::string sha256;  // 64 lowercase hex digits: the file's name
 };
 
+// A page of a format 3 root: a run of consecutive partitions of one group
+// (kind, generation), in an object named by its SHA-256.
+struct RootPage {
+  PartitionKind kind = PartitionKind::kVideos;
+  uint64_t generation = 0;
+  std::string first_key;        // its first partition's first key
+  std::string last_key;         // its last partition's last key
+  uint64_t first_position = 0;  // order pages only
+  uint64_t count = 0;           // entries of its partitions
+  uint64_t partitions = 0;      // partitions it lists
+  uint64_t partition_bytes = 0;
+  uint64_t size = 0;   // bytes of the page object
+  std::string sha256;  // 64 lowercase hex digits: the page's name
+};
+
 struct MetaFieldEntry {
   std::string name;
   uint32_t number = 0;
@@ -80,6 +100,18 @@ struct PartitionRoot {
   bool splits_omitted = false;
   // The named splits, by name (format 2 carries them).
   std::vector<SplitEntry> splits;
+  // Format 3: the pages of the groups listed by page, sorted as
+  // `partitions`. A decoded root lists no partition of those groups (its
+  // "top"); a built or expanded one lists them all, and encodes as its top.
+  std::vector<RootPage> pages;
+
+  // Whether the group (kind, generation) is listed by pages.
+  bool Paged(PartitionKind kind, uint64_t generation) const;
+  // Entries of the partitions of `kind` (every generation): from the pages
+  // of a paged group, from the partitions of another.
+  uint64_t Count(PartitionKind kind) const;
+  // Bytes of every partition, the same way.
+  uint64_t PartitionBytes() const;
 };
 
 std::string EncodePartitionRoot(const PartitionRoot& root);
@@ -87,6 +119,14 @@ std::string EncodePartitionRoot(const PartitionRoot& root);
 PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what);
 // The invariants DecodePartitionRoot checks, on a root built in memory.
 void ValidatePartitionRoot(const PartitionRoot& root, std::string_view what);
+
+// A page's bytes (file identifier "GDBP"), and its partitions back: checked
+// against the page's entry in the root (kind and generation, key range,
+// positions, counts and bytes) and ordered as the root's. Throws
+// CorruptionError "decode root page <what>: <detail>".
+std::string EncodeRootPage(const std::vector<PartitionEntry>& partitions);
+std::vector<PartitionEntry> DecodeRootPage(std::string_view bytes, const RootPage& page,
+                                           std::string_view what);
 
 }  // namespace gulpdb::index
 

@@ -446,7 +446,7 @@ BOOST_AUTO_TEST_CASE(a_root_of_the_older_format_is_still_read_and_rebuilt_in_the
   // The next publish writes the current format, as a new generation.
   AppendVideos(*local, 1500, 1510);
   const BuildResult v2 = BuildPartitions(*local, &decoded.root, SmallPartitions(), tmp / "parts");
-  BOOST_CHECK_EQUAL(v2.root.format_version, index::kPartitionRootFormat);
+  BOOST_CHECK_EQUAL(v2.root.format_version, index::kUnpagedPartitionRootFormat);
   BOOST_CHECK_EQUAL(v2.root.generation, v1.root.generation + 1);
   Snapshot s = OpenPartitioned(tmp / "d", v2, tmp / "parts");
   ExpectSameReads(*local, *s.dataset);

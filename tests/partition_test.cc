@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(round_trip_of_every_video_position_chunk_and_label) {
   // locate an id's order entry.
   BOOST_CHECK_GT(CountKind(built.root, PartitionKind::kOrder, true), 4u);
   BOOST_CHECK_GE(CountKind(built.root, PartitionKind::kVideos, true), 2u);
-  BOOST_CHECK_EQUAL(built.root.format_version, index::kPartitionRootFormat);
+  BOOST_CHECK_EQUAL(built.root.format_version, index::kUnpagedPartitionRootFormat);
   BOOST_CHECK_EQUAL(built.new_partitions.size(), built.root.partitions.size());
   for (const PartitionEntry& p : built.root.partitions) {
     BOOST_CHECK_LE(p.size, (uint64_t{1} << 20) + (uint64_t{1} << 16));
@@ -439,8 +439,8 @@ BOOST_AUTO_TEST_CASE(measure_at_ten_to_the_fifth_videos) {
     // each fetches besides the root.
     uint64_t fetched = 0;
     const engine::PartitionFetch from_dir = DirectoryFetch(dir);
-    const engine::PartitionFetch counting = [&](const std::string& sha256) {
-      const std::string path = from_dir(sha256);
+    const engine::PartitionFetch counting = [&](const index::PartitionEntry& entry) {
+      const std::string path = from_dir(entry);
       fetched += test::FileSizeOf(path);
       return path;
     };
@@ -461,6 +461,116 @@ BOOST_AUTO_TEST_CASE(measure_at_ten_to_the_fifth_videos) {
         static_cast<unsigned long long>(lookup), static_cast<unsigned long long>(position),
         static_cast<unsigned long long>(fetched),
         static_cast<unsigned long long>(labels.fetches()));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_two_level_root_lists_large_groups_by_pages_and_reads_the_same) {
+  TempDir tmp;
+  auto ds = MakeDataset(tmp / "d", 20000);
+  const std::string parts = tmp / "parts";
+  PartitionOptions options;
+  options.target_bytes = 64 << 10;  // many partitions
+  options.page_bytes = 1024;        // pages of a few entries each
+  const BuildResult first = BuildPartitions(*ds, nullptr, options, parts);
+  BOOST_REQUIRE_EQUAL(first.root.format_version, 3u);
+  BOOST_REQUIRE_GT(first.root.pages.size(), 4u);
+  PartitionOptions flat_options = options;
+  flat_options.page_bytes = uint64_t{1} << 30;  // nothing paged: format 2
+  const BuildResult flat = BuildPartitions(*ds, nullptr, flat_options, tmp / "flat");
+  BOOST_CHECK_EQUAL(flat.root.format_version, index::kUnpagedPartitionRootFormat);
+  BOOST_CHECK(flat.root.pages.empty());
+  // The same partitions; the root lists the large groups by pages.
+  BOOST_REQUIRE_EQUAL(first.root.partitions.size(), flat.root.partitions.size());
+  for (size_t i = 0; i < flat.root.partitions.size(); ++i) {
+    BOOST_CHECK_EQUAL(first.root.partitions[i].sha256, flat.root.partitions[i].sha256);
+  }
+  const index::PartitionRoot top = index::DecodePartitionRoot(first.root_bytes, "top");
+  BOOST_TEST_MESSAGE("two-level root: " << first.root_bytes.size() << " bytes and "
+                                        << top.pages.size() << " pages, flat root "
+                                        << flat.root_bytes.size() << " bytes");
+  BOOST_CHECK_LT(first.root_bytes.size(), flat.root_bytes.size() / 2);
+  BOOST_CHECK_LT(top.partitions.size(), first.root.partitions.size());
+  BOOST_CHECK_EQUAL(top.Count(PartitionKind::kOrder), 20000u);
+  BOOST_CHECK_EQUAL(top.PartitionBytes(), flat.root.PartitionBytes());
+
+  // Read through the pages: the same answers as the local index.
+  {
+    PartitionedIndex reader(top, DirectoryFetch(parts), "parts", engine::DirectoryPageFetch(parts));
+    ExpectSameAsLocal(*ds, reader);
+    BOOST_CHECK_EQUAL(reader.page_fetches(), top.pages.size());
+    BOOST_CHECK_EQUAL(reader.IndexBytes(), flat.total_bytes);
+  }
+  // One lookup reads one page of each paged group it probes, no other.
+  std::mt19937 rng(11);
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t n = std::uniform_int_distribution<uint64_t>(0, 19999)(rng);
+    PartitionedIndex reader(top, DirectoryFetch(parts), "parts", engine::DirectoryPageFetch(parts));
+    BOOST_REQUIRE(reader.FindVideo(HashedId(n)).has_value());
+    BOOST_CHECK_EQUAL(reader.fetches(), 2u);
+    BOOST_CHECK_LE(reader.page_fetches(), 2u);  // the videos page, the order page
+    BOOST_CHECK_GE(reader.page_fetches(), 1u);
+    PartitionedIndex positions(top, DirectoryFetch(parts), "parts",
+                               engine::DirectoryPageFetch(parts));
+    BOOST_REQUIRE(positions.OrderAt(n).has_value());
+    BOOST_CHECK_EQUAL(positions.fetches(), 1u);
+    BOOST_CHECK_LE(positions.page_fetches(), 1u);
+  }
+  // Without a way to read pages, a paged root is refused, not read as empty.
+  BOOST_CHECK_THROW(PartitionedIndex(top, DirectoryFetch(parts), "parts"), InvalidArgumentError);
+
+  // Expanded, it is the built root again, and a publisher diffs against it:
+  // a 1% append keeps almost every page.
+  const index::PartitionRoot expanded =
+      engine::ExpandPartitionRoot(top, engine::DirectoryPageFetch(parts), "parts");
+  BOOST_CHECK(index::EncodePartitionRoot(expanded) == first.root_bytes);
+  BOOST_CHECK_EQUAL(expanded.partitions.size(), first.root.partitions.size());
+  BOOST_CHECK_THROW(BuildPartitions(*ds, &top, options, parts), InvalidArgumentError);
+  AppendVideos(*ds, 20000, 20200);
+  const BuildResult second = BuildPartitions(*ds, &expanded, options, parts);
+  std::set<std::string> before;
+  for (const index::RootPage& p : first.root.pages) before.insert(p.sha256);
+  size_t kept = 0;
+  for (const index::RootPage& p : second.root.pages) kept += before.count(p.sha256);
+  BOOST_TEST_MESSAGE("1% append: " << kept << " of " << second.root.pages.size()
+                                   << " pages kept their hash");
+  BOOST_CHECK_GE(D(kept), 0.8 * D(second.root.pages.size()));
+  {
+    PartitionedIndex reader(index::DecodePartitionRoot(second.root_bytes, "second"),
+                            DirectoryFetch(parts), "parts", engine::DirectoryPageFetch(parts));
+    ExpectSameAsLocal(*ds, reader);
+  }
+
+  // A page with other bytes is refused, naming it; so is a page whose
+  // partitions are not those its entry in the root says.
+  const index::RootPage& page = top.pages.front();
+  const std::string page_path = parts + "/" + page.sha256;
+  const std::string good = test::ReadFile(page_path);
+  std::string bad = good;
+  bad[bad.size() / 2] = static_cast<char>(bad[bad.size() / 2] ^ 0x20);
+  test::WriteFile(page_path, bad);
+  try {
+    engine::ExpandPartitionRoot(top, engine::DirectoryPageFetch(parts), "parts");
+    BOOST_ERROR("a damaged root page was read");
+  } catch (const CorruptionError& e) {
+    BOOST_CHECK_NE(std::string(e.what()).find(page.sha256), std::string::npos);
+  }
+  test::WriteFile(page_path, good);
+  std::vector<PartitionEntry> run = index::DecodeRootPage(good, page, "page");
+  BOOST_REQUIRE_GT(run.size(), 1u);
+  run.pop_back();
+  try {
+    index::DecodeRootPage(index::EncodeRootPage(run), page, "short page");
+    BOOST_ERROR("a page missing a partition was read");
+  } catch (const CorruptionError& e) {
+    BOOST_CHECK_NE(std::string(e.what()).find("short page"), std::string::npos);
+  }
+  index::PartitionRoot old_format = top;
+  old_format.format_version = 2;
+  try {
+    index::ValidatePartitionRoot(old_format, "format 2 with pages");
+    BOOST_ERROR("pages in a format 2 root were accepted");
+  } catch (const CorruptionError& e) {
+    BOOST_CHECK_NE(std::string(e.what()).find("pages in a format 2 root"), std::string::npos);
   }
 }
 

@@ -31,6 +31,7 @@
 #include "engine/remote/partition_cache.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
 #include "remote/payload_hash.h"
@@ -166,8 +167,9 @@ struct Reader {
     const engine::Manifest m = w.Manifest();
     index::PartitionRoot root = engine::FetchRoot(*store, m, "test");
     engine::PartitionFetch fetch =
-        engine::NodeCacheFetch(store, root, "open " + w.url, std::chrono::seconds(30), counters);
-    index = std::make_unique<engine::PartitionedIndex>(std::move(root), std::move(fetch), w.url);
+        engine::NodeCacheFetch(store, "open " + w.url, std::chrono::seconds(30), counters);
+    index = std::make_unique<engine::PartitionedIndex>(std::move(root), std::move(fetch), w.url,
+                                                       engine::NodeCachePageFetch(store, w.url));
   }
   uint64_t downloads() const { return counters->downloads.load(); }
 };
@@ -412,6 +414,99 @@ BOOST_AUTO_TEST_CASE(a_chunk_page_replaced_or_deleted_in_the_bucket_is_an_error_
   BOOST_TEST(read() == 16u);
   store->Put(page.key, flipped);
   BOOST_TEST(read() == 16u);
+}
+
+BOOST_AUTO_TEST_CASE(a_two_level_root_is_read_by_pages_and_a_page_replaced_is_an_error_naming_it) {
+  World w;
+  w.env.Set("GULPDB_TEST_ROOT_PAGE_BYTES", "256");  // pages of one or two partitions
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 4000);
+  const PushReport first = Push(dir, w.url, Partitioned());
+  BOOST_TEST(first.root_pages > 4u);
+  BOOST_TEST(first.root_pages_uploaded == first.root_pages);
+  const engine::Manifest m = w.Manifest();
+  auto store = w.Store();
+  const index::PartitionRoot top = engine::FetchRoot(*store, m, "test");
+  BOOST_REQUIRE_EQUAL(top.pages.size(), first.root_pages);
+  BOOST_TEST(top.format_version == 3u);
+  std::set<std::string> listed;
+  for (const engine::StoreObject& o : store->List()) listed.insert(o.key);
+  for (const index::RootPage& p : top.pages) {
+    BOOST_TEST(listed.count(engine::RootPageKey(p.sha256)) == 1u, p.sha256);
+  }
+
+  // A fresh node reads by id, by position and by label through the pages.
+  const auto local = Dataset::Open(dir);
+  w.FreshCache("fresh");
+  {
+    auto remote = Dataset::Open(w.url);
+    for (uint64_t n : {uint64_t{3}, uint64_t{1999}, uint64_t{3998}}) {
+      BOOST_TEST(remote->ReadJpegs(HashedId(n)).size() == 16u);
+    }
+    BOOST_TEST(remote->IdAt(2500) == local->IdAt(2500));
+    BOOST_TEST(remote->Select("label", "7") == local->Select("label", "7"));
+    BOOST_TEST(remote->Stats().videos == 4000u);
+  }
+  // check reads every page and every partition, and agrees.
+  const CheckReport report = Check(w.url);
+  BOOST_TEST(report.healthy(), (report.problems.empty() ? "" : report.problems[0].what));
+  BOOST_TEST(report.videos == 4000u);
+
+  // 1% more: the push writes few pages; those the new root no longer names
+  // wait out the grace period.
+  AppendVideos(dir, 4000, 4040);
+  const PushReport append = Push(dir, w.url, Partitioned());
+  BOOST_TEST_MESSAGE("two-level root: " << first.root_pages
+                                        << " pages; after 1%: " << append.root_pages_uploaded
+                                        << " of " << append.root_pages << " pages uploaded");
+  BOOST_TEST(append.root_pages_uploaded >= 1u);
+  BOOST_TEST(append.root_pages_uploaded * 4 <= append.root_pages);
+  const engine::Manifest m2 = w.Manifest();
+  const index::PartitionRoot top2 = engine::FetchRoot(*store, m2, "test");
+  std::set<std::string> now, obsolete;
+  for (const index::RootPage& p : top2.pages) now.insert(p.sha256);
+  for (const engine::ManifestObsolete& o : m2.obsolete) obsolete.insert(o.key);
+  for (const index::RootPage& p : top.pages) {
+    if (now.count(p.sha256) == 0) {
+      BOOST_TEST(obsolete.count(engine::RootPageKey(p.sha256)) == 1u, p.sha256);
+    }
+  }
+
+  // An order page replaced (same size or not) or deleted in the bucket: a
+  // node that reads through it gets an error naming it, never other ids.
+  const index::RootPage* order = nullptr;
+  for (const index::RootPage& p : top2.pages) {
+    if (p.kind == index::PartitionKind::kOrder) order = &p;
+  }
+  BOOST_REQUIRE(order != nullptr);
+  const std::string key = engine::RootPageKey(order->sha256);
+  const std::string good = store->Get(key, order->size);
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x01;
+  int trial = 0;
+  for (const std::optional<std::string>& bytes :
+       {std::optional<std::string>(flipped), std::optional<std::string>(good + "x"),
+        std::optional<std::string>()}) {
+    if (bytes) {
+      store->Put(key, *bytes);
+    } else {
+      store->Delete({key});
+    }
+    w.FreshCache("page" + std::to_string(trial++));
+    auto remote = Dataset::Open(w.url);
+    try {
+      for (uint64_t i = 0; i < remote->Stats().videos; ++i) remote->IdAt(i);
+      BOOST_ERROR("read positions through a replaced root page");
+    } catch (const CorruptionError& e) {
+      BOOST_TEST(std::string(e.what()).find(key) != std::string::npos, e.what());
+      BOOST_TEST(std::string(e.what()).find("behind the manifest's back") != std::string::npos,
+                 e.what());
+    }
+    BOOST_TEST(!Check(w.url).healthy());
+  }
+  store->Put(key, good);
+  w.FreshCache("back");
+  BOOST_TEST(Dataset::Open(w.url)->IdAt(4039) == Dataset::Open(dir)->IdAt(4039));
 }
 
 BOOST_AUTO_TEST_CASE(the_cache_bound_evicts_only_partitions_no_open_reader_holds) {

@@ -46,6 +46,8 @@ py::dict ReportDict(const PushReport& r) {
   out["partitions_uploaded"] = r.partitions_uploaded;
   out["partition_bytes_uploaded"] = r.partition_bytes_uploaded;
   out["chunk_pages_uploaded"] = r.chunk_pages_uploaded;
+  out["root_pages"] = r.root_pages;
+  out["root_pages_uploaded"] = r.root_pages_uploaded;
   out["root_bytes"] = r.root_bytes;
   out["objects_obsoleted"] = r.objects_obsoleted;
   out["objects_deleted"] = r.objects_deleted;

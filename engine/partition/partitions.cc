@@ -498,7 +498,7 @@ class RangeStableBuilder {
       const bool last = range_ + 1 == previous_.size();
       const bool keep_prefix = last && old.size >= options_.target_bytes / 2;
       if (buffer_.size() == old.count || (keep_prefix && buffer_.size() > old.count)) {
-        const std::string path = fetch_(old.sha256);
+        const std::string path = fetch_(old);
         const std::unique_ptr<PartitionFile> file = OpenPartitionFile(path, old);
         const std::vector<Entry> old_entries = ReadAll(*file);
         if (std::equal(old_entries.begin(), old_entries.end(), buffer_.begin())) {
@@ -547,17 +547,148 @@ std::vector<PartitionEntry> PartitionsOf(const PartitionRoot& root, PartitionKin
 // ---- public functions --------------------------------------------------------
 
 PartitionFetch DirectoryFetch(const std::string& dir) {
-  return [dir](const std::string& sha256) -> std::string {
-    if (!IsSha256Name(sha256)) {
-      throw InvalidArgumentError("fetch partition '" + sha256 + "': not a SHA-256 name");
+  return [dir](const PartitionEntry& entry) -> std::string {
+    if (!IsSha256Name(entry.sha256)) {
+      throw InvalidArgumentError("fetch partition '" + entry.sha256 + "': not a SHA-256 name");
     }
-    const std::string path = dir + "/" + sha256;
+    const std::string path = dir + "/" + entry.sha256;
     if (!util::PathExists(path)) {
-      throw NotFoundError("fetch partition " + sha256 + ": no file " + path);
+      throw NotFoundError("fetch partition " + entry.sha256 + ": no file " + path);
     }
     return path;
   };
 }
+
+void VerifyPageBytes(std::string_view bytes, const index::RootPage& page, const std::string& name) {
+  if (bytes.size() != page.size) {
+    throw CorruptionError("root page " + name + ": " + std::to_string(bytes.size()) +
+                          " bytes, the root says " + std::to_string(page.size));
+  }
+  const std::string sha = remote::Sha256Hex(bytes);
+  if (sha != page.sha256) {
+    throw CorruptionError("root page " + name + ": its SHA-256 is " + sha + ", the root says " +
+                          page.sha256);
+  }
+}
+
+PageFetch DirectoryPageFetch(const std::string& dir) {
+  return [dir](const index::RootPage& page) -> std::string {
+    if (!IsSha256Name(page.sha256)) {
+      throw InvalidArgumentError("fetch root page '" + page.sha256 + "': not a SHA-256 name");
+    }
+    const std::string path = dir + "/" + page.sha256;
+    if (!util::PathExists(path)) {
+      throw NotFoundError("fetch root page " + page.sha256 + ": no file " + path);
+    }
+    // Never more than the root says: a file of another size is another page.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != page.size) {
+      throw CorruptionError("root page " + path + ": " + std::to_string(st.st_size) +
+                            " bytes, the root says " + std::to_string(page.size));
+    }
+    std::string bytes = util::ReadFile(path);
+    VerifyPageBytes(bytes, page, path);
+    return bytes;
+  };
+}
+
+namespace {
+
+// Whether the partitions of every paged group of `root` are listed too.
+bool Expanded(const PartitionRoot& root) {
+  for (const index::RootPage& page : root.pages) {
+    const bool listed =
+        std::any_of(root.partitions.begin(), root.partitions.end(), [&](const PartitionEntry& p) {
+          return p.kind == page.kind && p.generation == page.generation;
+        });
+    if (!listed) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+index::PartitionRoot ExpandPartitionRoot(index::PartitionRoot root, const PageFetch& fetch,
+                                         const std::string& name) {
+  if (root.pages.empty() || Expanded(root)) return root;
+  std::vector<PartitionEntry> all;
+  size_t next = 0;  // the next listed partition
+  // Pages and listed partitions are both sorted by (kind, generation); a
+  // group is in one or the other.
+  const auto before = [](const auto& a, const auto& b) {
+    return a.kind < b.kind || (a.kind == b.kind && a.generation < b.generation);
+  };
+  for (const index::RootPage& page : root.pages) {
+    while (next < root.partitions.size() && before(root.partitions[next], page)) {
+      all.push_back(std::move(root.partitions[next++]));
+    }
+    for (PartitionEntry& p : index::DecodeRootPage(fetch(page), page, name + " " + page.sha256)) {
+      all.push_back(std::move(p));
+    }
+  }
+  while (next < root.partitions.size()) all.push_back(std::move(root.partitions[next++]));
+  root.partitions = std::move(all);
+  index::ValidatePartitionRoot(root, name);
+  return root;
+}
+
+namespace {
+
+// Estimated bytes of a partition's entry in a root.
+uint64_t RootEntryBytes(const PartitionEntry& p) {
+  return p.first_key.size() + p.last_key.size() + 32 + 96;
+}
+
+// Format 3: lists each group whose entries would take more than 4 pages by
+// pages of about `page_bytes`, each written to `out_dir` as <sha256>.
+void PageRoot(PartitionRoot* root, uint64_t page_bytes, const std::string& out_dir) {
+  std::vector<PartitionEntry>& parts = root->partitions;
+  for (size_t begin = 0; begin < parts.size();) {
+    size_t end = begin;
+    uint64_t bytes = 0;
+    while (end < parts.size() && parts[end].kind == parts[begin].kind &&
+           parts[end].generation == parts[begin].generation) {
+      bytes += RootEntryBytes(parts[end++]);
+    }
+    if (bytes > 4 * page_bytes) {
+      for (size_t first = begin; first < end;) {
+        size_t last = first;
+        uint64_t page_size = 0;
+        while (last < end &&
+               (last == first || page_size + RootEntryBytes(parts[last]) <= page_bytes)) {
+          page_size += RootEntryBytes(parts[last++]);
+        }
+        const std::vector<PartitionEntry> run(parts.begin() + static_cast<ptrdiff_t>(first),
+                                              parts.begin() + static_cast<ptrdiff_t>(last));
+        index::RootPage page;
+        page.kind = run.front().kind;
+        page.generation = run.front().generation;
+        page.first_key = run.front().first_key;
+        page.last_key = run.back().last_key;
+        page.first_position = run.front().first_position;
+        page.partitions = run.size();
+        for (const PartitionEntry& p : run) {
+          page.count += p.count;
+          page.partition_bytes += p.size;
+        }
+        const std::string bytes_of_page = index::EncodeRootPage(run);
+        page.size = bytes_of_page.size();
+        page.sha256 = remote::Sha256Hex(bytes_of_page);
+        const std::string path = out_dir + "/" + page.sha256;
+        if (!util::PathExists(path)) util::WriteFileAtomically(path, bytes_of_page);
+        root->pages.push_back(std::move(page));
+        first = last;
+      }
+    }
+    begin = end;
+  }
+  root->format_version = root->pages.empty() ? index::kUnpagedPartitionRootFormat : 3;
+}
+
+// Formats whose partitions hold the same entries (3 pages the root of 2).
+uint32_t EntriesFormat(uint32_t format) { return std::min<uint32_t>(format, 2); }
+
+}  // namespace
 
 void VerifyPartitionFile(const std::string& path, const index::PartitionEntry& entry) {
   struct stat st {};
@@ -597,7 +728,19 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
   // A root of another format has other values: everything is built anew
   // (as the next generation).
   const uint64_t generation = previous != nullptr ? previous->generation + 1 : 1;
-  if (previous != nullptr && previous->format_version != options.format) previous = nullptr;
+  if (previous != nullptr &&
+      EntriesFormat(previous->format_version) != EntriesFormat(options.format)) {
+    previous = nullptr;
+  }
+  if (previous != nullptr && !Expanded(*previous)) {
+    throw InvalidArgumentError(
+        "build partitions: the previous root lists pages, not partitions "
+        "(ExpandPartitionRoot)");
+  }
+  if (options.page_bytes < 128) {
+    throw InvalidArgumentError("build partitions: root pages of " +
+                               std::to_string(options.page_bytes) + " bytes are too small");
+  }
   const PartitionFetch fetch = options.previous ? options.previous : DirectoryFetch(out_dir);
   DatasetEntries data(dataset);
   BuildResult result;
@@ -707,6 +850,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
     });
     root.partitions.insert(root.partitions.end(), out.begin(), out.end());
   }
+  if (options.format >= 3) PageRoot(&root, options.page_bytes, out_dir);
   index::ValidatePartitionRoot(root, out_dir);
 
   std::set<std::string> listed_before;
@@ -736,23 +880,55 @@ struct PartitionedIndex::Open {
 };
 
 PartitionedIndex::PartitionedIndex(index::PartitionRoot root, PartitionFetch fetch,
-                                   std::string name)
-    : root_(std::move(root)), fetch_(std::move(fetch)), name_(std::move(name)) {
+                                   std::string name, PageFetch pages)
+    : root_(std::move(root)),
+      fetch_(std::move(fetch)),
+      name_(std::move(name)),
+      pages_(std::move(pages)) {
   index::ValidatePartitionRoot(root_, name_);
   info_ = index::DecodeDatasetInfo(root_.dataset_info, "partition root " + name_);
-  // The groups of partitions of each kind, newest delta generation first
-  // and the base last; each group's partitions in key order (validated).
-  std::map<uint64_t, std::vector<const PartitionEntry*>, std::greater<>>
-      by_generation[index::kPartitionKinds];
+  // The groups of each kind, newest delta generation first and the base
+  // last; each group's slots in key order (validated). A group the root
+  // lists is one slot, loaded; a paged group is one slot per page, loaded
+  // on first use, unless the root lists its partitions too.
+  std::map<uint64_t, Group, std::greater<>> by_generation[index::kPartitionKinds];
+  std::map<uint64_t, std::vector<PartitionEntry>> listed[index::kPartitionKinds];
   for (const PartitionEntry& p : root_.partitions) {
-    by_generation[static_cast<int>(p.kind)][p.generation].push_back(&p);
-    if (p.kind == PartitionKind::kOrder) {
-      order_count_ += p.count;
-      order_.push_back(&p);
+    listed[static_cast<int>(p.kind)][p.generation].push_back(p);
+  }
+  for (const index::RootPage& page : root_.pages) {
+    if (listed[static_cast<int>(page.kind)].count(page.generation) != 0) continue;
+    Slot slot;
+    slot.page = &page;
+    slot.first_key = page.first_key;
+    slot.last_key = page.last_key;
+    slot.first_position = page.first_position;
+    by_generation[static_cast<int>(page.kind)][page.generation].push_back(std::move(slot));
+  }
+  if (!root_.pages.empty() && !pages_) {
+    for (int k = 0; k < index::kPartitionKinds; ++k) {
+      if (!by_generation[k].empty()) {
+        throw InvalidArgumentError("open partitioned index " + name_ +
+                                   ": its root lists pages, and there is nothing to read them");
+      }
     }
   }
   for (int k = 0; k < index::kPartitionKinds; ++k) {
-    for (auto& [generation, parts] : by_generation[k]) levels_[k].push_back(std::move(parts));
+    for (auto& [generation, parts] : listed[k]) {
+      Slot slot;
+      slot.first_key = parts.front().first_key;
+      slot.last_key = parts.back().last_key;
+      slot.first_position = parts.front().first_position;
+      slot.parts = std::make_shared<const std::vector<PartitionEntry>>(std::move(parts));
+      by_generation[k][generation].push_back(std::move(slot));
+    }
+  }
+  order_count_ = root_.Count(PartitionKind::kOrder);
+  for (int k = 0; k < index::kPartitionKinds; ++k) {
+    for (auto& [generation, group] : by_generation[k]) levels_[k].push_back(std::move(group));
+  }
+  if (!levels_[static_cast<int>(PartitionKind::kOrder)].empty()) {
+    order_ = levels_[static_cast<int>(PartitionKind::kOrder)].front();
   }
 }
 
@@ -763,37 +939,65 @@ uint64_t PartitionedIndex::fetches() const {
   return fetches_;
 }
 
+uint64_t PartitionedIndex::page_fetches() const {
+  std::lock_guard<std::mutex> lock(page_mutex_);
+  return page_fetches_;
+}
+
+const std::vector<PartitionEntry>& PartitionedIndex::Load(const Slot& slot) const {
+  std::lock_guard<std::mutex> lock(page_mutex_);
+  if (!slot.parts) {
+    ++page_fetches_;
+    const std::string what = name_ + " root page " + slot.page->sha256;
+    slot.parts = std::make_shared<const std::vector<PartitionEntry>>(
+        index::DecodeRootPage(pages_(*slot.page), *slot.page, what));
+  }
+  return *slot.parts;
+}
+
+const PartitionEntry* PartitionedIndex::Holding(const Group& group, std::string_view key) const {
+  auto slot = std::upper_bound(group.begin(), group.end(), key,
+                               [](std::string_view k, const Slot& s) { return k < s.first_key; });
+  if (slot == group.begin() || key > (slot - 1)->last_key) return nullptr;
+  const std::vector<PartitionEntry>& parts = Load(*(slot - 1));
+  auto it =
+      std::upper_bound(parts.begin(), parts.end(), key,
+                       [](std::string_view k, const PartitionEntry& p) { return k < p.first_key; });
+  if (it == parts.begin()) return nullptr;
+  const PartitionEntry* p = &*(it - 1);
+  return key <= p->last_key ? p : nullptr;
+}
+
+std::vector<const PartitionEntry*> PartitionedIndex::Overlapping(const Group& group,
+                                                                 std::string_view from,
+                                                                 std::string_view to) const {
+  std::vector<const PartitionEntry*> out;
+  for (const Slot& slot : group) {
+    if (slot.last_key < from || (!to.empty() && slot.first_key >= to)) continue;
+    for (const PartitionEntry& p : Load(slot)) {
+      if (p.last_key < from || (!to.empty() && p.first_key >= to)) continue;
+      out.push_back(&p);
+    }
+  }
+  return out;
+}
+
 std::shared_ptr<PartitionedIndex::Open> PartitionedIndex::OpenPartition(
     const index::PartitionEntry& entry) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = open_.find(entry.sha256);
   if (it != open_.end()) return it->second;
   ++fetches_;
-  const std::string path = fetch_(entry.sha256);
+  const std::string path = fetch_(entry);
   auto open = std::make_shared<Open>();
   open->file = OpenPartitionFile(path, entry);
   open_.emplace(entry.sha256, open);
   return open;
 }
 
-namespace {
-
-// The partition of `level` whose key range holds `key`, or null.
-const PartitionEntry* Holding(const std::vector<const PartitionEntry*>& level,
-                              std::string_view key) {
-  auto it = std::upper_bound(
-      level.begin(), level.end(), key,
-      [](std::string_view k, const PartitionEntry* p) { return k < p->first_key; });
-  if (it == level.begin()) return nullptr;
-  const PartitionEntry* p = *(it - 1);
-  return key <= p->last_key ? p : nullptr;
-}
-
-}  // namespace
-
 std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
                                                     std::string_view key) const {
-  for (const auto& level : levels_[static_cast<int>(kind)]) {
+  for (const Group& level : levels_[static_cast<int>(kind)]) {
     const PartitionEntry* p = Holding(level, key);
     if (p == nullptr) continue;
     std::shared_ptr<Open> open = OpenPartition(*p);
@@ -876,10 +1080,13 @@ std::optional<index::ChunkRecord> PartitionedIndex::Chunk(uint32_t chunk) const 
 
 std::optional<std::string> PartitionedIndex::OrderAt(uint64_t position) const {
   if (position >= order_count_) return std::nullopt;
+  auto slot = std::upper_bound(order_.begin(), order_.end(), position,
+                               [](uint64_t pos, const Slot& s) { return pos < s.first_position; });
+  const std::vector<PartitionEntry>& parts = Load(*(slot - 1));
   auto it = std::upper_bound(
-      order_.begin(), order_.end(), position,
-      [](uint64_t pos, const PartitionEntry* p) { return pos < p->first_position; });
-  const PartitionEntry* p = *(it - 1);
+      parts.begin(), parts.end(), position,
+      [](uint64_t pos, const PartitionEntry& e) { return pos < e.first_position; });
+  const PartitionEntry* p = &*(it - 1);
   std::shared_ptr<Open> open = OpenPartition(*p);
   index::Txn txn = open->file->env->BeginRead();
   std::string_view value;
@@ -974,15 +1181,10 @@ void PartitionedIndex::Scan(
     PartitionKind kind, std::string_view from, std::string_view to,
     const std::function<bool(std::string_view key, std::string_view value)>& fn) const {
   std::vector<std::unique_ptr<LevelCursor>> levels;  // newest first
-  for (const auto& level : levels_[static_cast<int>(kind)]) {
+  for (const Group& level : levels_[static_cast<int>(kind)]) {
     // Only the partitions that overlap [from, to): a walk fetches no other.
-    std::vector<const PartitionEntry*> parts;
-    for (const PartitionEntry* p : level) {
-      if (p->last_key < from || (!to.empty() && p->first_key >= to)) continue;
-      parts.push_back(p);
-    }
     levels.push_back(std::make_unique<LevelCursor>(
-        std::move(parts), from,
+        Overlapping(level, from, to), from,
         [this](const PartitionEntry& p, PartitionFile** file) -> std::shared_ptr<void> {
           std::shared_ptr<Open> open = OpenPartition(p);
           *file = open->file.get();
@@ -1065,7 +1267,9 @@ void PartitionedIndex::ScanOrder(
 
 std::vector<uint64_t> PartitionedIndex::OrderBoundaries() const {
   std::vector<uint64_t> out;
-  for (const PartitionEntry* p : order_) out.push_back(p->first_position);
+  for (const Slot& slot : order_) {
+    for (const PartitionEntry& p : Load(slot)) out.push_back(p.first_position);
+  }
   if (out.empty() || out.front() != 0) out.insert(out.begin(), 0);
   return out;
 }
@@ -1126,10 +1330,6 @@ std::vector<std::string> PartitionedIndex::SplitIds(uint32_t split) const {
   return ids;
 }
 
-uint64_t PartitionedIndex::IndexBytes() const {
-  uint64_t bytes = 0;
-  for (const PartitionEntry& p : root_.partitions) bytes += p.size;
-  return bytes;
-}
+uint64_t PartitionedIndex::IndexBytes() const { return root_.PartitionBytes(); }
 
 }  // namespace gulpdb::engine

@@ -50,13 +50,29 @@
 
 namespace gulpdb::engine {
 
-// Returns the path of a local copy of the partition named `sha256` (the
-// node cache downloads it; tests read a directory). Throws what it throws
-// (NotFoundError for a partition it cannot find).
-using PartitionFetch = std::function<std::string(const std::string& sha256)>;
+// Returns the path of a local copy of the partition `entry` names (the
+// node cache downloads it; tests read a directory); the caller verifies it
+// (VerifyPartitionFile). Throws what it throws (NotFoundError for a
+// partition it cannot find).
+using PartitionFetch = std::function<std::string(const index::PartitionEntry& entry)>;
+// Returns the bytes of the root page `page` names, their size and SHA-256
+// verified (a format 3 root). Throws CorruptionError naming the page for
+// other bytes, what it throws otherwise.
+using PageFetch = std::function<std::string(const index::RootPage& page)>;
 
-// A fetch from a directory holding partitions by name.
+// Fetches from a directory holding partitions and root pages by name.
 PartitionFetch DirectoryFetch(const std::string& dir);
+PageFetch DirectoryPageFetch(const std::string& dir);
+
+// Bytes of root pages `page` whose size and SHA-256 are not those `page`
+// says: a CorruptionError naming `name` (where they came from), or nothing.
+void VerifyPageBytes(std::string_view bytes, const index::RootPage& page, const std::string& name);
+
+// `root` with the partitions of its paged groups listed too, read from
+// their pages (format 3; another root is returned as it is). What a
+// publisher diffs against, and what names every object of a snapshot.
+index::PartitionRoot ExpandPartitionRoot(index::PartitionRoot root, const PageFetch& fetch,
+                                         const std::string& name);
 
 struct PartitionOptions {
   // A partition is cut when its estimated file size reaches this.
@@ -64,8 +80,13 @@ struct PartitionOptions {
   // Delta generations a root may list before the next publish merges them.
   uint32_t max_deltas = 4;
   // The format to write (index/partition_root.h); an older one only to
-  // test that readers still read it.
+  // test that readers still read it. Format 3 pages only the groups that
+  // need it: a root without pages is written as format 2.
   uint32_t format = index::kPartitionRootFormat;
+  // Root pages: a group (kind, generation) whose entries in the root would
+  // take more than 4 pages' bytes is listed by pages of about this size.
+  // 64 KiB: see docs/remote_datasets.md, "Two-level roots".
+  uint64_t page_bytes = uint64_t{64} << 10;
   // Where the previous root's partitions are read from (a builder diffs
   // against them); null: the output directory.
   PartitionFetch previous;
@@ -73,7 +94,9 @@ struct PartitionOptions {
 
 struct BuildResult {
   index::PartitionRoot root;
-  std::string root_bytes;                   // EncodePartitionRoot(root)
+  // Every partition, and (format 3) the pages of the paged groups, each
+  // written to the output directory as <sha256>.
+  std::string root_bytes;                   // EncodePartitionRoot(root): its top
   std::string root_sha256;                  // the root file's name
   std::vector<std::string> new_partitions;  // hashes of partitions `previous` did not list
   uint64_t new_bytes = 0;                   // their bytes
@@ -104,8 +127,11 @@ void VerifyPartitionFile(const std::string& path, const index::PartitionEntry& e
 class PartitionedIndex : public IndexSource {
  public:
   // `name` names the snapshot in messages (a path or URL). The root must
-  // have come from DecodePartitionRoot (or ValidatePartitionRoot).
-  PartitionedIndex(index::PartitionRoot root, PartitionFetch fetch, std::string name);
+  // have come from DecodePartitionRoot (or ValidatePartitionRoot). A paged
+  // group (format 3) whose partitions the root does not list is read
+  // through `pages`, one page on the first lookup that needs it.
+  PartitionedIndex(index::PartitionRoot root, PartitionFetch fetch, std::string name,
+                   PageFetch pages = nullptr);
   ~PartitionedIndex() override;
   PartitionedIndex(const PartitionedIndex&) = delete;
   PartitionedIndex& operator=(const PartitionedIndex&) = delete;
@@ -146,8 +172,9 @@ class PartitionedIndex : public IndexSource {
   std::vector<std::string> MetaLookup(std::string_view field,
                                       std::string_view json_value) const override;
 
-  // Partitions fetched (first uses) so far.
+  // Partitions fetched (first uses) so far, and root pages.
   uint64_t fetches() const;
+  uint64_t page_fetches() const;
 
   // Entries of `kind` with from <= key < to (`to` empty: no bound), base
   // and deltas merged (newest wins, removed keys skipped); `fn` returns
@@ -158,6 +185,21 @@ class PartitionedIndex : public IndexSource {
 
  private:
   struct Open;
+  // A page of a paged group, or a whole group the root lists: its range,
+  // and its partitions once loaded (never unloaded: the root never changes).
+  struct Slot {
+    const index::RootPage* page = nullptr;  // null: listed by the root
+    std::string first_key, last_key;
+    uint64_t first_position = 0;
+    mutable std::shared_ptr<const std::vector<index::PartitionEntry>> parts;
+  };
+  using Group = std::vector<Slot>;
+  const std::vector<index::PartitionEntry>& Load(const Slot& slot) const;
+  // The partition of `group` whose key range holds `key`, or null.
+  const index::PartitionEntry* Holding(const Group& group, std::string_view key) const;
+  // The partitions of `group` that overlap [from, to) (`to` empty: no bound).
+  std::vector<const index::PartitionEntry*> Overlapping(const Group& group, std::string_view from,
+                                                        std::string_view to) const;
   std::shared_ptr<Open> OpenPartition(const index::PartitionEntry& entry) const;
   // The newest value of `key` (empty: removed), or nullopt when no partition holds it.
   std::optional<std::string> Lookup(index::PartitionKind kind, std::string_view key) const;
@@ -175,15 +217,18 @@ class PartitionedIndex : public IndexSource {
   index::PartitionRoot root_;
   PartitionFetch fetch_;
   std::string name_;
+  PageFetch pages_;
   index::DatasetInfo info_;
   uint64_t order_count_ = 0;
-  // Pointers into root_.partitions, which never changes: per kind, the
-  // delta generations newest first, then the base; the order partitions.
-  std::vector<std::vector<const index::PartitionEntry*>> levels_[index::kPartitionKinds];
-  std::vector<const index::PartitionEntry*> order_;
+  // Per kind, the delta generations newest first, then the base; the order
+  // table's group.
+  std::vector<Group> levels_[index::kPartitionKinds];
+  Group order_;
   mutable std::mutex mutex_;
+  mutable std::mutex page_mutex_;  // one page load at a time
   mutable std::map<std::string, std::shared_ptr<Open>> open_;
   mutable uint64_t fetches_ = 0;
+  mutable uint64_t page_fetches_ = 0;
   mutable std::unordered_map<std::string, std::string> hints_;
 };
 

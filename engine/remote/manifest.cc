@@ -205,6 +205,10 @@ std::string RootKey(const std::string& sha256) {
   return std::string(kRootDir) + "/" + sha256 + ".root";
 }
 
+std::string RootPageKey(const std::string& sha256) {
+  return std::string(kRootDir) + "/" + sha256 + ".page";
+}
+
 std::string ChunkPageKey(const std::string& sha256) {
   return std::string(kChunkPageDir) + "/" + sha256 + ".json";
 }

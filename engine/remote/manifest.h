@@ -69,6 +69,8 @@ std::string SnapshotKey(const std::string& sha256);
 // The object of the partition / the root whose SHA-256 is `sha256`.
 std::string PartitionKey(const std::string& sha256);
 std::string RootKey(const std::string& sha256);
+// A page of a two-level (format 3) root: gulpdb.roots/<sha256>.page.
+std::string RootPageKey(const std::string& sha256);
 std::string ChunkPageKey(const std::string& sha256);
 
 struct ManifestChunk {

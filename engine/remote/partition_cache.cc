@@ -177,24 +177,21 @@ class Leases {
 
 class Fetcher {
  public:
-  Fetcher(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root, std::string what,
-          std::chrono::milliseconds lock_wait, std::shared_ptr<PartitionCacheCounters> counters)
+  Fetcher(std::shared_ptr<ObjectStore> store, std::string what, std::chrono::milliseconds lock_wait,
+          std::shared_ptr<PartitionCacheCounters> counters)
       : store_(std::move(store)),
         what_(std::move(what)),
         lock_wait_(lock_wait),
         counters_(counters ? std::move(counters) : std::make_shared<PartitionCacheCounters>()),
         dir_(PartitionCacheDirectory()),
-        leases_(std::make_shared<Leases>(dir_)) {
-    for (const index::PartitionEntry& p : root.partitions) entries_.emplace(p.sha256, p);
-  }
+        leases_(std::make_shared<Leases>(dir_)) {}
 
-  std::string operator()(const std::string& sha256) const {
-    const auto it = entries_.find(sha256);
-    if (it == entries_.end() || !IsHex64(sha256)) {
-      throw CorruptionError(what_ + ": fetch partition '" + sha256 +
-                            "': the root does not list it");
+  // `entry` comes from a verified root or root page.
+  std::string operator()(const index::PartitionEntry& entry) const {
+    const std::string& sha256 = entry.sha256;
+    if (!IsHex64(sha256)) {
+      throw CorruptionError(what_ + ": fetch partition '" + sha256 + "': not a SHA-256 name");
     }
-    const index::PartitionEntry& entry = it->second;
     const std::string path = dir_ + "/" + sha256;
     if (leases_->Held(sha256)) {
       Touch(path);
@@ -316,7 +313,6 @@ class Fetcher {
   std::chrono::milliseconds lock_wait_;
   std::shared_ptr<PartitionCacheCounters> counters_;
   std::string dir_;
-  std::map<std::string, index::PartitionEntry> entries_;
   std::shared_ptr<Leases> leases_;
 };
 
@@ -479,12 +475,40 @@ void LoadChunkPages(ObjectStore& store, Manifest* manifest, const std::string& w
   manifest->chunks = std::move(chunks);
 }
 
-PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root,
-                              std::string what, std::chrono::milliseconds lock_wait,
+PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, std::string what,
+                              std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters) {
-  auto fetcher = std::make_shared<const Fetcher>(std::move(store), root, std::move(what), lock_wait,
+  auto fetcher = std::make_shared<const Fetcher>(std::move(store), std::move(what), lock_wait,
                                                  std::move(counters));
-  return [fetcher](const std::string& sha256) { return (*fetcher)(sha256); };
+  return [fetcher](const index::PartitionEntry& entry) { return (*fetcher)(entry); };
+}
+
+PageFetch NodeCachePageFetch(std::shared_ptr<ObjectStore> store, std::string what) {
+  return [store, what](const index::RootPage& page) -> std::string {
+    if (std::optional<std::string> cached = CachedObject(page.sha256, page.size)) return *cached;
+    const std::string key = RootPageKey(page.sha256);
+    const std::string name = "the root page " + store->Name(key);
+    std::string bytes;
+    try {
+      bytes = store->Get(key, page.size);
+    } catch (const NotFoundError& e) {
+      throw CorruptionError(what + ": " + name +
+                            " is missing: it was deleted behind the manifest's back (" + e.what() +
+                            ")");
+    } catch (const remote::ObjectTooLargeError& e) {
+      throw CorruptionError(
+          what + ": " + name + " is larger than the " + std::to_string(page.size) +
+          " bytes the root says: it was replaced behind the manifest's back (" + e.what() + ")");
+    }
+    try {
+      VerifyPageBytes(bytes, page, store->Name(key));
+    } catch (const CorruptionError& e) {
+      throw CorruptionError(what + ": " + e.what() +
+                            ": it was replaced behind the manifest's back");
+    }
+    KeepObject(page.sha256, bytes);
+    return bytes;
+  };
 }
 
 }  // namespace gulpdb::engine

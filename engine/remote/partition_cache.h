@@ -72,7 +72,7 @@ struct PartitionCacheCounters {
   std::atomic<uint64_t> bytes{0};      // their bytes
 };
 
-// The PartitionFetch of a reader of `root`, whose partitions are the
+// The PartitionFetch of a reader whose partitions are the
 // objects PartitionKey(sha256) of `store`: returns the path of the cached
 // partition, downloading it first when needed, and keeps a shared lock on
 // it until the last copy of the function is destroyed (then eviction runs
@@ -82,9 +82,16 @@ struct PartitionCacheCounters {
 // CorruptionError when the partition is missing from the store, has
 // another size or SHA-256 than the root says, or is not a sound index
 // file; the store's errors otherwise.
-PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::PartitionRoot& root,
-                              std::string what, std::chrono::milliseconds lock_wait,
+PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, std::string what,
+                              std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters = nullptr);
+
+// The PageFetch of a reader of a two-level root whose pages are the objects
+// RootPageKey(sha256) of `store`: from the node cache (objects/), or one GET
+// of at most the page's size, verified and kept there. Throws
+// CorruptionError "<what>: the root page <object> ..." when it is missing or
+// other bytes than the root names; the store's errors otherwise.
+PageFetch NodeCachePageFetch(std::shared_ptr<ObjectStore> store, std::string what);
 
 // The root a version 2 manifest names: from the node cache (objects/), or
 // one GET of at most its size; its size and SHA-256 checked against the
@@ -95,7 +102,7 @@ PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, const index::P
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
                                const std::string& what);
 
-// Keeps a root or chunk page whose SHA-256 is `sha256` in the node cache
+// Keeps a root, root page or chunk page whose SHA-256 is `sha256` in the node cache
 // (objects/), as FetchRoot and FetchChunkPage do with what they fetch: a
 // push keeps what it wrote. Best effort; never throws.
 void KeepObject(const std::string& sha256, std::string_view bytes) noexcept;

@@ -608,7 +608,12 @@ class Publisher {
   // 2b. The root the published manifest names, GET and verified (never
   // more bytes than the manifest says): the build diffs against it, and the
   // partitions it lists are named objects of the published dataset.
-  void ReadPublishedRoot() { old_root_ = FetchRoot(store_, *old_, what_); }
+  void ReadPublishedRoot() {
+    // The store outlives the fetch; it holds it only meanwhile.
+    std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
+    old_root_ = ExpandPartitionRoot(FetchRoot(store_, *old_, what_),
+                                    NodeCachePageFetch(store, what_), store_.Name(old_->root_key));
+  }
 
   // The index objects the published manifest names: its snapshot, or its
   // root and the root's partitions.
@@ -622,6 +627,7 @@ class Publisher {
       for (const index::PartitionEntry& p : old_root_->partitions) {
         keys.push_back(PartitionKey(p.sha256));
       }
+      for (const index::RootPage& p : old_root_->pages) keys.push_back(RootPageKey(p.sha256));
     }
     return keys;
   }
@@ -632,11 +638,12 @@ class Publisher {
   void BuildIndexPartitions(const std::string& tmp) {
     PartitionOptions options;
     options.target_bytes = PartitionTarget();
+    options.page_bytes = RootPageTarget();
     partition_dir_ = tmp + "/partitions";
     if (old_root_) {
       // The store outlives the build; the fetch holds it only meanwhile.
       std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
-      options.previous = NodeCacheFetch(store, *old_root_, what_, std::chrono::minutes(10));
+      options.previous = NodeCacheFetch(store, what_, std::chrono::minutes(10));
     }
     try {
       build_ =
@@ -647,6 +654,9 @@ class Publisher {
     next_index_keys_.insert(RootKey(build_.root_sha256));
     for (const index::PartitionEntry& p : build_.root.partitions) {
       next_index_keys_.insert(PartitionKey(p.sha256));
+    }
+    for (const index::RootPage& p : build_.root.pages) {
+      next_index_keys_.insert(RootPageKey(p.sha256));
     }
   }
 
@@ -702,18 +712,27 @@ class Publisher {
 
   uint64_t PartitionTarget() const {
     if (options_.partition_bytes != 0) return options_.partition_bytes;
-    const char* value = std::getenv("GULPDB_TEST_PARTITION_BYTES");
     // 256 KiB: a fresh node's open + one random read at 10^5 videos (20 ms
     // proxy, bench/partition_bench.py) fetched 2.52 MB at 1 MiB, 1.49 MB at
     // 512 KiB and 0.98 MB at 256 KiB (the manifest's 0.30 MB included), and
     // a warm re-open after a 1% append 1.73 / 1.77 / 0.99 MB; the root grows
     // to about 26 kB per 10^5 videos (docs/remote_datasets.md).
-    if (value == nullptr || value[0] == '\0') return uint64_t{256} << 10;
+    return TestBytes("GULPDB_TEST_PARTITION_BYTES", uint64_t{256} << 10);
+  }
+
+  // Root pages (PartitionOptions::page_bytes); smaller for tests only.
+  static uint64_t RootPageTarget() {
+    return TestBytes("GULPDB_TEST_ROOT_PAGE_BYTES", PartitionOptions().page_bytes);
+  }
+
+  // The positive number of bytes in the variable `name`, else `otherwise`.
+  static uint64_t TestBytes(const char* name, uint64_t otherwise) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || value[0] == '\0') return otherwise;
     char* end = nullptr;
     const unsigned long long n = std::strtoull(value, &end, 10);
     if (end == value || *end != '\0' || n == 0) {
-      throw InvalidArgumentError(std::string("GULPDB_TEST_PARTITION_BYTES '") + value +
-                                 "': not a number of bytes");
+      throw InvalidArgumentError(std::string(name) + " '" + value + "': not a number of bytes");
     }
     return n;
   }
@@ -771,7 +790,24 @@ class Publisher {
       WriteFile(key, partition_dir_ + "/" + p.sha256, p.size, WriteFor(key));
       bytes.fetch_add(p.size);
     });
+    // The root's pages (a two-level root), as the partitions.
+    for (const index::RootPage& p : build_.root.pages) {
+      const std::string key = RootPageKey(p.sha256);
+      const auto listed = listing_.find(key);
+      if (listed == listing_.end() || listed->second.size != p.size ||
+          foreign_set_.count(key) != 0) {
+        Writing();
+        WriteFile(key, partition_dir_ + "/" + p.sha256, p.size, WriteFor(key));
+        ++report_.root_pages_uploaded;
+      }
+      try {
+        KeepObject(p.sha256, util::ReadFile(partition_dir_ + "/" + p.sha256));
+      } catch (const Error&) {
+        // Only a cache.
+      }
+    }
     report_.partitioned = true;
+    report_.root_pages = build_.root.pages.size();
     report_.partitions = build_.root.partitions.size();
     report_.partitions_uploaded = todo.size();
     report_.partition_bytes_uploaded = bytes.load();

@@ -57,11 +57,8 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
   const std::string what = "open dataset " + dir;
   index::PartitionRoot root = FetchRoot(*store, manifest, what);
   // O(1) agreement of the manifest with its root, before anything is read.
-  uint64_t chunks = 0, videos = 0;
-  for (const index::PartitionEntry& p : root.partitions) {
-    if (p.kind == index::PartitionKind::kChunks) chunks += p.count;
-    if (p.kind == index::PartitionKind::kOrder) videos += p.count;
-  }
+  const uint64_t chunks = root.Count(index::PartitionKind::kChunks);
+  const uint64_t videos = root.Count(index::PartitionKind::kOrder);
   const index::DatasetInfo info_record = index::DecodeDatasetInfo(
       root.dataset_info, "partition root " + store->Name(manifest.root_key));
   if (manifest.ChunkCount() != chunks || manifest.videos != videos ||
@@ -75,8 +72,9 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
   }
   const bool splits_omitted = root.splits_omitted;
   auto counters = std::make_shared<PartitionCacheCounters>();
-  PartitionFetch fetch = NodeCacheFetch(store, root, what, lock_wait, counters);
-  auto index = std::make_shared<const PartitionedIndex>(std::move(root), std::move(fetch), dir);
+  PartitionFetch fetch = NodeCacheFetch(store, what, lock_wait, counters);
+  auto index = std::make_shared<const PartitionedIndex>(std::move(root), std::move(fetch), dir,
+                                                        NodeCachePageFetch(store, what));
   RemoteInfo info;
   info.url = store->url();
   info.generation = manifest.generation;

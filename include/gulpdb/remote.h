@@ -160,6 +160,10 @@ struct PushReport {
   // Pages of the chunk list (a partitioned push's manifest names them
   // instead of listing every chunk) written by this push.
   uint64_t chunk_pages_uploaded = 0;
+  // Pages of a two-level root (a root too large to list every partition
+  // lists them by pages): those it names, and those this push wrote.
+  uint64_t root_pages = 0;
+  uint64_t root_pages_uploaded = 0;
   uint64_t objects_obsoleted = 0;         // newly superseded, kept for the grace period
   uint64_t objects_deleted = 0;           // whose grace period was over
   uint64_t foreign_objects_replaced = 0;  // with PushOptions::overwrite

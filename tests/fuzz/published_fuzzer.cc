@@ -4,13 +4,16 @@
 //
 // The input goes through ParseManifest and ParseChunkPage as text (the page
 // named by the input's own size and SHA-256, so that only its content is
-// judged) and through DecodePartitionRoot as bytes, at an aligned and a
-// misaligned address. Properties checked:
+// judged) and through DecodePartitionRoot and DecodeRootPage (judged against
+// the page entry of the root-v3 seed, make_seeds.cc) as bytes, at an aligned
+// and a misaligned address. Properties checked:
 //   - each returns or throws CorruptionError, nothing else;
 //   - an accepted manifest names only keys inside its prefix, serializes to
 //     text that parses to the same serialization (a fixed point);
 //   - accepted page entries ascend and lie in one page of kChunksPerPage;
-//   - an accepted root re-encodes to bytes that decode to the same encoding.
+//   - an accepted root re-encodes to bytes that decode to the same encoding;
+//   - an accepted root page holds the partitions its entry says, and
+//     re-encodes to itself.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -122,6 +125,40 @@ void Root(const uint8_t* data, size_t size, size_t shift) {
   FUZZ_CHECK(kTarget, once == twice, "encoding a decoded root is not a fixed point");
 }
 
+void RootPage(const uint8_t* data, size_t size, size_t shift) {
+  std::vector<uint8_t> copy(size + shift);
+  if (size != 0) std::memcpy(copy.data() + shift, data, size);
+  const std::string_view bytes(reinterpret_cast<const char*>(copy.data() + shift), size);
+  index::RootPage page;  // as the root-v3 seed names its page
+  page.kind = index::PartitionKind::kVideos;
+  page.first_key = "a";
+  page.last_key = "z";
+  page.count = 3;
+  page.partitions = 2;
+  page.partition_bytes = 2 * 16384;
+  page.size = size;
+  std::vector<index::PartitionEntry> parts;
+  try {
+    parts = index::DecodeRootPage(bytes, page, "fuzz");
+  } catch (const gulpdb::CorruptionError&) {
+    return;
+  }
+  FUZZ_CHECK(kTarget,
+             parts.size() == 2 && parts.front().first_key == "a" && parts.back().last_key == "z",
+             "an accepted root page is not the one named");
+  for (const index::PartitionEntry& p : parts) {
+    FUZZ_CHECK(kTarget, p.kind == page.kind && p.generation == 0 && p.sha256.size() == 64,
+               "an accepted root page holds another group");
+  }
+  const std::string once = index::EncodeRootPage(parts);
+  try {
+    FUZZ_CHECK(kTarget, index::EncodeRootPage(index::DecodeRootPage(once, page, "fuzz")) == once,
+               "encoding a decoded root page is not a fixed point");
+  } catch (const gulpdb::CorruptionError& e) {
+    gulpdb::fuzz::Fail(kTarget, std::string("an encoded root page does not decode: ") + e.what());
+  }
+}
+
 }  // namespace
 
 extern "C" int GULPDB_FUZZ_ENTRY(const uint8_t* data, size_t size) {
@@ -130,5 +167,7 @@ extern "C" int GULPDB_FUZZ_ENTRY(const uint8_t* data, size_t size) {
   Page(text);
   Root(data, size, 0);
   Root(data, size, 1);
+  RootPage(data, size, 0);
+  RootPage(data, size, 1);
   return 0;
 }

@@ -283,7 +283,8 @@ def push(
         'snapshot_bytes', 'objects_obsoleted', 'objects_deleted',
         'foreign_objects_replaced', 'foreign_objects_deleted', 'seconds',
         'partitioned', 'partitions', 'partitions_uploaded',
-        'partition_bytes_uploaded', 'root_bytes', 'chunk_pages_uploaded'}``.
+        'partition_bytes_uploaded', 'root_bytes', 'chunk_pages_uploaded',
+        'root_pages', 'root_pages_uploaded'}``.
 
     Raises:
         gulpdb.CorruptionError: a local chunk no longer holds bytes a published
