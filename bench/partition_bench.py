@@ -277,6 +277,11 @@ def main():
                         "whole: the whole index snapshot, the baseline)")
     p.add_argument("--epoch-max", type=int, default=1000000,
                    help="run the epoch measurement up to this size")
+    p.add_argument("--root-page-bytes", type=int,
+                   help="pages of two-level roots (GULPDB_TEST_ROOT_PAGE_BYTES; default: "
+                        "push's, 64 KiB, which pages a group of partitions past 256 KiB of "
+                        "root entries): a smaller size shows at 10^6 the root a larger "
+                        "dataset has")
     p.add_argument("--out", default=os.path.join(REPO, "bench", "results"))
     args = p.parse_args()
     args.bin_dir = os.path.abspath(args.bin_dir)
@@ -290,6 +295,8 @@ def main():
             env = dict(os.environ, AWS_ENDPOINT_URL=proxy.endpoint, AWS_ACCESS_KEY_ID="S3RVER",
                        AWS_SECRET_ACCESS_KEY="S3RVER", AWS_REGION="us-east-1",
                        PYTHONPATH=python_dir)
+            if args.root_page_bytes:
+                env["GULPDB_TEST_ROOT_PAGE_BYTES"] = str(args.root_page_bytes)
             counted = Counted(proxy)
             for n in [int(s) for s in args.sizes.split(",")]:
                 for layout in args.layouts.split(","):
@@ -297,7 +304,8 @@ def main():
                 log(json.dumps({k: v for k, v in rows[-1].items() if not isinstance(v, (dict, list))}))
         finally:
             proxy.stop()
-    result = {"latency_ms": LATENCY_MS, "world": WORLD, "batch": BATCH, "rows": rows}
+    result = {"latency_ms": LATENCY_MS, "world": WORLD, "batch": BATCH,
+              "root_page_bytes": args.root_page_bytes, "rows": rows}
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "partitions.json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -100,23 +100,28 @@ flatbuffers::Offset<fbs::PartitionEntry> EncodeEntry(flatbuffers::FlatBufferBuil
                                    p.first_position, p.count, p.size, sha);
 }
 
-// Throws through `corrupt` (which names where) for what the schema allows
-// and a reader does not.
+// The fields a partition entry and a page entry share; throws through
+// `corrupt` for what the schema allows and a reader does not.
+template <typename Fb, typename Out, typename Corrupt>
+void DecodeCommon(const Fb* p, const std::string& where, Out* e, Corrupt corrupt) {
+  if (p->kind() >= kPartitionKinds) corrupt(where + ": kind " + std::to_string(p->kind()));
+  e->kind = static_cast<PartitionKind>(p->kind());
+  e->generation = p->generation();
+  e->first_key = StringOf(p->first_key());
+  e->last_key = StringOf(p->last_key());
+  e->first_position = p->first_position();
+  e->count = p->count();
+  e->size = p->size();
+  if (p->sha256() == nullptr || p->sha256()->size() != 32) {
+    corrupt(where + ": a SHA-256 is 32 bytes");
+  }
+  e->sha256 = HexOf(p->sha256()->data(), 32);
+}
+
 template <typename Corrupt>
 PartitionEntry DecodeEntry(const fbs::PartitionEntry* p, size_t i, Corrupt corrupt) {
   PartitionEntry e;
-  if (p->kind() >= kPartitionKinds) corrupt("partition kind " + std::to_string(p->kind()));
-  e.kind = static_cast<PartitionKind>(p->kind());
-  e.generation = p->generation();
-  e.first_key = StringOf(p->first_key());
-  e.last_key = StringOf(p->last_key());
-  e.first_position = p->first_position();
-  e.count = p->count();
-  e.size = p->size();
-  if (p->sha256() == nullptr || p->sha256()->size() != 32) {
-    corrupt("partition " + std::to_string(i) + ": a SHA-256 is 32 bytes");
-  }
-  e.sha256 = HexOf(p->sha256()->data(), 32);
+  DecodeCommon(p, "partition " + std::to_string(i), &e, corrupt);
   return e;
 }
 
@@ -310,23 +315,10 @@ PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what)
   }
   if (fb->pages() != nullptr) {
     for (const fbs::RootPageEntry* p : *fb->pages()) {
-      const std::string where = "page " + std::to_string(root.pages.size());
       RootPage e;
-      if (p->kind() >= kPartitionKinds)
-        Corrupt(what, where + ": kind " + std::to_string(p->kind()));
-      e.kind = static_cast<PartitionKind>(p->kind());
-      e.generation = p->generation();
-      e.first_key = StringOf(p->first_key());
-      e.last_key = StringOf(p->last_key());
-      e.first_position = p->first_position();
-      e.count = p->count();
+      DecodeCommon(p, "page " + std::to_string(root.pages.size()), &e, corrupt);
       e.partitions = p->partitions();
       e.partition_bytes = p->partition_bytes();
-      e.size = p->size();
-      if (p->sha256() == nullptr || p->sha256()->size() != 32) {
-        Corrupt(what, where + ": a SHA-256 is 32 bytes");
-      }
-      e.sha256 = HexOf(p->sha256()->data(), 32);
       root.pages.push_back(std::move(e));
     }
   }
