@@ -581,12 +581,17 @@ def test_the_cache_is_the_engines_when_home_is_unset(monkeypatch):
 # ---- partitioned snapshots -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("root", ["flat", "paged"])
 def test_a_sampler_rank_over_a_partitioned_url_fetches_only_its_blocks(remote, tmp_path,
-                                                                        monkeypatch):
+                                                                        monkeypatch, root):
     """Records are stored with their positions: a VideoDataset built on a
     partitioned URL fetches nothing, and rank 0's first items under the
-    partition-aware shuffle fetch the blocks they come from, not the index."""
+    partition-aware shuffle fetch the blocks they come from, not the index;
+    the same through a two-level root (pages of a few partitions)."""
     import gulpdb.torch as gtorch
+
+    if root == "paged":
+        monkeypatch.setenv("GULPDB_TEST_ROOT_PAGE_BYTES", "128")  # the smallest
 
     path = str(tmp_path / "many")
     frame = np.zeros((1, 8, 8, 3), np.uint8)
@@ -597,6 +602,7 @@ def test_a_sampler_rank_over_a_partitioned_url_fetches_only_its_blocks(remote, t
                 w.append(id_, frame + i % 7, {"label": i % 10, "n": i})
     report = gulpdb._gulpdb.push(path, remote.url, layout="partitioned",
                                  partition_bytes=64 << 10)  # the smallest: several blocks
+    assert (report["root_pages"] > 0) == (root == "paged"), report
     monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "fresh"))
     with gulpdb.Dataset(path) as local, gulpdb.Dataset(remote.url) as ds:
         video_ds = gtorch.VideoDataset(ds, label="n")
