@@ -208,6 +208,38 @@ BOOST_AUTO_TEST_CASE(a_one_percent_append_writes_about_one_percent) {
   ExpectSameAsLocal(*ds, reader);
 }
 
+BOOST_AUTO_TEST_CASE(a_read_learns_the_chunk_before_the_order_partition_is_fetched) {
+  // FindVideoToRead tells the reader the video's chunk as soon as the
+  // videos partition gave its order key, so that a remote reader fetches
+  // the chunk's entries while the order partition is on its way.
+  TempDir tmp;
+  auto ds = MakeDataset(tmp / "d", 3000);
+  PartitionOptions options;
+  options.target_bytes = 64 << 10;
+  const BuildResult built = BuildPartitions(*ds, nullptr, options, tmp / "parts");
+  std::vector<std::string> log;
+  const engine::PartitionFetch from_dir = DirectoryFetch(tmp / "parts");
+  const engine::PartitionFetch logging = [&](const index::PartitionEntry& entry) {
+    log.emplace_back(index::PartitionKindName(entry.kind));
+    return from_dir(entry);
+  };
+  PartitionedIndex reader(built.root, logging, "parts");
+  uint32_t told = 0;
+  const std::optional<index::VideoRecord> record =
+      reader.FindVideoToRead(HashedId(1234), [&](uint32_t chunk) {
+        told = chunk;
+        log.emplace_back("chunk known");
+      });
+  BOOST_REQUIRE(record.has_value());
+  BOOST_CHECK_EQUAL(told, record->chunk);
+  const std::vector<std::string> want = {"videos", "chunk known", "order"};
+  BOOST_CHECK_EQUAL_COLLECTIONS(log.begin(), log.end(), want.begin(), want.end());
+  // A video that is not there: never called.
+  bool called = false;
+  BOOST_CHECK(!reader.FindVideoToRead("no such id", [&](uint32_t) { called = true; }).has_value());
+  BOOST_CHECK(!called);
+}
+
 BOOST_AUTO_TEST_CASE(a_lookup_fetches_one_base_partition_one_per_delta_and_its_order_partition) {
   TempDir tmp;
   auto ds = MakeDataset(tmp / "d", 20000);

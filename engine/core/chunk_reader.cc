@@ -95,7 +95,14 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
                                ": no such video");
       };
       if (source != nullptr) {
-        std::optional<index::VideoRecord> record = source->FindVideo(id);
+        // The chunk's object and record are fetched while the video's record
+        // is (a fresh node: one round trip instead of two more).
+        const auto prefetch = [&](uint32_t chunk) {
+          if (remote == nullptr) return;
+          std::shared_ptr<const IndexSource> keep = impl.index_source;
+          remote->PrefetchChunk(chunk, [keep, chunk] { keep->Chunk(chunk); });
+        };
+        std::optional<index::VideoRecord> record = source->FindVideoToRead(id, prefetch);
         if (!record) throw missing();
         plans[i].record = std::move(*record);
       } else {

@@ -41,6 +41,14 @@ class ChunkSource {
   };
   virtual Object VerifiedChunk(uint32_t number, std::string_view id, const std::string& dir,
                                const std::function<index::ChunkRecord()>& record) const = 0;
+  // A hint that VerifiedChunk(number, ...) comes next: a source that has not
+  // met the chunk yet may start fetching what it needs for it in the
+  // background, and `record` with it (a function safe to call from another
+  // thread, and to call again). By default, nothing.
+  virtual void PrefetchChunk(uint32_t number, std::function<void()> record) const {
+    (void)number;
+    (void)record;
+  }
 
   // The name of object `key` in messages (its URL).
   virtual std::string Name(const std::string& key) const = 0;

@@ -46,6 +46,19 @@ class IndexSource : public QuerySource {
   // (each order partition), ascending, starting with 0.
   virtual std::vector<uint64_t> OrderBoundaries() const = 0;
 
+  // FindVideo for a read of the video's frames: `chunk_known` is called
+  // with the video's chunk as soon as the index knows it, so that the
+  // caller can start fetching what the read needs of the chunk while the
+  // record is still on its way (a partitioned index knows the chunk from
+  // the order key, before it fetches the order partition). By default,
+  // after FindVideo.
+  virtual std::optional<index::VideoRecord> FindVideoToRead(
+      std::string_view id, const std::function<void(uint32_t chunk)>& chunk_known) const {
+    std::optional<index::VideoRecord> record = FindVideo(id);
+    if (record) chunk_known(record->chunk);
+    return record;
+  }
+
   // The record of chunk `chunk`; nullopt when the index has none.
   virtual std::optional<index::ChunkRecord> Chunk(uint32_t chunk) const = 0;
   // Every chunk record in number order; `fn` returns false to stop.

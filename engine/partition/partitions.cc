@@ -945,14 +945,40 @@ uint64_t PartitionedIndex::page_fetches() const {
 }
 
 const std::vector<PartitionEntry>& PartitionedIndex::Load(const Slot& slot) const {
-  std::lock_guard<std::mutex> lock(page_mutex_);
-  if (!slot.parts) {
-    ++page_fetches_;
-    const std::string what = name_ + " root page " + slot.page->sha256;
-    slot.parts = std::make_shared<const std::vector<PartitionEntry>>(
-        index::DecodeRootPage(pages_(*slot.page), *slot.page, what));
+  using Parts = std::shared_ptr<const std::vector<PartitionEntry>>;
+  std::promise<Parts> promise;
+  std::shared_future<Parts> loading;
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(page_mutex_);
+    if (slot.parts) return *slot.parts;
+    if (!slot.loading.valid()) {
+      slot.loading = promise.get_future().share();
+      ++page_fetches_;
+      mine = true;
+    }
+    loading = slot.loading;
   }
-  return *slot.parts;
+  if (mine) {
+    try {
+      const std::string what = name_ + " root page " + slot.page->sha256;
+      auto parts = std::make_shared<const std::vector<PartitionEntry>>(
+          index::DecodeRootPage(pages_(*slot.page), *slot.page, what));
+      {
+        std::lock_guard<std::mutex> lock(page_mutex_);
+        slot.parts = parts;
+      }
+      promise.set_value(std::move(parts));
+    } catch (...) {
+      {
+        // A later use tries again.
+        std::lock_guard<std::mutex> lock(page_mutex_);
+        slot.loading = {};
+      }
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return *loading.get();
 }
 
 const PartitionEntry* PartitionedIndex::Holding(const Group& group, std::string_view key) const {
@@ -984,15 +1010,37 @@ std::vector<const PartitionEntry*> PartitionedIndex::Overlapping(const Group& gr
 
 std::shared_ptr<PartitionedIndex::Open> PartitionedIndex::OpenPartition(
     const index::PartitionEntry& entry) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = open_.find(entry.sha256);
-  if (it != open_.end()) return it->second;
-  ++fetches_;
-  const std::string path = fetch_(entry);
-  auto open = std::make_shared<Open>();
-  open->file = OpenPartitionFile(path, entry);
-  open_.emplace(entry.sha256, open);
-  return open;
+  std::promise<std::shared_ptr<Open>> promise;
+  std::shared_future<std::shared_ptr<Open>> opened;
+  bool mine = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = open_.find(entry.sha256);
+    if (it != open_.end()) {
+      opened = it->second;
+    } else {
+      opened = promise.get_future().share();
+      open_.emplace(entry.sha256, opened);
+      ++fetches_;
+      mine = true;
+    }
+  }
+  if (mine) {
+    try {
+      const std::string path = fetch_(entry);
+      auto open = std::make_shared<Open>();
+      open->file = OpenPartitionFile(path, entry);
+      promise.set_value(std::move(open));
+    } catch (...) {
+      {
+        // A later use tries again.
+        std::lock_guard<std::mutex> lock(mutex_);
+        open_.erase(entry.sha256);
+      }
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return opened.get();
 }
 
 std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
@@ -1009,20 +1057,38 @@ std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
 }
 
 std::optional<index::VideoRecord> PartitionedIndex::FindVideo(std::string_view id) const {
+  return Find(id, nullptr);
+}
+
+std::optional<index::VideoRecord> PartitionedIndex::FindVideoToRead(
+    std::string_view id, const std::function<void(uint32_t chunk)>& chunk_known) const {
+  return Find(id, &chunk_known);
+}
+
+std::optional<index::VideoRecord> PartitionedIndex::Find(
+    std::string_view id, const std::function<void(uint32_t)>* chunk_known) const {
   const std::string where = "partitioned index " + name_;
   if (!clustered()) {
     std::optional<std::string> value = Lookup(PartitionKind::kVideos, id);
     if (!value || value->empty()) return std::nullopt;
-    return index::DecodeVideoRecord(index::Unseal(id, *value, index::RecordKind::kVideo, where),
-                                    id);
+    std::optional<index::VideoRecord> record =
+        index::DecodeVideoRecord(index::Unseal(id, *value, index::RecordKind::kVideo, where), id);
+    if (chunk_known != nullptr) (*chunk_known)(record->chunk);
+    return record;
   }
   std::optional<std::string> order_key = Hinted(id);
   if (!order_key) {
     order_key = Lookup(PartitionKind::kVideos, id);
     if (!order_key || order_key->empty()) return std::nullopt;
   }
+  if (order_key->size() != kOrderKeySize) {
+    throw CorruptionError("read id '" + std::string(id) + "' in " + where +
+                          ": its order key is not " + std::to_string(kOrderKeySize) + " bytes");
+  }
+  // The order key starts with the chunk: the caller may fetch for it now.
+  if (chunk_known != nullptr) (*chunk_known)(index::DecodeChunkKey(order_key->substr(0, 4)));
   const PartitionEntry* p = Holding(order_, *order_key);
-  if (order_key->size() != kOrderKeySize || p == nullptr) {
+  if (p == nullptr) {
     throw CorruptionError("read id '" + std::string(id) + "' in " + where +
                           ": it names an order entry no order partition holds");
   }

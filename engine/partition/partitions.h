@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -140,6 +141,10 @@ class PartitionedIndex : public IndexSource {
   const index::DatasetInfo& info() const override { return info_; }
 
   std::optional<index::VideoRecord> FindVideo(std::string_view id) const override;
+  // Calls `chunk_known` once the videos partitions gave the order key
+  // (which holds the chunk), before the order partition is fetched.
+  std::optional<index::VideoRecord> FindVideoToRead(
+      std::string_view id, const std::function<void(uint32_t chunk)>& chunk_known) const override;
   // Entries of the order table.
   uint64_t OrderCount() const override { return order_count_; }
   // The id at `position` (0-based) of the order table; nullopt past its end.
@@ -192,6 +197,8 @@ class PartitionedIndex : public IndexSource {
     std::string first_key, last_key;
     uint64_t first_position = 0;
     mutable std::shared_ptr<const std::vector<index::PartitionEntry>> parts;
+    // Set while one thread fetches the page; others wait for it.
+    mutable std::shared_future<std::shared_ptr<const std::vector<index::PartitionEntry>>> loading;
   };
   using Group = std::vector<Slot>;
   const std::vector<index::PartitionEntry>& Load(const Slot& slot) const;
@@ -200,7 +207,11 @@ class PartitionedIndex : public IndexSource {
   // The partitions of `group` that overlap [from, to) (`to` empty: no bound).
   std::vector<const index::PartitionEntry*> Overlapping(const Group& group, std::string_view from,
                                                         std::string_view to) const;
+  // Fetched and opened on first use; threads wanting a partition another
+  // is fetching wait for that fetch (no lock is held while fetching).
   std::shared_ptr<Open> OpenPartition(const index::PartitionEntry& entry) const;
+  std::optional<index::VideoRecord> Find(std::string_view id,
+                                         const std::function<void(uint32_t)>* chunk_known) const;
   // The newest value of `key` (empty: removed), or nullopt when no partition holds it.
   std::optional<std::string> Lookup(index::PartitionKind kind, std::string_view key) const;
   // Format 2 keeps records with their order entries (by position).
@@ -225,8 +236,8 @@ class PartitionedIndex : public IndexSource {
   std::vector<Group> levels_[index::kPartitionKinds];
   Group order_;
   mutable std::mutex mutex_;
-  mutable std::mutex page_mutex_;  // one page load at a time
-  mutable std::map<std::string, std::shared_ptr<Open>> open_;
+  mutable std::mutex page_mutex_;  // guards the slots' parts and loading
+  mutable std::map<std::string, std::shared_future<std::shared_ptr<Open>>> open_;
   mutable uint64_t fetches_ = 0;
   mutable uint64_t page_fetches_ = 0;
   mutable std::unordered_map<std::string, std::string> hints_;

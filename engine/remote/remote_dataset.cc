@@ -174,37 +174,104 @@ RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest
 }
 
 std::shared_ptr<RemoteSource::ChunkList> RemoteSource::Page(size_t page) const {
+  std::promise<std::shared_ptr<ChunkList>> promise;
+  std::shared_future<std::shared_ptr<ChunkList>> loading;
+  bool mine = false;
   {
     std::lock_guard<std::mutex> lock(pages_mutex_);
     if (pages_[page]) return pages_[page];
+    auto it = loading_.find(page);
+    if (it == loading_.end()) {
+      it = loading_.emplace(page, promise.get_future().share()).first;
+      mine = true;
+    }
+    loading = it->second;
   }
-  // Fetched outside the lock (a GET); two threads may both fetch it once.
-  auto list = std::make_shared<ChunkList>(FetchChunkPage(
-      *store_, manifest_, manifest_.chunk_pages[page], "open dataset " + store_->url()));
-  {
-    std::lock_guard<std::mutex> lock(etags_mutex_);
-    for (const ManifestChunk& c : list->chunks) {
-      if (!c.etag.empty()) etags_.emplace(c.key, c.etag);  // a revalidated ETag stays
+  if (mine) {
+    // Fetched outside the lock (a GET); other threads wanting it wait.
+    try {
+      auto list = std::make_shared<ChunkList>(FetchChunkPage(
+          *store_, manifest_, manifest_.chunk_pages[page], "open dataset " + store_->url()));
+      {
+        std::lock_guard<std::mutex> lock(etags_mutex_);
+        for (const ManifestChunk& c : list->chunks) {
+          if (!c.etag.empty()) etags_.emplace(c.key, c.etag);  // a revalidated ETag stays
+        }
+      }
+      {
+        std::lock_guard<std::mutex> lock(pages_mutex_);
+        pages_[page] = list;
+        loading_.erase(page);
+      }
+      promise.set_value(std::move(list));
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(pages_mutex_);
+        loading_.erase(page);  // a later use tries again
+      }
+      promise.set_exception(std::current_exception());
     }
   }
-  std::lock_guard<std::mutex> lock(pages_mutex_);
-  if (!pages_[page]) pages_[page] = std::move(list);
-  return pages_[page];
+  return loading.get();
+}
+
+std::optional<size_t> RemoteSource::PageOf(uint32_t number) const {
+  if (!manifest_.paged()) return 0;
+  const auto& pages = manifest_.chunk_pages;
+  const auto it =
+      std::upper_bound(pages.begin(), pages.end(), number,
+                       [](uint32_t n, const ManifestChunkPage& p) { return n < p.first; });
+  if (it == pages.begin() || (it - 1)->first / kChunksPerPage != number / kChunksPerPage) {
+    return std::nullopt;
+  }
+  return static_cast<size_t>(it - 1 - pages.begin());
+}
+
+void RemoteSource::PrefetchChunk(uint32_t number, std::function<void()> record) const {
+  const std::optional<size_t> page = PageOf(number);
+  if (!page) return;  // VerifiedChunk says what is wrong
+  bool page_loaded;
+  {
+    std::lock_guard<std::mutex> lock(pages_mutex_);
+    page_loaded = pages_[*page] != nullptr;
+  }
+  if (page_loaded) {
+    const auto [m, verified] = Find(number);
+    if (m == nullptr || verified->load(std::memory_order_acquire)) return;
+  }
+  std::lock_guard<std::mutex> lock(prefetch_mutex_);
+  if (!prefetched_.insert(number).second) return;
+  // Finished work first out, so that the list stays short.
+  prefetches_.erase(std::remove_if(prefetches_.begin(), prefetches_.end(),
+                                   [](const std::future<void>& f) {
+                                     return f.wait_for(std::chrono::seconds(0)) ==
+                                            std::future_status::ready;
+                                   }),
+                    prefetches_.end());
+  const auto quietly = [](const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (...) {
+      // VerifiedChunk meets it again, and reports it.
+    }
+  };
+  if (!page_loaded) {
+    prefetches_.push_back(
+        std::async(std::launch::async, [this, quietly, p = *page] { quietly([&] { Page(p); }); }));
+  }
+  prefetches_.push_back(
+      std::async(std::launch::async, [quietly, record = std::move(record)] { quietly(record); }));
+}
+
+RemoteSource::~RemoteSource() {
+  std::lock_guard<std::mutex> lock(prefetch_mutex_);
+  for (std::future<void>& f : prefetches_) f.wait();
 }
 
 std::pair<const ManifestChunk*, std::atomic<bool>*> RemoteSource::Find(uint32_t number) const {
-  size_t page = 0;
-  if (manifest_.paged()) {
-    const auto& pages = manifest_.chunk_pages;
-    const auto it =
-        std::upper_bound(pages.begin(), pages.end(), number,
-                         [](uint32_t n, const ManifestChunkPage& p) { return n < p.first; });
-    if (it == pages.begin() || (it - 1)->first / kChunksPerPage != number / kChunksPerPage) {
-      return {nullptr, nullptr};
-    }
-    page = static_cast<size_t>(it - 1 - pages.begin());
-  }
-  const std::shared_ptr<ChunkList> list = Page(page);
+  const std::optional<size_t> page = PageOf(number);
+  if (!page) return {nullptr, nullptr};
+  const std::shared_ptr<ChunkList> list = Page(*page);
   const auto it = std::lower_bound(list->chunks.begin(), list->chunks.end(), number,
                                    [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
   if (it == list->chunks.end() || it->number != number) return {nullptr, nullptr};

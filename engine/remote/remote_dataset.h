@@ -36,9 +36,12 @@
 
 #include <atomic>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,6 +107,12 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   bool ServesChunks() const override { return manifest_.chunks_published; }
   Object VerifiedChunk(uint32_t number, std::string_view id, const std::string& dir,
                        const std::function<index::ChunkRecord()>& record) const override;
+  // For a chunk not verified yet: fetches its page of the chunk list and
+  // calls `record` in the background, each in its own thread (at most once
+  // per chunk), so that both arrive while the caller fetches the video's
+  // record. Errors are left for VerifiedChunk to meet again.
+  void PrefetchChunk(uint32_t number, std::function<void()> record) const override;
+  ~RemoteSource() override;
   std::string Name(const std::string& key) const override;
   void Read(const std::vector<Range>& ranges, const std::string& what) const override;
   // One HEAD request; CorruptionError when the manifest has no such chunk or
@@ -139,8 +148,17 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   std::shared_ptr<ChunkList> Page(size_t page) const;
   // The loaded entry whose object is `key`, or null.
   const ManifestChunk* LoadedChunkOfKey(const std::string& key) const;
+  // Which page of manifest_.chunk_pages holds `number` (0 for the inline
+  // list), or nullopt when none can.
+  std::optional<size_t> PageOf(uint32_t number) const;
   mutable std::mutex pages_mutex_;
   mutable std::vector<std::shared_ptr<ChunkList>> pages_;
+  // Pages being fetched: other threads wanting one wait for that fetch.
+  mutable std::map<size_t, std::shared_future<std::shared_ptr<ChunkList>>> loading_;
+  // PrefetchChunk's background work, waited for by the destructor.
+  mutable std::mutex prefetch_mutex_;
+  mutable std::set<uint32_t> prefetched_;
+  mutable std::vector<std::future<void>> prefetches_;
   mutable std::mutex etags_mutex_;
   mutable std::map<std::string, std::string> etags_;  // chunk key -> the ETag reads ask for
   mutable std::mutex revalidate_mutex_;               // one revalidation at a time
