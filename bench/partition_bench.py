@@ -275,6 +275,9 @@ def main():
     p.add_argument("--layouts", default="partitioned,snapshot",
                    help="partitioned (push --layout partitioned) and/or snapshot (--layout "
                         "whole: the whole index snapshot, the baseline)")
+    p.add_argument("--snapshot-max", type=int, default=100000,
+                   help="measure the whole-snapshot baseline up to this size (every node "
+                        "downloads the whole index: 0.6 GB at 10^6)")
     p.add_argument("--epoch-max", type=int, default=1000000,
                    help="run the epoch measurement up to this size")
     p.add_argument("--root-page-bytes", type=int,
@@ -300,10 +303,19 @@ def main():
             counted = Counted(proxy)
             for n in [int(s) for s in args.sizes.split(",")]:
                 for layout in args.layouts.split(","):
+                    if layout == "snapshot" and n > args.snapshot_max:
+                        continue
                     rows.append(bench_size(n, layout, args, env, counted, args.data_dir))
+                    write(args, rows)
                 log(json.dumps({k: v for k, v in rows[-1].items() if not isinstance(v, (dict, list))}))
         finally:
             proxy.stop()
+    write(args, rows)
+    print(table(rows))
+
+
+def write(args, rows):
+    """The results so far (after each row: a long run that fails keeps its rows)."""
     result = {"latency_ms": LATENCY_MS, "world": WORLD, "batch": BATCH,
               "root_page_bytes": args.root_page_bytes, "rows": rows}
     os.makedirs(args.out, exist_ok=True)
@@ -311,7 +323,6 @@ def main():
         json.dump(result, f, indent=1)
     with open(os.path.join(args.out, "partitions.md"), "w") as f:
         f.write(table(rows))
-    print(table(rows))
 
 
 if __name__ == "__main__":

@@ -529,6 +529,14 @@ BOOST_AUTO_TEST_CASE(a_two_level_root_lists_large_groups_by_pages_and_reads_the_
   {
     PartitionedIndex reader(top, DirectoryFetch(parts), "parts", engine::DirectoryPageFetch(parts));
     ExpectSameAsLocal(*ds, reader);
+    // Positions, scans of the order and its blocks: each page read once.
+    uint64_t scanned = 0;
+    reader.ScanOrder({}, {}, [&](std::string_view, std::string_view) { return ++scanned > 0; });
+    BOOST_CHECK_EQUAL(scanned, 20000u);
+    BOOST_CHECK_EQUAL(reader.OrderBoundaries().size(),
+                      static_cast<size_t>(std::count_if(
+                          first.root.partitions.begin(), first.root.partitions.end(),
+                          [](const PartitionEntry& p) { return p.kind == PartitionKind::kOrder; })));
     BOOST_CHECK_EQUAL(reader.page_fetches(), top.pages.size());
     BOOST_CHECK_EQUAL(reader.IndexBytes(), flat.total_bytes);
   }

@@ -927,9 +927,12 @@ PartitionedIndex::PartitionedIndex(index::PartitionRoot root, PartitionFetch fet
   for (int k = 0; k < index::kPartitionKinds; ++k) {
     for (auto& [generation, group] : by_generation[k]) levels_[k].push_back(std::move(group));
   }
-  if (!levels_[static_cast<int>(PartitionKind::kOrder)].empty()) {
-    order_ = levels_[static_cast<int>(PartitionKind::kOrder)].front();
-  }
+}
+
+const PartitionedIndex::Group& PartitionedIndex::order() const {
+  static const Group kNone;
+  const std::vector<Group>& groups = levels_[static_cast<int>(PartitionKind::kOrder)];
+  return groups.empty() ? kNone : groups.front();
 }
 
 PartitionedIndex::~PartitionedIndex() = default;
@@ -1087,7 +1090,7 @@ std::optional<index::VideoRecord> PartitionedIndex::Find(
   }
   // The order key starts with the chunk: the caller may fetch for it now.
   if (chunk_known != nullptr) (*chunk_known)(index::DecodeChunkKey(order_key->substr(0, 4)));
-  const PartitionEntry* p = Holding(order_, *order_key);
+  const PartitionEntry* p = Holding(order(), *order_key);
   if (p == nullptr) {
     throw CorruptionError("read id '" + std::string(id) + "' in " + where +
                           ": it names an order entry no order partition holds");
@@ -1146,7 +1149,8 @@ std::optional<index::ChunkRecord> PartitionedIndex::Chunk(uint32_t chunk) const 
 
 std::optional<std::string> PartitionedIndex::OrderAt(uint64_t position) const {
   if (position >= order_count_) return std::nullopt;
-  auto slot = std::upper_bound(order_.begin(), order_.end(), position,
+  const Group& group = order();
+  auto slot = std::upper_bound(group.begin(), group.end(), position,
                                [](uint64_t pos, const Slot& s) { return pos < s.first_position; });
   const std::vector<PartitionEntry>& parts = Load(*(slot - 1));
   auto it = std::upper_bound(
@@ -1333,7 +1337,7 @@ void PartitionedIndex::ScanOrder(
 
 std::vector<uint64_t> PartitionedIndex::OrderBoundaries() const {
   std::vector<uint64_t> out;
-  for (const Slot& slot : order_) {
+  for (const Slot& slot : order()) {
     for (const PartitionEntry& p : Load(slot)) out.push_back(p.first_position);
   }
   if (out.empty() || out.front() != 0) out.insert(out.begin(), 0);

@@ -232,9 +232,9 @@ class PartitionedIndex : public IndexSource {
   index::DatasetInfo info_;
   uint64_t order_count_ = 0;
   // Per kind, the delta generations newest first, then the base; the order
-  // table's group.
+  // table's group (the order kind's only one: its pages are loaded once).
   std::vector<Group> levels_[index::kPartitionKinds];
-  Group order_;
+  const Group& order() const;
   mutable std::mutex mutex_;
   mutable std::mutex page_mutex_;  // guards the slots' parts and loading
   mutable std::map<std::string, std::shared_future<std::shared_ptr<Open>>> open_;
