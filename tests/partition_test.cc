@@ -533,10 +533,11 @@ BOOST_AUTO_TEST_CASE(a_two_level_root_lists_large_groups_by_pages_and_reads_the_
     uint64_t scanned = 0;
     reader.ScanOrder({}, {}, [&](std::string_view, std::string_view) { return ++scanned > 0; });
     BOOST_CHECK_EQUAL(scanned, 20000u);
-    BOOST_CHECK_EQUAL(reader.OrderBoundaries().size(),
-                      static_cast<size_t>(std::count_if(
-                          first.root.partitions.begin(), first.root.partitions.end(),
-                          [](const PartitionEntry& p) { return p.kind == PartitionKind::kOrder; })));
+    BOOST_CHECK_EQUAL(
+        reader.OrderBoundaries().size(),
+        static_cast<size_t>(std::count_if(
+            first.root.partitions.begin(), first.root.partitions.end(),
+            [](const PartitionEntry& p) { return p.kind == PartitionKind::kOrder; })));
     BOOST_CHECK_EQUAL(reader.page_fetches(), top.pages.size());
     BOOST_CHECK_EQUAL(reader.IndexBytes(), flat.total_bytes);
   }
