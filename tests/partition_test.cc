@@ -240,6 +240,35 @@ BOOST_AUTO_TEST_CASE(a_read_learns_the_chunk_before_the_order_partition_is_fetch
   BOOST_CHECK(!called);
 }
 
+BOOST_AUTO_TEST_CASE(a_walk_of_every_partition_keeps_a_bounded_number_open) {
+  // A publisher's diff and `check` walk every partition of a snapshot: at
+  // 10^7 videos 17,600 of them, more files than a process may open.
+  TempDir tmp;
+  auto ds = MakeDataset(tmp / "d", 40000);
+  PartitionOptions options;
+  options.target_bytes = 64 << 10;
+  const BuildResult built = BuildPartitions(*ds, nullptr, options, tmp / "parts");
+  BOOST_REQUIRE_GT(built.root.partitions.size(), 300u);
+  const auto descriptors = [] {
+    return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator());
+  };
+  const auto before = descriptors();
+  PartitionedIndex reader(built.root, DirectoryFetch(tmp / "parts"), "parts");
+  uint64_t videos = 0;
+  reader.ScanVideos({}, {}, [&](std::string_view, const index::VideoRecord&) { return ++videos; });
+  BOOST_CHECK_EQUAL(videos, 40000u);
+  for (uint64_t n = 0; n < 40000; n += 97) BOOST_REQUIRE(reader.OrderAt(n).has_value());
+  BOOST_CHECK(reader.MetaLookup("label", "3") == ds->Select("label", "3"));
+  BOOST_TEST_MESSAGE(built.root.partitions.size()
+                     << " partitions, " << reader.open_partitions() << " open after the walk, "
+                     << descriptors() - before << " descriptors more");
+  BOOST_CHECK_LE(reader.open_partitions(), 256u);
+  BOOST_CHECK_LT(descriptors() - before, 600);
+  // A second walk reopens what it needs and gives the same answers.
+  BOOST_CHECK(reader.FindVideo(HashedId(39999)).has_value());
+  BOOST_CHECK(reader.FindVideo(HashedId(0)).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(a_lookup_fetches_one_base_partition_one_per_delta_and_its_order_partition) {
   TempDir tmp;
   auto ds = MakeDataset(tmp / "d", 20000);

@@ -942,6 +942,11 @@ uint64_t PartitionedIndex::fetches() const {
   return fetches_;
 }
 
+size_t PartitionedIndex::open_partitions() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return open_.size();
+}
+
 uint64_t PartitionedIndex::page_fetches() const {
   std::lock_guard<std::mutex> lock(page_mutex_);
   return page_fetches_;
@@ -1020,10 +1025,12 @@ std::shared_ptr<PartitionedIndex::Open> PartitionedIndex::OpenPartition(
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = open_.find(entry.sha256);
     if (it != open_.end()) {
-      opened = it->second;
+      opened = it->second.open;
+      it->second.used = ++clock_;
     } else {
+      CloseIdle();
       opened = promise.get_future().share();
-      open_.emplace(entry.sha256, opened);
+      open_.emplace(entry.sha256, Opened{opened, ++clock_});
       ++fetches_;
       mine = true;
     }
@@ -1044,6 +1051,24 @@ std::shared_ptr<PartitionedIndex::Open> PartitionedIndex::OpenPartition(
     }
   }
   return opened.get();
+}
+
+void PartitionedIndex::CloseIdle() const {
+  if (open_.size() < kMaxOpenPartitions) return;
+  // The idle ones (opened, and held by nothing but this map), oldest first.
+  std::vector<std::pair<uint64_t, std::string>> idle;
+  for (const auto& [sha, o] : open_) {
+    if (o.open.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+    try {
+      if (o.open.get().use_count() == 1) idle.emplace_back(o.used, sha);
+    } catch (...) {
+      // A failed open is removed by the thread that tried it.
+    }
+  }
+  std::sort(idle.begin(), idle.end());
+  for (size_t i = 0; i < idle.size() && open_.size() >= kMaxOpenPartitions; ++i) {
+    open_.erase(idle[i].second);
+  }
 }
 
 std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,

@@ -180,6 +180,8 @@ class PartitionedIndex : public IndexSource {
   // Partitions fetched (first uses) so far, and root pages.
   uint64_t fetches() const;
   uint64_t page_fetches() const;
+  // Partitions open now (at most kMaxOpenPartitions once idle).
+  size_t open_partitions() const;
 
   // Entries of `kind` with from <= key < to (`to` empty: no bound), base
   // and deltas merged (newest wins, removed keys skipped); `fn` returns
@@ -237,7 +239,20 @@ class PartitionedIndex : public IndexSource {
   const Group& order() const;
   mutable std::mutex mutex_;
   mutable std::mutex page_mutex_;  // guards the slots' parts and loading
-  mutable std::map<std::string, std::shared_future<std::shared_ptr<Open>>> open_;
+  // Open partitions by name, each with its last use. At most
+  // kMaxOpenPartitions stay open once no lookup uses them: a walk of every
+  // partition (a publisher's diff, `check`) would otherwise keep thousands
+  // of files mapped and open.
+  struct Opened {
+    std::shared_future<std::shared_ptr<Open>> open;
+    uint64_t used = 0;
+  };
+  static constexpr size_t kMaxOpenPartitions = 256;
+  // Closes the least recently used partitions no lookup holds, past the
+  // bound (mutex_ held).
+  void CloseIdle() const;
+  mutable std::map<std::string, Opened> open_;
+  mutable uint64_t clock_ = 0;
   mutable uint64_t fetches_ = 0;
   mutable uint64_t page_fetches_ = 0;
   mutable std::unordered_map<std::string, std::string> hints_;
