@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 
 #include "engine/core/chunk_bytes.h"
 #include "engine/core/dataset_view.h"
@@ -255,12 +256,16 @@ void RemoteSource::PrefetchChunk(uint32_t number, std::function<void()> record) 
       // VerifiedChunk meets it again, and reports it.
     }
   };
-  if (!page_loaded) {
+  try {
+    if (!page_loaded) {
+      prefetches_.push_back(std::async(std::launch::async,
+                                       [this, quietly, p = *page] { quietly([&] { Page(p); }); }));
+    }
     prefetches_.push_back(
-        std::async(std::launch::async, [this, quietly, p = *page] { quietly([&] { Page(p); }); }));
+        std::async(std::launch::async, [quietly, record = std::move(record)] { quietly(record); }));
+  } catch (const std::system_error&) {
+    // No thread to spare: the read fetches them itself, one after another.
   }
-  prefetches_.push_back(
-      std::async(std::launch::async, [quietly, record = std::move(record)] { quietly(record); }));
 }
 
 RemoteSource::~RemoteSource() {
