@@ -420,6 +420,28 @@ uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {
   return removed;
 }
 
+namespace {
+
+// The object `key`, which `says` ("the manifest", "the root") names with
+// `size` bytes: one GET of at most that. Missing or larger is a
+// CorruptionError "<subject> is missing: ..." / "<subject> is larger than
+// ...", `subject` naming it for the reader.
+std::string GetNamedObject(ObjectStore& store, const std::string& key, uint64_t size,
+                           const std::string& subject, const char* says) {
+  try {
+    return store.Get(key, size);
+  } catch (const NotFoundError& e) {
+    throw CorruptionError(subject + " is missing: it was deleted behind the manifest's back (" +
+                          e.what() + ")");
+  } catch (const remote::ObjectTooLargeError& e) {
+    throw CorruptionError(subject + " is larger than the " + std::to_string(size) + " bytes " +
+                          says + " says: it was replaced behind the manifest's back (" + e.what() +
+                          ")");
+  }
+}
+
+}  // namespace
+
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
                                const std::string& what) {
   const std::string name = store.Name(manifest.root_key);
@@ -428,19 +450,8 @@ index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
   }
   const std::string where =
       " that the manifest (generation " + std::to_string(manifest.generation) + ") names";
-  std::string bytes;
-  try {
-    bytes = store.Get(manifest.root_key, manifest.root_size);
-  } catch (const NotFoundError& e) {
-    throw CorruptionError(what + ": the root " + name + where +
-                          " is missing: it was deleted behind the manifest's back (" + e.what() +
-                          ")");
-  } catch (const remote::ObjectTooLargeError& e) {
-    throw CorruptionError(what + ": the root " + name + where + " is larger than the " +
-                          std::to_string(manifest.root_size) +
-                          " bytes the manifest says: it was replaced behind the manifest's back (" +
-                          e.what() + ")");
-  }
+  const std::string bytes = GetNamedObject(store, manifest.root_key, manifest.root_size,
+                                           what + ": the root " + name + where, "the manifest");
   const std::string sha = remote::Sha256Hex(bytes);
   if (bytes.size() != manifest.root_size || sha != manifest.root_sha256) {
     throw CorruptionError(what + ": the root " + name + where + " is " +
@@ -461,18 +472,7 @@ std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& ma
   if (fetched) {
     const std::string where = "the chunk page " + name + " that the manifest (generation " +
                               std::to_string(manifest.generation) + ") names";
-    try {
-      text = store.Get(page.key, page.size);
-    } catch (const NotFoundError& e) {
-      throw CorruptionError(what + ": " + where + " is missing: it was deleted behind the " +
-                            "manifest's back (" + e.what() + ")");
-    } catch (const remote::ObjectTooLargeError& e) {
-      throw CorruptionError(what + ": " + where + " is larger than the " +
-                            std::to_string(page.size) +
-                            " bytes the manifest says: it was replaced behind the manifest's "
-                            "back (" +
-                            e.what() + ")");
-    }
+    text = GetNamedObject(store, page.key, page.size, what + ": " + where, "the manifest");
   }
   std::vector<ManifestChunk> chunks;
   try {
@@ -508,19 +508,8 @@ PageFetch NodeCachePageFetch(std::shared_ptr<ObjectStore> store, std::string wha
   return [store, what](const index::RootPage& page) -> std::string {
     if (std::optional<std::string> cached = CachedObject(page.sha256, page.size)) return *cached;
     const std::string key = RootPageKey(page.sha256);
-    const std::string name = "the root page " + store->Name(key);
-    std::string bytes;
-    try {
-      bytes = store->Get(key, page.size);
-    } catch (const NotFoundError& e) {
-      throw CorruptionError(what + ": " + name +
-                            " is missing: it was deleted behind the manifest's back (" + e.what() +
-                            ")");
-    } catch (const remote::ObjectTooLargeError& e) {
-      throw CorruptionError(
-          what + ": " + name + " is larger than the " + std::to_string(page.size) +
-          " bytes the root says: it was replaced behind the manifest's back (" + e.what() + ")");
-    }
+    const std::string bytes = GetNamedObject(
+        *store, key, page.size, what + ": the root page " + store->Name(key), "the root");
     try {
       VerifyPageBytes(bytes, page, store->Name(key));
     } catch (const CorruptionError& e) {
