@@ -731,7 +731,7 @@ class Publisher {
     if (value == nullptr || value[0] == '\0') return otherwise;
     char* end = nullptr;
     const unsigned long long n = std::strtoull(value, &end, 10);
-    if (end == value || *end != '\0' || n == 0) {
+    if (end == value || *end != '\0' || n == 0 || value[0] == '-') {
       throw InvalidArgumentError(std::string(name) + " '" + value + "': not a number of bytes");
     }
     return n;

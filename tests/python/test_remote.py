@@ -731,3 +731,22 @@ def test_the_cache_bound_is_read_from_the_environment(remote, tmp_path, monkeypa
     gc.collect()
     left = [n for n in os.listdir(tmp_path / "fresh" / "partitions") if len(n) == 64]
     assert left == []
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "50"])
+def test_a_bad_test_size_is_refused_and_leaves_no_snapshot(tmp_path, monkeypatch, value):
+    """The test-only sizes of partitions and root pages: text, zero, a
+    negative number (never wrapped round to a huge one) and a page too small
+    are each one clear line, and the snapshot is not written."""
+    path = str(tmp_path / "d")
+    append_videos(path, 0, 3)
+    for variable in ("GULPDB_TEST_ROOT_PAGE_BYTES", "GULPDB_TEST_PARTITION_BYTES"):
+        if variable == "GULPDB_TEST_PARTITION_BYTES" and value == "50":
+            continue  # a small partition target is the build's to judge, tested elsewhere
+        monkeypatch.delenv("GULPDB_TEST_ROOT_PAGE_BYTES", raising=False)
+        monkeypatch.delenv("GULPDB_TEST_PARTITION_BYTES", raising=False)
+        monkeypatch.setenv(variable, value)
+        proc = run_cli("snapshot", path, check=False)
+        assert proc.returncode != 0, proc.stdout
+        assert (variable in proc.stderr) or ("too small" in proc.stderr), proc.stderr
+        assert not os.path.exists(os.path.join(path, "gulpdb.snapshot"))
