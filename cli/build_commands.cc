@@ -128,8 +128,10 @@ int RunIngest(const std::vector<std::string>& args) {
     if (!progress) progress = std::make_unique<Progress>("ingest", p.total, in.quiet);
     progress->Update(p.done);
   };
-  const ingest::IngestReport r = ingest::Ingest(in);
-  // An interrupted ingest keeps what it committed: running it again resumes.
+  // A failed ingest keeps what it committed, as an interrupted one does:
+  // running it again resumes.
+  const ingest::IngestReport r =
+      KeepingCommitted(&created, ResumeHint(in.on_duplicate), [&] { return ingest::Ingest(in); });
   created.Keep();
   if (progress) progress->Finish();
   std::string extra;
@@ -185,7 +187,8 @@ int RunMerge(const std::vector<std::string>& args) {
     if (!progress) progress = std::make_unique<Progress>("merge", total, quiet);
     progress->Update(done);
   };
-  const MergeReport r = Merge(path.dir, shards, options);
+  const MergeReport r = KeepingCommitted(&created, ResumeHint(options.on_duplicate),
+                                         [&] { return Merge(path.dir, shards, options); });
   created.Keep();
   if (progress) progress->Finish();
   std::printf(
