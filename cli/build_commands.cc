@@ -59,11 +59,13 @@ std::vector<std::string> SetGivenIngestOptions(const po::variables_map& vm,
   return given;
 }
 
-const std::set<std::string> kCreateOptions = {"videos-per-chunk", "bytes-per-chunk",
-                                              "no-checksums"};
+// The settings of a new dataset: what `create` takes of the ingest options.
+const std::set<std::string> kCreateOptions = {"videos-per-chunk", "bytes-per-chunk", "no-checksums",
+                                              "codec"};
 
 CreateOptions CreateOptionsOf(const ingest::IngestOptions& in) {
   CreateOptions c;
+  c.codec = in.codec;
   c.videos_per_chunk = in.videos_per_chunk;
   c.bytes_per_chunk = in.bytes_per_chunk;
   c.checksums = in.checksums;
