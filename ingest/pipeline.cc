@@ -148,6 +148,21 @@ std::vector<SourceSpec> Sources(const IngestOptions& o, std::optional<VideoLocat
   return sources;
 }
 
+// What of `o`'s sources an H.264 dataset cannot take: "frame folders"
+// (--frames-dir), "images" (--images-dir, --image-list), "source '<id>', a
+// frame folder" (an explicit list); empty when they are all videos.
+std::string NotVideos(const IngestOptions& o) {
+  if (!o.frames_dir.empty()) return "frame folders (--frames-dir)";
+  if (!o.images_dir.empty() || !o.image_list.empty()) return "images";
+  for (const SourceSpec& s : o.sources) {
+    if (s.kind != SourceKind::kVideo) {
+      return "source '" + s.id +
+             (s.kind == SourceKind::kImage ? "', an image" : "', a frame folder");
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::optional<SourceProblem> UnstorableSource(const SourceSpec& s) {
@@ -185,15 +200,10 @@ std::string ValidateIngestOptions(const IngestOptions& o) {
   if (const std::string problem = CheckOptionValues(o); !problem.empty()) return problem;
   if (o.codec == Codec::kH264) {
     if (o.keep_jpeg) return "--keep-jpeg stores JPEG bytes: it does not go with --codec h264";
-    if (!o.frames_dir.empty() || !o.images_dir.empty() || !o.image_list.empty()) {
-      return "--codec h264 stores videos: give --videos-dir (frame folders and images are "
-             "stored as JPEG)";
-    }
-    for (const SourceSpec& s : o.sources) {
-      if (s.kind != SourceKind::kVideo) {
-        return "--codec h264 stores videos: source '" + s.id +
-               "' is not a video (frame folders and images are stored as JPEG)";
-      }
+    if (const std::string what = NotVideos(o); !what.empty()) {
+      return "--codec h264 stores videos, not " + what +
+             " (frame folders and images are stored as JPEG: give --videos-dir, or leave out "
+             "--codec)";
     }
   }
   if (o.keep_jpeg && o.frame_size > 0) {
@@ -324,6 +334,15 @@ IngestReport Ingest(const IngestOptions& o) {
       open.read_only = false;
       open.index_dir = o.index_dir;
       ds = Dataset::Open(o.dir, open);
+    }
+  }
+  if (ds->codec() == Codec::kH264 && o.codec == Codec::kJpeg) {
+    if (const std::string what = NotVideos(o); !what.empty()) {
+      // (--codec h264 would not help: it stores videos only.)
+      throw InvalidArgumentError("ingest " + o.dir +
+                                 ": the dataset stores its frames as h264, which holds videos "
+                                 "only, not " +
+                                 what + "; ingest those into a JPEG dataset (a new DIR)");
     }
   }
   if (ds->codec() != o.codec) {
