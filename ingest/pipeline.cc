@@ -55,6 +55,9 @@ Encoded Produce(const SourceSpec& source, const FrameSettings& settings,
     switch (source.kind) {
       case SourceKind::kVideo:
         if (e.path.empty()) {
+          if (!source.lookup_error.empty()) {
+            ThrowError(source.lookup_error_code, source.lookup_error);
+          }
           if (!locator) throw NotFoundError("find video " + source.id + ": no file was given");
           e.path = locator->Resolve(source.id);
         }
@@ -233,8 +236,11 @@ std::vector<SourceSpec> ListSources(const IngestOptions& o) {
     for (SourceSpec& s : sources) {
       try {
         s.path = locator->Resolve(s.id);
-      } catch (const Error&) {
-        // Left empty: Ingest reports the source as bad, as it would have.
+      } catch (const Error& e) {
+        // Left empty: Ingest reports the source as bad, as it would have,
+        // with this error, also where no locator can look again.
+        s.lookup_error = e.what();
+        s.lookup_error_code = e.code();
       }
     }
   }

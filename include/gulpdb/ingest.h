@@ -107,6 +107,7 @@
 #include <vector>
 
 #include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
 #include "gulpdb/export.h"
 
 namespace gulpdb::ingest {
@@ -128,6 +129,12 @@ struct SourceSpec {
   // The video file, frame folder or image file. A video that ListSources could
   // not find has an empty path, and Ingest reports it as a bad source.
   std::string path;
+  // Why ListSources could not find the video (`path` is then empty): the
+  // message and code of the error Ingest reports for it ("find video v in
+  // DIR/v: 2 files, expected one video"), wherever it runs. Empty: found, or
+  // not looked up.
+  std::string lookup_error;
+  ErrorCode lookup_error_code = ErrorCode::kNotFound;
   // For kFrameFolder: the frame files in order. Empty: the .jpg/.jpeg files of
   // `path` in file-name order, listed when the source is read.
   std::vector<std::string> frame_paths;
