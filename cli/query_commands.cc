@@ -147,6 +147,9 @@ int RunIndex(const std::vector<std::string>& args) {
       throw UsageError("'" + EscapeForDisplay(key) + "' is given to both --meta-key and --drop");
     }
   }
+  for (const std::string& key : drop) {
+    if (key.empty()) throw UsageError("--drop is an empty string");
+  }
   auto ds = Open(vm, false);
   const std::vector<std::string> indexed = ds->MetaIndexes();
   std::vector<std::string> missing;

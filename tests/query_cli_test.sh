@@ -87,6 +87,8 @@ check index_build_and_drop_same 2 "$gulpdb" index "$ds" --meta-key label --drop 
 expect_out index_build_and_drop_same_message "'label' is given to both --meta-key and --drop"
 check index_empty_key 2 "$gulpdb" index "$ds" --meta-key idx --meta-key ""
 expect_out index_empty_key_message "--meta-key is an empty string"
+check index_empty_drop 2 "$gulpdb" index "$ds" --meta-key idx --drop ""
+expect_out index_empty_drop_message "--drop is an empty string"
 check index_bad_key 1 "$gulpdb" index "$ds" --meta-key idx --meta-key $'\xff'
 expect_out index_bad_key_message "the meta key .* is not valid UTF-8"
 check index_after_refusals 0 "$gulpdb" index "$ds" --json

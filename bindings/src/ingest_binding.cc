@@ -145,10 +145,15 @@ std::vector<SourceSpec> ToSources(const py::handle& list) {
     if (d.contains("path")) s.path = TextOf(d["path"]);
     if (d.contains("lookup_error")) {
       s.lookup_error = TextOf(d["lookup_error"]);
-      const int code = d.contains("lookup_error_code") ? d["lookup_error_code"].cast<int>() : 0;
+      py::object given = py::int_(0);  // (not a ?: whose int_ branch would convert "3")
+      if (d.contains("lookup_error_code")) given = d["lookup_error_code"];
+      const int code =
+          py::isinstance<py::int_>(given) && !PyBool_Check(given.ptr()) ? given.cast<int>() : -1;
       if (code < 0 || code > static_cast<int>(ErrorCode::kResourceExhausted)) {
-        throw py::value_error("source '" + s.id + "': bad lookup_error_code " +
-                              std::to_string(code));
+        throw py::value_error("source '" + s.id + "': lookup_error_code must be an ErrorCode " +
+                              "(0-" +
+                              std::to_string(static_cast<int>(ErrorCode::kResourceExhausted)) +
+                              "), not " + py::repr(given).cast<std::string>());
       }
       s.lookup_error_code = static_cast<ErrorCode>(code);
     }

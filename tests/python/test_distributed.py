@@ -940,3 +940,25 @@ def test_a_video_the_plan_cannot_find_is_a_bad_source_named_as_gulpdb_ingest_nam
     with pytest.raises(IngestFailed, match=r"'dangling'.*a dangling symbolic link"):
         gd.ingest(client, str(tmp_path / "strict"), videos_dir=src, frame_size=16, strict=True,
                   partitions=1, quiet=True)
+
+
+def test_a_lookup_error_crosses_to_the_worker_with_its_type_and_bad_codes_are_refused(tmp_path):
+    """The lookup error a listed source carries (the plan's JSON) is what the
+    worker's ingest raises under --strict, with its type; a code that is not an
+    ErrorCode is a ValueError, never a cast error or a wrong type."""
+    videos = tmp_path / "videos"
+    (videos / "two").mkdir(parents=True)
+    clip = os.path.join(FIXTURES, "videos_src", "100", "100.mp4")
+    shutil.copyfile(clip, videos / "two" / "a.mp4")
+    shutil.copyfile(clip, videos / "two" / "b.mp4")
+    listed = _gulpdb.ingest_list_sources({"videos_dir": str(videos)})
+    assert [s["id"] for s in listed] == ["two"] and listed[0]["path"] == ""
+    listed = json.loads(json.dumps(listed))  # as the plan's files carry them
+    options = {"dir": str(tmp_path / "shard"), "strict": True, "quiet": True,
+               "catch_signals": False}
+    with pytest.raises(ValueError, match=r"^ingest 'two': find video two in .*/two: 2 files"):
+        _gulpdb.ingest_run(options, listed)
+    for code in ["3", True, -1, 99, None]:
+        bad = [dict(listed[0], lookup_error_code=code)]
+        with pytest.raises(ValueError, match="lookup_error_code must be an ErrorCode"):
+            _gulpdb.ingest_run(options, bad)
