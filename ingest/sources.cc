@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -63,18 +64,42 @@ SourceSpec Unlabeled(SourceKind kind, const std::string& id, std::string path) {
   return FromListed(kind, std::move(l), std::move(path));
 }
 
+// The folders open on the way down an image tree, by (device, inode): a
+// folder reached again through a symbolic link (`up -> ..`) is a cycle.
+using Ancestors = std::vector<std::pair<dev_t, ino_t>>;
+
+// Pushes the folder at `path` onto `*ancestors`; false (nothing pushed) when
+// it is one of them already, or cannot be examined (listing it says why).
+bool EnterFolder(const std::string& path, Ancestors* ancestors) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return true;
+  const std::pair<dev_t, ino_t> key(st.st_dev, st.st_ino);
+  if (std::find(ancestors->begin(), ancestors->end(), key) != ancestors->end()) return false;
+  ancestors->push_back(key);
+  return true;
+}
+
 void ListImageTree(const std::string& root, const std::string& relative, const std::string& label,
-                   std::vector<SourceSpec>* out) {
-  for (const DirEntry& e : ListEntries(Join(root, relative))) {
+                   Ancestors* ancestors, const ListWarning& warn, std::vector<SourceSpec>* out) {
+  const std::string folder = Join(root, relative);
+  if (!EnterFolder(folder, ancestors)) {
+    // Followed, it would list the same images again under longer ids, until
+    // the kernel's limit on links in a path (40 times over).
+    warn("images folder " + folder + " leads back to a folder above it (a symbolic link " +
+         "cycle): not followed");
+    return;
+  }
+  for (const DirEntry& e : ListEntries(folder)) {
     const std::string rel = relative.empty() ? e.name : relative + "/" + e.name;
     if (e.is_dir) {
-      ListImageTree(root, rel, label, out);
+      ListImageTree(root, rel, label, ancestors, warn, out);
     } else if (IsImageName(e.name) || !e.unusable.empty()) {  // (reading it says why)
       SourceSpec s = Unlabeled(SourceKind::kImage, rel, Join(root, rel));
       s.label = label;
       out->push_back(std::move(s));
     }
   }
+  ancestors->pop_back();
 }
 
 }  // namespace
@@ -224,9 +249,11 @@ std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
       sources.push_back(FromListed(SourceKind::kImage, std::move(l), std::move(file)));
     }
   } else {
+    Ancestors ancestors;
+    EnterFolder(o.images_dir, &ancestors);
     for (const DirEntry& e : ListEntries(o.images_dir)) {
       if (e.is_dir) {
-        ListImageTree(o.images_dir, e.name, e.name, &sources);
+        ListImageTree(o.images_dir, e.name, e.name, &ancestors, warn, &sources);
       } else if (!e.unusable.empty()) {  // a class folder, maybe: reading it says why
         sources.push_back(Unlabeled(SourceKind::kImage, e.name, Join(o.images_dir, e.name)));
       }

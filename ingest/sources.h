@@ -9,7 +9,10 @@
 // could be, never dropped without a word: reading it fails with the reason
 // (util::RequireUsableEntry), so it is a bad source, reported and skipped
 // (or stops a --strict run), and a frame folder holding one as a frame is a
-// bad source too. Failures throw a gulpdb::Error naming the folder or file.
+// bad source too. A folder of an image tree reached again below itself (a
+// link `up -> ..`) is not followed, with a warning: it would list its images
+// again under longer ids. Failures throw a gulpdb::Error naming the folder or
+// file.
 #ifndef GULPDB_INGEST_SOURCES_H_
 #define GULPDB_INGEST_SOURCES_H_
 

@@ -229,6 +229,13 @@ expect_text link_image_reported "skipping 'cat/b.png': read $tmp/linki/cat/b.png
 expect_text link_class_reported "skipping 'dog': read $tmp/linki/dog: a dangling symbolic link (to nowhere)"
 expect_out link_images_summary "ingested 1 videos .* 2 bad sources skipped"
 check link_images_label2idx 0 grep -qx '{"cat": 0}' "$tmp/linki_ds/label2idx.json"
+# A link back up an image tree is not followed (it would list the same images
+# again under ids 40 levels deep), with a warning.
+ln -s .. "$tmp/linki/cat/up"
+check link_cycle_not_followed 0 timeout 120 "$gulpdb" ingest "$tmp/linki_cycle" \
+  --images-dir "$tmp/linki" --quiet
+expect_text link_cycle_warning "warning: images folder $tmp/linki/cat/up leads back to a folder above it"
+expect_out link_cycle_summary "ingested 1 videos .* 2 bad sources skipped"
 printf '/dev/zero;x\n' >"$tmp/zero_list.txt"
 check image_list_dev_zero 1 timeout 120 "$gulpdb" ingest "$tmp/zero_list_ds" \
   --image-list "$tmp/zero_list.txt" --strict --quiet
