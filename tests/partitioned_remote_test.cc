@@ -554,6 +554,29 @@ BOOST_AUTO_TEST_CASE(the_cache_bound_evicts_only_partitions_no_open_reader_holds
   BOOST_TEST(engine::CacheBytesBound() == uint64_t{2} << 20);
 }
 
+BOOST_AUTO_TEST_CASE(a_malformed_cache_bound_is_refused_at_every_open_warm_cache_too) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 300);
+  Push(dir, w.url, Partitioned());
+  const std::string id = HashedId(7);
+  BOOST_TEST(Dataset::Open(w.url)->Contains(id));  // the cache is warm from here on
+  for (const char* bad : {"abc", "12X", "-1"}) {
+    w.env.Set("GULPDB_CACHE_BYTES", bad);
+    try {
+      Dataset::Open(w.url)->Contains(id);  // every partition it needs is cached
+      BOOST_ERROR("GULPDB_CACHE_BYTES=" << bad << " was taken");
+    } catch (const InvalidArgumentError& e) {
+      const std::string what = e.what();
+      BOOST_TEST(what.find("GULPDB_CACHE_BYTES '" + std::string(bad) + "'") != std::string::npos,
+                 what);
+      BOOST_TEST(what.find(w.url) != std::string::npos, what);
+    }
+  }
+  w.env.Set("GULPDB_CACHE_BYTES", "64M");
+  BOOST_TEST(Dataset::Open(w.url)->Contains(id));
+}
+
 // Runs `fn` in `n` child processes at once; returns their exit codes.
 std::vector<int> InChildren(int n, const std::function<int()>& fn) {
   std::vector<pid_t> pids;

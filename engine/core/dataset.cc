@@ -686,6 +686,7 @@ DatasetStats Dataset::Stats() const {
   stats.checksums = info.checksums;
   stats.uuid = info.uuid;
   stats.codec = static_cast<Codec>(info.codec);
+  stats.committed_videos = info.next_seq;  // one sequence number per committed video
   for (const ChunkInfo& c : Chunks()) {
     ++stats.chunks;
     stats.committed_bytes += c.committed_length;

@@ -499,6 +499,13 @@ void LoadChunkPages(ObjectStore& store, Manifest* manifest, const std::string& w
 PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, std::string what,
                               std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters) {
+  // Checked at every open, not only by the first download: a malformed bound
+  // must not pass while the cache happens to be warm.
+  try {
+    CacheBytesBound();
+  } catch (const Error& e) {
+    e.ThrowWithContext(what + ": ");
+  }
   auto fetcher = std::make_shared<const Fetcher>(std::move(store), std::move(what), lock_wait,
                                                  std::move(counters));
   return [fetcher](const index::PartitionEntry& entry) { return (*fetcher)(entry); };

@@ -57,7 +57,8 @@ namespace gulpdb::engine {
 std::string PartitionCacheDirectory();
 
 // The bound GULPDB_CACHE_BYTES sets (0: none). InvalidArgumentError naming
-// the variable for a malformed value.
+// the variable and the value for a malformed one; NodeCacheFetch checks it,
+// so every open of a partitioned snapshot refuses one, warm cache or cold.
 uint64_t CacheBytesBound();
 
 // Deletes partitions of the cache directory `dir`, least recently used
@@ -81,7 +82,8 @@ struct PartitionCacheCounters {
 // process downloading the same partition (BusyError). Throws
 // CorruptionError when the partition is missing from the store, has
 // another size or SHA-256 than the root says, or is not a sound index
-// file; the store's errors otherwise.
+// file; the store's errors otherwise. Making it throws InvalidArgumentError
+// ("<what>: GULPDB_CACHE_BYTES '<value>': ...") for a malformed bound.
 PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, std::string what,
                               std::chrono::milliseconds lock_wait,
                               std::shared_ptr<PartitionCacheCounters> counters = nullptr);

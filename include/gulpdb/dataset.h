@@ -146,6 +146,11 @@ struct DatasetStats {
   // gulpdb recorded one, until its first push gives it one.
   std::string uuid;
   Codec codec = Codec::kJpeg;
+  // Videos that transactions have committed into the dataset over its life
+  // (appended, replaced, merged or imported; a removal does not lower it):
+  // 0 until a transaction commits a video. A failed command uses it to tell
+  // a dataset it created and filled in part from one it only created.
+  uint64_t committed_videos = 0;
 };
 
 class Writer;

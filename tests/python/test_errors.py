@@ -71,7 +71,17 @@ def test_a_build_has_the_codecs_it_says_and_refuses_the_others_clearly(tmp_path)
     out = str(tmp_path / "ingested")
     ingest = [GULPDB_CLI, "ingest", out, "--videos-dir", os.path.join(FIXTURES, "videos_src"),
               "--codec", "h264", "-q"]
+    created = str(tmp_path / "created")
+    create = [GULPDB_CLI, "create", created, "--codec", "h264"]
+    result = subprocess.run([GULPDB_CLI, "create", created, "--codec", "vp9"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "--codec must be jpeg or h264, not 'vp9'" in result.stderr, result.stderr
+    assert not os.path.exists(created)
     if "h264" in gulpdb.codecs:
+        result = subprocess.run(create, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert gulpdb.Dataset(created).codec == "h264"
         with gulpdb.Dataset(path, "x", codec="h264") as ds:
             assert ds.codec == "h264" and ds.stats().codec == "h264"
         assert gulpdb.Dataset(path).codec == "h264"
@@ -88,6 +98,11 @@ def test_a_build_has_the_codecs_it_says_and_refuses_the_others_clearly(tmp_path)
     assert "no H.264 support" in result.stderr and out in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not os.path.exists(out)
+    result = subprocess.run(create, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "no H.264 support" in result.stderr and created in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not os.path.exists(created)
 
 
 def test_missing_dataset_is_file_not_found(tmp_path):

@@ -41,7 +41,7 @@ SESSION: Optional[Session] = None  # set by the test for the run
 # its variants), a variant in REQUIRED_VARIANTS or a read path never ran.
 RULES = {
     "create": ["create (python)", "create (cli)", "create (ingest)",
-               "create (import GulpIO dir)"],
+               "create (ingest fails, resumed)", "create (import GulpIO dir)"],
     "append_python": ["append (python writer)"],
     "ingest_cli": ["ingest (cli --frames-dir)", "ingest (cli --images-dir)"],
     "remove": ["remove (python)", "remove (cli)"],
@@ -312,6 +312,38 @@ class LifecycleMachine(RuleBasedStateMachine):
         self.note(f"  ingest {target} --frames-dir: {[(v[0], v[2]) for v in videos]} "
                   f"(--on-duplicate {on_duplicate})")
 
+    def _ingest_resumed(self, target: str, count: int, seed: int, model: DatasetModel,
+                        extra: Tuple[str, ...]) -> None:
+        """An ingest into a new dataset that stops (--strict, --batch 1) at a bad
+        source listed last keeps the videos it committed and says so; the same
+        command, once the source is fixed, resumes: every video once."""
+        src, videos = self._write_frame_sources(count, seed, False, None)
+        bad = os.path.join(src, "zzbad")  # listed after every id _write_frame_sources makes
+        os.makedirs(bad)
+        with open(os.path.join(bad, "0000.jpg"), "wb") as f:
+            f.write(b"not a jpeg")
+        args = ["ingest", target, "--frames-dir", src, "--keep-jpeg", "-q", "--strict",
+                "--batch", "1", *extra]
+        failed = self._cli(*args, expect=1, path="gulpdb ingest")
+        kept = (f"kept {target}: {count} video{'' if count == 1 else 's'} committed before the "
+                "failure; re-run the same command to resume")
+        if kept not in failed.stderr:
+            raise Failure("mismatch", "gulpdb ingest", f"{failed.describe()}: no '{kept}'")
+        listed = sorted(line.split("\t")[0] for line in
+                        self._cli("ls", target, path="cli ls").stdout.splitlines())
+        if listed != sorted(v[0] for v in videos):
+            raise Failure("mismatch", "cli ls", f"after the failed ingest: {listed}, the "
+                          f"committed videos are {sorted(v[0] for v in videos)}")
+        frames = self._video_frames(seed + 91, 2)
+        for i, jpeg in enumerate(frames):
+            with open(os.path.join(bad, f"{i:04d}.jpg"), "wb") as f:
+                f.write(jpeg)
+        self._cli(*args, path="gulpdb ingest")
+        for id_, frames_, _ in videos + [("zzbad", frames, None)]:
+            model.videos[id_] = Video.of(frames_, [{"id": id_}])
+        self.note(f"  ingest {target} --strict failed at zzbad, kept {[v[0] for v in videos]}; "
+                  "resumed")
+
     def _write_gulpio_dir(self, path: str, seed: int, chunks: int,
                           twice: bool) -> Tuple[DatasetModel, List[str]]:
         """A GulpIO directory written by gulpio_format (GulpIO2's rules), and its model."""
@@ -445,7 +477,8 @@ class LifecycleMachine(RuleBasedStateMachine):
     # ---- rules ---------------------------------------------------------------------------
 
     @precondition(lambda self: self.cur is None)
-    @rule(how=st.sampled_from(["python", "cli", "ingest", "import GulpIO dir"]),
+    @rule(how=st.sampled_from(["python", "cli", "ingest", "ingest fails, resumed",
+                               "import GulpIO dir"]),
           count=st.integers(0, 3), seed=st.integers(0, 999), vpc=st.integers(1, 3),
           checksums=st.booleans(), twice=st.booleans())
     def create(self, how: str, count: int, seed: int, vpc: int, checksums: bool,
@@ -471,6 +504,8 @@ class LifecycleMachine(RuleBasedStateMachine):
             elif how == "ingest":
                 self._ingest_frames(path, max(count, 1), seed, seed % 2 == 0, None, "skip", model,
                                     extra=tuple(settings))
+            elif how == "ingest fails, resumed":
+                self._ingest_resumed(path, max(count, 1), seed, model, tuple(settings))
             else:
                 model_, _ = self._write_gulpio_dir(path, seed, 1 + count % 3, twice)
                 self.cur.model = model_
