@@ -539,7 +539,7 @@ void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
 // ---- opening -----------------------------------------------------------------
 
 std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const OpenOptions& options) {
-  const std::string url = util::RedactUrls(url_in);  // for messages: never user information
+  const std::string url = util::RedactUrl(url_in);  // for messages: never user information
   if (!options.read_only) {
     throw InvalidArgumentError("open dataset " + url +
                                " for writing: datasets in object storage are read-only; change "
