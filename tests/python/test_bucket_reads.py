@@ -76,6 +76,149 @@ def partition_keys(remote):
     return sorted(((o["Size"], o["Key"]) for o in listed["Contents"]), reverse=True)
 
 
+# ---- item: a damaged object is not downloaded again for every read -----------------------
+
+
+def _read_all_meta(ds, ids, want):
+    """Reads every id's meta (the index only: no frame GETs); returns the
+    messages of the reads that failed, and checks the others."""
+    failures = []
+    for i, id_ in enumerate(ids):
+        try:
+            got = ds.meta(id_)
+        except gulpdb.CorruptionError as e:
+            failures.append(str(e))
+            continue
+        assert got["n"] == want[i], id_
+    return failures
+
+
+def test_two_swapped_partitions_cost_a_bounded_number_of_gets_however_many_reads(remote,
+                                                                                 tmp_path):
+    path = str(tmp_path / "many")
+    ids = many_videos(path)
+    remote.through_proxy()
+    gulpdb._gulpdb.push(path, remote.url, layout="partitioned", partition_bytes=64 << 10)
+    # The two largest partitions (those of the records), swapped in the bucket.
+    (_, a), (_, b) = partition_keys(remote)[:2]
+    s3 = remote.boto3()
+    body_a = s3.get_object(Bucket=BUCKET, Key=a)["Body"].read()
+    body_b = s3.get_object(Bucket=BUCKET, Key=b)["Body"].read()
+    s3.put_object(Bucket=BUCKET, Key=a, Body=body_b)
+    s3.put_object(Bucket=BUCKET, Key=b, Body=body_a)
+    names = [k.rsplit("/", 1)[1] for k in (a, b)]
+    pusher_cache = os.environ["GULPDB_CACHE"]
+    remote.monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "reader-cache"))
+    remote.proxy.reset()
+    want = list(range(len(ids)))
+
+    with gulpdb.Dataset(remote.url) as ds:
+        failures = _read_all_meta(ds, ids, want)
+        assert failures, "no read needed a swapped partition"
+        for message in failures:
+            assert any(n in message for n in names), message
+            assert "is damaged in the bucket" in message, message
+        first = [gets(remote, n) for n in names]
+        # The same wrong bytes twice: not damage on the way. At most two
+        # downloads each, never a third.
+        assert all(g <= 2 for g in first), first
+        assert sum(first) >= 1
+        for _ in range(2):
+            again = _read_all_meta(ds, ids, want)
+            assert len(again) == len(failures)
+        assert [gets(remote, n) for n in names] == first
+    # Opened again on the same manifest, in this process: not fetched again.
+    with gulpdb.Dataset(remote.url) as ds:
+        assert len(_read_all_meta(ds, ids, want)) == len(failures)
+    assert [gets(remote, n) for n in names] == first
+
+    # A newer manifest (one video more): the damaged partitions it still
+    # names are tried again, once.
+    with gulpdb.Dataset(path, "a") as local:
+        with local.writer() as w:
+            w.append("one-more", np.zeros((1, 8, 8, 3), np.uint8), {"label": 0, "n": len(ids)})
+    remote.monkeypatch.setenv("GULPDB_CACHE", pusher_cache)
+    gulpdb._gulpdb.push(path, remote.url, layout="partitioned", partition_bytes=64 << 10)
+    remote.monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "reader-cache"))
+    remote.proxy.reset()
+    with gulpdb.Dataset(remote.url) as ds:
+        assert ds.remote_info["generation"] == 2
+        newer = _read_all_meta(ds, ids, want)
+        tried = [gets(remote, n) for n in names]
+        assert all(t <= 2 for t in tried), tried
+        if newer:  # the new root still names a swapped partition
+            assert sum(tried) >= 1
+        _read_all_meta(ds, ids, want)
+        assert [gets(remote, n) for n in names] == tried
+
+
+def test_a_whole_snapshot_damaged_in_the_bucket_is_downloaded_twice_per_process(remote,
+                                                                                tmp_path):
+    local = SmallDataset(str(tmp_path / "local"), videos=4, frames_per_video=2)
+    remote.through_proxy()
+    gulpdb.push(local.path, remote.url, layout="whole")
+    s3 = remote.boto3()
+    key = [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=remote.key(
+        "gulpdb.snapshots/"))["Contents"]][0]
+    body = bytearray(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+    body[len(body) // 2] ^= 0x01
+    s3.put_object(Bucket=BUCKET, Key=key, Body=bytes(body))
+    remote.monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "reader-cache"))
+    remote.proxy.reset()
+    for _ in range(5):
+        with pytest.raises(gulpdb.CorruptionError, match="is damaged in the bucket") as e:
+            gulpdb.Dataset(remote.url)
+        assert key.rsplit("/", 1)[1] in str(e.value)
+    assert gets(remote, "gulpdb.snapshots/") == 2
+
+
+# ---- item: a root or root page damaged on the way is fetched again -----------------------
+
+
+@pytest.mark.parametrize("what", ["root", "root page", "partition"])
+def test_an_object_damaged_once_on_the_way_is_fetched_again(remote, tmp_path, what):
+    path = str(tmp_path / "many")
+    ids = many_videos(path)
+    if what == "root page":
+        remote.monkeypatch.setenv("GULPDB_TEST_ROOT_PAGE_BYTES", "128")  # the smallest
+    remote.through_proxy()
+    report = gulpdb._gulpdb.push(path, remote.url, layout="partitioned",
+                                 partition_bytes=64 << 10)
+    assert (report["root_pages"] > 0) == (what == "root page"), report
+    part = {"root": ".root", "root page": ".page", "partition": "gulpdb.partitions/"}[what]
+    remote.monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "reader-cache"))
+    remote.proxy.reset()
+    remote.proxy.add_fault(kind="corrupt_response", count=1, method="GET", path=part)
+    with gulpdb.Dataset(remote.url) as ds, gulpdb.Dataset(path) as local:
+        for i in range(0, len(ids), 37):
+            assert ds.meta(ids[i]) == local.meta(ids[i])
+            assert ds.id_at(i) == ids[i]
+    assert remote.proxy.stats()["faults"] == {"corrupt_response": 1}
+
+
+@pytest.mark.parametrize("what", ["root", "root page"])
+def test_an_object_damaged_on_every_download_is_named_in_a_clear_error(remote, tmp_path, what):
+    path = str(tmp_path / "many")
+    ids = many_videos(path)
+    if what == "root page":
+        remote.monkeypatch.setenv("GULPDB_TEST_ROOT_PAGE_BYTES", "128")
+    remote.through_proxy()
+    gulpdb._gulpdb.push(path, remote.url, layout="partitioned", partition_bytes=64 << 10)
+    part = {"root": ".root", "root page": ".page"}[what]
+    remote.monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "reader-cache"))
+    remote.proxy.reset()
+    remote.proxy.add_fault(kind="corrupt_response", fraction=1.0, method="GET", path=part)
+    with pytest.raises(gulpdb.CorruptionError) as e:
+        with gulpdb.Dataset(remote.url) as ds:
+            for i in range(len(ids)):
+                ds.id_at(i)
+    message = str(e.value)
+    assert f"the {what} s3://{BUCKET}/{remote.prefix}/gulpdb.roots/" in message, message
+    assert "is damaged in the bucket" in message, message
+    assert "behind the manifest's back" not in message, message
+    assert 2 <= gets(remote, part) <= 3
+
+
 # ---- item: secrets in s3:// URLs -----------------------------------------------------------
 
 # Secret keys built of pieces that no message holds otherwise.
