@@ -135,8 +135,13 @@ bool StampMatches(const std::string& dir, const std::string& sha256) {
 void WriteStamp(const std::string& dir, const std::string& sha256) {
   const std::string text = StampText(dir, sha256);
   if (text.empty()) return;
+  const std::string path = dir + "/" + kStampName;
   try {
-    util::WriteFileAtomically(dir + "/" + kStampName, text);
+    // A folder (or anything but a file) in its place would make every open
+    // verify the snapshot again.
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) util::RemoveTree(path);
+    util::WriteFileAtomically(path, text);
   } catch (const Error&) {
   }
 }
@@ -255,19 +260,27 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
   ThrowIfKnownBad(&remember, object);
   util::MakeDirectories(base);
   util::FileLock lock = LockCache(base + "/.lock", lock_wait, store.Name(manifest.snapshot_key));
-  if (util::PathExists(data)) {  // another process may have repaired or verified it meanwhile
-    if (StampMatches(target, manifest.snapshot_sha256)) {
-      Touch(target);
-      return out;
+  struct stat st;
+  if (::lstat(target.c_str(), &st) == 0) {
+    // Another process may have repaired or verified it meanwhile.
+    if (util::PathExists(data)) {
+      if (StampMatches(target, manifest.snapshot_sha256)) {
+        Touch(target);
+        return out;
+      }
+      damage = CheckSnapshotFile(target, manifest);
+      if (damage.empty()) {
+        WriteStamp(target, manifest.snapshot_sha256);
+        Touch(target);
+        out.reverified = true;
+        return out;
+      }
+    } else {
+      damage = S_ISDIR(st.st_mode) ? "it has no data.mdb" : "it is not a folder";
     }
-    damage = CheckSnapshotFile(target, manifest);
-    if (damage.empty()) {
-      WriteStamp(target, manifest.snapshot_sha256);
-      Touch(target);
-      out.reverified = true;
-      return out;
-    }
-    // Damaged: out of the way, then fetched again. Processes that map it
+    // Damaged, or a folder without its file (a `verified` record or other
+    // files left in it): out of the way, whole, so that the download's
+    // folder can take its name; then fetched again. Processes that map it
     // keep their mapping (unlinking a mapped file is safe).
     const std::string aside =
         base + "/.damaged." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);

@@ -27,8 +27,11 @@
 // restored from elsewhere, a cache of an older gulpdb) verifies it again
 // (SHA-256 and page walk) before LMDB maps it; a file that fails is set
 // aside and downloaded again, and if that fails too, the open is a
-// CorruptionError naming the cache file. A matching record makes the open
-// O(1). Every open touches its folder; when a new snapshot of the same store
+// CorruptionError naming the cache file. A folder without its data.mdb (a
+// `verified` record or other files left behind) is set aside whole the same
+// way; a `verified` record that is not a file is replaced. A matching
+// record makes the open O(1); files other than data.mdb and `verified` in
+// the folder are ignored. Every open touches its folder; when a new snapshot of the same store
 // arrives, those not opened for an hour are removed (processes that still
 // map one keep reading it: unlinking a mapped file is safe).
 //

@@ -219,6 +219,95 @@ def test_an_object_damaged_on_every_download_is_named_in_a_clear_error(remote, t
     assert 2 <= gets(remote, part) <= 3
 
 
+# ---- item: the whole-snapshot node cache repairs itself ------------------------------------
+
+
+def _delete_data(folder):
+    os.remove(os.path.join(folder, "data.mdb"))
+
+
+def _truncate_data(folder):
+    with open(os.path.join(folder, "data.mdb"), "r+b") as f:
+        f.truncate(4096)
+
+
+def _extra_file(folder):
+    with open(os.path.join(folder, "lock.mdb"), "wb") as f:
+        f.write(b"not a lock file")
+
+
+def _deleted_data_and_an_extra_file(folder):
+    _delete_data(folder)
+    _extra_file(folder)
+
+
+def _garbage_record(folder):
+    with open(os.path.join(folder, "verified"), "wb") as f:
+        f.write(os.urandom(100))
+
+
+def _truncated_record(folder):
+    with open(os.path.join(folder, "verified"), "r+b") as f:
+        f.truncate(10)
+
+
+def _no_record(folder):
+    os.remove(os.path.join(folder, "verified"))
+
+
+def _record_is_a_folder(folder):
+    os.remove(os.path.join(folder, "verified"))
+    os.makedirs(os.path.join(folder, "verified", "inside"))
+
+
+def _deleted_data_record_is_a_folder(folder):
+    _delete_data(folder)
+    _record_is_a_folder(folder)
+
+
+def _folder_is_a_file(folder):
+    shutil.rmtree(folder)
+    with open(folder, "wb") as f:
+        f.write(b"x")
+
+
+def _data_is_a_folder(folder):
+    _delete_data(folder)
+    os.makedirs(os.path.join(folder, "data.mdb"))
+
+
+FOLDER_DAMAGES = [_delete_data, _truncate_data, _extra_file, _deleted_data_and_an_extra_file,
+                  _garbage_record, _truncated_record, _no_record, _record_is_a_folder,
+                  _deleted_data_record_is_a_folder, _folder_is_a_file, _data_is_a_folder]
+
+
+def test_the_whole_snapshot_cache_repairs_each_kind_of_damage_to_a_folder(remote, tmp_path):
+    local = SmallDataset(str(tmp_path / "local"), videos=5, frames_per_video=2)
+    gulpdb.push(local.path, remote.url, layout="whole")
+    remote.monkeypatch.setenv("GULPDB_CACHE", str(tmp_path / "node"))
+    with gulpdb.Dataset(remote.url) as ds:
+        data = ds.remote_info["snapshot_path"]
+    folder = os.path.dirname(data)
+    pristine = open(data, "rb").read()
+    for i, damage in enumerate(FOLDER_DAMAGES):
+        damage(folder)
+        # The command line, then Python, then the command line again (now
+        # from the repaired cache).
+        for how in ("cli", "python", "cli"):
+            if how == "cli":
+                proc = cli("info", remote.url)
+                assert proc.returncode == 0, (damage.__name__, proc.stderr)
+                assert "Directory not empty" not in proc.stderr
+            else:
+                with gulpdb.Dataset(remote.url) as ds:
+                    for id_ in local.ids:
+                        np.testing.assert_array_equal(ds.read(id_), local.decoded[id_])
+        assert open(data, "rb").read() == pristine, damage.__name__
+        assert os.path.isfile(os.path.join(folder, "verified")), damage.__name__
+        # Nothing set aside is left behind.
+        assert not glob.glob(os.path.join(os.path.dirname(folder), ".damaged.*")), damage.__name__
+
+
 # ---- item: secrets in s3:// URLs -----------------------------------------------------------
 
 # Secret keys built of pieces that no message holds otherwise.
