@@ -21,11 +21,14 @@ import glob
 import hashlib
 import os
 import shutil
+import string
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import gulpdb
 from conftest import GULPDB_CLI, SmallDataset
@@ -351,3 +354,26 @@ def test_secrets_with_slashes_in_s3_urls_are_never_printed(remote, tmp_path, whe
                 call()
             assert isinstance(e.value, (ValueError, OSError, gulpdb.CorruptionError)), e.value
             _assert_secret_free(f"{type(e.value).__name__}: {e.value}", url)
+
+
+@settings(deadline=None, max_examples=300, suppress_health_check=list(HealthCheck))
+@given(key=st.text(string.ascii_uppercase + string.digits, min_size=1, max_size=20),
+       secret=st.text(string.ascii_letters + string.digits + "/+@:%?#=-_.'", min_size=1,
+                      max_size=40),
+       bucket=st.from_regex(r"[a-z0-9][a-z0-9.-]{1,20}[a-z0-9]", fullmatch=True),
+       prefix=st.lists(st.text(string.ascii_lowercase + string.digits + "-_.@", min_size=1,
+                               max_size=8), max_size=3))
+def test_the_user_information_of_an_s3_url_is_hidden_whatever_it_holds(key, secret, bucket,
+                                                                        prefix):
+    """Whatever a secret holds, what is shown of the URL is "s3://***@" and
+    an end of "bucket/prefix": never a byte of the key id or the secret. The
+    parser refuses the URL for its user information, showing only that."""
+    rest = bucket + "".join("/" + p for p in prefix)
+    url = f"s3://{key}:{secret}@{rest}"
+    shown = gulpdb._gulpdb.redact_url(url)
+    assert shown.startswith("s3://***@") and rest.endswith(shown[len("s3://***@"):]), shown
+    with pytest.raises(ValueError) as e:
+        gulpdb.Dataset(url)
+    assert str(e.value).startswith(f"open dataset {shown}") or f"URL '{shown}'" in str(e.value), (
+        str(e.value))
+    assert "user information" in str(e.value)
