@@ -206,6 +206,12 @@ bool DamagedOrMissing(const std::string& message) {
          message.find("is missing: it was deleted behind the manifest's back") != std::string::npos;
 }
 
+// The base videos partition of the published root that holds `id`.
+index::PartitionEntry VideosPartitionOf(const World& w, const std::string& id) {
+  const index::PartitionRoot root = engine::FetchRoot(*w.Store(), w.Manifest(), "test");
+  return BaseHolding(root, index::PartitionKind::kVideos, id);
+}
+
 BOOST_AUTO_TEST_SUITE(partitioned_remote_test)
 
 BOOST_AUTO_TEST_CASE(partitioned_push_names_a_root_and_a_1_percent_append_uploads_little) {
@@ -348,8 +354,7 @@ BOOST_AUTO_TEST_CASE(a_partition_replaced_in_the_bucket_is_a_corruption_error_na
   Push(dir, w.url, Partitioned());
   const std::string id = HashedId(5);
   auto store = w.Store();
-  const index::PartitionRoot root = engine::FetchRoot(*store, w.Manifest(), "test");
-  const index::PartitionEntry& p = BaseHolding(root, index::PartitionKind::kVideos, id);
+  const index::PartitionEntry p = VideosPartitionOf(w, id);
   const std::string key = engine::PartitionKey(p.sha256);
   std::string bytes = store->Get(key, p.size);
   for (const bool same_size : {true, false}) {
@@ -416,8 +421,7 @@ BOOST_AUTO_TEST_CASE(a_partition_damaged_in_the_bucket_costs_two_downloads_howev
   Push(dir, w.url, Partitioned());
   const std::string id = HashedId(5);
   auto store = w.Store();
-  const index::PartitionRoot root = engine::FetchRoot(*store, w.Manifest(), "test");
-  const index::PartitionEntry& p = BaseHolding(root, index::PartitionKind::kVideos, id);
+  const index::PartitionEntry p = VideosPartitionOf(w, id);
   std::string bytes = store->Get(engine::PartitionKey(p.sha256), p.size);
   bytes[bytes.size() / 3] ^= 0x01;
   store->Put(engine::PartitionKey(p.sha256), bytes);

@@ -282,6 +282,15 @@ void PublishEditedSnapshot(World& w, const std::string& dir,
   }
 }
 
+// Pushes a dataset of `count` videos as a whole snapshot and reads it once:
+// the cached snapshot's path, and what the dataset holds.
+std::pair<std::string, Content> PushWholeAndRead(World& w, int count) {
+  MakeDataset(w.tmp / "local", count);
+  Push(w.tmp / "local", w.url, test::WholeSnapshot());
+  auto ds = Dataset::Open(w.url);
+  return {GetRemoteInfo(*ds)->snapshot_path, ContentOf(*ds)};
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(remote_hardening_test)
@@ -322,15 +331,9 @@ BOOST_AUTO_TEST_CASE(a_damaged_cache_never_kills_a_reader_and_is_fetched_again) 
 
 BOOST_AUTO_TEST_CASE(a_damaged_cache_that_cannot_be_fetched_again_is_an_error_naming_it) {
   World w;
-  MakeDataset(w.tmp / "local", 8);
-  Push(w.tmp / "local", w.url, test::WholeSnapshot());
-  std::string snapshot;
-  Content want;
-  {
-    auto ds = Dataset::Open(w.url);
-    snapshot = GetRemoteInfo(*ds)->snapshot_path;
-    want = ContentOf(*ds);
-  }
+  const auto published = PushWholeAndRead(w, 8);
+  const std::string& snapshot = published.first;
+  const Content& want = published.second;
   const std::string pristine = FileBytes(snapshot);
   w.client->Delete(w.Key(w.Manifest().snapshot_key));
   std::mt19937_64 rng(7);
@@ -357,15 +360,9 @@ BOOST_AUTO_TEST_CASE(a_damaged_cache_that_cannot_be_fetched_again_is_an_error_na
 // made every open fail with "rename ...: Directory not empty".
 BOOST_AUTO_TEST_CASE(a_snapshot_folder_damaged_in_any_way_is_repaired_by_the_next_open) {
   World w;
-  MakeDataset(w.tmp / "local", 6);
-  Push(w.tmp / "local", w.url, test::WholeSnapshot());
-  std::string snapshot;
-  Content want;
-  {
-    auto ds = Dataset::Open(w.url);
-    snapshot = GetRemoteInfo(*ds)->snapshot_path;
-    want = ContentOf(*ds);
-  }
+  const auto published = PushWholeAndRead(w, 6);
+  const std::string& snapshot = published.first;
+  const Content& want = published.second;
   const fs::path folder = fs::path(snapshot).parent_path();
   const fs::path stamp = folder / "verified";
   const std::string pristine = FileBytes(snapshot);

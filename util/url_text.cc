@@ -10,29 +10,6 @@ bool IsSchemeChar(char c) {
          c == '-' || c == '.';
 }
 
-// Characters that end the authority part of a URL in running text.
-bool EndsAuthority(char c) {
-  switch (c) {
-    case '/':
-    case '?':
-    case '#':
-    case ' ':
-    case '\t':
-    case '\r':
-    case '\n':
-    case '\'':
-    case '"':
-    case '<':
-    case '>':
-    case '(':
-    case ')':
-    case '`':
-      return true;
-    default:
-      return false;
-  }
-}
-
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
@@ -78,6 +55,12 @@ bool EndsUrl(char c) {
     default:
       return false;
   }
+}
+
+// Characters that end the authority part of a URL in running text (but for
+// an s3 URL's: see S3UserInfoEnd).
+bool EndsAuthority(char c) {
+  return EndsUrl(c) || c == '/' || c == '?' || c == '#' || c == '(' || c == ')';
 }
 
 }  // namespace

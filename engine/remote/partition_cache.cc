@@ -295,10 +295,7 @@ class Fetcher {
             if (!tmp.empty()) util::RemoveFileQuietly(tmp);
             tmp = dir_ + "/.download." + std::to_string(::getpid()) + "." +
                   std::to_string(g_counter.fetch_add(1));
-            store_->GetToFile(object.key, tmp, entry.size);
-            fd = util::OpenFile(tmp, O_RDONLY);
-            const uint64_t size = util::FileSize(fd.get(), tmp);
-            return Arrival{size, remote::Sha256HexOfFile(fd.get(), tmp, 0, size)};
+            return DownloadToFile(*store_, object, tmp, &fd);
           },
           [&] { VerifyPartitionFile(tmp, entry); }, Remembering());
       util::DataSync(fd.get(), tmp);

@@ -191,11 +191,7 @@ void Download(ObjectStore& store, const NamedObject& object, const std::string& 
           tmp =
               base + "/.download." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
           if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
-          const std::string file = tmp + "/data.mdb";
-          store.GetToFile(object.key, file, object.size);
-          fd = util::OpenFile(file, O_RDONLY);
-          const uint64_t size = util::FileSize(fd.get(), file);
-          return Arrival{size, remote::Sha256HexOfFile(fd.get(), file, 0, size)};
+          return DownloadToFile(store, object, tmp + "/data.mdb", &fd);
         },
         [&] {
           index::EnvOptions options;
@@ -239,23 +235,26 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
       "the manifest");
   const BadObjectScope remember = ScopeOf(store, manifest.generation);
   CachedSnapshot out{target, false, false};
-  // The fast path, O(1): the file is the one verified when it was stored.
-  if (StampMatches(target, manifest.snapshot_sha256)) {
-    Touch(target);
-    return out;
-  }
-  // There, but not the file that was verified (or verified before stamps
-  // existed): check it again, without the lock (it only reads).
+  // Whether the cached file is the snapshot: the one verified when it was
+  // stored (its record matches: O(1)), or verified again now (and recorded);
+  // otherwise `damage` says what is wrong with a file that is there.
   std::string damage;
-  if (util::PathExists(data)) {
-    damage = CheckSnapshotFile(target, manifest);
-    if (damage.empty()) {
-      WriteStamp(target, manifest.snapshot_sha256);
+  const auto cached = [&] {
+    damage.clear();
+    if (StampMatches(target, manifest.snapshot_sha256)) {
       Touch(target);
-      out.reverified = true;
-      return out;
+      return true;
     }
-  }
+    if (!util::PathExists(data)) return false;
+    damage = CheckSnapshotFile(target, manifest);
+    if (!damage.empty()) return false;
+    WriteStamp(target, manifest.snapshot_sha256);
+    Touch(target);
+    out.reverified = true;
+    return true;
+  };
+  // Without the lock first (it only reads).
+  if (cached()) return out;
   // Found damaged in the bucket before: not downloaded again.
   ThrowIfKnownBad(&remember, object);
   util::MakeDirectories(base);
@@ -263,21 +262,8 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
   struct stat st;
   if (::lstat(target.c_str(), &st) == 0) {
     // Another process may have repaired or verified it meanwhile.
-    if (util::PathExists(data)) {
-      if (StampMatches(target, manifest.snapshot_sha256)) {
-        Touch(target);
-        return out;
-      }
-      damage = CheckSnapshotFile(target, manifest);
-      if (damage.empty()) {
-        WriteStamp(target, manifest.snapshot_sha256);
-        Touch(target);
-        out.reverified = true;
-        return out;
-      }
-    } else {
-      damage = S_ISDIR(st.st_mode) ? "it has no data.mdb" : "it is not a folder";
-    }
+    if (cached()) return out;
+    if (damage.empty()) damage = S_ISDIR(st.st_mode) ? "it has no data.mdb" : "it is not a folder";
     // Damaged, or a folder without its file (a `verified` record or other
     // files left in it): out of the way, whole, so that the download's
     // folder can take its name; then fetched again. Processes that map it

@@ -1,5 +1,7 @@
 #include "engine/remote/verified_fetch.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -143,6 +145,14 @@ void FetchVerified(const NamedObject& object, const std::function<Arrival()>& do
     damaged(object.subject + " is damaged in the " + place + ": its bytes are the ones " +
             object.named_by + " names, and not sound: " + e.what());
   }
+}
+
+Arrival DownloadToFile(ObjectStore& store, const NamedObject& object, const std::string& path,
+                       util::UniqueFd* fd) {
+  store.GetToFile(object.key, path, object.size);
+  *fd = util::OpenFile(path, O_RDONLY);
+  const uint64_t size = util::FileSize(fd->get(), path);
+  return Arrival{size, remote::Sha256HexOfFile(fd->get(), path, 0, size)};
 }
 
 std::string GetVerified(ObjectStore& store, const NamedObject& object,

@@ -33,6 +33,7 @@
 #include <string_view>
 
 #include "engine/remote/object_store.h"
+#include "util/file_io.h"
 
 namespace gulpdb::engine {
 
@@ -70,6 +71,12 @@ struct Arrival {
   uint64_t size = 0;
   std::string sha256;
 };
+
+// One download for FetchVerified: `object` into the new file `path`
+// (ObjectStore::GetToFile, at most its size), `*fd` then open on it. Returns
+// what came.
+Arrival DownloadToFile(ObjectStore& store, const NamedObject& object, const std::string& path,
+                       util::UniqueFd* fd);
 
 // Runs `download` (each call fetches the object anew and says what came;
 // the store's NotFoundError and remote::ObjectTooLargeError pass through it)

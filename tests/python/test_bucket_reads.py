@@ -23,7 +23,6 @@ import os
 import shutil
 import string
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -32,24 +31,7 @@ from hypothesis import strategies as st
 
 import gulpdb
 from conftest import GULPDB_CLI, SmallDataset
-from test_remote import BUCKET, Remote
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
-
-
-@pytest.fixture(scope="module")
-def servers():
-    from test_remote import KEY_ID, SECRET
-
-    with s3_proxy.s3rver_behind_proxy(BUCKET, {KEY_ID: SECRET}) as both:
-        yield both
-
-
-@pytest.fixture
-def remote(servers, tmp_path, monkeypatch):
-    return Remote(servers, tmp_path, monkeypatch)
+from test_remote import BUCKET, remote, servers  # noqa: F401  (s3rver behind the proxy)
 
 
 def cli(*args, env=None):
