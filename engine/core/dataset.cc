@@ -348,13 +348,15 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
                                                bool allow_gulpio_files) {
   if (dir.empty()) throw InvalidArgumentError("create dataset: the directory name is empty");
   if (IsRemoteUrl(dir)) {
-    throw InvalidArgumentError("create dataset " + dir +
+    const std::string url = util::RedactUrl(dir);
+    throw InvalidArgumentError("create dataset " + url +
                                ": datasets in object storage are read-only; create it locally "
                                "and publish it with `gulpdb push DIR " +
-                               dir + "`");
+                               url + "`");
   }
-  if (const std::string typo = util::S3UrlTypo(dir); !typo.empty() && !util::PathExists(dir)) {
-    throw InvalidArgumentError("create dataset " + util::RedactUrls(dir) +
+  if (const std::string typo = util::S3UrlTypo(util::RedactUrl(dir));
+      !typo.empty() && !util::PathExists(dir)) {
+    throw InvalidArgumentError("create dataset " + util::RedactUrl(dir) +
                                ": looks like a mistyped S3 URL (" + typo +
                                "); a dataset in object storage is made locally and published "
                                "with `gulpdb push DIR s3://BUCKET/PREFIX`");

@@ -75,6 +75,7 @@
 #include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/thread_pool.h"
+#include "util/url_text.h"
 
 namespace gulpdb {
 
@@ -1521,7 +1522,7 @@ void RequireLocalDataset(const std::string& dir, const char* operation) {
 PushReport Push(const std::string& dir, const std::string& url, const PushOptions& options) {
   engine::RequireLocalDataset(dir, "push");
   if (!IsRemoteUrl(url)) {
-    throw InvalidArgumentError("push " + dir + " to '" + url +
+    throw InvalidArgumentError("push " + dir + " to '" + util::RedactUrl(url) +
                                "': the destination must be an s3://bucket/prefix URL");
   }
   std::unique_ptr<engine::ObjectStore> store =

@@ -138,12 +138,16 @@ class Dataset(MetaQueries):
         if _is_remote(self._path):
             if mode != "r":
                 raise ValueError(
-                    f"{self._path} is a dataset in object storage, which opens read-only "
+                    f"{_gulpdb.redact_url(self._path)} is a dataset in object storage, which "
+                    "opens read-only "
                     f"(mode 'r', not {mode!r}): change a local copy and publish it with "
                     "gulpdb.push"
                 )
             if index_dir is not None:
-                raise ValueError(f"{self._path}: index_dir does not apply to a remote dataset")
+                raise ValueError(
+                    f"{_gulpdb.redact_url(self._path)}: index_dir does not apply to a remote "
+                    "dataset"
+                )
         if generation is not None and not _is_remote(self._path):
             raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
         if generation is not None:

@@ -497,6 +497,9 @@ def s3_url_typo(text: str) -> str:
     """For text that looks like a mistyped s3:// URL (S3://, s3:/, s3a://), what is wrong and
     the URL meant; '' otherwise."""
 
+def redact_url(url: str) -> str:
+    """The URL with its user information (user:secret@) replaced by ***: what messages show."""
+
 # ---- ingest and merge (gulpdb/ingest.h, gulpdb/maintenance.h), for gulpdb.distributed ----
 # Options are dicts keyed by the names of the ingest option table (ingest_command_options,
 # "_" for "-": videos_dir, frames_dir, images_dir, image_list, labels, label_name,

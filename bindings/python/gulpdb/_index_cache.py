@@ -180,7 +180,8 @@ def open_for_gulpio(
     if path.startswith("s3://"):
         if mode != "r" or index_dir is not None:
             raise ValueError(
-                f"{path} is a dataset in object storage: it opens read-only, with its own index"
+                f"{_gulpdb.redact_url(path)} is a dataset in object storage: it opens read-only, "
+                "with its own index"
             )
         return Dataset(path, "r", decode_threads=decode_threads), False
 
@@ -208,9 +209,10 @@ def open_for_gulpio(
     if not names and not os.path.exists(path):
         # GulpIO2 reads a missing directory as empty; a mistyped s3:// URL
         # is said to be one instead.
-        typo = _gulpdb.s3_url_typo(path)
+        shown = _gulpdb.redact_url(path)
+        typo = _gulpdb.s3_url_typo(shown)
         if typo:
-            raise ValueError(f"open {path}: no such directory, and not an s3:// URL: {typo}")
+            raise ValueError(f"open {shown}: no such directory, and not an s3:// URL: {typo}")
     if not any(_is_data_file(n) for n in names):
         return None, False
     if _dir_is_writable(path):
