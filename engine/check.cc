@@ -20,8 +20,8 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
-#include "index/crc32c.h"
 #include "index/query_keys.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/thread_pool.h"
 #ifdef GULPDB_HAVE_H264
@@ -438,7 +438,7 @@ class Checker {
       }
     }
     if (!options_.deep) return true;
-    if (crc32c && index::Crc32c(jpeg.data(), jpeg.size()) != *crc32c) {
+    if (crc32c && util::Crc32c(jpeg.data(), jpeg.size()) != *crc32c) {
       Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
       return false;
     }

@@ -7,7 +7,7 @@
 
 #include "engine/core/buffer_pool.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 
 namespace gulpdb {
 
@@ -208,7 +208,7 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
       const std::vector<uint32_t>& indices = out[i].indices();
       for (size_t k = 0; k < indices.size(); ++k) {
         const std::string_view jpeg = out[i][k];
-        if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[indices[k]]) {
+        if (util::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[indices[k]]) {
           throw CorruptionError("read id '" + std::string(requests[i].id) + "' frame " +
                                 std::to_string(indices[k]) + " in " + Where(impl, plans[i]) +
                                 " at offset " + std::to_string(record.frames[indices[k]].offset) +

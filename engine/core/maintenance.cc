@@ -18,7 +18,7 @@
 #include "engine/core/obsolete_files.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/sys_error.h"
@@ -136,7 +136,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       for (size_t i = 0; i < jpegs.size(); ++i) {
         // A damaged frame must not be copied under a fresh checksum.
         if (!video.checksums.empty() &&
-            index::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
+            util::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
           throw CorruptionError(
               "compact " + dataset.dir() + ": id '" + id + "' frame " + std::to_string(i) + " in " +
               c.file_name + " at offset " + std::to_string(video.frames[i].offset) +
