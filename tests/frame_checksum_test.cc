@@ -119,16 +119,25 @@ BOOST_AUTO_TEST_CASE(a_flipped_bit_fails_every_read_of_that_frame) {
   ExpectDamage([&] { ds->ReadJpegs("a"); }, d, "a", 2, "ReadJpegs all");
   ExpectDamage([&] { ds->ReadJpegs("a", Selection::Indices({2})); }, d, "a", 2, "ReadJpegs [2]");
   ExpectDamage([&] { ds->ReadJpegs("a", Selection::Slice(1, 4)); }, d, "a", 2, "ReadJpegs 1:4");
-  ExpectDamage([&] { ds->ReadJpegBatch({FrameRequest{"b"}, FrameRequest{"a"}}); }, d, "a", 2,
-               "ReadJpegBatch");
+  ExpectDamage(
+      [&] {
+        ds->ReadJpegBatch({FrameRequest{"b"}, FrameRequest{"a"}});
+      },
+      d, "a", 2, "ReadJpegBatch");
   ExpectDamage([&] { ds->ReadFrames("a"); }, d, "a", 2, "ReadFrames");
-  ExpectDamage([&] { ds->ReadFrames("a", Selection::Indices({2, 0})); }, d, "a", 2,
-               "ReadFrames [2, 0]");
+  ExpectDamage(
+      [&] {
+        ds->ReadFrames("a", Selection::Indices({2, 0}));
+      },
+      d, "a", 2, "ReadFrames [2, 0]");
   DecodeOptions fixed;
   fixed.out_height = 32;
   fixed.out_width = 32;
-  ExpectDamage([&] { ds->ReadBatch({FrameRequest{"a"}, FrameRequest{"b"}}, fixed); }, d, "a", 2,
-               "ReadBatch, fixed size");
+  ExpectDamage(
+      [&] {
+        ds->ReadBatch({FrameRequest{"a"}, FrameRequest{"b"}}, fixed);
+      },
+      d, "a", 2, "ReadBatch, fixed size");
 
   // The video's other frames and the other video read as before (the
   // checksum is per frame).
