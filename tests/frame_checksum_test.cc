@@ -164,6 +164,20 @@ BOOST_AUTO_TEST_CASE(verify_checksums_false_reads_the_damaged_bytes) {
   BOOST_TEST(got[0] == d.damaged);
 }
 
+// GULPDB_TEST_BUG=unverified-reads puts the old default back (what
+// test_lifecycle_finds_bugs.py shows the lifecycle test finds): the damaged
+// bytes are served.
+BOOST_AUTO_TEST_CASE(the_seeded_bug_serves_a_damaged_frame) {
+  TempDir tmp;
+  MakeDataset(tmp.path());
+  const Damage d = FlipBit(tmp.path(), "a", 3);
+  test::ScopedEnv env;
+  env.Set("GULPDB_TEST_BUG", "unverified-reads");
+  BOOST_TEST(Dataset::Open(tmp.path())->ReadJpegs("a", Selection::Indices({3}))[0] == d.damaged);
+  env.Unset("GULPDB_TEST_BUG");
+  BOOST_CHECK_THROW(Dataset::Open(tmp.path())->ReadJpegs("a"), CorruptionError);
+}
+
 // A dataset stored without checksums reads as before (damage included: there
 // is nothing to check it against), and says that its frames are unverified.
 BOOST_AUTO_TEST_CASE(a_dataset_without_checksums_reads_unverified_and_says_so) {

@@ -22,6 +22,7 @@ import pytest
 import gulpdb
 from conftest import GULPDB_CLI, synthetic_frames
 from gulpdb.fileio import GulpDirectory
+from lifecycle.decay import flip_bit
 
 FRAMES = 5
 DAMAGED = ("v1", 2)  # (video, frame) whose bytes get one flipped bit
@@ -41,26 +42,15 @@ def make(path: str, checksums: bool = True) -> Dict[str, List[bytes]]:
         return {id_: ds.read_jpegs(id_) for id_ in ds.ids()}
 
 
-def flip_bit(path: str, id_: str = DAMAGED[0], frame: int = DAMAGED[1]) -> Dict[str, Any]:
+def damage_frame(path: str, id_: str = DAMAGED[0], frame: int = DAMAGED[1]) -> Dict[str, Any]:
     """Flips one bit in the middle of a frame's JPEG bytes; returns where."""
     with gulpdb.Dataset(path, verify_checksums=False) as ds:
         info = ds.info(id_)
         chunk = next(c for c in ds.chunks() if c.number == info.chunk)
     offset, pad, length = info.frame_info[frame]
     file = os.path.join(path, chunk.file_name)
-    flip_file_bit(file, offset + (length - pad) // 2)
+    flip_bit(file, offset + (length - pad) // 2, 2)
     return {"file": file, "offset": offset, "crc": info.checksums[frame] if info.checksums else None}
-
-
-def flip_file_bit(file: str, at: int) -> None:
-    """Flips one bit of a file as decay on disk does: same size, same mtime."""
-    before = os.stat(file)
-    with open(file, "r+b") as f:
-        f.seek(at)
-        byte = f.read(1)[0]
-        f.seek(at)
-        f.write(bytes([byte ^ 0x04]))
-    os.utime(file, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 def damage_pattern(where: Dict[str, Any]) -> str:
@@ -74,7 +64,7 @@ def damage_pattern(where: Dict[str, Any]) -> str:
 def damaged(tmp_path):
     path = str(tmp_path / "ds")
     frames = make(path)
-    where = flip_bit(path)
+    where = damage_frame(path)
     return path, frames, where
 
 
@@ -200,7 +190,7 @@ def test_the_command_refuses_a_damaged_frame_but_extracts_the_intact_ones(damage
 def test_a_dataset_without_checksums_reads_unverified_and_says_so(tmp_path):
     path = str(tmp_path / "plain")
     frames = make(path, checksums=False)
-    flip_bit(path)
+    damage_frame(path)
     ds = gulpdb.Dataset(path)
     got = ds.read_jpegs("v1")  # nothing to check against: as before
     assert got[2] != frames["v1"][2] and got[:2] == frames["v1"][:2]
@@ -249,7 +239,7 @@ def test_a_gulpio_directory_imported_without_checksums_reads_unverified(gulpio_c
         chunk = next(c for c in ds.chunks() if c.number == info.chunk)
         assert ds.stats().unverified_videos == 0
     offset, pad, length = info.frame_info[0]
-    flip_file_bit(os.path.join(other, chunk.file_name), offset + (length - pad) // 2)
+    flip_bit(os.path.join(other, chunk.file_name), offset + (length - pad) // 2, 2)
     message = rf"'{first}' frame 0\b.*checksum mismatch.*{re.escape(chunk.file_name)}"
     with pytest.raises(gulpdb.CorruptionError, match=message):
         gulpdb.Dataset(other).read_jpegs(first)
@@ -275,7 +265,7 @@ def test_gulpio_chunks_the_index_does_not_know_read_as_before(gulpio_copy):
     first = next(iter(chunk.meta_dict))
     clean = chunk.read_frames(first)[0]
     offset, pad, length = chunk.meta_dict[first]["frame_info"][0]
-    flip_file_bit(extra, offset + (length - pad) // 2)
+    flip_bit(extra, offset + (length - pad) // 2, 2)
     frames = chunk.read_frames(first)[0]
     assert frames[1:] == clean[1:] and frames[0] != clean[0] and len(frames[0]) == len(clean[0])
     assert len(list(chunk)) == len(known) > 0

@@ -148,17 +148,13 @@ def flip_packet_bit(ds: gulpdb.Dataset, id_: str, frame: int) -> str:
     returns the chunk file's path."""
     import os
 
+    from lifecycle.decay import flip_bit
+
     info = ds.info(id_)
     chunk = next(c for c in ds.chunks() if c.number == info.chunk)
     offset, pad, length = info.frame_info[frame]
     path = os.path.join(ds.path, chunk.file_name)
-    before = os.stat(path)
-    with open(path, "r+b") as f:
-        f.seek(offset + (length - pad) // 2)
-        byte = f.read(1)[0]
-        f.seek(offset + (length - pad) // 2)
-        f.write(bytes([byte ^ 0x20]))
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    flip_bit(path, offset + (length - pad) // 2, 5)
     return path
 
 

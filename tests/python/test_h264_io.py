@@ -35,6 +35,7 @@ import pytest
 import gulpdb
 from conftest import GULPDB_CLI
 from lifecycle import gulpio_format
+from lifecycle.decay import flip_bit
 
 COCKATOO_PATHS = [
     "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4",
@@ -255,13 +256,7 @@ def test_a_damaged_packet_is_refused_by_extract_export_and_merge(datasets, tmp_p
     chunk = next(c for c in h264.chunks() if c.number == info.chunk)
     chunk_path = os.path.join(copy, chunk.file_name)
     offset, pad, length = info.frame_info[9]  # GOP 8..15
-    before = os.stat(chunk_path)
-    with open(chunk_path, "r+b") as f:
-        f.seek(offset + (length - pad) // 2)
-        byte = f.read(1)[0]
-        f.seek(offset + (length - pad) // 2)
-        f.write(bytes([byte ^ 0x02]))
-    os.utime(chunk_path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    flip_bit(chunk_path, offset + (length - pad) // 2, 1)
     pattern = rf"'testsrc2' frame 9\b.*checksum mismatch.*offset {offset} of {chunk_path}"
 
     result = run("extract", copy, "testsrc2", "-o", str(tmp_path / "x"), "--frames", "12",
