@@ -14,7 +14,7 @@
 //                      URL without checking that it is the same snapshot of
 //                      the same dataset: engine/remote/remote_dataset.cc
 //
-// and three durability bugs seeded for the power-loss simulator
+// and durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):
 //
 //   skip-chunk-sync     a commit does not fdatasync the chunks it wrote before
@@ -30,7 +30,17 @@
 //                       checkpoint's meta pages back into the index:
 //                       engine/core/writer.cc, PrepareJournalRecovery
 //   no-pin              a checkpoint does not pin its snapshot, so LMDB may
-//                       reuse its pages: engine/core/writer.cc, Checkpoint
+//                       reuse its pages: engine/core/writer.cc, PinCheckpoint
+//   stale-checkpoint    a writer takes over the journal's last checkpoint
+//                       although a commit changed the index since:
+//                       engine/core/writer.cc, CheckpointIsCurrent
+//
+// and one bug of the index's size, found by journal_test
+// (the_index_bound_fails_without_the_pin_budget):
+//
+//   unbounded-pin       a writer's pin between checkpoints holds every page
+//                       its commits free, however many: engine/core/writer.cc,
+//                       PinIsFull
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //

@@ -68,6 +68,14 @@ bool LooksLikeJpeg(std::string_view bytes) {
 constexpr uint64_t kJournalMaxBatchBytes = 512 << 10;
 // The index entry (info database) holding the last journal record applied.
 constexpr const char* kJournalLsnKey = "journal_lsn";
+// How many bytes of pages the pin between checkpoints may hold before the
+// next journaled commit checkpoints: the larger of this and a quarter of the
+// index file. Every commit copies the pages it changes (LMDB is
+// copy-on-write), and while the checkpoint's snapshot is pinned none of the
+// pages it freed can be reused, so without a bound the index file grew by
+// every commit's pages until the journal filled (docs/reliability.md, "Index
+// size under small commits").
+constexpr uint64_t kMinPinBudget = 1 << 20;
 
 // A record's payload (docs/format/journal_format.md): little-endian fields.
 void PutU32(std::string* out, uint32_t v) {
@@ -169,6 +177,8 @@ struct Writer::Impl {
   bool journal_current = false;
   // Chunks written by journaled commits since the checkpoint (synced by the next).
   std::map<uint32_t, std::shared_ptr<engine::ChunkFile>> journal_files;
+  // The freed pages the pin may hold before a checkpoint (kMinPinBudget).
+  uint64_t pin_budget = kMinPinBudget;
 
   Impl(std::shared_ptr<engine::DatasetImpl> dataset, const WriterOptions& opts)
       : ds(std::move(dataset)),
@@ -187,6 +197,17 @@ struct Writer::Impl {
     for (auto& [n, f] : journal_files) f->Sync();
     ds->env->Sync();
     journal->Checkpoint(ds->env->ReadMetaPages());
+    PinCheckpoint();
+  }
+
+  // Pins the snapshot the journal's header holds until the next checkpoint,
+  // so that LMDB reuses none of its pages, and sets the pin's budget. Also
+  // how a writer takes over a checkpoint that is still current (the one the
+  // last writer's close wrote, CheckpointIsCurrent) without the three syncs
+  // of another: pinning the snapshot now protects its pages as well as
+  // pinning it then did, since nothing has written to the index since (a
+  // write transaction that did not commit spilled only pages free in it).
+  void PinCheckpoint() {
     if (!util::TestBugEnabled("no-pin")) {
       ds->env->Pin();
     } else {
@@ -194,6 +215,27 @@ struct Writer::Impl {
     }
     journal_files.clear();
     journal_current = true;
+    pin_budget = std::max<uint64_t>(kMinPinBudget, ds->env->used_bytes() / 4);
+  }
+
+  // True when the journal's last checkpoint is the index as it is, durably:
+  // no record past it, written in this boot, and its copy of the meta pages
+  // is the data file's, byte for byte. Every commit writes a meta page with
+  // a new transaction id, so equal pages mean no commit since; the
+  // checkpoint synced the index before writing its header.
+  bool CheckpointIsCurrent() const {
+    if (!journal->has_header() || !journal->record_lsns().empty() ||
+        journal->header().boot_id != engine::CurrentBootId()) {
+      return false;
+    }
+    return util::TestBugEnabled("stale-checkpoint") ||
+           journal->header().meta_pages == ds->env->ReadMetaPages();
+  }
+
+  // True when the pin holds more freed pages than its budget: the next
+  // journaled commit checkpoints first, and the pages become reusable.
+  bool PinIsFull() const {
+    return !util::TestBugEnabled("unbounded-pin") && ds->env->PinnedFreeBytes() > pin_budget;
   }
 
   // After a checkpoint that a full journal forced: doubles the journal (up
@@ -317,10 +359,14 @@ struct Writer::Impl {
         return;
       }
     }
-    if (!journal_current || !journal->Fits(payload.size())) {
+    if (!journal_current && CheckpointIsCurrent()) {
+      PinCheckpoint();
+    } else if (!journal_current || !journal->Fits(payload.size())) {
       const bool full = journal_current;  // a current journal without room is full
       Checkpoint();
       if (full) GrowJournal();
+    } else if (PinIsFull()) {
+      Checkpoint();
     }
     if (!journal->Fits(payload.size())) {  // too big for an empty journal too
       SettleJournal();
@@ -835,10 +881,15 @@ struct Writer::Impl {
     engine::fault::Reached(engine::fault::Point::kBeforeIndexCommit);
   }
 
-  void Commit() {
+  // `last`: no commit follows (Writer::CommitLast). A journaled commit then
+  // costs its record and the checkpoint that closing needs (four syncs),
+  // the direct path three durable writes, unless the journal holds records
+  // already: their checkpoint is due anyway and covers this one too.
+  void Commit(bool last = false) {
     if (pending.empty() && removals.empty() && split_ops.empty()) return;
+    const bool journal_settled = !journal || journal->record_lsns().empty();
     try {
-      if (JournalEligible()) {
+      if (JournalEligible() && !(last && journal_settled)) {
         CommitJournaled();
       } else {
         SettleJournal();
@@ -974,6 +1025,7 @@ uint32_t Writer::StartChunk() {
   return impl_->chunk;
 }
 void Writer::Commit() { impl_->Commit(); }
+void Writer::CommitLast() { impl_->Commit(/*last=*/true); }
 void Writer::Rollback() { impl_->Discard(); }
 size_t Writer::pending_videos() const { return impl_->pending_by_id.size(); }
 
