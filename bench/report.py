@@ -189,12 +189,12 @@ def details(results):
         r = results["small_commits"]
         out += ["### small commits (%s videos of %d frames, %s B per frame)" % (
             fmt(r["videos"]), r["frames_per_video"], fmt(r["mean_frame_bytes"])), "",
-            "| mode | videos per chunk | data.mdb bytes | journal bytes | commits/s |",
+            "| mode | videos per chunk | data.mdb bytes | journal bytes | videos/s |",
             "|---|---|---|---|---|"]
         for row in r["runs"]:
             out.append("| %s | %s | %s | %s | %s |" % (
                 row["mode"], fmt(row["videos_per_chunk"]), fmt(row["index_bytes"]),
-                fmt(row["journal_bytes"]), fmt(row["commits_per_s"])))
+                fmt(row["journal_bytes"]), fmt(row["videos_per_s"])))
         per = r.get("durable_writes_per_commit") or {}
         if per:
             out += ["", "Durable writes per commit (fsync family + O_DSYNC, strace): " + "; ".join(

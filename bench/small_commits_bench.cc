@@ -129,7 +129,7 @@ int RunAll(const std::string& dir, uint64_t videos, const std::vector<uint64_t>&
           .Integer("index_bytes", static_cast<int64_t>(r.index_bytes))
           .Integer("journal_bytes", static_cast<int64_t>(r.journal_bytes))
           .Number("seconds", r.seconds)
-          .Number("commits_per_s", static_cast<double>(videos) / r.seconds);
+          .Number("videos_per_s", static_cast<double>(videos) / r.seconds);
       rows.push_back(row);
     }
     if (batch_bytes != 0 && one_writer_bytes != 0) {
@@ -150,12 +150,7 @@ int RunAll(const std::string& dir, uint64_t videos, const std::vector<uint64_t>&
       .Boolean("smoke", smoke)
       .Integer("videos", static_cast<int64_t>(videos))
       .Integer("frames_per_video", static_cast<int64_t>(per_video))
-      .Number("mean_frame_bytes",
-              [&] {
-                double total = 0;
-                for (const std::string& f : pool) total += static_cast<double>(f.size());
-                return total / static_cast<double>(pool.size());
-              }())
+      .Number("mean_frame_bytes", MeanBytes(pool))
       .Objects("runs", rows)
       .Objects("bounds", bounds);
   json.Print();
