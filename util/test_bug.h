@@ -28,19 +28,19 @@
 //                       record: engine/core/writer.cc, CommitJournaled
 //   no-meta-restore     recovery after a power cut does not write the
 //                       checkpoint's meta pages back into the index:
-//                       engine/core/writer.cc, PrepareJournalRecovery
+//                       engine/core/journal.cc, PrepareJournalRecovery
 //   no-pin              a checkpoint does not pin its snapshot, so LMDB may
-//                       reuse its pages: engine/core/writer.cc, PinCheckpoint
+//                       reuse its pages: engine/core/journal_session.cc, Pin
 //   stale-checkpoint    a writer takes over the journal's last checkpoint
 //                       although a commit changed the index since:
-//                       engine/core/writer.cc, CheckpointIsCurrent
+//                       engine/core/journal_session.cc, CheckpointIsCurrent
 //
 // and one bug of the index's size, found by journal_test
 // (the_index_bound_fails_without_the_pin_budget):
 //
 //   unbounded-pin       a writer's pin between checkpoints holds every page
-//                       its commits free, however many: engine/core/writer.cc,
-//                       PinIsFull
+//                       its commits free, however many:
+//                       engine/core/journal_session.cc, PinIsFull
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
