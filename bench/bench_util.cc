@@ -462,6 +462,13 @@ void RemoveTree(const std::string& path) {
 
 std::string VideoId(uint64_t index) { return std::to_string(100000 + index); }
 
+double MeanBytes(const std::vector<std::string>& frames) {
+  if (frames.empty()) return 0;
+  double total = 0;
+  for (const std::string& f : frames) total += static_cast<double>(f.size());
+  return total / static_cast<double>(frames.size());
+}
+
 std::string TinyFrame() {
   return std::string("\xff\xd8", 2) + std::string(28, 'x') + std::string("\xff\xd9", 2);
 }

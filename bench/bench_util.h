@@ -154,6 +154,9 @@ void RemoveTree(const std::string& path);
 // Video ids as 20BN-style GulpIO datasets have them: decimal numbers.
 std::string VideoId(uint64_t index);
 
+// The mean size in bytes of `frames` (0 for none): the frame pools' figure.
+double MeanBytes(const std::vector<std::string>& frames);
+
 // The smallest byte string a Writer accepts as a JPEG frame (SOI ... EOI),
 // for datasets that only exercise the index.
 std::string TinyFrame();

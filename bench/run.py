@@ -240,6 +240,7 @@ class Runner(EngineBenchmarks, PythonBenchmarks, RemoteBenchmarks, H264Benchmark
             "decode": lambda: self.bench_decode(dataset, jboj, manifest),
             "cold": lambda: self.bench_cold(dataset, jboj, manifest),
             "append": lambda: self.bench_append(frames),
+            "small_commits": lambda: self.bench_small_commits(),
             "interop": lambda: self.bench_interop(),
             "index_size": lambda: self.bench_index_size(),
             "gmeta_reader": lambda: self.bench_gmeta_reader(),

@@ -835,7 +835,7 @@ size_t Dataset::Remove(const std::vector<std::string>& ids) {
   size_t removed = 0;
   for (const std::string& id : ids)
     if (writer->Remove(id)) ++removed;
-  writer->Commit();
+  writer->CommitLast();
   return removed;
 }
 

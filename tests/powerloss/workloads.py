@@ -784,6 +784,57 @@ class JournalGrow(Workload):
                     ack(step)
 
 
+class WriterPerCommit(Workload):
+    name = "writer-per-commit"
+    doc = ("a writer opened per commit: a with-block's last commit (direct), a last commit "
+           "journaled after others, a writer taking over the closing checkpoint of the one "
+           "before, then a compaction between writers and journaled commits after it")
+    vids = [video(9300 + k) for k in range(5)]
+    later = [video(9310 + k) for k in range(2 * SCALE)]
+    gone = vids[1][0]
+    models = [add(None, vids[0])]
+    for v in vids[1:]:
+        models.append(add(models[-1], v))
+    models.append(without(models[-1], [gone]))
+    models.append(models[-1])  # the compaction
+    for v in later:
+        models.append(add(models[-1], v))
+
+    def setup(self, work):
+        append_videos(os.path.join(work, "root", "ds"), self.vids[:1], videos_per_chunk=1000)
+
+    def run(self, root):
+        import gulpdb
+        ds = os.path.join(root, "ds")
+        with gulpdb.Dataset(ds, "r+") as d:
+            with d.writer() as w:  # its commit is the writer's last: direct
+                w.append(*self.vids[1])
+            ack(1)
+            w = d.writer()
+            w.append(*self.vids[2])
+            w.commit()
+            ack(2)
+            w.append(*self.vids[3])
+            w._commit_last()  # records are in the journal: journaled
+            ack(3)
+            w.close()
+            with d.writer() as w:  # takes over the checkpoint the close wrote
+                w.append(*self.vids[4])
+                w.commit()
+                ack(4)
+                w.remove(self.gone)
+                w.commit()
+                ack(5)
+        cli("compact", ds, "--min-garbage", "0")  # direct, and deletes data_0.gulp
+        ack(6)
+        with gulpdb.Dataset(ds, "r+") as d:
+            with d.writer() as w:  # must checkpoint: the compaction came after the last one
+                for k, v in enumerate(self.later, start=7):
+                    w.append(*v)
+                    w.commit()
+                    ack(k)
+
+
 def _h264_stream(k: int) -> bytes:
     """A small raw Annex-B H.264 stream (6 frames of 48x32, GOP 3, no
     B-frames, as ingest encodes), content varied by k."""
@@ -878,7 +929,7 @@ class AppendH264(Workload):
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
     Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits(), JournalGrow(),
-    AppendH264())}
+    WriterPerCommit(), AppendH264())}
 
 
 if __name__ == "__main__":

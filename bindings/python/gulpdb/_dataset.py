@@ -655,6 +655,11 @@ class Writer:
         """Makes the batch durable (frames are synced first) and visible."""
         self._native.commit()
 
+    def _commit_last(self) -> None:
+        """:meth:`commit` when :meth:`close` follows: the commit that costs the
+        fewest syncs then (docs/reliability.md, "Opening a writer per commit")."""
+        self._native.commit_last()
+
     def rollback(self) -> None:
         """Discards the batch."""
         self._native.rollback()
@@ -679,7 +684,7 @@ class Writer:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
             if exc_type is None:
-                self.commit()
+                self._commit_last()
             else:
                 self.rollback()
         finally:

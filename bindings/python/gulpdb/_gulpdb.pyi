@@ -246,6 +246,9 @@ class NativeWriter:
         """Removes split ``name`` when the batch commits; False if there is none."""
     def commit(self) -> None:
         """Makes the batch durable and visible."""
+    def commit_last(self) -> None:
+        """commit(), for the batch a ``with`` block ends with: the fewest syncs when the
+        writer closes next."""
     def rollback(self) -> None:
         """Discards the batch."""
     @property

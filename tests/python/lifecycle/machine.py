@@ -536,8 +536,9 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.cur is not None)
     @rule(count=st.integers(1, 3), seed=st.integers(0, 999),
-          dup=st.sampled_from(["new", "new", "replace", "skip", "removed"]))
-    def append_python(self, count: int, seed: int, dup: str) -> None:
+          dup=st.sampled_from(["new", "new", "replace", "skip", "removed"]),
+          commit_each=st.booleans())
+    def append_python(self, count: int, seed: int, dup: str, commit_each: bool) -> None:
         def go() -> None:
             L = self.cur
             videos = self._python_videos(count, seed)
@@ -550,15 +551,17 @@ class LifecycleMachine(RuleBasedStateMachine):
                 old = existing[seed % len(existing)]
                 videos[0] = (old, videos[0][1], {"id": old, "k": 9, "tag": "replaced"})
             on_duplicate = dup if dup in ("replace", "skip") else "error"
+            # The with-block's end commits the last batch (Writer.commit_last): the
+            # direct path, or the journal when commit_each journaled others first.
             self.s.reader.call("write", "py Dataset writer", path=L.path, videos=videos,
-                               on_duplicate=on_duplicate)
+                               on_duplicate=on_duplicate, commit_each=commit_each)
             for id_, frames, meta in videos:
                 if id_ in L.model.videos and on_duplicate == "skip":
                     continue
                 L.model.videos[id_] = Video.of(frames, [meta])
             self._changed()
-            self.note(f"append (python writer, on_duplicate={on_duplicate}) "
-                      f"{[v[0] for v in videos]}")
+            self.note(f"append (python writer, on_duplicate={on_duplicate}, "
+                      f"commit_each={commit_each}) {[v[0] for v in videos]}")
         self._run("append (python writer)", go)
 
     @precondition(lambda self: self.cur is not None)

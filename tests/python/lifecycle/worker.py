@@ -140,12 +140,16 @@ def op_read_damaged(source: str, id: str, intact: List[int], other: Optional[str
 
 
 def op_write(path: str, videos: List[Any], on_duplicate: str = "error",
-             create: Optional[Dict[str, Any]] = None) -> int:
+             create: Optional[Dict[str, Any]] = None, commit_each: bool = False) -> int:
+    """One writer; the with-block's end commits the last (or only) batch. With
+    commit_each, every video but the last is a commit of its own first."""
     with gulpdb.Dataset(path, "a", **(create or {})) as ds:
         with ds.writer(on_duplicate=on_duplicate) as w:
             appended = 0
-            for id_, frames, meta in videos:
+            for k, (id_, frames, meta) in enumerate(videos):
                 appended += bool(w.append(id_, list(frames), meta))
+                if commit_each and k + 1 < len(videos):
+                    w.commit()
     return appended
 
 
