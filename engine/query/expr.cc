@@ -31,8 +31,7 @@ std::string Lower(std::string_view s) {
 }
 
 bool IsKeyword(std::string_view word) {
-  static const char* const kKeywords[] = {"and",  "or",    "not",  "in",
-                                          "has",  "true",  "false", "null"};
+  static const char* const kKeywords[] = {"and", "or", "not", "in", "has", "true", "false", "null"};
   const std::string lower = Lower(word);
   return std::any_of(std::begin(kKeywords), std::end(kKeywords),
                      [&](const char* k) { return lower == k; });
@@ -260,8 +259,9 @@ class Parser {
   // Dotted names are kept for later (nested keys): a key with a dot is quoted.
   void NoDot() {
     if (i_ < t_.size() && t_[i_] == '.') {
-      Fail(i_, "a key with a dot must be quoted (meta[\"a.b\"] or `a.b`); nested keys are not "
-               "reached");
+      Fail(i_,
+           "a key with a dot must be quoted (meta[\"a.b\"] or `a.b`); nested keys are not "
+           "reached");
     }
   }
 
@@ -344,8 +344,7 @@ class Parser {
     if (rest.substr(0, 1) == "=") return take(1, QueryOp::kEq);
     if (rest.substr(0, 1) == "<") return take(1, QueryOp::kLt);
     if (rest.substr(0, 1) == ">") return take(1, QueryOp::kGt);
-    Fail(i_, "expected an operator (= != < <= > >=), 'in' or the end of a term, found " +
-                 Found());
+    Fail(i_, "expected an operator (= != < <= > >=), 'in' or the end of a term, found " + Found());
   }
 
   // A value of term `e`, checked against a built-in field's type.
@@ -358,8 +357,8 @@ class Parser {
     }
     if ((e.field.builtin == Builtin::kFrames || e.field.builtin == Builtin::kChunk) &&
         type != ValueType::kNumber) {
-      Fail(v.pos, std::string(BuiltinName(e.field.builtin)) +
-                      " is a number: compare it with a number");
+      Fail(v.pos,
+           std::string(BuiltinName(e.field.builtin)) + " is a number: compare it with a number");
     }
     return v;
   }
@@ -370,18 +369,20 @@ class Parser {
     const std::string ordered = OrderedMetaValue(e.values[0]);
     const ValueType type = OrderedType(ordered);
     if (e.op == QueryOp::kNe && type == ValueType::kNull) {
-      Fail(value_at, "'!= null' never holds (only null is of null's type): write 'has KEY and "
-                     "not KEY = null'");
+      Fail(value_at,
+           "'!= null' never holds (only null is of null's type): write 'has KEY and "
+           "not KEY = null'");
     }
     if (e.op == QueryOp::kLt || e.op == QueryOp::kLe || e.op == QueryOp::kGt ||
         e.op == QueryOp::kGe) {
       if (type != ValueType::kNumber && type != ValueType::kString) {
-        Fail(value_at, std::string("'") + OpText(e.op) +
-                           "' compares numbers or strings, not this value");
+        Fail(value_at,
+             std::string("'") + OpText(e.op) + "' compares numbers or strings, not this value");
       }
       if (!InOrderedRange(ordered)) {
-        Fail(value_at, "NaN, and a number whose exponent has more than 17 digits, are in no "
-                       "range: they only equal themselves");
+        Fail(value_at,
+             "NaN, and a number whose exponent has more than 17 digits, are in no "
+             "range: they only equal themselves");
       }
     }
   }
@@ -423,17 +424,24 @@ class Parser {
           word == "Infinity") {
         v.json = v.text = std::string(word);
       } else {
+        const std::string lower = Lower(word);
+        const bool literal = lower == "true" || lower == "false" || lower == "null";
         Fail(i_, "expected a value (a string in quotes, a number, true, false or null), found " +
-                     Found() + (IsKeyword(word) ? "" : ": quote a string value"));
+                     Found() +
+                     (literal           ? ": write " + lower
+                      : IsKeyword(word) ? std::string()
+                                        : std::string(": quote a string value")));
       }
       i_ = end;
       return v;
     }
-    Fail(i_, "expected a value (a string in quotes, a number, true, false or null), found " +
-                 Found());
+    Fail(i_,
+         "expected a value (a string in quotes, a number, true, false or null), found " + Found());
   }
 
-  bool NameCharAt(size_t at) const { return at < t_.size() && (IsNameChar(t_[at]) || t_[at] == '.'); }
+  bool NameCharAt(size_t at) const {
+    return at < t_.size() && (IsNameChar(t_[at]) || t_[at] == '.');
+  }
 
   // A number as JSON writes it (so that `x=01` or `x=.5` are not numbers,
   // and keep their meaning as --where strings).
@@ -635,9 +643,8 @@ QueryExpr ConditionsExpr(const std::vector<MetaCondition>& conditions,
       try {
         e.values.push_back(NormalizeJson(value));
       } catch (const InvalidArgumentError& err) {
-        throw InvalidArgumentError(operation + ": the value for key '" + c.key +
-                                   "' is not JSON (" + err.what() +
-                                   "): " + PrintableBytes(value, 60));
+        throw InvalidArgumentError(operation + ": the value for key '" + c.key + "' is not JSON (" +
+                                   err.what() + "): " + PrintableBytes(value, 60));
       }
     }
     parts.push_back(std::move(e));

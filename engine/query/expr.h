@@ -46,7 +46,7 @@ enum class QueryOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kIn, kHas };
 
 struct QueryExpr {
   enum class Kind : uint8_t { kAll, kAnd, kOr, kNot, kTerm };
-  Kind kind = Kind::kAll;  // kAll: every video (an empty list of conditions)
+  Kind kind = Kind::kAll;           // kAll: every video (an empty list of conditions)
   std::vector<QueryExpr> children;  // kAnd, kOr: two or more; kNot: one
   // kTerm:
   QueryField field;

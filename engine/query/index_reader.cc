@@ -29,8 +29,9 @@ std::vector<MetaField> IndexReader::Fields() {
   return ReadMetaFields(*txn_, dbs_);
 }
 
-void IndexReader::Entries(std::string_view from, std::string_view to,
-                          const std::function<bool(std::string_view key, std::string_view id)>& fn) {
+void IndexReader::Entries(
+    std::string_view from, std::string_view to,
+    const std::function<bool(std::string_view key, std::string_view id)>& fn) {
   if (!to.empty() && to <= from) return;
   if (ix_.source != nullptr) {
     ix_.source->ScanMeta(from, to, fn);

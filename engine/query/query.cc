@@ -1,6 +1,8 @@
 // The public face of the query language (include/gulpdb/query.h): Query
 // over the parsed expression (expr.h), and the command line's KEY=VALUE
 // conditions (ParseMetaCondition), which --where arguments fall back to.
+#include "gulpdb/query.h"
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,7 +12,6 @@
 #include "engine/query/expr.h"
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
-#include "gulpdb/query.h"
 
 namespace gulpdb {
 

@@ -129,16 +129,15 @@ class Executor {
   std::optional<Matches> IdRange(const QueryPlan& p, size_t cap) {
     Matches out;
     bool over = false;
-    reader_.Videos(p.id_from, p.id_to,
-                   [&](std::string_view id, const index::VideoMetaView& v) {
-                     if (out.size() >= cap) {
-                       over = true;
-                       return false;
-                     }
-                     ++run_->entries;
-                     out.push_back(Match{v.chunk, v.seq, std::string(id), false});
-                     return true;
-                   });
+    reader_.Videos(p.id_from, p.id_to, [&](std::string_view id, const index::VideoMetaView& v) {
+      if (out.size() >= cap) {
+        over = true;
+        return false;
+      }
+      ++run_->entries;
+      out.push_back(Match{v.chunk, v.seq, std::string(id), false});
+      return true;
+    });
     if (over) return std::nullopt;
     SortUnique(&out);
     return out;

@@ -20,9 +20,9 @@ namespace gulpdb::engine {
 
 struct QueryRun {
   std::vector<std::string> ids;
-  std::string plan;          // DescribePlan of what ran
-  uint64_t entries = 0;      // meta index entries and id lookups read
-  uint64_t records = 0;      // records read and evaluated
+  std::string plan;      // DescribePlan of what ran
+  uint64_t entries = 0;  // meta index entries and id lookups read
+  uint64_t records = 0;  // records read and evaluated
 };
 
 // The ids of the videos that satisfy `expr` (not kAll: the caller lists

@@ -67,8 +67,8 @@ QueryPlan PlanId(const QueryExpr& term) {
   // after it that starts with it, so the first key past its prefix is the
   // same bound, and short enough to seek to.
   const bool long_bound = bound.size() >= kMaxIdBytes;
-  const std::string past = long_bound ? PrefixEnd(bound.substr(0, kMaxIdBytes))
-                                      : bound + std::string(1, '\0');
+  const std::string past =
+      long_bound ? PrefixEnd(bound.substr(0, kMaxIdBytes)) : bound + std::string(1, '\0');
   const std::string at = bound.size() > kMaxIdBytes ? past : bound;
   switch (term.op) {
     case QueryOp::kLt:

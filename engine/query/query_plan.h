@@ -55,7 +55,8 @@ struct QueryPlan {
 };
 
 // `fields`: the indexed meta keys with their field number and key form.
-QueryPlan PlanQuery(const QueryExpr& expr, const std::map<std::string, index::MetaFieldValue>& fields);
+QueryPlan PlanQuery(const QueryExpr& expr,
+                    const std::map<std::string, index::MetaFieldValue>& fields);
 
 // The plan as text ("and(meta[2 ranges], scan)"), for tests and messages.
 std::string DescribePlan(const QueryPlan& plan);
