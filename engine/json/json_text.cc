@@ -69,6 +69,14 @@ std::string DescribeByte(char c) {
   return s;
 }
 
+// "invalid escape \q in a string". A byte that is not printable is named,
+// not copied: a NUL would cut the message where it is read as a C string.
+std::string InvalidEscape(char e) {
+  const uint8_t b = Byte(e);
+  if (b >= 0x21 && b <= 0x7e) return "invalid escape \\" + std::string(1, e) + " in a string";
+  return "invalid escape: a backslash before byte " + DescribeByte(e) + " in a string";
+}
+
 void AppendEscapedUnit(uint32_t unit, std::string* out) {
   char buf[6] = {'\\', 'u'};
   for (int i = 0; i < 4; ++i) buf[2 + i] = kHexDigits[(unit >> (12 - 4 * i)) & 0xf];
@@ -501,7 +509,7 @@ class ValueScanner {
         return true;
       }
       default:
-        return Fail(pos_, "invalid escape \\" + std::string(1, e) + " in a string");
+        return Fail(pos_, InvalidEscape(e));
     }
     pos_ += 2;
     return true;
@@ -734,8 +742,9 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
             break;
           case 'u':
             break;
-          default:
-            return fail(pos, "invalid escape \\" + std::string(1, e) + " in a string");
+          default: {
+            return fail(pos, InvalidEscape(e));
+          }
         }
         if (e != 'u') {
           utf8->push_back(plain);

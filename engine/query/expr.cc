@@ -100,7 +100,18 @@ class Parser {
 
  private:
   [[noreturn]] void Fail(size_t at, const std::string& what) const {
-    throw QuerySyntaxError("parse query: byte " + std::to_string(at) + ": " + what + "\n" +
+    // Control bytes (a NUL from the JSON reader's "invalid escape \<NUL>")
+    // would cut or garble the message: shown as \xNN.
+    std::string shown;
+    for (const char c : what) {
+      const auto b = static_cast<uint8_t>(c);
+      if (b < 0x20 || b == 0x7f) {
+        shown += PrintableBytes(std::string_view(&c, 1), 1);
+      } else {
+        shown.push_back(c);
+      }
+    }
+    throw QuerySyntaxError("parse query: byte " + std::to_string(at) + ": " + shown + "\n" +
                            CaretLines(t_, at));
   }
 
