@@ -14,7 +14,7 @@
 //                      URL without checking that it is the same snapshot of
 //                      the same dataset: engine/remote/remote_dataset.cc
 //
-// and three durability bugs seeded for the power-loss simulator
+// and durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):
 //
 //   skip-chunk-sync     a commit does not fdatasync the chunks it wrote before
@@ -31,6 +31,10 @@
 //                       engine/core/writer.cc, PrepareJournalRecovery
 //   no-pin              a checkpoint does not pin its snapshot, so LMDB may
 //                       reuse its pages: engine/core/writer.cc, Checkpoint
+//   meta-rebuild-split  rebuilding a meta index in the ordered key form
+//                       commits the new form without its entries, which a
+//                       second transaction adds: engine/query/query_txn.cc,
+//                       BuildMetaIndex
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
