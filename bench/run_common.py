@@ -128,8 +128,8 @@ def rm(path):
 
 
 ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader", "clips", "remote", "query", "distributed",
-                  "sampler", "h264"]
+                  "index_size", "gmeta_reader", "clips", "remote", "query", "query_lang",
+                  "distributed", "sampler", "h264"]
 
 
 def glob_any(pattern):
