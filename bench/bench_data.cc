@@ -233,7 +233,8 @@ int RunHashed(Options& opt) {
   const std::vector<std::string_view> frames(frame_count, frame);
   std::unique_ptr<Writer> writer = ds->NewWriter();
   for (uint64_t i = first; i < first + videos; ++i) {
-    writer->Append(HashedVideoId(i), frames, "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
+    writer->Append(HashedVideoId(i), frames,
+                   "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
     if ((i + 1 - first) % 50000 == 0) writer->Commit();
   }
   writer->Commit();

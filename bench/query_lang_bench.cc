@@ -116,8 +116,8 @@ int Run(int argc, char** argv) {
   // About 50 ms of indexed calls per round (at least 3).
   const uint64_t indexed_calls = std::max<uint64_t>(3, 5000000 / videos);
   std::vector<Timing> indexed, scanned;
-  for (const Case& c : cases) indexed.push_back(TimeQuery(*ds, Query::Parse(c.text), repeat,
-                                                          indexed_calls));
+  for (const Case& c : cases)
+    indexed.push_back(TimeQuery(*ds, Query::Parse(c.text), repeat, indexed_calls));
   ds->DropMetaIndex("duration");
   ds->DropMetaIndex("label");
   for (const Case& c : cases) scanned.push_back(TimeQuery(*ds, Query::Parse(c.text), repeat, 1));
@@ -129,8 +129,10 @@ int Run(int argc, char** argv) {
 
   std::vector<Json> rows;
   for (size_t k = 0; k < cases.size(); ++k) {
-    if (indexed[k].ids != scanned[k].ids) Die(std::string("index and scan disagree on ") + cases[k].text);
-    const double fraction = static_cast<double>(indexed[k].ids.size()) / static_cast<double>(videos);
+    if (indexed[k].ids != scanned[k].ids)
+      Die(std::string("index and scan disagree on ") + cases[k].text);
+    const double fraction =
+        static_cast<double>(indexed[k].ids.size()) / static_cast<double>(videos);
     if (fraction < 0.005 || fraction > 0.02) {
       Die(std::string(cases[k].text) + " selects " + std::to_string(indexed[k].ids.size()) +
           " videos, not about 1%");

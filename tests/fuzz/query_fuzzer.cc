@@ -165,7 +165,7 @@ extern "C" int GULPDB_FUZZ_ENTRY(const uint8_t* data, size_t size) {
              "a matching video is not among the candidates of " + engine::DescribePlan(plan) +
                  " for " + printed);
   FUZZ_CHECK(kTarget, !candidate.has_value() || *candidate || match,
-             "the plan " + engine::DescribePlan(plan) + " vouches for a video that does not match " +
-                 printed);
+             "the plan " + engine::DescribePlan(plan) +
+                 " vouches for a video that does not match " + printed);
   return 0;
 }
