@@ -211,23 +211,6 @@ int RunRealistic(Options& opt) {
   return 0;
 }
 
-// 40 hex digits of two splitmix64 rounds of `n`: uniformly spread, and the
-// same for the same n.
-std::string HashedId(uint64_t n) {
-  const auto mix = [](uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  char text[48];
-  const uint64_t a = mix(n), b = mix(a ^ n);
-  std::snprintf(text, sizeof text, "%016llx%016llx%08llx", static_cast<unsigned long long>(a),
-                static_cast<unsigned long long>(b),
-                static_cast<unsigned long long>(mix(b) & 0xffffffffULL));
-  return text;
-}
-
 int RunHashed(Options& opt) {
   const std::string dir = opt.Required("dir");
   const uint64_t videos = opt.Uint("videos", 1000);
@@ -250,7 +233,8 @@ int RunHashed(Options& opt) {
   const std::vector<std::string_view> frames(frame_count, frame);
   std::unique_ptr<Writer> writer = ds->NewWriter();
   for (uint64_t i = first; i < first + videos; ++i) {
-    writer->Append(HashedId(i), frames, "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
+    writer->Append(HashedVideoId(i), frames,
+                   "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
     if ((i + 1 - first) % 50000 == 0) writer->Commit();
   }
   writer->Commit();

@@ -247,6 +247,7 @@ class Runner(EngineBenchmarks, PythonBenchmarks, RemoteBenchmarks, H264Benchmark
             "clips": lambda: self.bench_clips(),
             "remote": lambda: self.bench_remote(dataset, manifest),
             "query": lambda: self.bench_query(),
+            "query_lang": lambda: self.bench_query_lang(),
             "distributed": lambda: self.bench_distributed(),
             "sampler": lambda: self.bench_sampler(),
             "h264": lambda: self.bench_h264(),

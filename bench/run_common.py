@@ -134,7 +134,7 @@ def rm(path):
 
 ALL_BENCHMARKS = ["open", "lookup", "crc32c", "random", "scan", "decode", "cold", "append",
                   "small_commits", "interop", "index_size", "gmeta_reader", "clips", "remote",
-                  "query", "distributed", "sampler", "h264"]
+                  "query", "query_lang", "distributed", "sampler", "h264"]
 
 
 def glob_any(pattern):

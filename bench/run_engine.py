@@ -563,6 +563,31 @@ class EngineBenchmarks:
                                                     row["indexed_ms"]["median"]) for row in rows)
             + "; index built in %.1f s" % r["index_build_seconds"])
 
+    def bench_query_lang(self):
+        s = self.scale
+        path = os.path.join(self.data, "query_lang_%d" % s.query_videos)
+        r = self.bench("query_lang_bench", "--dir", path, "--videos", s.query_videos,
+                       "--repeat", s.query_repeat)
+        self.results["query_lang"] = r
+        videos = fmt_count(r["videos"])
+        for q in r["queries"]:
+            target = None
+            if q["name"] == "range":
+                target = ("indexed >= 100x the scan", "ratio", ">=", 100.0)
+            self.figure("query language", "%s (%s of %s videos): ordered meta index vs scan" % (
+                q["query"], fmt_count(q["matches"]), videos), "ms",
+                from_stats(q["indexed_ms"]), from_stats(q["scan_ms"]),
+                "the same query with the indexes dropped (one scan of every record in C++)",
+                higher_is_better=False, target=target)
+        rng = next(q for q in r["queries"] if q["name"] == "range")
+        self.figure("query language", "scan rate of %s videos (%s)" % (videos, rng["query"]),
+                    "M videos/s", {k: v if k == "count" else v / 1e6 for k, v in
+                                   from_stats(rng["scan_videos_per_s"]).items()},
+                    note="per CPU-second of its one thread: %.2f M videos/s; ordered index of "
+                         "'duration' built in %.1f s" % (
+                             rng["scan_videos_per_cpu_s"]["median"] / 1e6,
+                             r["duration_index_seconds"]))
+
     def bench_gmeta_reader(self):
         s = self.scale
         with tempfile.NamedTemporaryFile("r", suffix=".json") as out:

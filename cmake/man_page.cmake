@@ -195,6 +195,9 @@ for gulpdb's own tests only: the size in bytes at which a partitioned push cuts 
 .TP
 .B GULPDB_TEST_ROOT_PAGE_BYTES
 for gulpdb's own tests only: the size in bytes of the pages of a two-level partition root (default 64 KiB; a group of partitions is listed by pages once its entries would take four), so that small test datasets have paged roots.
+.TP
+.B GULPDB_TEST_META_KEY_FORM
+for gulpdb's own tests only: "canonical" makes a new meta index in the first key form (equality only, as gulpdb versions before ordered indexes made them), so that the tests read, keep and rebuild such indexes.
 
 [SEE ALSO]
 .BR ffmpeg (1).

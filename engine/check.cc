@@ -205,7 +205,7 @@ class Checker {
                          " videos");
     }
     walk("meta index", [&] {
-      source_->ScanMeta({}, [&](std::string_view key, std::string_view id) {
+      source_->ScanMeta({}, {}, [&](std::string_view key, std::string_view id) {
         uint32_t chunk = 0;
         uint64_t seq = 0;
         index::DecodeMetaEntryKey(key, &chunk, &seq);

@@ -46,6 +46,13 @@
 //                       its commits free, however many:
 //                       engine/core/journal_session.cc, PinIsFull
 //
+// and one seeded bug of the query room, for the power-loss simulator:
+//
+//   meta-rebuild-split  rebuilding a meta index in the ordered key form
+//                       commits the new form without its entries, which a
+//                       second transaction adds: engine/query/query_txn.cc,
+//                       BuildMetaIndex
+//
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
 // Thread safety: reads the environment (getenv) at each call; safe while no

@@ -405,14 +405,24 @@ class GULPDB_EXPORT Dataset {
 
   // ---- Metadata queries and named splits (query.h says what equality means) ----
 
-  // Ids of the videos whose meta (first meta_data entry) satisfies every
-  // condition, in (chunk, insertion) order like Ids(); no condition: every
-  // id. Conditions on keys with a meta index (CreateMetaIndex) are answered
-  // from the index, in time proportional to the matches; the others by
-  // reading the record of every candidate (every video when no condition is
-  // indexed). Reads one snapshot (one read transaction for the whole call).
-  // Throws InvalidArgumentError naming the key for a value that is not JSON,
-  // CorruptionError naming the id for a record whose meta is not JSON.
+  // Ids of the videos that satisfy `query` (the query language,
+  // docs/query.md), in (chunk, insertion) order like Ids(); Query(): every
+  // id. Terms on keys with a meta index (CreateMetaIndex) are answered from
+  // the index (`=`, `in`, `has`, and with an index of the ordered key form
+  // `!=` and ranges), in time proportional to the entries read; an `and`
+  // narrows by its smallest indexed part and checks the rest per candidate;
+  // the rest is one scan of every record in C++. Reads one snapshot (one
+  // read transaction for the whole call). Throws CorruptionError naming the
+  // id for a record whose meta is not JSON.
+  std::vector<std::string> Select(const Query& query) const;
+  // Select(Query::Parse(expression)), e.g.
+  // Select("frames >= 16 and label in ('a', 'b')"). Throws QuerySyntaxError
+  // (an InvalidArgumentError) for text that is not a query.
+  std::vector<std::string> Select(std::string_view expression) const;
+  // The videos whose meta (first meta_data entry) satisfies every condition
+  // (query.h: a condition's values match exactly as given); no condition:
+  // every id. Throws InvalidArgumentError naming the key for a value that
+  // is not JSON.
   std::vector<std::string> Select(const std::vector<MetaCondition>& conditions) const;
   // Select({MetaCondition::Equals(key, json_value)}).
   std::vector<std::string> Select(std::string_view key, std::string_view json_value) const;
@@ -421,7 +431,9 @@ class GULPDB_EXPORT Dataset {
   // transaction under the writer lock (BusyError when another writer does not
   // finish within `lock_timeout`); every later write keeps it in the
   // transaction that changes the videos. Returns false, changing nothing,
-  // when `key` is indexed already. Throws InvalidArgumentError for a key that
+  // when `key` is indexed already; an index of the first key form (made
+  // before indexes were ordered: MetaIndexInfo::ordered) is rebuilt in the
+  // ordered form, in one transaction, and true returned. Throws InvalidArgumentError for a key that
   // is empty, longer than 255 bytes or not UTF-8, and CorruptionError for a
   // record whose meta is not JSON (nothing is then indexed).
   bool CreateMetaIndex(std::string_view key,
@@ -431,6 +443,8 @@ class GULPDB_EXPORT Dataset {
                      std::chrono::milliseconds lock_timeout = std::chrono::milliseconds(0));
   // The keys that have a meta index, sorted by their bytes.
   std::vector<std::string> MetaIndexes() const;
+  // The same, with the key form of each index.
+  std::vector<MetaIndexInfo> MetaIndexDetails() const;
 
   // The keys among `keys` (in their order) that no video's meta (first
   // meta_data entry) has at all, whatever the value: a query or a meta index

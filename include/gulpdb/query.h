@@ -1,6 +1,10 @@
-// Metadata queries and named splits: the value types of Dataset::Select,
-// Dataset::Splits and friends (dataset.h), and how `gulpdb ls --where` reads
-// its KEY=VALUE terms.
+// Metadata queries and named splits: the query language (Query; its
+// grammar and meaning are in docs/query.md), the value types of
+// Dataset::Select, Dataset::Splits and friends (dataset.h), and how
+// `gulpdb ls --where` reads its arguments.
+//
+// The equality below is the query language's `=` too (which also lets a
+// number or literal match the string of its text, as --where does).
 //
 // A video's meta is the first entry of its meta_data list, as GulpIO2's
 // readers return it. A condition holds when that entry has the key and its
@@ -16,11 +20,13 @@
 //   - lists element by element, objects member by member in any order.
 // The secondary meta index and the scan apply exactly this rule.
 //
-// Thread safety: plain value types and a pure function.
+// Thread safety: plain value types and pure functions; a Query is immutable
+// and may be shared between threads.
 #ifndef GULPDB_QUERY_H_
 #define GULPDB_QUERY_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +45,62 @@ struct MetaCondition {
   static MetaCondition Equals(std::string key, std::string json_value) {
     return MetaCondition{std::move(key), {std::move(json_value)}};
   }
+};
+
+// An expression of the query language, parsed: comparisons (= != < <= > >=)
+// of the built-in fields id, frames and chunk or of meta keys with values,
+// `KEY in (V, ...)`, `has KEY`, `and`, `or`, `not` and parentheses, as
+// docs/query.md defines them. Select(Query) answers it (dataset.h).
+class GULPDB_EXPORT Query {
+ public:
+  // Every video.
+  Query();
+
+  // Parses `expression`, e.g. "frames >= 16 and label in ('a', 'b')".
+  // Throws QuerySyntaxError (an InvalidArgumentError) whose message names
+  // the byte offset and what was wrong, then shows the text with a caret
+  // under it. An empty expression is an error (use Query() for every video).
+  static Query Parse(std::string_view expression);
+
+  // An argument of `gulpdb ls --where` (and split --where): an expression;
+  // or, when it starts with a key (no space, quote, parenthesis or
+  // operator character) immediately followed by '=' and does not parse as
+  // an expression, the KEY=VALUE condition of ParseMetaCondition (so
+  // `label=pattern testsrc` keeps meaning what it always did). Throws
+  // QuerySyntaxError for other text.
+  static Query ParseWhere(std::string_view argument);
+
+  // Every condition holds (MetaCondition's equality, exactly its values).
+  static Query FromConditions(const std::vector<MetaCondition>& conditions);
+
+  // Every query of `queries` holds (an empty list: every video).
+  static Query AllOf(const std::vector<Query>& queries);
+
+  // True for Query() and AllOf({}): no condition at all.
+  bool MatchesEverything() const;
+  // Text of the query in the language (for messages and logs): a parsed
+  // query prints as an expression that parses back to the same meaning.
+  std::string ToString() const;
+  // The meta keys the query names (not id, frames or chunk), each once.
+  std::vector<std::string> MetaKeys() const;
+
+  // The parsed form, for the engine (engine/query/expr.h).
+  struct Rep;
+  const Rep& rep() const { return *rep_; }
+
+ private:
+  explicit Query(std::shared_ptr<const Rep> rep);
+  std::shared_ptr<const Rep> rep_;
+};
+
+// A meta index (Dataset::MetaIndexDetails).
+struct MetaIndexInfo {
+  std::string key;
+  // False for an index of the first key form (made by a gulpdb before
+  // indexes were ordered): it answers =, in and has, while ranges and !=
+  // on its key are a scan until Dataset::CreateMetaIndex(key) (`gulpdb
+  // index DIR --meta-key KEY`) rebuilds it.
+  bool ordered = true;
 };
 
 // A named split: a list of ids stored in the index.

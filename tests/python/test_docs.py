@@ -309,6 +309,7 @@ MARKDOWN_OUTSIDE_DOCS = {
     "bench/results/remote/latest.md", "bench/results/h264/latest.md",
     "bench/results/partitions/latest.md", "bench/results/damaged/latest.md",
     "bench/results/crc32c/latest.md", "bench/results/small_commits/latest.md",
+    "bench/results/query_lang/latest.md",
     "bindings/README.md", "tests/fixtures/README.md",
     "testing/README.md", "testing/tls/README.md",
 }

@@ -119,6 +119,40 @@ def run_cli(*args, check=True):
 # ---- reading back -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("layout", ["partitioned", "whole"])
+def test_a_url_answers_queries_as_the_dataset_whatever_form_its_indexes_have(
+        remote, tmp_path, monkeypatch, layout):
+    """The query language over s3:// (docs/query.md): the same ids as the local
+    dataset, with an ordered meta index, one of the first key form and none;
+    after an index is rebuilt in the ordered form, the next push says so."""
+    local = str(tmp_path / "local")
+    append_videos(local, 0, 30)
+    monkeypatch.setenv("GULPDB_TEST_META_KEY_FORM", "canonical")
+    with gulpdb.Dataset(local, "r+") as ds:
+        ds.create_meta_index("idx")  # the first key form
+    monkeypatch.delenv("GULPDB_TEST_META_KEY_FORM")
+    with gulpdb.Dataset(local, "r+") as ds:
+        ds.create_meta_index("label")  # ordered
+    queries = ["idx >= 1 and label < 'class_2'", "label in ('class_0', 'x') or idx = 2",
+               "not idx = 1 and frames > 4", "id >= 'video_25' or label > 'class_1'",
+               "has idx and not (label = 'class_1')"]
+    gulpdb.push(local, remote.url, layout=layout)
+    with gulpdb.Dataset(local) as ld, gulpdb.Dataset(remote.url) as ds:
+        assert ds.meta_index_details() == {"idx": False, "label": True}
+        for q in queries:
+            want = ld.select(q)
+            assert want, q
+            assert ds.select(q) == want, q
+    run_cli("index", local, "--meta-key", "idx")
+    gulpdb.push(local, remote.url, layout=layout)
+    with gulpdb.Dataset(local) as ld, gulpdb.Dataset(remote.url) as ds:
+        assert ds.meta_index_details() == {"idx": True, "label": True}
+        for q in queries:
+            assert ds.select(q) == ld.select(q), q
+    bad = run_cli("ls", remote.url, "--where", "idx >", check=False)
+    assert bad.returncode == 2 and "  idx >\n" in bad.stderr, bad.stderr
+
+
 @pytest.mark.parametrize("layout", ["auto", "whole"])
 def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path, layout):
     local = SmallDataset(str(tmp_path / "local"), videos=12, frames_per_video=5)

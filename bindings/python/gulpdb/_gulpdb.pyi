@@ -387,8 +387,15 @@ class NativeDataset:
         """Ids whose first meta entry satisfies every ``(key, [json values])`` condition
         (equal to one of its values), in (chunk, insertion) order; see
         :meth:`gulpdb.Dataset.select`. ValueError for a value that is not JSON."""
+    def select_query(self, expression: str) -> Tuple[List[str], List[str]]:
+        """``(ids, meta keys)``: the ids that satisfy the query (docs/query.md) in
+        (chunk, insertion) order, and the meta keys it names. ValueError for text that
+        is not a query."""
+    def meta_index_details(self) -> List[Tuple[str, bool]]:
+        """``(key, ordered)`` of every meta index; ordered is False for the first key form."""
     def create_meta_index(self, key: str, lock_timeout: float = 0.0) -> bool:
-        """Builds a meta index of ``key``; False if it has one already."""
+        """Builds a meta index of ``key`` (or rebuilds one of the first key form);
+        False if it has one already."""
     def drop_meta_index(self, key: str, lock_timeout: float = 0.0) -> bool:
         """Drops the meta index of ``key``; False if it had none."""
     def meta_indexes(self) -> List[str]:

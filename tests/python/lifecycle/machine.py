@@ -29,7 +29,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from . import checks, gulpio_format
+from . import checks, gulpio_format, query_model
 from .decay import flip_bit
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
@@ -61,6 +61,7 @@ RULES = {
     "read_held_pickle": ["read a held pickled reader"],
     "snapshot": ["snapshot"],
     "rot_frame": ["rot a frame (checksummed)", "rot a frame (no checksums)"],
+    "query": ["query (python select)", "query (cli ls --where)"],
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -93,6 +94,11 @@ READ_PATHS = [
 
 LABELS = ["cat", "dog", "owl", "red fox"]
 TAGS = ["a", "ü", "x y"]
+# What the query rule asks about: the meta keys the lineages' videos have
+# (ingest's and GulpIO's id/label/idx, the Python writer's id/k/tag) and one
+# none has, and the strings they hold.
+QUERY_KEYS = ["label", "idx", "k", "tag", "id", "template"]
+QUERY_STRINGS = LABELS + TAGS + ["", "f1", "5001", "0", "3", "é"]
 CLEAN_ERRORS = {"FileNotFoundError", "OSError", "CorruptionError", "StaleIndexError",
                 "PermissionError", "KeyError", "ValueError"}
 
@@ -765,6 +771,31 @@ class LifecycleMachine(RuleBasedStateMachine):
             self.note(f"index {'--drop' if dropping else '--meta-key'} {key}")
             checks.cli_index_keys(self.s, L.path, L.model)
         self._run("index --drop" if dropping else "index --meta-key", go)
+
+    @precondition(lambda self: self.cur is not None)
+    @rule(expr=query_model.expressions(QUERY_KEYS, QUERY_STRINGS), python=st.booleans())
+    def query(self, expr: Any, python: bool) -> None:
+        """A random expression of the query language: the engine's answer must be
+        the one query_model computes from the model, in the dataset's order."""
+        L = self.cur
+        text = query_model.render(expr)
+        # The order and chunks as the last step listed them (checked against the model).
+        want = [i for i in L.order
+                if query_model.evaluate(expr, i, len(L.model.videos[i].frames), L.chunk_of[i],
+                                        query_model.first_meta(L.model.videos[i].meta_data))]
+        variant = "query (python select)" if python else "query (cli ls --where)"
+
+        def go() -> None:
+            if python:
+                got = self.s.reader.call("select", variant, path=L.path, query=text,
+                                         env=self._env())
+            else:
+                out = self._cli("ls", L.path, "--json", "--where", text, path=variant).stdout
+                got = [json.loads(line)["id"] for line in out.splitlines() if line.strip()]
+            self.note(f"query {text!r}: {got}")
+            if got != want:
+                raise Failure("mismatch", variant, f"{text!r} selects {got}, the model {want}")
+        self._run(variant, go)
 
     @precondition(lambda self: self.cur is not None)
     @rule(in_place=st.booleans())
