@@ -20,6 +20,7 @@
 #include "engine/core/fault_injection.h"
 #include "engine/core/gulpio_names.h"
 #include "engine/core/h264_read.h"
+#include "engine/core/ids_digest.h"
 #include "engine/core/journal.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
@@ -604,20 +605,24 @@ std::string Dataset::ReadH264Stream(std::string_view id) const {
   return engine::ReadH264StreamOf(*impl_, id);
 }
 
+void Dataset::Impl::ScanOrderIds(const std::function<bool(std::string_view id)>& fn) const {
+  if (index_source) {
+    index_source->ScanOrder({}, {}, [&](std::string_view, std::string_view id) { return fn(id); });
+    return;
+  }
+  index::Txn txn = env->BeginRead();
+  index::Cursor cursor(txn, order);
+  for (bool ok = cursor.First(); ok && fn(cursor.value()); ok = cursor.Next()) {
+  }
+}
+
 std::vector<std::string> Dataset::Ids() const {
   std::vector<std::string> ids;
-  if (impl_->index_source) {
-    ids.reserve(impl_->index_source->OrderCount());
-    impl_->index_source->ScanOrder({}, {}, [&](std::string_view, std::string_view id) {
-      ids.emplace_back(id);
-      return true;
-    });
-    return ids;
-  }
-  index::Txn txn = impl_->env->BeginRead();
-  ids.reserve(txn.Count(impl_->order));
-  index::Cursor cursor(txn, impl_->order);
-  for (bool ok = cursor.First(); ok; ok = cursor.Next()) ids.emplace_back(cursor.value());
+  ids.reserve(Count());
+  impl_->ScanOrderIds([&](std::string_view id) {
+    ids.emplace_back(id);
+    return true;
+  });
   return ids;
 }
 
@@ -778,6 +783,27 @@ std::vector<uint64_t> Dataset::OrderBlocks() const {
   const uint64_t count = Count();
   for (uint64_t p = kLocalOrderBlock; p < count; p += kLocalOrderBlock) blocks.push_back(p);
   return blocks;
+}
+
+std::string Dataset::IdsDigest(uint64_t count) const {
+  engine::IdsDigester digest;
+  if (count > 0) {
+    impl_->ScanOrderIds([&](std::string_view id) {
+      digest.Add(id);
+      return digest.count() < count;
+    });
+  }
+  if (digest.count() < count) {
+    throw OutOfRangeError("digest the first " + std::to_string(count) + " ids of " + impl_->dir +
+                          ": past the end (" + std::to_string(digest.count()) + " videos)");
+  }
+  return digest.FinishHex();
+}
+
+std::string Dataset::Uuid() const {
+  if (impl_->index_source) return impl_->index_source->info().uuid;
+  index::Txn txn = impl_->env->BeginRead();
+  return impl_->GetInfo(txn).uuid;
 }
 
 // ---- Datasets on an index source ----------------------------------------------------
