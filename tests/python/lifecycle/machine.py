@@ -5,9 +5,10 @@ A *lineage* is one dataset followed through its life: made one way (created
 from Python or the command line, ingested, imported from a GulpIO directory
 written by gulpio_format), then changed and moved any way (append, ingest,
 remove, compact, merge, split, meta index, export, re-index, cp -r / cp -a,
-push, snapshot, ...). The model (model.DatasetModel) says what every reader
-must see; any difference, any command or read that fails when the model says
-it should work, and any process killed by a signal fails the run.
+push, snapshot, a training run resumed after growth (sampler_rules.py), ...).
+The model (model.DatasetModel) says what every reader must see; any
+difference, any command or read that fails when the model says it should
+work, and any process killed by a signal fails the run.
 
 Randomness comes only from Hypothesis' draws (rule arguments), so that a run
 is reproduced by its seed and a failing sequence shrinks. Steps are logged
@@ -33,6 +34,7 @@ from . import checks, gulpio_format
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
 from .procs import Failure
+from .sampler_rules import SamplerRules
 from .session import BUCKET, Session
 
 SESSION: Optional[Session] = None  # set by the test for the run
@@ -59,6 +61,7 @@ RULES = {
     "pickle_reader": ["pickle Dataset", "pickle VideoDataset"],
     "read_held_pickle": ["read a held pickled reader"],
     "snapshot": ["snapshot"],
+    "sampler_resume_after_growth": ["sampler resume after growth"],
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -68,7 +71,7 @@ REQUIRED_VARIANTS = [
     "compact", "merge (attach in place)", "merge (copy)", "index --meta-key",
     "export (in place)", "export (-o OUT)", "import --reindex", "copy (cp -r)", "copy (cp -a)",
     "open url (fresh cache)", "open url (warm cache)", "pickle Dataset", "pickle VideoDataset",
-    "snapshot",
+    "snapshot", "sampler resume after growth",
 ]
 READ_PATHS = [
     "cli ls", "cli info", "cli show", "cli extract", "cli check --deep", "cli ls --where",
@@ -81,7 +84,7 @@ READ_PATHS = [
     "exported dir (from url)", "cli ls --split",
     "pickled Dataset (local)", "pickled Dataset (url)",
     "pickled VideoDataset (local)", "pickled VideoDataset (url)",
-    "snapshot reader (network fs)",
+    "snapshot reader (network fs)", "VideoSampler load_state_dict(grow=)",
 ]
 
 LABELS = ["cat", "dog", "owl", "red fox"]
@@ -150,7 +153,7 @@ class Held:
         self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
-class LifecycleMachine(RuleBasedStateMachine):
+class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         assert SESSION is not None, "the test sets machine.SESSION"
