@@ -157,6 +157,10 @@ def test_ids_digest_is_the_documented_rule_and_names_the_first_ids(tmp_path):
     assert vds.ids_digest(N + 2) == reference_digest(vds.ids)
     with pytest.raises(IndexError):
         vds.ids_digest(N + 3)
+    images = gt.ImageDataset(path, ids=["v007", "v003"])
+    assert images.uuid == vds.uuid
+    assert images.ids_digest(2) == reference_digest(["v007", "v003"])
+    assert images.ids_digest(1) == reference_digest(["v007"])
 
 
 # -- exact continuation after an append -------------------------------------------------------
