@@ -633,6 +633,33 @@ void ExpectIdsDigests(const Dataset& ds, const std::vector<std::string>& ids) {
   BOOST_CHECK_THROW(ds.IdsDigest(ids.size() + 1), OutOfRangeError);
 }
 
+// A walk of the order from its start (Ids, IdsDigest) reads the order
+// partitions ahead of the scan, 16 at a time (engine/core/order_scan.h):
+// each is still fetched once, and no other.
+BOOST_AUTO_TEST_CASE(a_walk_of_the_order_fetches_each_order_partition_it_reads_once) {
+  TempDir tmp;
+  auto local = MakeDataset(tmp / "d");
+  AppendVideos(*local, 1500, 9000);
+  const BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
+  std::vector<uint64_t> blocks;
+  {
+    Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+    blocks = s.dataset->OrderBlocks();
+  }
+  BOOST_REQUIRE_GT(blocks.size(), 2 * 16 + 1u);  // more than two windows
+  for (const size_t end : {size_t{2}, size_t{17}, size_t{33}, blocks.size()}) {
+    // The first `end` blocks, and one position past them when there is one.
+    const uint64_t count = end < blocks.size() ? blocks[end] + 1 : local->Count();
+    const size_t touched = std::min(end + 1, blocks.size());
+    Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+    BOOST_CHECK_EQUAL(s.dataset->IdsDigest(count), local->IdsDigest(count));
+    BOOST_CHECK_EQUAL(s.index->fetches(), touched);
+  }
+  Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+  BOOST_CHECK(s.dataset->Ids() == local->Ids());
+  BOOST_CHECK_EQUAL(s.index->fetches(), blocks.size());
+}
+
 BOOST_AUTO_TEST_CASE(ids_digest_names_the_first_ids_locally_and_through_partitions) {
   TempDir tmp;
   auto local = MakeDataset(tmp / "d");

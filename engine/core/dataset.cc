@@ -22,6 +22,7 @@
 #include "engine/core/h264_read.h"
 #include "engine/core/ids_digest.h"
 #include "engine/core/journal.h"
+#include "engine/core/order_scan.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -605,21 +606,24 @@ std::string Dataset::ReadH264Stream(std::string_view id) const {
   return engine::ReadH264StreamOf(*impl_, id);
 }
 
-void Dataset::Impl::ScanOrderIds(const std::function<bool(std::string_view id)>& fn) const {
+void Dataset::Impl::ScanOrderIds(uint64_t limit,
+                                 const std::function<bool(std::string_view id)>& fn) const {
   if (index_source) {
-    index_source->ScanOrder({}, {}, [&](std::string_view, std::string_view id) { return fn(id); });
+    engine::ScanOrderIds(*index_source, limit, fn);
     return;
   }
   index::Txn txn = env->BeginRead();
   index::Cursor cursor(txn, order);
-  for (bool ok = cursor.First(); ok && fn(cursor.value()); ok = cursor.Next()) {
+  uint64_t position = 0;
+  for (bool ok = cursor.First(); ok && position < limit && fn(cursor.value()); ok = cursor.Next()) {
+    ++position;
   }
 }
 
 std::vector<std::string> Dataset::Ids() const {
   std::vector<std::string> ids;
   ids.reserve(Count());
-  impl_->ScanOrderIds([&](std::string_view id) {
+  impl_->ScanOrderIds(UINT64_MAX, [&](std::string_view id) {
     ids.emplace_back(id);
     return true;
   });
@@ -787,12 +791,10 @@ std::vector<uint64_t> Dataset::OrderBlocks() const {
 
 std::string Dataset::IdsDigest(uint64_t count) const {
   engine::IdsDigester digest;
-  if (count > 0) {
-    impl_->ScanOrderIds([&](std::string_view id) {
-      digest.Add(id);
-      return digest.count() < count;
-    });
-  }
+  impl_->ScanOrderIds(count, [&](std::string_view id) {
+    digest.Add(id);
+    return true;
+  });
   if (digest.count() < count) {
     throw OutOfRangeError("digest the first " + std::to_string(count) + " ids of " + impl_->dir +
                           ": past the end (" + std::to_string(digest.count()) + " videos)");
