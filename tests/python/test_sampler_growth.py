@@ -366,10 +366,14 @@ def test_a_dataset_made_before_uuids_names_no_uuid_and_the_digest_still_checks()
     run_world(Named(ids + ["w"], uuid="now-one"), 2, state=state, grow="next_epoch")
     with pytest.raises(ValueError, match="reordered"):
         gt.VideoSampler(Named(ids[::-1], uuid="now-one")).load_state_dict(state)
-    # A state that names a UUID does not resume on a dataset without one.
+    # A state that names a UUID, on a dataset without one (a copy made before
+    # the original's first push): the digest decides.
     _, named = run_world(Named(ids, uuid="d1"), 2, per_rank=1)
-    with pytest.raises(ValueError, match="another dataset.*none recorded"):
-        gt.VideoSampler(Named(ids, uuid="")).load_state_dict(named)
+    run_world(Named(ids, uuid=""), 3, state=named)
+    with pytest.raises(ValueError, match="reordered"):
+        gt.VideoSampler(Named(ids[::-1], uuid="")).load_state_dict(named)
+    with pytest.raises(ValueError, match="another dataset"):
+        gt.VideoSampler(Named(ids, uuid="d2")).load_state_dict(named)
 
 
 # -- what names nothing keeps the old rule ---------------------------------------------------

@@ -200,10 +200,12 @@ def check_dataset(saved: SavedState, dataset: Sized, grow: Optional[str]) -> boo
     ident = saved.identity
     if ident is not None and names_its_items(dataset):
         uuid = str(getattr(dataset, "uuid"))
-        if ident.uuid and uuid != ident.uuid:
+        # A dataset made before gulpdb recorded UUIDs has none ("") until its
+        # first push: its identity is unknown, and the ids digest decides.
+        if ident.uuid and uuid and uuid != ident.uuid:
             raise ValueError(
                 f"VideoSampler state was saved on another dataset: the state's has UUID "
-                f"{ident.uuid!r}, this one {uuid!r}" + ("" if uuid else " (none recorded)")
+                f"{ident.uuid!r}, this one {uuid!r}"
             )
         if n < counted:
             raise ValueError(
