@@ -274,6 +274,10 @@ struct WriterOptions {
   bool journal = true;
 };
 
+// The digest Dataset::IdsDigest returns, of `ids` in their order. Throws
+// InvalidArgumentError for an id of 2^32 bytes or more.
+GULPDB_EXPORT std::string IdsDigestOf(const std::vector<std::string>& ids);
+
 // Where the index of the dataset in `dir` lives: `index_dir` when it is not
 // empty, else <dir>/gulpdb.index (the name every open, create and import
 // uses). Pure string work: nothing is looked up on disk.
@@ -390,6 +394,24 @@ class GULPDB_EXPORT Dataset {
   // (a partition of a partitioned snapshot; fixed blocks of 2048 positions
   // for a local dataset), ascending, starting with 0 ({0} when empty).
   std::vector<uint64_t> OrderBlocks() const;
+
+  // Names the first `count` videos of the order Ids() lists, for a reader
+  // that must later tell whether a dataset still starts with the videos it
+  // counted (a training sampler's saved position, docs/training.md): the
+  // SHA-256, as 64 lowercase hex digits, of the ids at positions
+  // [0, count), each as its length (4 bytes, little-endian) followed by its
+  // bytes (IdsDigestOf gives the same for any list). Only ids and their
+  // order take part: editing meta, or a compaction that keeps the order,
+  // keeps the digest; removing or replacing a video (a replaced id moves to
+  // the end of the order) changes it, appending does not. Reads one
+  // snapshot, O(count): one read transaction of a local index; the order
+  // partitions holding those positions of a partitioned snapshot. Throws
+  // OutOfRangeError when count > Count().
+  std::string IdsDigest(uint64_t count) const;
+  // The dataset's identity, DatasetStats::uuid (empty for an index made
+  // before gulpdb recorded one, until its first push), without the walk over
+  // the chunks that Stats makes.
+  std::string Uuid() const;
 
   std::vector<ChunkInfo> Chunks() const;
   DatasetStats Stats() const;

@@ -357,6 +357,27 @@ class Dataset(MetaQueries):
         ascending, starting with 0."""
         return self._native().order_blocks()
 
+    def ids_digest(self, count: int) -> str:
+        """Names the first ``count`` videos of the order :meth:`ids` lists: the
+        SHA-256 (64 hex digits) of their ids in order, each length-prefixed.
+
+        Only ids and their order count: a meta edit keeps it, an append keeps
+        it for the videos that were there, a removal or a replacement (the
+        id moves to the end) changes it. What a
+        :class:`gulpdb.torch.VideoSampler` state records to resume on the
+        same videos. Reads one snapshot in C++, O(count) (on a partitioned
+        URL, the order partitions of those positions); IndexError past the
+        end, ValueError for a negative count.
+        """
+        return self._native().ids_digest(_count(count, "count"))
+
+    @property
+    def uuid(self) -> str:
+        """The dataset's identity: a random UUID made when it was created or
+        imported, kept by copies, re-indexing and pushes ("" for an index made
+        before gulpdb recorded one, until its first push gives it one)."""
+        return self._native().uuid
+
     def info(self, id: VideoId) -> _gulpdb.VideoInfo:
         """The index entry of ``id``: chunk, frame_info, checksums, meta_data text."""
         return self._native().info(id)

@@ -46,6 +46,10 @@ def _as_id_list(ids: Iterable[_Id], what: str = "ids") -> List[str]:
     """A collection of ids as a list of str (each as :func:`_as_id`); TypeError for a
     bare str or bytes, naming the argument ``what``."""
 
+def ids_digest(ids: Iterable[_Id]) -> str:
+    """SHA-256 (hex) of the ids in order, each length-prefixed: what
+    :meth:`NativeDataset.ids_digest` gives for a dataset's first ids."""
+
 class DecodeOptions:
     """How a read decodes frames (see :mod:`gulpdb._decode`); checked when made
     (TypeError, ValueError), immutable, compared and hashed by value, picklable."""
@@ -328,6 +332,12 @@ class NativeDataset:
         """The ids at positions [start, start + count), clipped at the end."""
     def order_blocks(self) -> List[int]:
         """The first position of each block of the order stored together."""
+    def ids_digest(self, count: int) -> str:
+        """SHA-256 (hex) of the ids at positions [0, count), each length-prefixed;
+        IndexError past the end."""
+    @property
+    def uuid(self) -> str:
+        """The dataset's identity (empty for an index made before gulpdb recorded one)."""
     def find(self, id: _Id) -> Optional[VideoInfo]:
         """The video's index entry, or None."""
     def info(self, id: _Id) -> VideoInfo:

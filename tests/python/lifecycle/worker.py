@@ -215,6 +215,47 @@ def op_pickle_read(blob: bytes) -> Dict[str, Any]:
     return {"kind": "VideoDataset", "items": items}
 
 
+def _samplers(path: str, world: int, **kw: Any) -> List[Any]:
+    import gulpdb.torch as gulpdb_torch
+
+    videos = gulpdb_torch.VideoDataset(path)
+    return [gulpdb_torch.VideoSampler(videos, num_replicas=world, rank=r, **kw)
+            for r in range(world)]
+
+
+def op_sampler_save(path: str, world: int, percent: int, **kw: Any) -> Dict[str, Any]:
+    """`world` samplers over a VideoDataset of ``path`` each take ``percent``% of
+    their epoch 1: the state they save, the ids they took and the epoch's ids."""
+    samplers = _samplers(path, world, **kw)
+    ids = samplers[0].dataset.ids
+    taken, states = [], []
+    for s in samplers:
+        s.set_epoch(1)
+        k = len(s) * percent // 100
+        got = list(s)[:k]
+        taken += [ids[i] for i in got]
+        states.append(s.state_dict(consumed=k))
+    if any(st != states[0] for st in states):
+        raise AssertionError(f"the ranks' states differ: {states}")
+    return {"state": states[0], "taken": taken, "items": list(ids)}
+
+
+def op_sampler_resume(path: str, world: int, state: Dict[str, Any],
+                      grow: Optional[str]) -> Dict[str, Any]:
+    """`world` samplers over a VideoDataset of ``path`` resume ``state``: the ids
+    each takes to the end of the saved epoch, and in the next epoch."""
+    samplers = _samplers(path, world)
+    ids = samplers[0].dataset.ids
+    rest, following = [], []
+    for s in samplers:
+        s.load_state_dict(state, grow=grow)
+        s.set_epoch(state["epoch"])
+        rest.append([ids[i] for i in s])
+        s.set_epoch(state["epoch"] + 1)
+        following.append([ids[i] for i in s])
+    return {"rest": rest, "next": following}
+
+
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
 
 
