@@ -65,6 +65,18 @@ void DecodeMetaEntryKey(std::string_view key, uint32_t* chunk, uint64_t* seq) {
   *seq = util::GetFixedBig(key, at + 4, 8);
 }
 
+std::string_view MetaEntryValuePrefix(std::string_view key) {
+  uint32_t chunk = 0;
+  uint64_t seq = 0;
+  DecodeMetaEntryKey(key, &chunk, &seq);  // checks the size
+  return key.substr(0, key.size() - kPositionBytes);
+}
+
+bool MetaEntryHashed(std::string_view key) {
+  if (key.size() < 5) throw CorruptionError("decode meta_index key: shorter than its form byte");
+  return key[4] == kHashedForm;
+}
+
 uint32_t DecodeMetaEntryField(std::string_view key) {
   if (key.size() < 4) throw CorruptionError("decode meta_index key: shorter than a field number");
   return static_cast<uint32_t>(util::GetFixedBig(key, 0, 4));
