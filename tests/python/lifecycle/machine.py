@@ -81,7 +81,7 @@ READ_PATHS = [
     "exported dir (from url)", "cli ls --split",
     "pickled Dataset (local)", "pickled Dataset (url)",
     "pickled VideoDataset (local)", "pickled VideoDataset (url)",
-    "snapshot reader (network fs)",
+    "snapshot reader (network fs)", "view /api",
 ]
 
 LABELS = ["cat", "dog", "owl", "red fox"]
@@ -395,6 +395,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         checks.py_dataset(s, p, m, "py Dataset", pixels=True, env=self._env(), order=L.order)
         checks.gulp_directory(s, p, m, "GulpDirectory", env=self._env())
         checks.label_map_file(s, p, m, "label2idx.json")
+        checks.view_api(s, p, m, L.order, sample[0] if sample else None)
         for key in sorted(m.meta_keys):
             value = self._query_value(key)
             if value is not None:

@@ -1,0 +1,102 @@
+#include "view/text.h"
+
+#include "gulpdb/error.h"
+#include "gulpdb/json.h"
+#include "util/utf8.h"
+
+namespace gulpdb::view {
+namespace {
+
+constexpr std::string_view kReplacement = "\xef\xbf\xbd";  // U+FFFD
+
+// `text` with every byte that does not start a valid UTF-8 sequence
+// replaced by U+FFFD.
+std::string ValidUtf8(std::string_view text) {
+  if (util::FindInvalidUtf8(text) == std::string_view::npos) return std::string(text);
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = util::Utf8SequenceLength(text, i);
+    if (n == 0) {
+      out += kReplacement;
+      ++i;
+    } else {
+      out.append(text, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string JsonString(std::string_view text) { return PythonJsonString(ValidUtf8(text)); }
+
+std::string HtmlEscape(std::string_view text) {
+  const std::string valid = ValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (const char c : valid) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string Shorten(std::string_view text, size_t max_chars) {
+  size_t chars = 0;
+  for (size_t i = 0; i < text.size(); ++chars) {
+    if (chars == max_chars) return std::string(text.substr(0, i)) + "\xe2\x80\xa6";  // U+2026
+    const size_t n = util::Utf8SequenceLength(text, i);
+    i += n == 0 ? 1 : n;
+  }
+  return std::string(text);
+}
+
+std::string PercentEncode(std::string_view bytes) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(bytes.size());
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '-' ||
+        b == '_' || b == '.' || b == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[b >> 4];
+      out += kHex[b & 0x0f];
+    }
+  }
+  return out;
+}
+
+std::optional<uint64_t> ParseCount(std::string_view text, uint64_t max) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  uint64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<uint64_t>(c - '0');
+    if (value > (max - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+}  // namespace gulpdb::view
