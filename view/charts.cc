@@ -252,7 +252,7 @@ std::string FramesChartSvg(const ChartData& data) {
     }
     svg += "</g>";
   }
-  std::string note = "videos: most in one bar " + Num(most);
+  std::string note = "the tallest bar: " + Num(most) + " videos";
   if (data.frames_other != 0) note += "; " + Num(data.frames_other) + " not drawn";
   svg += Text(0, kHeight - 4, note, "start", " fill=\"#555\"");
   return svg + "</svg>";

@@ -126,6 +126,14 @@ std::unique_ptr<Server> Server::Start(std::shared_ptr<const Dataset> dataset,
   impl->dataset = dataset;
   impl->token = NewToken();
   impl->api = std::make_unique<Api>(dataset, options.show);
+  // The first page's positions: where each chunk's videos start in the
+  // order is read once per snapshot (O(chunks) records, engine/core), so
+  // it is read now rather than inside the page's first request.
+  try {
+    dataset->IdsAt(0, 1);
+  } catch (const Error&) {
+    // The page's own request reports it.
+  }
   httplib::Server& http = impl->http;
   const auto threads = static_cast<size_t>(options.threads);
   // httplib owns the queue it is handed (it deletes it when listening ends).

@@ -2,6 +2,7 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/json.h"
+#include "util/markup.h"
 #include "util/utf8.h"
 
 namespace gulpdb::view {
@@ -31,33 +32,7 @@ std::string ValidUtf8(std::string_view text) {
 
 std::string JsonString(std::string_view text) { return PythonJsonString(ValidUtf8(text)); }
 
-std::string HtmlEscape(std::string_view text) {
-  const std::string valid = ValidUtf8(text);
-  std::string out;
-  out.reserve(valid.size());
-  for (const char c : valid) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string HtmlEscape(std::string_view text) { return util::EscapeMarkup(ValidUtf8(text)); }
 
 std::string Shorten(std::string_view text, size_t max_chars) {
   size_t chars = 0;

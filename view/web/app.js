@@ -158,6 +158,7 @@
 
   function setTotal(total) {
     state.total = total;
+    if (!state.info) return;  // the first page came before the dataset's info
     $('count').textContent = total.toLocaleString('en-US') + ' videos' +
       (state.filter || state.split ? ' selected' : '');
     geometry();
@@ -386,13 +387,21 @@
     }
   }
 
-  let chartsStarted = false;
-  async function pollCharts() {
-    chartsStarted = true;
+  // Polls the charts until their count is done (one poll loop at a time;
+  // a count the server finished is started again after a commit).
+  let chartsPolling = false;
+  function pollCharts() {
+    if (chartsPolling) return;
+    chartsPolling = true;
+    pollChartsOnce();
+  }
+
+  async function pollChartsOnce() {
     let body;
     try {
       body = await api('charts');
     } catch (e) {
+      chartsPolling = false;
       $('charts-note').textContent = 'charts: ' + e.message;
       return;
     }
@@ -400,7 +409,8 @@
     if (body.frames_svg) $('frames-chart').innerHTML = body.frames_svg;
     $('charts-note').textContent = body.error ? 'charts failed: ' + body.error
       : body.running ? 'counting ' + body.scanned + ' of ' + body.total + ' videos…' : '';
-    if (body.running) setTimeout(pollCharts, 1000);
+    if (body.running) setTimeout(pollChartsOnce, 1000);
+    else chartsPolling = false;
   }
 
   // ---- the video page -----------------------------------------------------
@@ -601,6 +611,8 @@
   async function start() {
     // The token was for this first request; the cookie carries it now.
     if (location.search) history.replaceState(null, '', '/' + location.hash);
+    // The first page's ids are asked for at once, beside the dataset's info.
+    const firstPage = loadPage(0);
     state.info = await api('info');
     const info = state.info;
     $('dataset').textContent = info.dir;
@@ -612,8 +624,11 @@
       $('split').appendChild(option);
     }
     if (!info.splits.length) $('split').hidden = true;
-    state.total = info.videos;
-    setTotal(info.videos);
+    // The charts' panel takes its place now (filled after the first grid),
+    // so that the grid does not reflow under the reader.
+    $('side').hidden = window.innerWidth < 1200;
+    await firstPage;
+    setTotal(state.pages.has(0) && !state.pages.get(0).error ? state.total : info.videos);
 
     scroller().addEventListener('scroll', scheduleRender, {passive: true});
     window.addEventListener('resize', () => {
@@ -630,7 +645,13 @@
       state.filter = '';
       applySelection();
     });
-    $('refresh').addEventListener('click', () => applySelection());
+    $('refresh').addEventListener('click', () => {
+      // Read the dataset again where the grid is (new commits show).
+      showFilterError('');
+      resetPages();
+      settle();
+      pollCharts();
+    });
     $('split').addEventListener('change', () => {
       state.split = $('split').value;
       applySelection();
@@ -640,7 +661,7 @@
       $('side').hidden = !$('side').hidden;
       geometry();
       scheduleRender();
-      if (!chartsStarted) pollCharts();
+      pollCharts();
     });
     $('labels-chart').addEventListener('click', (event) => {
       const bar = event.target.closest('g.bar');
@@ -685,9 +706,6 @@
     performance.mark('gulpdb-first-grid');
     route();
     // Charts after the first grid, never inside its budget.
-    $('side').hidden = window.innerWidth < 1200;
-    geometry();
-    scheduleRender();
     pollCharts();
   }
 
