@@ -135,6 +135,31 @@ BOOST_AUTO_TEST_CASE(a_frame_more_than_eight_times_too_large_is_resized_to_fit) 
   BOOST_TEST((ShapeOf(f.Thumb("tall", 16)) == ImageShape{16, 1, 3}));
 }
 
+BOOST_AUTO_TEST_CASE(a_batch_gives_each_requests_thumbnails_in_order) {
+  Fixture f;
+  std::vector<FrameRequest> requests(4);
+  requests[0].id = "vga";
+  requests[1].id = "small";
+  requests[1].selection = Selection::Indices({1, 0});
+  requests[2].id = "huge";
+  requests[3].id = "gray";
+  ThumbnailOptions options;
+  options.max_side = 160;
+  const std::vector<JpegFrames> batch = f.ds->ReadThumbnailBatch(requests, options);
+  BOOST_REQUIRE_EQUAL(batch.size(), 4u);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const JpegFrames one = f.ds->ReadThumbnails(requests[r].id, requests[r].selection, options);
+    BOOST_REQUIRE_EQUAL(batch[r].size(), one.size());
+    BOOST_TEST(batch[r].indices() == one.indices());
+    for (size_t i = 0; i < one.size(); ++i) BOOST_TEST(batch[r][i] == one[i]);
+  }
+  BOOST_TEST(batch[1].indices() == (std::vector<uint32_t>{1, 0}));
+  BOOST_TEST(f.ds->ReadThumbnailBatch({}, options).empty());
+  // The first request that fails names itself.
+  requests[2].id = "nope";
+  BOOST_CHECK_THROW(f.ds->ReadThumbnailBatch(requests, options), IdNotFoundError);
+}
+
 BOOST_AUTO_TEST_CASE(bad_options_ids_and_frames_are_refused) {
   Fixture f;
   ThumbnailOptions options;

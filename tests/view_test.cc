@@ -98,6 +98,12 @@ BOOST_AUTO_TEST_CASE(tokens_are_256_random_bits_in_url_safe_base64) {
   BOOST_TEST(Base64Url("fooba") == "Zm9vYmE");
   BOOST_TEST(Base64Url("foobar") == "Zm9vYmFy");
   BOOST_TEST(Base64Url("\xfb\xff\xbf") == "-_-_");
+  // The padded standard alphabet, for data: URLs.
+  BOOST_TEST(Base64("f") == "Zg==");
+  BOOST_TEST(Base64("fo") == "Zm8=");
+  BOOST_TEST(Base64("foo") == "Zm9v");
+  BOOST_TEST(Base64("foob") == "Zm9vYg==");
+  BOOST_TEST(Base64("\xfb\xff\xbf") == "+/+/");
   std::set<std::string> seen;
   for (int i = 0; i < 50; ++i) {
     const std::string token = NewToken();
@@ -424,6 +430,34 @@ BOOST_AUTO_TEST_CASE(a_failed_static_report_leaves_nothing_behind) {
                "write " << failing_write);
     BOOST_TEST(util::ListDirectory(f.tmp / "empty").empty());
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_page_brings_its_thumbnails_and_a_damaged_one_says_why) {
+  TempDir tmp;
+  {
+    auto rw = Dataset::Create(tmp / "ds");
+    auto w = rw->NewWriter();
+    w->Append("good", {Jpeg(320, 240, 1), Jpeg(320, 240, 2), Jpeg(320, 240, 3)});
+    w->Append("bad", {test::FakeJpeg(5000, 3)});  // markers, no image
+    w->Append("also_good", {Jpeg(320, 240, 4)});
+    w->Commit();
+  }
+  std::shared_ptr<const Dataset> ds = Dataset::Open(tmp / "ds");
+  Api api(ds, ShowOptions{});
+  const Reply page = api.Handle("/api/videos", ParamsOf({{"thumbs", "1"}}));
+  BOOST_TEST(page.status == 200);
+  ThumbnailOptions thumb;
+  thumb.max_side = 160;
+  // The middle frame of each, base64 as a data: URL takes it.
+  const std::string good =
+      Base64(std::string(ds->ReadThumbnails("good", Selection::Indices({1}), thumb)[0]));
+  const std::string also =
+      Base64(std::string(ds->ReadThumbnails("also_good", Selection::Indices({0}), thumb)[0]));
+  BOOST_TEST(Contains(page.body, "\"thumb\": \"" + good + "\""));
+  BOOST_TEST(Contains(page.body, "\"thumb\": \"" + also + "\""));
+  BOOST_TEST(Contains(page.body, "\"thumb_error\": \"thumbnail id 'bad'"));
+  // Without thumbs=1, none.
+  BOOST_TEST(!Contains(api.Handle("/api/videos", NoParams()).body, "thumb"));
 }
 
 BOOST_AUTO_TEST_CASE(a_damaged_frame_is_shown_as_damaged_in_the_report) {

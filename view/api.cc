@@ -137,20 +137,61 @@ Reply Api::Videos(const Params& params) {
   const uint64_t count = CountParam(params, "count", 60, 1, kMaxPage);
   const std::string filter = params("filter").value_or("");
   const std::string split = params("split").value_or("");
+  const bool thumbs = params("thumbs").value_or("") == "1";
   const Listing::Page page = listing_.Get(filter, split, start, count);
-  std::string videos = "[";
+  std::vector<VideoInfo> found;
   for (const std::string& id : page.ids) {
     // A video removed since the page's ids were read is left out.
-    const std::optional<VideoInfo> video = dataset_->Find(id);
-    if (!video) continue;
+    if (std::optional<VideoInfo> video = dataset_->Find(id)) found.push_back(std::move(*video));
+  }
+  const std::vector<Thumbnail> made =
+      thumbs ? Thumbnails(found) : std::vector<Thumbnail>(found.size());
+  std::string videos = "[";
+  for (size_t i = 0; i < found.size(); ++i) {
     if (videos.size() > 1) videos += ", ";
-    videos += VideoFields(*video) + "}";
+    videos += VideoFields(found[i]);
+    if (!made[i].jpeg.empty()) videos += ", \"thumb\": \"" + Base64(made[i].jpeg) + "\"";
+    if (!made[i].error.empty()) videos += ", \"thumb_error\": " + JsonString(made[i].error);
+    videos += "}";
   }
   videos += "]";
   Reply reply;
   reply.body = "{\"total\": " + std::to_string(page.total) +
                ", \"start\": " + std::to_string(page.start) + ", \"videos\": " + videos + "}";
   return reply;
+}
+
+std::vector<Api::Thumbnail> Api::Thumbnails(const std::vector<VideoInfo>& videos) const {
+  std::vector<FrameRequest> requests;
+  std::vector<size_t> which;  // the video of each request
+  for (size_t i = 0; i < videos.size(); ++i) {
+    if (videos[i].frames.empty()) continue;
+    FrameRequest r;
+    r.id = videos[i].id;
+    r.selection = Selection::Indices({static_cast<int64_t>(videos[i].frames.size() / 2)});
+    requests.push_back(std::move(r));
+    which.push_back(i);
+  }
+  ThumbnailOptions options;
+  options.max_side = show_.thumb_side;
+  std::vector<Thumbnail> out(videos.size());
+  try {
+    const std::vector<JpegFrames> batch = dataset_->ReadThumbnailBatch(requests, options);
+    for (size_t r = 0; r < batch.size(); ++r) out[which[r]].jpeg = std::string(batch[r][0]);
+    return out;
+  } catch (const Error&) {
+    // One video failed the whole batch: each alone, so that the others show
+    // and the failing one says why.
+  }
+  for (size_t r = 0; r < requests.size(); ++r) {
+    try {
+      out[which[r]].jpeg =
+          std::string(dataset_->ReadThumbnails(requests[r].id, requests[r].selection, options)[0]);
+    } catch (const Error& e) {
+      out[which[r]].error = e.what();
+    }
+  }
+  return out;
 }
 
 Reply Api::Video(const Params& params) {

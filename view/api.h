@@ -5,7 +5,9 @@
 // looked up in the index, never used as paths.
 //
 //   /api/info     the dataset: videos, codec, splits, meta indexes
-//   /api/videos   a page of the grid: start, count, filter, split
+//   /api/videos   a page of the grid: start, count, filter, split; with
+//                 thumbs=1 each video's thumbnail too (its middle frame, as
+//                 /api/frame makes it, base64), all made as one batch
 //   /api/video    one video's record: id
 //   /api/frame    one frame as a JPEG: id, frame, max (longest side; 0: own size)
 //   /api/check    the check status of one video's frames: id
@@ -25,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gulpdb/dataset.h"
 #include "view/charts.h"
@@ -64,6 +67,15 @@ class Api {
   Reply Frame(const Params& params);
   Reply Check(const Params& params);
   Reply Charts();
+  // The thumbnails of the grid's cells: the middle frame of each video, in
+  // one batch (Dataset::ReadThumbnailBatch: concurrent range requests for a
+  // dataset in an object store, every decode in parallel). A video whose
+  // thumbnail cannot be made gets its error's text instead.
+  struct Thumbnail {
+    std::string jpeg;
+    std::string error;
+  };
+  std::vector<Thumbnail> Thumbnails(const std::vector<VideoInfo>& videos) const;
 
   std::shared_ptr<const Dataset> dataset_;
   ShowOptions show_;

@@ -1,5 +1,7 @@
 #include "view/charts.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -298,9 +300,14 @@ void ChartScan::Run() {
   } catch (const std::exception& e) {
     done.error = e.what();
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  done.running = false;
-  status_ = std::move(done);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done.running = false;
+    status_ = std::move(done);
+  }
+  // The count read every record through short-lived buffers; give their
+  // pages back, so that a long-running server keeps only what it holds.
+  ::malloc_trim(0);
 }
 
 }  // namespace gulpdb::view

@@ -62,6 +62,38 @@ std::string PercentEncode(std::string_view bytes) {
   return out;
 }
 
+namespace {
+
+std::string Base64With(std::string_view bytes, const char* alphabet, bool pad) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  uint32_t bits = 0;
+  int count = 0;
+  for (const char c : bytes) {
+    bits = (bits << 8) | static_cast<uint8_t>(c);
+    count += 8;
+    while (count >= 6) {
+      count -= 6;
+      out += alphabet[(bits >> count) & 0x3f];
+    }
+  }
+  if (count > 0) out += alphabet[(bits << (6 - count)) & 0x3f];
+  while (pad && out.size() % 4 != 0) out += '=';
+  return out;
+}
+
+}  // namespace
+
+std::string Base64(std::string_view bytes) {
+  return Base64With(bytes, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                    true);
+}
+
+std::string Base64Url(std::string_view bytes) {
+  return Base64With(bytes, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+                    false);
+}
+
 std::optional<uint64_t> ParseCount(std::string_view text, uint64_t max) {
   if (text.empty() || text.size() > 20) return std::nullopt;
   uint64_t value = 0;

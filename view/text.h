@@ -30,6 +30,11 @@ std::string Shorten(std::string_view text, size_t max_chars);
 // _ . ~ as %XX), so that any id, valid UTF-8 or not, travels exactly.
 std::string PercentEncode(std::string_view bytes);
 
+// `bytes` in base64 (RFC 4648 section 4, padded with '='), for data: URLs.
+std::string Base64(std::string_view bytes);
+// `bytes` in URL-safe base64 (RFC 4648 section 5: - and _), unpadded.
+std::string Base64Url(std::string_view bytes);
+
 // A query parameter's whole number: decimal digits only, at most `max`;
 // nullopt for anything else (empty, a sign, a fraction, too large).
 std::optional<uint64_t> ParseCount(std::string_view text, uint64_t max);

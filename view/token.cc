@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "util/file_io.h"
+#include "view/text.h"
 
 namespace gulpdb::view {
 
@@ -10,25 +11,6 @@ std::string NewToken() {
   unsigned char bytes[32];
   util::RandomBytes(bytes, sizeof bytes);
   return Base64Url(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
-}
-
-std::string Base64Url(std::string_view bytes) {
-  static const char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve((bytes.size() * 4 + 2) / 3);
-  uint32_t bits = 0;
-  int count = 0;
-  for (const char c : bytes) {
-    bits = (bits << 8) | static_cast<uint8_t>(c);
-    count += 8;
-    while (count >= 6) {
-      count -= 6;
-      out += kAlphabet[(bits >> count) & 0x3f];
-    }
-  }
-  if (count > 0) out += kAlphabet[(bits << (6 - count)) & 0x3f];
-  return out;
 }
 
 bool TokenMatches(std::string_view given, std::string_view token) {

@@ -17,9 +17,6 @@ namespace gulpdb::view {
 // A new token. Throws IoError if the random source fails.
 std::string NewToken();
 
-// `bytes` in URL-safe base64 (RFC 4648 section 5), without padding.
-std::string Base64Url(std::string_view bytes);
-
 // Whether `given` is `token`, in time that depends only on their lengths
 // (a client cannot find the token byte by byte from answer times).
 bool TokenMatches(std::string_view given, std::string_view token);

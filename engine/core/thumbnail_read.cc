@@ -77,49 +77,12 @@ std::string PixelThumbnail(const uint8_t* pixels, const ImageShape& shape,
   return Encode(small.data(), ImageShape{height, width, shape.channels}, options.quality);
 }
 
-}  // namespace
-
-JpegFrames Dataset::ReadThumbnails(std::string_view id, const Selection& selection,
-                                   const ThumbnailOptions& options) const {
-  const std::string where = "thumbnail id '" + std::string(id) + "' in " + impl_->dir;
-  if (options.max_side < 0 || options.max_side > kMaxSide) {
-    throw InvalidArgumentError(where + ": max_side " + std::to_string(options.max_side) +
-                               " is outside 0..65500");
-  }
-  if (options.quality < 1 || options.quality > 100) {
-    throw InvalidArgumentError(where + ": quality " + std::to_string(options.quality) +
-                               " is outside 1..100");
-  }
-  // Each frame's thumbnail (nullopt: the stored JPEG itself), made on the
-  // decode threads.
-  std::vector<std::optional<std::string>> made;
-  JpegFrames stored;
-  std::vector<uint32_t> indices;
-  if (impl_->codec == Codec::kH264) {
-    const DecodedFrames pixels = ReadFrames(id, selection);
-    indices = pixels.indices();
-    made.resize(pixels.size());
-    impl_->DecodePool().ParallelFor(pixels.size(), [&](size_t i) {
-      try {
-        made[i] = PixelThumbnail(pixels.data(i), pixels.shape(i), options);
-      } catch (const Error& e) {
-        e.ThrowWithContext(where + " frame " + std::to_string(indices[i]) + ": ");
-      }
-    });
-  } else {
-    stored = ReadJpegs(id, selection);
-    indices = stored.indices();
-    made.resize(stored.size());
-    impl_->DecodePool().ParallelFor(stored.size(), [&](size_t i) {
-      try {
-        made[i] = JpegThumbnail(stored[i], options);
-      } catch (const Error& e) {
-        e.ThrowWithContext(where + " frame " + std::to_string(indices[i]) + ": ");
-      }
-    });
-  }
+// Request r's frames, each its stored JPEG (`stored`, when `made` is
+// nullopt) or the thumbnail made of it, into one buffer.
+JpegFrames Assemble(const std::vector<std::optional<std::string>>& made, const JpegFrames* stored,
+                    std::vector<uint32_t> indices, const std::string& where) {
   const auto bytes_of = [&](size_t i) -> std::string_view {
-    return made[i] ? std::string_view(*made[i]) : stored[i];
+    return made[i] ? std::string_view(*made[i]) : (*stored)[i];
   };
   size_t total = 0;
   for (size_t i = 0; i < made.size(); ++i) total += bytes_of(i).size();
@@ -135,6 +98,67 @@ JpegFrames Dataset::ReadThumbnails(std::string_view id, const Selection& selecti
     at += frame.size();
   }
   engine::DatasetAccess::Indices(out) = std::move(indices);
+  return out;
+}
+
+}  // namespace
+
+JpegFrames Dataset::ReadThumbnails(std::string_view id, const Selection& selection,
+                                   const ThumbnailOptions& options) const {
+  std::vector<FrameRequest> one(1);
+  one[0].id = std::string(id);
+  one[0].selection = selection;
+  return std::move(ReadThumbnailBatch(one, options).front());
+}
+
+std::vector<JpegFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
+                                                    const ThumbnailOptions& options) const {
+  const auto where = [&](size_t r) {
+    return "thumbnail id '" + requests[r].id + "' in " + impl_->dir;
+  };
+  const std::string what = requests.size() == 1 ? where(0) : "thumbnails in " + impl_->dir;
+  if (options.max_side < 0 || options.max_side > kMaxSide) {
+    throw InvalidArgumentError(what + ": max_side " + std::to_string(options.max_side) +
+                               " is outside 0..65500");
+  }
+  if (options.quality < 1 || options.quality > 100) {
+    throw InvalidArgumentError(what + ": quality " + std::to_string(options.quality) +
+                               " is outside 1..100");
+  }
+  // Every frame of every request read at once (concurrently for a dataset
+  // in an object store), then each frame's thumbnail (nullopt: the stored
+  // JPEG itself) made on the decode threads.
+  std::vector<std::vector<std::optional<std::string>>> made(requests.size());
+  std::vector<std::pair<size_t, size_t>> jobs;  // (request, frame)
+  std::vector<JpegFrames> stored;
+  std::vector<DecodedFrames> pixels;
+  const bool h264 = impl_->codec == Codec::kH264;
+  if (h264) {
+    pixels = ReadBatch(requests);
+  } else {
+    stored = ReadJpegBatch(requests);
+  }
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const size_t frames = h264 ? pixels[r].size() : stored[r].size();
+    made[r].resize(frames);
+    for (size_t i = 0; i < frames; ++i) jobs.emplace_back(r, i);
+  }
+  impl_->DecodePool().ParallelFor(jobs.size(), [&](size_t j) {
+    const auto [r, i] = jobs[j];
+    try {
+      made[r][i] = h264 ? PixelThumbnail(pixels[r].data(i), pixels[r].shape(i), options)
+                        : JpegThumbnail(stored[r][i], options);
+    } catch (const Error& e) {
+      const uint32_t frame = h264 ? pixels[r].indices()[i] : stored[r].indices()[i];
+      e.ThrowWithContext(where(r) + " frame " + std::to_string(frame) + ": ");
+    }
+  });
+  std::vector<JpegFrames> out;
+  out.reserve(requests.size());
+  for (size_t r = 0; r < requests.size(); ++r) {
+    out.push_back(Assemble(made[r], h264 ? nullptr : &stored[r],
+                           h264 ? pixels[r].indices() : stored[r].indices(), where(r)));
+  }
   return out;
 }
 

@@ -371,6 +371,13 @@ class GULPDB_EXPORT Dataset {
   // max_side outside 0..65500 or quality outside 1..100.
   JpegFrames ReadThumbnails(std::string_view id, const Selection& selection,
                             const ThumbnailOptions& options) const;
+  // Thumbnails of many requests at once, in request order: every frame read
+  // at once (ReadJpegBatch's one pread per run, or concurrent range requests
+  // for a dataset in an object store; ReadBatch on an h264 dataset), every
+  // thumbnail made in parallel on the decode threads. Errors as
+  // ReadThumbnails, for the first request that fails.
+  std::vector<JpegFrames> ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
+                                             const ThumbnailOptions& options) const;
 
   // Every id in (chunk, insertion) order. Memory grows with the dataset; for
   // large ones prefer ForEach.

@@ -13,6 +13,7 @@ time; without it these tests fail: scripts/setup.sh installs it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
@@ -49,12 +50,24 @@ def dataset(tmp_path_factory):
     return path, ids
 
 
-@pytest.fixture
-def page(driver, dataset):
-    """The page of a new server on the dataset, first grid done, console emptied."""
-    with gulpdb.view(dataset[0]) as v:
+@contextlib.contextmanager
+def served(driver, path):
+    """A server on `path`, its page loaded (first grid done). The browser
+    leaves the page before the server stops, so that no request of the page
+    (the charts' polling) is cut by the stop."""
+    with gulpdb.view(path) as v:
         driver.get(v.url)
         wait_ready(driver)
+        try:
+            yield v
+        finally:
+            driver.get("about:blank")
+
+
+@pytest.fixture
+def page(driver, dataset):
+    """The page of a new server on the dataset; no console error while it is up."""
+    with served(driver, dataset[0]) as v:
         yield v
         errors = javascript_errors(driver)
         assert errors == [], errors
@@ -103,6 +116,7 @@ def wait_for(driver, condition, what: str, timeout: float = 60.0):
 
 def test_without_the_token_the_browser_gets_403(driver, dataset):
     with gulpdb.view(dataset[0]) as v:
+        driver.get("about:blank")
         driver.delete_all_cookies()
         driver.get(f"http://127.0.0.1:{v.port}/")
         assert "403 forbidden" in driver.find_element("tag name", "body").text
@@ -267,9 +281,7 @@ def test_a_damaged_frame_is_shown_as_damaged(driver, tmp_path):
     with open(chunk, "r+b") as f:
         f.seek(offset + (length - pad) // 2)
         f.write(b"\x00" * 64)
-    with gulpdb.view(path) as v:
-        driver.get(v.url)
-        wait_ready(driver)
+    with served(driver, path) as v:
         cell = driver.find_element("css selector", '#grid .cell[data-position="1"]')
         wait_for(driver, lambda: "damaged" in cell.text, "the damaged thumbnail")
         assert "CRC-32C" in cell.text or "checksum" in cell.text.lower()
@@ -303,9 +315,7 @@ def test_the_grid_scrolls_to_any_position_of_a_large_dataset(driver, tmp_path):
         with ds.writer() as w:
             for i in range(3000):
                 w.append(f"clip{i:05d}", tiny, {"label": LABELS[i % 3]})
-    with gulpdb.view(path) as v:
-        driver.get(v.url)
-        wait_ready(driver)
+    with served(driver, path):
         assert state(driver)["total"] == 3000
         run_async(driver, "await window.gulpdbView.goTo(2500);")
         visible = state(driver)["visible"]
@@ -323,9 +333,7 @@ def test_the_grid_scrolls_to_any_position_of_a_large_dataset(driver, tmp_path):
 def test_an_h264_dataset_shows_decoded_frames(driver, tmp_path):
     path = str(tmp_path / "h264")
     ids = make_dataset(path, videos=3, frames=8, codec="h264", split=False)
-    with gulpdb.view(path) as v:
-        driver.get(v.url)
-        wait_ready(driver)
+    with served(driver, path):
         assert [x["id"] for x in state(driver)["visible"]] == ids
         got = pixels_of(driver, '#grid .cell[data-position="1"] img')
         with gulpdb.Dataset(path) as ds:

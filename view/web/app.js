@@ -8,7 +8,7 @@
 
 (() => {
   const PAGE = 60;            // videos per request of the grid
-  const MAX_PAGES = 64;       // pages kept in memory
+  const MAX_PAGES = 32;       // pages kept in memory (with their thumbnails)
   const MAX_SPACER = 8e6;     // px: beyond this the scroll bar is scaled
   const HOVER_FRAMES = 8;     // frames a thumbnail plays on hover
   const STRIP_MAX = 64;       // thumbnails in a video's frame strip
@@ -98,13 +98,24 @@
 
   const middle = (video) => Math.floor(video.frames / 2);
 
+  // A cell's picture: the thumbnail that came with its page (the middle
+  // frame), else the frame's own address.
+  function thumbSrc(video) {
+    return video.thumb ? 'data:image/jpeg;base64,' + video.thumb
+      : frameUrl(video, middle(video), state.info.thumb_side);
+  }
+
   // ---- pages of the grid --------------------------------------------------
 
   function loadPage(start) {
     if (state.pages.has(start)) return Promise.resolve(state.pages.get(start));
     if (state.pending.has(start)) return state.pending.get(start);
     const generation = state.generation;
-    const params = {start: start, count: PAGE};
+    // The page's thumbnails come with it: one request, made as one batch on
+    // the server (concurrent range requests for a dataset in an object
+    // store), where sixty requests would queue on the browser's six
+    // connections.
+    const params = {start: start, count: PAGE, thumbs: 1};
     if (state.filter) params.filter = state.filter;
     if (state.split) params.split = state.split;
     const promise = api('videos', params).then((body) => {
@@ -214,6 +225,7 @@
     cell.style.width = (state.cellW - 4) + 'px';
     cell.style.height = (state.cellH - 4) + 'px';
     cell.querySelector('.thumb').style.height = Math.round(side * 0.75) + 'px';
+    cell.querySelector('.damage').style.height = Math.round(side * 0.75) + 'px';
     cell.dataset.position = String(position);
     if (cell.video === video) return;
     if (state.hover && state.hover.cell === cell) stopHover();
@@ -234,8 +246,16 @@
     cell.classList.remove('placeholder');
     cell.dataset.id = video.id;
     img.dataset.frame = String(middle(video));
-    if (video.frames > 0) img.src = frameUrl(video, middle(video), side);
-    else img.removeAttribute('src');
+    if (video.thumb_error) {
+      img.removeAttribute('src');
+      cell.classList.add('damaged');
+      cell.querySelector('.damage').textContent = 'damaged: ' + video.thumb_error;
+      cell.title = video.thumb_error;
+    } else if (video.frames > 0) {
+      img.src = thumbSrc(video);
+    } else {
+      img.removeAttribute('src');
+    }
     cell.querySelector('.id').textContent = video.id;
     cell.querySelector('.label').textContent = labelOf(video);
   }
@@ -283,7 +303,8 @@
       for (let p = range.first; p < range.end; p += 1) starts.add(p - (p % PAGE));
       await Promise.all([...starts].map(loadPage));
       render();
-      const imgs = state.cells.filter((c) => !c.hidden && c.video && c.video.frames > 0)
+      const imgs = state.cells.filter((c) => !c.hidden && c.video && c.video.frames > 0 &&
+                                               !c.video.thumb_error)
         .map((c) => c.querySelector('img'));
       await Promise.all(imgs.map((img) => img.decode().catch(() => null)));
       const after = visibleRange();
@@ -297,10 +318,9 @@
   async function decodePage(start) {
     const page = await loadPage(start);
     if (!page) return 0;
-    const side = state.info.thumb_side;
-    await Promise.all(page.videos.filter((v) => v.frames > 0).map((v) => {
+    await Promise.all(page.videos.filter((v) => v.frames > 0 && !v.thumb_error).map((v) => {
       const img = new Image();
-      img.src = frameUrl(v, middle(v), side);
+      img.src = thumbSrc(v);
       return img.decode().catch(() => null);
     }));
     return page.videos.length;
@@ -358,9 +378,9 @@
     clearTimeout(hover.timer);
     state.hover = null;
     const video = hover.cell.video;
-    if (video && video.frames > 0) {
+    if (video && video.frames > 0 && !video.thumb_error) {
       const img = hover.cell.querySelector('img');
-      img.src = frameUrl(video, middle(video), state.info.thumb_side);
+      img.src = thumbSrc(video);
       img.dataset.frame = String(middle(video));
     }
   }
@@ -408,7 +428,9 @@
     if (body.labels_svg) $('labels-chart').innerHTML = body.labels_svg;
     if (body.frames_svg) $('frames-chart').innerHTML = body.frames_svg;
     $('charts-note').textContent = body.error ? 'charts failed: ' + body.error
-      : body.running ? 'counting ' + body.scanned + ' of ' + body.total + ' videos…' : '';
+      : !body.running ? ''
+        : body.scanned ? 'counting ' + body.scanned + ' of ' + body.total + ' videos…'
+          : 'counting…';
     if (body.running) setTimeout(pollChartsOnce, 1000);
     else chartsPolling = false;
   }
