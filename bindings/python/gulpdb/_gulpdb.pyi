@@ -457,15 +457,20 @@ def check_video(dataset: NativeDataset, id: _Id) -> Dict[str, Any]:
 class ViewServer:
     """A running dataset viewer; see :func:`gulpdb.view`."""
     def __init__(self, dataset: NativeDataset, host: str, port: int, label_key: str,
-                 thumb_size: int) -> None: ...
+                 thumb_size: int) -> None:
+        """Starts serving ``dataset`` (read-only) on ``host``:``port`` (0: a free port)."""
     @property
-    def url(self) -> str: ...
+    def url(self) -> str:
+        """``http://HOST:PORT/?token=TOKEN``."""
     @property
-    def token(self) -> str: ...
+    def token(self) -> str:
+        """The access token (256 bits, URL-safe base64)."""
     @property
-    def port(self) -> int: ...
+    def port(self) -> int:
+        """The port it listens on."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
     def close(self) -> None:
         """Stops the server (requests in flight finish)."""
 
