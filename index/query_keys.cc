@@ -91,8 +91,6 @@ std::string MetaEntryKey(uint32_t field, MetaKeyForm form, std::string_view valu
   return key;
 }
 
-bool MetaEntryHashed(std::string_view key) { return key.size() > 4 && key[4] == kHashedOrderedTag; }
-
 void DecodeMetaEntryKey(std::string_view key, uint32_t* chunk, uint64_t* seq) {
   if (key.size() < 4 + 1 + kPositionBytes) {
     throw CorruptionError("decode meta_index key: " + std::to_string(key.size()) +
@@ -101,6 +99,18 @@ void DecodeMetaEntryKey(std::string_view key, uint32_t* chunk, uint64_t* seq) {
   const size_t at = key.size() - kPositionBytes;
   *chunk = static_cast<uint32_t>(util::GetFixedBig(key, at, 4));
   *seq = util::GetFixedBig(key, at + 4, 8);
+}
+
+std::string_view MetaEntryValuePrefix(std::string_view key) {
+  uint32_t chunk = 0;
+  uint64_t seq = 0;
+  DecodeMetaEntryKey(key, &chunk, &seq);  // checks the size
+  return key.substr(0, key.size() - kPositionBytes);
+}
+
+bool MetaEntryHashed(std::string_view key, MetaKeyForm form) {
+  if (key.size() < 5) throw CorruptionError("decode meta_index key: shorter than its form byte");
+  return key[4] == (form == MetaKeyForm::kCanonical ? kHashedForm : kHashedOrderedTag);
 }
 
 uint32_t DecodeMetaEntryField(std::string_view key) {

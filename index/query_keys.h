@@ -78,10 +78,14 @@ std::string MetaEntryKey(uint32_t field, MetaKeyForm form, std::string_view valu
                          uint64_t seq);
 // The chunk and sequence at the end of an entry key.
 void DecodeMetaEntryKey(std::string_view key, uint32_t* chunk, uint64_t* seq);
+// The (field, value) part of an entry key: MetaValuePrefix's bytes, which
+// every entry of that value shares. A view into `key`.
+std::string_view MetaEntryValuePrefix(std::string_view key);
+// Whether the entry key `key`, of a field in `form`, stores its value by
+// length and checksum.
+bool MetaEntryHashed(std::string_view key, MetaKeyForm form);
 // The field number at the start of an entry key.
 uint32_t DecodeMetaEntryField(std::string_view key);
-// kOrdered: whether an entry key stores its value by checksum.
-bool MetaEntryHashed(std::string_view key);
 
 // ---- splits ------------------------------------------------------------------
 

@@ -17,6 +17,7 @@
 #include "support/test_util.h"
 #include "util/coding.h"
 #include "util/file_io.h"
+#include "util/markup.h"
 #include "util/path.h"
 #include "util/sha256.h"
 #include "util/sys_error.h"
@@ -223,6 +224,13 @@ BOOST_AUTO_TEST_CASE(parallel_for_runs_every_index_once_and_rethrows) {
                                   if (i == 7) throw std::runtime_error("seven");
                                 }),
                     std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(markup_escapes_the_five_characters_and_nothing_else) {
+  BOOST_TEST(EscapeMarkup("") == "");
+  BOOST_TEST(EscapeMarkup("a&b<c>d\"e'f") == "a&amp;b&lt;c&gt;d&quot;e&#39;f");
+  BOOST_TEST(EscapeMarkup("&amp;") == "&amp;amp;");  // escaped again, never taken as an entity
+  BOOST_TEST(EscapeMarkup("caf\xc3\xa9 \t\n/") == "caf\xc3\xa9 \t\n/");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -474,6 +474,26 @@ void BindReads(py::class_<DatasetHandle>& cls) {
           },
           py::arg("id"), py::arg("frames") = py::none(), "JPEG bytes of the selected frames.")
       .def(
+          "read_thumbnails",
+          [](const DatasetHandle& h, const py::handle& id_object, const py::handle& frames,
+             int max_side, int quality) {
+            auto ds = h.Get();
+            const std::string id = ToId(id_object);
+            const Selection selection = ToSelection(frames, *ds, id);
+            ThumbnailOptions options;
+            options.max_side = max_side;
+            options.quality = quality;
+            JpegFrames jpegs;
+            {
+              py::gil_scoped_release release;
+              jpegs = ds->ReadThumbnails(id, selection, options);
+            }
+            return ToBytesList(jpegs);
+          },
+          py::arg("id"), py::arg("frames") = py::none(), py::arg("max_side") = 0,
+          py::arg("quality") = 85,
+          "The selected frames as JPEG images no larger than max_side (Dataset::ReadThumbnails).")
+      .def(
           "read_jpeg_batch",
           [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames) {
             auto ds = h.Get();

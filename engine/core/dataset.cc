@@ -571,6 +571,12 @@ uint64_t Dataset::Count() const {
   return txn.Count(impl_->videos);
 }
 
+uint64_t Dataset::SnapshotId() const {
+  // A published index is not written while it is open.
+  if (impl_->index_source) return 0;
+  return impl_->env->BeginRead().id();
+}
+
 std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
   std::optional<index::VideoRecord> record;
   if (impl_->index_source) {

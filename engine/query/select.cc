@@ -95,6 +95,78 @@ std::vector<MetaIndexInfo> Dataset::MetaIndexDetails() const {
   return out;
 }
 
+std::optional<std::vector<MetaValueCount>> Dataset::CountMetaValues(std::string_view key) const {
+  const engine::IndexHandles& ix = engine::IndexOf(*this);
+  engine::IndexReader reader(ix);
+  std::optional<engine::MetaField> field;
+  for (engine::MetaField& f : reader.Fields()) {
+    if (f.name == key) field = std::move(f);
+  }
+  if (!field) return std::nullopt;
+  const std::vector<std::string> quoted = {engine::PythonJsonString(key)};
+  // The value of video `id` as its record has it, for a group's text, or
+  // for telling apart values stored by length and checksum.
+  const auto value_of = [&](const std::string& id) {
+    const std::optional<index::VideoMetaView> meta = reader.Video(id);
+    if (!meta) {
+      throw CorruptionError("count values of meta key '" + std::string(key) + "' in " + ix.dir +
+                            ": the meta index lists id '" + id + "' that has no record");
+    }
+    std::vector<std::string_view> values;
+    std::string error;
+    if (!engine::FindFirstEntryValues(meta->meta_data, quoted, &values, &error)) {
+      throw CorruptionError("count values of meta key '" + std::string(key) + "' in " + ix.dir +
+                            ": meta of id '" + id + "': " + error);
+    }
+    if (values[0].empty()) {
+      throw CorruptionError("count values of meta key '" + std::string(key) + "' in " + ix.dir +
+                            ": the meta index lists id '" + id + "', whose meta lacks the key");
+    }
+    return std::string(values[0]);
+  };
+  // A value's entries are adjacent (entry keys sort by value, then place):
+  // one group per value. Values stored by checksum keep their ids, to be
+  // told apart by their records.
+  struct Group {
+    std::string prefix;
+    uint64_t count = 0;
+    std::vector<std::string> ids;  // the first one; every one of a hashed value
+    bool hashed = false;
+  };
+  std::vector<Group> groups;
+  const std::string field_prefix = index::MetaFieldPrefix(field->number);
+  reader.Entries(field_prefix, engine::PrefixEnd(field_prefix), [&](std::string_view entry,
+                                                                    std::string_view id) {
+    const std::string_view prefix = index::MetaEntryValuePrefix(entry);
+    if (groups.empty() || groups.back().prefix != prefix) {
+      groups.push_back(Group{std::string(prefix), 0, {}, index::MetaEntryHashed(entry, field->form)});
+    }
+    Group& g = groups.back();
+    ++g.count;
+    if (g.ids.empty() || g.hashed) g.ids.emplace_back(id);
+    return true;
+  });
+  std::vector<MetaValueCount> out;
+  std::map<std::string, size_t> hashed;  // canonical form -> index in `out`
+  for (Group& g : groups) {
+    if (!g.hashed) {
+      const std::string value = value_of(g.ids.front());
+      out.push_back(MetaValueCount{value, engine::MetaValueText(value), g.count});
+      continue;
+    }
+    for (const std::string& id : g.ids) {
+      const std::string value = value_of(id);
+      const auto [it, added] = hashed.emplace(engine::CanonicalMetaValue(value), out.size());
+      if (added) out.push_back(MetaValueCount{value, engine::MetaValueText(value), 0});
+      ++out[it->second].count;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const MetaValueCount& a, const MetaValueCount& b) {
+    return a.count > b.count;
+  });
+  return out;
+}
+
 std::vector<std::string> Dataset::AbsentMetaKeys(const std::vector<std::string>& keys) const {
   const engine::IndexHandles& ix = engine::IndexOf(*this);
   if (keys.empty()) return {};

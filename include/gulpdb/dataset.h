@@ -230,6 +230,15 @@ class GULPDB_EXPORT DecodedFrames {
   std::vector<uint32_t> indices_;
 };
 
+// How Dataset::ReadThumbnails makes the small images a viewer shows.
+struct ThumbnailOptions {
+  // The longest side a thumbnail may have, in pixels (1..65500); 0 keeps
+  // every frame at its own size.
+  int max_side = 0;
+  // JPEG quality (1..100) of the thumbnails that are encoded.
+  int quality = 85;
+};
+
 // One request of a batch read.
 struct FrameRequest {
   std::string id;
@@ -320,6 +329,14 @@ class GULPDB_EXPORT Dataset {
 
   bool Contains(std::string_view id) const;
   uint64_t Count() const;
+  // Names the snapshot of the index that a read started now sees: it
+  // changes with every commit to the dataset (by this process or another)
+  // and stays while nothing is committed, so that a caller can keep what it
+  // computed from the dataset until it changes. A dataset read through a
+  // published index (an s3:// URL, a network file system's snapshot) does
+  // not change while it is open: its id is fixed. Cheap: one read
+  // transaction begun and ended.
+  uint64_t SnapshotId() const;
   // The video's index entry, or nullopt if `id` is absent.
   std::optional<VideoInfo> Find(std::string_view id) const;
   // Like Find, but throws NotFoundError naming the id and dataset.
@@ -371,6 +388,30 @@ class GULPDB_EXPORT Dataset {
   // checked (CorruptionError naming the id and frame). InvalidArgumentError on
   // a JPEG dataset; IdNotFoundError for a missing id.
   std::string ReadH264Stream(std::string_view id) const;
+
+  // The selected frames as JPEG images no larger than options.max_side on
+  // either side, for showing them (a grid of thumbnails, a player), in
+  // selection order, with their indices. A JPEG dataset's frame that fits
+  // is its stored bytes, unchanged and not decoded; a larger one is decoded
+  // with libjpeg's DCT scaling at the largest of 1/2, 1/4 and 1/8 that fits
+  // (ReadFrames' pixels with DecodeOptions::scale_denom), or,
+  // for a frame more than 8 times too large, at 1/8 and then resized to fit
+  // (bilinear, as jpeg.h resizes), and encoded at options.quality (4:4:4; a
+  // grayscale frame stays grayscale). An h264 dataset's frames are decoded
+  // (as ReadFrames), resized to fit when larger, and encoded. The aspect
+  // ratio is kept: the longer side becomes max_side, the other is rounded
+  // (at least 1). Errors as ReadFrames (a frame that does not decode:
+  // CorruptionError naming the id and frame); InvalidArgumentError for
+  // max_side outside 0..65500 or quality outside 1..100.
+  JpegFrames ReadThumbnails(std::string_view id, const Selection& selection,
+                            const ThumbnailOptions& options) const;
+  // Thumbnails of many requests at once, in request order: every frame read
+  // at once (ReadJpegBatch's one pread per run, or concurrent range requests
+  // for a dataset in an object store; ReadBatch on an h264 dataset), every
+  // thumbnail made in parallel on the decode threads. Errors as
+  // ReadThumbnails, for the first request that fails.
+  std::vector<JpegFrames> ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
+                                             const ThumbnailOptions& options) const;
 
   // Every id in (chunk, insertion) order. Memory grows with the dataset; for
   // large ones prefer ForEach.
@@ -467,6 +508,16 @@ class GULPDB_EXPORT Dataset {
   std::vector<std::string> MetaIndexes() const;
   // The same, with the key form of each index.
   std::vector<MetaIndexInfo> MetaIndexDetails() const;
+
+  // How many videos have each value of meta key `key` (first meta_data
+  // entry; values counted as equal as query.h says, so 1 and 1.0 count
+  // together), read from the key's meta index: nullopt when `key` has none
+  // (MetaValueTally counts from the records instead). Most frequent first
+  // (ties in the index's order). Reads one snapshot, every entry of the key
+  // (the index's keys only) and one record per distinct value (for its
+  // text), so memory grows with the distinct values, not the videos.
+  // Throws CorruptionError naming the id for a record whose meta is not JSON.
+  std::optional<std::vector<MetaValueCount>> CountMetaValues(std::string_view key) const;
 
   // The keys among `keys` (in their order) that no video's meta (first
   // meta_data entry) has at all, whatever the value: a query or a meta index

@@ -1,7 +1,8 @@
 // Metadata queries and named splits: the query language (Query; its
 // grammar and meaning are in docs/query.md), the value types of
 // Dataset::Select, Dataset::Splits and friends (dataset.h), and how
-// `gulpdb ls --where` reads its arguments.
+// `gulpdb ls --where` reads its arguments, and counts of meta values (for
+// charts).
 //
 // The equality below is the query language's `=` too (which also lets a
 // number or literal match the string of its text, as --where does).
@@ -21,11 +22,13 @@
 // The secondary meta index and the scan apply exactly this rule.
 //
 // Thread safety: plain value types and pure functions; a Query is immutable
-// and may be shared between threads.
+// and may be shared between threads; a MetaValueTally belongs to one thread
+// at a time.
 #ifndef GULPDB_QUERY_H_
 #define GULPDB_QUERY_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -107,6 +110,44 @@ struct MetaIndexInfo {
 struct SplitInfo {
   std::string name;
   uint64_t count = 0;  // ids in the split
+};
+
+// How many videos have one value of a meta key (Dataset::CountMetaValues,
+// MetaValueTally).
+struct MetaValueCount {
+  std::string value;  // the value's JSON text, as the first video counted with it stores it
+  std::string text;   // for showing it: a string's decoded text, else `value`
+  uint64_t count = 0;
+};
+
+// Counts videos by the value of one meta key from their meta_data lists, as
+// Dataset::CountMetaValues counts from a meta index, with the same equality
+// (1 and 1.0 are one value): for a key without a meta index, or a sample of
+// the videos. At most `max_values` distinct values are kept (the first ones
+// seen): videos with a value past that bound are counted in others().
+// Memory grows with the distinct values kept, never with the videos. Not
+// thread-safe; a plain value type otherwise.
+class GULPDB_EXPORT MetaValueTally {
+ public:
+  // Throws InvalidArgumentError when `key` is not valid UTF-8.
+  MetaValueTally(std::string_view key, size_t max_values);
+  // Counts one video from its meta_data (VideoInfo::meta_data). Throws
+  // CorruptionError naming `id` when the text is not a JSON list.
+  void Add(std::string_view id, std::string_view meta_data);
+  // The values counted, most frequent first (ties in the order first seen).
+  std::vector<MetaValueCount> Values() const;
+  uint64_t others() const { return others_; }    // videos whose value was not kept
+  uint64_t missing() const { return missing_; }  // videos whose meta lacks the key
+  uint64_t videos() const { return videos_; }    // videos counted
+
+ private:
+  std::vector<std::string> quoted_key_;  // the key as a JSON string, in a list of one
+  size_t max_values_;
+  std::vector<MetaValueCount> values_;       // in the order first seen
+  std::map<std::string, size_t> canonical_;  // a value's canonical form -> its index in values_
+  uint64_t others_ = 0;
+  uint64_t missing_ = 0;
+  uint64_t videos_ = 0;
 };
 
 // The condition of a command-line term KEY=VALUE (`gulpdb ls --where`): the

@@ -466,6 +466,31 @@ class Dataset(MetaQueries):
         ValueError on an h264 dataset, whose frames are not JPEGs)."""
         return self._native().read_jpegs(id, frames)
 
+    def read_thumbnails(
+        self, id: VideoId, frames: FrameSelection = None, *, max_side: int = 160,
+        quality: int = 85
+    ) -> List[bytes]:
+        """The selected frames as JPEG images no larger than ``max_side``
+        pixels on either side (0: their own size), for showing them.
+
+        A JPEG frame that fits is returned as stored; a larger one is decoded
+        with the JPEG decoder's own scaling (1/2, 1/4 or 1/8: the pixels of
+        ``read(..., downscale=d)``) and encoded at ``quality``; an h264
+        dataset's frames are decoded, resized to fit and encoded. The aspect
+        ratio is kept. ValueError for ``max_side`` outside 0..65500 or
+        ``quality`` outside 1..100.
+        """
+        return self._native().read_thumbnails(id, frames, max_side, quality)
+
+    def check_video(self, id: VideoId) -> Dict[str, Any]:
+        """Checks one video's frames as :func:`gulpdb.check` with ``deep=True``
+        checks every video: each frame read, its markers and padding, its
+        CRC-32C (when stored) and its decode. Returns ``{'id', 'frames',
+        'checksums', 'healthy', 'frame_problems': [(frame, what), ...],
+        'problems': [...]}`` (the video's own problems, such as a missing
+        chunk). KeyError for a missing id."""
+        return _gulpdb.check_video(self._native(), id)
+
     def read_h264_stream(self, id: VideoId) -> bytes:
         """The video's stored H.264 stream on an h264 dataset: its packets back
         to back (Annex-B, as ``ffmpeg -f h264`` reads it), every CRC-32C

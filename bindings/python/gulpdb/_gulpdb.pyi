@@ -379,6 +379,9 @@ class NativeDataset:
         """
     def read_jpegs(self, id: _Id, frames: _Selection = None) -> List[bytes]:
         """JPEG bytes of the selected frames."""
+    def read_thumbnails(self, id: _Id, frames: _Selection = None, max_side: int = 0,
+                        quality: int = 85) -> List[bytes]:
+        """The selected frames as JPEG images no larger than ``max_side``."""
     def read_jpeg_batch(
         self, ids: Iterable[_Id], frames: Optional[Sequence[_Selection]] = None
     ) -> List[List[bytes]]:
@@ -477,6 +480,29 @@ def export_gulpio(dataset: NativeDataset, out_dir: str, quality: int = 90,
 
 def check(path: str, deep: bool = False, progress: _Progress = None) -> Dict[str, Any]:
     """Checks a dataset; see :func:`gulpdb.check`."""
+
+def check_video(dataset: NativeDataset, id: _Id) -> Dict[str, Any]:
+    """Checks one video's frames; see :meth:`gulpdb.Dataset.check_video`."""
+
+class ViewServer:
+    """A running dataset viewer; see :func:`gulpdb.view`."""
+    def __init__(self, dataset: NativeDataset, host: str, port: int, label_key: str,
+                 thumb_size: int) -> None:
+        """Starts serving ``dataset`` (read-only) on ``host``:``port`` (0: a free port)."""
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT/?token=TOKEN``."""
+    @property
+    def token(self) -> str:
+        """The access token (256 bits, URL-safe base64)."""
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+    def close(self) -> None:
+        """Stops the server (requests in flight finish)."""
 
 def is_gulpio_data_file_name(name: Union[str, bytes]) -> bool:
     """True for a GulpIO data file name (``data*.gulp``)."""

@@ -88,6 +88,7 @@ READ_PATHS = [
     "pickled Dataset (local)", "pickled Dataset (url)",
     "pickled VideoDataset (local)", "pickled VideoDataset (url)",
     "snapshot reader (network fs)", "VideoSampler load_state_dict(grow=)",
+    "view /api",
     "damaged: py read", "damaged: py read_jpegs", "damaged: py read_batch",
     "damaged: py VideoDataset item", "damaged: GulpDirectory gd[id]",
     "damaged: verify_checksums=False", "damaged: cli extract",
@@ -446,6 +447,7 @@ class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
         checks.py_dataset(s, p, m, "py Dataset", pixels=True, env=self._env(), order=L.order)
         checks.gulp_directory(s, p, m, "GulpDirectory", env=self._env())
         checks.label_map_file(s, p, m, "label2idx.json")
+        checks.view_api(s, p, m, L.order, sample[0] if sample else None)
         for key in sorted(m.meta_keys):
             value = self._query_value(key)
             if value is not None:

@@ -185,6 +185,50 @@ def op_import_gulpio(path: str, **kwargs: Any) -> Dict[str, Any]:
     return gulpdb.import_gulpio(path, **kwargs)
 
 
+def op_view(path: str, frame_of: Optional[str] = None) -> Dict[str, Any]:
+    """What the viewer's server answers over HTTP (gulpdb.view): every page of
+    the grid, each split's, and frame 0 of `frame_of` as sent to the page at
+    its own size (the stored JPEG)."""
+    import http.client
+    import json
+    import urllib.parse
+
+    with gulpdb.view(path) as viewer:
+        token = viewer.url.split("token=")[1]
+
+        def get(route: str) -> bytes:
+            conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=60)
+            try:
+                conn.request("GET", route + ("&" if "?" in route else "?") + "token=" + token)
+                response = conn.getresponse()
+                body = response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"GET {route}: HTTP {response.status}: {body[:300]!r}")
+                return body
+            finally:
+                conn.close()
+
+        def listing(extra: str) -> List[Dict[str, Any]]:
+            videos: List[Dict[str, Any]] = []
+            while True:
+                page = json.loads(get(f"/api/videos?count=500&start={len(videos)}{extra}"))
+                videos += page["videos"]
+                if not page["videos"] or len(videos) >= page["total"]:
+                    return videos
+
+        info = json.loads(get("/api/info"))
+        out: Dict[str, Any] = {
+            "videos": info["videos"],
+            "grid": [(v["id"], v["frames"], v["meta"]) for v in listing("")],
+            "splits": {s["name"]: [v["id"] for v in listing("&split=" + urllib.parse.quote(
+                s["name"], safe=""))] for s in info["splits"]},
+        }
+        if frame_of is not None:
+            out["frame0"] = get("/api/frame?max=0&frame=0&id=" + urllib.parse.quote(
+                frame_of, safe=""))
+        return out
+
+
 def op_pickle_open(kind: str, source: str) -> bytes:
     if kind == "Dataset":
         obj: Any = gulpdb.Dataset(source)
