@@ -47,7 +47,12 @@ def browser(timeout: float = 120.0, window: str = "1400,900",
     options.add_argument("--user-data-dir=" + profile)
     options.binary_location = CHROMIUM
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    # Under the sanitizer preset the test's interpreter runs with the ASan
+    # and UBSan runtimes preloaded (tests/CMakeLists.txt); chromedriver and
+    # Chromium are not built for them and exit at once if they inherit it.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER, env=env), options=options)
     try:
         driver.set_page_load_timeout(timeout)
         driver.set_script_timeout(timeout)
