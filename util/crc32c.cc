@@ -164,6 +164,13 @@ uint32_t Crc32cHardware(const void* data, size_t size, uint32_t crc) {
   return Crc32cPortable(data, size, crc);
 }
 
+std::string Crc32cHex(uint32_t crc) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out = "0x00000000";
+  for (size_t i = 0; i < 8; ++i) out[9 - i] = kDigits[(crc >> (4 * i)) & 0xf];
+  return out;
+}
+
 uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
   return Crc32cHardware(data, size, crc);
 }

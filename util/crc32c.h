@@ -16,12 +16,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace gulpdb::util {
 
 // Extends `crc` (0 for a new checksum) over `size` bytes at `data`: the CRC
 // of the concatenation, so Crc32c(b, nb, Crc32c(a, na)) == Crc32c(a + b).
 uint32_t Crc32c(const void* data, size_t size, uint32_t crc = 0);
+
+// `crc` as messages write it: "0x" and eight lowercase hex digits.
+std::string Crc32cHex(uint32_t crc);
 
 // The portable slicing-by-8 path alone, whatever the CPU.
 uint32_t Crc32cPortable(const void* data, size_t size, uint32_t crc = 0);
