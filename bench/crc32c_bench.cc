@@ -13,7 +13,7 @@
 //                    VPCLMULQDQ (AVX-512)
 //
 // (the last three where the CPU has them; "paths" in the output lists them)
-// over buffers of 1 KiB, 4 KiB, 16 KiB (a JPEG frame), 64 KiB, 256 KiB (a
+// over buffers of 256 B, 1 KiB, 4 KiB, 16 KiB (a JPEG frame), 64 KiB, 256 KiB (a
 // 16-frame clip) and 4 MiB (past the L2 cache), each method on the same buffer in turn, for
 // several rounds; GB per second of wall time and per CPU-second (which other
 // load on a shared machine disturbs much less) per method and size (median,
@@ -80,10 +80,9 @@ int Run(int argc, char** argv) {
   const std::string usage = "crc32c_bench [--sizes N,N,...] [--rounds R] [--bytes B] | --smoke";
   const bool smoke = argc >= 2 && std::string(argv[1]) == "--smoke";
   Options opt(argc, argv, smoke ? 2 : 1, usage);
-  const std::vector<uint64_t> sizes =
-      opt.UintList("sizes", smoke ? std::vector<uint64_t>{1024, 16384}
-                                  : std::vector<uint64_t>{1024, 4096, 16384, 65536, 262144,
-                                                          4194304});
+  const std::vector<uint64_t> sizes = opt.UintList(
+      "sizes", smoke ? std::vector<uint64_t>{1024, 16384}
+                     : std::vector<uint64_t>{256, 1024, 4096, 16384, 65536, 262144, 4194304});
   const uint64_t rounds = std::max<uint64_t>(1, opt.Uint("rounds", smoke ? 2 : 9));
   // Bytes checksummed per method, size and round (many passes over a small
   // buffer, so that each timing is long enough to read).
@@ -117,7 +116,8 @@ int Run(int argc, char** argv) {
   }
   std::string paths;  // the CPU's, comma-separated
   for (util::Crc32cPath p : util::kCrc32cPaths) {
-    if (util::Crc32cHas(p)) paths += std::string(paths.empty() ? "" : ",") + util::Crc32cPathName(p);
+    if (util::Crc32cHas(p))
+      paths += std::string(paths.empty() ? "" : ",") + util::Crc32cPathName(p);
   }
   std::mt19937_64 rng(20261207);
   Json results;

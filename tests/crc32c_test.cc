@@ -111,10 +111,11 @@ void CheckAgainstReference(Crc32cPath path) {
   // Where a loop starts, takes one more round or leaves a tail: the folds'
   // 256- and 64-byte strides and 16-byte blocks, the streams' 3 x 256 and
   // 3 x 4096 bytes.
-  for (size_t edge : {size_t{1024}, size_t{1280}, size_t{2048}, size_t{3 * 4096},
-                      size_t{6 * 4096}}) {
+  for (size_t edge :
+       {size_t{1024}, size_t{1280}, size_t{2048}, size_t{3 * 4096}, size_t{6 * 4096}}) {
     for (size_t length = edge - 33; length <= edge + 33; ++length) {
-      for (size_t offset : {size_t{0}, size_t{63}}) check(offset, length, static_cast<uint32_t>(rng()));
+      for (size_t offset : {size_t{0}, size_t{63}})
+        check(offset, length, static_cast<uint32_t>(rng()));
     }
   }
   for (int i = 0; i < 16; ++i) {
@@ -154,8 +155,8 @@ BOOST_AUTO_TEST_CASE(crc32c_takes_the_fastest_path_the_cpu_has) {
   __builtin_cpu_init();
   const bool sse42 = __builtin_cpu_supports("sse4.2") != 0;
   const bool pclmul = sse42 && __builtin_cpu_supports("pclmul") != 0;
-  const bool vpclmul = pclmul && __builtin_cpu_supports("avx512f") != 0 &&
-                       __builtin_cpu_supports("vpclmulqdq") != 0;
+  const bool vpclmul =
+      pclmul && __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("vpclmulqdq") != 0;
   BOOST_TEST(Crc32cHas(Crc32cPath::kSse42) == sse42);
   BOOST_TEST(Crc32cHas(Crc32cPath::kPclmul) == pclmul);
   BOOST_TEST(Crc32cHas(Crc32cPath::kVpclmul512) == vpclmul);

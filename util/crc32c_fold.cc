@@ -55,9 +55,24 @@ GULPDB_PCLMUL uint32_t FoldTail(__m128i x, const uint8_t* p, size_t size) {
   return Finish(x, p, size);
 }
 
-GULPDB_VPCLMUL __m512i Constants512(const FoldConstants& k) {
-  return _mm512_broadcast_i32x4(Constants128(k));
+// The multipliers of each 16-byte lane of a 512-bit register, loaded from
+// memory: GCC 12 warns (-Wuninitialized, a false alarm) about the
+// intrinsics that would broadcast them or pick a lane with an undefined
+// register as their base, so none of those is used here.
+struct alignas(64) Lanes {
+  uint64_t q[8];
+};
+constexpr Lanes LanesOf(const FoldConstants& k0, const FoldConstants& k1, const FoldConstants& k2,
+                        const FoldConstants& k3) {
+  return {{k0.first, k0.second, k1.first, k1.second, k2.first, k2.second, k3.first, k3.second}};
 }
+constexpr Lanes kLanes2048 = LanesOf(kFold2048, kFold2048, kFold2048, kFold2048);
+constexpr Lanes kLanes512 = LanesOf(kFold512, kFold512, kFold512, kFold512);
+// Lanes 0, 1 and 2 of a register are 48, 32 and 16 bytes before lane 3,
+// which stays (multipliers of zero drop it from the product).
+constexpr Lanes kLanesOnto3 = LanesOf(kFold384, kFold256, kFold128, FoldConstants{0, 0});
+
+GULPDB_VPCLMUL __m512i Constants512(const Lanes& lanes) { return _mm512_load_si512(lanes.q); }
 
 GULPDB_VPCLMUL __m512i Load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
 
@@ -94,32 +109,27 @@ GULPDB_PCLMUL uint32_t Pclmul(const uint8_t* p, size_t size, uint32_t crc) {
 // Four accumulators of 64 bytes (four 16-byte lanes each), 256 bytes apart;
 // then one, folded 64 bytes at a time; then its lanes onto the last one.
 GULPDB_VPCLMUL uint32_t Vpclmul(const uint8_t* p, size_t size, uint32_t crc) {
-  __m512i z0 = _mm512_xor_si512(Load512(p),
-                                _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(crc))));
+  __m512i z0 = _mm512_xor_si512(Load512(p), _mm512_maskz_set1_epi32(1, static_cast<int>(crc)));
   __m512i z1 = Load512(p + 64), z2 = Load512(p + 128), z3 = Load512(p + 192);
   p += 256;
   size -= 256;
-  const __m512i k2048 = Constants512(kFold2048);
+  const __m512i k2048 = Constants512(kLanes2048);
   for (; size >= 256; p += 256, size -= 256) {
     z0 = Fold512(z0, k2048, Load512(p));
     z1 = Fold512(z1, k2048, Load512(p + 64));
     z2 = Fold512(z2, k2048, Load512(p + 128));
     z3 = Fold512(z3, k2048, Load512(p + 192));
   }
-  const __m512i k512 = Constants512(kFold512);
+  const __m512i k512 = Constants512(kLanes512);
   z1 = Fold512(z0, k512, z1);
   z2 = Fold512(z1, k512, z2);
   z3 = Fold512(z2, k512, z3);
   for (; size >= 64; p += 64, size -= 64) z3 = Fold512(z3, k512, Load512(p));
-  // Lanes 0, 1 and 2 are 48, 32 and 16 bytes before lane 3.
-  const __m512i lanes = _mm512_inserti32x4(
-      _mm512_inserti32x4(_mm512_inserti32x4(_mm512_setzero_si512(), Constants128(kFold384), 0),
-                         Constants128(kFold256), 1),
-      Constants128(kFold128), 2);
-  const __m512i moved = Fold512(z3, lanes, _mm512_setzero_si512());
-  __m128i x = _mm_xor_si128(_mm512_extracti32x4_epi32(z3, 3), _mm512_castsi512_si128(moved));
-  x = _mm_xor_si128(x, _mm512_extracti32x4_epi32(moved, 1));
-  x = _mm_xor_si128(x, _mm512_extracti32x4_epi32(moved, 2));
+  const __m512i z = Fold512(z3, Constants512(kLanesOnto3), _mm512_maskz_mov_epi64(0xc0, z3));
+  __m128i x = _mm_xor_si128(_mm512_maskz_extracti32x4_epi32(0xf, z, 0),
+                            _mm512_maskz_extracti32x4_epi32(0xf, z, 1));
+  x = _mm_xor_si128(x, _mm512_maskz_extracti32x4_epi32(0xf, z, 2));
+  x = _mm_xor_si128(x, _mm512_maskz_extracti32x4_epi32(0xf, z, 3));
   return FoldTail(x, p, size);
 }
 

@@ -73,12 +73,13 @@ void CheckFrames(const DatasetImpl& impl, std::string_view id, const Plan& plan,
         std::find(selected->begin(), selected->end(), index) == selected->end()) {
       lead_in = " (a packet that decoding the frames asked for starts from)";
     }
-    throw CorruptionError(
-        "read id '" + std::string(id) + "' frame " + std::to_string(index) + lead_in + " in " +
-        impl.dir + ": checksum mismatch: the " + std::to_string(bytes.size()) +
-        " bytes at offset " + std::to_string(plan.record.frames[index].offset) + " of " +
-        Where(impl, plan) + " have CRC-32C " + util::Crc32cHex(actual) + ", the index stores " +
-        util::Crc32cHex(stored[index]) + " (the frame is damaged; `gulpdb check --deep` lists every one)");
+    throw CorruptionError("read id '" + std::string(id) + "' frame " + std::to_string(index) +
+                          lead_in + " in " + impl.dir + ": checksum mismatch: the " +
+                          std::to_string(bytes.size()) + " bytes at offset " +
+                          std::to_string(plan.record.frames[index].offset) + " of " +
+                          Where(impl, plan) + " have CRC-32C " + util::Crc32cHex(actual) +
+                          ", the index stores " + util::Crc32cHex(stored[index]) +
+                          " (the frame is damaged; `gulpdb check --deep` lists every one)");
   }
 }
 
