@@ -89,6 +89,7 @@ READ_PATHS = [
     "damaged: verify_checksums=False", "damaged: cli extract",
     "damaged: cli extract --frames (intact)", "cli check --deep (damaged)",
     "damaged: a reader open before", "damaged: unverified reads",
+    "damaged: import --reindex refuses",
 ]
 
 LABELS = ["cat", "dog", "owl", "red fox"]
