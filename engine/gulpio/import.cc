@@ -97,7 +97,9 @@ class KnownChecksums {
   };
 
   // Loads the frames the old index's chunk `file_name` holds, or none when
-  // `old` is null (a first import) or has no such chunk.
+  // `old` is null (a first import) or has no such chunk. A damaged record
+  // of the old index gives no checksums (re-indexing is how such an index
+  // is replaced); the rest still count.
   void Load(const Dataset* old, const std::string& file_name) {
     frames_.clear();
     if (old == nullptr) return;
@@ -105,7 +107,10 @@ class KnownChecksums {
     if (!chunks_) {
       chunks_.emplace();
       for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
-        chunks_->emplace(c.record().file_name, c.number());
+        try {
+          chunks_->emplace(c.record().file_name, c.number());
+        } catch (const CorruptionError&) {
+        }
       }
     }
     const auto chunk = chunks_->find(file_name);
@@ -113,11 +118,20 @@ class KnownChecksums {
     const std::string prefix = index::OrderKey(chunk->second, 0).substr(0, sizeof(uint32_t));
     for (engine::IndexTxn::OrderCursor o = txn.Order(prefix); o.Valid(); o.Next()) {
       if (o.key().substr(0, prefix.size()) != prefix) break;
-      const std::optional<index::VideoRecord> record = txn.FindVideo(o.id());
-      if (!record || record->chunk != chunk->second || record->crc32c.empty()) continue;
+      std::optional<index::VideoRecord> record;
+      try {
+        record = txn.FindVideo(o.id());
+      } catch (const CorruptionError&) {
+        continue;
+      }
+      if (!record || record->chunk != chunk->second ||
+          record->crc32c.size() != record->frames.size()) {
+        continue;
+      }
       for (size_t i = 0; i < record->frames.size(); ++i) {
         const FrameInfo& f = record->frames[i];
-        frames_.push_back(Frame{f.offset, f.length - f.pad, record->crc32c[i]});
+        if (f.pad <= f.length)
+          frames_.push_back(Frame{f.offset, f.length - f.pad, record->crc32c[i]});
       }
     }
     std::sort(frames_.begin(), frames_.end());
