@@ -5,12 +5,16 @@
 //   sse42_1stream    the crc32 instruction over 8 bytes at a time, one chain
 //                    (the SSE4.2 path before: each instruction waits for the
 //                    previous one's result)
-//   portable         util::Crc32cPortable: slicing-by-8
-//   sse42_3streams   util::Crc32cHardware: three chains over three blocks,
-//                    joined with shift-by-zeros tables
+//   portable         util::Crc32cOn(kPortable): slicing-by-8
+//   sse42_3streams   kSse42: three chains over three blocks, joined with
+//                    shift-by-zeros tables
+//   pclmul_4x128     kPclmul: four 128-bit accumulators folded by PCLMULQDQ
+//   vpclmul_4x512    kVpclmul512: four 512-bit accumulators folded by
+//                    VPCLMULQDQ (AVX-512)
 //
-// over buffers of 1 KiB, 16 KiB (a JPEG frame), 256 KiB (a 16-frame clip)
-// and 4 MiB (past the L2 cache), each method on the same buffer in turn, for
+// (the last three where the CPU has them; "paths" in the output lists them)
+// over buffers of 256 B, 1 KiB, 4 KiB, 16 KiB (a JPEG frame), 64 KiB, 256 KiB (a
+// 16-frame clip) and 4 MiB (past the L2 cache), each method on the same buffer in turn, for
 // several rounds; GB per second of wall time and per CPU-second (which other
 // load on a shared machine disturbs much less) per method and size (median,
 // min, max).
@@ -76,9 +80,9 @@ int Run(int argc, char** argv) {
   const std::string usage = "crc32c_bench [--sizes N,N,...] [--rounds R] [--bytes B] | --smoke";
   const bool smoke = argc >= 2 && std::string(argv[1]) == "--smoke";
   Options opt(argc, argv, smoke ? 2 : 1, usage);
-  const std::vector<uint64_t> sizes =
-      opt.UintList("sizes", smoke ? std::vector<uint64_t>{1024, 16384}
-                                  : std::vector<uint64_t>{1024, 16384, 262144, 4194304});
+  const std::vector<uint64_t> sizes = opt.UintList(
+      "sizes", smoke ? std::vector<uint64_t>{1024, 16384}
+                     : std::vector<uint64_t>{256, 1024, 4096, 16384, 65536, 262144, 4194304});
   const uint64_t rounds = std::max<uint64_t>(1, opt.Uint("rounds", smoke ? 2 : 9));
   // Bytes checksummed per method, size and round (many passes over a small
   // buffer, so that each timing is long enough to read).
@@ -92,13 +96,29 @@ int Run(int argc, char** argv) {
 
   std::vector<Method> methods;
   methods.push_back({"table_bytewise", TableBytewise});
-  methods.push_back({"portable", util::Crc32cPortable});
+  const auto path = [](util::Crc32cPath p) {
+    return [p](const void* data, size_t size, uint32_t crc) {
+      return util::Crc32cOn(p, data, size, crc);
+    };
+  };
+  methods.push_back({"portable", path(util::Crc32cPath::kPortable)});
 #if defined(__x86_64__)
-  if (util::Crc32cUsesHardware()) {
+  if (util::Crc32cHas(util::Crc32cPath::kSse42)) {
     methods.push_back({"sse42_1stream", Sse42OneStream});
-    methods.push_back({"sse42_3streams", util::Crc32cHardware});
+    methods.push_back({"sse42_3streams", path(util::Crc32cPath::kSse42)});
   }
 #endif
+  if (util::Crc32cHas(util::Crc32cPath::kPclmul)) {
+    methods.push_back({"pclmul_4x128", path(util::Crc32cPath::kPclmul)});
+  }
+  if (util::Crc32cHas(util::Crc32cPath::kVpclmul512)) {
+    methods.push_back({"vpclmul_4x512", path(util::Crc32cPath::kVpclmul512)});
+  }
+  std::string paths;  // the CPU's, comma-separated
+  for (util::Crc32cPath p : util::kCrc32cPaths) {
+    if (util::Crc32cHas(p))
+      paths += std::string(paths.empty() ? "" : ",") + util::Crc32cPathName(p);
+  }
   std::mt19937_64 rng(20261207);
   Json results;
   std::vector<Json> rows;
@@ -145,7 +165,9 @@ int Run(int argc, char** argv) {
     rows.push_back(row);
   }
   results.String("benchmark", "crc32c")
-      .Boolean("sse42", util::Crc32cUsesHardware())
+      .Boolean("sse42", util::Crc32cHas(util::Crc32cPath::kSse42))
+      .String("paths", paths)
+      .String("best_path", util::Crc32cPathName(util::Crc32cBestPath()))
       .Integer("rounds", static_cast<int64_t>(rounds))
       .Objects("sizes", rows);
   results.Print();

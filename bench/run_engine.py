@@ -131,6 +131,13 @@ class EngineBenchmarks:
                 self.figure("crc32c", "CRC-32C SSE4.2, three streams, %s" % what, "GB/CPU-s",
                             from_stats(m["sse42_3streams"]), from_stats(m["sse42_1stream"]),
                             "SSE4.2, one stream (the hardware path before)")
+            # The folding paths against the three streams they succeed.
+            for key, name in (("pclmul_4x128", "PCLMULQDQ, four 128-bit folds"),
+                              ("vpclmul_4x512", "VPCLMULQDQ (AVX-512), four 512-bit folds")):
+                if key in m:
+                    self.figure("crc32c", "CRC-32C %s, %s" % (name, what), "GB/CPU-s",
+                                from_stats(m[key]), from_stats(m["sse42_3streams"]),
+                                "SSE4.2, three streams")
 
     def bench_random_read(self, dataset, manifest):
         clips = self.clips_file(manifest, self.scale.random_clips, 2, "clips_random.tsv")

@@ -264,6 +264,76 @@ BOOST_AUTO_TEST_CASE(compaction_refuses_a_damaged_frame_whatever_the_open_said) 
   BOOST_TEST(ds->Get("b").frames[1].offset == d.offset);
 }
 
+// import --reindex recomputes checksums from the .gulp bytes: where the index
+// it replaces has one for the same bytes (chunk, offset, length), they must
+// agree, or the damaged frame would read as clean from then on. The refusal
+// names the video, the frame, the file and what to do, and leaves the old
+// index (which still refuses the frame); once the file is restored the
+// re-index goes through.
+BOOST_AUTO_TEST_CASE(reindex_refuses_a_frame_damaged_since_it_was_indexed) {
+  TempDir tmp;
+  MakeDataset(tmp.path());
+  ExportGmeta(*Dataset::Open(tmp.path()));  // .gmeta files: the directory can be re-indexed
+  ImportOptions re;
+  re.reindex = true;
+  const Damage d = FlipBit(tmp.path(), "b", 4);
+  try {
+    ImportGulpio(tmp.path(), re);
+    BOOST_ERROR("the re-index gave the damaged frame a fresh checksum");
+  } catch (const CorruptionError& e) {
+    const std::string m = e.what();
+    BOOST_TEST_INFO(m);
+    BOOST_TEST(Contains(m, "id 'b' frame 4"));
+    BOOST_TEST(Contains(m, d.file));
+    BOOST_TEST(Contains(m, "offset " + std::to_string(d.offset)));
+    BOOST_TEST(Contains(m, Hex(d.stored_crc)));
+    BOOST_TEST(Contains(m, Hex(test::ReferenceCrc32c(d.damaged.data(), d.damaged.size()))));
+    BOOST_TEST(Contains(m, "Restore the file"));
+  }
+  ExpectDamage([&] { Dataset::Open(tmp.path())->ReadJpegs("b"); }, d, "b", 4, "after refusal");
+  BOOST_TEST(Dataset::Open(tmp.path())->ReadJpegs("a").size() == 5u);
+
+  // Restored: the re-index is a clean one, and reads are as before.
+  std::string bytes = test::ReadFile(d.file);
+  bytes.replace(d.offset, d.clean.size(), d.clean);
+  test::WriteFile(d.file, bytes);
+  BOOST_TEST(ImportGulpio(tmp.path(), re).videos == 2u);
+  const std::unique_ptr<Dataset> ds = Dataset::Open(tmp.path());
+  BOOST_TEST(ds->ReadJpegs("b")[4] == d.clean);
+  BOOST_TEST(ds->Get("b").checksums.at(4) == d.stored_crc);
+}
+
+// GULPDB_TEST_BUG=reindex-blesses-rot puts the bug back: the damaged frame
+// gets a fresh checksum and reads as clean.
+BOOST_AUTO_TEST_CASE(the_seeded_bug_blesses_a_damaged_frame_on_reindex) {
+  TempDir tmp;
+  MakeDataset(tmp.path());
+  ExportGmeta(*Dataset::Open(tmp.path()));
+  const Damage d = FlipBit(tmp.path(), "a", 2);
+  ImportOptions re;
+  re.reindex = true;
+  test::ScopedEnv env;
+  env.Set("GULPDB_TEST_BUG", "reindex-blesses-rot");
+  BOOST_TEST(ImportGulpio(tmp.path(), re).videos == 2u);
+  env.Unset("GULPDB_TEST_BUG");
+  BOOST_TEST(Dataset::Open(tmp.path())->ReadJpegs("a")[2] == d.damaged);
+}
+
+// What the old index has no checksum for is read as new: a dataset imported
+// without checksums, re-indexed with them, takes the bytes as they are.
+BOOST_AUTO_TEST_CASE(reindex_checksums_frames_the_old_index_did_not) {
+  TempDir tmp;
+  MakeDataset(tmp.path(), /*checksums=*/false);
+  ExportGmeta(*Dataset::Open(tmp.path()));
+  const Damage d = FlipBit(tmp.path(), "a", 0);
+  ImportOptions re;
+  re.reindex = true;
+  BOOST_TEST(ImportGulpio(tmp.path(), re).videos == 2u);
+  const std::unique_ptr<Dataset> ds = Dataset::Open(tmp.path());
+  BOOST_TEST(ds->ReadJpegs("a")[0] == d.damaged);
+  BOOST_TEST(ds->Get("a").checksums.size() == 5u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

@@ -2,10 +2,13 @@
 
 #include <cstring>
 
+#include "gulpdb/error.h"
+#include "util/crc32c_fold.h"
+
 namespace gulpdb::util {
 namespace {
 
-constexpr uint32_t kPolynomial = 0x82f63b78;  // reflected Castagnoli polynomial
+using crc32c_fold::kPolynomial;  // reflected Castagnoli polynomial
 
 // Slicing-by-8: t[k][b] is the CRC register after byte b followed by k zero
 // bytes, so eight table lookups advance the register over eight bytes.
@@ -76,8 +79,7 @@ struct ShiftTable {
 
 // The table that appends `bytes` zero bytes to a register.
 constexpr ShiftTable MakeShiftTable(size_t bytes) {
-  uint32_t x_power = uint32_t{1} << 31;  // x^0, then x^(8 * bytes)
-  for (size_t i = 0; i < bytes; ++i) x_power = kSlice.t[0][x_power & 0xff] ^ (x_power >> 8);
+  const uint32_t x_power = crc32c_fold::XPowModP(8 * uint64_t{bytes});
   ShiftTable s{};
   for (uint32_t k = 0; k < 4; ++k) {
     for (uint32_t b = 0; b < 256; ++b) s.t[k][b] = MultModP(x_power, b << (8 * k));
@@ -135,37 +137,107 @@ __attribute__((target("sse4.2"))) uint32_t Hardware(const uint8_t* p, size_t siz
   return c;
 }
 
-bool DetectSse42() {
+// Whether the CPU has each path's instructions (libgcc checks that the
+// operating system saves the AVX-512 registers, too).
+bool Detect(Crc32cPath path) {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("sse4.2") != 0;
+  const bool sse42 = __builtin_cpu_supports("sse4.2") != 0;
+  const bool pclmul = sse42 && __builtin_cpu_supports("pclmul") != 0;
+  switch (path) {
+    case Crc32cPath::kPortable:
+      return true;
+    case Crc32cPath::kSse42:
+      return sse42;
+    case Crc32cPath::kPclmul:
+      return pclmul;
+    case Crc32cPath::kVpclmul512:
+      return pclmul && __builtin_cpu_supports("avx512f") != 0 &&
+             __builtin_cpu_supports("vpclmulqdq") != 0;
+  }
+  return false;
 }
 
 #endif  // __x86_64__
 
+// The register (not inverted) advanced over `size` bytes on `path`, which
+// the CPU has; a buffer too short for a folding path's loop goes to the
+// crc32 instruction.
+uint32_t Register(Crc32cPath path, const uint8_t* p, size_t size, uint32_t crc) {
+#if defined(__x86_64__)
+  switch (path) {
+    case Crc32cPath::kVpclmul512:
+      if (size >= crc32c_fold::kVpclmulMinBytes) return crc32c_fold::Vpclmul(p, size, crc);
+      [[fallthrough]];
+    case Crc32cPath::kPclmul:
+      if (size >= crc32c_fold::kPclmulMinBytes) return crc32c_fold::Pclmul(p, size, crc);
+      [[fallthrough]];
+    case Crc32cPath::kSse42:
+      return Hardware(p, size, crc);
+    case Crc32cPath::kPortable:
+      break;
+  }
+#else
+  (void)path;
+#endif
+  return Portable(p, size, crc);
+}
+
+struct Paths {
+  bool has[4] = {true, false, false, false};
+  Crc32cPath best = Crc32cPath::kPortable;
+};
+
+const Paths& AvailablePaths() {
+  static const Paths paths = [] {
+    Paths out;
+#if defined(__x86_64__)
+    for (Crc32cPath path : kCrc32cPaths) {
+      out.has[static_cast<int>(path)] = Detect(path);
+      if (out.has[static_cast<int>(path)]) out.best = path;
+    }
+#endif
+    return out;
+  }();
+  return paths;
+}
+
 }  // namespace
 
-bool Crc32cUsesHardware() {
-#if defined(__x86_64__)
-  static const bool have = DetectSse42();
-  return have;
-#else
-  return false;
-#endif
+const char* Crc32cPathName(Crc32cPath path) {
+  switch (path) {
+    case Crc32cPath::kPortable:
+      return "portable";
+    case Crc32cPath::kSse42:
+      return "sse4.2";
+    case Crc32cPath::kPclmul:
+      return "pclmulqdq";
+    case Crc32cPath::kVpclmul512:
+      return "vpclmulqdq-512";
+  }
+  return "unknown";
 }
 
-uint32_t Crc32cPortable(const void* data, size_t size, uint32_t crc) {
-  return ~Portable(static_cast<const uint8_t*>(data), size, ~crc);
+bool Crc32cHas(Crc32cPath path) { return AvailablePaths().has[static_cast<int>(path)]; }
+
+Crc32cPath Crc32cBestPath() { return AvailablePaths().best; }
+
+uint32_t Crc32cOn(Crc32cPath path, const void* data, size_t size, uint32_t crc) {
+  if (!Crc32cHas(path)) {
+    throw InvalidArgumentError(std::string("CRC-32C path ") + Crc32cPathName(path) +
+                               ": this CPU does not have its instructions");
+  }
+  return ~Register(path, static_cast<const uint8_t*>(data), size, ~crc);
 }
 
-uint32_t Crc32cHardware(const void* data, size_t size, uint32_t crc) {
-#if defined(__x86_64__)
-  if (Crc32cUsesHardware()) return ~Hardware(static_cast<const uint8_t*>(data), size, ~crc);
-#endif
-  return Crc32cPortable(data, size, crc);
+std::string Crc32cHex(uint32_t crc) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out = "0x00000000";
+  for (size_t i = 0; i < 8; ++i) out[9 - i] = kDigits[(crc >> (4 * i)) & 0xf];
+  return out;
 }
 
 uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
-  return Crc32cHardware(data, size, crc);
+  return ~Register(Crc32cBestPath(), static_cast<const uint8_t*>(data), size, ~crc);
 }
 
 }  // namespace gulpdb::util

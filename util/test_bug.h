@@ -17,6 +17,10 @@
 //                      opened as with verify_checksums = false, the command's
 //                      included), so a damaged frame is served:
 //                      engine/core/dataset.cc, Dataset::Impl
+//   reindex-blesses-rot  import --reindex ignores the checksums of the index
+//                      it replaces, so a frame damaged on disk gets a fresh
+//                      one and reads as clean: engine/gulpio/import.cc,
+//                      Importer::ImportChunk
 //
 // and durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):

@@ -51,13 +51,6 @@ std::string Where(const DatasetImpl& impl, const Plan& plan) {
   return impl.dir;
 }
 
-std::string Hex32(uint32_t value) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out = "0x00000000";
-  for (size_t i = 0; i < 8; ++i) out[9 - i] = kDigits[(value >> (4 * i)) & 0xf];
-  return out;
-}
-
 // Checks the frames at positions [first, end) of `frames` (request `id`,
 // planned as `plan`) against their stored CRC-32C: a CorruptionError naming
 // the video, the frame, the file and offset and both checksums at the first
@@ -80,12 +73,13 @@ void CheckFrames(const DatasetImpl& impl, std::string_view id, const Plan& plan,
         std::find(selected->begin(), selected->end(), index) == selected->end()) {
       lead_in = " (a packet that decoding the frames asked for starts from)";
     }
-    throw CorruptionError(
-        "read id '" + std::string(id) + "' frame " + std::to_string(index) + lead_in + " in " +
-        impl.dir + ": checksum mismatch: the " + std::to_string(bytes.size()) +
-        " bytes at offset " + std::to_string(plan.record.frames[index].offset) + " of " +
-        Where(impl, plan) + " have CRC-32C " + Hex32(actual) + ", the index stores " +
-        Hex32(stored[index]) + " (the frame is damaged; `gulpdb check --deep` lists every one)");
+    throw CorruptionError("read id '" + std::string(id) + "' frame " + std::to_string(index) +
+                          lead_in + " in " + impl.dir + ": checksum mismatch: the " +
+                          std::to_string(bytes.size()) + " bytes at offset " +
+                          std::to_string(plan.record.frames[index].offset) + " of " +
+                          Where(impl, plan) + " have CRC-32C " + util::Crc32cHex(actual) +
+                          ", the index stores " + util::Crc32cHex(stored[index]) +
+                          " (the frame is damaged; `gulpdb check --deep` lists every one)");
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "engine/gulpio/verified_sources.h"
 #include "gulpdb/error.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/sys_error.h"
 #include "util/test_bug.h"
@@ -18,13 +19,6 @@ namespace {
 
 std::string SizeChange(uint64_t was, uint64_t now) {
   return "its size changed from " + std::to_string(was) + " to " + std::to_string(now) + " bytes";
-}
-
-std::string Hex32(uint32_t value) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(8, '0');
-  for (int i = 7; i >= 0; --i, value >>= 4) out[static_cast<size_t>(i)] = kHex[value & 0xf];
-  return out;
 }
 
 }  // namespace
@@ -143,8 +137,9 @@ SourceReport CheckSources(const Dataset& ds) {
       report.changes.push_back({c.meta_file, hashed->content.size != want.size
                                                  ? SizeChange(want.size, hashed->content.size)
                                                  : "its content changed (same size, CRC-32C " +
-                                                       Hex32(hashed->content.crc32c) +
-                                                       ", indexed " + Hex32(want.crc32c) + ")"});
+                                                       util::Crc32cHex(hashed->content.crc32c) +
+                                                       ", indexed " + util::Crc32cHex(want.crc32c) +
+                                                       ")"});
     } else if (hashed->stable) {
       still_verified[s.number] = VerifiedSource{want, hashed->identity};
       record_changed = true;

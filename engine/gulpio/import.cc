@@ -28,6 +28,7 @@
 #include "util/file_io.h"
 #include "util/path.h"
 #include "util/sys_error.h"
+#include "util/test_bug.h"
 
 namespace gulpdb {
 namespace {
@@ -75,6 +76,77 @@ struct Pending {
   std::string id;
   index::VideoRecord record;
   uint64_t offset = 0;  // of the entry in its .gmeta, for messages
+  // A re-index: why a frame of this video may not be indexed (its bytes
+  // differ from those the index being replaced checksummed), or empty.
+  std::string changed_frame;
+};
+
+// Re-index: the CRC-32C the index being replaced stores for each frame of one
+// chunk file, by the exact bytes it covers (offset and size, padding
+// excluded). A frame of the new index at the same place must have the same
+// checksum: a different one means the bytes rotted on disk, and computing
+// a fresh checksum would make the damage read as clean. Memory is one
+// chunk's frames, as the overlap check's.
+class KnownChecksums {
+ public:
+  struct Frame {
+    uint64_t offset;
+    uint64_t size;
+    uint32_t crc32c;
+    bool operator<(const Frame& o) const { return offset < o.offset; }
+  };
+
+  // Loads the frames the old index's chunk `file_name` holds, or none when
+  // `old` is null (a first import) or has no such chunk. A damaged record
+  // of the old index gives no checksums (re-indexing is how such an index
+  // is replaced); the rest still count.
+  void Load(const Dataset* old, const std::string& file_name) {
+    frames_.clear();
+    if (old == nullptr) return;
+    const engine::IndexTxn txn(*old);
+    if (!chunks_) {
+      chunks_.emplace();
+      for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
+        try {
+          chunks_->emplace(c.record().file_name, c.number());
+        } catch (const CorruptionError&) {
+        }
+      }
+    }
+    const auto chunk = chunks_->find(file_name);
+    if (chunk == chunks_->end()) return;
+    const std::string prefix = index::OrderKey(chunk->second, 0).substr(0, sizeof(uint32_t));
+    for (engine::IndexTxn::OrderCursor o = txn.Order(prefix); o.Valid(); o.Next()) {
+      if (o.key().substr(0, prefix.size()) != prefix) break;
+      std::optional<index::VideoRecord> record;
+      try {
+        record = txn.FindVideo(o.id());
+      } catch (const CorruptionError&) {
+        continue;
+      }
+      if (!record || record->chunk != chunk->second ||
+          record->crc32c.size() != record->frames.size()) {
+        continue;
+      }
+      for (size_t i = 0; i < record->frames.size(); ++i) {
+        const FrameInfo& f = record->frames[i];
+        if (f.pad <= f.length)
+          frames_.push_back(Frame{f.offset, f.length - f.pad, record->crc32c[i]});
+      }
+    }
+    std::sort(frames_.begin(), frames_.end());
+  }
+
+  // The stored checksum of exactly the `size` bytes at `offset`, if any.
+  std::optional<uint32_t> Find(uint64_t offset, uint64_t size) const {
+    auto it = std::lower_bound(frames_.begin(), frames_.end(), Frame{offset, 0, 0});
+    if (it == frames_.end() || it->offset != offset || it->size != size) return std::nullopt;
+    return it->crc32c;
+  }
+
+ private:
+  std::optional<std::map<std::string, uint32_t>> chunks_;  // the old index's, by file name
+  std::vector<Frame> frames_;
 };
 
 // Reads the chunks one after another and writes their videos in batches of
@@ -83,8 +155,11 @@ struct Pending {
 // nothing, so only its end needs to be durable.
 class Importer {
  public:
-  Importer(Dataset& ds, const std::string& dir, const ImportOptions& options, ImportReport* report)
-      : ds_(ds), dir_(dir), options_(options), report_(report) {}
+  // `old`: the index a re-index replaces (null for a first import), whose
+  // frame checksums the new ones must match.
+  Importer(Dataset& ds, const std::string& dir, const ImportOptions& options, const Dataset* old,
+           ImportReport* report)
+      : ds_(ds), dir_(dir), options_(options), old_(old), report_(report) {}
 
   void ImportChunk(const ChunkFiles& files) {
     const std::string data_path = dir_ + "/" + files.data;
@@ -108,6 +183,11 @@ class Importer {
     record.meta_stamp = meta_stamp;
     meta_paths_[chunk] = meta_path;
     extents_.clear();
+    // GULPDB_TEST_BUG=reindex-blesses-rot: the old checksums are not looked
+    // at, so a frame damaged on disk gets a fresh one (util/test_bug.h).
+    if (options_.checksums && !util::TestBugEnabled("reindex-blesses-rot")) {
+      known_.Load(old_, files.data);
+    }
     uint64_t videos_in_chunk = 0;
 
     const engine::GmetaContent content = engine::ReadGmeta(meta_path, [&](engine::GmetaEntry&& e) {
@@ -142,7 +222,10 @@ class Importer {
       } catch (const InvalidArgumentError& err) {
         fail(std::string(": meta_data: ") + err.what());
       }
-      if (options_.checksums) p.record.crc32c = FrameChecksums(data_path, e.frame_info);
+      if (options_.checksums) {
+        p.record.crc32c = FrameChecksums(data_path, e.frame_info);
+        p.changed_frame = ChangedFrame(data_path, e.id, e.frame_info, p.record.crc32c);
+      }
       p.id = std::move(e.id);
       p.offset = e.offset;
       p.record.chunk = chunk;
@@ -234,6 +317,31 @@ class Importer {
     return crcs;
   }
 
+  // Re-index: the message for the first frame of video `id` whose bytes
+  // differ from those the old index checksummed at the same place, or empty.
+  // Said when the video is indexed (Flush), not for one a duplicate skips.
+  std::string ChangedFrame(const std::string& data_path, const std::string& id,
+                           const std::vector<FrameInfo>& frames,
+                           const std::vector<uint32_t>& crcs) const {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const uint64_t size = frames[i].length - frames[i].pad;
+      const std::optional<uint32_t> known = known_.Find(frames[i].offset, size);
+      if (!known || *known == crcs[i]) continue;
+      return "import " + dir_ + " --reindex: id '" + id + "' frame " + std::to_string(i) +
+             ": the " + std::to_string(size) + " bytes at offset " +
+             std::to_string(frames[i].offset) + " of " + data_path + " have CRC-32C " +
+             util::Crc32cHex(crcs[i]) + ", the index being replaced stores " +
+             util::Crc32cHex(*known) +
+             ": the frame is damaged on disk, and a re-index would make it read as clean. "
+             "Restore the file from a copy (`gulpdb check --deep " +
+             dir_ +
+             "` lists every damaged frame), or, to drop the video, remove it (gulpdb "
+             "remove) and export (gulpdb export) before re-indexing. The index was left as "
+             "it was";
+    }
+    return {};
+  }
+
   // Writes the pending videos and the records of the chunks they belong to in
   // one transaction. Runs again from the start if the map has to grow, so it
   // keeps its results in locals until the transaction has committed.
@@ -269,6 +377,7 @@ class Importer {
           frames -= old->frames.size();
           --videos;
         }
+        if (!p.changed_frame.empty()) throw CorruptionError(p.changed_frame);
         p.record.seq = seq++;
         txn.PutVideo(p.id, p.record);
         txn.PutOrder(p.record.chunk, p.record.seq, p.id);
@@ -305,10 +414,12 @@ class Importer {
   Dataset& ds_;
   const std::string& dir_;
   const ImportOptions& options_;
+  const Dataset* old_;
   ImportReport* report_;
   const size_t max_key_size_ = engine::MaxIndexKeySize(ds_);
   util::UniqueFd data_fd_;   // the current chunk's data file
   std::string read_buffer_;  // one frame, for checksums
+  KnownChecksums known_;     // the current chunk's, in the index being replaced
 
   std::map<uint32_t, index::ChunkRecord> unflushed_;    // chunk records not yet in the index
   std::map<uint32_t, std::string> meta_paths_;          // for messages
@@ -508,7 +619,7 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
     // Nothing of the temporary index matters until it is renamed into place,
     // so its transactions skip the sync; one Sync below makes it durable.
     engine::SetIndexDurable(*ds, false);
-    Importer importer(*ds, dir, options, &report);
+    Importer importer(*ds, dir, options, old.get(), &report);
     for (size_t i = 0; i < chunks.size(); ++i) {
       importer.ImportChunk(chunks[i]);
       if (options.progress) options.progress(i + 1, chunks.size());

@@ -269,3 +269,55 @@ def test_gulpio_chunks_the_index_does_not_know_read_as_before(gulpio_copy):
     frames = chunk.read_frames(first)[0]
     assert frames[1:] == clean[1:] and frames[0] != clean[0] and len(frames[0]) == len(clean[0])
     assert len(list(chunk)) == len(known) > 0
+
+
+def _rot_first_frame(path: str, id_: str) -> Dict[str, Any]:
+    """Flips one bit of frame 1 of `id_`; returns where and the flip to undo it."""
+    with gulpdb.Dataset(path) as ds:
+        info = ds.info(id_)
+        chunk = next(c for c in ds.chunks() if c.number == info.chunk)
+    offset, pad, length = info.frame_info[1]
+    file = os.path.join(path, chunk.file_name)
+    position = offset + (length - pad) // 2
+    flip_bit(file, position, 5)
+    return {"file": file, "position": position, "offset": offset, "crc": info.checksums[1]}
+
+
+def test_reindex_refuses_a_frame_damaged_since_it_was_indexed(gulpio_copy):
+    """import --reindex computes checksums from the .gulp bytes as they are now;
+    where the index it replaces has one for the same bytes, they must agree,
+    or the damage would read as clean from then on. A chunk pair GulpIO wrote
+    after the index was built is new to it, and indexed as it is."""
+    path = gulpio_copy("gulpio2_csv_jpeg")
+    gulpdb.import_gulpio(path)
+    with gulpdb.Dataset(path) as ds:
+        ids = ds.ids()
+    rot = _rot_first_frame(path, "7")
+    # GulpIO's writer adds a pair, so that the index must be rebuilt.
+    shutil.copy(os.path.join(path, "data_0.gulp"), os.path.join(path, "data_99.gulp"))
+    with open(os.path.join(path, "meta_0.gmeta")) as f:
+        meta = json.load(f)
+    with open(os.path.join(path, "meta_99.gmeta"), "w") as f:
+        json.dump({"new_" + k: v for k, v in meta.items()}, f)
+    message = (rf"'7' frame 1\b.*offset {rot['offset']} of {re.escape(rot['file'])}.*"
+               rf"index being replaced stores 0x{rot['crc']:08x}.*Restore the file")
+    with pytest.raises(gulpdb.CorruptionError, match=message):
+        gulpdb.import_gulpio(path, reindex=True)
+    # The GulpIO2 API re-indexes a changed directory by itself: refused too.
+    with pytest.raises(gulpdb.CorruptionError, match=message):
+        GulpDirectory(path, quiet=True)
+    r = cli("import", path, "--reindex", "-q")
+    assert r.returncode == 1 and re.search(message, r.stderr), r.stderr
+    # The old index is left as it was (it still sees the directory as changed).
+    with pytest.raises(gulpdb.StaleIndexError):
+        gulpdb.Dataset(path)
+
+    # The file restored, the re-index goes through and keeps the checksum.
+    flip_bit(rot["file"], rot["position"], 5)
+    r = cli("import", path, "--reindex", "-q")
+    assert r.returncode == 0, r.stderr
+    with gulpdb.Dataset(path) as ds:
+        assert sorted(ds.ids()) == sorted(ids + ["new_" + k for k in meta])
+        assert ds.info("7").checksums[1] == rot["crc"]
+        assert len(ds.read_jpegs("7")) == len(ds.info("7").frame_info)
+    assert gulpdb.check(path, deep=True)["healthy"]

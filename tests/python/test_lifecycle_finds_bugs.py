@@ -45,6 +45,10 @@ BUGS = {
     # before they did by default: a frame damaged on disk is served.
     "unverified-reads": ("damaged frames 1", ["damaged: ", ("is damaged on disk, yet",
                                                           "was damaged after the reader opened")]),
+    # import --reindex ignores the checksums of the index it replaces: a frame
+    # damaged on disk gets a fresh one and reads as clean.
+    "reindex-blesses-rot": ("damaged frames 2", ["import --reindex (a damaged frame)",
+                                                 "the re-index did not refuse it"]),
 }
 
 

@@ -163,9 +163,9 @@ void MutateText(std::string* text, std::string_view alphabet, std::mt19937& rng)
   }
 }
 
-uint32_t ReferenceCrc32c(const void* data, size_t size) {
+uint32_t ReferenceCrc32c(const void* data, size_t size, uint32_t crc) {
   const auto* p = static_cast<const uint8_t*>(data);
-  uint32_t crc = 0xffffffff;
+  crc = ~crc;
   for (size_t i = 0; i < size; ++i) {
     crc ^= p[i];
     for (int bit = 0; bit < 8; ++bit) crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x82f63b78 : crc >> 1;

@@ -94,6 +94,7 @@ READ_PATHS = [
     "damaged: verify_checksums=False", "damaged: cli extract",
     "damaged: cli extract --frames (intact)", "cli check --deep (damaged)",
     "damaged: a reader open before", "damaged: unverified reads",
+    "damaged: import --reindex refuses",
 ]
 
 LABELS = ["cat", "dog", "owl", "red fox"]
@@ -1220,6 +1221,7 @@ class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
                 if site["checksummed"]:
                     L.model.damaged[id_] = {k: bytes(damaged)}
                     self._verify()
+                    self._reindex_refuses_damage(id_, k, site)
                 else:
                     self._verify_unverified(id_, k, bytes(damaged))
             except BaseException:
@@ -1246,6 +1248,43 @@ class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
             self._changed()
             self.note(f"  {remedy} {id_!r} (its damaged bytes are garbage now)")
         self._run([], go)
+
+    def _reindex_refuses_damage(self, id_: str, k: int, site: Dict[str, Any]) -> None:
+        """`import --reindex` computes checksums from the .gulp bytes again: a
+        frame whose bytes no longer match the checksum the index has for the
+        same place must stop it (exit 1, naming the frame), not be checksummed
+        afresh and read as clean. Run where a .gmeta describes the damaged
+        bytes and nothing else would refuse the re-index."""
+        L = self.cur
+        refusals, _ = self._expected_reindex(discard=True)
+        if refusals or not self._gmeta_describes(site):
+            return
+        r = self._cli("import", L.path, "--reindex", "-q", "--discard-unexported", expect=None,
+                      path="gulpdb import --reindex (a damaged frame)")
+        if r.returncode != 1 or f"'{id_}' frame {k}" not in r.stderr:
+            raise Failure("mismatch", "gulpdb import --reindex (a damaged frame)",
+                          f"frame {k} of {id_!r} is damaged on disk, yet the re-index did not "
+                          f"refuse it: {r.describe()}")
+        self.s.counters.reads["damaged: import --reindex refuses"] += 1
+        self.note("  import --reindex refused the damaged frame")
+        self._verify()
+
+    def _gmeta_describes(self, site: Dict[str, Any]) -> bool:
+        """Whether the .gmeta paired with the site's data file lists a frame
+        at exactly its offset and JPEG size."""
+        data = os.path.basename(site["file"])
+        if os.path.dirname(site["file"]) != self.cur.path:
+            return False
+        digits = re.search(r"\d+", data)
+        metas = [n for n in os.listdir(self.cur.path) if re.match(r"^meta.*\.gmeta$", n)
+                 and digits and re.search(r"\d+", n).group() == digits.group()]
+        files = gulpio_format.LocalFiles(self.cur.path)
+        for name in metas:
+            for entry in json.loads(files.read(name).decode("utf-8")).values():
+                for offset, pad, length in entry["frame_info"]:
+                    if offset == site["offset"] and length - pad == site["jpeg_size"]:
+                        return True
+        return False
 
     def _verify_unverified(self, id_: str, k: int, damaged: bytes) -> None:
         """A frame without a CRC-32C reads as it is, damaged or not; `info` and
