@@ -47,14 +47,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "engine/core/dataset_view.h"
 #include "engine/core/fault_injection.h"
@@ -63,6 +61,7 @@
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "engine/remote/partition_cache.h"
+#include "engine/remote/push_lease.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -122,12 +121,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t NowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // CRC-32C of the first `length` bytes of the file `path`, and of its first
 // `checkpoint` bytes (checkpoint <= length).
 struct PrefixCrc {
@@ -169,277 +162,6 @@ struct Promise {
   uint64_t length = 0;
   std::optional<uint32_t> crc32c;
   std::string from;  // "generation N" or "an obsolete entry kept until ..."
-};
-
-// On the probes that check a store honours conditions (never stored).
-constexpr const char* kMetaProbe = "gulpdb-probe";
-
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
-  return name;
-}
-
-// The lease's duration: $GULPDB_PUSH_LEASE (a duration), else 2 minutes.
-std::chrono::seconds LeaseDuration() {
-  const char* value = std::getenv("GULPDB_PUSH_LEASE");
-  if (value == nullptr || value[0] == '\0') return std::chrono::minutes(2);
-  std::chrono::seconds d;
-  try {
-    d = ParseDuration(value);
-  } catch (const InvalidArgumentError& e) {
-    e.ThrowWithContext("GULPDB_PUSH_LEASE: ");
-  }
-  if (d.count() < 1) throw InvalidArgumentError("GULPDB_PUSH_LEASE: at least 1 s");
-  return d;
-}
-
-// The push lease (docs/format/remote_format.md, "One push at a time"): the
-// object kPushLeaseKey, created with If-None-Match: *, renewed with If-Match
-// by a thread every quarter of its duration, deleted when the push ends;
-// taken over (If-Match on its ETag) once it has expired. Acquiring it also
-// finds out whether the store honours conditions: a second If-None-Match
-// PUT of the key, and an If-Match PUT with an ETag it cannot have, must both
-// fail.
-//
-// Thread safety: Check may be called from any thread; the rest from the
-// thread that made it.
-class PushLease {
- public:
-  enum class Conditions { kHonoured, kIgnored, kRefused };
-
-  PushLease(ObjectStore& store, std::string what, PushLeaseRecord record,
-            std::map<std::string, std::string> metadata)
-      : store_(store),
-        what_(std::move(what)),
-        name_(store.Name(kPushLeaseKey)),
-        record_(std::move(record)),
-        metadata_(std::move(metadata)),
-        duration_(LeaseDuration()) {}
-  ~PushLease() { Release(); }
-  PushLease(const PushLease&) = delete;
-  PushLease& operator=(const PushLease&) = delete;
-
-  // Takes the lease, or throws BusyError naming the push that holds it.
-  // Returns whether the store honours conditions (and, in `problem`, what
-  // showed it does not). With kRefused (the store refused a conditional
-  // PUT outright) the lease is not held; `take_unconditionally` then takes
-  // it with plain PUTs, for a push told to go on anyway.
-  Conditions Acquire(std::string* problem) {
-    conditional_ = true;
-    remote::WriteOptions create = Write();
-    create.if_absent = true;
-    try {
-      etag_ = store_.Put(kPushLeaseKey, Body(), create);
-    } catch (const remote::PreconditionFailedError&) {
-      TakeOver();
-    } catch (const AccessDeniedError&) {
-      throw;
-    } catch (const IoError& e) {
-      *problem = std::string("a PUT with If-None-Match: * failed: ") + e.what();
-      return Conditions::kRefused;
-    }
-    Held();
-    // The probes: both must fail their condition.
-    for (int probe = 0; probe < 2; ++probe) {
-      remote::WriteOptions again = Write();
-      again.metadata[kMetaProbe] = std::to_string(probe + 1);
-      if (probe == 0) {
-        again.if_absent = true;
-      } else {
-        again.if_match = "\"00000000000000000000000000000000\"";
-      }
-      try {
-        const std::string etag = store_.Put(kPushLeaseKey, Body(), again);
-        std::lock_guard<std::mutex> lock(mutex_);
-        etag_ = etag;  // the same lease, stored again
-        *problem = probe == 0 ? "a second PUT of " + name_ + " with If-None-Match: * was accepted"
-                              : "a PUT of " + name_ + " with an If-Match ETag it does not have " +
-                                    "was accepted";
-        StartRenewing();
-        return Conditions::kIgnored;
-      } catch (const remote::PreconditionFailedError&) {
-        // As it should.
-      } catch (const AccessDeniedError&) {
-        throw;
-      } catch (const IoError& e) {
-        *problem = std::string("a conditional PUT failed: ") + e.what();
-        return Conditions::kIgnored;
-      }
-    }
-    StartRenewing();
-    return Conditions::kHonoured;
-  }
-
-  // For a push told to go on without conditions: plain PUTs from now on.
-  void TakeUnconditionally() {
-    conditional_ = false;
-    etag_ = store_.Put(kPushLeaseKey, Body(), Write());
-    Held();
-    StartRenewing();
-  }
-
-  // Throws BusyError if the lease is no longer this push's (another process
-  // replaced it, or it could not be renewed in time).
-  void Check() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!held_) return;
-    if (!lost_.empty()) {
-      throw BusyError(what_ + ": " + lost_ + "; the push stopped before its next write");
-    }
-    const auto since = std::chrono::steady_clock::now() - renewed_;
-    if (since >= duration_ * 3 / 4) {
-      throw BusyError(
-          what_ + ": the push lease " + name_ + " was not renewed for " +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since).count()) +
-          " s; the push stopped before its next write");
-    }
-  }
-
-  // Stops renewing and deletes the lease if it is still this push's.
-  void Release() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!held_) return;
-    held_ = false;
-    // Only while surely held: deleting a lease another push took over would
-    // make that push stop (its renewal then fails), never corrupt anything.
-    if (lost_.empty() && std::chrono::steady_clock::now() - renewed_ < duration_ / 2) {
-      try {
-        store_.Delete({kPushLeaseKey});
-      } catch (const Error&) {
-        // It expires by itself.
-      }
-    }
-  }
-
- private:
-  remote::WriteOptions Write() const {
-    remote::WriteOptions w;
-    w.metadata = metadata_;
-    return w;
-  }
-
-  std::string Body() const {
-    PushLeaseRecord r = record_;
-    r.expires_unix = NowUnix() + duration_.count();
-    return SerializePushLease(r);
-  }
-
-  // The lease is there: take it over if it has expired.
-  void TakeOver() {
-    StoreObject info;
-    std::string text;
-    try {
-      text = store_.Get(kPushLeaseKey, 1 << 20, &info);
-    } catch (const NotFoundError&) {
-      // Released meanwhile: one more try to create it.
-      remote::WriteOptions create = Write();
-      create.if_absent = true;
-      try {
-        etag_ = store_.Put(kPushLeaseKey, Body(), create);
-        return;
-      } catch (const remote::PreconditionFailedError&) {
-        throw BusyError(what_ + ": another push took the push lease " + name_ +
-                        " first; run this push again after it has finished");
-      }
-    }
-    PushLeaseRecord held;
-    try {
-      held = ParsePushLease(text, name_);
-    } catch (const CorruptionError& e) {
-      throw BusyError(what_ + ": " + name_ + " is not a push lease this gulpdb understands (" +
-                      e.what() + "); if no push to this place is running, delete it");
-    }
-    const int64_t now = NowUnix();
-    if (held.expires_unix > now) {
-      throw BusyError(what_ + ": another push holds the push lease " + name_ + ": push " +
-                      held.push_id + " from " + held.host + " (pid " + std::to_string(held.pid) +
-                      "), running since " + IsoTime(held.started_unix) +
-                      ", its lease renewed until " + IsoTime(held.expires_unix) +
-                      "; run this push again after it has finished (a push that died leaves "
-                      "its lease to expire at that time)");
-    }
-    remote::WriteOptions take = Write();
-    take.if_match = info.etag;
-    try {
-      etag_ = store_.Put(kPushLeaseKey, Body(), take);
-    } catch (const remote::PreconditionFailedError&) {
-      throw BusyError(what_ + ": another push took over the expired push lease " + name_ +
-                      " first; run this push again after it has finished");
-    }
-  }
-
-  void Held() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    held_ = true;
-    stop_ = false;
-    renewed_ = std::chrono::steady_clock::now();
-  }
-
-  // After the probes, which write the lease too.
-  void StartRenewing() {
-    if (!thread_.joinable()) thread_ = std::thread([this] { Renew(); });
-  }
-
-  void Renew() {
-    const auto period = std::max<std::chrono::milliseconds>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(duration_) / 4,
-        std::chrono::milliseconds(250));
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_) {
-      wake_.wait_for(lock, period, [&] { return stop_; });
-      if (stop_) break;
-      remote::WriteOptions w = Write();
-      if (conditional_) w.if_match = etag_;
-      lock.unlock();
-      std::string etag;
-      std::string failure;
-      bool replaced = false;
-      try {
-        etag = store_.Put(kPushLeaseKey, Body(), w);
-      } catch (const remote::PreconditionFailedError& e) {
-        replaced = true;
-        failure = e.what();
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      lock.lock();
-      if (!etag.empty() || (failure.empty() && !replaced)) {
-        etag_ = etag;
-        renewed_ = std::chrono::steady_clock::now();
-      } else if (replaced) {
-        lost_ =
-            "another process replaced or removed the push lease " + name_ + " (" + failure + ")";
-        break;
-      } else if (std::chrono::steady_clock::now() - renewed_ >= duration_ * 3 / 4) {
-        lost_ = "the push lease " + name_ + " could not be renewed in time (" + failure + ")";
-        break;
-      }
-    }
-  }
-
-  ObjectStore& store_;
-  const std::string what_;
-  const std::string name_;
-  const PushLeaseRecord record_;
-  const std::map<std::string, std::string> metadata_;
-  const std::chrono::seconds duration_;
-  bool conditional_ = true;
-
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::thread thread_;
-  bool stop_ = false;
-  bool held_ = false;
-  std::string etag_;
-  std::string lost_;
-  std::chrono::steady_clock::time_point renewed_;
 };
 
 // The generation of a manifest copy's key ("gulpdb.manifests/<20 digits>.json"),
@@ -1014,13 +736,8 @@ class Publisher {
   // honours conditions. From the main thread only.
   void Writing() {
     if (!conditional_ || lease_) return;
-    PushLeaseRecord record;
-    record.push_id = push_id_;
-    record.dataset = dataset_;
-    record.host = HostName();
-    record.pid = ::getpid();
-    record.started_unix = now_;
-    lease_ = std::make_unique<PushLease>(store_, what_, record, Metadata());
+    lease_ = std::make_unique<PushLease>(store_, what_, ThisProcessLease(push_id_, dataset_, now_),
+                                         Metadata());
     std::string problem;
     const PushLease::Conditions conditions = lease_->Acquire(&problem);
     if (conditions == PushLease::Conditions::kHonoured) return;
