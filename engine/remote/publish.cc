@@ -32,9 +32,12 @@
 //      swap the manifest (only if it still has the ETag read in step 2): the
 //      one step that makes the new state visible;
 //   7. delete what older pushes made obsolete and whose grace period is over
-//      (and, when overwriting, what pushes of this dataset did not write).
-// On S3 the first write takes the push lease, and every write is
-// conditional: If-None-Match: * for a key the listing did not show,
+//      (and, when overwriting, what pushes of this dataset did not write),
+//      never what this generation or the one it replaces names, the
+//      manifest or the lease (published_objects.h).
+// On S3 the first write takes the push lease (push_lease.h) and then reads
+// the manifest again: one published since step 2 stops the push (2c). Every
+// write is conditional: If-None-Match: * for a key the listing did not show,
 // If-Match on the listed ETag otherwise. Another push that changed an object
 // meanwhile makes this one stop with BusyError, having replaced nothing a
 // manifest names. A failure at any step leaves the published manifest, and
@@ -61,6 +64,7 @@
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "engine/remote/partition_cache.h"
+#include "engine/remote/published_objects.h"
 #include "engine/remote/push_lease.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
@@ -600,8 +604,8 @@ class Publisher {
     std::optional<Manifest> published;
     try {
       StoreObject info;
-      const std::string text = store_.Get(kManifestKey, kMaxManifestBytes, &info);
-      published = ParseManifest(text, store_.Name(kManifestKey));
+      manifest_text_ = store_.Get(kManifestKey, kMaxManifestBytes, &info);
+      published = ParseManifest(*manifest_text_, store_.Name(kManifestKey));
       manifest_etag_ = info.etag;
     } catch (const NotFoundError&) {
     }
@@ -670,14 +674,9 @@ class Publisher {
   void FindForeign() {
     std::set<std::string> named = {kManifestKey, kPushLeaseKey};
     if (old_) {
-      named.insert(ManifestHistoryKey(old_->generation));
-      if (!old_->snapshot_key.empty()) named.insert(old_->snapshot_key);
-      for (const std::string& key : OldIndexKeys()) named.insert(key);
-      if (!old_->label2idx_key.empty()) named.insert(old_->label2idx_key);
-      for (const ManifestChunk& c : old_->chunks) {
-        named.insert(c.key);
-        if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
-      }
+      named = NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr);
+      named.insert(kManifestKey);
+      named.insert(kPushLeaseKey);
       for (const ManifestObsolete& o : old_->obsolete) {
         named.insert(o.key);
         if (!o.gmeta_key.empty()) named.insert(o.gmeta_key);
@@ -740,7 +739,10 @@ class Publisher {
                                          Metadata());
     std::string problem;
     const PushLease::Conditions conditions = lease_->Acquire(&problem);
-    if (conditions == PushLease::Conditions::kHonoured) return;
+    if (conditions == PushLease::Conditions::kHonoured) {
+      RequireManifestAsRead();
+      return;
+    }
     if (!options_.allow_unconditional_writes) {
       lease_->Release();
       throw InvalidArgumentError(
@@ -757,6 +759,45 @@ class Publisher {
       lease_->TakeUnconditionally();
       send_conditions_ = false;
     }
+    RequireManifestAsRead();
+  }
+
+  // 2c. Under the lease, before anything else is written: the manifest must
+  // still be the one step 2 read. A push that planned while another held
+  // the lease (and listed the other's uploads, with their ETags) would
+  // otherwise check its chunks against a superseded generation's promises
+  // and replace objects the new one names. Throws BusyError, having written
+  // only the lease (released).
+  void RequireManifestAsRead() {
+    std::optional<std::string> text;
+    StoreObject info;
+    try {
+      text = store_.Get(kManifestKey, kMaxManifestBytes, &info);
+    } catch (const NotFoundError&) {
+    }
+    bool same = text.has_value() == manifest_text_.has_value();
+    if (same && text) {
+      same = !info.etag.empty() && !manifest_etag_.empty() ? info.etag == manifest_etag_
+                                                           : *text == *manifest_text_;
+    }
+    if (same) return;
+    std::string published = "a change (the manifest is gone)";
+    if (text) {
+      try {
+        published = "generation " +
+                    std::to_string(ParseManifest(*text, store_.Name(kManifestKey)).generation);
+      } catch (const CorruptionError&) {
+        published = "a manifest this push cannot read";
+      }
+    }
+    const uint64_t read =
+        old_ ? old_->generation : (foreign_manifest_ ? foreign_manifest_->generation : 0);
+    if (lease_) lease_->Release();
+    throw BusyError(
+        what_ + ": another push published " + published + " after this push read " +
+        store_.Name(kManifestKey) +
+        (manifest_text_ ? " (generation " + std::to_string(read) + ")" : " (there was none)") +
+        "; this push published nothing and replaced nothing: run it again");
   }
 
   void CheckLease() const {
@@ -965,16 +1006,12 @@ class Publisher {
   // The obsolete list of `next`: the published one without what `next`
   // names again and without what expired (returned in `expired`, to delete
   // after publishing), plus what `next` supersedes now, and what interrupted
-  // pushes of this dataset left (kept for the grace period too).
+  // pushes of this dataset left (kept for the grace period too). An entry
+  // naming what either generation names is not the published list's to
+  // retire: the one `next` supersedes is listed afresh, from now.
   std::vector<ManifestObsolete> Obsolete(const Manifest& next, std::vector<std::string>* expired) {
-    std::set<std::string> named = {ManifestHistoryKey(next.generation)};
-    if (!next.snapshot_key.empty()) named.insert(next.snapshot_key);
-    named.insert(next_index_keys_.begin(), next_index_keys_.end());
-    for (const ManifestChunk& c : next.chunks) {
-      named.insert(c.key);
-      if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
-    }
-    if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
+    const std::set<std::string> named = NamedByNext(next);
+    const std::set<std::string> kept = Untouchable(next);
     std::vector<ManifestObsolete> out;
     std::set<std::string> listed;  // keys in `out`
     const auto supersede = [&](const std::string& key) {
@@ -986,37 +1023,37 @@ class Publisher {
     };
     if (old_) {
       for (const ManifestObsolete& o : old_->obsolete) {
-        if (named.count(o.key) != 0) continue;
+        if (kept.count(o.key) != 0 || !listed.insert(o.key).second) continue;
         if (Expired(o.since_unix)) {
           expired->push_back(o.key);
-          if (!o.gmeta_key.empty() && named.count(o.gmeta_key) == 0) {
-            expired->push_back(o.gmeta_key);
-          }
+          if (!o.gmeta_key.empty()) expired->push_back(o.gmeta_key);
         } else {
-          listed.insert(o.key);
           out.push_back(o);
         }
       }
       // Chunks that are gone (emptied by compaction): their data objects stay
       // for the grace period; their .gmeta is emptied now, so that GulpIO
       // readers see each video once (and every data file keeps its .gmeta).
+      std::set<std::string> data_objects;  // never emptied as a .gmeta
+      for (const ManifestChunk& c : old_->chunks) data_objects.insert(c.key);
+      for (const ManifestChunk& c : next.chunks) data_objects.insert(c.key);
       for (const ManifestChunk& c : old_->chunks) {
         // A local snapshot's chunks are the dataset's own files, not objects.
-        if (named.count(c.key) != 0 || !old_->chunks_published) continue;
+        if (named.count(c.key) != 0 || !old_->chunks_published || IsGulpdbObject(c.key)) continue;
         ManifestObsolete o;
         o.key = c.key;
         o.since_unix = now_;
         o.committed_length = c.committed_length;
         o.crc32c = c.crc32c;
-        if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0) {
+        if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0 &&
+            data_objects.count(c.gmeta_key) == 0 && !IsGulpdbObject(c.gmeta_key)) {
           o.gmeta_key = c.gmeta_key;
           if (listing_.count(c.gmeta_key) != 0) {
             Writing();
             Write(c.gmeta_key, "{}", WriteFor(c.gmeta_key));
           }
         }
-        listed.insert(o.key);
-        out.push_back(std::move(o));
+        if (listed.insert(o.key).second) out.push_back(std::move(o));
         ++removed_chunks_;
       }
       uint64_t superseded = 0;
@@ -1028,7 +1065,34 @@ class Publisher {
       report_.objects_obsoleted = removed_chunks_ + superseded;
     }
     for (const std::string& key : leftovers_) supersede(key);
+    std::vector<std::string> deletable;
+    for (std::string& key : *expired) {
+      if (kept.count(key) == 0) deletable.push_back(std::move(key));
+    }
+    *expired = std::move(deletable);
     return out;
+  }
+
+  // Every object `next` names (its index objects as this push built them).
+  std::set<std::string> NamedByNext(const Manifest& next) const {
+    std::set<std::string> named = NamedObjects(next, nullptr);
+    named.insert(next_index_keys_.begin(), next_index_keys_.end());
+    return named;
+  }
+
+  // 7. What this push never deletes, whatever an obsolete list says: the
+  // manifest and the lease, what `next` names, and what the published
+  // generation names (its readers read it for the grace period yet).
+  std::set<std::string> Untouchable(const Manifest& next) const {
+    std::set<std::string> kept = NamedByNext(next);
+    kept.insert(kManifestKey);
+    kept.insert(kPushLeaseKey);
+    if (old_) {
+      for (const std::string& key : NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr)) {
+        kept.insert(key);
+      }
+    }
+    return kept;
   }
 
   // Whether `next` says anything the published manifest does not.
@@ -1065,7 +1129,7 @@ class Publisher {
     if (!conditional_ || !conditions_honoured_) {
       // No conditions to rely on: refuse to overwrite a generation published
       // while this push ran (a window of the two PUTs below remains).
-      RequireUnchangedManifest();
+      RequireManifestAsRead();
       if (!conditional_) {
         store_.Put(copy, text);
         store_.Put(kManifestKey, text);
@@ -1119,43 +1183,14 @@ class Publisher {
     }
   }
 
-  // Without conditions: the manifest must still be the one this push read.
-  void RequireUnchangedManifest() {
-    std::optional<std::string> current;
-    try {
-      current = store_.Get(kManifestKey, kMaxManifestBytes);
-    } catch (const NotFoundError&) {
-    }
-    // Plain values, not std::optional: GCC 12 at -O2 warns (maybe-
-    // uninitialized) on comparing two optionals here.
-    const bool published = current.has_value();
-    const uint64_t generation =
-        published ? ParseManifest(*current, store_.Name(kManifestKey)).generation : 0;
-    const bool expected_published = old_ || foreign_manifest_;
-    const uint64_t expected =
-        old_ ? old_->generation : (foreign_manifest_ ? foreign_manifest_->generation : 0);
-    if (published != expected_published || generation != expected) {
-      throw BusyError(what_ + ": another push published " +
-                      (published ? "generation " + std::to_string(generation) : "a change") +
-                      " while this one ran; run it again");
-    }
-  }
-
   // 7b. With the overwrite option: what no push of this dataset wrote and
   // this push did not replace.
   void DeleteForeign(const Manifest& next) {
     if (foreign_set_.empty()) return;
-    std::set<std::string> named = {kManifestKey, kPushLeaseKey, next.snapshot_key,
-                                   ManifestHistoryKey(next.generation)};
-    named.insert(next_index_keys_.begin(), next_index_keys_.end());
-    for (const ManifestChunk& c : next.chunks) {
-      named.insert(c.key);
-      named.insert(c.gmeta_key);
-    }
-    if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
+    const std::set<std::string> kept = Untouchable(next);
     std::vector<std::string> doomed;
     for (const std::string& key : foreign_set_) {
-      if (named.count(key) == 0 && written_.count(key) == 0) doomed.push_back(key);
+      if (kept.count(key) == 0 && written_.count(key) == 0) doomed.push_back(key);
     }
     if (doomed.empty()) return;
     CheckLease();
@@ -1204,6 +1239,7 @@ class Publisher {
 
   std::optional<Manifest> old_;               // this dataset's published manifest
   std::optional<Manifest> foreign_manifest_;  // another dataset's, to overwrite
+  std::optional<std::string> manifest_text_;  // the manifest read, if any
   std::string manifest_etag_;                 // of the manifest read, "" if none
   uint64_t base_generation_ = 0;              // the highest published or claimed generation
   std::map<std::string, ManifestChunk> old_chunks_;
