@@ -12,6 +12,7 @@
 #include <boost/test/unit_test.hpp>
 #include <condition_variable>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -242,6 +243,136 @@ BOOST_AUTO_TEST_CASE(an_obsolete_list_naming_what_is_published_deletes_nothing_o
       AppendTagged(dir, "v", 9, 10, 0);
       BOOST_TEST(Push(dir, w.url, options).generation == 3u);
       ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), partitioned ? "c-p3" : "c-w3");
+    }
+  }
+}
+
+// A fresh node's deep check of the URL: every partition, page and chunk
+// read and verified.
+void ExpectHealthy(PushWorld& w, const std::string& cache) {
+  w.FreshCache(cache);
+  CheckOptions deep;
+  deep.deep = true;
+  const CheckReport report = Check(w.url, deep);
+  for (const CheckProblem& p : report.problems) BOOST_TEST_MESSAGE(p.where << ": " << p.what);
+  BOOST_TEST(report.healthy());
+  BOOST_TEST(report.videos > 0u);
+}
+
+// `bytes` with one byte flipped in the middle.
+std::string Flipped(std::string bytes) {
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
+  return bytes;
+}
+
+std::vector<std::string> PartitionKeys(const PushWorld& w, remote::S3Client& client) {
+  const engine::Manifest m = PublishedManifest(w, client);
+  const index::PartitionRoot root =
+      index::DecodePartitionRoot(client.Get(w.Key(m.root_key)), m.root_key);
+  std::vector<std::string> keys;
+  for (const index::PartitionEntry& p : root.partitions) {
+    keys.push_back(engine::PartitionKey(p.sha256));
+  }
+  return keys;
+}
+
+BOOST_AUTO_TEST_CASE(a_push_uploads_again_what_it_names_damaged_or_missing_from_its_copy) {
+  PushWorld w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 10, 0);
+  Push(dir, w.url);
+  auto client = w.Client();
+  const std::vector<std::string> parts = PartitionKeys(w, *client);
+  BOOST_REQUIRE(parts.size() >= 3u);  // one per kind at least
+  const engine::Manifest m = LoadedManifest(w, *client);
+  // Behind the manifest's back: one partition with a byte flipped (same
+  // size), one deleted, a chunk page flipped, a chunk object flipped.
+  client->Put(w.Key(parts[0]), Flipped(client->Get(w.Key(parts[0]))));
+  client->Delete(w.Key(parts[1]));
+  const std::string page = m.chunk_pages.at(0).key;
+  client->Put(w.Key(page), Flipped(client->Get(w.Key(page))));
+  client->Put(w.Key("data_0.gulp"), Flipped(client->Get(w.Key("data_0.gulp"))));
+  // The pusher (whose node cache holds what it built) pushes again, with
+  // nothing changed locally: it publishes a new generation (the chunk's
+  // ETag changes) naming only whole objects.
+  const PushReport r = Push(dir, w.url);
+  BOOST_TEST(r.objects_repaired == 4u);
+  BOOST_TEST(r.partitions_uploaded == 2u);
+  BOOST_TEST(r.chunks_uploaded == 1u);
+  ExpectHealthy(w, "cache-check1");
+  ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), "cache-read1");
+  // And after an append as well: the damage is found by the check of what
+  // the new generation names, whatever else changed.
+  w.FreshCache("cache");  // the pusher's cache again
+  client->Put(w.Key(parts[2]), Flipped(client->Get(w.Key(parts[2]))));
+  AppendTagged(dir, "v", 10, 11, 0);
+  const PushReport r2 = Push(dir, w.url);
+  BOOST_TEST(r2.published);
+  BOOST_TEST(r2.objects_repaired >= 1u);
+  ExpectHealthy(w, "cache-check2");
+  // A push that finds nothing wrong publishes nothing. It checks from its
+  // record of what it checked and uploaded (every named object's ETag), so
+  // that it reads locally only what changed.
+  w.FreshCache("cache");
+  const PushReport r3 = Push(dir, w.url);
+  BOOST_TEST(!r3.published);
+  BOOST_TEST(r3.objects_repaired == 0u);
+  std::string record;
+  for (const auto& e : std::filesystem::directory_iterator(w.tmp / "cache/pushed")) {
+    record += test::ReadFile(e.path().string());
+  }
+  for (const std::string& key : NamedKeys(w, *client)) {
+    if (key == engine::kManifestKey || key.rfind("gulpdb.manifests/", 0) == 0) continue;
+    BOOST_TEST(Contains(record, "\t" + key + "\n"), key << " is not in the record");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_index_without_a_local_copy_is_refused_and_overwrite_repairs_it) {
+  for (const char* damage : {"partition deleted", "partition flipped", "root flipped",
+                             "chunk page deleted"}) {
+    BOOST_TEST_CONTEXT(damage) {
+      PushWorld w;
+      const std::string dir = w.tmp / "local";
+      AppendTagged(dir, "v", 0, 10, 0);
+      Push(dir, w.url);
+      auto client = w.Client();
+      const std::vector<std::string> parts = PartitionKeys(w, *client);
+      const engine::Manifest m = PublishedManifest(w, *client);
+      const std::string what = damage;
+      if (what == "partition deleted") {
+        for (const std::string& key : parts) client->Delete(w.Key(key));
+      } else if (what == "partition flipped") {
+        for (const std::string& key : parts) {
+          client->Put(w.Key(key), Flipped(client->Get(w.Key(key))));
+        }
+      } else if (what == "root flipped") {
+        client->Put(w.Key(m.root_key), Flipped(client->Get(w.Key(m.root_key))));
+      } else {
+        client->Delete(w.Key(m.chunk_pages.at(0).key));
+      }
+      // Another machine (no copy of anything) appends and pushes.
+      w.FreshCache("other-machine");
+      AppendTagged(dir, "v", 10, 12, 0);
+      try {
+        Push(dir, w.url);
+        // A flipped partition the build does not need is not seen without
+        // a copy (only `check` reads every partition): then the push
+        // succeeds, and the overwrite below repairs it.
+        BOOST_TEST(what == "partition flipped", "the push named damaged objects");
+      } catch (const CorruptionError& e) {
+        BOOST_TEST(Contains(e.what(), "--overwrite"), e.what());
+      }
+      PushOptions overwrite;
+      overwrite.overwrite = true;
+      const PushReport r = Push(dir, w.url, overwrite);
+      BOOST_TEST(r.generation >= 2u);
+      ExpectHealthy(w, "cache-check");
+      ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), "cache-read");
+      // The repaired prefix takes ordinary pushes again.
+      AppendTagged(dir, "v", 12, 13, 0);
+      w.FreshCache("other-machine");
+      BOOST_TEST(Push(dir, w.url).published);
+      ExpectHealthy(w, "cache-check2");
     }
   }
 }

@@ -66,6 +66,7 @@
 #include "engine/remote/partition_cache.h"
 #include "engine/remote/published_objects.h"
 #include "engine/remote/push_lease.h"
+#include "engine/remote/push_verify.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -196,7 +197,8 @@ class Publisher {
         grace_(options.grace ? *options.grace : DefaultGracePeriod()),
         jobs_(options.jobs == 0 ? 1 : options.jobs),
         what_((publish_chunks ? "push " + dir_ + " to " : "snapshot " + dir_ + " to ") +
-              store.url()) {
+              store.url()),
+        verified_(store.Identity()) {
     if (grace_.count() < 0) throw InvalidArgumentError("push: the grace period is negative");
   }
 
@@ -220,7 +222,9 @@ class Publisher {
     if (partitioned_) {
       BuildIndexPartitions(tmp.path());
       next.version = kManifestVersionChunkPages;
-      if (SameIndex(build_.root, old_root_)) {
+      const auto old_root_object = old_ ? listing_.find(old_->root_key) : listing_.end();
+      if (SameIndex(build_.root, old_root_) && old_root_object != listing_.end() &&
+          old_root_object->second.size == old_->root_size) {
         // An unchanged index keeps its root (the new one would differ only
         // in its generation number), so that nothing is published.
         next.root_key = old_->root_key;
@@ -255,7 +259,8 @@ class Publisher {
       UploadChunkPages(&next);
       UploadPartitions(next);
     } else {
-      if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
+      const LocalCopy copy = LocalCopy::File(snapshot_file_, snapshot_size_);
+      if (NeedsUpload(next.snapshot_key, snapshot_size_, &copy)) {
         Writing();
         WriteFile(next.snapshot_key, snapshot_file_, snapshot_size_, WriteFor(next.snapshot_key));
         report_.snapshot_uploaded = true;
@@ -282,6 +287,8 @@ class Publisher {
     }
     if (lease_) lease_->Release();
     if (partitioned_) SeedCache();
+    report_.objects_repaired = repaired_.load();
+    if (conditional_) verified_.Save(NamedByNext(next));
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return report_;
   }
@@ -337,8 +344,24 @@ class Publisher {
   void ReadPublishedRoot() {
     // The store outlives the fetch; it holds it only meanwhile.
     std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
-    old_root_ = ExpandPartitionRoot(FetchRoot(store_, *old_, what_),
-                                    NodeCachePageFetch(store, what_), store_.Name(old_->root_key));
+    try {
+      old_root_ =
+          ExpandPartitionRoot(FetchRoot(store_, *old_, what_), NodeCachePageFetch(store, what_),
+                              store_.Name(old_->root_key));
+    } catch (const CorruptionError& e) {
+      // Overwriting rebuilds the whole index: a damaged published root is
+      // replaced, its partitions retired as leftovers of this dataset.
+      if (!options_.overwrite) throw DamagedIndex(e);
+    }
+  }
+
+  // A published index this push cannot build on.
+  CorruptionError DamagedIndex(const Error& e) const {
+    return CorruptionError(std::string(e.what()) +
+                           "; the published index is damaged: push with the overwrite option "
+                           "(gulpdb push --overwrite; Python push(..., overwrite=True); C++ "
+                           "PushOptions::overwrite) to build the whole index and upload what "
+                           "the store lacks or holds damaged");
   }
 
   // The index objects the published manifest names: its snapshot, or its
@@ -366,17 +389,23 @@ class Publisher {
     options.target_bytes = PartitionTarget();
     options.page_bytes = RootPageTarget();
     partition_dir_ = tmp + "/partitions";
-    if (old_root_) {
+    // Overwriting builds every partition here (the published ones may be
+    // damaged); otherwise the build diffs against the published root.
+    const index::PartitionRoot* previous = old_root_ && !options_.overwrite ? &*old_root_ : nullptr;
+    if (previous != nullptr) {
       // The store outlives the build; the fetch holds it only meanwhile.
       std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
       options.previous = NodeCacheFetch(store, what_, std::chrono::minutes(10));
     }
     try {
-      build_ =
-          BuildPartitions(*snapshot_, old_root_ ? &*old_root_ : nullptr, options, partition_dir_);
+      build_ = BuildPartitions(*snapshot_, previous, options, partition_dir_);
+    } catch (const CorruptionError& e) {
+      if (previous != nullptr) throw DamagedIndex(e);
+      e.ThrowWithContext(what_ + ": ");
     } catch (const Error& e) {
       e.ThrowWithContext(what_ + ": ");
     }
+    built_.insert(build_.new_partitions.begin(), build_.new_partitions.end());
     next_index_keys_.insert(RootKey(build_.root_sha256));
     for (const index::PartitionEntry& p : build_.root.partitions) {
       next_index_keys_.insert(PartitionKey(p.sha256));
@@ -471,9 +500,8 @@ class Publisher {
     next->chunk_count = next->chunks.size();
     for (ChunkPageText& t : MakeChunkPages(next->chunks)) {
       next_index_keys_.insert(t.page.key);
-      const auto listed = listing_.find(t.page.key);
-      if (listed == listing_.end() || listed->second.size != t.page.size ||
-          foreign_set_.count(t.page.key) != 0) {
+      const LocalCopy copy = LocalCopy::Bytes(t.text);
+      if (NeedsUpload(t.page.key, t.page.size, &copy)) {
         Writing();
         Write(t.page.key, t.text, WriteFor(t.page.key));
         ++report_.chunk_pages_uploaded;
@@ -484,29 +512,38 @@ class Publisher {
   }
 
   // 5b. Partitions the store does not hold (new ones, and any the listing
-  // lacks), then the root. Every object is named by its content: one that is
-  // listed with the right size is not written again.
+  // lacks) or holds damaged, then the root. Every object is named by its
+  // content: one that is listed with the right size, and whose ETag is the
+  // MD5 of the copy this push has of it (built now, or in the node cache),
+  // is not written again (push_verify.h).
   void UploadPartitions(const Manifest& next) {
-    std::vector<const index::PartitionEntry*> todo;
+    std::vector<const index::PartitionEntry*> unique;
     std::set<std::string> seen;
     for (const index::PartitionEntry& p : build_.root.partitions) {
-      if (!seen.insert(p.sha256).second) continue;
+      if (seen.insert(p.sha256).second) unique.push_back(&p);
+    }
+    std::vector<char> upload(unique.size(), 0);
+    util::ParallelFor(unique.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
+      const index::PartitionEntry& p = *unique[k];
       const std::string key = PartitionKey(p.sha256);
-      const auto listed = listing_.find(key);
-      if (listed != listing_.end() && listed->second.size == p.size &&
-          foreign_set_.count(key) == 0) {
-        continue;
+      const std::optional<LocalCopy> copy = PartitionCopy(p);
+      if (!NeedsUpload(key, p.size, copy ? &*copy : nullptr)) return;
+      if (!copy || !copy->Md5()) {
+        const auto listed = listing_.find(key);
+        throw DamagedIndex(CorruptionError(
+            what_ + ": the partition " + store_.Name(key) + " that the published root lists is " +
+            (listed == listing_.end()
+                 ? std::string("not in the store")
+                 : std::to_string(listed->second.size) + " bytes in the store, the root says " +
+                       std::to_string(p.size)) +
+            " (deleted or replaced behind the manifest's back), and this machine has no copy "
+            "of it"));
       }
-      if (!util::PathExists(partition_dir_ + "/" + p.sha256)) {
-        throw CorruptionError(what_ + ": the partition " + store_.Name(key) +
-                              " that the published root lists is not in the store (" +
-                              (listed == listing_.end()
-                                   ? std::string("missing")
-                                   : std::to_string(listed->second.size) +
-                                         " bytes, the root says " + std::to_string(p.size)) +
-                              "): it was deleted or replaced behind the manifest's back");
-      }
-      todo.push_back(&p);
+      upload[k] = 1;
+    });
+    std::vector<const index::PartitionEntry*> todo;
+    for (size_t k = 0; k < unique.size(); ++k) {
+      if (upload[k] != 0) todo.push_back(unique[k]);
     }
     if (!todo.empty()) Writing();
     std::atomic<uint64_t> bytes{0};
@@ -519,9 +556,8 @@ class Publisher {
     // The root's pages (a two-level root), as the partitions.
     for (const index::RootPage& p : build_.root.pages) {
       const std::string key = RootPageKey(p.sha256);
-      const auto listed = listing_.find(key);
-      if (listed == listing_.end() || listed->second.size != p.size ||
-          foreign_set_.count(key) != 0) {
+      const LocalCopy copy = LocalCopy::File(partition_dir_ + "/" + p.sha256, p.size);
+      if (NeedsUpload(key, p.size, &copy)) {
         Writing();
         WriteFile(key, partition_dir_ + "/" + p.sha256, p.size, WriteFor(key));
         ++report_.root_pages_uploaded;
@@ -538,10 +574,16 @@ class Publisher {
     report_.partitions_uploaded = todo.size();
     report_.partition_bytes_uploaded = bytes.load();
     report_.root_bytes = next.root_size;
-    const auto listed = listing_.find(next.root_key);
-    if (next.root_sha256 == build_.root_sha256 &&
-        (listed == listing_.end() || listed->second.size != next.root_size ||
-         foreign_set_.count(next.root_key) != 0)) {
+    // (An unchanged index keeps the published root, checked by size only:
+    // this push has no copy of its bytes.)
+    const LocalCopy root = LocalCopy::Bytes(build_.root_bytes);
+    if (NeedsUpload(next.root_key, next.root_size,
+                    next.root_sha256 == build_.root_sha256 ? &root : nullptr)) {
+      if (next.root_sha256 != build_.root_sha256) {
+        throw DamagedIndex(CorruptionError(what_ + ": the root " + store_.Name(next.root_key) +
+                                           " that the published manifest names is missing or "
+                                           "has another size"));
+      }
       Writing();
       Write(next.root_key, build_.root_bytes, WriteFor(next.root_key));
       report_.root_uploaded = true;
@@ -614,7 +656,14 @@ class Publisher {
     // dataset's), not for another dataset's.
     if (published &&
         (!conditional_ || published->dataset.empty() || published->dataset == dataset_)) {
-      LoadChunkPages(store_, &*published, what_);
+      try {
+        LoadChunkPages(store_, &*published, what_);
+      } catch (const CorruptionError& e) {
+        // Overwriting publishes every chunk again: a damaged chunk list is
+        // replaced (its promises are lost with it).
+        if (!options_.overwrite) throw DamagedIndex(e);
+        published->chunks.clear();
+      }
     }
     if (published && publish_chunks_ != published->chunks_published) {
       throw InvalidArgumentError(
@@ -641,6 +690,7 @@ class Publisher {
       for (const ManifestChunk& c : old_->chunks) old_chunks_.emplace(c.key, c);
       for (const ManifestObsolete& o : old_->obsolete) old_obsolete_.emplace(o.key, o);
       if (old_->partitioned()) ReadPublishedRoot();
+      old_named_ = NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr);
     }
     if (conditional_) FindForeign();
   }
@@ -804,6 +854,37 @@ class Publisher {
     if (lease_) lease_->Check();
   }
 
+  // Whether the object `key` that the new generation names with `size`
+  // bytes must be uploaded: another dataset's, not in the listing, listed
+  // with another size, or with an MD5 ETag that is not the one of `copy`
+  // (this push's copy of its bytes, if it has one); with `unverified_too`,
+  // also when its bytes cannot be checked (push_verify.h). One the published
+  // generation named counts as repaired.
+  bool NeedsUpload(const std::string& key, uint64_t size, const LocalCopy* copy,
+                   bool unverified_too = false) {
+    if (foreign_set_.count(key) != 0) return true;
+    const auto listed = listing_.find(key);
+    const NamedObjectState state = CheckNamedObject(
+        key, listed == listing_.end() ? nullptr : &listed->second, size, copy, verified_);
+    if (state == NamedObjectState::kGood ||
+        (state == NamedObjectState::kUnverified && !unverified_too)) {
+      return false;
+    }
+    if (old_named_.count(key) != 0 && copy != nullptr && copy->Md5()) repaired_.fetch_add(1);
+    return true;
+  }
+
+  // This push's copy of partition `p`: built by it, or linked from the node
+  // cache (then trusted only if its SHA-256 is the partition's); nullopt
+  // when it has none.
+  std::optional<LocalCopy> PartitionCopy(const index::PartitionEntry& p) const {
+    const std::string path = partition_dir_ + "/" + p.sha256;
+    if (built_.count(p.sha256) != 0) return LocalCopy::File(path, p.size);
+    const std::string cached = PartitionCacheDirectory() + "/" + p.sha256;
+    if (!util::PathExists(path) && ::link(cached.c_str(), path.c_str()) != 0) return std::nullopt;
+    return LocalCopy::File(path, p.size, p.sha256);
+  }
+
   std::map<std::string, std::string> Metadata() const {
     return {{kMetaDataset, dataset_}, {kMetaPush, push_id_}};
   }
@@ -835,7 +916,7 @@ class Publisher {
     CheckLease();
     try {
       const std::string etag = store_.Put(key, data, write);
-      Wrote(key);
+      Wrote(key, etag);
       return etag;
     } catch (const remote::PreconditionFailedError& e) {
       throw Raced(key, e);
@@ -847,14 +928,15 @@ class Publisher {
     CheckLease();
     try {
       const std::string etag = store_.PutFile(key, path, length, 0, write);
-      Wrote(key);
+      Wrote(key, etag);
       return etag;
     } catch (const remote::PreconditionFailedError& e) {
       throw Raced(key, e);
     }
   }
 
-  void Wrote(const std::string& key) {
+  void Wrote(const std::string& key, const std::string& etag) {
+    verified_.Add(key, etag);  // its bytes were checked on the way (Content-MD5, ETag)
     std::lock_guard<std::mutex> lock(written_mutex_);
     written_.insert(key);
     if (foreign_set_.count(key) != 0) ++report_.foreign_objects_replaced;
@@ -886,11 +968,22 @@ class Publisher {
       ManifestChunk& m = (*chunks)[i];
       const auto old = old_chunks_.find(m.key);
       const auto object = listing_.find(m.key);
-      const bool unchanged =
-          old != old_chunks_.end() && old->second.committed_length == m.committed_length &&
-          old->second.crc32c.has_value() && object != listing_.end() &&
-          object->second.size == m.committed_length &&
-          (object->second.etag.empty() || object->second.etag == old->second.etag);
+      bool unchanged = old != old_chunks_.end() &&
+                       old->second.committed_length == m.committed_length &&
+                       old->second.crc32c.has_value() && object != listing_.end() &&
+                       object->second.size == m.committed_length &&
+                       (object->second.etag.empty() || object->second.etag == old->second.etag);
+      // Overwriting checks the bytes too (one local read of every chunk),
+      // and uploads again what it cannot check.
+      if (unchanged && options_.overwrite) {
+        const LocalCopy copy =
+            LocalCopy::File(dir_ + "/" + local_files_.at(m.key), m.committed_length);
+        unchanged = !NeedsUpload(m.key, m.committed_length, &copy, /*unverified_too=*/true);
+      } else if (!unchanged && old != old_chunks_.end() &&
+                 old->second.committed_length == m.committed_length &&
+                 old->second.crc32c.has_value()) {
+        repaired_.fetch_add(1);  // missing, or replaced behind the manifest's back
+      }
       if (unchanged) {
         m.etag = old->second.etag;
         m.crc32c = old->second.crc32c;
@@ -957,7 +1050,7 @@ class Publisher {
           !old->second.gmeta_sha256.empty() && old->second.committed_length == c.committed_length &&
           old->second.live_videos == c.live_videos && old->second.live_bytes == c.live_bytes &&
           listing_.count(c.gmeta_key) != 0 && foreign_set_.count(c.gmeta_key) == 0;
-      if (same) {
+      if (same && !options_.overwrite) {  // overwriting writes each one and checks it
         c.gmeta_sha256 = old->second.gmeta_sha256;
       } else {
         todo.push_back(i);
@@ -976,12 +1069,8 @@ class Publisher {
       writer.Commit();
       uint64_t size = 0;
       c.gmeta_sha256 = Sha256OfFile(path, &size);
-      const auto old = old_chunks_.find(c.key);
-      if (old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
-          old->second.gmeta_sha256 == c.gmeta_sha256 && listing_.count(c.gmeta_key) != 0 &&
-          foreign_set_.count(c.gmeta_key) == 0) {
-        return;  // the same text
-      }
+      const LocalCopy copy = LocalCopy::File(path, size);
+      if (!NeedsUpload(c.gmeta_key, size, &copy)) return;  // the same text
       WriteFile(c.gmeta_key, path, size, WriteFor(c.gmeta_key));
       uploaded.fetch_add(1);
     });
@@ -995,10 +1084,8 @@ class Publisher {
     uint64_t size = 0;
     next->label2idx_key = "label2idx.json";
     next->label2idx_sha256 = Sha256OfFile(path, &size);
-    if (old_ && old_->label2idx_sha256 == next->label2idx_sha256 &&
-        listing_.count(next->label2idx_key) != 0 && foreign_set_.count(next->label2idx_key) == 0) {
-      return;
-    }
+    const LocalCopy copy = LocalCopy::File(path, size);
+    if (!NeedsUpload(next->label2idx_key, size, &copy)) return;
     Writing();
     WriteFile(next->label2idx_key, path, size, WriteFor(next->label2idx_key));
   }
@@ -1257,6 +1344,13 @@ class Publisher {
   bool send_conditions_ = true;      // false: the store refuses the headers
   std::mutex written_mutex_;
   std::set<std::string> written_;
+  // What the published generation named, what this push built of the
+  // index, the objects it found missing or damaged and uploaded again, and
+  // the ETags it checked (push_verify.h).
+  std::set<std::string> old_named_;
+  std::set<std::string> built_;
+  std::atomic<uint64_t> repaired_{0};
+  VerifiedEtags verified_;
 };
 
 void RequireLocalDataset(const std::string& dir, const char* operation) {
