@@ -33,6 +33,7 @@
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
+#include "testing/s3_server.h"
 
 namespace gulpdb {
 namespace {
@@ -328,8 +329,8 @@ BOOST_AUTO_TEST_CASE(a_push_uploads_again_what_it_names_damaged_or_missing_from_
 }
 
 BOOST_AUTO_TEST_CASE(a_damaged_index_without_a_local_copy_is_refused_and_overwrite_repairs_it) {
-  for (const char* damage : {"partition deleted", "partition flipped", "root flipped",
-                             "chunk page deleted"}) {
+  for (const char* damage :
+       {"partition deleted", "partition flipped", "root flipped", "chunk page deleted"}) {
     BOOST_TEST_CONTEXT(damage) {
       PushWorld w;
       const std::string dir = w.tmp / "local";
@@ -373,6 +374,32 @@ BOOST_AUTO_TEST_CASE(a_damaged_index_without_a_local_copy_is_refused_and_overwri
       w.FreshCache("other-machine");
       BOOST_TEST(Push(dir, w.url).published);
       ExpectHealthy(w, "cache-check2");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_chunk_a_store_kept_damaged_on_the_way_is_uploaded_again_before_publishing) {
+  // A store that checks neither the payload hash nor Content-MD5 stores a
+  // chunk whose body changed after the checks (the proxy flips a byte of
+  // the PUT after verifying it): the ETag it answers tells, and the push
+  // sends the chunk again before it names it.
+  static std::unique_ptr<test::S3ProxyServer> proxy =
+      std::make_unique<test::S3ProxyServer>(test::SharedS3rver().port());
+  proxy->Reset();
+  for (const bool partitioned : {true, false}) {
+    BOOST_TEST_CONTEXT((partitioned ? "partitioned" : "whole snapshot")) {
+      PushWorld w(proxy->endpoint(), test::S3ProxyServer::kAccessKey,
+                  test::S3ProxyServer::kSecretKey);
+      const std::string dir = w.tmp / "local";
+      AppendTagged(dir, "v", 0, 6, 0, /*checksums=*/false);
+      proxy->AddFault(R"({"kind": "corrupt_stored", "count": 1, "method": "PUT", )"
+                      R"("path": "data_1.gulp"})");
+      const PushReport r = Push(dir, w.url, partitioned ? PushOptions() : test::WholeSnapshot());
+      BOOST_TEST(r.published);
+      BOOST_TEST(proxy->Stats().faults_injected == 1u);
+      ExpectHealthy(w, partitioned ? "check-p" : "check-w");
+      ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), partitioned ? "read-p" : "read-w");
+      proxy->Reset();
     }
   }
 }

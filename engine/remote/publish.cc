@@ -987,6 +987,12 @@ class Publisher {
       if (unchanged) {
         m.etag = old->second.etag;
         m.crc32c = old->second.crc32c;
+        // Overwriting does not take the published CRC-32C on trust either
+        // (the object's bytes are the local ones, checked above).
+        if (options_.overwrite) {
+          const std::string path = dir_ + "/" + local_files_.at(m.key);
+          m.crc32c = CrcOfFile(path, m.committed_length, m.committed_length).whole;
+        }
       } else {
         uploads_.push_back(i);
       }
