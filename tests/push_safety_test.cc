@@ -293,11 +293,14 @@ BOOST_AUTO_TEST_CASE(a_push_uploads_again_what_it_names_damaged_or_missing_from_
   const std::string page = m.chunk_pages.at(0).key;
   client->Put(w.Key(page), Flipped(client->Get(w.Key(page))));
   client->Put(w.Key("data_0.gulp"), Flipped(client->Get(w.Key("data_0.gulp"))));
+  client->Put(w.Key(m.root_key), Flipped(client->Get(w.Key(m.root_key))));
   // The pusher (whose node cache holds what it built) pushes again, with
   // nothing changed locally: it publishes a new generation (the chunk's
-  // ETag changes) naming only whole objects.
+  // ETag changes, and a new root replaces the damaged one) naming only
+  // whole objects.
   const PushReport r = Push(dir, w.url);
-  BOOST_TEST(r.objects_repaired == 4u);
+  BOOST_TEST(r.objects_repaired == 5u);
+  BOOST_TEST(PublishedManifest(w, *client).root_key != m.root_key);
   BOOST_TEST(r.partitions_uploaded == 2u);
   BOOST_TEST(r.chunks_uploaded == 1u);
   ExpectHealthy(w, "cache-check1");

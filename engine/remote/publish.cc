@@ -222,9 +222,7 @@ class Publisher {
     if (partitioned_) {
       BuildIndexPartitions(tmp.path());
       next.version = kManifestVersionChunkPages;
-      const auto old_root_object = old_ ? listing_.find(old_->root_key) : listing_.end();
-      if (SameIndex(build_.root, old_root_) && old_root_object != listing_.end() &&
-          old_root_object->second.size == old_->root_size) {
+      if (SameIndex(build_.root, old_root_) && PublishedRootIsWhole()) {
         // An unchanged index keeps its root (the new one would differ only
         // in its generation number), so that nothing is published.
         next.root_key = old_->root_key;
@@ -362,6 +360,32 @@ class Publisher {
                            "(gulpdb push --overwrite; Python push(..., overwrite=True); C++ "
                            "PushOptions::overwrite) to build the whole index and upload what "
                            "the store lacks or holds damaged");
+  }
+
+  // Whether the published root object holds the root the manifest names:
+  // listed with its size, and its ETag one this machine checked, or (one GET
+  // of at most its size) its SHA-256 the manifest's. An unchanged index
+  // keeps it only then; otherwise the new root (the same index, another
+  // generation number) replaces it.
+  bool PublishedRootIsWhole() {
+    const auto listed = listing_.find(old_->root_key);
+    if (listed == listing_.end() || listed->second.size != old_->root_size) {
+      repaired_.fetch_add(1);
+      return false;
+    }
+    if (verified_.Holds(old_->root_key, listed->second.etag)) return true;
+    try {
+      StoreObject got;
+      const std::string bytes = store_.Get(old_->root_key, old_->root_size, &got);
+      if (bytes.size() == old_->root_size && remote::Sha256Hex(bytes) == old_->root_sha256) {
+        verified_.Add(old_->root_key, got.etag);
+        return true;
+      }
+    } catch (const NotFoundError&) {
+    } catch (const remote::ObjectTooLargeError&) {
+    }
+    repaired_.fetch_add(1);
+    return false;
   }
 
   // The index objects the published manifest names: its snapshot, or its
