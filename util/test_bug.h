@@ -13,6 +13,11 @@
 //   pickle-generation  a copy of a remote reader opens its generation of the
 //                      URL without checking that it is the same snapshot of
 //                      the same dataset: engine/remote/remote_dataset.cc
+//   push-named-unchecked  a push names objects it did not upload after
+//                      checking only their size in the listing (a damaged
+//                      root, page or partition stays named):
+//                      engine/remote/publish.cc, NeedsUpload and
+//                      PublishedRootIsWhole
 //
 // and three durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):

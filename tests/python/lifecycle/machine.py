@@ -29,7 +29,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from . import checks, gulpio_format
+from . import bucket_rules, checks, gulpio_format
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
 from .procs import Failure
@@ -59,6 +59,7 @@ RULES = {
     "pickle_reader": ["pickle Dataset", "pickle VideoDataset"],
     "read_held_pickle": ["read a held pickled reader"],
     "snapshot": ["snapshot"],
+    **bucket_rules.RULES,
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -68,7 +69,7 @@ REQUIRED_VARIANTS = [
     "compact", "merge (attach in place)", "merge (copy)", "index --meta-key",
     "export (in place)", "export (-o OUT)", "import --reindex", "copy (cp -r)", "copy (cp -a)",
     "open url (fresh cache)", "open url (warm cache)", "pickle Dataset", "pickle VideoDataset",
-    "snapshot",
+    "snapshot", *bucket_rules.RULES["bucket_faults"],
 ]
 READ_PATHS = [
     "cli ls", "cli info", "cli show", "cli extract", "cli check --deep", "cli ls --where",
@@ -150,7 +151,7 @@ class Held:
         self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
-class LifecycleMachine(RuleBasedStateMachine):
+class LifecycleMachine(bucket_rules.BucketRules, RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         assert SESSION is not None, "the test sets machine.SESSION"
