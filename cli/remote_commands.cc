@@ -17,10 +17,18 @@
 namespace gulpdb::cli {
 namespace {
 
+void PrintRepaired(const PushReport& r) {
+  if (r.objects_repaired > 0) {
+    std::printf("repaired %llu objects the store lacked or held damaged\n",
+                static_cast<unsigned long long>(r.objects_repaired));
+  }
+}
+
 void PrintPushReport(const PushReport& r, const std::string& where) {
   if (!r.published) {
     std::printf("%s is up to date (generation %llu)\n", where.c_str(),
                 static_cast<unsigned long long>(r.generation));
+    PrintRepaired(r);
     return;
   }
   char index[224];
@@ -52,10 +60,7 @@ void PrintPushReport(const PushReport& r, const std::string& where) {
       static_cast<unsigned long long>(r.gmeta_uploaded), index,
       static_cast<unsigned long long>(r.objects_obsoleted),
       static_cast<unsigned long long>(r.objects_deleted), r.seconds);
-  if (r.objects_repaired > 0) {
-    std::printf("repaired %llu objects the store lacked or held damaged\n",
-                static_cast<unsigned long long>(r.objects_repaired));
-  }
+  PrintRepaired(r);
   if (r.foreign_objects_replaced + r.foreign_objects_deleted > 0) {
     std::printf(
         "overwrote what other pushes or tools had left there: %llu objects replaced, %llu "
