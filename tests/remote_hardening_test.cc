@@ -316,6 +316,13 @@ void EditPublishedChunks(World& w,
   w.client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
 }
 
+// The layout option of a push: partitioned or the whole snapshot.
+PushOptions Layout(bool partitioned) {
+  PushOptions options;
+  options.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+  return options;
+}
+
 // The problems of a check of `url`, one per line, for messages and searches.
 std::string CheckText(const std::string& url, bool deep) {
   CheckOptions options;
@@ -425,8 +432,7 @@ BOOST_AUTO_TEST_CASE(a_hostile_snapshot_cannot_make_export_write_outside_its_dir
     World w;
     const std::string dir = w.tmp / "local";
     MakeDataset(dir, 7);
-    PushOptions layout;
-    layout.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+    const PushOptions layout = Layout(partitioned);
     Push(dir, w.url, layout);
     const std::string out = w.tmp / "out/inner";
     fs::create_directories(out);
@@ -499,8 +505,7 @@ BOOST_AUTO_TEST_CASE(check_of_a_url_finds_a_meta_index_that_disagrees_with_the_r
         rw.read_only = false;
         Dataset::Open(dir, rw)->CreateMetaIndex("label");
       }
-      PushOptions layout;
-      layout.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+      const PushOptions layout = Layout(partitioned);
       Push(dir, w.url, layout);
       BOOST_TEST(CheckText(w.url, false) == "");
       // v1's record says "c9"; the meta index still files it under "c1".
@@ -527,8 +532,7 @@ BOOST_AUTO_TEST_CASE(check_of_a_url_finds_chunk_entries_readers_or_exporters_wou
       World w;
       const std::string dir = w.tmp / "local";
       MakeDataset(dir, 7);
-      PushOptions layout;
-      layout.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+      const PushOptions layout = Layout(partitioned);
       Push(dir, w.url, layout);
       BOOST_TEST(CheckText(w.url, true) == "");
       // A chunk entry without its .gmeta (GulpIO readers of the bucket then
@@ -583,8 +587,7 @@ BOOST_AUTO_TEST_CASE(check_deep_of_a_url_finds_chunk_bytes_damaged_before_they_w
         }
         writer->Commit();
       }
-      PushOptions layout;
-      layout.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+      const PushOptions layout = Layout(partitioned);
       Push(dir, w.url, layout);
       const VideoInfo v0 = Dataset::Open(dir)->Get("v0");
       std::string bytes = w.client->Get(w.Key("data_0.gulp"));
@@ -605,8 +608,7 @@ BOOST_AUTO_TEST_CASE(a_chunk_record_that_is_not_sound_is_an_error_naming_the_dat
       World w;
       const std::string dir = w.tmp / "local";
       MakeDataset(dir, 7);
-      PushOptions layout;
-      layout.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+      const PushOptions layout = Layout(partitioned);
       Push(dir, w.url, layout);
       PublishEditedSnapshot(
           w, dir, [](index::ChunkRecord* r) { r->live_bytes = r->committed_length + 1; },

@@ -27,7 +27,11 @@
 //      partitioned (PushOptions::layout), build the partitions against
 //      the published root (fetched and verified in step 2; the partitions it
 //      lists come through the node cache) and upload those the store does
-//      not hold, then the root (both content-addressed);
+//      not hold, then the root (both content-addressed). Every object the
+//      new generation names and this push does not upload is checked first
+//      (push_verify.h): one missing or damaged is uploaded again from this
+//      machine's copy, or the push stops naming it (the overwrite option
+//      builds the whole index, and checks every chunk's bytes);
 //   6. claim the generation (its manifest copy, created only if absent), then
 //      swap the manifest (only if it still has the ETag read in step 2): the
 //      one step that makes the new state visible;
