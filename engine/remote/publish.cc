@@ -897,9 +897,9 @@ class Publisher {
     if (foreign_set_.count(key) != 0) return true;
     const auto listed = listing_.find(key);
     // (GULPDB_TEST_BUG=push-named-unchecked: by size alone, as before.)
-    const NamedObjectState state = CheckNamedObject(
-        key, listed == listing_.end() ? nullptr : &listed->second, size,
-        util::TestBugEnabled("push-named-unchecked") ? nullptr : copy, verified_);
+    const NamedObjectState state =
+        CheckNamedObject(key, listed == listing_.end() ? nullptr : &listed->second, size,
+                         util::TestBugEnabled("push-named-unchecked") ? nullptr : copy, verified_);
     if (state == NamedObjectState::kGood ||
         (state == NamedObjectState::kUnverified && !unverified_too)) {
       return false;
