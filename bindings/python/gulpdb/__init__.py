@@ -291,7 +291,10 @@ def push(
 
     Raises:
         gulpdb.CorruptionError: a local chunk no longer holds bytes a published
-            manifest promised (it was rewritten); nothing is changed.
+            manifest promised (it was rewritten); or an object the published
+            index names is missing or damaged and this machine holds no copy
+            of it (``overwrite=True`` rebuilds and uploads it); nothing is
+            changed.
         ValueError: the prefix holds objects this dataset's pushes did not
             write (see ``overwrite``), or the store ignores conditional writes
             (see ``allow_unconditional_writes``).
