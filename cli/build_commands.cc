@@ -59,11 +59,13 @@ std::vector<std::string> SetGivenIngestOptions(const po::variables_map& vm,
   return given;
 }
 
-const std::set<std::string> kCreateOptions = {"videos-per-chunk", "bytes-per-chunk",
-                                              "no-checksums"};
+// The settings of a new dataset: what `create` takes of the ingest options.
+const std::set<std::string> kCreateOptions = {"videos-per-chunk", "bytes-per-chunk", "no-checksums",
+                                              "codec"};
 
 CreateOptions CreateOptionsOf(const ingest::IngestOptions& in) {
   CreateOptions c;
+  c.codec = in.codec;
   c.videos_per_chunk = in.videos_per_chunk;
   c.bytes_per_chunk = in.bytes_per_chunk;
   c.checksums = in.checksums;
@@ -128,8 +130,10 @@ int RunIngest(const std::vector<std::string>& args) {
     if (!progress) progress = std::make_unique<Progress>("ingest", p.total, in.quiet);
     progress->Update(p.done);
   };
-  const ingest::IngestReport r = ingest::Ingest(in);
-  // An interrupted ingest keeps what it committed: running it again resumes.
+  // A failed ingest keeps what it committed, as an interrupted one does:
+  // running it again resumes.
+  const ingest::IngestReport r =
+      KeepingCommitted(&created, ResumeHint(in.on_duplicate), [&] { return ingest::Ingest(in); });
   created.Keep();
   if (progress) progress->Finish();
   std::string extra;
@@ -185,7 +189,8 @@ int RunMerge(const std::vector<std::string>& args) {
     if (!progress) progress = std::make_unique<Progress>("merge", total, quiet);
     progress->Update(done);
   };
-  const MergeReport r = Merge(path.dir, shards, options);
+  const MergeReport r = KeepingCommitted(&created, ResumeHint(options.on_duplicate),
+                                         [&] { return Merge(path.dir, shards, options); });
   created.Keep();
   if (progress) progress->Finish();
   std::printf(

@@ -30,6 +30,28 @@ std::set<std::string> Entries(const std::string& dir) {
   return names;
 }
 
+// Takes the writer lock of a new dataset, if its lock file exists, for as
+// long as the object lives: nothing is removed while another process writes
+// (two runs that raced to create the same dataset).
+class WriterLockProbe {
+ public:
+  explicit WriterLockProbe(const std::string& path) {
+    if (path.empty()) return;
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    held_elsewhere_ = fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0;
+  }
+  ~WriterLockProbe() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  WriterLockProbe(const WriterLockProbe&) = delete;
+  WriterLockProbe& operator=(const WriterLockProbe&) = delete;
+  bool held_elsewhere() const { return held_elsewhere_; }
+
+ private:
+  int fd_ = -1;
+  bool held_elsewhere_ = false;
+};
+
 }  // namespace
 
 bool IsDatasetFileName(const std::string& name) {
@@ -45,22 +67,56 @@ bool IsIndexFileName(const std::string& name) {
          StartsWith(name, "writer.lock");
 }
 
+std::string ResumeHint(OnDuplicate on_duplicate) {
+  return on_duplicate == OnDuplicate::kSkip
+             ? "re-run the same command to resume: ids already present are skipped"
+             : std::string("re-run it with --on-duplicate skip to resume (not ") +
+                   OnDuplicateName(on_duplicate) + "): ids already present are then skipped";
+}
+
+std::string CreatedPaths::KeepCommitted(const std::string& resume) {
+  if (keep_ || decided_ || new_dataset_dir_.empty()) return "";
+  WriterLockProbe lock(writer_lock_);
+  if (lock.held_elsewhere()) return "";  // the destructor says what it leaves, and why
+  return Decide(resume);
+}
+
+std::string CreatedPaths::Decide(const std::string& resume) {
+  decided_ = true;
+  std::string kept;
+  try {
+    if (!Dataset::Exists(new_dataset_dir_, new_index_dir_)) return "";
+    OpenOptions open;
+    open.index_dir = new_index_dir_;
+    open.allow_network_index = true;  // one look at the index, not a long-lived reader
+    const DatasetStats stats = Dataset::Open(new_dataset_dir_, open)->Stats();
+    if (stats.committed_videos == 0) return "";
+    kept = "kept " + new_dataset_dir_ + ": " + std::to_string(stats.videos) +
+           (stats.videos == 1 ? " video" : " videos") + " committed before the failure";
+  } catch (const std::exception& e) {
+    kept = "kept " + new_dataset_dir_ + ": could not tell whether it holds committed videos (" +
+           e.what() + ")";
+  }
+  keep_ = true;
+  return resume.empty() ? kept : kept + "; " + resume;
+}
+
 CreatedPaths::~CreatedPaths() {
   if (keep_) return;
   // Held (when it exists) until everything is removed.
-  struct Descriptor {
-    int fd = -1;
-    ~Descriptor() {
-      if (fd >= 0) ::close(fd);
-    }
-  } lock;
-  if (!writer_lock_.empty()) lock.fd = ::open(writer_lock_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (lock.fd >= 0 && ::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+  WriterLockProbe lock(writer_lock_);
+  if (lock.held_elsewhere()) {
     std::fprintf(stderr,
                  "gulpdb: left what this failed run made in %s: another process is writing "
                  "that dataset\n",
                  new_dataset_dir_.c_str());
     return;
+  }
+  if (!new_dataset_dir_.empty() && !decided_) {
+    if (const std::string kept = Decide(""); !kept.empty()) {
+      std::fprintf(stderr, "gulpdb: %s\n", kept.c_str());
+      return;
+    }
   }
   for (auto it = tracked_.rbegin(); it != tracked_.rend(); ++it) {
     std::vector<std::string> doomed;
@@ -108,6 +164,7 @@ void CreatedPaths::TrackNewDataset(const DatasetPath& path) {
   Track(path.dir, IsDatasetFileName);
   if (!path.index_dir.empty()) Track(path.index_dir, IsIndexFileName);
   new_dataset_dir_ = path.dir;
+  new_index_dir_ = path.index_dir;
   writer_lock_ =
       (path.index_dir.empty() ? path.dir + "/gulpdb.index" : path.index_dir) + "/writer.lock";
 }

@@ -1,5 +1,6 @@
 #include "cli/query_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -116,9 +117,13 @@ int RunIndex(const std::vector<std::string>& args) {
              &vm)) {
     return 0;
   }
-  const auto keys = [&](const char* name) {
-    return vm.count(name) != 0 ? vm[name].as<std::vector<std::string>>()
-                               : std::vector<std::string>();
+  const auto keys = [&](const char* name) {  // each key once, in the order given
+    std::vector<std::string> out;
+    if (vm.count(name) == 0) return out;
+    for (const std::string& key : vm[name].as<std::vector<std::string>>()) {
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+    }
+    return out;
   };
   const std::vector<std::string> create = keys("meta-key"), drop = keys("drop");
   if (create.empty() && drop.empty()) {
@@ -132,12 +137,37 @@ int RunIndex(const std::vector<std::string>& args) {
     }
     return 0;
   }
+  // Every key is checked before anything changes: a request that would fail
+  // part way (a drop of a key without an index after a build) changes nothing.
+  const std::string dir = vm["dir"].as<std::string>();
+  for (const std::string& key : create) {
+    if (key.empty()) throw UsageError("--meta-key is an empty string");
+    CheckMetaIndexKey(key, "index " + dir + ": --meta-key");
+    if (std::find(drop.begin(), drop.end(), key) != drop.end()) {
+      throw UsageError("'" + EscapeForDisplay(key) + "' is given to both --meta-key and --drop");
+    }
+  }
+  for (const std::string& key : drop) {
+    if (key.empty()) throw UsageError("--drop is an empty string");
+  }
   auto ds = Open(vm, false);
+  const std::vector<std::string> indexed = ds->MetaIndexes();
+  std::vector<std::string> missing;
+  for (const std::string& key : drop) {
+    if (std::find(indexed.begin(), indexed.end(), key) == indexed.end()) missing.push_back(key);
+  }
+  if (!missing.empty()) {
+    throw NotFoundError(
+        "index " + dir + ": " + ListForDisplay(missing) + (missing.size() == 1 ? " has" : " have") +
+        " no meta index (" +
+        (indexed.empty() ? "no key has one" : "indexed: " + ListForDisplay(indexed)) +
+        "); nothing was changed");
+  }
   int status = 0;
   for (const std::string& key : drop) {
     if (ds->DropMetaIndex(key, Wait(vm))) {
       std::printf("dropped the meta index of '%s'\n", EscapeForDisplay(key).c_str());
-    } else {
+    } else {  // dropped by another process since the check
       std::fprintf(stderr, "gulpdb index: '%s' has no meta index\n", EscapeForDisplay(key).c_str());
       status = 1;
     }

@@ -131,8 +131,9 @@ int RunPush(const std::vector<std::string>& args) {
   options.layout = ParseLayout(vm);
   const std::string url = vm["url"].as<std::string>();
   if (!IsRemoteUrl(url)) {
-    const std::string typo = util::S3UrlTypo(url);
-    throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + EscapeForDisplay(url) +
+    const std::string shown = util::RedactUrl(url);
+    const std::string typo = util::S3UrlTypo(shown);
+    throw UsageError("the destination must be s3://BUCKET/PREFIX, not " + EscapeForDisplay(shown) +
                      (typo.empty() ? std::string() : " (" + EscapeForDisplay(typo) + ")"));
   }
   std::unique_ptr<Progress> progress;

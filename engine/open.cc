@@ -32,8 +32,8 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
   // Published datasets and shared file systems: engine/remote/remote_dataset.h.
   if (IsRemoteUrl(dir)) return engine::OpenRemoteDataset(dir, options);
   if (!util::IsDirectory(dir)) {
-    if (const std::string typo = util::S3UrlTypo(dir); !typo.empty()) {
-      throw InvalidArgumentError("open dataset " + util::RedactUrls(dir) +
+    if (const std::string typo = util::S3UrlTypo(util::RedactUrl(dir)); !typo.empty()) {
+      throw InvalidArgumentError("open dataset " + util::RedactUrl(dir) +
                                  ": no such directory, and not an s3:// URL: " + typo);
     }
     throw NotFoundError("open dataset " + dir + ": no such directory");

@@ -10,12 +10,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <thread>
 #include <utility>
 
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
+#include "util/file_io.h"
 #include "util/sys_error.h"
 
 namespace gulpdb::ingest {
@@ -33,8 +35,11 @@ std::string FormatRate(double rate) {
 }
 
 // Opens `path` first: ffmpeg would report a missing or unreadable file as a
-// failed decode, and this makes it a NotFoundError or an IoError instead.
+// failed decode, and this makes it a NotFoundError or an IoError instead; a
+// device, a FIFO or a dangling link is refused saying so (ffmpeg would read
+// /dev/zero for ever).
 void CheckReadable(const std::string& path) {
+  util::RequireUsableEntry(path, "read");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) util::ThrowErrno("read", path, errno);
   struct stat st;
@@ -301,63 +306,92 @@ size_t PpmStream::Read(void* dst, size_t max) {
   }
 }
 
+namespace {
+
+using FrameSink = std::function<void(const std::vector<uint8_t>& rgb, int width, int height)>;
+
+// Runs the decoding ffmpeg of DecodeArgv on `path`, passes each frame to
+// `sink` and returns how many it passed; `*errors` gets what ffmpeg said on
+// stderr. Throws CorruptionError when ffmpeg fails.
+size_t RunDecoder(const std::string& path, bool image, const FrameSettings& settings,
+                  ChildSet* children, const FrameSink& sink, std::string* errors) {
+  ChildProcess child(DecodeArgv(path, image, settings), children);
+  PpmStream stream(&child, path);
+  std::vector<uint8_t> pixels;
+  int width = 0, height = 0;
+  size_t frames = 0;
+  while (stream.Next(&pixels, &width, &height)) {
+    sink(pixels, width, height);
+    ++frames;
+  }
+  *errors = stream.DrainErrors();
+  const int status = child.Wait();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw CorruptionError("decode " + path + ": ffmpeg " + DescribeStatus(status) +
+                          (errors->empty() ? "" : ": " + FirstLine(*errors)));
+  }
+  return frames;
+}
+
+// The frames of `path` (see DecodeWithFfmpeg) passed to `sink`. A video
+// shorter than one frame period at settings.frame_rate (one frame at 8 fps)
+// gets nothing from the fps filter; it yields its first frame instead, as an
+// image does, so that a video always yields at least one frame. Throws
+// CorruptionError when there is none at all. Returns ffmpeg's warning line,
+// if it printed one.
+std::string DecodeFrames(const std::string& path, bool image, const FrameSettings& settings,
+                         ChildSet* children, const FrameSink& sink) {
+  CheckReadable(path);
+  std::string errors;
+  size_t frames = RunDecoder(path, image, settings, children, sink, &errors);
+  if (frames == 0 && !image && settings.frame_rate > 0) {
+    frames = RunDecoder(path, /*image=*/true, settings, children, sink, &errors);
+  }
+  if (frames == 0) {
+    throw CorruptionError("decode " + path + ": no video frames" +
+                          (errors.empty() ? "" : ": " + FirstLine(errors)));
+  }
+  return errors.empty() ? "" : "decode " + path + ": ffmpeg: " + FirstLine(errors);
+}
+
+}  // namespace
+
 std::vector<std::string> DecodeWithFfmpeg(const std::string& path, bool image,
                                           const FrameSettings& settings, ChildSet* children,
                                           std::string* warning) {
-  CheckReadable(path);
-  const std::vector<std::string> argv = DecodeArgv(path, image, settings);
-  ChildProcess child(argv, children);
-  PpmStream stream(&child, path);
   JpegEncoder& encoder = ThreadLocalEncoder();
   std::vector<std::string> frames;
-  std::vector<uint8_t> pixels;
-  int width = 0, height = 0;
-  while (stream.Next(&pixels, &width, &height)) {
-    frames.push_back(encoder.Encode(pixels.data(), width, height, 3, settings.encode));
-  }
-  const std::string errors = stream.DrainErrors();
-  const int status = child.Wait();
-  const std::string detail = errors.empty() ? "" : ": " + FirstLine(errors);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw CorruptionError("decode " + path + ": ffmpeg " + DescribeStatus(status) + detail);
-  }
-  if (frames.empty()) throw CorruptionError("decode " + path + ": no frames" + detail);
-  if (!errors.empty()) *warning = "decode " + path + ": ffmpeg: " + FirstLine(errors);
+  const std::string said = DecodeFrames(
+      path, image, settings, children, [&](const std::vector<uint8_t>& rgb, int width, int height) {
+        frames.push_back(encoder.Encode(rgb.data(), width, height, 3, settings.encode));
+      });
+  if (!said.empty()) *warning = said;
   return frames;
 }
 
 std::string EncodeH264WithFfmpeg(const std::string& path, const FrameSettings& settings,
                                  ChildSet* children, size_t* frame_count, std::string* warning) {
-  CheckReadable(path);
-  ChildProcess child(DecodeArgv(path, /*image=*/false, settings), children);
-  PpmStream stream(&child, path);
   std::optional<H264Encoder> encoder;  // started at the first frame, whose size it takes
-  std::vector<uint8_t> pixels;
-  int width = 0, height = 0, first_width = 0, first_height = 0;
+  int first_width = 0, first_height = 0;
   size_t frames = 0;
-  while (stream.Next(&pixels, &width, &height)) {
-    if (!encoder) {
-      first_width = width;
-      first_height = height;
-      encoder.emplace(settings, width, height, path, children);
-    } else if (width != first_width || height != first_height) {
-      throw CorruptionError("decode " + path + ": frame " + std::to_string(frames) + " is " +
-                            std::to_string(width) + "x" + std::to_string(height) +
-                            " after frames of " + std::to_string(first_width) + "x" +
-                            std::to_string(first_height));
-    }
-    encoder->Write(pixels);
-    ++frames;
-  }
-  const std::string errors = stream.DrainErrors();
-  const int status = child.Wait();
-  const std::string detail = errors.empty() ? "" : ": " + FirstLine(errors);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw CorruptionError("decode " + path + ": ffmpeg " + DescribeStatus(status) + detail);
-  }
-  if (frames == 0) throw CorruptionError("decode " + path + ": no frames" + detail);
+  const std::string said = DecodeFrames(
+      path, /*image=*/false, settings, children,
+      [&](const std::vector<uint8_t>& rgb, int width, int height) {
+        if (!encoder) {
+          first_width = width;
+          first_height = height;
+          encoder.emplace(settings, width, height, path, children);
+        } else if (width != first_width || height != first_height) {
+          throw CorruptionError("decode " + path + ": frame " + std::to_string(frames) + " is " +
+                                std::to_string(width) + "x" + std::to_string(height) +
+                                " after frames of " + std::to_string(first_width) + "x" +
+                                std::to_string(first_height));
+        }
+        encoder->Write(rgb);
+        ++frames;
+      });
   std::string h264 = encoder->Finish();
-  if (!errors.empty()) *warning = "decode " + path + ": ffmpeg: " + FirstLine(errors);
+  if (!said.empty()) *warning = said;
   *frame_count = frames;
   return h264;
 }

@@ -49,10 +49,14 @@ class PpmStream {
 };
 
 // Decodes `path` with ffmpeg and encodes its frames (all of a video at
-// settings.frame_rate, or the first frame of an image). Throws CorruptionError
-// for a file ffmpeg cannot decode or that has no frames, FatalError when
-// ffmpeg cannot be started. Sets `*warning` to what ffmpeg reported on a
-// successful run.
+// settings.frame_rate, or the first frame of an image; a video shorter than
+// one frame period at that rate, which ffmpeg's fps filter drops whole,
+// yields its first frame, decoded again by a second child: a video always
+// yields at least one). Throws CorruptionError for a file ffmpeg cannot
+// decode or that has no frames, FatalError when ffmpeg cannot be started,
+// and, before starting ffmpeg, what util::RequireUsableEntry throws for a
+// dangling link, a device or a FIFO. Sets `*warning` to what ffmpeg reported
+// on a successful run.
 std::vector<std::string> DecodeWithFfmpeg(const std::string& path, bool image,
                                           const FrameSettings& settings, ChildSet* children,
                                           std::string* warning);

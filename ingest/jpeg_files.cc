@@ -18,6 +18,7 @@ std::vector<std::string> LoadJpegFiles(const std::vector<std::string>& paths,
   DecodeOptions decode;
   decode.dct = DctMethod::kAccurate;
   for (const std::string& path : paths) {
+    util::RequireUsableEntry(path, "read");  // says why a link cannot be read
     std::string bytes = util::ReadFile(path);
     const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
     try {

@@ -55,6 +55,9 @@ Encoded Produce(const SourceSpec& source, const FrameSettings& settings,
     switch (source.kind) {
       case SourceKind::kVideo:
         if (e.path.empty()) {
+          if (!source.lookup_error.empty()) {
+            ThrowError(source.lookup_error_code, source.lookup_error);
+          }
           if (!locator) throw NotFoundError("find video " + source.id + ": no file was given");
           e.path = locator->Resolve(source.id);
         }
@@ -148,6 +151,21 @@ std::vector<SourceSpec> Sources(const IngestOptions& o, std::optional<VideoLocat
   return sources;
 }
 
+// What of `o`'s sources an H.264 dataset cannot take: "frame folders"
+// (--frames-dir), "images" (--images-dir, --image-list), "source '<id>', a
+// frame folder" (an explicit list); empty when they are all videos.
+std::string NotVideos(const IngestOptions& o) {
+  if (!o.frames_dir.empty()) return "frame folders (--frames-dir)";
+  if (!o.images_dir.empty() || !o.image_list.empty()) return "images";
+  for (const SourceSpec& s : o.sources) {
+    if (s.kind != SourceKind::kVideo) {
+      return "source '" + s.id +
+             (s.kind == SourceKind::kImage ? "', an image" : "', a frame folder");
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::optional<SourceProblem> UnstorableSource(const SourceSpec& s) {
@@ -185,15 +203,10 @@ std::string ValidateIngestOptions(const IngestOptions& o) {
   if (const std::string problem = CheckOptionValues(o); !problem.empty()) return problem;
   if (o.codec == Codec::kH264) {
     if (o.keep_jpeg) return "--keep-jpeg stores JPEG bytes: it does not go with --codec h264";
-    if (!o.frames_dir.empty() || !o.images_dir.empty() || !o.image_list.empty()) {
-      return "--codec h264 stores videos: give --videos-dir (frame folders and images are "
-             "stored as JPEG)";
-    }
-    for (const SourceSpec& s : o.sources) {
-      if (s.kind != SourceKind::kVideo) {
-        return "--codec h264 stores videos: source '" + s.id +
-               "' is not a video (frame folders and images are stored as JPEG)";
-      }
+    if (const std::string what = NotVideos(o); !what.empty()) {
+      return "--codec h264 stores videos, not " + what +
+             " (frame folders and images are stored as JPEG: give --videos-dir, or leave out "
+             "--codec)";
     }
   }
   if (o.keep_jpeg && o.frame_size > 0) {
@@ -223,8 +236,11 @@ std::vector<SourceSpec> ListSources(const IngestOptions& o) {
     for (SourceSpec& s : sources) {
       try {
         s.path = locator->Resolve(s.id);
-      } catch (const Error&) {
-        // Left empty: Ingest reports the source as bad, as it would have.
+      } catch (const Error& e) {
+        // Left empty: Ingest reports the source as bad, as it would have,
+        // with this error, also where no locator can look again.
+        s.lookup_error = e.what();
+        s.lookup_error_code = e.code();
       }
     }
   }
@@ -324,6 +340,15 @@ IngestReport Ingest(const IngestOptions& o) {
       open.read_only = false;
       open.index_dir = o.index_dir;
       ds = Dataset::Open(o.dir, open);
+    }
+  }
+  if (ds->codec() == Codec::kH264 && o.codec == Codec::kJpeg) {
+    if (const std::string what = NotVideos(o); !what.empty()) {
+      // (--codec h264 would not help: it stores videos only.)
+      throw InvalidArgumentError("ingest " + o.dir +
+                                 ": the dataset stores its frames as h264, which holds videos "
+                                 "only, not " +
+                                 what + "; ingest those into a JPEG dataset (a new DIR)");
     }
   }
   if (ds->codec() != o.codec) {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <utility>
@@ -63,18 +64,42 @@ SourceSpec Unlabeled(SourceKind kind, const std::string& id, std::string path) {
   return FromListed(kind, std::move(l), std::move(path));
 }
 
+// The folders open on the way down an image tree, by (device, inode): a
+// folder reached again through a symbolic link (`up -> ..`) is a cycle.
+using Ancestors = std::vector<std::pair<dev_t, ino_t>>;
+
+// Pushes the folder at `path` onto `*ancestors`; false (nothing pushed) when
+// it is one of them already, or cannot be examined (listing it says why).
+bool EnterFolder(const std::string& path, Ancestors* ancestors) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return true;
+  const std::pair<dev_t, ino_t> key(st.st_dev, st.st_ino);
+  if (std::find(ancestors->begin(), ancestors->end(), key) != ancestors->end()) return false;
+  ancestors->push_back(key);
+  return true;
+}
+
 void ListImageTree(const std::string& root, const std::string& relative, const std::string& label,
-                   std::vector<SourceSpec>* out) {
-  for (const DirEntry& e : ListEntries(Join(root, relative))) {
+                   Ancestors* ancestors, const ListWarning& warn, std::vector<SourceSpec>* out) {
+  const std::string folder = Join(root, relative);
+  if (!EnterFolder(folder, ancestors)) {
+    // Followed, it would list the same images again under longer ids, until
+    // the kernel's limit on links in a path (40 times over).
+    warn("images folder " + folder + " leads back to a folder above it (a symbolic link " +
+         "cycle): not followed");
+    return;
+  }
+  for (const DirEntry& e : ListEntries(folder)) {
     const std::string rel = relative.empty() ? e.name : relative + "/" + e.name;
     if (e.is_dir) {
-      ListImageTree(root, rel, label, out);
-    } else if (IsImageName(e.name)) {
+      ListImageTree(root, rel, label, ancestors, warn, out);
+    } else if (IsImageName(e.name) || !e.unusable.empty()) {  // (reading it says why)
       SourceSpec s = Unlabeled(SourceKind::kImage, rel, Join(root, rel));
       s.label = label;
       out->push_back(std::move(s));
     }
   }
+  ancestors->pop_back();
 }
 
 }  // namespace
@@ -83,12 +108,17 @@ std::vector<DirEntry> ListEntries(const std::string& dir) {
   std::vector<DirEntry> entries;
   for (std::string& name : util::ListDirectory(dir)) {
     if (name.empty() || name[0] == '.') continue;
+    const std::string path = Join(dir, name);
+    std::string unusable = util::DescribeUnusableEntry(path);
     struct stat st;
-    if (::stat((dir + "/" + name).c_str(), &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) {
-      entries.push_back({std::move(name), true});
+    if (!unusable.empty()) {
+      entries.push_back({std::move(name), false, std::move(unusable)});
+    } else if (::stat(path.c_str(), &st) != 0) {
+      continue;  // vanished meanwhile, or not ours to see
+    } else if (S_ISDIR(st.st_mode)) {
+      entries.push_back({std::move(name), true, ""});
     } else if (S_ISREG(st.st_mode)) {
-      entries.push_back({std::move(name), false});
+      entries.push_back({std::move(name), false, ""});
     }
   }
   return entries;
@@ -105,6 +135,7 @@ bool IsJpegName(const std::string& name) {
 }
 
 std::vector<std::string> ListFrameFiles(const std::string& folder) {
+  util::RequireUsableEntry(folder, "read");
   std::vector<std::string> files;
   for (const DirEntry& entry : ListEntries(folder)) {
     if (!entry.is_dir && IsJpegName(entry.name)) files.push_back(Join(folder, entry.name));
@@ -117,7 +148,9 @@ VideoLocator::VideoLocator(std::string dir) : dir_(std::move(dir)) {
     if (e.is_dir) {
       dirs_.insert(e.name);
     } else if (IsVideoName(e.name)) {
-      files_by_stem_[Stem(e.name)].push_back(e.name);
+      files_by_stem_[Stem(e.name)].push_back(e.name);  // (unusable: reading it says why)
+    } else if (!e.unusable.empty()) {
+      unusable_.insert(e.name);
     }
   }
 }
@@ -129,7 +162,7 @@ std::string VideoLocator::Resolve(const std::string& id) const {
   if (slash == std::string::npos) {
     auto it = files_by_stem_.find(id);
     if (it != files_by_stem_.end()) candidates = it->second;
-    is_dir = dirs_.count(id) != 0;
+    is_dir = dirs_.count(id) != 0 || unusable_.count(id) != 0;
   } else {  // an id with folders in it: look there (rare, not cached)
     const std::string parent = Join(dir_, id.substr(0, slash));
     const std::string stem = id.substr(slash + 1);
@@ -137,7 +170,7 @@ std::string VideoLocator::Resolve(const std::string& id) const {
       for (const DirEntry& e : ListEntries(parent)) {
         if (!e.is_dir && IsVideoName(e.name) && Stem(e.name) == stem)
           candidates.push_back(id.substr(0, slash + 1) + e.name);
-        if (e.is_dir && e.name == stem) is_dir = true;
+        if ((e.is_dir || !e.unusable.empty()) && e.name == stem) is_dir = true;
       }
     }
   }
@@ -151,6 +184,7 @@ std::string VideoLocator::Resolve(const std::string& id) const {
                         ".<ext> and no folder " + id + "/");
   }
   const std::string folder = Join(dir_, id);
+  util::RequireUsableEntry(folder, "find video " + id + " in");
   std::vector<std::string> files;
   for (const DirEntry& e : ListEntries(folder)) {
     if (!e.is_dir) files.push_back(e.name);
@@ -164,6 +198,7 @@ std::string VideoLocator::Resolve(const std::string& id) const {
 
 std::vector<std::string> VideoLocator::Ids() const {
   std::set<std::string> ids(dirs_.begin(), dirs_.end());
+  ids.insert(unusable_.begin(), unusable_.end());
   for (const auto& [stem, names] : files_by_stem_) ids.insert(stem);
   return std::vector<std::string>(ids.begin(), ids.end());
 }
@@ -192,7 +227,7 @@ std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
   } else if (!o.frames_dir.empty()) {
     if (o.labels.empty()) {
       for (const DirEntry& e : ListEntries(o.frames_dir)) {
-        if (e.is_dir) {
+        if (e.is_dir || !e.unusable.empty()) {  // (unusable: reading it says why)
           sources.push_back(
               Unlabeled(SourceKind::kFrameFolder, e.name, Join(o.frames_dir, e.name)));
         }
@@ -214,8 +249,14 @@ std::vector<SourceSpec> ListDirectorySources(const IngestOptions& o,
       sources.push_back(FromListed(SourceKind::kImage, std::move(l), std::move(file)));
     }
   } else {
+    Ancestors ancestors;
+    EnterFolder(o.images_dir, &ancestors);
     for (const DirEntry& e : ListEntries(o.images_dir)) {
-      if (e.is_dir) ListImageTree(o.images_dir, e.name, e.name, &sources);
+      if (e.is_dir) {
+        ListImageTree(o.images_dir, e.name, e.name, &ancestors, warn, &sources);
+      } else if (!e.unusable.empty()) {  // a class folder, maybe: reading it says why
+        sources.push_back(Unlabeled(SourceKind::kImage, e.name, Join(o.images_dir, e.name)));
+      }
     }
   }
   return sources;

@@ -90,28 +90,30 @@ void ValidateKey(std::string_view key) {
 }
 
 S3Url S3Url::Parse(std::string_view url) {
+  // What messages show: never the user information, whatever follows.
+  const std::string shown = util::RedactUrl(url);
   if (!IsS3Url(url)) {
-    const std::string typo = util::S3UrlTypo(url);
-    Invalid("URL", url,
+    const std::string typo = util::S3UrlTypo(shown);
+    Invalid("URL", shown,
             typo.empty() ? "expected s3://bucket[/prefix]" : "not an s3:// URL: " + typo);
   }
   std::string_view rest = url.substr(kScheme.size());
+  if (util::S3UserInfoEnd(rest) != std::string_view::npos) {
+    Invalid("URL", shown,
+            "user information (user:password@) is not part of an s3:// URL; credentials come "
+            "from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ~/.aws/credentials");
+  }
   if (rest.find_first_of("?#") != std::string_view::npos) {
-    Invalid("URL", url, "query strings and fragments are not part of an s3:// URL");
+    Invalid("URL", shown, "query strings and fragments are not part of an s3:// URL");
   }
   const size_t slash = rest.find('/');
   S3Url parsed;
   parsed.bucket = std::string(rest.substr(0, slash));
-  if (parsed.bucket.empty()) Invalid("URL", url, "no bucket name after s3://");
-  if (parsed.bucket.find('@') != std::string::npos) {
-    Invalid("URL", url,
-            "user information (user:password@) is not part of an s3:// URL; credentials come "
-            "from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, AWS_PROFILE or ~/.aws/credentials");
-  }
+  if (parsed.bucket.empty()) Invalid("URL", shown, "no bucket name after s3://");
   try {
     ValidateBucketName(parsed.bucket);
   } catch (const InvalidArgumentError& e) {
-    Invalid("URL", url, e.what());
+    Invalid("URL", shown, e.what());
   }
   if (slash != std::string_view::npos) {
     std::string_view prefix = rest.substr(slash + 1);
@@ -121,7 +123,7 @@ S3Url S3Url::Parse(std::string_view url) {
         CheckSegments("prefix", prefix);
         ValidateKey(prefix);
       } catch (const InvalidArgumentError& e) {
-        Invalid("URL", url, e.what());
+        Invalid("URL", shown, e.what());
       }
     }
     parsed.prefix = std::string(prefix);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The gulpdb command under hostile use: a failed command leaves nothing behind
-# (exactly what the run created is removed, never what was there before), and
+# (exactly what the run created is removed, never what was there before)
+# unless a transaction committed into it (then it keeps that, says so and how
+# to resume, and the same command resumes), and
 # every bad input (a missing path, a file where a directory is expected and
 # the reverse, empty strings, bytes that are not UTF-8, read-only places, a
 # file size limit) gets a clear one-line error, never a crash.
@@ -29,10 +31,11 @@ check merge_into_folder_file_kept 0 grep -qx mine "$tmp/keep/notes.txt"
 # A failure after the dataset was made (its index cannot be created): no directory.
 check create_index_fails 1 "$gulpdb" create "$tmp/c" --index-dir "$tmp/no_parent/index"
 check create_index_fails_no_dir 1 test -e "$tmp/c"
-# A strict ingest that stops at a bad source: the new dataset goes, whole.
+# A strict ingest that stops at a bad source before anything was committed
+# (the bad source comes first): the new dataset goes, whole.
 mkdir -p "$tmp/bad_src/a" "$tmp/bad_src/b"
-cp "$frames/0/0000.jpg" "$tmp/bad_src/a/"
-printf 'not a jpeg' >"$tmp/bad_src/b/0000.jpg"
+printf 'not a jpeg' >"$tmp/bad_src/a/0000.jpg"
+cp "$frames/0/0000.jpg" "$tmp/bad_src/b/"
 check strict_ingest_fails 1 "$gulpdb" ingest "$tmp/new" --frames-dir "$tmp/bad_src" --strict \
   --batch 1 --quiet
 check strict_ingest_no_dataset 1 test -e "$tmp/new"
@@ -51,6 +54,71 @@ mkdir "$tmp/shared_idx" && printf 'x' >"$tmp/shared_idx/other"
 check strict_ingest_shared_index_dir 1 "$gulpdb" ingest "$tmp/new2" --index-dir "$tmp/shared_idx" \
   --frames-dir "$tmp/bad_src" --strict --batch 1 --quiet
 expect_eq strict_ingest_shared_index_dir_left "$(ls -A "$tmp/shared_idx")" other
+
+# ---- ... unless a transaction committed into it ---------------------------------------
+# A strict ingest into a new dataset that fails at its last source after
+# committing the others (--batch 1) keeps them, says so and how to resume; the
+# same command, once the source is fixed, resumes: every video exactly once.
+mkdir -p "$tmp/late_bad"
+for v in a b c; do mkdir "$tmp/late_bad/$v" && cp "$frames/0/0000.jpg" "$tmp/late_bad/$v/"; done
+mkdir "$tmp/late_bad/d" && printf 'not a jpeg' >"$tmp/late_bad/d/0000.jpg"
+late_ingest=("$gulpdb" ingest "$tmp/kept" --frames-dir "$tmp/late_bad" --keep-jpeg --strict --batch 1
+  --quiet)
+check late_failure_fails 1 "${late_ingest[@]}"
+expect_out late_failure_names_source "gulpdb: corruption: ingest 'd': "
+expect_text late_failure_says_kept "; kept $tmp/kept: 3 videos committed before the failure; re-run the same command to resume: ids already present are skipped"
+expect_eq late_failure_one_line "$(wc -l <"$tmp/err")" 1
+capture late_failure_listed "$tmp/kept_ls" "$gulpdb" ls "$tmp/kept"
+expect_eq late_failure_kept_videos "$(cut -f1 "$tmp/kept_ls" | sort | tr '\n' ' ')" "a b c "
+check late_failure_kept_healthy 0 "$gulpdb" check "$tmp/kept" --quiet
+cp "$frames/0/0000.jpg" "$tmp/late_bad/d/0000.jpg"
+check late_failure_resumed 0 "${late_ingest[@]}"
+expect_out late_failure_resumed_summary "ingested 1 videos .* 3 already present, 0 bad"
+capture late_failure_resumed_listed "$tmp/kept_ls" "$gulpdb" ls "$tmp/kept"
+expect_eq late_failure_every_video_once "$(cut -f1 "$tmp/kept_ls" | sort | tr '\n' ' ')" "a b c d "
+check late_failure_resumed_healthy 0 "$gulpdb" check "$tmp/kept" --deep --quiet
+# With --index-dir, both directories stay; under --on-duplicate error the hint
+# says how to resume (the same command would stop at the first present id).
+printf 'not a jpeg' >"$tmp/late_bad/d/0000.jpg"
+check late_failure_index_dir 1 "$gulpdb" ingest "$tmp/kept2" --index-dir "$tmp/kept2_index" \
+  --frames-dir "$tmp/late_bad" --strict --batch 1 --on-duplicate error --quiet
+expect_text late_failure_index_dir_hint "kept $tmp/kept2: 3 videos committed before the failure; re-run it with --on-duplicate skip to resume (not error)"
+check late_failure_index_dir_kept 0 "$gulpdb" info "$tmp/kept2" --index-dir "$tmp/kept2_index"
+expect_out late_failure_index_dir_count "videos: +3"
+# A merge into a new OUT that fails at its second shard (a file size limit:
+# the shard is copied, not attached) keeps the first shard's committed videos;
+# re-run as the note says, it merges the rest.
+mkdir -p "$tmp/small_src/s" && cp "$frames/0/0000.jpg" "$tmp/small_src/s/"
+"$gulpdb" ingest "$tmp/shard_small" --frames-dir "$tmp/small_src" --keep-jpeg --quiet >/dev/null
+mkdir -p "$tmp/big_shard_src/v"
+ffmpeg -nostdin -v error -f lavfi -i "nullsrc=s=640x480,geq=random(1)*255:128:128" \
+  -frames:v 12 -q:v 1 "$tmp/big_shard_src/v/%04d.jpg"  # noise: ~2.7 MB of JPEG
+"$gulpdb" ingest "$tmp/shard_big" --frames-dir "$tmp/big_shard_src" --keep-jpeg --quiet >/dev/null
+merge_limited() { (trap '' XFSZ && ulimit -f 1500 && "$gulpdb" "$@"); }
+# A full disk (here a file size limit) part way through an ingest into a new
+# dataset keeps the batches committed before it; the same command resumes.
+mkdir -p "$tmp/disk_src"
+cp -r "$tmp/small_src/s" "$tmp/disk_src/a" && cp -r "$tmp/small_src/s" "$tmp/disk_src/b"
+cp -r "$tmp/big_shard_src/v" "$tmp/disk_src/v"
+check full_disk_late_failure 1 merge_limited ingest "$tmp/disk_kept" --frames-dir "$tmp/disk_src" \
+  --keep-jpeg --batch 1 --quiet
+expect_out full_disk_late_failure_message "File too large"
+expect_text full_disk_late_failure_kept "kept $tmp/disk_kept: 2 videos committed before the failure"
+check full_disk_resumed 0 "$gulpdb" ingest "$tmp/disk_kept" --frames-dir "$tmp/disk_src" \
+  --keep-jpeg --batch 1 --quiet
+expect_out full_disk_resumed_summary "ingested 1 videos .* 2 already present"
+check full_disk_resumed_healthy 0 "$gulpdb" check "$tmp/disk_kept" --deep --quiet
+check merge_late_failure 1 merge_limited merge "$tmp/merged_kept" "$tmp/shard_small" \
+  "$tmp/shard_big" --quiet
+expect_out merge_late_failure_message "File too large"
+expect_text merge_late_failure_kept "kept $tmp/merged_kept: 1 video committed before the failure; re-run it with --on-duplicate skip to resume (not error)"
+capture merge_late_failure_listed "$tmp/merged_ls" "$gulpdb" ls "$tmp/merged_kept"
+expect_eq merge_late_failure_kept_video "$(cut -f1 "$tmp/merged_ls")" "s"
+check merge_late_failure_resumed 0 "$gulpdb" merge "$tmp/merged_kept" "$tmp/shard_small" \
+  "$tmp/shard_big" --on-duplicate skip --quiet
+capture merge_resumed_listed "$tmp/merged_ls" "$gulpdb" ls "$tmp/merged_kept"
+expect_eq merge_resumed_every_video_once "$(cut -f1 "$tmp/merged_ls" | sort | tr '\n' ' ')" "s v "
+
 # A failed import leaves no index, in place or at --index-dir.
 cp -r "$fixtures/gulpio2_csv_jpeg" "$tmp/gio" && chmod -R u+w "$tmp/gio"
 printf '{"broken": ' >"$tmp/gio/meta_3.gmeta"

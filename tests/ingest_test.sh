@@ -173,6 +173,81 @@ for mode in "" --keep-jpeg; do
   capture "bad_frames_listed$mode" "$tmp/badf_listed" "$gulpdb" ls "$tmp/badf_ds$mode"
   expect_eq "bad_frames_only_good$mode" "$(cut -f1 "$tmp/badf_listed")" good
 done
+# Sources that are symbolic links to /dev/zero, dangling or in a loop, a FIFO,
+# or a frame folder with a dangling frame: bad sources named with the reason
+# (never a hang on /dev/zero, never left out without a word); --strict stops
+# at the first. Where a folder could be a source, any such entry is one (a
+# dangling notes.txt might have been a folder of that name); where only some
+# file names are (frames: .jpg), the others stay ignored.
+mkdir -p "$tmp/links"
+cp "$videos/100/100.mp4" "$tmp/links/good.mp4"
+ln -s /dev/zero "$tmp/links/zero.mp4"
+ln -s "$tmp/links/nowhere.mp4" "$tmp/links/dangling.mp4"
+ln -s loop.mp4 "$tmp/links/loop.mp4"
+ln -s nowhere "$tmp/links/folder"
+ln -s nowhere.txt "$tmp/links/notes.txt"
+check link_videos_skipped 0 timeout 120 "$gulpdb" ingest "$tmp/links_ds" --videos-dir "$tmp/links" \
+  --quiet
+expect_text link_zero_reported "skipping 'zero': read $tmp/links/zero.mp4: a symbolic link to /dev/zero, a character device"
+expect_text link_dangling_reported "skipping 'dangling': read $tmp/links/dangling.mp4: a dangling symbolic link (to $tmp/links/nowhere.mp4)"
+expect_text link_loop_reported "skipping 'loop': read $tmp/links/loop.mp4: a symbolic link loop (loop.mp4)"
+expect_text link_folder_reported "skipping 'folder': find video folder in $tmp/links/folder: a dangling symbolic link (to nowhere)"
+expect_text link_maybe_folder_reported "skipping 'notes.txt': find video notes.txt in $tmp/links/notes.txt: a dangling symbolic link (to nowhere.txt)"
+expect_out link_videos_summary "ingested 1 videos .* 5 bad sources skipped"
+check link_videos_strict 1 timeout 120 "$gulpdb" ingest "$tmp/links_strict" --videos-dir "$tmp/links" \
+  --strict --quiet
+expect_text link_videos_strict_message "gulpdb: not found: ingest 'dangling': read $tmp/links/dangling.mp4: a dangling symbolic link"
+check link_videos_strict_nothing_created 1 test -e "$tmp/links_strict"
+printf '[{"id": "zero", "label": "x"}, {"id": "good", "label": "y"}]' >"$tmp/links.json"
+check link_videos_listed 0 timeout 120 "$gulpdb" ingest "$tmp/links_listed" --videos-dir "$tmp/links" \
+  --labels "$tmp/links.json" --quiet
+expect_text link_videos_listed_reported "skipping 'zero': read $tmp/links/zero.mp4: a symbolic link to /dev/zero"
+mkdir -p "$tmp/linkf/clip" "$tmp/linkf/ok"
+cp "$fixtures/frames_src/0/0000.jpg" "$tmp/linkf/clip/0000.jpg"
+ln -s nowhere.jpg "$tmp/linkf/clip/0001.jpg"
+cp "$fixtures/frames_src/0/0000.jpg" "$tmp/linkf/ok/"
+ln -s /dev/zero "$tmp/linkf/zero"
+mkfifo "$tmp/linkf/ok/0001.jpg"
+mkdir -p "$tmp/linkf/good"
+cp "$fixtures/frames_src/0/0000.jpg" "$tmp/linkf/good/"
+ln -s nowhere.txt "$tmp/linkf/good/notes.txt"
+for mode in "" --keep-jpeg; do
+  check "link_frames_skipped$mode" 0 timeout 120 "$gulpdb" ingest "$tmp/linkf_ds$mode" \
+    --frames-dir "$tmp/linkf" $mode --quiet
+  expect_text "link_frame_reported$mode" "skipping 'clip': read $tmp/linkf/clip/0001.jpg: a dangling symbolic link (to nowhere.jpg)"
+  expect_text "link_frame_folder_reported$mode" "skipping 'zero': read $tmp/linkf/zero: a symbolic link to /dev/zero, a character device"
+  expect_text "fifo_frame_reported$mode" "skipping 'ok': read $tmp/linkf/ok/0001.jpg: a FIFO"
+  expect_out "link_frames_summary$mode" "ingested 1 videos .* 3 bad sources skipped"
+done
+mkdir -p "$tmp/linki/cat"
+cp "$fixtures/frames_src/0/0000.jpg" "$tmp/linki/cat/a.jpg"
+ln -s /dev/zero "$tmp/linki/cat/b.png"
+ln -s nowhere "$tmp/linki/dog"
+check link_images_skipped 0 timeout 120 "$gulpdb" ingest "$tmp/linki_ds" --images-dir "$tmp/linki" \
+  --quiet
+expect_text link_image_reported "skipping 'cat/b.png': read $tmp/linki/cat/b.png: a symbolic link to /dev/zero"
+expect_text link_class_reported "skipping 'dog': read $tmp/linki/dog: a dangling symbolic link (to nowhere)"
+expect_out link_images_summary "ingested 1 videos .* 2 bad sources skipped"
+check link_images_label2idx 0 grep -qx '{"cat": 0}' "$tmp/linki_ds/label2idx.json"
+# A link back up an image tree is not followed (it would list the same images
+# again under ids 40 levels deep), with a warning.
+ln -s .. "$tmp/linki/cat/up"
+check link_cycle_not_followed 0 timeout 120 "$gulpdb" ingest "$tmp/linki_cycle" \
+  --images-dir "$tmp/linki" --quiet
+expect_text link_cycle_warning "warning: images folder $tmp/linki/cat/up leads back to a folder above it"
+expect_out link_cycle_summary "ingested 1 videos .* 2 bad sources skipped"
+printf '/dev/zero;x\n' >"$tmp/zero_list.txt"
+check image_list_dev_zero 1 timeout 120 "$gulpdb" ingest "$tmp/zero_list_ds" \
+  --image-list "$tmp/zero_list.txt" --strict --quiet
+expect_text image_list_dev_zero_message "gulpdb: invalid argument: ingest '/dev/zero': read /dev/zero: a character device"
+# A video shorter than one frame period at --frame-rate (one frame at the
+# default 8 fps, which ffmpeg's fps filter drops) keeps its frame.
+mkdir -p "$tmp/short"
+ffmpeg -nostdin -v error -f lavfi -i testsrc=size=64x48:rate=25 -frames:v 1 "$tmp/short/one.mp4"
+check one_frame_video 0 "$gulpdb" ingest "$tmp/short_ds" --videos-dir "$tmp/short" --strict --quiet
+expect_out one_frame_video_summary "ingested 1 videos \(1 frames\)"
+capture one_frame_video_listed "$tmp/short_listed" "$gulpdb" ls "$tmp/short_ds"
+expect_eq one_frame_video_frames "$(stored_frames "$tmp/short_listed" one)" 1
 printf '0;a\n0;b\n1;a\n' >"$tmp/twice.csv"
 check listed_twice_skipped 0 "$gulpdb" ingest "$tmp/twice_ds" --frames-dir "$fixtures/frames_src" \
   --labels "$tmp/twice.csv" --quiet

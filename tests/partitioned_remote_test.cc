@@ -44,6 +44,7 @@ namespace gulpdb {
 namespace {
 
 namespace fs = std::filesystem;
+using test::Contains;
 using test::S3ProxyServer;
 using test::S3rverServer;
 using test::ScopedEnv;
@@ -91,7 +92,12 @@ struct World {
     env.Set("AWS_ACCESS_KEY_ID", proxy ? S3ProxyServer::kAccessKey : S3rverServer::kAccessKey);
     env.Set("AWS_SECRET_ACCESS_KEY", proxy ? S3ProxyServer::kSecretKey : S3rverServer::kSecretKey);
   }
-  void FreshCache(const std::string& name) { env.Set("GULPDB_CACHE", tmp / name); }
+  // Another node: its own cache, and a process that has found no object
+  // damaged yet.
+  void FreshCache(const std::string& name) {
+    env.Set("GULPDB_CACHE", tmp / name);
+    engine::ForgetBadObjects();
+  }
   std::string CacheDir() const { return engine::PartitionCacheDirectory(); }
   std::shared_ptr<engine::ObjectStore> Store() const {
     return engine::OpenS3Store(url, remote::S3Config::FromEnvironment());
@@ -192,6 +198,18 @@ const index::PartitionEntry& BaseHolding(const index::PartitionRoot& root,
   }
   BOOST_FAIL("no partition holds " << key);
   throw;
+}
+
+// The message of an object the bucket holds other bytes for, or none.
+bool DamagedOrMissing(const std::string& message) {
+  return message.find("is damaged in the bucket") != std::string::npos ||
+         message.find("is missing: it was deleted behind the manifest's back") != std::string::npos;
+}
+
+// The base videos partition of the published root that holds `id`.
+index::PartitionEntry VideosPartitionOf(const World& w, const std::string& id) {
+  const index::PartitionRoot root = engine::FetchRoot(*w.Store(), w.Manifest(), "test");
+  return BaseHolding(root, index::PartitionKind::kVideos, id);
 }
 
 BOOST_AUTO_TEST_SUITE(partitioned_remote_test)
@@ -336,8 +354,7 @@ BOOST_AUTO_TEST_CASE(a_partition_replaced_in_the_bucket_is_a_corruption_error_na
   Push(dir, w.url, Partitioned());
   const std::string id = HashedId(5);
   auto store = w.Store();
-  const index::PartitionRoot root = engine::FetchRoot(*store, w.Manifest(), "test");
-  const index::PartitionEntry& p = BaseHolding(root, index::PartitionKind::kVideos, id);
+  const index::PartitionEntry p = VideosPartitionOf(w, id);
   const std::string key = engine::PartitionKey(p.sha256);
   std::string bytes = store->Get(key, p.size);
   for (const bool same_size : {true, false}) {
@@ -369,6 +386,108 @@ BOOST_AUTO_TEST_CASE(a_partition_replaced_in_the_bucket_is_a_corruption_error_na
   } catch (const CorruptionError& e) {
     BOOST_TEST(std::string(e.what()).find(m.root_key) != std::string::npos, e.what());
   }
+}
+
+// GETs the proxy logged for each object whose path holds `part`.
+std::map<std::string, size_t> ProxyGets(S3ProxyServer& proxy, const std::string& part) {
+  const std::string log = proxy.Log();
+  const std::string get = "{\"method\": \"GET\", \"path\": \"";
+  std::map<std::string, size_t> out;
+  for (size_t at = log.find(get); at != std::string::npos; at = log.find(get, at + 1)) {
+    const size_t start = at + get.size();
+    const std::string path = log.substr(start, log.find('"', start) - start);
+    if (path.find(part) != std::string::npos) ++out[path];
+  }
+  return out;
+}
+
+// The number of GETs in `gets`.
+size_t Total(const std::map<std::string, size_t>& gets) {
+  size_t n = 0;
+  for (const auto& [path, count] : gets) n += count;
+  return n;
+}
+
+// A partition whose bytes changed in the bucket was downloaded three times
+// for every read that needed it. Now: twice (the same wrong bytes twice are
+// not damage on the way), then every read in the process fails at once,
+// also after a re-open of the same generation; a publisher's fetch (no
+// memory) checks again.
+BOOST_AUTO_TEST_CASE(a_partition_damaged_in_the_bucket_costs_two_downloads_however_many_reads) {
+  S3ProxyServer& proxy = Proxy();  // (Proxy() clears its log and faults)
+  World w(proxy.endpoint());
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 2000);
+  Push(dir, w.url, Partitioned());
+  const std::string id = HashedId(5);
+  auto store = w.Store();
+  const index::PartitionEntry p = VideosPartitionOf(w, id);
+  std::string bytes = store->Get(engine::PartitionKey(p.sha256), p.size);
+  bytes[bytes.size() / 3] ^= 0x01;
+  store->Put(engine::PartitionKey(p.sha256), bytes);
+  w.FreshCache("fresh");
+  proxy.Reset();
+  std::string first;
+  for (int open = 0; open < 2; ++open) {
+    auto ds = Dataset::Open(w.url);
+    for (int read = 0; read < 50; ++read) {
+      try {
+        ds->ReadJpegs(id);
+        BOOST_FAIL("read through a partition damaged in the bucket");
+      } catch (const CorruptionError& e) {
+        if (first.empty()) first = e.what();
+        BOOST_TEST(std::string(e.what()).rfind(first, 0) == 0u, e.what());
+      }
+    }
+  }
+  BOOST_TEST(Contains(first, engine::PartitionKey(p.sha256) + " is damaged in the bucket"), first);
+  BOOST_TEST(Total(ProxyGets(proxy, p.sha256)) == 2u);
+  BOOST_CHECK_THROW(Reader(w).index->FindVideo(id), CorruptionError);
+  BOOST_TEST(Total(ProxyGets(proxy, p.sha256)) == 4u);
+}
+
+// A root or a root page damaged on the way once is fetched again; damaged
+// on every download, the read fails naming it as damaged in the bucket.
+BOOST_AUTO_TEST_CASE(a_root_or_root_page_damaged_on_the_way_is_fetched_again) {
+  S3ProxyServer& proxy = Proxy();  // (Proxy() clears its log and faults)
+  World w(proxy.endpoint());
+  w.env.Set("GULPDB_TEST_ROOT_PAGE_BYTES", "256");
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 2000);
+  BOOST_REQUIRE(Push(dir, w.url, Partitioned()).root_pages > 0u);
+  const auto local = Dataset::Open(dir);
+  int trial = 0;
+  for (const std::string part : {".root", ".page"}) {
+    BOOST_TEST_INFO(part);
+    w.FreshCache("once" + std::to_string(trial));
+    proxy.Reset();
+    proxy.AddFault(R"({"kind": "corrupt_response", "count": 1, "method": "GET", "path": ")" + part +
+                   R"("})");
+    {
+      auto remote = Dataset::Open(w.url);
+      for (uint64_t i = 0; i < 2000; i += 111) BOOST_TEST(remote->IdAt(i) == local->IdAt(i));
+    }
+    BOOST_TEST(proxy.Stats().faults_injected == 1u);
+    w.FreshCache("always" + std::to_string(trial++));
+    proxy.Reset();
+    proxy.AddFault(R"({"kind": "corrupt_response", "fraction": 1.0, "method": "GET", "path": ")" +
+                   part + R"("})");
+    try {
+      auto remote = Dataset::Open(w.url);
+      for (uint64_t i = 0; i < 2000; i += 111) remote->IdAt(i);
+      BOOST_ERROR("read through a " << part << " damaged on every download");
+    } catch (const CorruptionError& e) {
+      BOOST_TEST(Contains(e.what(), "is damaged in the bucket"), e.what());
+      BOOST_TEST(Contains(e.what(), "/gulpdb.roots/"), e.what());
+      BOOST_TEST(Contains(e.what(), part), e.what());
+      BOOST_TEST(!Contains(e.what(), "behind the manifest's back"), e.what());
+    }
+    // Two downloads of each object that failed, the same bytes twice.
+    const std::map<std::string, size_t> gets = ProxyGets(proxy, part);
+    BOOST_TEST(!gets.empty());
+    for (const auto& [path, count] : gets) BOOST_TEST(count == 2u, path);
+  }
+  proxy.Reset();
 }
 
 BOOST_AUTO_TEST_CASE(a_chunk_page_replaced_or_deleted_in_the_bucket_is_an_error_naming_it) {
@@ -404,8 +523,7 @@ BOOST_AUTO_TEST_CASE(a_chunk_page_replaced_or_deleted_in_the_bucket_is_an_error_
       BOOST_ERROR("read through a chunk page that is not the manifest's");
     } catch (const CorruptionError& e) {
       BOOST_TEST(std::string(e.what()).find(page.key) != std::string::npos, e.what());
-      BOOST_TEST(std::string(e.what()).find("behind the manifest's back") != std::string::npos,
-                 e.what());
+      BOOST_TEST(DamagedOrMissing(e.what()), e.what());
     }
   }
   // Put back, it reads; a node that had it cached never noticed.
@@ -499,8 +617,7 @@ BOOST_AUTO_TEST_CASE(a_two_level_root_is_read_by_pages_and_a_page_replaced_is_an
       BOOST_ERROR("read positions through a replaced root page");
     } catch (const CorruptionError& e) {
       BOOST_TEST(std::string(e.what()).find(key) != std::string::npos, e.what());
-      BOOST_TEST(std::string(e.what()).find("behind the manifest's back") != std::string::npos,
-                 e.what());
+      BOOST_TEST(DamagedOrMissing(e.what()), e.what());
     }
     BOOST_TEST(!Check(w.url).healthy());
   }
@@ -552,6 +669,29 @@ BOOST_AUTO_TEST_CASE(the_cache_bound_evicts_only_partitions_no_open_reader_holds
   BOOST_CHECK_THROW(engine::CacheBytesBound(), InvalidArgumentError);
   w.env.Set("GULPDB_CACHE_BYTES", "2M");
   BOOST_TEST(engine::CacheBytesBound() == uint64_t{2} << 20);
+}
+
+BOOST_AUTO_TEST_CASE(a_malformed_cache_bound_is_refused_at_every_open_warm_cache_too) {
+  World w;
+  const std::string dir = w.tmp / "d";
+  AppendVideos(dir, 0, 300);
+  Push(dir, w.url, Partitioned());
+  const std::string id = HashedId(7);
+  BOOST_TEST(Dataset::Open(w.url)->Contains(id));  // the cache is warm from here on
+  for (const char* bad : {"abc", "12X", "-1"}) {
+    w.env.Set("GULPDB_CACHE_BYTES", bad);
+    try {
+      Dataset::Open(w.url)->Contains(id);  // every partition it needs is cached
+      BOOST_ERROR("GULPDB_CACHE_BYTES=" << bad << " was taken");
+    } catch (const InvalidArgumentError& e) {
+      const std::string what = e.what();
+      BOOST_TEST(what.find("GULPDB_CACHE_BYTES '" + std::string(bad) + "'") != std::string::npos,
+                 what);
+      BOOST_TEST(what.find(w.url) != std::string::npos, what);
+    }
+  }
+  w.env.Set("GULPDB_CACHE_BYTES", "64M");
+  BOOST_TEST(Dataset::Open(w.url)->Contains(id));
 }
 
 // Runs `fn` in `n` child processes at once; returns their exit codes.

@@ -77,6 +77,22 @@ check index_drop 0 "$gulpdb" index "$ds" --drop idx
 check index_drop_again 1 "$gulpdb" index "$ds" --drop idx
 expect_out index_drop_again_message "'idx' has no meta index"
 compare_all one_dropped
+# A request is checked whole before anything changes: a drop of a key without
+# an index fails naming it (and what is indexed), and builds nothing.
+check index_build_with_bad_drop 1 "$gulpdb" index "$ds" --meta-key idx --drop nothere --drop label
+expect_text index_bad_drop_names "'nothere' has no meta index (indexed: 'label'); nothing was changed"
+check index_bad_drop_keys 0 "$gulpdb" index "$ds" --json
+expect_out index_bad_drop_nothing_built '^\["label"\]$'
+check index_build_and_drop_same 2 "$gulpdb" index "$ds" --meta-key label --drop label
+expect_out index_build_and_drop_same_message "'label' is given to both --meta-key and --drop"
+check index_empty_key 2 "$gulpdb" index "$ds" --meta-key idx --meta-key ""
+expect_out index_empty_key_message "--meta-key is an empty string"
+check index_empty_drop 2 "$gulpdb" index "$ds" --meta-key idx --drop ""
+expect_out index_empty_drop_message "--drop is an empty string"
+check index_bad_key 1 "$gulpdb" index "$ds" --meta-key idx --meta-key $'\xff'
+expect_out index_bad_key_message "the meta key .* is not valid UTF-8"
+check index_after_refusals 0 "$gulpdb" index "$ds" --json
+expect_out index_after_refusals_unchanged '^\["label"\]$'
 
 # Splits.
 listed --where label=circle

@@ -333,6 +333,15 @@ std::string CheckText(const std::string& url, bool deep) {
   return text;
 }
 
+// Pushes a dataset of `count` videos as a whole snapshot and reads it once:
+// the cached snapshot's path, and what the dataset holds.
+std::pair<std::string, Content> PushWholeAndRead(World& w, int count) {
+  MakeDataset(w.tmp / "local", count);
+  Push(w.tmp / "local", w.url, test::WholeSnapshot());
+  auto ds = Dataset::Open(w.url);
+  return {GetRemoteInfo(*ds)->snapshot_path, ContentOf(*ds)};
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(remote_hardening_test)
@@ -373,15 +382,9 @@ BOOST_AUTO_TEST_CASE(a_damaged_cache_never_kills_a_reader_and_is_fetched_again) 
 
 BOOST_AUTO_TEST_CASE(a_damaged_cache_that_cannot_be_fetched_again_is_an_error_naming_it) {
   World w;
-  MakeDataset(w.tmp / "local", 8);
-  Push(w.tmp / "local", w.url, test::WholeSnapshot());
-  std::string snapshot;
-  Content want;
-  {
-    auto ds = Dataset::Open(w.url);
-    snapshot = GetRemoteInfo(*ds)->snapshot_path;
-    want = ContentOf(*ds);
-  }
+  const auto published = PushWholeAndRead(w, 8);
+  const std::string& snapshot = published.first;
+  const Content& want = published.second;
   const std::string pristine = FileBytes(snapshot);
   w.client->Delete(w.Key(w.Manifest().snapshot_key));
   std::mt19937_64 rng(7);
@@ -401,6 +404,67 @@ BOOST_AUTO_TEST_CASE(a_damaged_cache_that_cannot_be_fetched_again_is_an_error_na
   fs::create_directories(fs::path(snapshot).parent_path());
   Overwrite(snapshot, pristine);
   BOOST_TEST(RunProbe(w.url, want, w.tmp / "message").code == kRight);
+}
+
+// Whatever was done to a cached snapshot's folder, the next open repairs it:
+// a folder left without its data.mdb (its `verified` record still there)
+// made every open fail with "rename ...: Directory not empty".
+BOOST_AUTO_TEST_CASE(a_snapshot_folder_damaged_in_any_way_is_repaired_by_the_next_open) {
+  World w;
+  const auto published = PushWholeAndRead(w, 6);
+  const std::string& snapshot = published.first;
+  const Content& want = published.second;
+  const fs::path folder = fs::path(snapshot).parent_path();
+  const fs::path stamp = folder / "verified";
+  const std::string pristine = FileBytes(snapshot);
+  const std::vector<std::pair<std::string, std::function<void()>>> damages = {
+      {"data.mdb deleted", [&] { fs::remove(snapshot); }},
+      {"data.mdb deleted, an extra file",
+       [&] {
+         fs::remove(snapshot);
+         test::WriteFile(folder / "lock.mdb", "x");
+       }},
+      {"data.mdb truncated", [&] { fs::resize_file(snapshot, 4096); }},
+      {"data.mdb a folder",
+       [&] {
+         fs::remove(snapshot);
+         fs::create_directories(fs::path(snapshot) / "inside");
+       }},
+      {"an extra file", [&] { test::WriteFile(folder / "extra", "x"); }},
+      {"the record garbage", [&] { test::WriteFile(stamp, std::string(300, '\x7f')); }},
+      {"the record missing", [&] { fs::remove(stamp); }},
+      {"the record a folder",
+       [&] {
+         fs::remove(stamp);
+         fs::create_directories(stamp / "inside");
+       }},
+      {"data.mdb deleted, the record a folder",
+       [&] {
+         fs::remove(snapshot);
+         fs::remove(stamp);
+         fs::create_directories(stamp / "inside");
+       }},
+      {"the folder a file",
+       [&] {
+         fs::remove_all(folder);
+         test::WriteFile(folder, "x");
+       }},
+  };
+  for (const auto& [what, damage] : damages) {
+    BOOST_TEST_INFO(what);
+    damage();
+    for (int open = 0; open < 2; ++open) {
+      try {
+        auto ds = Dataset::Open(w.url);
+        BOOST_TEST((ContentOf(*ds) == want));
+      } catch (const Error& e) {
+        BOOST_ERROR(what << ": " << e.what());
+      }
+    }
+    BOOST_TEST(FileBytes(snapshot) == pristine);
+    BOOST_TEST(fs::is_regular_file(stamp));
+    BOOST_TEST(Contains(FileBytes(stamp), "sha256 " + w.Manifest().snapshot_sha256));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_verified_snapshot_is_trusted_until_the_file_changes) {

@@ -92,6 +92,43 @@ BOOST_AUTO_TEST_CASE(bad_urls_are_refused_saying_what_is_wrong) {
                       "3 to 63 characters"));
 }
 
+BOOST_AUTO_TEST_CASE(a_secret_with_slashes_at_signs_or_colons_is_never_shown) {
+  // AWS secret keys hold '/'; other stores' secrets may hold '@', ':' or an
+  // escaped '/'. Each URL is refused for its user information, showing the
+  // bucket and prefix and no byte of the secret.
+  // Built of pieces that no message holds otherwise.
+  const char* secrets[] = {"Qz/Xw",       "Qz/Xw/V7/Kp", "Qz@Xw",    "Qz:Xw/V7", "Qz/Xw@V7",
+                           "qz@xw/v7@kp", "Qz%2FXw",     "Qz?Xw#V7", "Qz/Xw'V7", "Qz/Xw+V7/Kp"};
+  for (const char* secret : secrets) {
+    for (const std::string& rest : {std::string("bucket/p"), std::string("bucket")}) {
+      const std::string url = std::string("s3://AKIDKEY:") + secret + "@" + rest;
+      const std::string m = ErrorOf([&] { S3Url::Parse(url); });
+      BOOST_TEST(Contains(m, "URL 's3://***@" + rest + "'"), url << " -> " << m);
+      BOOST_TEST(Contains(m, "user information"), url << " -> " << m);
+      BOOST_TEST(!Contains(m, "AKIDKEY"), url << " -> " << m);
+      for (const char* piece : {"Qz", "Xw", "V7", "Kp", "qz", "xw", "v7", "kp"}) {
+        BOOST_TEST(!Contains(m, piece), url << " -> " << m);
+      }
+    }
+  }
+  // Mistyped schemes are shown redacted too, with the URL meant.
+  for (const char* url : {"S3://AKIDKEY:Qz/Xw@bucket/p", "s3:/AKIDKEY:Qz/Xw@bucket/p",
+                          "s3:AKIDKEY:Qz/Xw@bucket/p", "s3a://AKIDKEY:Qz/Xw@bucket/p"}) {
+    const std::string m = ErrorOf([&] { S3Url::Parse(url); });
+    BOOST_TEST(Contains(m, "s3://***@bucket/p"), url << " -> " << m);
+    BOOST_TEST(!Contains(m, "Qz"), url << " -> " << m);
+    BOOST_TEST(!Contains(m, "Xw"), url << " -> " << m);
+    BOOST_TEST(!Contains(m, "AKIDKEY"), url << " -> " << m);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_at_sign_in_the_prefix_is_part_of_the_key) {
+  // S3 keys may hold '@': after a bucket name it is no user information.
+  const S3Url u = S3Url::Parse("s3://bucket/runs@2024/a@b");
+  BOOST_TEST(u.bucket == "bucket");
+  BOOST_TEST(u.prefix == "runs@2024/a@b");
+}
+
 BOOST_AUTO_TEST_CASE(join_key_checks_the_name) {
   BOOST_TEST(JoinKey("p", "a/b.gulp") == "p/a/b.gulp");
   BOOST_TEST(JoinKey("", "a") == "a");

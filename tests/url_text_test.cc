@@ -21,11 +21,41 @@ BOOST_AUTO_TEST_CASE(user_information_of_every_url_is_redacted) {
   // A password holding '@' is redacted whole.
   BOOST_TEST(RedactUrls("http://u:p@ss@host/x") == "http://***@host/x");
   // Nothing to redact: unchanged.
-  for (const std::string& text : {std::string("GET s3://b/k (http://127.0.0.1:9/b/k): HTTP 500"),
-                                  std::string("id 'a@b' in s3://b/p"), std::string("://@x"),
-                                  std::string(""), std::string("http://host/path@x")}) {
+  for (const std::string& text :
+       {std::string("GET s3://b/k (http://127.0.0.1:9/b/k): HTTP 500"),
+        std::string("id 'a@b' in s3://b/p"), std::string("://@x"), std::string(""),
+        std::string("http://host/path@x"), std::string("host:9000 a@b"), std::string("s3: x@y"),
+        std::string("xs3:a@bucket")}) {
     BOOST_TEST(RedactUrls(text) == text);
   }
+}
+
+BOOST_AUTO_TEST_CASE(an_s3_urls_user_information_may_hold_slashes_and_at_signs) {
+  // In an s3:// URL everything from "//" to the last '@' before the first
+  // '/' after it is user information (AWS secret keys hold '/').
+  BOOST_TEST(RedactUrls("URL 's3://KEY:SE/CRET@bucket/prefix': bad") ==
+             "URL 's3://***@bucket/prefix': bad");
+  BOOST_TEST(RedactUrls("s3://KEY:S/E/C@bucket") == "s3://***@bucket");
+  BOOST_TEST(RedactUrls("s3://KEY:SE@CR/ET@bucket/p x") == "s3://***@bucket/p x");
+  BOOST_TEST(RedactUrls("s3://KEY:a@b/c@bucket/p") == "s3://***@bucket/p");
+  BOOST_TEST(RedactUrls("s3://KEY:SE%2FCRET@bucket/p") == "s3://***@bucket/p");
+  BOOST_TEST(RedactUrls("(S3://KEY:SE/CRET@bucket/p) and s3a://K:S/T@b-1/x") ==
+             "(S3://***@bucket/p) and s3a://***@b-1/x");
+  BOOST_TEST(RedactUrls("s3://KEY:SE/CR?ET#X@bucket/p") == "s3://***@bucket/p");
+  // Mistyped with one slash or none, in running text too.
+  BOOST_TEST(RedactUrls("to 's3:/KEY:SE/CRET@bucket/p': bad") == "to 's3:/***@bucket/p': bad");
+  BOOST_TEST(RedactUrls("not s3:KEY:SE/CRET@bucket") == "not s3:***@bucket");
+  // A bucket, then a prefix holding '@': nothing to redact.
+  for (const char* text : {"s3://bucket/runs@2024/x", "s3://my.bucket-1/a@b"}) {
+    BOOST_TEST(RedactUrls(text) == text, text);
+  }
+  // One URL: mistyped schemes too.
+  BOOST_TEST(RedactUrl("s3:/KEY:SE/CRET@bucket/p") == "s3:/***@bucket/p");
+  BOOST_TEST(RedactUrl("s3:KEY:SE/CRET@bucket") == "s3:***@bucket");
+  BOOST_TEST(RedactUrl("S3://KEY:SE'CR/ET@bucket") == "S3://***@bucket");
+  BOOST_TEST(RedactUrl("http://u:p@host/x") == "http://***@host/x");
+  BOOST_TEST(RedactUrl("/data/ds@2") == "/data/ds@2");
+  BOOST_TEST(RedactUrl("s3://bucket/runs@2024") == "s3://bucket/runs@2024");
 }
 
 BOOST_AUTO_TEST_CASE(mistyped_s3_urls_are_named_with_the_url_meant) {

@@ -178,7 +178,9 @@ void Truncate(int fd, uint64_t size, const std::string& path) {
 }
 
 std::string ReadFile(const std::string& path) {
-  UniqueFd fd = OpenFile(path, O_RDONLY);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+  // below); reads of a regular file ignore the flag.
+  UniqueFd fd = OpenFile(path, O_RDONLY | O_NONBLOCK);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) ThrowErrno("stat", path, errno);
   if (!S_ISREG(st.st_mode)) throw InvalidArgumentError("read " + path + ": not a regular file");
@@ -379,6 +381,45 @@ std::vector<std::string> ListDirectory(const std::string& dir) {
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+namespace {
+
+// "a character device", ... for a mode that is neither a regular file nor a directory.
+std::string KindOf(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "neither a file nor a directory";
+}
+
+}  // namespace
+
+std::string DescribeUnusableEntry(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return "";
+  if (!S_ISLNK(st.st_mode)) {
+    return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? "" : KindOf(st.st_mode);
+  }
+  char target[4096];
+  const ssize_t n = ::readlink(path.c_str(), target, sizeof(target) - 1);
+  const std::string to = n > 0 ? std::string(target, static_cast<size_t>(n)) : "?";
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return "a dangling symbolic link (to " + to + ")";
+    if (errno == ELOOP) return "a symbolic link loop (" + to + ")";
+    return "";
+  }
+  if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return "";
+  return "a symbolic link to " + to + ", " + KindOf(st.st_mode);
+}
+
+void RequireUsableEntry(const std::string& path, const std::string& operation) {
+  const std::string reason = DescribeUnusableEntry(path);
+  if (reason.empty()) return;
+  const std::string message = operation + " " + path + ": " + reason;
+  if (reason.rfind("a dangling", 0) == 0) throw NotFoundError(message);
+  throw InvalidArgumentError(message);
 }
 
 FileLock::FileLock(const std::string& path, std::chrono::milliseconds wait, const std::string& what)

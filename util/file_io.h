@@ -193,6 +193,19 @@ void MakeDirectories(const std::string& path);
 std::vector<std::string> ListDirectory(const std::string& dir);
 bool IsDirectory(const std::string& path);
 
+// Why the entry at `path` can be neither read as a regular file nor listed as
+// a directory, symbolic links followed: "a dangling symbolic link (to T)",
+// "a symbolic link loop (T)", "a character device", "a symbolic link to
+// /dev/zero, a character device", "a FIFO", ... Empty for a regular file or
+// a directory (after links), and for a path that cannot be examined (missing,
+// no permission): opening it says why.
+std::string DescribeUnusableEntry(const std::string& path);
+// Throws when DescribeUnusableEntry(path) has a reason: "<operation> <path>:
+// <reason>", NotFoundError for a dangling link (nothing is there), else
+// InvalidArgumentError. Reading such an entry would fail unclearly, or, for
+// a device such as /dev/zero or a FIFO, never end.
+void RequireUsableEntry(const std::string& path, const std::string& operation);
+
 // An exclusive advisory lock (flock) on a lock file, held while the object
 // lives. Works across processes; within one process a second FileLock on the
 // same file also conflicts (each opens its own file description).

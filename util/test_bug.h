@@ -13,6 +13,10 @@
 //   pickle-generation  a copy of a remote reader opens its generation of the
 //                      URL without checking that it is the same snapshot of
 //                      the same dataset: engine/remote/remote_dataset.cc
+//   unverified-reads   local reads check no frame's CRC-32C (every dataset
+//                      opened as with verify_checksums = false, the command's
+//                      included), so a damaged frame is served:
+//                      engine/core/dataset.cc, Dataset::Impl
 //   push-named-unchecked  a push names objects it did not upload after
 //                      checking only their size in the listing (a damaged
 //                      root, page or partition stays named):

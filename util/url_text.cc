@@ -10,29 +10,6 @@ bool IsSchemeChar(char c) {
          c == '-' || c == '.';
 }
 
-// Characters that end the authority part of a URL in running text.
-bool EndsAuthority(char c) {
-  switch (c) {
-    case '/':
-    case '?':
-    case '#':
-    case ' ':
-    case '\t':
-    case '\r':
-    case '\n':
-    case '\'':
-    case '"':
-    case '<':
-    case '>':
-    case '(':
-    case ')':
-    case '`':
-      return true;
-    default:
-      return false;
-  }
-}
-
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
@@ -43,26 +20,120 @@ bool StartsWithNoCase(std::string_view text, std::string_view prefix) {
   return true;
 }
 
+// The "s3" URL schemes whose user information follows the s3:// rule
+// below: "s3" in any case, and Hadoop's "s3a" and "s3n" (mistyped URLs are
+// shown in messages too). `scheme` is the text before "://" or ":".
+bool IsS3Scheme(std::string_view scheme) {
+  return scheme.size() >= 2 && scheme.size() <= 3 && Lower(scheme[0]) == 's' && scheme[1] == '3' &&
+         (scheme.size() == 2 || Lower(scheme[2]) == 'a' || Lower(scheme[2]) == 'n');
+}
+
+// Could `text` be a bucket name (3-63 of a-z, 0-9, '.', '-')? The full
+// rules are remote::ValidateBucketName's; this only tells a bucket from a
+// key id and secret, which hold capitals, ':' or '+'.
+bool LooksLikeBucket(std::string_view text) {
+  if (text.size() < 3 || text.size() > 63) return false;
+  for (char c : text) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-')) return false;
+  }
+  return true;
+}
+
+// Characters that end a URL in running text whatever its scheme.
+bool EndsUrl(char c) {
+  switch (c) {
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n':
+    case '\'':
+    case '"':
+    case '<':
+    case '>':
+    case '`':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Characters that end the authority part of a URL in running text (but for
+// an s3 URL's: see S3UserInfoEnd).
+bool EndsAuthority(char c) {
+  return EndsUrl(c) || c == '/' || c == '?' || c == '#' || c == '(' || c == ')';
+}
+
 }  // namespace
+
+size_t S3UserInfoEnd(std::string_view rest) {
+  const size_t first_at = rest.find('@');
+  if (first_at == std::string_view::npos) return std::string_view::npos;
+  const size_t first_slash = rest.find('/');
+  if (first_slash < first_at && LooksLikeBucket(rest.substr(0, first_slash))) {
+    return std::string_view::npos;  // "bucket/prefix@...": S3 keys may hold '@'
+  }
+  // The bucket is what follows the user information up to the next '/':
+  // the last '@' so followed by something that can be a bucket ends it
+  // (generously: a secret may hold '@', '/' and ':'), else the last '@'
+  // before the first '/' after the first '@'.
+  size_t end = std::string_view::npos;
+  for (size_t at = rest.find('@'); at != std::string_view::npos; at = rest.find('@', at + 1)) {
+    const size_t slash = rest.find('/', at);
+    const std::string_view bucket = rest.substr(
+        at + 1, slash == std::string_view::npos ? std::string_view::npos : slash - at - 1);
+    if (LooksLikeBucket(bucket)) end = at;
+  }
+  if (end != std::string_view::npos) return end;
+  return rest.rfind('@', rest.find('/', first_at));
+}
 
 std::string RedactUrls(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   size_t copied = 0;
-  for (size_t p = text.find("://"); p != std::string_view::npos; p = text.find("://", p + 3)) {
-    if (p == 0 || !IsSchemeChar(text[p - 1])) continue;
-    const size_t start = p + 3;
+  for (size_t colon = text.find(':'); colon != std::string_view::npos;
+       colon = text.find(':', colon + 1)) {
+    size_t scheme = colon;
+    while (scheme > 0 && IsSchemeChar(text[scheme - 1])) --scheme;
+    if (scheme == colon || scheme < copied) continue;
+    size_t start = colon + 1;
     size_t end = start;
-    while (end < text.size() && !EndsAuthority(text[end])) ++end;
-    const size_t at = text.substr(start, end - start).rfind('@');
+    size_t at = std::string_view::npos;
+    if (IsS3Scheme(text.substr(scheme, colon - scheme))) {
+      // "s3://", or mistyped with one slash or none. A secret key may hold
+      // '/' (AWS's often do): the URL runs to the end of the word, and the
+      // s3:// rule finds its user information.
+      while (start < text.size() && text[start] == '/') ++start;
+      end = start;
+      while (end < text.size() && !EndsUrl(text[end])) ++end;
+      at = S3UserInfoEnd(text.substr(start, end - start));
+    } else if (text.substr(colon, 3) == "://") {
+      start = colon + 3;
+      end = start;
+      while (end < text.size() && !EndsAuthority(text[end])) ++end;
+      at = text.substr(start, end - start).rfind('@');
+    }
     if (at == std::string_view::npos) continue;
     out.append(text.substr(copied, start - copied));
     out.append("***");
     copied = start + at;  // from the '@' on
-    p = end > 3 ? end - 3 : p;
+    colon = copied;
   }
   out.append(text.substr(copied));
   return out;
+}
+
+std::string RedactUrl(std::string_view url) {
+  // A mistyped s3 URL ("s3:/", "s3:", "S3://", "s3a://") is shown too.
+  const size_t colon = url.find(':');
+  if (colon != std::string_view::npos && IsS3Scheme(url.substr(0, colon))) {
+    size_t start = colon + 1;
+    while (start < url.size() && url[start] == '/') ++start;
+    const size_t at = S3UserInfoEnd(url.substr(start));
+    if (at == std::string_view::npos) return std::string(url);
+    return std::string(url.substr(0, start)) + "***" + std::string(url.substr(start + at));
+  }
+  return RedactUrls(url);
 }
 
 bool IsS3Url(std::string_view text) { return text.substr(0, 5) == "s3://"; }

@@ -10,6 +10,7 @@
 #ifndef GULPDB_UTIL_URL_TEXT_H_
 #define GULPDB_UTIL_URL_TEXT_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -17,8 +18,28 @@ namespace gulpdb::util {
 
 // `text` with the user information of every "scheme://user[:password]@host"
 // in it replaced by "***" ("scheme://***@host"). Text without such a URL is
-// returned unchanged.
+// returned unchanged. An s3:// URL (also "S3://", "s3a://", "s3n://", and
+// "s3:/" or "s3:" mistyped) runs to the end of its word (whitespace or a
+// quote) and its user information is found by S3UserInfoEnd: a secret key
+// may hold '/'.
 std::string RedactUrls(std::string_view text);
+
+// One URL (all of `url`, not running text) with its user information
+// replaced by "***": as RedactUrls, and for an s3 URL mistyped with one
+// slash or none ("s3:/KEY:SECRET@bucket") too. What the URL parser shows of
+// the URL it was given, before it looks at anything else.
+std::string RedactUrl(std::string_view url);
+
+// In an s3:// URL, the user information: `rest` is the text after "//";
+// returns the offset of the '@' that ends the user information, or npos
+// when there is none. Everything from "//" to the last '@' before the
+// first '/' after it is user information (AWS secret keys hold '/'; a
+// secret may hold '@' and ':' too), unless the text before the first '/'
+// can be a bucket name and holds no '@': then the URL is
+// "s3://bucket/prefix" and an '@' is the prefix's (S3 keys may hold it).
+// Where several '@' could end it, the last one followed by something that
+// can be a bucket name does: a redaction hides too much, never too little.
+size_t S3UserInfoEnd(std::string_view rest);
 
 // True if `text` starts with "s3://": the one rule for "this names an
 // object store" (gulpdb::IsRemoteUrl, remote::IsS3Url; remote::S3Url::Parse

@@ -14,7 +14,9 @@
 // that are not UTF-8 cross as str with surrogate escapes (os.fsdecode's
 // form), and a source no dataset can hold (an id or label that is not
 // UTF-8) as {"kind", "id" (printable), "path", "problem"} — the message
-// Ingest would report. The long calls (listing, ingest, merge) run without
+// Ingest would report; a video ListSources could not find carries
+// "lookup_error" (the message) and "lookup_error_code" (ErrorCode as an
+// int), which its ingest reports. The long calls (listing, ingest, merge) run without
 // the GIL; callbacks take it for their call, and an exception raised by one
 // stops the call and propagates.
 #include <pybind11/stl.h>
@@ -116,6 +118,10 @@ py::dict SourceToDict(const SourceSpec& s) {
   d["id_json"] = s.id_json;
   d["label"] = s.label ? py::cast(*s.label) : py::none();
   d["path"] = PathToPy(s.path);
+  if (!s.lookup_error.empty()) {
+    d["lookup_error"] = s.lookup_error;
+    d["lookup_error_code"] = static_cast<int>(s.lookup_error_code);
+  }
   py::list frames;
   for (const std::string& f : s.frame_paths) frames.append(PathToPy(f));
   d["frame_paths"] = frames;
@@ -137,6 +143,20 @@ std::vector<SourceSpec> ToSources(const py::handle& list) {
     if (d.contains("id_json")) s.id_json = d["id_json"].cast<std::string>();
     if (d.contains("label") && !d["label"].is_none()) s.label = d["label"].cast<std::string>();
     if (d.contains("path")) s.path = TextOf(d["path"]);
+    if (d.contains("lookup_error")) {
+      s.lookup_error = TextOf(d["lookup_error"]);
+      py::object given = py::int_(0);  // (not a ?: whose int_ branch would convert "3")
+      if (d.contains("lookup_error_code")) given = d["lookup_error_code"];
+      const int code =
+          py::isinstance<py::int_>(given) && !PyBool_Check(given.ptr()) ? given.cast<int>() : -1;
+      if (code < 0 || code > static_cast<int>(ErrorCode::kResourceExhausted)) {
+        throw py::value_error("source '" + s.id + "': lookup_error_code must be an ErrorCode " +
+                              "(0-" +
+                              std::to_string(static_cast<int>(ErrorCode::kResourceExhausted)) +
+                              "), not " + py::repr(given).cast<std::string>());
+      }
+      s.lookup_error_code = static_cast<ErrorCode>(code);
+    }
     if (d.contains("frame_paths")) {
       for (const py::handle f : d["frame_paths"]) s.frame_paths.push_back(TextOf(f));
     }

@@ -148,6 +148,9 @@ void BindRemote(py::module_& m) {
       "s3_url_typo", [](const std::string& text) { return util::S3UrlTypo(text); }, py::arg("text"),
       "For text that looks like a mistyped s3:// URL (S3://, s3:/, s3a://), what is wrong and "
       "the URL meant; '' otherwise.");
+  m.def(
+      "redact_url", [](const std::string& url) { return util::RedactUrl(url); }, py::arg("url"),
+      "The URL with its user information (user:secret@) replaced by ***: what messages show.");
 }
 
 }  // namespace gulpdb::python

@@ -71,6 +71,8 @@ class WriterHandle {
   }
 
   bool closed() const { return closed_; }
+  Codec codec() const { return dataset_->codec(); }  // after CheckUsable()
+  const std::string dir() const { return dataset_->dir(); }
   const EncodeOptions& encode() const { return encode_; }
   size_t encode_threads() const { return encode_threads_; }
 
@@ -198,6 +200,19 @@ bool Append(WriterHandle& h, const py::handle& id_object, const py::handle& fram
   std::vector<py::object> keep_alive;
   std::deque<std::string> copies;  // a deque: pointers into earlier strings stay valid
   const std::vector<FrameSource> sources = FrameSources(frames, &keep_alive, &copies);
+  if (h.codec() != Codec::kJpeg) {  // before any frame is encoded for nothing
+    size_t images = 0;
+    for (const FrameSource& s : sources) images += s.pixels != nullptr ? 1 : 0;
+    const std::string given = images == 0                ? "JPEG bytes"
+                              : images == sources.size() ? "uint8 images"
+                                                         : "uint8 images and JPEG bytes";
+    throw InvalidArgumentError(
+        "append '" + id + "' to " + h.dir() + ": the dataset's codec is " + CodecName(h.codec()) +
+        " (each video one H.264 stream), and append() takes frames (here " + given +
+        ") for a JPEG dataset: give the video to append_h264() as an Annex-B H.264 stream "
+        "(ffmpeg ... -c:v libx264 -bf 0 -f h264), or append the frames to a dataset created "
+        "with codec='jpeg'");
+  }
 
   std::vector<size_t> to_encode;
   for (size_t i = 0; i < sources.size(); ++i) {

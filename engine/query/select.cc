@@ -288,10 +288,13 @@ std::vector<std::string> Dataset::Select(std::string_view key, std::string_view 
   return Select({MetaCondition::Equals(std::string(key), std::string(json_value))});
 }
 
+void CheckMetaIndexKey(std::string_view key, const std::string& operation) {
+  engine::ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key", operation);
+}
+
 bool Dataset::CreateMetaIndex(std::string_view key, std::chrono::milliseconds lock_timeout) {
   const engine::IndexHandles& ix = engine::IndexOf(*this);
-  engine::ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key",
-                            "create meta index in " + ix.dir);
+  CheckMetaIndexKey(key, "create meta index in " + ix.dir);
   WriterOptions options;
   options.lock_timeout = lock_timeout;
   std::unique_ptr<Writer> writer = NewWriter(options);  // the lock, and crash recovery

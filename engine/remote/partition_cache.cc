@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "engine/remote/manifest.h"
+#include "engine/remote/verified_fetch.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "util/file_io.h"
 
@@ -199,11 +199,12 @@ class Leases {
 class Fetcher {
  public:
   Fetcher(std::shared_ptr<ObjectStore> store, std::string what, std::chrono::milliseconds lock_wait,
-          std::shared_ptr<PartitionCacheCounters> counters)
+          std::shared_ptr<PartitionCacheCounters> counters, std::optional<BadObjectScope> remember)
       : store_(std::move(store)),
         what_(std::move(what)),
         lock_wait_(lock_wait),
         counters_(counters ? std::move(counters) : std::make_shared<PartitionCacheCounters>()),
+        remember_(std::move(remember)),
         dir_(PartitionCacheDirectory()),
         leases_(std::make_shared<Leases>(dir_)) {}
 
@@ -224,6 +225,9 @@ class Fetcher {
       damage = Problem(path, entry);
       if (damage.empty()) return Use(sha256, path, std::move(fd));
     }
+    // Found damaged in the bucket before: no download, no wait for the lock.
+    const NamedObject object = Named(entry);
+    ThrowIfKnownBad(Remembering(), object);
     util::MakeDirectories(dir_);
     const std::string lock_path = dir_ + "/.lock." + sha256.substr(0, 2);
     std::optional<util::FileLock> lock;
@@ -247,7 +251,7 @@ class Fetcher {
     RemoveDeadDownloads(dir_);
     util::UniqueFd fd;
     try {
-      fd = Download(entry, path);
+      fd = Download(entry, object, path);
     } catch (const Error& e) {
       if (damage.empty()) throw;
       throw CorruptionError(what_ + ": the cached partition " + path + " is damaged (" + damage +
@@ -268,64 +272,42 @@ class Fetcher {
     return path;
   }
 
-  // Downloads the partition into a temporary file, verifies it and renames
-  // it to `path`; returns a descriptor of it holding a shared lock (taken
-  // before the rename, so that no evictor can take it first).
-  util::UniqueFd Download(const index::PartitionEntry& entry, const std::string& path) const {
-    constexpr int kDownloads = 3;
+  NamedObject Named(const index::PartitionEntry& entry) const {
     const std::string key = PartitionKey(entry.sha256);
-    const std::string name = "partition " + store_->Name(key);
-    for (int attempt = 1;; ++attempt) {
-      const std::string tmp = dir_ + "/.download." + std::to_string(::getpid()) + "." +
-                              std::to_string(g_counter.fetch_add(1));
-      try {
-        try {
-          store_->GetToFile(key, tmp, entry.size);
-        } catch (const NotFoundError& e) {
-          throw CorruptionError(what_ + ": " + name +
-                                " is missing: it was deleted behind the manifest's back (" +
-                                e.what() + ")");
-        } catch (const remote::ObjectTooLargeError& e) {
-          throw CorruptionError(what_ + ": " + name + " is larger than the " +
-                                std::to_string(entry.size) +
-                                " bytes the root says: it was replaced behind the manifest's "
-                                "back; the download stopped there (" +
-                                e.what() + ")");
-        }
-        util::UniqueFd fd = util::OpenFile(tmp, O_RDONLY);
-        const uint64_t size = util::FileSize(fd.get(), tmp);
-        if (size != entry.size) {
-          throw CorruptionError(what_ + ": " + name + " is " + std::to_string(size) +
-                                " bytes, the root says " + std::to_string(entry.size) +
-                                ": it was replaced behind the manifest's back");
-        }
-        const std::string sha = remote::Sha256HexOfFile(fd.get(), tmp, 0, size);
-        if (sha != entry.sha256) {
-          if (attempt < kDownloads) {
-            util::RemoveFileQuietly(tmp);
-            continue;
-          }
-          throw CorruptionError(what_ + ": " + name + " has SHA-256 " + sha +
-                                ", the root names it by " + entry.sha256 + " (" +
-                                std::to_string(kDownloads) +
-                                " downloads): it was changed behind the manifest's back");
-        }
-        try {
-          VerifyPartitionFile(tmp, entry);
-        } catch (const CorruptionError& e) {
-          throw CorruptionError(what_ + ": " + name + " is not a sound partition: " + e.what());
-        }
-        util::DataSync(fd.get(), tmp);
-        while (::flock(fd.get(), LOCK_SH) != 0) {
-          if (errno != EINTR) break;
-        }
-        util::Rename(tmp, path);
-        util::SyncDirectory(dir_);
-        return fd;
-      } catch (...) {
-        util::RemoveFileQuietly(tmp);
-        throw;
+    return NameObject(*store_, key, entry.size, entry.sha256,
+                      what_ + ": partition " + store_->Name(key), "the root");
+  }
+  const BadObjectScope* Remembering() const { return remember_ ? &*remember_ : nullptr; }
+
+  // Downloads the partition into a temporary file, verifies it
+  // (FetchVerified, then VerifyPartitionFile) and renames it to `path`;
+  // returns a descriptor of it holding a shared lock (taken before the
+  // rename, so that no evictor can take it first).
+  util::UniqueFd Download(const index::PartitionEntry& entry, const NamedObject& object,
+                          const std::string& path) const {
+    std::string tmp;
+    util::UniqueFd fd;
+    try {
+      FetchVerified(
+          object,
+          [&] {
+            fd = util::UniqueFd();
+            if (!tmp.empty()) util::RemoveFileQuietly(tmp);
+            tmp = dir_ + "/.download." + std::to_string(::getpid()) + "." +
+                  std::to_string(g_counter.fetch_add(1));
+            return DownloadToFile(*store_, object, tmp, &fd);
+          },
+          [&] { VerifyPartitionFile(tmp, entry); }, Remembering());
+      util::DataSync(fd.get(), tmp);
+      while (::flock(fd.get(), LOCK_SH) != 0) {
+        if (errno != EINTR) break;
       }
+      util::Rename(tmp, path);
+      util::SyncDirectory(dir_);
+      return fd;
+    } catch (...) {
+      if (!tmp.empty()) util::RemoveFileQuietly(tmp);
+      throw;
     }
   }
 
@@ -333,6 +315,7 @@ class Fetcher {
   std::string what_;
   std::chrono::milliseconds lock_wait_;
   std::shared_ptr<PartitionCacheCounters> counters_;
+  std::optional<BadObjectScope> remember_;
   std::string dir_;
   std::shared_ptr<Leases> leases_;
 };
@@ -420,59 +403,41 @@ uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {
   return removed;
 }
 
-namespace {
-
-// The object `key`, which `says` ("the manifest", "the root") names with
-// `size` bytes: one GET of at most that. Missing or larger is a
-// CorruptionError "<subject> is missing: ..." / "<subject> is larger than
-// ...", `subject` naming it for the reader.
-std::string GetNamedObject(ObjectStore& store, const std::string& key, uint64_t size,
-                           const std::string& subject, const char* says) {
-  try {
-    return store.Get(key, size);
-  } catch (const NotFoundError& e) {
-    throw CorruptionError(subject + " is missing: it was deleted behind the manifest's back (" +
-                          e.what() + ")");
-  } catch (const remote::ObjectTooLargeError& e) {
-    throw CorruptionError(subject + " is larger than the " + std::to_string(size) + " bytes " +
-                          says + " says: it was replaced behind the manifest's back (" + e.what() +
-                          ")");
-  }
-}
-
-}  // namespace
-
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
-                               const std::string& what) {
+                               const std::string& what, const BadObjectScope* remember) {
   const std::string name = store.Name(manifest.root_key);
   if (std::optional<std::string> cached = CachedObject(manifest.root_sha256, manifest.root_size)) {
     return index::DecodePartitionRoot(*cached, name);
   }
-  const std::string where =
-      " that the manifest (generation " + std::to_string(manifest.generation) + ") names";
-  const std::string bytes = GetNamedObject(store, manifest.root_key, manifest.root_size,
-                                           what + ": the root " + name + where, "the manifest");
-  const std::string sha = remote::Sha256Hex(bytes);
-  if (bytes.size() != manifest.root_size || sha != manifest.root_sha256) {
-    throw CorruptionError(what + ": the root " + name + where + " is " +
-                          std::to_string(bytes.size()) + " bytes with SHA-256 " + sha +
-                          ", the manifest says " + std::to_string(manifest.root_size) + " bytes, " +
-                          manifest.root_sha256 + ": it was replaced behind the manifest's back");
-  }
-  index::PartitionRoot root = index::DecodePartitionRoot(bytes, name);
-  KeepObject(sha, bytes);
+  const NamedObject object =
+      NameObject(store, manifest.root_key, manifest.root_size, manifest.root_sha256,
+                 what + ": the root " + name + " that the manifest (generation " +
+                     std::to_string(manifest.generation) + ") names",
+                 "the manifest");
+  index::PartitionRoot root;
+  const std::string bytes = GetVerified(store, object, remember, [&](std::string_view fetched) {
+    root = index::DecodePartitionRoot(fetched, name);
+  });
+  KeepObject(manifest.root_sha256, bytes);
   return root;
 }
 
 std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& manifest,
-                                          const ManifestChunkPage& page, const std::string& what) {
+                                          const ManifestChunkPage& page, const std::string& what,
+                                          const BadObjectScope* remember) {
   const std::string name = store.Name(page.key);
   std::optional<std::string> text = CachedObject(page.sha256, page.size);
   const bool fetched = !text;
   if (fetched) {
-    const std::string where = "the chunk page " + name + " that the manifest (generation " +
-                              std::to_string(manifest.generation) + ") names";
-    text = GetNamedObject(store, page.key, page.size, what + ": " + where, "the manifest");
+    const NamedObject object =
+        NameObject(store, page.key, page.size, page.sha256,
+                   what + ": the chunk page " + name + " that the manifest (generation " +
+                       std::to_string(manifest.generation) + ") names",
+                   "the manifest");
+    // Parsed below: a page that is the named bytes and not a sound page
+    // was published so, and is not fetched again either.
+    text = GetVerified(store, object, remember,
+                       [&](std::string_view bytes) { ParseChunkPage(bytes, page, name); });
   }
   std::vector<ManifestChunk> chunks;
   try {
@@ -498,24 +463,28 @@ void LoadChunkPages(ObjectStore& store, Manifest* manifest, const std::string& w
 
 PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, std::string what,
                               std::chrono::milliseconds lock_wait,
-                              std::shared_ptr<PartitionCacheCounters> counters) {
+                              std::shared_ptr<PartitionCacheCounters> counters,
+                              std::optional<BadObjectScope> remember) {
+  // Checked at every open, not only by the first download: a malformed bound
+  // must not pass while the cache happens to be warm.
+  try {
+    CacheBytesBound();
+  } catch (const Error& e) {
+    e.ThrowWithContext(what + ": ");
+  }
   auto fetcher = std::make_shared<const Fetcher>(std::move(store), std::move(what), lock_wait,
-                                                 std::move(counters));
+                                                 std::move(counters), std::move(remember));
   return [fetcher](const index::PartitionEntry& entry) { return (*fetcher)(entry); };
 }
 
-PageFetch NodeCachePageFetch(std::shared_ptr<ObjectStore> store, std::string what) {
-  return [store, what](const index::RootPage& page) -> std::string {
+PageFetch NodeCachePageFetch(std::shared_ptr<ObjectStore> store, std::string what,
+                             std::optional<BadObjectScope> remember) {
+  return [store, what, remember](const index::RootPage& page) -> std::string {
     if (std::optional<std::string> cached = CachedObject(page.sha256, page.size)) return *cached;
     const std::string key = RootPageKey(page.sha256);
-    const std::string bytes = GetNamedObject(
-        *store, key, page.size, what + ": the root page " + store->Name(key), "the root");
-    try {
-      VerifyPageBytes(bytes, page, store->Name(key));
-    } catch (const CorruptionError& e) {
-      throw CorruptionError(what + ": " + e.what() +
-                            ": it was replaced behind the manifest's back");
-    }
+    const NamedObject object = NameObject(*store, key, page.size, page.sha256,
+                                          what + ": the root page " + store->Name(key), "the root");
+    const std::string bytes = GetVerified(*store, object, remember ? &*remember : nullptr);
     KeepObject(page.sha256, bytes);
     return bytes;
   };

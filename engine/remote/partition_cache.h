@@ -19,12 +19,16 @@
 //
 // A partition is fetched on first use: the fetching process takes its lock,
 // looks again, downloads into a temporary file (never more bytes than the
-// root's size for it; a download with another SHA-256 is fetched again, up
-// to three times), verifies it (VerifyPartitionFile: size, SHA-256, page
-// walk), fsyncs it and renames it into place; the others wait for the lock
-// and find it there. A cached partition is verified again on every first
-// use in a reader; one that fails is set aside and downloaded again, and if
-// that fails too the read is a CorruptionError naming the partition.
+// root's size for it), verifies it (FetchVerified, verified_fetch.h: damage
+// on the way is fetched again, the same wrong bytes twice are a damaged
+// object; then VerifyPartitionFile: size, SHA-256, page walk), fsyncs it and
+// renames it into place; the others wait for the lock and find it there. A
+// cached partition is verified again on every first use in a reader; one
+// that fails is set aside and downloaded again, and if that fails too the
+// read is a CorruptionError naming the partition. Roots, root pages and
+// chunk pages are fetched the same way. A reader (a BadObjectScope given)
+// remembers an object found damaged in the bucket: later reads that need it
+// fail at once, with no download, until a newer manifest is opened.
 //
 // Size bound: GULPDB_CACHE_BYTES (bytes, or with a K, M, G or T suffix of
 // powers of 1024; unset or 0: no bound) bounds the bytes of the partitions
@@ -44,11 +48,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/partition/partitions.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
+#include "engine/remote/verified_fetch.h"
 #include "index/partition_root.h"
 
 namespace gulpdb::engine {
@@ -57,7 +63,8 @@ namespace gulpdb::engine {
 std::string PartitionCacheDirectory();
 
 // The bound GULPDB_CACHE_BYTES sets (0: none). InvalidArgumentError naming
-// the variable for a malformed value.
+// the variable and the value for a malformed one; NodeCacheFetch checks it,
+// so every open of a partitioned snapshot refuses one, warm cache or cold.
 uint64_t CacheBytesBound();
 
 // Deletes partitions of the cache directory `dir`, least recently used
@@ -79,28 +86,36 @@ struct PartitionCacheCounters {
 // if the cache is over its bound). `what` names the reader in messages
 // ("open dataset s3://..."); `lock_wait` bounds the wait for another
 // process downloading the same partition (BusyError). Throws
-// CorruptionError when the partition is missing from the store, has
-// another size or SHA-256 than the root says, or is not a sound index
-// file; the store's errors otherwise.
+// CorruptionError when the partition is missing from the store, is damaged
+// there (another size or SHA-256 than the root says, the same in two
+// downloads, or not a sound index file), IoError when every download was
+// damaged on the way (FetchVerified); the store's errors otherwise. With
+// `remember`, a partition found damaged is not downloaded again
+// (verified_fetch.h). Making it throws InvalidArgumentError
+// ("<what>: GULPDB_CACHE_BYTES '<value>': ...") for a malformed bound.
 PartitionFetch NodeCacheFetch(std::shared_ptr<ObjectStore> store, std::string what,
                               std::chrono::milliseconds lock_wait,
-                              std::shared_ptr<PartitionCacheCounters> counters = nullptr);
+                              std::shared_ptr<PartitionCacheCounters> counters = nullptr,
+                              std::optional<BadObjectScope> remember = std::nullopt);
 
 // The PageFetch of a reader of a two-level root whose pages are the objects
-// RootPageKey(sha256) of `store`: from the node cache (objects/), or one GET
-// of at most the page's size, verified and kept there. Throws
+// RootPageKey(sha256) of `store`: from the node cache (objects/), or GETs of
+// at most the page's size (FetchVerified), verified and kept there. Throws
 // CorruptionError "<what>: the root page <object> ..." when it is missing or
-// other bytes than the root names; the store's errors otherwise.
-PageFetch NodeCachePageFetch(std::shared_ptr<ObjectStore> store, std::string what);
+// damaged in the bucket, IoError when damaged on the way every time; the
+// store's errors otherwise. `remember` as for NodeCacheFetch.
+PageFetch NodeCachePageFetch(std::shared_ptr<ObjectStore> store, std::string what,
+                             std::optional<BadObjectScope> remember = std::nullopt);
 
 // The root a version 2 manifest names: from the node cache (objects/), or
-// one GET of at most its size; its size and SHA-256 checked against the
-// manifest, decoded and validated, and kept in the node cache.
+// GETs of at most its size (FetchVerified); its size and SHA-256 checked
+// against the manifest, decoded and validated, and kept in the node cache.
 // Throws CorruptionError "<what>: the root <object> ..." when it is missing,
-// another size or hash (replaced behind the manifest's back) or not a root;
-// the store's errors otherwise.
+// damaged in the bucket (another size or hash twice alike, or not a root),
+// IoError when damaged on the way every time; the store's errors otherwise.
+// `remember` (null: none) as for NodeCacheFetch.
 index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
-                               const std::string& what);
+                               const std::string& what, const BadObjectScope* remember = nullptr);
 
 // Keeps a root, root page or chunk page whose SHA-256 is `sha256` in the node cache
 // (objects/), as FetchRoot and FetchChunkPage do with what they fetch: a
@@ -108,11 +123,13 @@ index::PartitionRoot FetchRoot(ObjectStore& store, const Manifest& manifest,
 void KeepObject(const std::string& sha256, std::string_view bytes) noexcept;
 
 // The chunk entries of `page` of a version 3 manifest: from the node cache
-// (objects/), or one GET of at most its size; checked (ParseChunkPage) and
-// kept in the node cache. Throws CorruptionError "<what>: ..."
-// naming the page when it is missing or not what the manifest says.
+// (objects/), or GETs of at most its size (FetchVerified); checked
+// (ParseChunkPage) and kept in the node cache. Throws CorruptionError
+// "<what>: ..." naming the page when it is missing or not what the
+// manifest says. `remember` as for FetchRoot.
 std::vector<ManifestChunk> FetchChunkPage(ObjectStore& store, const Manifest& manifest,
-                                          const ManifestChunkPage& page, const std::string& what);
+                                          const ManifestChunkPage& page, const std::string& what,
+                                          const BadObjectScope* remember = nullptr);
 
 // Fills `manifest->chunks` from its pages (a version 3 manifest: every page
 // fetched); nothing for a manifest that lists its chunks.

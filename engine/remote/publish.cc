@@ -74,16 +74,17 @@
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "index/crc32c.h"
 #include "index/partition_root.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/test_bug.h"
 #include "util/thread_pool.h"
+#include "util/url_text.h"
 
 namespace gulpdb {
 
@@ -152,7 +153,7 @@ PrefixCrc CrcOfFile(const std::string& path, uint64_t length, uint64_t checkpoin
       throw CorruptionError("read " + path + ": the file ends at " + std::to_string(done + got) +
                             ", before its committed length " + std::to_string(length));
     }
-    crc = index::Crc32c(block.data(), got, crc);
+    crc = util::Crc32c(block.data(), got, crc);
     done += got;
     if (done == checkpoint) out.at_checkpoint = crc;
   }
@@ -1408,7 +1409,7 @@ void RequireLocalDataset(const std::string& dir, const char* operation) {
 PushReport Push(const std::string& dir, const std::string& url, const PushOptions& options) {
   engine::RequireLocalDataset(dir, "push");
   if (!IsRemoteUrl(url)) {
-    throw InvalidArgumentError("push " + dir + " to '" + url +
+    throw InvalidArgumentError("push " + dir + " to '" + util::RedactUrl(url) +
                                "': the destination must be an s3://bucket/prefix URL");
   }
   std::unique_ptr<engine::ObjectStore> store =

@@ -56,7 +56,9 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
                                          const std::string& dir, const OpenOptions& options,
                                          std::chrono::milliseconds lock_wait) {
   const std::string what = "open dataset " + dir;
-  index::PartitionRoot root = FetchRoot(*store, manifest, what);
+  // Objects found damaged are not fetched again while this generation is read.
+  const BadObjectScope remember = ScopeOf(*store, manifest.generation);
+  index::PartitionRoot root = FetchRoot(*store, manifest, what, &remember);
   // O(1) agreement of the manifest with its root, before anything is read.
   const uint64_t chunks = root.Count(index::PartitionKind::kChunks);
   const uint64_t videos = root.Count(index::PartitionKind::kOrder);
@@ -73,9 +75,9 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
   }
   const bool splits_omitted = root.splits_omitted;
   auto counters = std::make_shared<PartitionCacheCounters>();
-  PartitionFetch fetch = NodeCacheFetch(store, what, lock_wait, counters);
+  PartitionFetch fetch = NodeCacheFetch(store, what, lock_wait, counters, remember);
   auto index = std::make_shared<const PartitionedIndex>(std::move(root), std::move(fetch), dir,
-                                                        NodeCachePageFetch(store, what));
+                                                        NodeCachePageFetch(store, what, remember));
   RemoteInfo info;
   info.url = store->url();
   info.generation = manifest.generation;
@@ -191,8 +193,10 @@ std::shared_ptr<RemoteSource::ChunkList> RemoteSource::Page(size_t page) const {
   if (mine) {
     // Fetched outside the lock (a GET); other threads wanting it wait.
     try {
-      auto list = std::make_shared<ChunkList>(FetchChunkPage(
-          *store_, manifest_, manifest_.chunk_pages[page], "open dataset " + store_->url()));
+      const BadObjectScope remember = ScopeOf(*store_, manifest_.generation);
+      auto list = std::make_shared<ChunkList>(
+          FetchChunkPage(*store_, manifest_, manifest_.chunk_pages[page],
+                         "open dataset " + store_->url(), &remember));
       {
         std::lock_guard<std::mutex> lock(etags_mutex_);
         for (const ManifestChunk& c : list->chunks) {
@@ -539,7 +543,7 @@ void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
 // ---- opening -----------------------------------------------------------------
 
 std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const OpenOptions& options) {
-  const std::string url = util::RedactUrls(url_in);  // for messages: never user information
+  const std::string url = util::RedactUrl(url_in);  // for messages: never user information
   if (!options.read_only) {
     throw InvalidArgumentError("open dataset " + url +
                                " for writing: datasets in object storage are read-only; change "

@@ -12,9 +12,9 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/remote/verified_fetch.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
@@ -135,8 +135,13 @@ bool StampMatches(const std::string& dir, const std::string& sha256) {
 void WriteStamp(const std::string& dir, const std::string& sha256) {
   const std::string text = StampText(dir, sha256);
   if (text.empty()) return;
+  const std::string path = dir + "/" + kStampName;
   try {
-    util::WriteFileAtomically(dir + "/" + kStampName, text);
+    // A folder (or anything but a file) in its place would make every open
+    // verify the snapshot again.
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) util::RemoveTree(path);
+    util::WriteFileAtomically(path, text);
   } catch (const Error&) {
   }
 }
@@ -169,72 +174,48 @@ std::string CheckSnapshotFile(const std::string& dir, const Manifest& manifest) 
   return "";
 }
 
-// Downloads the snapshot into a new folder and renames it to `target`.
-// A download whose SHA-256 differs from the manifest's is fetched again (up
-// to kDownloads times in all): a byte damaged on the way is not a changed
-// object. Never fetches more bytes than the manifest's size.
-void Download(ObjectStore& store, const Manifest& manifest, const std::string& base,
-              const std::string& target, const std::string& what) {
-  constexpr int kDownloads = 3;
-  for (int attempt = 1;; ++attempt) {
-    const std::string tmp =
-        base + "/.download." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
-    if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
+// Downloads the snapshot into a new folder (FetchVerified: damage on the
+// way is fetched again; the same wrong bytes twice are a damaged object,
+// remembered in `remember`), walks it, and renames it to `target`. Never
+// fetches more bytes than the manifest's size.
+void Download(ObjectStore& store, const NamedObject& object, const std::string& base,
+              const std::string& target, const BadObjectScope& remember) {
+  std::string tmp;
+  util::UniqueFd fd;
+  try {
+    FetchVerified(
+        object,
+        [&] {
+          fd = util::UniqueFd();
+          if (!tmp.empty()) util::RemoveTree(tmp);
+          tmp =
+              base + "/.download." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+          if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
+          return DownloadToFile(store, object, tmp + "/data.mdb", &fd);
+        },
+        [&] {
+          index::EnvOptions options;
+          options.read_only = true;
+          options.no_lock = true;
+          const index::IndexFileReport report = index::Env::Open(tmp, options)->VerifyFile();
+          if (!report.healthy()) {
+            throw CorruptionError("not a sound index file: " + report.problems[0]);
+          }
+        },
+        &remember);
+    util::DataSync(fd.get(), tmp + "/data.mdb");
+    util::SyncDirectory(tmp);
+    util::Rename(tmp, target);
+    util::SyncDirectory(base);
+  } catch (...) {
     try {
-      const std::string file = tmp + "/data.mdb";
-      try {
-        store.GetToFile(manifest.snapshot_key, file, manifest.snapshot_size);
-      } catch (const NotFoundError& e) {
-        throw CorruptionError(what + " is missing: it was deleted behind the manifest's back (" +
-                              e.what() + ")");
-      } catch (const remote::ObjectTooLargeError& e) {
-        throw CorruptionError(what + " is larger than the " +
-                              std::to_string(manifest.snapshot_size) +
-                              " bytes the manifest says: it was replaced behind the manifest's "
-                              "back; the download stopped there (" +
-                              e.what() + ")");
-      }
-      util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
-      const uint64_t size = util::FileSize(fd.get(), file);
-      if (size != manifest.snapshot_size) {
-        throw CorruptionError(what + " is " + std::to_string(size) + " bytes, the manifest says " +
-                              std::to_string(manifest.snapshot_size) +
-                              ": it was replaced behind the manifest's back");
-      }
-      const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
-      if (sha != manifest.snapshot_sha256) {
-        if (attempt < kDownloads) {
-          util::RemoveTree(tmp);
-          continue;
-        }
-        throw CorruptionError(what + " has SHA-256 " + sha + ", the manifest says " +
-                              manifest.snapshot_sha256 + " (" + std::to_string(kDownloads) +
-                              " downloads): it was changed behind the manifest's back");
-      }
-      {
-        index::EnvOptions options;
-        options.read_only = true;
-        options.no_lock = true;
-        const index::IndexFileReport report = index::Env::Open(tmp, options)->VerifyFile();
-        if (!report.healthy()) {
-          throw CorruptionError(what + " is not a sound index file: " + report.problems[0]);
-        }
-      }
-      util::DataSync(fd.get(), file);
-      util::SyncDirectory(tmp);
-      util::Rename(tmp, target);
-      util::SyncDirectory(base);
-    } catch (...) {
-      try {
-        util::RemoveTree(tmp);
-      } catch (const Error&) {
-        // The next download removes it.
-      }
-      throw;
+      if (!tmp.empty()) util::RemoveTree(tmp);
+    } catch (const Error&) {
+      // The next download removes it.
     }
-    WriteStamp(target, manifest.snapshot_sha256);
-    return;
+    throw;
   }
+  WriteStamp(target, object.sha256);
 }
 
 }  // namespace
@@ -247,42 +228,45 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
       util::JoinRelative(base, manifest.snapshot_sha256, "open dataset " + store.url(),
                          "the manifest's snapshot SHA-256");
   const std::string data = target + "/data.mdb";
-  const std::string what = "open dataset " + store.url() + ": the index snapshot " +
-                           store.Name(manifest.snapshot_key) + " (manifest generation " +
-                           std::to_string(manifest.generation) + ")";
+  const NamedObject object = NameObject(
+      store, manifest.snapshot_key, manifest.snapshot_size, manifest.snapshot_sha256,
+      "open dataset " + store.url() + ": the index snapshot " + store.Name(manifest.snapshot_key) +
+          " (manifest generation " + std::to_string(manifest.generation) + ")",
+      "the manifest");
+  const BadObjectScope remember = ScopeOf(store, manifest.generation);
   CachedSnapshot out{target, false, false};
-  // The fast path, O(1): the file is the one verified when it was stored.
-  if (StampMatches(target, manifest.snapshot_sha256)) {
-    Touch(target);
-    return out;
-  }
-  // There, but not the file that was verified (or verified before stamps
-  // existed): check it again, without the lock (it only reads).
+  // Whether the cached file is the snapshot: the one verified when it was
+  // stored (its record matches: O(1)), or verified again now (and recorded);
+  // otherwise `damage` says what is wrong with a file that is there.
   std::string damage;
-  if (util::PathExists(data)) {
-    damage = CheckSnapshotFile(target, manifest);
-    if (damage.empty()) {
-      WriteStamp(target, manifest.snapshot_sha256);
-      Touch(target);
-      out.reverified = true;
-      return out;
-    }
-  }
-  util::MakeDirectories(base);
-  util::FileLock lock = LockCache(base + "/.lock", lock_wait, store.Name(manifest.snapshot_key));
-  if (util::PathExists(data)) {  // another process may have repaired or verified it meanwhile
+  const auto cached = [&] {
+    damage.clear();
     if (StampMatches(target, manifest.snapshot_sha256)) {
       Touch(target);
-      return out;
+      return true;
     }
+    if (!util::PathExists(data)) return false;
     damage = CheckSnapshotFile(target, manifest);
-    if (damage.empty()) {
-      WriteStamp(target, manifest.snapshot_sha256);
-      Touch(target);
-      out.reverified = true;
-      return out;
-    }
-    // Damaged: out of the way, then fetched again. Processes that map it
+    if (!damage.empty()) return false;
+    WriteStamp(target, manifest.snapshot_sha256);
+    Touch(target);
+    out.reverified = true;
+    return true;
+  };
+  // Without the lock first (it only reads).
+  if (cached()) return out;
+  // Found damaged in the bucket before: not downloaded again.
+  ThrowIfKnownBad(&remember, object);
+  util::MakeDirectories(base);
+  util::FileLock lock = LockCache(base + "/.lock", lock_wait, store.Name(manifest.snapshot_key));
+  struct stat st;
+  if (::lstat(target.c_str(), &st) == 0) {
+    // Another process may have repaired or verified it meanwhile.
+    if (cached()) return out;
+    if (damage.empty()) damage = S_ISDIR(st.st_mode) ? "it has no data.mdb" : "it is not a folder";
+    // Damaged, or a folder without its file (a `verified` record or other
+    // files left in it): out of the way, whole, so that the download's
+    // folder can take its name; then fetched again. Processes that map it
     // keep their mapping (unlinking a mapped file is safe).
     const std::string aside =
         base + "/.damaged." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
@@ -296,7 +280,7 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
     }
   }
   try {
-    Download(store, manifest, base, target, what);
+    Download(store, object, base, target, remember);
   } catch (const Error& e) {
     if (damage.empty()) throw;
     throw CorruptionError("open dataset " + store.url() + ": the cached index snapshot " + data +

@@ -12,12 +12,13 @@
 //
 // A snapshot is downloaded at most once per machine: the first opener takes
 // the lock, downloads into a temporary folder (never more bytes than the
-// manifest's size; a download whose SHA-256 is wrong is fetched again, up to
-// three times, since a byte damaged in transit is not a changed object),
-// checks the size and SHA-256 the manifest gives and walks the file with
-// bounds-checked reads (index/lmdb_verify.h), fsyncs it, renames the folder
-// into place and records what it verified in `verified`; the others wait for
-// the lock and find it there. Snapshots are immutable and opened without
+// manifest's size), checks the size and SHA-256 the manifest gives
+// (FetchVerified, verified_fetch.h: a byte damaged on the way is fetched
+// again, the same wrong bytes twice are a damaged object, which this
+// process then does not download again for that manifest generation) and
+// walks the file with bounds-checked reads (index/lmdb_verify.h), fsyncs it,
+// renames the folder into place and records what it verified in `verified`;
+// the others wait for the lock and find it there. Snapshots are immutable and opened without
 // LMDB's lock file (MDB_NOLOCK), nothing is shared between machines.
 //
 // Bytes on disk are not trusted blindly: an open whose `verified` record
@@ -26,8 +27,11 @@
 // restored from elsewhere, a cache of an older gulpdb) verifies it again
 // (SHA-256 and page walk) before LMDB maps it; a file that fails is set
 // aside and downloaded again, and if that fails too, the open is a
-// CorruptionError naming the cache file. A matching record makes the open
-// O(1). Every open touches its folder; when a new snapshot of the same store
+// CorruptionError naming the cache file. A folder without its data.mdb (a
+// `verified` record or other files left behind) is set aside whole the same
+// way; a `verified` record that is not a file is replaced. A matching
+// record makes the open O(1); files other than data.mdb and `verified` in
+// the folder are ignored. Every open touches its folder; when a new snapshot of the same store
 // arrives, those not opened for an hour are removed (processes that still
 // map one keep reading it: unlinking a mapped file is safe).
 //
@@ -56,9 +60,11 @@ struct CachedSnapshot {
 // The verified snapshot `manifest` names, from the cache or downloaded from
 // `store` now. Waits up to `lock_wait` for another process downloading it.
 // Throws CorruptionError when the object is missing (named by the manifest),
-// larger or smaller than the manifest's size, has another SHA-256 in three
-// downloads, or is not a sound index file, and when a damaged cached copy
-// cannot be fetched again (naming the cache file); the store's errors
+// damaged in the store (larger than the manifest's size, the same other
+// bytes in two downloads, or not a sound index file; then every later open
+// of this manifest generation in this process fails at once), and when a
+// damaged cached copy cannot be fetched again (naming the cache file);
+// IoError when every download was damaged on the way; the store's errors
 // otherwise; BusyError when the wait runs out.
 CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
                               std::chrono::milliseconds lock_wait);

@@ -3,7 +3,9 @@
 //
 //   videos       videos_dir DIR [labels LIST]: each video is DIR/<id>.<ext>
 //                or the single file in DIR/<id>/, decoded by ffmpeg at
-//                `frame_rate` frames per second. LIST is a 20BN-style JSON list
+//                `frame_rate` frames per second (a video shorter than one
+//                frame period at that rate yields its first frame: a video
+//                always yields at least one). LIST is a 20BN-style JSON list
 //                ([{"id": ..., "<label_name>": ...}, ...], ids strings or
 //                numbers) or an `id;label` CSV, told apart by content (JSON
 //                when its first character that is not blank, after an
@@ -58,7 +60,9 @@
 //
 // Failure modes:
 //   - A bad source (missing, unreadable or undecodable video, corrupt JPEG,
-//     no frames, an id the index refuses) is reported through `on_problem`
+//     no frames, an id the index refuses, a symbolic link that is dangling,
+//     in a loop or leads to a device or FIFO: see ingest/sources.h) is
+//     reported through `on_problem`
 //     (by default on stderr, by id and path) and skipped; with `strict`, the
 //     videos before it are committed and Ingest throws the source's error
 //     (its type kept, the id added to its message); nothing is ever written
@@ -70,7 +74,11 @@
 //     that lack the label when others have it are ingested unlabeled, with
 //     one warning (`on_warning`) giving their count and a few ids. A
 //     missing ffmpeg, a Writer failure (I/O, disk full) or another writer
-//     holding the lock throws; committed batches stay.
+//     holding the lock throws; committed batches stay, in a dataset this
+//     call created too (Ingest never removes a dataset; `gulpdb ingest`
+//     removes a new one only when nothing was committed into it).
+//   - A dataset whose codec is h264 takes videos only: frame folders and
+//     images into it throw InvalidArgumentError before anything is written.
 //   - SIGINT or SIGTERM stops the workers (and kills their ffmpeg children),
 //     commits the videos already appended and returns with `interrupted_by`
 //     set; a second signal kills the process at once. A crash or SIGKILL at
@@ -99,6 +107,7 @@
 #include <vector>
 
 #include "gulpdb/dataset.h"
+#include "gulpdb/error.h"
 #include "gulpdb/export.h"
 
 namespace gulpdb::ingest {
@@ -120,6 +129,12 @@ struct SourceSpec {
   // The video file, frame folder or image file. A video that ListSources could
   // not find has an empty path, and Ingest reports it as a bad source.
   std::string path;
+  // Why ListSources could not find the video (`path` is then empty): the
+  // message and code of the error Ingest reports for it ("find video v in
+  // DIR/v: 2 files, expected one video"), wherever it runs. Empty: found, or
+  // not looked up.
+  std::string lookup_error;
+  ErrorCode lookup_error_code = ErrorCode::kNotFound;
   // For kFrameFolder: the frame files in order. Empty: the .jpg/.jpeg files of
   // `path` in file-name order, listed when the source is read.
   std::vector<std::string> frame_paths;

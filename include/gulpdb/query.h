@@ -56,6 +56,12 @@ struct SplitInfo {
 // no '=' or VALUE is not valid UTF-8.
 GULPDB_EXPORT MetaCondition ParseMetaCondition(std::string_view key_equals_value);
 
+// Throws InvalidArgumentError ("<operation>: the meta key ...") for a key
+// that Dataset::CreateMetaIndex would refuse (empty, longer than 255 bytes,
+// not UTF-8): the one rule, for a caller that checks every key of a request
+// before it changes anything.
+GULPDB_EXPORT void CheckMetaIndexKey(std::string_view key, const std::string& operation);
+
 }  // namespace gulpdb
 
 #endif  // GULPDB_QUERY_H_

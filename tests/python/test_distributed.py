@@ -903,3 +903,62 @@ def test_a_file_name_that_is_not_utf8_is_a_bad_source_named_as_gulpdb_ingest_nam
     with pytest.raises(ValueError, match=r"ingest 'caf\\xe9': the id .* is not valid UTF-8"):
         gd.ingest(client, strict, videos_dir=src, strict=True, quiet=True)
     assert not os.path.exists(strict)
+
+
+def test_a_video_the_plan_cannot_find_is_a_bad_source_named_as_gulpdb_ingest_names_it(
+    client, tmp_path
+):
+    """A video whose folder holds two files, or that is a link to /dev/zero or
+    a dangling link, is listed by the driver and read by a worker: the worker
+    reports what the listing found (the two files, the link), word for word as
+    `gulpdb ingest` does, never "no file was given"; --strict stops at it."""
+    videos = tmp_path / "videos"
+    (videos / "two").mkdir(parents=True)
+    clip = os.path.join(FIXTURES, "videos_src", "100", "100.mp4")
+    shutil.copyfile(clip, videos / "v1.mp4")
+    shutil.copyfile(clip, videos / "two" / "a.mp4")
+    shutil.copyfile(clip, videos / "two" / "b.mp4")
+    os.symlink("/dev/zero", videos / "zero.mp4")
+    os.symlink(str(videos / "nowhere.mp4"), videos / "dangling.mp4")
+    src = str(videos)
+    report = gd.ingest(client, str(tmp_path / "out"), videos_dir=src, frame_size=16,
+                       partitions=2, quiet=True)
+    assert report.videos == 1, report
+    bad = {b.id: b.message for b in report.bad}
+    assert sorted(bad) == ["dangling", "two", "zero"], bad
+    assert bad["two"] == f"find video two in {src}/two: 2 files, expected one video"
+    assert bad["zero"] == f"read {src}/zero.mp4: a symbolic link to /dev/zero, a character device"
+    assert bad["dangling"] == (f"read {src}/dangling.mp4: a dangling symbolic link (to "
+                               f"{src}/nowhere.mp4)")
+    assert not any("no file was given" in m for m in bad.values())
+    plain = subprocess.run([GULPDB_CLI, "ingest", str(tmp_path / "plain"), "--videos-dir", src,
+                            "--frame-size", "16", "--quiet"],
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    for id_, message in bad.items():
+        assert f"gulpdb ingest: skipping '{id_}': {message}" in plain.stderr.splitlines()
+    with pytest.raises(IngestFailed, match=r"'dangling'.*a dangling symbolic link"):
+        gd.ingest(client, str(tmp_path / "strict"), videos_dir=src, frame_size=16, strict=True,
+                  partitions=1, quiet=True)
+
+
+def test_a_lookup_error_crosses_to_the_worker_with_its_type_and_bad_codes_are_refused(tmp_path):
+    """The lookup error a listed source carries (the plan's JSON) is what the
+    worker's ingest raises under --strict, with its type; a code that is not an
+    ErrorCode is a ValueError, never a cast error or a wrong type."""
+    videos = tmp_path / "videos"
+    (videos / "two").mkdir(parents=True)
+    clip = os.path.join(FIXTURES, "videos_src", "100", "100.mp4")
+    shutil.copyfile(clip, videos / "two" / "a.mp4")
+    shutil.copyfile(clip, videos / "two" / "b.mp4")
+    listed = _gulpdb.ingest_list_sources({"videos_dir": str(videos)})
+    assert [s["id"] for s in listed] == ["two"] and listed[0]["path"] == ""
+    listed = json.loads(json.dumps(listed))  # as the plan's files carry them
+    options = {"dir": str(tmp_path / "shard"), "strict": True, "quiet": True,
+               "catch_signals": False}
+    with pytest.raises(ValueError, match=r"^ingest 'two': find video two in .*/two: 2 files"):
+        _gulpdb.ingest_run(options, listed)
+    for code in ["3", True, -1, 99, None]:
+        bad = [dict(listed[0], lookup_error_code=code)]
+        with pytest.raises(ValueError, match="lookup_error_code must be an ErrorCode"):
+            _gulpdb.ingest_run(options, bad)

@@ -71,7 +71,17 @@ def test_a_build_has_the_codecs_it_says_and_refuses_the_others_clearly(tmp_path)
     out = str(tmp_path / "ingested")
     ingest = [GULPDB_CLI, "ingest", out, "--videos-dir", os.path.join(FIXTURES, "videos_src"),
               "--codec", "h264", "-q"]
+    created = str(tmp_path / "created")
+    create = [GULPDB_CLI, "create", created, "--codec", "h264"]
+    result = subprocess.run([GULPDB_CLI, "create", created, "--codec", "vp9"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "--codec must be jpeg or h264, not 'vp9'" in result.stderr, result.stderr
+    assert not os.path.exists(created)
     if "h264" in gulpdb.codecs:
+        result = subprocess.run(create, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert gulpdb.Dataset(created).codec == "h264"
         with gulpdb.Dataset(path, "x", codec="h264") as ds:
             assert ds.codec == "h264" and ds.stats().codec == "h264"
         assert gulpdb.Dataset(path).codec == "h264"
@@ -88,6 +98,11 @@ def test_a_build_has_the_codecs_it_says_and_refuses_the_others_clearly(tmp_path)
     assert "no H.264 support" in result.stderr and out in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not os.path.exists(out)
+    result = subprocess.run(create, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "no H.264 support" in result.stderr and created in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not os.path.exists(created)
 
 
 def test_missing_dataset_is_file_not_found(tmp_path):
@@ -127,20 +142,22 @@ def test_corrupt_frame_is_corruption_error(tmp_path):
     path = str(tmp_path / "ds")
     with gulpdb.Dataset(path, "x", checksums=True) as ds, ds.writer() as w:
         w.append("v", synthetic_frames(0, 2, 64, 64))
-    ds = gulpdb.Dataset(path)
+    ds = gulpdb.Dataset(path, verify_checksums=False)
     offset, pad, length = ds.info("v").frame_info[0]
     chunk = os.path.join(path, "data_0.gulp")
     with open(chunk, "r+b") as f:
         f.seek(offset + 2)
         f.write(b"\x00" * (length - pad - 4))  # wipe everything but SOI and EOI
+    # Without checksum verification the decoder finds the damage.
     with pytest.raises(gulpdb.CorruptionError) as info:
         ds.read("v")
     assert isinstance(info.value, OSError) and "frame 0" in str(info.value)
     assert len(ds.read_jpegs("v")) == 2  # the raw bytes can still be read
-    # With checksum verification the damage is seen without decoding.
-    checked = gulpdb.Dataset(path, verify_checksums=True)
-    with pytest.raises(gulpdb.CorruptionError, match="checksum"):
-        checked.read_jpegs("v")
+    # With it (the default) the damage is seen without decoding.
+    checked = gulpdb.Dataset(path)
+    for read in (checked.read_jpegs, checked.read):
+        with pytest.raises(gulpdb.CorruptionError, match="'v' frame 0.*checksum mismatch"):
+            read("v")
     with pytest.raises(gulpdb.CorruptionError):
         gulpdb.decode_jpeg(b"\xff\xd8\xff\xd9")
 

@@ -13,8 +13,11 @@ and cockatoo.mp4 (python3-imageio's), ingested by the command line with
   reader (lifecycle/gulpio_format.py) and the GulpIO2 API read: JPEG frames
   close to the h264 dataset's, the same meta_data and label2idx.json, and the
   h264 dataset untouched; a failed export leaves nothing;
-* errors: another codec's dataset, frame folders, an encoder that fails or
-  stops reading (no SIGPIPE), export without -o.
+* errors: another codec's dataset, frame folders (with --codec h264, and
+  into an h264 dataset made by `create --codec h264`), frames appended from
+  Python, an encoder that fails or stops reading (no SIGPIPE), export
+  without -o;
+* a one-frame video keeps its frame at any --frame-rate, with either codec.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import stat
 import subprocess
@@ -34,6 +38,7 @@ import pytest
 import gulpdb
 from conftest import GULPDB_CLI
 from lifecycle import gulpio_format
+from lifecycle.decay import flip_bit
 
 COCKATOO_PATHS = [
     "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4",
@@ -242,6 +247,41 @@ def test_a_failed_export_leaves_nothing(datasets, tmp_path):
         assert left == ([] if target.name == "new_out" else ["keep.txt"]), left
 
 
+def test_a_damaged_packet_is_refused_by_extract_export_and_merge(datasets, tmp_path):
+    """One flipped bit in a packet: `extract` of a frame decoded from it, the
+    export (which would re-encode it into a clean-looking JPEG) and a merge by
+    copy fail naming the video, the frame and the file; extract of another
+    group of pictures works (the CRC is per packet)."""
+    copy = str(tmp_path / "h264")
+    shutil.copytree(datasets["h264"], copy)
+    h264 = gulpdb.Dataset(copy, verify_checksums=False)
+    info = h264.info("testsrc2")
+    chunk = next(c for c in h264.chunks() if c.number == info.chunk)
+    chunk_path = os.path.join(copy, chunk.file_name)
+    offset, pad, length = info.frame_info[9]  # GOP 8..15
+    flip_bit(chunk_path, offset + (length - pad) // 2, 1)
+    pattern = rf"'testsrc2' frame 9\b.*checksum mismatch.*offset {offset} of {chunk_path}"
+
+    result = run("extract", copy, "testsrc2", "-o", str(tmp_path / "x"), "--frames", "12",
+                 check=False)
+    assert result.returncode == 1 and re.search(pattern, result.stderr), result.stderr
+    assert not os.path.exists(tmp_path / "x")
+    run("extract", copy, "testsrc2", "-o", str(tmp_path / "y"), "--frames", "0,1,2,3,4,5,6,7,16")
+    assert len(os.listdir(tmp_path / "y")) == 9
+
+    result = run("export", copy, "-o", str(tmp_path / "gulpio"), check=False)
+    assert result.returncode == 1 and re.search(pattern, result.stderr), result.stderr
+    assert not os.path.exists(tmp_path / "gulpio")
+    # From Python, also from a dataset opened without checks.
+    (tmp_path / "py").mkdir()
+    with pytest.raises(gulpdb.CorruptionError, match=pattern):
+        gulpdb.export_gulpio(h264, tmp_path / "py")
+    assert os.listdir(tmp_path / "py") == []
+
+    result = run("merge", str(tmp_path / "merged"), copy, "-q", check=False)
+    assert result.returncode == 1 and re.search(pattern, result.stderr), result.stderr
+
+
 def test_ingest_errors(datasets, tmp_path):
     # Into a dataset of the other codec: refused before anything is written.
     before = tree_digest(datasets["jpeg"])
@@ -255,6 +295,83 @@ def test_ingest_errors(datasets, tmp_path):
                  check=False)
     assert result.returncode == 2 and "--codec h264 stores videos" in result.stderr
     assert not (tmp_path / "f").exists()
+
+
+def test_frames_into_an_h264_dataset_are_refused_with_advice_that_works(datasets, tmp_path):
+    """`gulpdb create --codec h264` makes an h264 dataset, as Python's codec="h264"
+    does. Frame folders and images ingested into it are refused, before anything
+    is written, saying that an h264 dataset holds videos only: never advising
+    `--codec h264`, which refuses frames too."""
+    out = str(tmp_path / "clips")
+    gulpdb.Dataset(out, "x", codec="h264").close()
+    before = tree_digest(out)
+    frames = os.path.join(os.path.dirname(__file__), "..", "fixtures", "frames_src")
+    for source, what in [("--frames-dir", "frame folders"), ("--images-dir", "images")]:
+        result = run("ingest", out, source, frames, "-q", check=False)
+        assert result.returncode == 1, result.stderr
+        assert "the dataset stores its frames as h264, which holds videos only, not " + what in \
+            result.stderr, result.stderr
+        assert "--codec h264" not in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert tree_digest(out) == before
+    # And the advice it gives works: the same frames go into a JPEG dataset.
+    jpeg = str(tmp_path / "frames")
+    run("ingest", jpeg, "--frames-dir", frames, "--keep-jpeg", "-q")
+    assert len(gulpdb.Dataset(jpeg)) > 0
+    # `gulpdb create --codec h264` makes the same kind of dataset, which videos go
+    # into as with `ingest --codec h264`.
+    made = str(tmp_path / "made")
+    created = run("create", made, "--codec", "h264", "--videos-per-chunk", "3")
+    assert created.stdout.strip() == f"created {made}", created.stdout
+    with gulpdb.Dataset(made) as ds:
+        assert ds.codec == "h264" and ds.stats().videos_per_chunk == 3 and len(ds) == 0
+    run("ingest", made, "--videos-dir", datasets["videos"], "--codec", "h264", "-q")
+    assert sorted(gulpdb.Dataset(made).ids()) == sorted(IDS)
+
+
+def test_a_one_frame_video_yields_its_frame_at_any_frame_rate(tmp_path):
+    """A video shorter than one frame period at --frame-rate (one frame at the
+    default 8 fps, which ffmpeg's fps filter drops) keeps its frame, with either
+    codec; longer videos keep ffmpeg's count."""
+    videos = tmp_path / "videos"
+    videos.mkdir()
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "1",
+           "-pix_fmt", "yuv420p", str(videos / "one.mp4"))
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=size=64x48:rate=25", "-frames:v", "10",
+           "-pix_fmt", "yuv420p", str(videos / "ten.mp4"))
+    for codec in ["jpeg", "h264"]:
+        for rate in ["8", "0.5", "0"]:
+            out = str(tmp_path / f"{codec}_{rate}")
+            result = run("ingest", out, "--videos-dir", str(videos), "--codec", codec,
+                         "--frame-rate", rate, "--strict", "-q")
+            assert "0 bad sources" in result.stdout, result.stdout
+            with gulpdb.Dataset(out) as ds:
+                assert ds.info("one").frame_count == 1, (codec, rate)
+                # ffmpeg's fps filter's count; 0.4 s is shorter than a period at 0.5 fps.
+                want = {"8": 3, "0.5": 1, "0": 10}[rate]
+                assert ds.info("ten").frame_count == want, (codec, rate)
+                assert ds.read("one").shape == (1, 48, 64, 3)
+
+
+def test_numpy_frames_appended_to_an_h264_dataset_are_described_as_what_they_are(tmp_path):
+    """Writer.append on an h264 dataset is refused (ValueError) naming what was
+    given (uint8 images, JPEG bytes) and the way in (append_h264), before any
+    frame is encoded; nothing is appended."""
+    path = str(tmp_path / "clips")
+    jpeg = gulpdb.encode_jpeg(np.zeros((8, 8, 3), np.uint8))
+    cases = [(np.zeros((2, 8, 8, 3), np.uint8), "here uint8 images"),
+             ([np.zeros((8, 8), np.uint8)], "here uint8 images"),
+             ([jpeg], "here JPEG bytes"),
+             ([np.zeros((8, 8, 3), np.uint8), jpeg], "here uint8 images and JPEG bytes")]
+    with gulpdb.Dataset(path, "x", codec="h264") as ds, ds.writer() as w:
+        for frames, given in cases:
+            with pytest.raises(ValueError) as info:
+                w.append("a", frames)
+            message = str(info.value)
+            assert given + ")" in message and "append_h264()" in message, message
+            assert path in message and "'a'" in message, message
+        assert w.pending_videos == 0
+    assert len(gulpdb.Dataset(path)) == 0
 
 
 FAKE_FFMPEG = """#!/bin/sh

@@ -24,34 +24,38 @@ EXAMPLES = int(os.environ.get("GULPDB_LIFECYCLE_EXAMPLES", "30"))
 STEPS = int(os.environ.get("GULPDB_LIFECYCLE_STEPS", "20"))
 SHRINK = os.environ.get("GULPDB_LIFECYCLE_SHRINK", "0") != "0"
 
-# name -> (where the bug was reported, the words of the failure it must cause; a tuple
+# name -> (issue 19's item, the words of the failure it must cause; a tuple
 # of words: any one of them)
 BUGS = {
     # Staleness judged by the modification time alone: a `cp -r` copy of an
     # imported GulpIO directory is refused by every command (item 1).
-    "copy-mtime": ("issue 19.A1", ["changed since it was indexed", "it was modified (same size"]),
+    "copy-mtime": ("19.A1", ["changed since it was indexed", "it was modified (same size"]),
     # Compaction of an emptied newest chunk leaves it listed as being written
     # (item 6); `check` now sees that state.
-    "compact-newest": ("issue 19.B6", ["[exit] cli check --deep",
+    "compact-newest": ("19.B6", ["[exit] cli check --deep",
                                 "as being written, but the index has no such chunk"]),
     # A pickled reader (a DataLoader worker's copy) opens "generation N" of
     # its URL without checking the snapshot's identity, and reads another
     # dataset pushed there (item 14), or a newer generation: a VideoDataset
     # (whose ids it reads by position) then finds other positions.
-    "pickle-generation": ("issue 19.C14", ["pickled", "(url)",
+    "pickle-generation": ("19.C14", ["pickled", "(url)",
                                      ("after its prefix was wiped and reused by another dataset",
                                       "ids (the dataset has")]),
+    # Local reads (Python's and the command's) check no frame's CRC-32C, as
+    # before they did by default: a frame damaged on disk is served.
+    "unverified-reads": ("damaged frames 1", ["damaged: ", ("is damaged on disk, yet",
+                                                          "was damaged after the reader opened")]),
     # A push names what it did not upload after checking only its size: a
     # root or chunk page damaged behind the manifest's back stays named after
     # the push that should repair it.
-    "push-named-unchecked": ("the bucket audit, item 13", ["url py Dataset (fresh cache)"]),
+    "push-named-unchecked": ("bucket audit 13", ["url py Dataset (fresh cache)"]),
 }
 
 
 @pytest.mark.parametrize("bug", list(BUGS))
 def test_the_lifecycle_test_finds_a_fixed_bug_put_back(tmp_path, bug):
     item, words = BUGS[bug]
-    print(f"\nlifecycle with GULPDB_TEST_BUG={bug} ({item}): seed {SEED}, up to "
+    print(f"\nlifecycle with GULPDB_TEST_BUG={bug} (issue {item}): seed {SEED}, up to "
           f"{EXAMPLES} examples of up to {STEPS} steps", flush=True)
     start = time.monotonic()
     report, error = runner.run(GULPDB_CLI, str(tmp_path), SEED, EXAMPLES, STEPS, SHRINK,

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import itertools
 import json
 import os
 import secrets
 import shutil
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import gulpdb
 from gulpdb import _gulpdb
@@ -51,6 +52,18 @@ def _split(n: int, k: int) -> List[Tuple[int, int]]:
         bounds.append((start, stop))
         start = stop
     return bounds
+
+
+def _sample_paths(todo: List[Dict[str, Any]]) -> List[str]:
+    """What the pre-flight asks every worker to see: the first and the last
+    source (of the first and last 100) that the driver sees itself. A bad
+    source, such as a dangling link, is reported by its task as ``gulpdb
+    ingest`` reports it, not taken for a mount that differs between hosts."""
+    def first(sources: Iterable[Dict[str, Any]]) -> Optional[str]:
+        return next((s["path"] for s in itertools.islice(sources, 100)
+                     if s["path"] and os.path.exists(s["path"])), None)
+    found = [first(todo), first(reversed(todo))]
+    return list(dict.fromkeys(p for p in found if p is not None))
 
 
 class Planner:
@@ -169,7 +182,7 @@ class Planner:
         todo = [s for i, s in enumerate(order) if keep[i]]
         if seed is not None and self.o["seed"] is None:
             self.say(f"gulpdb.distributed: shuffled with --seed {seed}")
-        samples = [s["path"] for s in (todo[:1] + todo[-1:]) if s["path"]]
+        samples = _sample_paths(todo)
         return {
             "format": _files.PLAN_FORMAT,
             "gulpdb_version": gulpdb.__version__,
