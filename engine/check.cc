@@ -382,7 +382,7 @@ class Checker {
           const size_t n =
               static_cast<size_t>(std::min<uint64_t>(block.size(), c.committed_length - done));
           state.file->ReadAt(done, block.data(), n);
-          crc = index::Crc32c(block.data(), n, crc);
+          crc = util::Crc32c(block.data(), n, crc);
           done += n;
         }
       } catch (const Error& e) {
