@@ -1,119 +1,148 @@
-"""Rules of the lifecycle machine that act on the bucket behind a lineage's
-URL, as other programs and other pushers do: two pushes of diverged copies at
-once, an object a published manifest names damaged behind its back, and a
-manifest whose obsolete list names what it publishes. After each, every
-published video must read exactly (the machine's URL read paths), `check` of
-the URL must see damage while it is there, and a push must leave the prefix
-whole. A mixin of machine.LifecycleMachine (its helpers, its lineage).
+"""What other programs and other pushers do to a bucket, for the lifecycle
+machine: two pushes of diverged copies at once, an object a published
+manifest names damaged behind its back, and a manifest whose obsolete list
+names what it publishes. After each, every published video must read exactly
+(the machine's URL read paths), `check` of the URL must see damage while it
+is there, and a push must leave the prefix whole.
+
+They run as part of `push_and_open_url` (after each push from the command
+line, the kinds in turn), derived from the run's course and not drawn: a new
+Hypothesis draw would change every run's sequence, and the seeded bugs
+test_lifecycle_finds_bugs puts back are found at the seed's steps. Each works
+on copies of the lineage's dataset pushed to a prefix of its own, with its
+own caches and names (the lineage, its URL, its held readers and the
+machine's counters are as they were), so that the lineage goes on as if it
+had not run. A mixin of machine.LifecycleMachine (its helpers and lineage).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
+import os
 import shutil
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List, Tuple
 
-from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
-
-from .model import Video
+from .model import DatasetModel, Video
 from .procs import Failure
 from .session import BUCKET
 
-RULES = {
-    "bucket_faults": ["two pushes at once (diverged copies)",
-                      "damage a published object, check, push repairs",
-                      "an obsolete list naming what is published, then push"],
-}
+KINDS = ["damage a published object, check, push repairs",
+         "an obsolete list naming what is published, then push",
+         "two pushes at once (diverged copies)"]
+RULES = {"bucket_faults": KINDS}
 
 # What the push that loses a race may say (stderr), and nothing else.
 LOSER_WORDS = ("another push", "push lease", "rewritten", "differ from what")
 
 
-class BucketRules:
-    """Mixin: needs the machine's cur, s, _run, _cli, _dir, _env, note,
-    _python_videos, _verify_url."""
+class BucketFaults:
+    """Mixin: needs the machine's cur, s, root, counter, _cli, _dir, note,
+    _python_videos and _verify_url."""
+
+    def _bucket_fault_due(self) -> List[str]:
+        """The kind to run after the coming push from the command line (as a
+        list of rule variant names, for the machine's counters): the kinds in
+        turn."""
+        n = getattr(self.s, "bucket_faults", 0)
+        self.s.bucket_faults = n + 1
+        return [KINDS[n % len(KINDS)]]
+
+    def _bucket_fault(self, kind: str) -> None:
+        with self._aside() as (url, cache):
+            {KINDS[0]: self._damage, KINDS[1]: self._obsolete, KINDS[2]: self._race}[kind](
+                url, cache)
+
+    @contextlib.contextmanager
+    def _aside(self) -> Iterator[Tuple[str, str]]:
+        """A prefix and a cache of its own, names of its own (a folder of
+        its own, the machine's counter restored after), and the lineage's
+        URL and published model restored after."""
+        L = self.cur
+        n = self.s.bucket_faults
+        saved = (self.root, self.counter, L.url, L.pushed, L.cache)
+        self.root = os.path.join(saved[0], f"bucket-fault-{n}")
+        os.makedirs(self.root)
+        try:
+            yield L.url + f"-fault{n}", self._dir("cache-pusher")
+        finally:
+            self.root, self.counter, L.url, L.pushed, L.cache = saved
 
     # ---- the bucket, as boto sees it ----------------------------------------------------
 
-    def _prefix(self) -> str:
-        return self.cur.url[len(f"s3://{BUCKET}/"):] + "/"
+    @staticmethod
+    def _prefix(url: str) -> str:
+        return url[len(f"s3://{BUCKET}/"):] + "/"
 
-    def _get(self, key: str) -> bytes:
-        return self.s.boto.get_object(Bucket=BUCKET, Key=self._prefix() + key)["Body"].read()
+    def _get(self, url: str, key: str) -> bytes:
+        return self.s.boto.get_object(Bucket=BUCKET, Key=self._prefix(url) + key)["Body"].read()
 
-    def _put(self, key: str, body: bytes) -> None:
-        self.s.boto.put_object(Bucket=BUCKET, Key=self._prefix() + key, Body=body)
+    def _put(self, url: str, key: str, body: bytes) -> None:
+        self.s.boto.put_object(Bucket=BUCKET, Key=self._prefix(url) + key, Body=body)
 
-    def _manifest(self) -> Dict[str, Any]:
-        return json.loads(self._get("gulpdb.manifest.json"))
+    def _manifest(self, url: str) -> Dict[str, Any]:
+        return json.loads(self._get(url, "gulpdb.manifest.json"))
 
-    def _chunk_entries(self, manifest: Dict[str, Any]) -> List[Dict[str, Any]]:
+    def _chunk_entries(self, url: str, manifest: Dict[str, Any]) -> List[Dict[str, Any]]:
         if "chunk_pages" in manifest:
             return [c for p in manifest["chunk_pages"]
-                    for c in json.loads(self._get(p["key"]))["chunks"]]
+                    for c in json.loads(self._get(url, p["key"]))["chunks"]]
         return list(manifest["chunks"])
 
-    def _named(self, manifest: Dict[str, Any]) -> List[str]:
-        """The keys the manifest names (its index objects as the manifest
-        lists them: the root or snapshot, the chunk pages), its chunks and
-        their .gmeta."""
+    def _named(self, url: str, manifest: Dict[str, Any]) -> List[str]:
+        """The keys the manifest names (its root or snapshot, its chunk
+        pages), its chunks and their .gmeta."""
         keys = [(manifest.get("root") or manifest["snapshot"])["key"]]
         keys += [p["key"] for p in manifest.get("chunk_pages", [])]
-        for c in self._chunk_entries(manifest):
+        for c in self._chunk_entries(url, manifest):
             keys.append(c["key"])
             if c.get("gmeta_key"):
                 keys.append(c["gmeta_key"])
         return keys
 
-    def _ensure_pushed(self) -> None:
-        L = self.cur
-        if L.pushed is None:
-            self._cli("push", L.path, L.url, "-q", path="gulpdb push")
-            L.pushed = L.model.copy()
-            L.flags.add("pushed")
-            self.note(f"push (cli) {L.url}")
-
-    # ---- the rule ------------------------------------------------------------------------
-
-    @precondition(lambda self: self.cur is not None)
-    @rule(kind=st.sampled_from(sorted(RULES["bucket_faults"])), seed=st.integers(0, 999))
-    def bucket_faults(self, kind: str, seed: int) -> None:
-        def go() -> None:
-            self._ensure_pushed()
-            {"two pushes at once (diverged copies)": self._race,
-             "damage a published object, check, push repairs": self._damage,
-             "an obsolete list naming what is published, then push": self._obsolete}[kind](seed)
-        self._run(kind, go)
-
-    def _race(self, seed: int) -> None:
-        """Two copies of the dataset, each with its own new video, pushed to
-        its URL at once: one publishes, the other stops (busy, or refused:
-        its chunk differs from what the winner published) having replaced
-        nothing; the URL reads the winner's dataset exactly. The lineage
-        publishes to a new prefix from then on (the bucket's dataset is no
-        longer an older state of its own)."""
-        L = self.cur
-        racers = []
-        for k in range(2):
-            path = self._dir("racer")
-            shutil.copytree(L.path, path, symlinks=True)
-            videos = self._python_videos(1, seed + 11 * k)
+    def _copy(self, extra: int, seed: int) -> Tuple[str, DatasetModel]:
+        """A copy of the lineage's dataset with `extra` new videos, and its model."""
+        path = self._dir("copy")
+        shutil.copytree(self.cur.path, path, symlinks=True)
+        model = self.cur.model.copy()
+        if extra:
+            videos = self._python_videos(extra, seed)
             self.s.reader.call("write", "py Dataset writer", path=path, videos=videos)
-            model = L.model.copy()
             for id_, frames, meta in videos:
                 model.videos[id_] = Video.of(frames, [meta])
-            racers.append((path, model, self._dir("racer-cache"), [v[0] for v in videos]))
+        return path, model
+
+    def _push(self, path: str, url: str, cache: str, what: str):
+        return self.s.cli.run("push", path, url, "-q", env={"GULPDB_CACHE": cache}, path=what)
+
+    def _verify_published(self, url: str, model: DatasetModel) -> None:
+        """The machine's URL read paths, from a fresh cache, on `url` holding `model`."""
+        L = self.cur
+        L.url, L.pushed = url, model
+        self._verify_url(self._dir("cache-fresh"), fresh=True)
+
+    # ---- the kinds -----------------------------------------------------------------------
+
+    def _race(self, url: str, cache: str) -> None:
+        """Two copies of the dataset, each with a new video of its own,
+        pushed at once to a prefix holding the dataset: one publishes, the
+        other stops (busy, or refused: its chunk differs from what the
+        winner published) having replaced nothing; the URL reads the
+        winner's dataset exactly."""
+        base, model = self._copy(0, 0)
+        self._push(base, url, cache, "gulpdb push")
+        n = self.s.bucket_faults
+        racers = [self._copy(1, n + 11 * k) + (self._dir("cache-racer"),) for k in range(2)]
 
         def push(racer):
-            return self.s.cli.run("push", racer[0], L.url, "-q", expect=None,
+            return self.s.cli.run("push", racer[0], url, "-q", expect=None,
                                   env={"GULPDB_CACHE": racer[2]}, path="gulpdb push (racing)")
 
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             results = list(pool.map(push, racers))
-        self.note(f"two pushes at once of copies adding {racers[0][3]} and {racers[1][3]}: "
-                  f"exit {[r.returncode for r in results]}")
+        self.note(f"  two pushes at once to {url} of copies with one new video each: exit "
+                  f"{[r.returncode for r in results]}")
         winners = [i for i, r in enumerate(results) if r.returncode == 0]
         if len(winners) != 1:
             raise Failure("mismatch", "gulpdb push (racing)",
@@ -123,75 +152,61 @@ class BucketRules:
         if not any(w in loser.stderr for w in LOSER_WORDS):
             raise Failure("exit", "gulpdb push (racing)",
                           f"the losing push failed for another reason: {loser.describe()}")
-        old, L.pushed = L.pushed, racers[winners[0]][1]
-        try:
-            self._verify_url(self._dir("cache-race"), fresh=True)
-        finally:
-            L.pushed = old
-        L.flags.add("raced")
-        L.url = L.url + f"-race{self._next()}"
-        L.pushed = None
+        self._verify_published(url, racers[winners[0]][1])
 
-    def _damage(self, seed: int) -> None:
-        """An object the published manifest names (a chunk, its .gmeta is not
-        read by gulpdb; the index root or snapshot; a chunk page) gets a byte
-        flipped behind the manifest's back. `check --deep` of the URL must
-        say so (exit 1, naming the object's key); the lineage's push (its
-        node cache holds what it built) must repair it, and the URL read
-        exactly again."""
-        L = self.cur
-        manifest = self._manifest()
-        chunks = [c["key"] for c in self._chunk_entries(manifest) if c["committed_length"] > 0]
-        index_key = (manifest.get("root") or manifest["snapshot"])["key"]
-        targets = ([index_key] + chunks[:1]
-                   + [p["key"] for p in manifest.get("chunk_pages", [])][:1])
-        key = targets[seed % len(targets)]
-        body = bytearray(self._get(key))
+    def _damage(self, url: str, cache: str) -> None:
+        """An object the published manifest names (the index root or
+        snapshot, a chunk page, a chunk, in turn) gets a byte flipped behind
+        the manifest's back. `check --deep` of the URL must say so (exit 1,
+        naming the object); the pusher's next push (its node cache holds what
+        it built) must repair it, and the URL read exactly again."""
+        path, model = self._copy(0, 0)
+        self._push(path, url, cache, "gulpdb push")
+        manifest = self._manifest(url)
+        chunks = [c["key"] for c in self._chunk_entries(url, manifest)
+                  if c["committed_length"] > 0]
+        targets = ([(manifest.get("root") or manifest["snapshot"])["key"]]
+                   + [p["key"] for p in manifest.get("chunk_pages", [])][:1] + chunks[:1])
+        key = targets[(self.s.counters.rules[KINDS[0]] - 1) % len(targets)]
+        body = bytearray(self._get(url, key))
         body[len(body) // 2] ^= 0x5A
-        self._put(key, bytes(body))
-        self.note(f"flip a byte of {key} in the bucket (named by generation "
+        self._put(url, key, bytes(body))
+        self.note(f"  flip a byte of {key} in {url} (named by generation "
                   f"{manifest['generation']})")
-        check = self.s.cli.run("check", L.url, "--deep", expect=None,
+        check = self.s.cli.run("check", url, "--deep", expect=None,
                                env={"GULPDB_CACHE": self._dir("cache-check")},
                                path="url cli check --deep (damaged)")
-        text = check.stdout + check.stderr
-        if check.returncode != 1 or key.split("/")[-1][:16] not in text:
+        if check.returncode != 1 or key.split("/")[-1][:16] not in check.stdout + check.stderr:
             raise Failure("mismatch", "url cli check --deep (damaged)",
                           f"check of the URL with {key} damaged: {check.describe()} "
                           f"{check.stdout[-1000:]}")
-        self._cli("push", L.path, L.url, "-q", path="gulpdb push (repair)")
-        L.pushed = L.model.copy()
-        self.note("push again: repairs it")
-        self._verify_url(self._dir("cache-repaired"), fresh=True)
+        self._push(path, url, cache, "gulpdb push (repair)")
+        self.note("  push again from the pusher: repairs it")
+        self._verify_published(url, model)
 
-    def _obsolete(self, seed: int) -> None:
+    def _obsolete(self, url: str, cache: str) -> None:
         """The published manifest's obsolete list is edited to name, as long
         expired, the manifest, the lease and everything the manifest names;
         then the dataset grows and is pushed: the push must delete none of
-        them (readers of the generation before read on), and the URL reads
-        the new state exactly."""
-        L = self.cur
-        manifest = self._manifest()
-        keys = ["gulpdb.manifest.json", "gulpdb.push-lease.json"] + self._named(manifest)
+        them, and the URL reads the new state exactly."""
+        base, _ = self._copy(0, 0)
+        self._push(base, url, cache, "gulpdb push")
+        manifest = self._manifest(url)
+        keys = ["gulpdb.manifest.json", "gulpdb.push-lease.json"] + self._named(url, manifest)
         manifest["obsolete"] = list(manifest.get("obsolete", [])) + [
             {"key": k, "since": "1970-01-01T00:00:01Z", "since_unix": 1, "committed_length": 0,
              "crc32c": None, "gmeta_key": "gulpdb.manifest.json"} for k in keys]
-        self._put("gulpdb.manifest.json", json.dumps(manifest).encode())
-        self.note(f"edit the manifest (generation {manifest['generation']}): its obsolete list "
-                  f"names {len(keys)} keys it publishes, as expired")
-        videos = self._python_videos(1, seed)
-        self.s.reader.call("write", "py Dataset writer", path=L.path, videos=videos)
-        for id_, frames, meta in videos:
-            L.model.videos[id_] = Video.of(frames, [meta])
-        self._changed()
-        self._cli("push", L.path, L.url, "-q", path="gulpdb push (after the edit)")
-        L.pushed = L.model.copy()
-        listed = {o["Key"][len(self._prefix()):] for o in self.s.boto.list_objects_v2(
-            Bucket=BUCKET, Prefix=self._prefix()).get("Contents", [])}
+        self._put(url, "gulpdb.manifest.json", json.dumps(manifest).encode())
+        self.note(f"  edit the manifest of {url}: its obsolete list names {len(keys)} keys it "
+                  "publishes, as expired")
+        grown, model = self._copy(1, self.s.bucket_faults)
+        self._push(grown, url, cache, "gulpdb push (after the edit)")
+        listed = {o["Key"][len(self._prefix(url)):] for o in self.s.boto.list_objects_v2(
+            Bucket=BUCKET, Prefix=self._prefix(url)).get("Contents", [])}
         gone = [k for k in keys if k not in listed and k != "gulpdb.push-lease.json"]
         if gone:
             raise Failure("mismatch", "gulpdb push (after the edit)",
                           f"the push deleted {gone}, which the obsolete list named but the "
                           "published generations name")
-        self.note(f"append {[v[0] for v in videos]} and push: nothing it publishes deleted")
-        self._verify_url(self._dir("cache-obsolete"), fresh=True)
+        self.note("  a grown copy pushed: nothing the generations publish deleted")
+        self._verify_published(url, model)

@@ -158,7 +158,7 @@ class Held:
         self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
-class LifecycleMachine(bucket_rules.BucketRules, RuleBasedStateMachine):
+class LifecycleMachine(bucket_rules.BucketFaults, RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         assert SESSION is not None, "the test sets machine.SESSION"
@@ -936,12 +936,15 @@ class LifecycleMachine(bucket_rules.BucketRules, RuleBasedStateMachine):
         pushes to one prefix switch between them. (Derived from the drawn
         arguments, not drawn itself: a new draw would change every run's
         sequence, and the seeded bugs test_lifecycle_finds_bugs puts back are
-        found at the seed's steps.)"""
+        found at the seed's steps.) Each push from the command line is
+        followed by one of bucket_rules.py's faults, in turn, on a copy of
+        the dataset at a prefix of its own."""
         L = self.cur
         pushing = push or L.pushed is None
         layout = "whole" if python else "auto"
+        faults = self._bucket_fault_due() if pushing and not python else []
         names = ([f"push ({'python' if python else 'cli'})"] if pushing else []) + [
-            f"open url ({'fresh' if fresh else 'warm'} cache)"]
+            f"open url ({'fresh' if fresh else 'warm'} cache)"] + faults
 
         def go() -> None:
             if pushing:
@@ -968,6 +971,9 @@ class LifecycleMachine(bucket_rules.BucketRules, RuleBasedStateMachine):
             checks.gulpio_view("exported dir (from url)", gulpio_format.LocalFiles(out), L.pushed,
                                data_files=_Paired(bucket, out), splits=L.pushed.splits)
             self.s.counters.reads["exported dir (from url)"] += 1
+            for kind in faults:  # what others do to a bucket (bucket_rules.py)
+                self.note(kind)
+                self._bucket_fault(kind)
         self._run(names, go)
 
     @precondition(lambda self: self.cur is not None)
