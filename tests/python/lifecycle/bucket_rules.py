@@ -43,11 +43,12 @@ class BucketFaults:
 
     def _bucket_fault_due(self) -> List[str]:
         """The kind to run after the coming push from the command line (as a
-        list of rule variant names, for the machine's counters): the kinds in
-        turn."""
-        n = getattr(self.s, "bucket_faults", 0)
-        self.s.bucket_faults = n + 1
-        return [KINDS[n % len(KINDS)]]
+        list of rule variant names, for the machine's counters), by the
+        example's step: what an example does depends on its own steps only,
+        so that Hypothesis, replaying a failing example, meets the same
+        faults."""
+        self.bucket_faults = getattr(self, "bucket_faults", 0) + 1
+        return [KINDS[self.steps % len(KINDS)]]
 
     def _bucket_fault(self, kind: str) -> None:
         with self._aside() as (url, cache):
@@ -60,7 +61,7 @@ class BucketFaults:
         its own, the machine's counter restored after), and the lineage's
         URL and published model restored after."""
         L = self.cur
-        n = self.s.bucket_faults
+        n = self.bucket_faults
         saved = (self.root, self.counter, L.url, L.pushed, L.cache)
         self.root = os.path.join(saved[0], f"bucket-fault-{n}")
         os.makedirs(self.root)
@@ -132,7 +133,7 @@ class BucketFaults:
         winner's dataset exactly."""
         base, model = self._copy(0, 0)
         self._push(base, url, cache, "gulpdb push")
-        n = self.s.bucket_faults
+        n = self.bucket_faults
         racers = [self._copy(1, n + 11 * k) + (self._dir("cache-racer"),) for k in range(2)]
 
         def push(racer):
@@ -155,33 +156,35 @@ class BucketFaults:
         self._verify_published(url, racers[winners[0]][1])
 
     def _damage(self, url: str, cache: str) -> None:
-        """An object the published manifest names (the index root or
-        snapshot, a chunk page, a chunk, in turn) gets a byte flipped behind
-        the manifest's back. `check --deep` of the URL must say so (exit 1,
-        naming the object); the pusher's next push (its node cache holds what
-        it built) must repair it, and the URL read exactly again."""
+        """Objects the published manifest names get a byte flipped behind its
+        back: the index root or snapshot, and a chunk page or a chunk (by the
+        step). `check --deep` of the URL must say so (exit 1, naming what it
+        found damaged); the pusher's next push (its node cache holds what it
+        built) must repair both, and the URL read exactly again."""
         path, model = self._copy(0, 0)
         self._push(path, url, cache, "gulpdb push")
         manifest = self._manifest(url)
         chunks = [c["key"] for c in self._chunk_entries(url, manifest)
                   if c["committed_length"] > 0]
-        targets = ([(manifest.get("root") or manifest["snapshot"])["key"]]
-                   + [p["key"] for p in manifest.get("chunk_pages", [])][:1] + chunks[:1])
-        key = targets[(self.s.counters.rules[KINDS[0]] - 1) % len(targets)]
-        body = bytearray(self._get(url, key))
-        body[len(body) // 2] ^= 0x5A
-        self._put(url, key, bytes(body))
-        self.note(f"  flip a byte of {key} in {url} (named by generation "
+        others = [p["key"] for p in manifest.get("chunk_pages", [])][:1] + chunks[:1]
+        keys = [(manifest.get("root") or manifest["snapshot"])["key"]]
+        keys += [others[self.steps // len(KINDS) % len(others)]] if others else []
+        for key in keys:
+            body = bytearray(self._get(url, key))
+            body[len(body) // 2] ^= 0x5A
+            self._put(url, key, bytes(body))
+        self.note(f"  flip a byte of {keys} in {url} (named by generation "
                   f"{manifest['generation']})")
         check = self.s.cli.run("check", url, "--deep", expect=None,
                                env={"GULPDB_CACHE": self._dir("cache-check")},
                                path="url cli check --deep (damaged)")
-        if check.returncode != 1 or key.split("/")[-1][:16] not in check.stdout + check.stderr:
+        named = [k for k in keys if k.split("/")[-1][:16] in check.stdout + check.stderr]
+        if check.returncode != 1 or not named:
             raise Failure("mismatch", "url cli check --deep (damaged)",
-                          f"check of the URL with {key} damaged: {check.describe()} "
+                          f"check of the URL with {keys} damaged: {check.describe()} "
                           f"{check.stdout[-1000:]}")
         self._push(path, url, cache, "gulpdb push (repair)")
-        self.note("  push again from the pusher: repairs it")
+        self.note("  push again from the pusher: repairs them")
         self._verify_published(url, model)
 
     def _obsolete(self, url: str, cache: str) -> None:
@@ -199,7 +202,7 @@ class BucketFaults:
         self._put(url, "gulpdb.manifest.json", json.dumps(manifest).encode())
         self.note(f"  edit the manifest of {url}: its obsolete list names {len(keys)} keys it "
                   "publishes, as expired")
-        grown, model = self._copy(1, self.s.bucket_faults)
+        grown, model = self._copy(1, self.bucket_faults)
         self._push(grown, url, cache, "gulpdb push (after the edit)")
         listed = {o["Key"][len(self._prefix(url)):] for o in self.s.boto.list_objects_v2(
             Bucket=BUCKET, Prefix=self._prefix(url)).get("Contents", [])}
