@@ -6,8 +6,7 @@
 // proxies that re-sign), and to compare with the ETag a store returns where
 // that is the MD5 of what it stored. Internal to remote/.
 //
-// OpenSSL's libcrypto does the hashing (SHA extensions where the CPU has
-// them); payload_hash.cc is the only file that includes OpenSSL headers.
+// The hashes themselves are util/sha256.h's (OpenSSL's libcrypto).
 //
 // Thread safety: pure functions.
 #ifndef GULPDB_REMOTE_PAYLOAD_HASH_H_

@@ -23,7 +23,7 @@
 //                      engine/remote/publish.cc, NeedsUpload and
 //                      PublishedRootIsWhole
 //
-// and three durability bugs seeded for the power-loss simulator
+// and durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):
 //
 //   skip-chunk-sync     a commit does not fdatasync the chunks it wrote before
@@ -37,9 +37,26 @@
 //                       record: engine/core/writer.cc, CommitJournaled
 //   no-meta-restore     recovery after a power cut does not write the
 //                       checkpoint's meta pages back into the index:
-//                       engine/core/writer.cc, PrepareJournalRecovery
+//                       engine/core/journal.cc, PrepareJournalRecovery
 //   no-pin              a checkpoint does not pin its snapshot, so LMDB may
-//                       reuse its pages: engine/core/writer.cc, Checkpoint
+//                       reuse its pages: engine/core/journal_session.cc, Pin
+//   stale-checkpoint    a writer takes over the journal's last checkpoint
+//                       although a commit changed the index since:
+//                       engine/core/journal_session.cc, CheckpointIsCurrent
+//
+// and one bug of the index's size, found by journal_test
+// (the_index_bound_fails_without_the_pin_budget):
+//
+//   unbounded-pin       a writer's pin between checkpoints holds every page
+//                       its commits free, however many:
+//                       engine/core/journal_session.cc, PinIsFull
+//
+// and one seeded bug of the query room, for the power-loss simulator:
+//
+//   meta-rebuild-split  rebuilding a meta index in the ordered key form
+//                       commits the new form without its entries, which a
+//                       second transaction adds: engine/query/query_txn.cc,
+//                       BuildMetaIndex
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
