@@ -17,10 +17,18 @@
 namespace gulpdb::cli {
 namespace {
 
+void PrintRepaired(const PushReport& r) {
+  if (r.objects_repaired > 0) {
+    std::printf("repaired %llu objects the store lacked or held damaged\n",
+                static_cast<unsigned long long>(r.objects_repaired));
+  }
+}
+
 void PrintPushReport(const PushReport& r, const std::string& where) {
   if (!r.published) {
     std::printf("%s is up to date (generation %llu)\n", where.c_str(),
                 static_cast<unsigned long long>(r.generation));
+    PrintRepaired(r);
     return;
   }
   char index[224];
@@ -52,6 +60,7 @@ void PrintPushReport(const PushReport& r, const std::string& where) {
       static_cast<unsigned long long>(r.gmeta_uploaded), index,
       static_cast<unsigned long long>(r.objects_obsoleted),
       static_cast<unsigned long long>(r.objects_deleted), r.seconds);
+  PrintRepaired(r);
   if (r.foreign_objects_replaced + r.foreign_objects_deleted > 0) {
     std::printf(
         "overwrote what other pushes or tools had left there: %llu objects replaced, %llu "
@@ -99,7 +108,8 @@ int RunPush(const std::vector<std::string>& args) {
       "overwrite", po::bool_switch(&options.overwrite),
       "replace what the prefix holds that pushes of this dataset did not write (a GulpIO "
       "directory uploaded by other tools, another dataset); without it such a prefix is "
-      "refused and nothing is uploaded")(
+      "refused and nothing is uploaded. Also repairs a damaged prefix: builds the whole index "
+      "and uploads what the store lacks or holds damaged")(
       "allow-unconditional-writes", po::bool_switch(&options.allow_unconditional_writes),
       "push to a store that ignores conditional writes (If-None-Match/If-Match), which is "
       "refused otherwise; safe only if no two pushes to the prefix ever run at once")(

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "index/query_keys.h"
 #include "util/crc32c.h"
 #include "util/file_io.h"
+#include "util/relative_name.h"
 #include "util/thread_pool.h"
 #ifdef GULPDB_HAVE_H264
 #include "engine/video/gop_decoder.h"
@@ -63,6 +65,7 @@ class Checker {
     CheckChunks();
     CheckChunkNumbers();
     CheckManifest();
+    CheckChunkObjects();
     CheckVideos();
     CheckTotals();
     engine::CheckQueryDatabases(engine::IndexOf(ds_), [&](std::string where, std::string what) {
@@ -189,6 +192,14 @@ class Checker {
                                " uncommitted bytes past the committed length (removed by "
                                "the next writer)");
     }
+    if (!state.record.meta_file.empty()) {
+      const std::string problem = util::RelativeNameProblem(state.record.meta_file);
+      if (!problem.empty()) {
+        Problem(where, "chunk " + std::to_string(n) + "'s .gmeta name '" +
+                           util::EscapeBytes(state.record.meta_file) +
+                           "' is not a safe relative name: " + problem + " (export refuses it)");
+      }
+    }
     chunks_.emplace(n, std::move(state));
     ++report_->chunks;
   }
@@ -213,6 +224,8 @@ class Checker {
         return true;
       });
     });
+    CheckManifest();
+    CheckChunkObjects();
     const index::DatasetInfo& info = source_->info();
     for (uint32_t n : info.dirty_chunks) {
       if (chunks_.count(n) == 0) {
@@ -227,8 +240,18 @@ class Checker {
       if (options_.progress) options_.progress(report_->videos, total);
       batch.clear();
     };
+    std::vector<engine::MetaField> fields;
+    walk("meta fields", [&] { fields = engine::MakeMetaFields(source_->MetaFields(), where); });
+    uint64_t meta_expected = 0;  // the entries the videos' meta calls for
     walk("videos", [&] {
       source_->ScanVideos({}, {}, [&](std::string_view id, const index::VideoRecord& record) {
+        try {
+          meta_expected += engine::MetaEntryKeys(fields, id, record.meta_data, record.chunk,
+                                                 record.seq, ds_.dir())
+                               .size();
+        } catch (const Error& e) {
+          Problem("id '" + std::string(id) + "'", e.what());
+        }
         batch.emplace_back(std::string(id), record);
         if (batch.size() >= kBatch) check_batch();
         return true;
@@ -253,19 +276,36 @@ class Checker {
                          std::to_string(total) + ") for " + std::to_string(report_->videos) +
                          " videos");
     }
+    // Every meta index entry must be one its video's meta calls for (value,
+    // chunk and sequence); as entry keys are unique, equal counts then mean
+    // that none is missing. As CheckQueryDatabases does for an LMDB index.
+    uint64_t meta_valid = 0;
     walk("meta index", [&] {
       source_->ScanMeta({}, {}, [&](std::string_view key, std::string_view id) {
-        uint32_t chunk = 0;
-        uint64_t seq = 0;
-        index::DecodeMetaEntryKey(key, &chunk, &seq);
         const std::optional<index::VideoRecord> record = source_->FindVideo(id);
-        if (!record || record->chunk != chunk || record->seq != seq) {
-          Problem("id '" + std::string(id) + "'",
-                  "a meta index entry points to it at a place where its record is not");
+        bool valid = false;
+        if (record) {
+          try {
+            const std::vector<std::string> keys = engine::MetaEntryKeys(
+                fields, id, record->meta_data, record->chunk, record->seq, ds_.dir());
+            valid = std::find(keys.begin(), keys.end(), key) != keys.end();
+          } catch (const Error&) {
+            // reported with the video
+          }
+        }
+        if (valid) {
+          ++meta_valid;
+        } else {
+          Problem("meta index", "an entry of id '" + std::string(id) +
+                                    "' matches no video's meta value, chunk and sequence");
         }
         return true;
       });
     });
+    if (meta_valid < meta_expected) {
+      Problem("meta index", std::to_string(meta_expected - meta_valid) +
+                                " entries that videos' meta call for are missing");
+    }
     walk("splits", [&] {
       for (const auto& [name, header] : source_->SplitHeaders()) {
         for (const std::string& id : source_->SplitIds(header.number)) {
@@ -323,10 +363,29 @@ class Checker {
     const std::string where = remote_->store().Name(engine::kManifestKey) + " (generation " +
                               std::to_string(m.generation) + ")";
     std::map<std::string, uint32_t> keys;
-    for (const engine::ManifestChunk& c : remote_->AllChunks()) {
+    std::vector<engine::ManifestChunk> listed;
+    try {
+      listed = remote_->AllChunks();
+    } catch (const Error& e) {
+      Problem(where, std::string("its chunk list: ") + e.what());
+      return;
+    }
+    for (const engine::ManifestChunk& c : listed) {
       if (chunks_.count(c.number) == 0) {
         Problem(where, "lists chunk " + std::to_string(c.number) + " ('" + c.key +
                            "'), which the index snapshot does not have");
+      }
+      // Every published data object has its .gmeta: GulpIO readers of the
+      // bucket pair data_N.gulp with meta_N.gmeta, and refuse a directory
+      // whose counts differ.
+      if (c.gmeta_key.empty()) {
+        Problem(where, "chunk " + std::to_string(c.number) + " ('" + c.key +
+                           "') names no .gmeta object: GulpIO readers of the bucket would pair "
+                           "its data file with no .gmeta");
+      }
+      if (!c.crc32c) {
+        report_->notes.push_back(where + ": chunk " + std::to_string(c.number) +
+                                 " has no CRC-32C; --deep cannot check its object's bytes");
       }
       const auto [it, added] = keys.emplace(c.key, c.number);
       if (!added) {
@@ -334,6 +393,57 @@ class Checker {
                            " and " + std::to_string(c.number));
       }
     }
+  }
+
+  // Deep, for a published dataset: each chunk object's committed bytes have
+  // the CRC-32C the manifest gives (the pusher's, of its local file). Finds
+  // bytes a store kept damaged (a body changed on the way to a store that
+  // checked no hash), also where no frame checksum or decoder would: pads,
+  // the bytes of removed videos, a dataset without checksums.
+  void CheckChunkObjects() {
+    if (!Published() || !options_.deep) return;
+    std::vector<std::pair<const ChunkState*, engine::ManifestChunk>> todo;
+    for (const auto& [n, state] : chunks_) {
+      const engine::ManifestChunk* c = nullptr;
+      try {
+        c = remote_->Chunk(n);
+      } catch (const Error&) {
+        continue;  // CheckManifest reports the chunk list
+      }
+      if (c != nullptr && c->crc32c && state.file && state.size >= c->committed_length) {
+        todo.emplace_back(&state, *c);
+      }
+    }
+    engine::DecodePoolOf(ds_).ParallelFor(todo.size(), [&](size_t i) {
+      const ChunkState& state = *todo[i].first;
+      const engine::ManifestChunk& c = todo[i].second;
+      const std::string name = remote_->store().Name(c.key);
+      std::string block(static_cast<size_t>(std::min<uint64_t>(kMaxRunBytes, c.committed_length)),
+                        '\0');
+      uint32_t crc = 0;
+      try {
+        for (uint64_t done = 0; done < c.committed_length;) {
+          const size_t n =
+              static_cast<size_t>(std::min<uint64_t>(block.size(), c.committed_length - done));
+          state.file->ReadAt(done, block.data(), n);
+          crc = util::Crc32c(block.data(), n, crc);
+          done += n;
+        }
+      } catch (const Error& e) {
+        Problem(name, std::string("cannot read its committed bytes: ") + e.what());
+        return;
+      }
+      if (crc != *c.crc32c) {
+        char have[9], want[9];
+        std::snprintf(have, sizeof have, "%08x", crc);
+        std::snprintf(want, sizeof want, "%08x", *c.crc32c);
+        Problem(name, "its first " + std::to_string(c.committed_length) + " bytes have CRC-32C " +
+                          have + ", the manifest (generation " +
+                          std::to_string(remote_->manifest().generation) + ") says " + want +
+                          ": the object holds other bytes than were pushed (damaged on the way "
+                          "to a store that checked no hash, or in the store)");
+      }
+    });
   }
 
   bool Published() const { return remote_ != nullptr && remote_->manifest().chunks_published; }

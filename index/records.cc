@@ -8,6 +8,7 @@
 #include "gulpdb/error.h"
 #include "index/records_generated.h"
 #include "util/coding.h"
+#include "util/relative_name.h"
 
 namespace gulpdb::index {
 namespace {
@@ -329,12 +330,17 @@ ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what) {
   if (r->file_name() == nullptr || r->file_name()->size() == 0) {
     ThrowCorrupt("chunk", what, "file name is missing");
   }
+  // The record names its file from here on: so does the message.
+  const std::string of_file =
+      std::string(what) + " (its file '" + util::EscapeBytes(r->file_name()->string_view()) + "')";
   if (r->live_bytes() > r->committed_length()) {
-    ThrowCorrupt("chunk", what, "live bytes exceed the committed length");
+    ThrowCorrupt("chunk", of_file,
+                 "live bytes exceed the committed length (" + std::to_string(r->live_bytes()) +
+                     " > " + std::to_string(r->committed_length()) + ")");
   }
   // An unknown state would read as open, and a writer would append to it.
   if (r->state() != fbs::ChunkState::Open && r->state() != fbs::ChunkState::Full) {
-    ThrowCorrupt("chunk", what,
+    ThrowCorrupt("chunk", of_file,
                  "unknown state " + std::to_string(static_cast<unsigned>(r->state())));
   }
   ChunkRecord out;

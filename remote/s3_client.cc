@@ -9,6 +9,7 @@
 #include <limits>
 #include <mutex>
 
+#include "remote/payload_hash.h"
 #include "remote/s3_url.h"
 #include "remote/s3_xml.h"
 #include "remote/transport.h"
@@ -79,6 +80,7 @@ ObjectInfo InfoOf(const internal::ResponseInfo& r) {
   info.size = r.object_size;
   info.etag = r.etag;
   info.last_modified = r.last_modified;
+  info.server_side_encryption = r.server_side_encryption;
   info.metadata = r.metadata;
   return info;
 }
@@ -284,9 +286,14 @@ void S3Client::GetRanges(const std::vector<RangeRead>& reads) {
 }
 
 std::string S3Client::StoredByThisWrite(const std::string& key, uint64_t length,
-                                        const WriteOptions& write) {
+                                        const WriteOptions& write, const std::string& md5_hex) {
   const std::optional<ObjectInfo> stored = HeadIfExists(key);
   if (!stored || stored->size != length || stored->etag.empty()) return "";
+  // Our metadata on other bytes: an attempt the store kept damaged.
+  if (!md5_hex.empty() && stored->server_side_encryption.empty() && IsMd5Etag(stored->etag) &&
+      stored->etag != "\"" + md5_hex + "\"") {
+    return "";
+  }
   for (const auto& [name, value] : write.metadata) {
     const auto it = stored->metadata.find(name);
     if (it == stored->metadata.end() || it->second != value) return "";
@@ -301,7 +308,7 @@ std::string S3Client::RunWrite(Request& r, uint64_t length, const WriteOptions& 
     // An earlier attempt may have been stored and its answer lost; only a
     // write with metadata can tell its own object from another's.
     if (r.attempts >= 2 && !write.metadata.empty()) {
-      const std::string etag = StoredByThisWrite(r.key, length, write);
+      const std::string etag = StoredByThisWrite(r.key, length, write, r.body.md5_hex);
       if (!etag.empty()) return etag;
     }
     throw;
@@ -412,6 +419,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
     for (uint64_t i = 0; i < parts; ++i) {
       Request& r = requests[static_cast<size_t>(i)];
       Target(r, "PUT", key, "partNumber=" + std::to_string(i + 1) + "&" + id_query);
+      r.upload_part = true;
       r.body.kind = Body::Kind::kFile;
       r.body.fd = fd.get();
       r.body.path = path;
@@ -454,7 +462,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
       // A completion that succeeded but whose answer was lost is retried
       // into NoSuchUpload; the object then exists with the right size (and
       // this upload's metadata).
-      if (complete.attempts >= 2) etag = StoredByThisWrite(key, length, options.write);
+      if (complete.attempts >= 2) etag = StoredByThisWrite(key, length, options.write, "");
       if (etag.empty()) {
         if (!options.write.if_match.empty() && Mentions(e, "NoSuchKey")) {
           throw PreconditionFailedError(
@@ -464,7 +472,7 @@ std::string S3Client::MultipartUpload(const std::string& key, const std::string&
       }
     } catch (const PreconditionFailedError&) {
       if (complete.attempts >= 2 && !options.write.metadata.empty()) {
-        etag = StoredByThisWrite(key, length, options.write);
+        etag = StoredByThisWrite(key, length, options.write, "");
       }
       if (etag.empty()) throw;
     }

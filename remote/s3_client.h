@@ -8,7 +8,10 @@
 //
 // Requests go over HTTP(S) with libcurl, signed with SigV4 by libcurl
 // (credentials from S3Config, none = anonymous), payloads hashed into
-// x-amz-content-sha256 so that the store verifies every uploaded byte.
+// x-amz-content-sha256 and Content-MD5 so that the store verifies every
+// uploaded byte; a PUT whose returned ETag is an MD5 other than the body's
+// (a store that checks neither stored changed bytes) is sent again
+// (transport.h, "Uploads").
 // Connections are kept alive and reused across calls (transport.h).
 //
 // Thread safety: every method may be called from any number of threads at
@@ -210,8 +213,10 @@ class S3Client {
   // this write was stored (see WriteOptions::metadata). Returns the ETag.
   std::string RunWrite(internal::Request& r, uint64_t length, const WriteOptions& write);
   // The ETag of `key` if it holds what a write of `length` bytes with
-  // `write`'s metadata stored, else "".
-  std::string StoredByThisWrite(const std::string& key, uint64_t length, const WriteOptions& write);
+  // `write`'s metadata stored (and, given the body's MD5, an ETag that is
+  // not another MD5), else "".
+  std::string StoredByThisWrite(const std::string& key, uint64_t length, const WriteOptions& write,
+                                const std::string& md5_hex);
 
   S3Config config_;
   std::string bucket_;

@@ -17,6 +17,9 @@ struct ObjectInfo {
   uint64_t size = 0;
   std::string etag;           // as sent, with its double quotes
   std::string last_modified;  // as sent: an HTTP date (HEAD, GET) or ISO 8601 (listings)
+  // x-amz-server-side-encryption as sent (HEAD, GET; "SSE-C" for a customer
+  // key): an encrypting store's ETags need not be MD5s. Empty otherwise.
+  std::string server_side_encryption;
   // User metadata (x-amz-meta-<name>: value), names in lowercase without the
   // prefix; HEAD and GET only (listings do not carry it).
   std::map<std::string, std::string> metadata{};

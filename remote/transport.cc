@@ -110,6 +110,10 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && EqualsIgnoreCase(text.substr(0, prefix.size()), prefix);
+}
+
 bool ParseU64(std::string_view s, uint64_t* out) {
   if (s.empty() || s.size() > 19) return false;
   uint64_t v = 0;
@@ -357,8 +361,12 @@ void Transfer::PrepareAttempt() {
     }
     Body& b = req_->body;
     if (b.kind != Body::Kind::kNone && b.sha256.empty()) {
-      b.sha256 = b.kind == Body::Kind::kMemory ? Sha256Hex(b.data)
-                                               : Sha256HexOfFile(b.fd, b.path, b.offset, b.length);
+      PayloadDigests d = b.kind == Body::Kind::kMemory
+                             ? DigestsOf(b.data)
+                             : DigestsOfFile(b.fd, b.path, b.offset, b.length);
+      b.sha256 = std::move(d.sha256_hex);
+      b.md5_hex = std::move(d.md5_hex);
+      b.md5_base64 = std::move(d.md5_base64);
     }
     impl_->requests.fetch_add(1, std::memory_order_relaxed);
   }
@@ -465,7 +473,20 @@ void Transfer::PrepareAttempt() {
     lines.push_back("Range: bytes=" + std::to_string(file_written_) + "-");
     lines.push_back("If-Match: " + file_etag_);
   }
-  for (const std::string& h : req_->headers) lines.push_back(h);
+  if (body.kind != Body::Kind::kNone && !body.md5_base64.empty()) {
+    lines.push_back("Content-MD5: " + body.md5_base64);
+  }
+  for (const std::string& h : req_->headers) {
+    // After a damaged store: replace only what this request stored.
+    if (!req_->replace_damaged.empty() &&
+        (StartsWithIgnoreCase(h, "If-Match:") || StartsWithIgnoreCase(h, "If-None-Match:"))) {
+      continue;
+    }
+    lines.push_back(h);
+  }
+  if (!req_->replace_damaged.empty() && !req_->upload_part) {
+    lines.push_back("If-Match: " + req_->replace_damaged);
+  }
   curl_slist* list = nullptr;
   for (const std::string& l : lines) {
     curl_slist* next = curl_slist_append(list, l.c_str());
@@ -509,6 +530,10 @@ size_t Transfer::OnHeader(char* data, size_t size, size_t n, void* self) {
     t->resp_.etag = std::string(value);
   } else if (EqualsIgnoreCase(name, "last-modified")) {
     t->resp_.last_modified = std::string(value);
+  } else if (EqualsIgnoreCase(name, "x-amz-server-side-encryption")) {
+    t->resp_.server_side_encryption = std::string(value);
+  } else if (EqualsIgnoreCase(name, "x-amz-server-side-encryption-customer-algorithm")) {
+    t->resp_.server_side_encryption = "SSE-C";
   } else if (EqualsIgnoreCase(name, "x-amz-request-id")) {
     t->resp_.request_id = std::string(value);
   } else if (EqualsIgnoreCase(name, "retry-after")) {
@@ -857,6 +882,16 @@ Outcome Transfer::Finish(CURLcode rc) {
     if (req_->sink.kind == Sink::Kind::kFile) {
       req_->response.object_size = file_written_;
       req_->response.etag = file_etag_.empty() ? resp_.etag : file_etag_;
+    }
+    if (req_->method == "PUT" && req_->body.kind != Body::Kind::kNone &&
+        resp_.server_side_encryption.empty() && IsMd5Etag(resp_.etag) &&
+        resp_.etag != "\"" + req_->body.md5_hex + "\"") {
+      req_->replace_damaged = resp_.etag;
+      return Failed("the store answered ETag " + resp_.etag + ", which is not the MD5 \"" +
+                        req_->body.md5_hex +
+                        "\" of the bytes sent: it stored bytes that changed on the way (and "
+                        "checked neither Content-MD5 nor the payload hash)",
+                    true, ErrorKind::kIo);
     }
     if (req_->validate) {
       bool retryable = false;

@@ -15,6 +15,13 @@
 // abandons the parent's handles without closing them (closing would send TLS
 // close_notify on the parent's connections) and builds new ones.
 //
+// Uploads: every request with a body sends Content-MD5 beside the payload's
+// SHA-256, so that a store checking either refuses bytes changed on the way.
+// A PUT whose answer carries an ETag that is an MD5 (IsMd5Etag, the store not
+// saying it encrypts) other than the body's was stored damaged by a store
+// that checks neither: it is sent again, conditional on that very ETag (so
+// it replaces nothing but what it stored), as a retryable failure.
+//
 // Responses: a request succeeds only with one of its expected statuses and
 // exactly the bytes it expects: a ranged GET needs 206 and a Content-Range
 // naming exactly its bytes (or 200 with exactly the asked length when the
@@ -55,8 +62,11 @@ struct Body {
   std::string path;       // kFile: for messages
   uint64_t offset = 0;    // kFile
   uint64_t length = 0;    // kFile
-  // Hex SHA-256 of the body; computed before the first attempt when empty.
+  // Hex SHA-256 of the body, and its MD5 (hex, and base64 for Content-MD5);
+  // computed in one pass before the first attempt when sha256 is empty.
   std::string sha256;
+  std::string md5_hex;
+  std::string md5_base64;
 };
 
 // Where a successful response body goes.
@@ -80,6 +90,9 @@ struct ResponseInfo {
   std::string etag;
   std::string last_modified;
   std::string request_id;
+  // x-amz-server-side-encryption (or "SSE-C" for a customer key): its ETags
+  // may not be MD5s. Empty when the store did not say it encrypts.
+  std::string server_side_encryption;
   std::map<std::string, std::string> metadata{};  // x-amz-meta-*, lowercase names without it
 };
 
@@ -95,6 +108,9 @@ struct Request {
   bool has_range = false;
   uint64_t range_offset = 0;
   uint64_t range_length = 0;
+  // A part of a multipart upload: sent again after damage without a
+  // condition (a part is not an object).
+  bool upload_part = false;
   // Statuses meaning success (a ranged GET decides by itself).
   std::vector<long> ok_statuses = {200};
   // DELETE: a 404 NoSuchKey is a success (the object is gone either way).
@@ -106,6 +122,10 @@ struct Request {
   // Results.
   ResponseInfo response;
   uint32_t attempts = 0;
+  // Set when an attempt stored damaged bytes (see "Uploads" above): the
+  // ETag the retries are conditional on instead of the request's own
+  // condition.
+  std::string replace_damaged;
 };
 
 struct TransportStats {

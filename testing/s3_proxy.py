@@ -12,8 +12,9 @@ does what S3 does with a request before serving it:
   that signs a non-canonical URL fails here as it would on S3. An unknown key
   id gets 403 InvalidAccessKeyId, a wrong signature 403
   SignatureDoesNotMatch, a payload whose SHA-256 differs from
-  x-amz-content-sha256 400 XAmzContentSHA256Mismatch, each with S3's XML
-  error body. Unsigned (anonymous) requests pass unless ``--require-auth``.
+  x-amz-content-sha256 400 XAmzContentSHA256Mismatch, one whose MD5 differs
+  from Content-MD5 400 BadDigest (checked on anonymous requests too), each
+  with S3's XML error body. Unsigned (anonymous) requests pass unless ``--require-auth``.
 * injects faults on command, for the next N matching requests (``count``) or
   a seeded random fraction of them (``fraction`` + ``seed``):
 
@@ -28,6 +29,9 @@ does what S3 does with a request before serving it:
     error500          500 InternalError
     status            any status and S3 error code ("status", "code")
     corrupt_request   flip one byte of the request body before verifying it
+    corrupt_stored    flip one byte of the request body after verifying it: the
+                      upstream stores damaged bytes, as a store that checks
+                      neither the payload hash nor Content-MD5 would
     corrupt_response  flip one byte in the middle of the response body (a
                       bit damaged on the way: length and headers unchanged)
     ignore_range      forward without the Range header (server sends 200 + all)
@@ -60,7 +64,7 @@ Control: an HTTP endpoint on its own port (``--control-port``, 0 = any):
                      clients, in 64 KiB pieces, a failed piece not counted;
                      body_bytes_received: request body bytes, PUTs' uploads)
     GET    /log      [{"method", "path", "range", "status", "fault",
-                       "request_bytes", "response_bytes"}, ...]
+                       "request_bytes", "response_bytes", "content_md5"}, ...]
     POST   /faults   add a rule, JSON: {"kind": "slowdown", "count": 2}
                      or {"kind": "drop_body", "fraction": 0.3, "seed": 7,
                      "method": "GET"}; {"kind": "delay", "delay_ms": 500}
@@ -89,6 +93,7 @@ itself) — both with bounded start and stop.
 """
 
 import argparse
+import base64
 import contextlib
 import hashlib
 import hmac
@@ -119,8 +124,8 @@ from botocore.credentials import Credentials
 
 FAULT_KINDS = (
     "refuse", "reset", "drop_body", "truncate", "stall", "delay", "slowdown",
-    "error500", "status", "corrupt_request", "corrupt_response", "ignore_range", "shift_range",
-    "lose_answer",
+    "error500", "status", "corrupt_request", "corrupt_stored", "corrupt_response",
+    "ignore_range", "shift_range", "lose_answer",
 )
 HOP_BY_HOP = {
     "connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
@@ -289,7 +294,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = self._read_body()
         method = self.command
         entry = {"method": method, "path": self.path, "range": self.headers.get("Range"),
-                 "status": None, "fault": None, "request_bytes": len(body), "response_bytes": 0}
+                 "status": None, "fault": None, "request_bytes": len(body), "response_bytes": 0,
+                 "content_md5": self.headers.get("Content-MD5")}
         proxy._count_received(len(body))
         proxy._request_seen(entry)
         rule = proxy._take_fault(method, self.path)
@@ -312,6 +318,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(status, [("Content-Type", "application/xml")],
                        error_xml(code, message, **extra), entry)
             return
+        if kind == "corrupt_stored" and body:
+            i = len(body) // 2
+            body = body[:i] + bytes([body[i] ^ 0x01]) + body[i + 1:]
         error_headers = [("Content-Type", "application/xml")]
         if rule is not None and rule.retry_after is not None:
             error_headers.append(("Retry-After", str(rule.retry_after)))
@@ -699,7 +708,7 @@ class S3Proxy:
         if auth is None:
             if self.require_auth:
                 return self._auth_failure(403, "AccessDenied", "Access Denied", {})
-            return None
+            return self._verify_md5(headers, body)
         m = AUTH_RE.match(auth.strip())
         if m is None:
             return self._auth_failure(400, "AuthorizationHeaderMalformed",
@@ -770,6 +779,23 @@ class S3Proxy:
             return self._auth_failure(400, "InvalidArgument",
                                       f"x-amz-content-sha256 {content_sha!r} is not supported",
                                       {})
+        return self._verify_md5(headers, body)
+
+    @staticmethod
+    def _verify_md5(headers, body):
+        """None if Content-MD5 is absent or the body's MD5, else S3's error."""
+        content_md5 = headers.get("Content-MD5")
+        if content_md5 is None:
+            return None
+        try:
+            digest = base64.b64decode(content_md5, validate=True)
+        except ValueError:
+            digest = b""
+        if len(digest) != 16:
+            return 400, "InvalidDigest", "The Content-MD5 you specified was invalid.", {}
+        if digest != hashlib.md5(body).digest():
+            return 400, "BadDigest", ("The Content-MD5 you specified did not match what we "
+                                      "received."), {}
         return None
 
     def _auth_failure(self, status, code, message, extra):

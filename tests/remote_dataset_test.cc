@@ -38,6 +38,7 @@
 #include "index/records.h"
 #include "remote/payload_hash.h"
 #include "remote/s3_client.h"
+#include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 #include "testing/s3_server.h"
@@ -50,10 +51,7 @@ using test::S3rverServer;
 using test::ScopedEnv;
 using test::TempDir;
 
-test::S3rverServer& Server() {
-  static std::unique_ptr<S3rverServer> server = std::make_unique<S3rverServer>();
-  return *server;
-}
+test::S3rverServer& Server() { return test::SharedS3rver(); }
 
 test::S3ProxyServer& Proxy() {
   static std::unique_ptr<S3ProxyServer> proxy = std::make_unique<S3ProxyServer>(Server().port());
@@ -61,54 +59,15 @@ test::S3ProxyServer& Proxy() {
   return *proxy;
 }
 
+using test::AllJpegs;
+using test::AppendTagged;
+using test::AtPushPoint;
 using test::Contains;
-
-// A test's world: the client configured for an endpoint (s3rver directly by
-// default), a private cache, short timeouts and fast retries.
-struct World {
-  TempDir tmp;
-  ScopedEnv env;
-  std::string prefix = test::UniquePrefix("ds");
-  std::string url;
-
-  explicit World(const std::string& endpoint = Server().endpoint(),
-                 const std::string& key = S3rverServer::kAccessKey,
-                 const std::string& secret = S3rverServer::kSecretKey) {
-    url = "s3://" + Server().bucket() + "/" + prefix.substr(0, prefix.size() - 1);
-    UseEndpoint(endpoint, key, secret);
-    env.Set("GULPDB_CACHE", tmp / "cache");
-    env.Unset("GULPDB_CACHE_DIR");
-    env.Set("GULPDB_S3_CONNECT_TIMEOUT_MS", "2000");
-    env.Set("GULPDB_S3_STALL_TIMEOUT_MS", "5000");
-    env.Set("GULPDB_S3_REQUEST_TIMEOUT_MS", "20000");
-    env.Set("GULPDB_S3_MAX_ATTEMPTS", "4");
-    env.Set("GULPDB_S3_BACKOFF_BASE_MS", "5");
-    env.Set("GULPDB_S3_BACKOFF_MAX_MS", "40");
-    env.Set("AWS_REGION", "us-east-1");
-    env.Unset("AWS_SESSION_TOKEN");
-    env.Unset("AWS_PROFILE");
-    env.Unset("GULPDB_PUSH_GRACE");
-    env.Unset("GULPDB_TEST_FS_TYPE");
-    env.Unset("GULPDB_ALLOW_NETWORK_INDEX");
-  }
-
-  void UseEndpoint(const std::string& endpoint, const std::string& key, const std::string& secret) {
-    env.Set("AWS_ENDPOINT_URL", endpoint);
-    env.Set("AWS_ACCESS_KEY_ID", key);
-    env.Set("AWS_SECRET_ACCESS_KEY", secret);
-  }
-
-  // A new, empty cache: the next open is a machine's first.
-  void FreshCache(const std::string& name) { env.Set("GULPDB_CACHE", tmp / name); }
-
-  // A client of the bucket, for looking behind the dataset's back.
-  std::unique_ptr<remote::S3Client> Client() const {
-    return std::make_unique<remote::S3Client>(
-        test::TestConfig(Server().endpoint(), S3rverServer::kAccessKey, S3rverServer::kSecretKey),
-        Server().bucket());
-  }
-  std::string Key(const std::string& name) const { return prefix + name; }
-};
+using test::CopyDataset;
+using test::ExpectPublishedIntact;
+using test::ExpectSameJpegs;
+using test::PublishedManifest;
+using World = test::PushWorld;
 
 // Appends the fixture videos [first, last) of frames_src, as ids "v<n>".
 void AppendFixtureVideos(const std::string& dir, int first, int last,
@@ -132,27 +91,6 @@ void AppendFixtureVideos(const std::string& dir, int first, int last,
   writer->Commit();
 }
 
-// Every id's JPEG bytes, for comparisons after the local dataset changed.
-std::map<std::string, std::vector<std::string>> AllJpegs(const Dataset& ds) {
-  std::map<std::string, std::vector<std::string>> out;
-  for (const std::string& id : ds.Ids()) {
-    const JpegFrames jpegs = ds.ReadJpegs(id);
-    for (size_t i = 0; i < jpegs.size(); ++i) out[id].emplace_back(jpegs[i]);
-  }
-  return out;
-}
-
-void ExpectSameJpegs(const Dataset& ds,
-                     const std::map<std::string, std::vector<std::string>>& want) {
-  for (const auto& [id, frames] : want) {
-    const JpegFrames got = ds.ReadJpegs(id);
-    BOOST_REQUIRE_EQUAL(got.size(), frames.size());
-    for (size_t i = 0; i < got.size(); ++i) {
-      BOOST_REQUIRE_MESSAGE(got[i] == frames[i], "id " << id << " frame " << i);
-    }
-  }
-}
-
 std::vector<FrameRequest> AllRequests(const Dataset& ds) {
   std::vector<FrameRequest> requests;
   for (const std::string& id : ds.Ids()) requests.push_back(FrameRequest{id, Selection::All()});
@@ -160,83 +98,6 @@ std::vector<FrameRequest> AllRequests(const Dataset& ds) {
 }
 
 uint64_t Requests(const Dataset& ds) { return GetRemoteInfo(ds)->requests; }
-
-engine::Manifest PublishedManifest(const World& w, remote::S3Client& client) {
-  return engine::ParseManifest(client.Get(w.Key(engine::kManifestKey)), "test");
-}
-
-// Appends videos "<tag><n>" for n in [first, last), fixture frames (n +
-// shift) % 22: two copies of a dataset given different tags or shifts grow
-// their chunks with different bytes.
-void AppendTagged(const std::string& dir, const std::string& tag, int first, int last, int shift,
-                  bool checksums = true) {
-  std::unique_ptr<Dataset> ds;
-  if (Dataset::Exists(dir)) {
-    OpenOptions rw;
-    rw.read_only = false;
-    ds = Dataset::Open(dir, rw);
-  } else {
-    CreateOptions c;
-    c.videos_per_chunk = 4;
-    c.checksums = checksums;
-    ds = Dataset::Create(dir, c);
-  }
-  auto writer = ds->NewWriter();
-  for (int i = first; i < last; ++i) {
-    const std::vector<std::string> frames = test::FixtureFrames(std::to_string((i + shift) % 22));
-    writer->Append(tag + std::to_string(i), test::Views(frames),
-                   "{\"n\": " + std::to_string(i) + "}");
-  }
-  writer->Commit();
-}
-
-void CopyDataset(const std::string& from, const std::string& to) {
-  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
-}
-
-// Calls `fn` the first time a push reaches `point` (the hook stays installed
-// for the object's lifetime; a push `fn` runs does not call it again).
-class AtPushPoint {
- public:
-  AtPushPoint(engine::fault::Point point, std::function<void()> fn)
-      : point_(point), fn_(std::move(fn)) {
-    engine::fault::SetPointHook(&AtPushPoint::Call, this);
-  }
-  ~AtPushPoint() { engine::fault::SetPointHook(nullptr, nullptr); }
-  AtPushPoint(const AtPushPoint&) = delete;
-  AtPushPoint& operator=(const AtPushPoint&) = delete;
-  bool fired() const { return fired_; }
-
- private:
-  static void Call(engine::fault::Point point, void* self) {
-    auto* hook = static_cast<AtPushPoint*>(self);
-    if (point != hook->point_ || hook->fired_) return;
-    hook->fired_ = true;
-    hook->fn_();
-  }
-
-  engine::fault::Point point_;
-  std::function<void()> fn_;
-  bool fired_ = false;
-};
-
-// Every object the published manifest names is there, whole, with the ETag
-// it names, and a fresh reader reads every frame of `want` exactly.
-void ExpectPublishedIntact(World& w, const std::map<std::string, std::vector<std::string>>& want,
-                           const std::string& cache) {
-  auto client = w.Client();
-  const engine::Manifest m = PublishedManifest(w, *client);
-  for (const engine::ManifestChunk& c : m.chunks) {
-    const remote::ObjectInfo head = client->Head(w.Key(c.key));
-    BOOST_TEST(head.size == c.committed_length, c.key);
-    BOOST_TEST(head.etag == c.etag, c.key);
-    BOOST_TEST(client->HeadIfExists(w.Key(c.gmeta_key)).has_value(), c.gmeta_key);
-  }
-  w.FreshCache(cache);
-  auto ds = Dataset::Open(w.url);
-  BOOST_TEST(ds->Count() == want.size());
-  ExpectSameJpegs(*ds, want);
-}
 
 // The keys under the test's prefix, with each object's bytes.
 std::map<std::string, std::string> PrefixContents(const World& w) {
@@ -414,15 +275,16 @@ BOOST_AUTO_TEST_CASE(one_range_request_per_run_and_a_batch_issues_them_together)
   const JpegFrames v3 = ds->ReadJpegs("v3");
   BOOST_TEST(got[3][0] == v3[0]);
 
-  // A deep check reads each video's adjacent frames in one request too.
+  // A deep check reads each video's adjacent frames in one request too,
+  // and each (small) chunk object whole in one more, for its CRC-32C.
   proxy.Reset();
   CheckOptions deep;
   deep.deep = true;
   const CheckReport check = Check(w.url, deep);
   BOOST_TEST(check.healthy());
   const uint64_t chunks = ds->Chunks().size();
-  BOOST_TEST(check.frames > check.videos + chunks + 1);
-  BOOST_TEST(proxy.Stats().requests <= check.videos + chunks + 1,
+  BOOST_TEST(check.frames > check.videos + 2 * chunks + 1);
+  BOOST_TEST(proxy.Stats().requests <= check.videos + 2 * chunks + 1,
              proxy.Stats().requests << " requests to check " << check.videos << " videos in "
                                     << chunks << " chunks");
 }
@@ -787,7 +649,8 @@ BOOST_AUTO_TEST_CASE(a_push_that_loses_a_race_replaces_nothing_the_winners_manif
         Push(loser, w.url);
         BOOST_FAIL("the losing push succeeded");
       } catch (const BusyError& e) {
-        BOOST_TEST(Contains(e.what(), "another push changed " + w.url + "/"), e.what());
+        // It read the manifest again under the lease, before its first write.
+        BOOST_TEST(Contains(e.what(), "another push published generation 2"), e.what());
         BOOST_TEST(Contains(e.what(), "published nothing"), e.what());
       }
       BOOST_TEST(hook.fired());
@@ -796,6 +659,42 @@ BOOST_AUTO_TEST_CASE(a_push_that_loses_a_race_replaces_nothing_the_winners_manif
       ExpectPublishedIntact(w, want, diverged ? "cache-d" : "cache-s");
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_push_whose_listed_object_changed_meanwhile_stops_at_that_write) {
+  // A push that died after uploading (no manifest of it) changed an object
+  // after this push listed it: the manifest is as this push read it, but
+  // its conditional write of that object is refused.
+  World w;
+  const std::string dir = w.tmp / "local";
+  AppendTagged(dir, "v", 0, 6, 0);
+  Push(dir, w.url, test::WholeSnapshot());
+  const auto want = AllJpegs(*Dataset::Open(dir));
+  const engine::ManifestChunk promised = PublishedManifest(w, *w.Client()).chunks.at(1);
+  AppendTagged(dir, "v", 6, 8, 0);  // grows chunk 1
+  auto client = w.Client();
+  const std::string uuid = Dataset::Open(dir)->Stats().uuid;
+  AtPushPoint hook(engine::fault::Point::kPushPlanned, [&] {
+    remote::WriteOptions as_a_dead_push;
+    as_a_dead_push.metadata = {
+        {"gulpdb-dataset", uuid},
+        {"gulpdb-push", "dead"},
+        {"gulpdb-prefix", engine::PromiseText(promised.committed_length, *promised.crc32c)}};
+    client->Put(w.Key("data_1.gulp"), test::ReadFile(dir + "/data_1.gulp"), as_a_dead_push);
+  });
+  try {
+    Push(dir, w.url, test::WholeSnapshot());
+    BOOST_FAIL("a push replaced an object that changed after it listed it");
+  } catch (const BusyError& e) {
+    BOOST_TEST(Contains(e.what(), "another push changed " + w.url + "/data_1.gulp"), e.what());
+    BOOST_TEST(Contains(e.what(), "published nothing"), e.what());
+  }
+  BOOST_TEST(hook.fired());
+  w.FreshCache("cache-raced");  // the grown object vouches for its first bytes
+  ExpectSameJpegs(*Dataset::Open(w.url), want);
+  BOOST_TEST(Push(dir, w.url, test::WholeSnapshot()).generation ==
+             2u);  // run again, it goes through
+  ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), "cache-after");
 }
 
 BOOST_AUTO_TEST_CASE(what_an_interrupted_push_left_is_read_around_then_replaced_or_retired) {

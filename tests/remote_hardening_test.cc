@@ -234,11 +234,11 @@ void Damage(const std::string& path, const std::string& pristine, const std::str
 // ---- hostile snapshots ------------------------------------------------------------
 
 // Publishes, as the snapshot of `w`'s manifest, the index of the local
-// dataset `dir` after `edit` changed its chunk records: what a hostile (or
-// broken) publisher could put in a bucket.
-void PublishEditedSnapshot(World& w, const std::string& dir,
-                           const std::function<void(index::ChunkRecord*)>& edit,
-                           bool partitioned = false) {
+// dataset `dir` after `edit` changed it (in one write transaction): what a
+// hostile (or broken) publisher could put in a bucket.
+void PublishEditedIndex(World& w, const std::string& dir,
+                        const std::function<void(engine::DatasetImpl&, index::Txn&)>& edit,
+                        bool partitioned) {
   const std::string copy = w.tmp / "edited";
   fs::remove_all(copy);
   fs::copy(dir, copy, fs::copy_options::recursive);
@@ -247,11 +247,7 @@ void PublishEditedSnapshot(World& w, const std::string& dir,
     rw.read_only = false;
     auto ds = Dataset::Open(copy, rw);
     engine::DatasetImpl& impl = engine::DatasetAccess::Of(*ds);
-    impl.env->Update([&](index::Txn& txn) {
-      index::ChunkRecord record = impl.GetChunk(txn, 0);
-      edit(&record);
-      impl.PutChunk(txn, 0, record);
-    });
+    impl.env->Update([&](index::Txn& txn) { edit(impl, txn); });
     engine::Manifest m = w.Manifest();
     if (partitioned) {
       // Partitions and a root of the edited index, content-addressed as a
@@ -280,6 +276,61 @@ void PublishEditedSnapshot(World& w, const std::string& dir,
     w.client->Put(w.Key(m.snapshot_key), bytes);
     w.client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
   }
+}
+
+// PublishEditedIndex after `edit` changed the record of chunk 0.
+void PublishEditedSnapshot(World& w, const std::string& dir,
+                           const std::function<void(index::ChunkRecord*)>& edit,
+                           bool partitioned = false) {
+  PublishEditedIndex(
+      w, dir,
+      [&](engine::DatasetImpl& impl, index::Txn& txn) {
+        index::ChunkRecord record = impl.GetChunk(txn, 0);
+        edit(&record);
+        impl.PutChunk(txn, 0, record);
+      },
+      partitioned);
+}
+
+// Rewrites the chunk list of `w`'s manifest with `edit` (in its pages, for
+// a version 3 manifest, uploaded under their new names).
+void EditPublishedChunks(World& w,
+                         const std::function<void(std::vector<engine::ManifestChunk>*)>& edit) {
+  engine::Manifest m = w.Manifest();
+  std::vector<engine::ManifestChunk> chunks = m.chunks;
+  for (const engine::ManifestChunkPage& p : m.chunk_pages) {
+    for (engine::ManifestChunk& c : engine::ParseChunkPage(w.client->Get(w.Key(p.key)), p, p.key)) {
+      chunks.push_back(std::move(c));
+    }
+  }
+  edit(&chunks);
+  if (m.paged()) {
+    m.chunk_pages.clear();
+    for (const engine::ChunkPageText& t : engine::MakeChunkPages(chunks)) {
+      w.client->Put(w.Key(t.page.key), t.text);
+      m.chunk_pages.push_back(t.page);
+    }
+  } else {
+    m.chunks = chunks;
+  }
+  w.client->Put(w.Key(engine::kManifestKey), engine::SerializeManifest(m));
+}
+
+// The layout option of a push: partitioned or the whole snapshot.
+PushOptions Layout(bool partitioned) {
+  PushOptions options;
+  options.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+  return options;
+}
+
+// The problems of a check of `url`, one per line, for messages and searches.
+std::string CheckText(const std::string& url, bool deep) {
+  CheckOptions options;
+  options.deep = deep;
+  const CheckReport report = Check(url, options);
+  std::string text;
+  for (const CheckProblem& p : report.problems) text += p.where + ": " + p.what + "\n";
+  return text;
 }
 
 // Pushes a dataset of `count` videos as a whole snapshot and reads it once:
@@ -445,8 +496,7 @@ BOOST_AUTO_TEST_CASE(a_hostile_snapshot_cannot_make_export_write_outside_its_dir
     World w;
     const std::string dir = w.tmp / "local";
     MakeDataset(dir, 7);
-    PushOptions layout;
-    layout.layout = partitioned ? IndexLayout::kPartitioned : IndexLayout::kWhole;
+    const PushOptions layout = Layout(partitioned);
     Push(dir, w.url, layout);
     const std::string out = w.tmp / "out/inner";
     fs::create_directories(out);
@@ -504,6 +554,142 @@ BOOST_AUTO_TEST_CASE(a_manifest_entry_must_match_the_snapshots_chunk_record) {
   BOOST_TEST(engine::ChunkDisagreement(m, 7, shard) == "");
   m.key = "data_0.gulp";
   BOOST_TEST(engine::ChunkDisagreement(m, 7, shard) != "");
+}
+
+// `gulpdb check URL` finds what readers or GulpIO readers of the bucket
+// would meet, naming the object; `--deep` reads every chunk object whole.
+BOOST_AUTO_TEST_CASE(check_of_a_url_finds_a_meta_index_that_disagrees_with_the_records) {
+  for (const bool partitioned : {true, false}) {
+    BOOST_TEST_CONTEXT("partitioned: " << partitioned) {
+      World w;
+      const std::string dir = w.tmp / "local";
+      MakeDataset(dir, 7);
+      {
+        OpenOptions rw;
+        rw.read_only = false;
+        Dataset::Open(dir, rw)->CreateMetaIndex("label");
+      }
+      const PushOptions layout = Layout(partitioned);
+      Push(dir, w.url, layout);
+      BOOST_TEST(CheckText(w.url, false) == "");
+      // v1's record says "c9"; the meta index still files it under "c1".
+      PublishEditedIndex(
+          w, dir,
+          [](engine::DatasetImpl& impl, index::Txn& txn) {
+            index::VideoRecord v = *impl.FindRecord(txn, "v1");
+            v.meta_data = "[{\"label\": \"c9\"}]";
+            impl.PutVideo(txn, "v1", v);
+          },
+          partitioned);
+      for (const bool deep : {false, true}) {
+        const std::string problems = CheckText(w.url, deep);
+        BOOST_TEST(Contains(problems, "meta index"), problems);
+        BOOST_TEST(Contains(problems, "'v1'"), problems);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(check_of_a_url_finds_chunk_entries_readers_or_exporters_would_refuse) {
+  for (const bool partitioned : {true, false}) {
+    BOOST_TEST_CONTEXT("partitioned: " << partitioned) {
+      World w;
+      const std::string dir = w.tmp / "local";
+      MakeDataset(dir, 7);
+      const PushOptions layout = Layout(partitioned);
+      Push(dir, w.url, layout);
+      BOOST_TEST(CheckText(w.url, true) == "");
+      // A chunk entry without its .gmeta (GulpIO readers of the bucket then
+      // pair data files and .gmeta wrongly), and one whose CRC-32C is not
+      // its object's.
+      EditPublishedChunks(w, [](std::vector<engine::ManifestChunk>* chunks) {
+        chunks->at(0).gmeta_key.clear();
+        chunks->at(1).crc32c = *chunks->at(1).crc32c ^ 1u;
+      });
+      const std::string quick = CheckText(w.url, false);
+      BOOST_TEST(Contains(quick, "chunk 0"), quick);
+      BOOST_TEST(Contains(quick, ".gmeta"), quick);
+      const std::string deep = CheckText(w.url, true);
+      BOOST_TEST(Contains(deep, "chunk 0"), deep);
+      BOOST_TEST(Contains(deep, w.url + "/data_1.gulp"), deep);
+      BOOST_TEST(Contains(deep, "CRC-32C"), deep);
+      // A push with the overwrite option publishes sound entries again (it
+      // takes neither the .gmeta names nor the CRC-32Cs on trust).
+      PushOptions overwrite = layout;
+      overwrite.overwrite = true;
+      BOOST_TEST(Push(dir, w.url, overwrite).published);
+      BOOST_TEST(CheckText(w.url, true) == "");
+      // A .gmeta name that export refuses, in the snapshot's chunk record
+      // (one in the manifest is refused as the manifest is read).
+      PublishEditedSnapshot(
+          w, dir, [](index::ChunkRecord* r) { r->meta_file = "meta\x01.gmeta"; }, partitioned);
+      const std::string recorded = CheckText(w.url, false);
+      BOOST_TEST(Contains(recorded, "chunk 0"), recorded);
+      BOOST_TEST(Contains(recorded, "not a safe relative name"), recorded);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(check_deep_of_a_url_finds_chunk_bytes_damaged_before_they_were_stored) {
+  // What a store that checks no hash kept of a body flipped in transit,
+  // with the manifest recording that object's ETag: a dataset without
+  // checksums, a byte flipped inside a JPEG's entropy-coded data (which a
+  // decoder need not notice). Only the chunk's CRC-32C tells.
+  for (const bool partitioned : {true, false}) {
+    BOOST_TEST_CONTEXT("partitioned: " << partitioned) {
+      World w;
+      const std::string dir = w.tmp / "local";
+      {
+        CreateOptions c;
+        c.videos_per_chunk = 3;
+        c.checksums = false;
+        auto ds = Dataset::Create(dir, c);
+        auto writer = ds->NewWriter();
+        for (int i = 0; i < 4; ++i) {
+          const std::vector<std::string> frames = test::FixtureFrames(std::to_string(i));
+          writer->Append("v" + std::to_string(i), test::Views(frames), "{}");
+        }
+        writer->Commit();
+      }
+      const PushOptions layout = Layout(partitioned);
+      Push(dir, w.url, layout);
+      const VideoInfo v0 = Dataset::Open(dir)->Get("v0");
+      std::string bytes = w.client->Get(w.Key("data_0.gulp"));
+      bytes[v0.frames[0].offset + v0.frames[0].length / 2] ^= 0x04;
+      const std::string etag = w.client->Put(w.Key("data_0.gulp"), bytes);
+      EditPublishedChunks(
+          w, [&](std::vector<engine::ManifestChunk>* chunks) { chunks->at(0).etag = etag; });
+      const std::string deep = CheckText(w.url, true);
+      BOOST_TEST(Contains(deep, w.url + "/data_0.gulp"), deep);
+      BOOST_TEST(Contains(deep, "CRC-32C"), deep);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_chunk_record_that_is_not_sound_is_an_error_naming_the_dataset_and_object) {
+  for (const bool partitioned : {true, false}) {
+    BOOST_TEST_CONTEXT("partitioned: " << partitioned) {
+      World w;
+      const std::string dir = w.tmp / "local";
+      MakeDataset(dir, 7);
+      const PushOptions layout = Layout(partitioned);
+      Push(dir, w.url, layout);
+      PublishEditedSnapshot(
+          w, dir, [](index::ChunkRecord* r) { r->live_bytes = r->committed_length + 1; },
+          partitioned);
+      try {
+        ContentOf(*Dataset::Open(w.url));
+        BOOST_FAIL("read a dataset whose chunk record is not sound");
+      } catch (const CorruptionError& e) {
+        BOOST_TEST(Contains(e.what(), "live bytes exceed the committed length"), e.what());
+        BOOST_TEST(Contains(e.what(), w.url), e.what());
+        BOOST_TEST(Contains(e.what(), "data_0.gulp"), e.what());
+      }
+      const std::string problems = CheckText(w.url, false);
+      BOOST_TEST(Contains(problems, "live bytes exceed the committed length"), problems);
+      BOOST_TEST(Contains(problems, w.url), problems);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_bounded_get_stops_before_the_bytes_of_a_larger_object_arrive) {

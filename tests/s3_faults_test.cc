@@ -11,9 +11,11 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "remote/payload_hash.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
@@ -346,6 +348,69 @@ BOOST_AUTO_TEST_CASE(a_corrupted_upload_is_refused_by_its_payload_hash_and_sent_
   client->Put(key, data);
   BOOST_TEST(proxy.Stats().signature_failures == 1u);  // XAmzContentSHA256Mismatch
   BOOST_TEST(client->stats().retries == 1u);
+  BOOST_TEST((client->Get(key) == data));
+}
+
+BOOST_AUTO_TEST_CASE(bytes_a_store_kept_damaged_are_found_by_their_etag_and_sent_again) {
+  // The store (s3rver) checks neither the payload hash nor Content-MD5:
+  // the proxy flips a byte after its own checks, as a hop after them would.
+  // The ETag it answers is the MD5 of what it stored, not of what was sent.
+  S3ProxyServer& proxy = Proxy();
+  auto client = ProxyClient();
+  TempDir dir;
+  const std::string p = UniquePrefix("stored-damaged");
+  const std::string data = RandomBytes(100000, 41);
+  WriteFile(dir / "f", data);
+  const std::string md5 = "\"" + remote::DigestsOf(data).md5_hex + "\"";
+  // A plain PUT, a conditional one of a new key, and one replacing an
+  // object by its ETag: each stored damaged once, then replaced by the
+  // retry (conditional on the damaged object's ETag), never left damaged.
+  proxy.AddFault(R"({"kind": "corrupt_stored", "count": 1, "method": "PUT"})");
+  BOOST_TEST(client->Put(p + "plain", data) == md5);
+  BOOST_TEST((client->Get(p + "plain") == data));
+  remote::WriteOptions absent;
+  absent.if_absent = true;
+  absent.metadata["gulpdb-push"] = "one";
+  proxy.AddFault(R"({"kind": "corrupt_stored", "count": 1, "method": "PUT"})");
+  BOOST_TEST(client->PutFile(p + "new", dir / "f", 0, data.size(), absent) == md5);
+  BOOST_TEST((client->Get(p + "new") == data));
+  remote::WriteOptions replace;
+  replace.if_match = client->Put(p + "old", "old bytes");
+  proxy.AddFault(R"({"kind": "corrupt_stored", "count": 1, "method": "PUT"})");
+  BOOST_TEST(client->Put(p + "old", data, replace) == md5);
+  BOOST_TEST((client->Get(p + "old") == data));
+  BOOST_TEST(proxy.Stats().faults_injected == 3u);
+  // Every PUT with a body carried Content-MD5, and the proxy (checking it
+  // as S3 does) accepted it.
+  const std::string log = proxy.Log();
+  BOOST_TEST(Contains(log, R"("content_md5": ")" + remote::DigestsOf(data).md5_base64 + "\""));
+  BOOST_TEST(!std::regex_search(log, std::regex(R"(\{"method": "PUT"[^}]*"content_md5": null)")),
+             log);
+  // A store that keeps damaging them: an IoError naming the object, never a
+  // success.
+  proxy.AddFault(R"({"kind": "corrupt_stored", "count": 100, "method": "PUT"})");
+  try {
+    client->Put(p + "always", data);
+    BOOST_FAIL("a PUT stored damaged bytes reported success");
+  } catch (const IoError& e) {
+    BOOST_TEST(Contains(e.what(), p + "always"), e.what());
+    BOOST_TEST(Contains(e.what(), "not the MD5"), e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_multipart_part_a_store_kept_damaged_is_sent_again) {
+  S3ProxyServer& proxy = Proxy();
+  auto client = ProxyClient();
+  TempDir dir;
+  const std::string data = RandomBytes((11u << 20) + 777, 42);
+  WriteFile(dir / "f", data);
+  const std::string key = UniquePrefix("multi-damaged") + "obj";
+  proxy.AddFault(
+      R"({"kind": "corrupt_stored", "count": 1, "method": "PUT", "path": "partNumber=2"})");
+  remote::UploadOptions parts;
+  parts.part_size = 5u << 20;
+  client->MultipartUpload(key, dir / "f", 0, data.size(), parts);
+  BOOST_TEST(proxy.Stats().faults_injected == 1u);
   BOOST_TEST((client->Get(key) == data));
 }
 

@@ -75,6 +75,25 @@ BOOST_AUTO_TEST_CASE(sha256_matches_the_published_vectors_whole_and_in_pieces) {
   BOOST_TEST(moved.FinishHex() == two_blocks_digest);
 }
 
+BOOST_AUTO_TEST_CASE(md5_matches_the_published_vectors_in_hex_and_base64) {
+  // RFC 1321, appendix A.5; base64 as Content-MD5 carries it.
+  Md5 md5;
+  Md5::Digest d = md5.Finish();
+  BOOST_TEST(d.hex == "d41d8cd98f00b204e9800998ecf8427e");
+  BOOST_TEST(d.base64 == "1B2M2Y8AsgTpgAmY7PhCfg==");
+  md5.Update("abc");
+  d = md5.Finish();
+  BOOST_TEST(d.hex == "900150983cd24fb0d6963f7d28e17f72");
+  BOOST_TEST(d.base64 == "kAFQmDzST7DWlj99KOF/cg==");
+  // In pieces; finishing started the object again, empty.
+  md5.Update("message ");
+  md5.Update(std::string_view("digest"));
+  Md5 moved = std::move(md5);
+  d = moved.Finish();
+  BOOST_TEST(d.hex == "f96b697d7cb7938d525a2f31aaf161d0");
+  BOOST_TEST(d.base64 == "+WtpfXy3k41SWi8xqvFh0A==");
+}
+
 BOOST_AUTO_TEST_CASE(utf8_decoder_accepts_rfc3629_and_refuses_the_rest) {
   uint32_t cp = 0;
   size_t len = 0;

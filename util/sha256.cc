@@ -6,51 +6,97 @@
 
 namespace gulpdb::util {
 
-struct Sha256::Context {
-  struct Free {
-    void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-  };
-  std::unique_ptr<EVP_MD_CTX, Free> ctx;
+namespace {
 
-  void Init() {
-    if (EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-      throw IoError("SHA-256: OpenSSL could not start a digest");
-    }
-  }
+struct CtxFree {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
 };
+using Ctx = std::unique_ptr<EVP_MD_CTX, CtxFree>;
 
-Sha256::Sha256() : context_(std::make_unique<Context>()) {
-  context_->ctx.reset(EVP_MD_CTX_new());
-  if (!context_->ctx) throw IoError("SHA-256: OpenSSL could not make a digest context");
-  context_->Init();
+// A digest context of `md`, started; `name` for errors.
+Ctx NewContext(const EVP_MD* md, const char* name) {
+  Ctx ctx(EVP_MD_CTX_new());
+  if (!ctx) throw IoError(std::string(name) + ": OpenSSL could not make a digest context");
+  if (EVP_DigestInit_ex(ctx.get(), md, nullptr) != 1) {
+    throw IoError(std::string(name) + ": OpenSSL could not start a digest");
+  }
+  return ctx;
 }
 
+void UpdateContext(EVP_MD_CTX* ctx, const void* data, size_t size, const char* name) {
+  if (size == 0) return;
+  if (EVP_DigestUpdate(ctx, data, size) != 1) {
+    throw IoError(std::string(name) + ": EVP_DigestUpdate failed");
+  }
+}
+
+// The digest's bytes; the context starts again, empty.
+std::string FinishContext(EVP_MD_CTX* ctx, const EVP_MD* md, const char* name) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  if (EVP_DigestFinal_ex(ctx, digest, &n) != 1) {
+    throw IoError(std::string(name) + ": EVP_DigestFinal_ex failed");
+  }
+  if (EVP_DigestInit_ex(ctx, md, nullptr) != 1) {
+    throw IoError(std::string(name) + ": OpenSSL could not start a digest");
+  }
+  return std::string(reinterpret_cast<const char*>(digest), n);
+}
+
+std::string Hex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * bytes.size());
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    hex.push_back(kHex[b >> 4]);
+    hex.push_back(kHex[b & 0xF]);
+  }
+  return hex;
+}
+
+}  // namespace
+
+struct Sha256::Context {
+  Ctx ctx = NewContext(EVP_sha256(), "SHA-256");
+};
+
+Sha256::Sha256() : context_(std::make_unique<Context>()) {}
 Sha256::~Sha256() = default;
 Sha256::Sha256(Sha256&&) noexcept = default;
 Sha256& Sha256::operator=(Sha256&&) noexcept = default;
 
 void Sha256::Update(const void* data, size_t size) {
-  if (size == 0) return;
-  if (EVP_DigestUpdate(context_->ctx.get(), data, size) != 1) {
-    throw IoError("SHA-256: EVP_DigestUpdate failed");
-  }
+  UpdateContext(context_->ctx.get(), data, size, "SHA-256");
 }
 
 std::string Sha256::FinishHex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  if (EVP_DigestFinal_ex(context_->ctx.get(), digest, &n) != 1) {
-    throw IoError("SHA-256: EVP_DigestFinal_ex failed");
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * n);
-  for (unsigned int i = 0; i < n; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xF]);
-  }
-  context_->Init();
-  return hex;
+  return Hex(FinishContext(context_->ctx.get(), EVP_sha256(), "SHA-256"));
+}
+
+struct Md5::Context {
+  Ctx ctx = NewContext(EVP_md5(), "MD5");
+};
+
+Md5::Md5() : context_(std::make_unique<Context>()) {}
+Md5::~Md5() = default;
+Md5::Md5(Md5&&) noexcept = default;
+Md5& Md5::operator=(Md5&&) noexcept = default;
+
+void Md5::Update(const void* data, size_t size) {
+  UpdateContext(context_->ctx.get(), data, size, "MD5");
+}
+
+Md5::Digest Md5::Finish() {
+  const std::string bytes = FinishContext(context_->ctx.get(), EVP_md5(), "MD5");
+  Digest d;
+  d.hex = Hex(bytes);
+  d.base64.assign(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(d.base64.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  d.base64.resize(static_cast<size_t>(n));
+  return d;
 }
 
 std::string Sha256Hex(std::string_view data) {

@@ -1,13 +1,15 @@
 // SHA-256, by OpenSSL's libcrypto (SHA extensions where the CPU has them):
 // the one home of the hash that names published objects and partitions,
 // signs request payloads (remote/payload_hash.h builds on it) and digests a
-// dataset's ids (Dataset::IdsDigest). sha256.cc is the only file that
+// dataset's ids (Dataset::IdsDigest); beside it MD5, which uploads carry as
+// Content-MD5 and S3 stores answer as ETags. sha256.cc is the only file that
 // includes OpenSSL headers.
 //
 // Errors: OpenSSL failing to make or run a digest context (out of memory) is
 // an IoError naming the step; nothing else fails.
 //
-// Thread safety: Sha256Hex is pure; a Sha256 belongs to one thread at a time.
+// Thread safety: Sha256Hex is pure; a Sha256 or Md5 belongs to one thread at
+// a time.
 #ifndef GULPDB_UTIL_SHA256_H_
 #define GULPDB_UTIL_SHA256_H_
 
@@ -42,6 +44,33 @@ class Sha256 {
 
 // The SHA-256 of `data` as 64 lowercase hex digits.
 std::string Sha256Hex(std::string_view data);
+
+// An MD5 computed over bytes given piece by piece, as Sha256. Not for
+// anything that must resist collisions: it only checks bytes against what
+// an S3 store computes (Content-MD5, ETags).
+class Md5 {
+ public:
+  struct Digest {
+    std::string hex;     // 32 lowercase hex digits, as an S3 ETag holds it
+    std::string base64;  // as the Content-MD5 header holds it
+  };
+  Md5();
+  ~Md5();
+  Md5(Md5&&) noexcept;
+  Md5& operator=(Md5&&) noexcept;
+  Md5(const Md5&) = delete;
+  Md5& operator=(const Md5&) = delete;
+
+  void Update(const void* data, size_t size);
+  void Update(std::string_view data) { Update(data.data(), data.size()); }
+  // The digest of every byte given so far. The object then starts again,
+  // empty.
+  Digest Finish();
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> context_;
+};
 
 }  // namespace gulpdb::util
 

@@ -21,6 +21,11 @@
 //                      it replaces, so a frame damaged on disk gets a fresh
 //                      one and reads as clean: engine/gulpio/import.cc,
 //                      Importer::ImportChunk
+//   push-named-unchecked  a push names objects it did not upload after
+//                      checking only their size in the listing (a damaged
+//                      root, page or partition stays named):
+//                      engine/remote/publish.cc, NeedsUpload and
+//                      PublishedRootIsWhole
 //
 // and durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):

@@ -52,6 +52,7 @@ py::dict ReportDict(const PushReport& r) {
   out["objects_obsoleted"] = r.objects_obsoleted;
   out["objects_deleted"] = r.objects_deleted;
   out["foreign_objects_replaced"] = r.foreign_objects_replaced;
+  out["objects_repaired"] = r.objects_repaired;
   out["foreign_objects_deleted"] = r.foreign_objects_deleted;
   out["seconds"] = r.seconds;
   return out;

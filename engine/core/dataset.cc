@@ -221,7 +221,7 @@ void Dataset::Impl::PutChunk(index::Txn& txn, uint32_t chunk,
 index::ChunkRecord Dataset::Impl::DecodeChunkAt(std::string_view key,
                                                 std::string_view value) const {
   const std::string_view bytes = Unseal(key, value, RecordKind::kChunk);
-  return index::DecodeChunkRecord(bytes, "chunk " + std::to_string(index::DecodeChunkKey(key)));
+  return index::DecodeChunkRecord(bytes, std::to_string(index::DecodeChunkKey(key)) + " of " + dir);
 }
 
 std::optional<index::VideoRecord> Dataset::Impl::FindRecord(const index::Txn& txn,
@@ -238,10 +238,10 @@ std::string Dataset::Impl::ChunkPath(const std::string& file_name) const {
 
 index::ChunkRecord Dataset::Impl::GetChunk(const index::Txn& txn, uint32_t chunk) const {
   std::string_view bytes;
-  const std::string what = "chunk " + std::to_string(chunk) + " of " + dir;
+  const std::string what = std::to_string(chunk) + " of " + dir;
   const std::string key = index::ChunkKey(chunk);
   if (!txn.Get(chunks, key, &bytes)) {
-    throw CorruptionError("read " + what + ": a video points to a chunk the index lacks");
+    throw CorruptionError("read chunk " + what + ": a video points to a chunk the index lacks");
   }
   return index::DecodeChunkRecord(Unseal(key, bytes, RecordKind::kChunk), what);
 }

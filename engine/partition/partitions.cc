@@ -1169,7 +1169,7 @@ std::optional<index::ChunkRecord> PartitionedIndex::Chunk(uint32_t chunk) const 
   const std::string key = index::ChunkKey(chunk);
   std::optional<std::string> value = Lookup(PartitionKind::kChunks, key);
   if (!value) return std::nullopt;
-  const std::string what = "chunk " + std::to_string(chunk);
+  const std::string what = std::to_string(chunk) + " of " + name_;
   return index::DecodeChunkRecord(
       index::Unseal(key, *value, index::RecordKind::kChunk, "partitioned index " + name_), what);
 }
@@ -1379,7 +1379,7 @@ void PartitionedIndex::ScanChunks(
     const uint32_t chunk = index::DecodeChunkKey(key);
     return fn(chunk,
               index::DecodeChunkRecord(index::Unseal(key, value, index::RecordKind::kChunk, where),
-                                       "chunk " + std::to_string(chunk)));
+                                       std::to_string(chunk) + " of " + name_));
   });
 }
 

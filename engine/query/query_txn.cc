@@ -68,6 +68,39 @@ std::vector<MetaField> ReadMetaFields(index::Txn& txn, const QueryDbHandles& dbs
   return MakeMetaFields(fields, "read meta_fields");
 }
 
+namespace {
+
+// MetaEntryKeys with the fields' quoted names (`quoted`) at hand.
+std::vector<std::string> EntryKeysOf(const std::vector<MetaField>& fields,
+                                     const std::vector<std::string>& quoted, std::string_view id,
+                                     std::string_view meta_data, uint32_t chunk, uint64_t seq,
+                                     const std::string& where) {
+  std::vector<std::string> keys;
+  if (fields.empty()) return keys;
+  std::vector<std::string_view> values;
+  std::string error;
+  if (!FindFirstEntryValues(meta_data, quoted, &values, &error)) {
+    throw CorruptionError("index meta of id '" + std::string(id) + "' in " + where + ": " + error);
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (values[i].empty()) continue;
+    keys.push_back(index::MetaEntryKey(fields[i].number, fields[i].form,
+                                       MetaKeyValue(fields[i].form, values[i]), chunk, seq));
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::vector<std::string> MetaEntryKeys(const std::vector<MetaField>& fields, std::string_view id,
+                                       std::string_view meta_data, uint32_t chunk, uint64_t seq,
+                                       const std::string& where) {
+  std::vector<std::string> quoted;
+  quoted.reserve(fields.size());
+  for (const MetaField& f : fields) quoted.push_back(f.quoted);
+  return EntryKeysOf(fields, quoted, id, meta_data, chunk, seq, where);
+}
+
 std::map<std::string, index::SplitHeader> ReadSplitHeaders(index::Txn& txn,
                                                            const QueryDbHandles& dbs) {
   std::map<std::string, index::SplitHeader> out;
@@ -100,20 +133,7 @@ QueryTxn::QueryTxn(const IndexHandles& ds, index::Txn& txn, const QueryDbHandles
 
 std::vector<std::string> QueryTxn::EntryKeys(std::string_view id, std::string_view meta_data,
                                              uint32_t chunk, uint64_t seq) const {
-  std::vector<std::string> keys;
-  if (fields_.empty()) return keys;
-  std::vector<std::string_view> values;
-  std::string error;
-  if (!FindFirstEntryValues(meta_data, quoted_, &values, &error)) {
-    throw CorruptionError("index meta of id '" + std::string(id) + "' in " + ds_.dir + ": " +
-                          error);
-  }
-  for (size_t i = 0; i < fields_.size(); ++i) {
-    if (values[i].empty()) continue;
-    keys.push_back(index::MetaEntryKey(fields_[i].number, fields_[i].form,
-                                       MetaKeyValue(fields_[i].form, values[i]), chunk, seq));
-  }
-  return keys;
+  return EntryKeysOf(fields_, quoted_, id, meta_data, chunk, seq, ds_.dir);
 }
 
 void QueryTxn::Index(std::string_view id, const index::VideoRecord& record) {

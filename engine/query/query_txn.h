@@ -48,6 +48,13 @@ void ValidateQueryName(std::string_view name, size_t max_bytes, const char* what
 // The indexed fields, by name, as `txn` sees them (none when the databases
 // are absent).
 std::vector<MetaField> ReadMetaFields(index::Txn& txn, const QueryDbHandles& dbs);
+// The meta index entry keys `meta_data` gives `fields`, for the video `id`
+// at (chunk, seq), in any index (an LMDB one, a partitioned snapshot).
+// Throws CorruptionError naming the id and `where` when its meta is not a
+// JSON list.
+std::vector<std::string> MetaEntryKeys(const std::vector<MetaField>& fields, std::string_view id,
+                                       std::string_view meta_data, uint32_t chunk, uint64_t seq,
+                                       const std::string& where);
 // The splits, by name, as `txn` sees them.
 std::map<std::string, index::SplitHeader> ReadSplitHeaders(index::Txn& txn,
                                                            const QueryDbHandles& dbs);

@@ -27,14 +27,21 @@
 //      partitioned (PushOptions::layout), build the partitions against
 //      the published root (fetched and verified in step 2; the partitions it
 //      lists come through the node cache) and upload those the store does
-//      not hold, then the root (both content-addressed);
+//      not hold, then the root (both content-addressed). Every object the
+//      new generation names and this push does not upload is checked first
+//      (push_verify.h): one missing or damaged is uploaded again from this
+//      machine's copy, or the push stops naming it (the overwrite option
+//      builds the whole index, and checks every chunk's bytes);
 //   6. claim the generation (its manifest copy, created only if absent), then
 //      swap the manifest (only if it still has the ETag read in step 2): the
 //      one step that makes the new state visible;
 //   7. delete what older pushes made obsolete and whose grace period is over
-//      (and, when overwriting, what pushes of this dataset did not write).
-// On S3 the first write takes the push lease, and every write is
-// conditional: If-None-Match: * for a key the listing did not show,
+//      (and, when overwriting, what pushes of this dataset did not write),
+//      never what this generation or the one it replaces names, the
+//      manifest or the lease (published_objects.h).
+// On S3 the first write takes the push lease (push_lease.h) and then reads
+// the manifest again: one published since step 2 stops the push (2c). Every
+// write is conditional: If-None-Match: * for a key the listing did not show,
 // If-Match on the listed ETag otherwise. Another push that changed an object
 // meanwhile makes this one stop with BusyError, having replaced nothing a
 // manifest names. A failure at any step leaves the published manifest, and
@@ -47,14 +54,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "engine/core/dataset_view.h"
 #include "engine/core/fault_injection.h"
@@ -63,6 +68,9 @@
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "engine/remote/partition_cache.h"
+#include "engine/remote/published_objects.h"
+#include "engine/remote/push_lease.h"
+#include "engine/remote/push_verify.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -74,6 +82,7 @@
 #include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/test_bug.h"
 #include "util/thread_pool.h"
 #include "util/url_text.h"
 
@@ -123,12 +132,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t NowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // CRC-32C of the first `length` bytes of the file `path`, and of its first
 // `checkpoint` bytes (checkpoint <= length).
 struct PrefixCrc {
@@ -172,277 +175,6 @@ struct Promise {
   std::string from;  // "generation N" or "an obsolete entry kept until ..."
 };
 
-// On the probes that check a store honours conditions (never stored).
-constexpr const char* kMetaProbe = "gulpdb-probe";
-
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
-  return name;
-}
-
-// The lease's duration: $GULPDB_PUSH_LEASE (a duration), else 2 minutes.
-std::chrono::seconds LeaseDuration() {
-  const char* value = std::getenv("GULPDB_PUSH_LEASE");
-  if (value == nullptr || value[0] == '\0') return std::chrono::minutes(2);
-  std::chrono::seconds d;
-  try {
-    d = ParseDuration(value);
-  } catch (const InvalidArgumentError& e) {
-    e.ThrowWithContext("GULPDB_PUSH_LEASE: ");
-  }
-  if (d.count() < 1) throw InvalidArgumentError("GULPDB_PUSH_LEASE: at least 1 s");
-  return d;
-}
-
-// The push lease (docs/format/remote_format.md, "One push at a time"): the
-// object kPushLeaseKey, created with If-None-Match: *, renewed with If-Match
-// by a thread every quarter of its duration, deleted when the push ends;
-// taken over (If-Match on its ETag) once it has expired. Acquiring it also
-// finds out whether the store honours conditions: a second If-None-Match
-// PUT of the key, and an If-Match PUT with an ETag it cannot have, must both
-// fail.
-//
-// Thread safety: Check may be called from any thread; the rest from the
-// thread that made it.
-class PushLease {
- public:
-  enum class Conditions { kHonoured, kIgnored, kRefused };
-
-  PushLease(ObjectStore& store, std::string what, PushLeaseRecord record,
-            std::map<std::string, std::string> metadata)
-      : store_(store),
-        what_(std::move(what)),
-        name_(store.Name(kPushLeaseKey)),
-        record_(std::move(record)),
-        metadata_(std::move(metadata)),
-        duration_(LeaseDuration()) {}
-  ~PushLease() { Release(); }
-  PushLease(const PushLease&) = delete;
-  PushLease& operator=(const PushLease&) = delete;
-
-  // Takes the lease, or throws BusyError naming the push that holds it.
-  // Returns whether the store honours conditions (and, in `problem`, what
-  // showed it does not). With kRefused (the store refused a conditional
-  // PUT outright) the lease is not held; `take_unconditionally` then takes
-  // it with plain PUTs, for a push told to go on anyway.
-  Conditions Acquire(std::string* problem) {
-    conditional_ = true;
-    remote::WriteOptions create = Write();
-    create.if_absent = true;
-    try {
-      etag_ = store_.Put(kPushLeaseKey, Body(), create);
-    } catch (const remote::PreconditionFailedError&) {
-      TakeOver();
-    } catch (const AccessDeniedError&) {
-      throw;
-    } catch (const IoError& e) {
-      *problem = std::string("a PUT with If-None-Match: * failed: ") + e.what();
-      return Conditions::kRefused;
-    }
-    Held();
-    // The probes: both must fail their condition.
-    for (int probe = 0; probe < 2; ++probe) {
-      remote::WriteOptions again = Write();
-      again.metadata[kMetaProbe] = std::to_string(probe + 1);
-      if (probe == 0) {
-        again.if_absent = true;
-      } else {
-        again.if_match = "\"00000000000000000000000000000000\"";
-      }
-      try {
-        const std::string etag = store_.Put(kPushLeaseKey, Body(), again);
-        std::lock_guard<std::mutex> lock(mutex_);
-        etag_ = etag;  // the same lease, stored again
-        *problem = probe == 0 ? "a second PUT of " + name_ + " with If-None-Match: * was accepted"
-                              : "a PUT of " + name_ + " with an If-Match ETag it does not have " +
-                                    "was accepted";
-        StartRenewing();
-        return Conditions::kIgnored;
-      } catch (const remote::PreconditionFailedError&) {
-        // As it should.
-      } catch (const AccessDeniedError&) {
-        throw;
-      } catch (const IoError& e) {
-        *problem = std::string("a conditional PUT failed: ") + e.what();
-        return Conditions::kIgnored;
-      }
-    }
-    StartRenewing();
-    return Conditions::kHonoured;
-  }
-
-  // For a push told to go on without conditions: plain PUTs from now on.
-  void TakeUnconditionally() {
-    conditional_ = false;
-    etag_ = store_.Put(kPushLeaseKey, Body(), Write());
-    Held();
-    StartRenewing();
-  }
-
-  // Throws BusyError if the lease is no longer this push's (another process
-  // replaced it, or it could not be renewed in time).
-  void Check() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!held_) return;
-    if (!lost_.empty()) {
-      throw BusyError(what_ + ": " + lost_ + "; the push stopped before its next write");
-    }
-    const auto since = std::chrono::steady_clock::now() - renewed_;
-    if (since >= duration_ * 3 / 4) {
-      throw BusyError(
-          what_ + ": the push lease " + name_ + " was not renewed for " +
-          std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since).count()) +
-          " s; the push stopped before its next write");
-    }
-  }
-
-  // Stops renewing and deletes the lease if it is still this push's.
-  void Release() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!held_) return;
-    held_ = false;
-    // Only while surely held: deleting a lease another push took over would
-    // make that push stop (its renewal then fails), never corrupt anything.
-    if (lost_.empty() && std::chrono::steady_clock::now() - renewed_ < duration_ / 2) {
-      try {
-        store_.Delete({kPushLeaseKey});
-      } catch (const Error&) {
-        // It expires by itself.
-      }
-    }
-  }
-
- private:
-  remote::WriteOptions Write() const {
-    remote::WriteOptions w;
-    w.metadata = metadata_;
-    return w;
-  }
-
-  std::string Body() const {
-    PushLeaseRecord r = record_;
-    r.expires_unix = NowUnix() + duration_.count();
-    return SerializePushLease(r);
-  }
-
-  // The lease is there: take it over if it has expired.
-  void TakeOver() {
-    StoreObject info;
-    std::string text;
-    try {
-      text = store_.Get(kPushLeaseKey, 1 << 20, &info);
-    } catch (const NotFoundError&) {
-      // Released meanwhile: one more try to create it.
-      remote::WriteOptions create = Write();
-      create.if_absent = true;
-      try {
-        etag_ = store_.Put(kPushLeaseKey, Body(), create);
-        return;
-      } catch (const remote::PreconditionFailedError&) {
-        throw BusyError(what_ + ": another push took the push lease " + name_ +
-                        " first; run this push again after it has finished");
-      }
-    }
-    PushLeaseRecord held;
-    try {
-      held = ParsePushLease(text, name_);
-    } catch (const CorruptionError& e) {
-      throw BusyError(what_ + ": " + name_ + " is not a push lease this gulpdb understands (" +
-                      e.what() + "); if no push to this place is running, delete it");
-    }
-    const int64_t now = NowUnix();
-    if (held.expires_unix > now) {
-      throw BusyError(what_ + ": another push holds the push lease " + name_ + ": push " +
-                      held.push_id + " from " + held.host + " (pid " + std::to_string(held.pid) +
-                      "), running since " + IsoTime(held.started_unix) +
-                      ", its lease renewed until " + IsoTime(held.expires_unix) +
-                      "; run this push again after it has finished (a push that died leaves "
-                      "its lease to expire at that time)");
-    }
-    remote::WriteOptions take = Write();
-    take.if_match = info.etag;
-    try {
-      etag_ = store_.Put(kPushLeaseKey, Body(), take);
-    } catch (const remote::PreconditionFailedError&) {
-      throw BusyError(what_ + ": another push took over the expired push lease " + name_ +
-                      " first; run this push again after it has finished");
-    }
-  }
-
-  void Held() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    held_ = true;
-    stop_ = false;
-    renewed_ = std::chrono::steady_clock::now();
-  }
-
-  // After the probes, which write the lease too.
-  void StartRenewing() {
-    if (!thread_.joinable()) thread_ = std::thread([this] { Renew(); });
-  }
-
-  void Renew() {
-    const auto period = std::max<std::chrono::milliseconds>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(duration_) / 4,
-        std::chrono::milliseconds(250));
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!stop_) {
-      wake_.wait_for(lock, period, [&] { return stop_; });
-      if (stop_) break;
-      remote::WriteOptions w = Write();
-      if (conditional_) w.if_match = etag_;
-      lock.unlock();
-      std::string etag;
-      std::string failure;
-      bool replaced = false;
-      try {
-        etag = store_.Put(kPushLeaseKey, Body(), w);
-      } catch (const remote::PreconditionFailedError& e) {
-        replaced = true;
-        failure = e.what();
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      lock.lock();
-      if (!etag.empty() || (failure.empty() && !replaced)) {
-        etag_ = etag;
-        renewed_ = std::chrono::steady_clock::now();
-      } else if (replaced) {
-        lost_ =
-            "another process replaced or removed the push lease " + name_ + " (" + failure + ")";
-        break;
-      } else if (std::chrono::steady_clock::now() - renewed_ >= duration_ * 3 / 4) {
-        lost_ = "the push lease " + name_ + " could not be renewed in time (" + failure + ")";
-        break;
-      }
-    }
-  }
-
-  ObjectStore& store_;
-  const std::string what_;
-  const std::string name_;
-  const PushLeaseRecord record_;
-  const std::map<std::string, std::string> metadata_;
-  const std::chrono::seconds duration_;
-  bool conditional_ = true;
-
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::thread thread_;
-  bool stop_ = false;
-  bool held_ = false;
-  std::string etag_;
-  std::string lost_;
-  std::chrono::steady_clock::time_point renewed_;
-};
-
 // The generation of a manifest copy's key ("gulpdb.manifests/<20 digits>.json"),
 // or nullopt for another key.
 std::optional<uint64_t> HistoryGeneration(const std::string& key) {
@@ -471,7 +203,8 @@ class Publisher {
         grace_(options.grace ? *options.grace : DefaultGracePeriod()),
         jobs_(options.jobs == 0 ? 1 : options.jobs),
         what_((publish_chunks ? "push " + dir_ + " to " : "snapshot " + dir_ + " to ") +
-              store.url()) {
+              store.url()),
+        verified_(store.Identity()) {
     if (grace_.count() < 0) throw InvalidArgumentError("push: the grace period is negative");
   }
 
@@ -495,7 +228,7 @@ class Publisher {
     if (partitioned_) {
       BuildIndexPartitions(tmp.path());
       next.version = kManifestVersionChunkPages;
-      if (SameIndex(build_.root, old_root_)) {
+      if (SameIndex(build_.root, old_root_) && PublishedRootIsWhole()) {
         // An unchanged index keeps its root (the new one would differ only
         // in its generation number), so that nothing is published.
         next.root_key = old_->root_key;
@@ -530,7 +263,8 @@ class Publisher {
       UploadChunkPages(&next);
       UploadPartitions(next);
     } else {
-      if (listing_.count(next.snapshot_key) == 0 || foreign_set_.count(next.snapshot_key) != 0) {
+      const LocalCopy copy = LocalCopy::File(snapshot_file_, snapshot_size_);
+      if (NeedsUpload(next.snapshot_key, snapshot_size_, &copy)) {
         Writing();
         WriteFile(next.snapshot_key, snapshot_file_, snapshot_size_, WriteFor(next.snapshot_key));
         report_.snapshot_uploaded = true;
@@ -557,6 +291,8 @@ class Publisher {
     }
     if (lease_) lease_->Release();
     if (partitioned_) SeedCache();
+    report_.objects_repaired = repaired_.load();
+    if (conditional_) verified_.Save(NamedByNext(next));
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return report_;
   }
@@ -612,8 +348,53 @@ class Publisher {
   void ReadPublishedRoot() {
     // The store outlives the fetch; it holds it only meanwhile.
     std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
-    old_root_ = ExpandPartitionRoot(FetchRoot(store_, *old_, what_),
-                                    NodeCachePageFetch(store, what_), store_.Name(old_->root_key));
+    try {
+      old_root_ =
+          ExpandPartitionRoot(FetchRoot(store_, *old_, what_), NodeCachePageFetch(store, what_),
+                              store_.Name(old_->root_key));
+    } catch (const CorruptionError& e) {
+      // Overwriting rebuilds the whole index: a damaged published root is
+      // replaced, its partitions retired as leftovers of this dataset.
+      if (!options_.overwrite) throw DamagedIndex(e);
+    }
+  }
+
+  // A published index this push cannot build on.
+  CorruptionError DamagedIndex(const Error& e) const {
+    return CorruptionError(std::string(e.what()) +
+                           "; the published index is damaged: push with the overwrite option "
+                           "(gulpdb push --overwrite; Python push(..., overwrite=True); C++ "
+                           "PushOptions::overwrite) to build the whole index and upload what "
+                           "the store lacks or holds damaged");
+  }
+
+  // Whether the published root object holds the root the manifest names:
+  // listed with its size, and its ETag one this machine checked, or (one GET
+  // of at most its size) its SHA-256 the manifest's. An unchanged index
+  // keeps it only then; otherwise the new root (the same index, another
+  // generation number) replaces it.
+  bool PublishedRootIsWhole() {
+    const auto listed = listing_.find(old_->root_key);
+    if (listed == listing_.end() || listed->second.size != old_->root_size) {
+      repaired_.fetch_add(1);
+      return false;
+    }
+    if (verified_.Holds(old_->root_key, listed->second.etag) ||
+        util::TestBugEnabled("push-named-unchecked")) {
+      return true;
+    }
+    try {
+      StoreObject got;
+      const std::string bytes = store_.Get(old_->root_key, old_->root_size, &got);
+      if (bytes.size() == old_->root_size && remote::Sha256Hex(bytes) == old_->root_sha256) {
+        verified_.Add(old_->root_key, got.etag);
+        return true;
+      }
+    } catch (const NotFoundError&) {
+    } catch (const remote::ObjectTooLargeError&) {
+    }
+    repaired_.fetch_add(1);
+    return false;
   }
 
   // The index objects the published manifest names: its snapshot, or its
@@ -641,17 +422,23 @@ class Publisher {
     options.target_bytes = PartitionTarget();
     options.page_bytes = RootPageTarget();
     partition_dir_ = tmp + "/partitions";
-    if (old_root_) {
+    // Overwriting builds every partition here (the published ones may be
+    // damaged); otherwise the build diffs against the published root.
+    const index::PartitionRoot* previous = old_root_ && !options_.overwrite ? &*old_root_ : nullptr;
+    if (previous != nullptr) {
       // The store outlives the build; the fetch holds it only meanwhile.
       std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
       options.previous = NodeCacheFetch(store, what_, std::chrono::minutes(10));
     }
     try {
-      build_ =
-          BuildPartitions(*snapshot_, old_root_ ? &*old_root_ : nullptr, options, partition_dir_);
+      build_ = BuildPartitions(*snapshot_, previous, options, partition_dir_);
+    } catch (const CorruptionError& e) {
+      if (previous != nullptr) throw DamagedIndex(e);
+      e.ThrowWithContext(what_ + ": ");
     } catch (const Error& e) {
       e.ThrowWithContext(what_ + ": ");
     }
+    built_.insert(build_.new_partitions.begin(), build_.new_partitions.end());
     next_index_keys_.insert(RootKey(build_.root_sha256));
     for (const index::PartitionEntry& p : build_.root.partitions) {
       next_index_keys_.insert(PartitionKey(p.sha256));
@@ -746,9 +533,8 @@ class Publisher {
     next->chunk_count = next->chunks.size();
     for (ChunkPageText& t : MakeChunkPages(next->chunks)) {
       next_index_keys_.insert(t.page.key);
-      const auto listed = listing_.find(t.page.key);
-      if (listed == listing_.end() || listed->second.size != t.page.size ||
-          foreign_set_.count(t.page.key) != 0) {
+      const LocalCopy copy = LocalCopy::Bytes(t.text);
+      if (NeedsUpload(t.page.key, t.page.size, &copy)) {
         Writing();
         Write(t.page.key, t.text, WriteFor(t.page.key));
         ++report_.chunk_pages_uploaded;
@@ -759,29 +545,38 @@ class Publisher {
   }
 
   // 5b. Partitions the store does not hold (new ones, and any the listing
-  // lacks), then the root. Every object is named by its content: one that is
-  // listed with the right size is not written again.
+  // lacks) or holds damaged, then the root. Every object is named by its
+  // content: one that is listed with the right size, and whose ETag is the
+  // MD5 of the copy this push has of it (built now, or in the node cache),
+  // is not written again (push_verify.h).
   void UploadPartitions(const Manifest& next) {
-    std::vector<const index::PartitionEntry*> todo;
+    std::vector<const index::PartitionEntry*> unique;
     std::set<std::string> seen;
     for (const index::PartitionEntry& p : build_.root.partitions) {
-      if (!seen.insert(p.sha256).second) continue;
+      if (seen.insert(p.sha256).second) unique.push_back(&p);
+    }
+    std::vector<char> upload(unique.size(), 0);
+    util::ParallelFor(unique.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
+      const index::PartitionEntry& p = *unique[k];
       const std::string key = PartitionKey(p.sha256);
-      const auto listed = listing_.find(key);
-      if (listed != listing_.end() && listed->second.size == p.size &&
-          foreign_set_.count(key) == 0) {
-        continue;
+      const std::optional<LocalCopy> copy = PartitionCopy(p);
+      if (!NeedsUpload(key, p.size, copy ? &*copy : nullptr)) return;
+      if (!copy || !copy->Md5()) {
+        const auto listed = listing_.find(key);
+        throw DamagedIndex(CorruptionError(
+            what_ + ": the partition " + store_.Name(key) + " that the published root lists is " +
+            (listed == listing_.end()
+                 ? std::string("not in the store")
+                 : std::to_string(listed->second.size) + " bytes in the store, the root says " +
+                       std::to_string(p.size)) +
+            " (deleted or replaced behind the manifest's back), and this machine has no copy "
+            "of it"));
       }
-      if (!util::PathExists(partition_dir_ + "/" + p.sha256)) {
-        throw CorruptionError(what_ + ": the partition " + store_.Name(key) +
-                              " that the published root lists is not in the store (" +
-                              (listed == listing_.end()
-                                   ? std::string("missing")
-                                   : std::to_string(listed->second.size) +
-                                         " bytes, the root says " + std::to_string(p.size)) +
-                              "): it was deleted or replaced behind the manifest's back");
-      }
-      todo.push_back(&p);
+      upload[k] = 1;
+    });
+    std::vector<const index::PartitionEntry*> todo;
+    for (size_t k = 0; k < unique.size(); ++k) {
+      if (upload[k] != 0) todo.push_back(unique[k]);
     }
     if (!todo.empty()) Writing();
     std::atomic<uint64_t> bytes{0};
@@ -794,9 +589,8 @@ class Publisher {
     // The root's pages (a two-level root), as the partitions.
     for (const index::RootPage& p : build_.root.pages) {
       const std::string key = RootPageKey(p.sha256);
-      const auto listed = listing_.find(key);
-      if (listed == listing_.end() || listed->second.size != p.size ||
-          foreign_set_.count(key) != 0) {
+      const LocalCopy copy = LocalCopy::File(partition_dir_ + "/" + p.sha256, p.size);
+      if (NeedsUpload(key, p.size, &copy)) {
         Writing();
         WriteFile(key, partition_dir_ + "/" + p.sha256, p.size, WriteFor(key));
         ++report_.root_pages_uploaded;
@@ -813,10 +607,16 @@ class Publisher {
     report_.partitions_uploaded = todo.size();
     report_.partition_bytes_uploaded = bytes.load();
     report_.root_bytes = next.root_size;
-    const auto listed = listing_.find(next.root_key);
-    if (next.root_sha256 == build_.root_sha256 &&
-        (listed == listing_.end() || listed->second.size != next.root_size ||
-         foreign_set_.count(next.root_key) != 0)) {
+    // (An unchanged index keeps the published root, checked by size only:
+    // this push has no copy of its bytes.)
+    const LocalCopy root = LocalCopy::Bytes(build_.root_bytes);
+    if (NeedsUpload(next.root_key, next.root_size,
+                    next.root_sha256 == build_.root_sha256 ? &root : nullptr)) {
+      if (next.root_sha256 != build_.root_sha256) {
+        throw DamagedIndex(CorruptionError(what_ + ": the root " + store_.Name(next.root_key) +
+                                           " that the published manifest names is missing or "
+                                           "has another size"));
+      }
       Writing();
       Write(next.root_key, build_.root_bytes, WriteFor(next.root_key));
       report_.root_uploaded = true;
@@ -879,8 +679,8 @@ class Publisher {
     std::optional<Manifest> published;
     try {
       StoreObject info;
-      const std::string text = store_.Get(kManifestKey, kMaxManifestBytes, &info);
-      published = ParseManifest(text, store_.Name(kManifestKey));
+      manifest_text_ = store_.Get(kManifestKey, kMaxManifestBytes, &info);
+      published = ParseManifest(*manifest_text_, store_.Name(kManifestKey));
       manifest_etag_ = info.etag;
     } catch (const NotFoundError&) {
     }
@@ -889,7 +689,14 @@ class Publisher {
     // dataset's), not for another dataset's.
     if (published &&
         (!conditional_ || published->dataset.empty() || published->dataset == dataset_)) {
-      LoadChunkPages(store_, &*published, what_);
+      try {
+        LoadChunkPages(store_, &*published, what_);
+      } catch (const CorruptionError& e) {
+        // Overwriting publishes every chunk again: a damaged chunk list is
+        // replaced (its promises are lost with it).
+        if (!options_.overwrite) throw DamagedIndex(e);
+        published->chunks.clear();
+      }
     }
     if (published && publish_chunks_ != published->chunks_published) {
       throw InvalidArgumentError(
@@ -916,6 +723,7 @@ class Publisher {
       for (const ManifestChunk& c : old_->chunks) old_chunks_.emplace(c.key, c);
       for (const ManifestObsolete& o : old_->obsolete) old_obsolete_.emplace(o.key, o);
       if (old_->partitioned()) ReadPublishedRoot();
+      old_named_ = NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr);
     }
     if (conditional_) FindForeign();
   }
@@ -949,14 +757,9 @@ class Publisher {
   void FindForeign() {
     std::set<std::string> named = {kManifestKey, kPushLeaseKey};
     if (old_) {
-      named.insert(ManifestHistoryKey(old_->generation));
-      if (!old_->snapshot_key.empty()) named.insert(old_->snapshot_key);
-      for (const std::string& key : OldIndexKeys()) named.insert(key);
-      if (!old_->label2idx_key.empty()) named.insert(old_->label2idx_key);
-      for (const ManifestChunk& c : old_->chunks) {
-        named.insert(c.key);
-        if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
-      }
+      named = NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr);
+      named.insert(kManifestKey);
+      named.insert(kPushLeaseKey);
       for (const ManifestObsolete& o : old_->obsolete) {
         named.insert(o.key);
         if (!o.gmeta_key.empty()) named.insert(o.gmeta_key);
@@ -1015,16 +818,14 @@ class Publisher {
   // honours conditions. From the main thread only.
   void Writing() {
     if (!conditional_ || lease_) return;
-    PushLeaseRecord record;
-    record.push_id = push_id_;
-    record.dataset = dataset_;
-    record.host = HostName();
-    record.pid = ::getpid();
-    record.started_unix = now_;
-    lease_ = std::make_unique<PushLease>(store_, what_, record, Metadata());
+    lease_ = std::make_unique<PushLease>(store_, what_, ThisProcessLease(push_id_, dataset_, now_),
+                                         Metadata());
     std::string problem;
     const PushLease::Conditions conditions = lease_->Acquire(&problem);
-    if (conditions == PushLease::Conditions::kHonoured) return;
+    if (conditions == PushLease::Conditions::kHonoured) {
+      RequireManifestAsRead();
+      return;
+    }
     if (!options_.allow_unconditional_writes) {
       lease_->Release();
       throw InvalidArgumentError(
@@ -1041,10 +842,82 @@ class Publisher {
       lease_->TakeUnconditionally();
       send_conditions_ = false;
     }
+    RequireManifestAsRead();
+  }
+
+  // 2c. Under the lease, before anything else is written: the manifest must
+  // still be the one step 2 read. A push that planned while another held
+  // the lease (and listed the other's uploads, with their ETags) would
+  // otherwise check its chunks against a superseded generation's promises
+  // and replace objects the new one names. Throws BusyError, having written
+  // only the lease (released).
+  void RequireManifestAsRead() {
+    std::optional<std::string> text;
+    StoreObject info;
+    try {
+      text = store_.Get(kManifestKey, kMaxManifestBytes, &info);
+    } catch (const NotFoundError&) {
+    }
+    bool same = text.has_value() == manifest_text_.has_value();
+    if (same && text) {
+      same = !info.etag.empty() && !manifest_etag_.empty() ? info.etag == manifest_etag_
+                                                           : *text == *manifest_text_;
+    }
+    if (same) return;
+    std::string published = "a change (the manifest is gone)";
+    if (text) {
+      try {
+        published = "generation " +
+                    std::to_string(ParseManifest(*text, store_.Name(kManifestKey)).generation);
+      } catch (const CorruptionError&) {
+        published = "a manifest this push cannot read";
+      }
+    }
+    const uint64_t read =
+        old_ ? old_->generation : (foreign_manifest_ ? foreign_manifest_->generation : 0);
+    if (lease_) lease_->Release();
+    throw BusyError(
+        what_ + ": another push published " + published + " after this push read " +
+        store_.Name(kManifestKey) +
+        (manifest_text_ ? " (generation " + std::to_string(read) + ")" : " (there was none)") +
+        "; this push published nothing and replaced nothing: run it again");
   }
 
   void CheckLease() const {
     if (lease_) lease_->Check();
+  }
+
+  // Whether the object `key` that the new generation names with `size`
+  // bytes must be uploaded: another dataset's, not in the listing, listed
+  // with another size, or with an MD5 ETag that is not the one of `copy`
+  // (this push's copy of its bytes, if it has one); with `unverified_too`,
+  // also when its bytes cannot be checked (push_verify.h). One the published
+  // generation named counts as repaired.
+  bool NeedsUpload(const std::string& key, uint64_t size, const LocalCopy* copy,
+                   bool unverified_too = false) {
+    if (foreign_set_.count(key) != 0) return true;
+    const auto listed = listing_.find(key);
+    // (GULPDB_TEST_BUG=push-named-unchecked: by size alone, as before.)
+    const NamedObjectState state =
+        CheckNamedObject(key, listed == listing_.end() ? nullptr : &listed->second, size,
+                         util::TestBugEnabled("push-named-unchecked") ? nullptr : copy, verified_);
+    if (state == NamedObjectState::kGood ||
+        (state == NamedObjectState::kUnverified && !unverified_too)) {
+      return false;
+    }
+    if (old_named_.count(key) != 0 && copy != nullptr && copy->Md5()) repaired_.fetch_add(1);
+    return true;
+  }
+
+  // This push's copy of partition `p`: built by it, or linked from the node
+  // cache (then trusted only if its SHA-256 is the partition's); nullopt
+  // when it has none.
+  std::optional<LocalCopy> PartitionCopy(const index::PartitionEntry& p) const {
+    const std::string path = partition_dir_ + "/" + p.sha256;
+    if (built_.count(p.sha256) != 0) return LocalCopy::File(path, p.size);
+    const std::string cached = PartitionCacheDirectory() + "/" + p.sha256;
+    if (!util::PathExists(path) && ::link(cached.c_str(), path.c_str()) != 0) return std::nullopt;
+    return LocalCopy::File(path, p.size, p.sha256);
   }
 
   std::map<std::string, std::string> Metadata() const {
@@ -1078,7 +951,7 @@ class Publisher {
     CheckLease();
     try {
       const std::string etag = store_.Put(key, data, write);
-      Wrote(key);
+      Wrote(key, etag);
       return etag;
     } catch (const remote::PreconditionFailedError& e) {
       throw Raced(key, e);
@@ -1090,14 +963,15 @@ class Publisher {
     CheckLease();
     try {
       const std::string etag = store_.PutFile(key, path, length, 0, write);
-      Wrote(key);
+      Wrote(key, etag);
       return etag;
     } catch (const remote::PreconditionFailedError& e) {
       throw Raced(key, e);
     }
   }
 
-  void Wrote(const std::string& key) {
+  void Wrote(const std::string& key, const std::string& etag) {
+    verified_.Add(key, etag);  // its bytes were checked on the way (Content-MD5, ETag)
     std::lock_guard<std::mutex> lock(written_mutex_);
     written_.insert(key);
     if (foreign_set_.count(key) != 0) ++report_.foreign_objects_replaced;
@@ -1129,14 +1003,31 @@ class Publisher {
       ManifestChunk& m = (*chunks)[i];
       const auto old = old_chunks_.find(m.key);
       const auto object = listing_.find(m.key);
-      const bool unchanged =
-          old != old_chunks_.end() && old->second.committed_length == m.committed_length &&
-          old->second.crc32c.has_value() && object != listing_.end() &&
-          object->second.size == m.committed_length &&
-          (object->second.etag.empty() || object->second.etag == old->second.etag);
+      bool unchanged = old != old_chunks_.end() &&
+                       old->second.committed_length == m.committed_length &&
+                       old->second.crc32c.has_value() && object != listing_.end() &&
+                       object->second.size == m.committed_length &&
+                       (object->second.etag.empty() || object->second.etag == old->second.etag);
+      // Overwriting checks the bytes too (one local read of every chunk),
+      // and uploads again what it cannot check.
+      if (unchanged && options_.overwrite) {
+        const LocalCopy copy =
+            LocalCopy::File(dir_ + "/" + local_files_.at(m.key), m.committed_length);
+        unchanged = !NeedsUpload(m.key, m.committed_length, &copy, /*unverified_too=*/true);
+      } else if (!unchanged && old != old_chunks_.end() &&
+                 old->second.committed_length == m.committed_length &&
+                 old->second.crc32c.has_value()) {
+        repaired_.fetch_add(1);  // missing, or replaced behind the manifest's back
+      }
       if (unchanged) {
         m.etag = old->second.etag;
         m.crc32c = old->second.crc32c;
+        // Overwriting does not take the published CRC-32C on trust either
+        // (the object's bytes are the local ones, checked above).
+        if (options_.overwrite) {
+          const std::string path = dir_ + "/" + local_files_.at(m.key);
+          m.crc32c = CrcOfFile(path, m.committed_length, m.committed_length).whole;
+        }
       } else {
         uploads_.push_back(i);
       }
@@ -1200,7 +1091,7 @@ class Publisher {
           !old->second.gmeta_sha256.empty() && old->second.committed_length == c.committed_length &&
           old->second.live_videos == c.live_videos && old->second.live_bytes == c.live_bytes &&
           listing_.count(c.gmeta_key) != 0 && foreign_set_.count(c.gmeta_key) == 0;
-      if (same) {
+      if (same && !options_.overwrite) {  // overwriting writes each one and checks it
         c.gmeta_sha256 = old->second.gmeta_sha256;
       } else {
         todo.push_back(i);
@@ -1219,12 +1110,8 @@ class Publisher {
       writer.Commit();
       uint64_t size = 0;
       c.gmeta_sha256 = Sha256OfFile(path, &size);
-      const auto old = old_chunks_.find(c.key);
-      if (old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
-          old->second.gmeta_sha256 == c.gmeta_sha256 && listing_.count(c.gmeta_key) != 0 &&
-          foreign_set_.count(c.gmeta_key) == 0) {
-        return;  // the same text
-      }
+      const LocalCopy copy = LocalCopy::File(path, size);
+      if (!NeedsUpload(c.gmeta_key, size, &copy)) return;  // the same text
       WriteFile(c.gmeta_key, path, size, WriteFor(c.gmeta_key));
       uploaded.fetch_add(1);
     });
@@ -1238,10 +1125,8 @@ class Publisher {
     uint64_t size = 0;
     next->label2idx_key = "label2idx.json";
     next->label2idx_sha256 = Sha256OfFile(path, &size);
-    if (old_ && old_->label2idx_sha256 == next->label2idx_sha256 &&
-        listing_.count(next->label2idx_key) != 0 && foreign_set_.count(next->label2idx_key) == 0) {
-      return;
-    }
+    const LocalCopy copy = LocalCopy::File(path, size);
+    if (!NeedsUpload(next->label2idx_key, size, &copy)) return;
     Writing();
     WriteFile(next->label2idx_key, path, size, WriteFor(next->label2idx_key));
   }
@@ -1249,16 +1134,12 @@ class Publisher {
   // The obsolete list of `next`: the published one without what `next`
   // names again and without what expired (returned in `expired`, to delete
   // after publishing), plus what `next` supersedes now, and what interrupted
-  // pushes of this dataset left (kept for the grace period too).
+  // pushes of this dataset left (kept for the grace period too). An entry
+  // naming what either generation names is not the published list's to
+  // retire: the one `next` supersedes is listed afresh, from now.
   std::vector<ManifestObsolete> Obsolete(const Manifest& next, std::vector<std::string>* expired) {
-    std::set<std::string> named = {ManifestHistoryKey(next.generation)};
-    if (!next.snapshot_key.empty()) named.insert(next.snapshot_key);
-    named.insert(next_index_keys_.begin(), next_index_keys_.end());
-    for (const ManifestChunk& c : next.chunks) {
-      named.insert(c.key);
-      if (!c.gmeta_key.empty()) named.insert(c.gmeta_key);
-    }
-    if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
+    const std::set<std::string> named = NamedByNext(next);
+    const std::set<std::string> kept = Untouchable(next);
     std::vector<ManifestObsolete> out;
     std::set<std::string> listed;  // keys in `out`
     const auto supersede = [&](const std::string& key) {
@@ -1270,37 +1151,37 @@ class Publisher {
     };
     if (old_) {
       for (const ManifestObsolete& o : old_->obsolete) {
-        if (named.count(o.key) != 0) continue;
+        if (kept.count(o.key) != 0 || !listed.insert(o.key).second) continue;
         if (Expired(o.since_unix)) {
           expired->push_back(o.key);
-          if (!o.gmeta_key.empty() && named.count(o.gmeta_key) == 0) {
-            expired->push_back(o.gmeta_key);
-          }
+          if (!o.gmeta_key.empty()) expired->push_back(o.gmeta_key);
         } else {
-          listed.insert(o.key);
           out.push_back(o);
         }
       }
       // Chunks that are gone (emptied by compaction): their data objects stay
       // for the grace period; their .gmeta is emptied now, so that GulpIO
       // readers see each video once (and every data file keeps its .gmeta).
+      std::set<std::string> data_objects;  // never emptied as a .gmeta
+      for (const ManifestChunk& c : old_->chunks) data_objects.insert(c.key);
+      for (const ManifestChunk& c : next.chunks) data_objects.insert(c.key);
       for (const ManifestChunk& c : old_->chunks) {
         // A local snapshot's chunks are the dataset's own files, not objects.
-        if (named.count(c.key) != 0 || !old_->chunks_published) continue;
+        if (named.count(c.key) != 0 || !old_->chunks_published || IsGulpdbObject(c.key)) continue;
         ManifestObsolete o;
         o.key = c.key;
         o.since_unix = now_;
         o.committed_length = c.committed_length;
         o.crc32c = c.crc32c;
-        if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0) {
+        if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0 &&
+            data_objects.count(c.gmeta_key) == 0 && !IsGulpdbObject(c.gmeta_key)) {
           o.gmeta_key = c.gmeta_key;
           if (listing_.count(c.gmeta_key) != 0) {
             Writing();
             Write(c.gmeta_key, "{}", WriteFor(c.gmeta_key));
           }
         }
-        listed.insert(o.key);
-        out.push_back(std::move(o));
+        if (listed.insert(o.key).second) out.push_back(std::move(o));
         ++removed_chunks_;
       }
       uint64_t superseded = 0;
@@ -1312,7 +1193,34 @@ class Publisher {
       report_.objects_obsoleted = removed_chunks_ + superseded;
     }
     for (const std::string& key : leftovers_) supersede(key);
+    std::vector<std::string> deletable;
+    for (std::string& key : *expired) {
+      if (kept.count(key) == 0) deletable.push_back(std::move(key));
+    }
+    *expired = std::move(deletable);
     return out;
+  }
+
+  // Every object `next` names (its index objects as this push built them).
+  std::set<std::string> NamedByNext(const Manifest& next) const {
+    std::set<std::string> named = NamedObjects(next, nullptr);
+    named.insert(next_index_keys_.begin(), next_index_keys_.end());
+    return named;
+  }
+
+  // 7. What this push never deletes, whatever an obsolete list says: the
+  // manifest and the lease, what `next` names, and what the published
+  // generation names (its readers read it for the grace period yet).
+  std::set<std::string> Untouchable(const Manifest& next) const {
+    std::set<std::string> kept = NamedByNext(next);
+    kept.insert(kManifestKey);
+    kept.insert(kPushLeaseKey);
+    if (old_) {
+      for (const std::string& key : NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr)) {
+        kept.insert(key);
+      }
+    }
+    return kept;
   }
 
   // Whether `next` says anything the published manifest does not.
@@ -1349,7 +1257,7 @@ class Publisher {
     if (!conditional_ || !conditions_honoured_) {
       // No conditions to rely on: refuse to overwrite a generation published
       // while this push ran (a window of the two PUTs below remains).
-      RequireUnchangedManifest();
+      RequireManifestAsRead();
       if (!conditional_) {
         store_.Put(copy, text);
         store_.Put(kManifestKey, text);
@@ -1403,43 +1311,14 @@ class Publisher {
     }
   }
 
-  // Without conditions: the manifest must still be the one this push read.
-  void RequireUnchangedManifest() {
-    std::optional<std::string> current;
-    try {
-      current = store_.Get(kManifestKey, kMaxManifestBytes);
-    } catch (const NotFoundError&) {
-    }
-    // Plain values, not std::optional: GCC 12 at -O2 warns (maybe-
-    // uninitialized) on comparing two optionals here.
-    const bool published = current.has_value();
-    const uint64_t generation =
-        published ? ParseManifest(*current, store_.Name(kManifestKey)).generation : 0;
-    const bool expected_published = old_ || foreign_manifest_;
-    const uint64_t expected =
-        old_ ? old_->generation : (foreign_manifest_ ? foreign_manifest_->generation : 0);
-    if (published != expected_published || generation != expected) {
-      throw BusyError(what_ + ": another push published " +
-                      (published ? "generation " + std::to_string(generation) : "a change") +
-                      " while this one ran; run it again");
-    }
-  }
-
   // 7b. With the overwrite option: what no push of this dataset wrote and
   // this push did not replace.
   void DeleteForeign(const Manifest& next) {
     if (foreign_set_.empty()) return;
-    std::set<std::string> named = {kManifestKey, kPushLeaseKey, next.snapshot_key,
-                                   ManifestHistoryKey(next.generation)};
-    named.insert(next_index_keys_.begin(), next_index_keys_.end());
-    for (const ManifestChunk& c : next.chunks) {
-      named.insert(c.key);
-      named.insert(c.gmeta_key);
-    }
-    if (!next.label2idx_key.empty()) named.insert(next.label2idx_key);
+    const std::set<std::string> kept = Untouchable(next);
     std::vector<std::string> doomed;
     for (const std::string& key : foreign_set_) {
-      if (named.count(key) == 0 && written_.count(key) == 0) doomed.push_back(key);
+      if (kept.count(key) == 0 && written_.count(key) == 0) doomed.push_back(key);
     }
     if (doomed.empty()) return;
     CheckLease();
@@ -1488,6 +1367,7 @@ class Publisher {
 
   std::optional<Manifest> old_;               // this dataset's published manifest
   std::optional<Manifest> foreign_manifest_;  // another dataset's, to overwrite
+  std::optional<std::string> manifest_text_;  // the manifest read, if any
   std::string manifest_etag_;                 // of the manifest read, "" if none
   uint64_t base_generation_ = 0;              // the highest published or claimed generation
   std::map<std::string, ManifestChunk> old_chunks_;
@@ -1505,6 +1385,13 @@ class Publisher {
   bool send_conditions_ = true;      // false: the store refuses the headers
   std::mutex written_mutex_;
   std::set<std::string> written_;
+  // What the published generation named, what this push built of the
+  // index, the objects it found missing or damaged and uploaded again, and
+  // the ETags it checked (push_verify.h).
+  std::set<std::string> old_named_;
+  std::set<std::string> built_;
+  std::atomic<uint64_t> repaired_{0};
+  VerifiedEtags verified_;
 };
 
 void RequireLocalDataset(const std::string& dir, const char* operation) {

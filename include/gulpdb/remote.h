@@ -118,7 +118,13 @@ struct PushOptions {
   // not write (a GulpIO directory uploaded by other tools, another dataset's
   // manifest, anything else): InvalidArgumentError listing the first keys.
   // true replaces them, and deletes those it does not replace once the new
-  // manifest is published, so that the prefix holds this dataset alone.
+  // manifest is published, so that the prefix holds this dataset alone. It
+  // also repairs a damaged prefix: the whole index is built afresh (not
+  // against a published root that may be damaged), and every object the new
+  // generation names that the store lacks, or holds with other bytes than
+  // the local ones (size, and ETag against their MD5; .gmeta written
+  // again), is uploaded; a chunk whose ETag says nothing of its bytes (a
+  // multipart upload) is uploaded again too.
   bool overwrite = false;
   // A push refuses a store that does not honour conditional writes
   // (If-None-Match / If-Match on PUT: AWS S3, MinIO, Ceph RGW and Cloudflare
@@ -168,6 +174,9 @@ struct PushReport {
   uint64_t objects_deleted = 0;           // whose grace period was over
   uint64_t foreign_objects_replaced = 0;  // with PushOptions::overwrite
   uint64_t foreign_objects_deleted = 0;   // with PushOptions::overwrite
+  // Objects the published generation named that were missing or damaged
+  // in the store, uploaded again from this machine's copy (push_verify.h).
+  uint64_t objects_repaired = 0;
   double seconds = 0;
 };
 

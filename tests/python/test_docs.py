@@ -310,6 +310,7 @@ MARKDOWN_OUTSIDE_DOCS = {
     "bench/results/partitions/latest.md", "bench/results/damaged/latest.md",
     "bench/results/crc32c/latest.md", "bench/results/small_commits/latest.md",
     "bench/results/query_lang/latest.md", "bench/results/view/view.md",
+    "bench/results/push_verify/latest.md",
     "bindings/README.md", "tests/fixtures/README.md",
     "testing/README.md", "testing/tls/README.md",
 }

@@ -2,7 +2,12 @@
 the command line (s3rver and the fault proxy, on 127.0.0.1):
 
 - `check` over a URL checks what readers read: imported and merged datasets
-  are healthy, and a manifest that lies to readers is a problem;
+  are healthy, and a manifest that lies to readers (or to GulpIO readers of
+  the bucket) is a problem; `push --overwrite` repairs it;
+- a push repairs what it names damaged when it holds a copy, and refuses
+  (naming --overwrite, which repairs it) when it does not; pushes of
+  diverged copies at once leave one readable winner; bodies a store kept
+  damaged are sent again;
 - a damaged node cache (flipped bytes, zeroed pages, truncation, another
   dataset's snapshot, a file that is not LMDB) never kills a process: it is
   fetched again, or (when that fails) a clear error naming the cache file;
@@ -185,6 +190,109 @@ def test_check_fails_whenever_a_reader_would(remote, tmp_path, lie, layout):
     assert any("manifest" in p["what"] for p in report["problems"]), report["problems"]
     write_manifest(remote, honest)
     assert json.loads(cli("check", remote.url, "--deep", "--json").stdout)["healthy"]
+
+
+@pytest.mark.parametrize("layout", ["whole", "partitioned"])
+@pytest.mark.parametrize("lie", ["no_gmeta_key", "wrong_crc32c"])
+def test_check_finds_chunk_entries_that_lie_and_overwrite_repairs_them(remote, tmp_path, lie,
+                                                                       layout):
+    path = str(tmp_path / "local")
+    append_videos(path, 0, 12)
+    gulpdb.push(path, remote.url, layout=layout)
+    honest = read_manifest(remote)
+    chunks = json.loads(json.dumps(read_chunk_list(remote, honest)))
+    if lie == "no_gmeta_key":
+        chunks[0]["gmeta_key"] = ""
+    else:
+        chunks[1]["crc32c"] ^= 1
+    write_manifest(remote, with_chunk_list(remote, honest, chunks))
+    proc = cli("check", remote.url, "--deep", "--json")
+    no_signal(proc, "check")
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    problems = json.loads(proc.stdout)["problems"]
+    wanted = ".gmeta" if lie == "no_gmeta_key" else "CRC-32C"
+    assert any(wanted in p["what"] for p in problems), problems
+    report = gulpdb.push(path, remote.url, layout=layout, overwrite=True)
+    assert report["published"]
+    assert json.loads(cli("check", remote.url, "--deep", "--json").stdout)["healthy"]
+
+
+def test_a_push_repairs_what_it_names_damaged_and_overwrite_what_it_has_no_copy_of(remote,
+                                                                                   tmp_path):
+    """From the command line: a partition deleted behind the manifest's back
+    is uploaded again by the pusher (its node cache holds it); from a machine
+    without a copy the push refuses, naming --overwrite, which repairs it."""
+    path = str(tmp_path / "local")
+    append_videos(path, 0, 12)
+    gulpdb.push(path, remote.url)
+    s3 = remote.boto3()
+    parts = [o["Key"] for o in s3.list_objects_v2(
+        Bucket=BUCKET, Prefix=remote.key("gulpdb.partitions/"))["Contents"]]
+    for key in parts:
+        s3.delete_object(Bucket=BUCKET, Key=key)
+    proc = cli("push", path, remote.url)
+    assert proc.returncode == 0, proc.stderr
+    assert f"repaired {len(parts)} objects" in proc.stdout, proc.stdout
+    assert json.loads(cli("check", remote.url, "--json").stdout)["healthy"]
+    for key in parts:
+        s3.delete_object(Bucket=BUCKET, Key=key)
+    env = dict(os.environ, GULPDB_CACHE=str(tmp_path / "another-machine"))
+    append_videos(path, 12, 13)
+    proc = cli("push", path, remote.url, env=env)
+    no_signal(proc, "push")
+    assert proc.returncode == 1 and "--overwrite" in proc.stderr, proc.stderr
+    proc = cli("push", path, remote.url, "--overwrite", env=env)
+    assert proc.returncode == 0, proc.stderr
+    check = cli("check", remote.url, "--deep", "--json", env=env)
+    assert json.loads(check.stdout)["healthy"], check.stdout
+    with gulpdb.Dataset(remote.url) as ds:
+        assert jpeg_digests(ds) == jpeg_digests(gulpdb.Dataset(path))
+
+
+def test_pushes_of_diverged_copies_at_once_leave_one_readable_winner(remote, tmp_path):
+    """Uncontrolled races, several rounds: one push publishes, the other stops
+    having replaced nothing; every published video reads exactly."""
+    base = str(tmp_path / "base")
+    append_videos(base, 0, 6)
+    gulpdb.push(base, remote.url)
+    for round_ in range(3):
+        copies = []
+        for k in range(2):
+            path = str(tmp_path / f"r{round_}-{k}")
+            shutil.copytree(base, path)
+            append_videos(path, 100 * (round_ + 1) + 10 * k, 100 * (round_ + 1) + 10 * k + 3)
+            copies.append(path)
+        procs = [subprocess.Popen([CLI, "push", c, remote.url], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True,
+                                  env=dict(os.environ,
+                                           GULPDB_CACHE=str(tmp_path / f"cache-{round_}-{k}")))
+                 for k, c in enumerate(copies)]
+        outs = [p.communicate(timeout=120) for p in procs]
+        codes = [p.returncode for p in procs]
+        assert min(codes) >= 0, outs
+        assert sorted(codes) == [0, 1], (codes, outs)
+        winner = copies[codes.index(0)]
+        with gulpdb.Dataset(remote.url) as ds:
+            assert jpeg_digests(ds) == jpeg_digests(gulpdb.Dataset(winner))
+        base = winner
+
+
+def test_a_push_through_a_store_that_keeps_bodies_damaged_publishes_whole_objects(remote,
+                                                                                  tmp_path):
+    """The proxy flips a byte of some PUT bodies after its checks (a store
+    that checks neither the payload hash nor Content-MD5 keeps them): the
+    push finds each by its ETag and sends it again."""
+    remote.through_proxy()
+    remote.proxy.add_fault(kind="corrupt_stored", fraction=0.3, seed=5, method="PUT")
+    path = str(tmp_path / "local")
+    append_videos(path, 0, 12)
+    assert gulpdb.push(path, remote.url)["published"]
+    assert remote.proxy.stats()["faults_injected"] > 0
+    remote.proxy.clear_faults()
+    check = cli("check", remote.url, "--deep", "--json")
+    assert json.loads(check.stdout)["healthy"], check.stdout
+    with gulpdb.Dataset(remote.url) as ds:
+        assert jpeg_digests(ds) == jpeg_digests(gulpdb.Dataset(path))
 
 
 # ---- a damaged node cache ----------------------------------------------------------------

@@ -6,6 +6,8 @@ and stop from pytest (as later DataLoader tests will use them)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.client
 import os
 import random
@@ -102,6 +104,39 @@ def test_a_body_that_does_not_match_its_hash_is_refused(proxy):
         client(proxy).put_object(Bucket=BUCKET, Key="corrupt", Body=b"some bytes to flip")
     assert error_code(e) == "XAmzContentSHA256Mismatch"
     client(proxy).put_object(Bucket=BUCKET, Key="corrupt", Body=b"some bytes to flip")
+
+
+def test_a_body_that_does_not_match_its_content_md5_is_refused(proxy):
+    """As S3: a wrong or malformed Content-MD5 is refused, on anonymous
+    requests too (where no payload hash would catch the change)."""
+    body = b"bytes whose MD5 is checked"
+    good = base64.b64encode(hashlib.md5(body).digest()).decode()
+    bad = base64.b64encode(hashlib.md5(body + b"!").digest()).decode()
+
+    def raw_put(key, md5):
+        c = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+        c.request("PUT", f"/{BUCKET}/{key}", body=body, headers={"Content-MD5": md5})
+        r = c.getresponse()
+        text = r.read()
+        c.close()
+        return r.status, text
+
+    assert raw_put("md5/good", good)[0] == 200
+    status, text = raw_put("md5/bad", bad)
+    assert status == 400 and b"<Code>BadDigest</Code>" in text
+    status, text = raw_put("md5/garbled", "not base64!")
+    assert status == 400 and b"<Code>InvalidDigest</Code>" in text
+    assert raw_get(proxy, f"/{BUCKET}/md5/good") == (200, body)
+    assert raw_get(proxy, f"/{BUCKET}/md5/bad")[0] == 404
+    # botocore sends Content-MD5 with put_object only when asked; a signed
+    # request whose body changed after the proxy's checks is stored damaged
+    # (corrupt_stored): the store's ETag is then the MD5 of other bytes.
+    proxy.add_fault(kind="corrupt_stored", count=1, method="PUT")
+    etag = client(proxy).put_object(Bucket=BUCKET, Key="md5/stored", Body=body)["ETag"]
+    assert etag != '"' + hashlib.md5(body).hexdigest() + '"'
+    stored = client(proxy).get_object(Bucket=BUCKET, Key="md5/stored")["Body"].read()
+    assert len(stored) == len(body) and stored != body
+    assert proxy.log()[-2]["fault"] == "corrupt_stored"
 
 
 def test_counted_faults_fire_exactly_count_times(proxy):

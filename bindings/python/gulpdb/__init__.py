@@ -276,7 +276,10 @@ def push(
             did not write (a GulpIO directory uploaded by other tools,
             another dataset): such objects are replaced or, once the new
             manifest is published, deleted. Without it such a prefix is
-            refused (ValueError), and nothing is uploaded.
+            refused (ValueError), and nothing is uploaded. It also repairs
+            a damaged prefix: the whole index is built afresh, and every
+            object the new generation names that the store lacks or holds
+            damaged is uploaded again.
         allow_unconditional_writes: push to a store that does not honour
             conditional writes (If-None-Match / If-Match), which is refused
             otherwise; safe only while no two pushes to this place run at once.
@@ -292,14 +295,17 @@ def push(
         ``{'published', 'generation', 'chunks', 'chunks_uploaded',
         'bytes_uploaded', 'gmeta_uploaded', 'snapshot_uploaded',
         'snapshot_bytes', 'objects_obsoleted', 'objects_deleted',
-        'foreign_objects_replaced', 'foreign_objects_deleted', 'seconds',
+        'foreign_objects_replaced', 'foreign_objects_deleted', 'objects_repaired', 'seconds',
         'partitioned', 'partitions', 'partitions_uploaded',
         'partition_bytes_uploaded', 'root_bytes', 'chunk_pages_uploaded',
         'root_pages', 'root_pages_uploaded'}``.
 
     Raises:
         gulpdb.CorruptionError: a local chunk no longer holds bytes a published
-            manifest promised (it was rewritten); nothing is changed.
+            manifest promised (it was rewritten); or an object the published
+            index names is missing or damaged and this machine holds no copy
+            of it (``overwrite=True`` rebuilds and uploads it); nothing is
+            changed.
         ValueError: the prefix holds objects this dataset's pushes did not
             write (see ``overwrite``), or the store ignores conditional writes
             (see ``allow_unconditional_writes``).

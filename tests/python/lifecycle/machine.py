@@ -30,7 +30,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from . import checks, gulpio_format, query_model
+from . import bucket_rules, checks, gulpio_format, query_model
 from .decay import flip_bit
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
@@ -65,6 +65,7 @@ RULES = {
     "rot_frame": ["rot a frame (checksummed)", "rot a frame (no checksums)"],
     "query": ["query (python select)", "query (cli ls --where)"],
     "sampler_resume_after_growth": ["sampler resume after growth"],
+    **bucket_rules.RULES,
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -74,7 +75,7 @@ REQUIRED_VARIANTS = [
     "compact", "merge (attach in place)", "merge (copy)", "index --meta-key",
     "export (in place)", "export (-o OUT)", "import --reindex", "copy (cp -r)", "copy (cp -a)",
     "open url (fresh cache)", "open url (warm cache)", "pickle Dataset", "pickle VideoDataset",
-    "snapshot", "sampler resume after growth",
+    "snapshot", "sampler resume after growth", *bucket_rules.RULES["bucket_faults"],
 ]
 READ_PATHS = [
     "cli ls", "cli info", "cli show", "cli extract", "cli check --deep", "cli ls --where",
@@ -168,7 +169,7 @@ class Held:
         self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
-class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
+class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         assert SESSION is not None, "the test sets machine.SESSION"
@@ -978,12 +979,15 @@ class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
         pushes to one prefix switch between them. (Derived from the drawn
         arguments, not drawn itself: a new draw would change every run's
         sequence, and the seeded bugs test_lifecycle_finds_bugs puts back are
-        found at the seed's steps.)"""
+        found at the seed's steps.) Each push from the command line is
+        followed by one of bucket_rules.py's faults, in turn, on a copy of
+        the dataset at a prefix of its own."""
         L = self.cur
         pushing = push or L.pushed is None
         layout = "whole" if python else "auto"
+        faults = self._bucket_fault_due() if pushing and not python else []
         names = ([f"push ({'python' if python else 'cli'})"] if pushing else []) + [
-            f"open url ({'fresh' if fresh else 'warm'} cache)"]
+            f"open url ({'fresh' if fresh else 'warm'} cache)"] + faults
 
         def go() -> None:
             if pushing:
@@ -1010,6 +1014,9 @@ class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
             checks.gulpio_view("exported dir (from url)", gulpio_format.LocalFiles(out), L.pushed,
                                data_files=_Paired(bucket, out), splits=L.pushed.splits)
             self.s.counters.reads["exported dir (from url)"] += 1
+            for kind in faults:  # what others do to a bucket (bucket_rules.py)
+                self.note(kind)
+                self._bucket_fault(kind)
         self._run(names, go)
 
     @precondition(lambda self: self.cur is not None)
