@@ -16,7 +16,6 @@
 #include "engine/core/index_source.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/open.h"
-#include "engine/query/query_txn.h"
 #include "engine/remote/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
@@ -50,23 +49,27 @@ class Checker {
   Checker(const Dataset& ds, const CheckOptions& options, CheckReport* report)
       : ds_(ds),
         remote_(engine::RemoteSourceOf(ds)),
-        source_(engine::IndexSourceOf(ds)),
         options_(options),
         report_(report) {}
 
+  // One walk for every kind of index (engine/core/index_source.h): the
+  // dataset's LMDB index, or a partitioned snapshot, every partition of
+  // which is fetched (and verified as it is opened). Records are checked
+  // against the chunks, the order table against the records both ways, the
+  // meta index and the splits against the records. A damaged record is a
+  // problem and the walk goes on where the index can (LMDB); a partition
+  // that fails ends the walk of its kind with a problem naming it.
   void Run() {
-    if (source_ != nullptr) {
-      RunOnIndexSource();
-      return;
-    }
     CheckSources();
-    CheckChunks();
+    Walk("chunk list", [&] { CheckChunks(); });
     CheckChunkNumbers();
     CheckManifest();
-    CheckVideos();
+    Walk("videos", [&] { CheckVideos(); });
+    Walk("order table", [&] { CheckOrder(); });
     CheckTotals();
-    engine::CheckQueryDatabases(engine::IndexOf(ds_), [&](std::string where, std::string what) {
-      Problem(std::move(where), std::move(what));
+    Walk("query data", [&] {
+      engine::SnapshotOf(ds_)->CheckQueryData(
+          [&](std::string where, std::string what) { Problem(std::move(where), std::move(what)); });
     });
   }
 
@@ -80,14 +83,9 @@ class Checker {
     std::optional<index::VideoRecord> record;
     std::optional<index::ChunkRecord> chunk;
     try {
-      if (source_ != nullptr) {
-        record = source_->FindVideo(id);
-        if (record) chunk = source_->Chunk(record->chunk);
-      } else {
-        const engine::IndexTxn txn(ds_);
-        record = txn.FindVideo(id);
-        if (record && txn.HasChunk(record->chunk)) chunk = txn.Chunk(record->chunk);
-      }
+      const std::shared_ptr<const engine::IndexSource> snapshot = engine::SnapshotOf(ds_);
+      record = snapshot->FindFrames(id, nullptr);
+      if (record) chunk = snapshot->Chunk(record->chunk);
     } catch (const CorruptionError& e) {
       out.problems.push_back(e.what());
       return out;
@@ -115,6 +113,15 @@ class Checker {
  private:
   // A problem with the dataset; `frame`, when it is one frame's, is kept by
   // frame for RunOneVideo.
+  // Runs one walk of the index; an error that ends it is a problem.
+  void Walk(const char* what, const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      Problem("index", std::string(what) + ": " + e.what());
+    }
+  }
+
   void Problem(std::string where, std::string what, std::optional<size_t> frame = std::nullopt) {
     std::lock_guard<std::mutex> lock(mu_);
     if (frame_problems_ != nullptr && frame) {
@@ -129,7 +136,9 @@ class Checker {
   void CheckSources() {
     // A published dataset's snapshot records the stamps of the pusher's
     // files; its readers read the objects the manifest names (CheckChunks).
-    if (Published()) return;
+    // A dataset read through a partitioned snapshot has no LMDB index whose
+    // source stamps an import wrote.
+    if (Published() || engine::IndexSourceOf(ds_) != nullptr) return;
     engine::SourceReport sources;
     try {
       sources = engine::CheckSources(ds_);
@@ -150,16 +159,12 @@ class Checker {
   }
 
   void CheckChunks() {
-    const engine::IndexTxn txn(ds_);
-    for (engine::IndexTxn::ChunkCursor cursor = txn.Chunks(); cursor.Valid(); cursor.Next()) {
-      uint32_t n = 0;
-      try {
-        n = cursor.number();
-        AddChunk(n, cursor.record());
-      } catch (const CorruptionError& e) {
-        Problem("chunk record " + std::to_string(n), e.what());
-      }
-    }
+    engine::SnapshotOf(ds_)->ScanChunksChecked(
+        [&](uint32_t n, const index::ChunkRecord& record) {
+          AddChunk(n, record);
+          return true;
+        },
+        [&](std::string where, std::string what) { Problem(std::move(where), std::move(what)); });
   }
 
   // Opens chunk `n` (whose record is `record`) and reports what is wrong
@@ -193,111 +198,20 @@ class Checker {
     ++report_->chunks;
   }
 
-  // A dataset read through a partitioned snapshot (an index source): every
-  // partition is fetched (and verified as it is opened) by walking every
-  // kind; records are checked against the chunks as for a local dataset,
-  // the order table and the meta index against the records. A partition
-  // that fails ends the walk of its kind with a problem naming it.
-  void RunOnIndexSource() {
-    const std::string where = "partitioned index of " + ds_.dir();
-    auto walk = [&](const char* what, const std::function<void()>& fn) {
-      try {
-        fn();
-      } catch (const Error& e) {
-        Problem(where, std::string(what) + ": " + e.what());
-      }
-    };
-    walk("chunk list", [&] {
-      source_->ScanChunks([&](uint32_t n, const index::ChunkRecord& record) {
-        AddChunk(n, record);
-        return true;
-      });
-    });
-    const index::DatasetInfo& info = source_->info();
-    for (uint32_t n : info.dirty_chunks) {
-      if (chunks_.count(n) == 0) {
-        Problem(where, "the dataset info lists chunk " + std::to_string(n) +
-                           " as being written, but the index has no such chunk");
-      }
-    }
-    std::vector<std::pair<std::string, index::VideoRecord>> batch;
-    const uint64_t total = source_->OrderCount();
-    auto check_batch = [&] {
-      CheckBatch(batch);
-      if (options_.progress) options_.progress(report_->videos, total);
-      batch.clear();
-    };
-    walk("videos", [&] {
-      source_->ScanVideos({}, {}, [&](std::string_view id, const index::VideoRecord& record) {
-        batch.emplace_back(std::string(id), record);
-        if (batch.size() >= kBatch) check_batch();
-        return true;
-      });
-    });
-    check_batch();
-    uint64_t order = 0;
-    walk("order table", [&] {
-      source_->ScanOrder({}, {}, [&](std::string_view key, std::string_view id) {
-        ++order;
-        const std::optional<index::VideoRecord> record = source_->FindVideo(id);
-        if (!record || index::OrderKey(record->chunk, record->seq) != key) {
-          Problem("id '" + std::string(id) + "'",
-                  record ? "the order table lists it at another place than its record"
-                         : "the order table lists it but it has no record");
-        }
-        return true;
-      });
-    });
-    if (order != report_->videos || order != total) {
-      Problem(where, "the order table has " + std::to_string(order) + " entries (the root says " +
-                         std::to_string(total) + ") for " + std::to_string(report_->videos) +
-                         " videos");
-    }
-    walk("meta index", [&] {
-      source_->ScanMeta({}, {}, [&](std::string_view key, std::string_view id) {
-        uint32_t chunk = 0;
-        uint64_t seq = 0;
-        index::DecodeMetaEntryKey(key, &chunk, &seq);
-        const std::optional<index::VideoRecord> record = source_->FindVideo(id);
-        if (!record || record->chunk != chunk || record->seq != seq) {
-          Problem("id '" + std::string(id) + "'",
-                  "a meta index entry points to it at a place where its record is not");
-        }
-        return true;
-      });
-    });
-    walk("splits", [&] {
-      for (const auto& [name, header] : source_->SplitHeaders()) {
-        for (const std::string& id : source_->SplitIds(header.number)) {
-          if (!source_->FindVideo(id)) {
-            Problem("split '" + name + "'", "lists id '" + id + "', not a video");
-          }
-        }
-      }
-    });
-    if (info.total_videos != report_->videos || info.total_frames != report_->frames) {
-      Problem(where, "dataset totals say " + std::to_string(info.total_videos) + " videos / " +
-                         std::to_string(info.total_frames) + " frames, found " +
-                         std::to_string(report_->videos) + " / " + std::to_string(report_->frames));
-    }
-    CheckChunkTotals();
-  }
-
   // The dataset info's view of the chunks: every chunk listed dirty (being
   // written) exists, and no chunk has a number at or past next_chunk (a
   // writer would give that number to a new chunk). An older version's
   // compaction could leave the first broken (every video of the newest
   // chunk removed, then compacted); any writer repairs it.
   void CheckChunkNumbers() {
-    const engine::IndexTxn txn(ds_);
     index::DatasetInfo info;
     try {
-      info = txn.Info();
-    } catch (const CorruptionError&) {
+      info = engine::SnapshotOf(ds_)->info();
+    } catch (const Error&) {
       return;  // CheckTotals reports it
     }
     for (uint32_t n : info.dirty_chunks) {
-      if (txn.HasChunk(n)) continue;
+      if (chunks_.count(n) != 0) continue;
       const std::string repair = engine::ChunkSourceOf(ds_) != nullptr
                                      ? "run `gulpdb compact` on the local dataset and "
                                        "push it again"
@@ -504,35 +418,55 @@ class Checker {
     return true;
   }
 
+  // Every video record, a batch from each snapshot (none is held while
+  // the batch's frames are read), each found in the order table at its place.
   void CheckVideos() {
     std::string resume;
     std::vector<std::pair<std::string, index::VideoRecord>> batch;
-    const uint64_t total = engine::IndexTxn(ds_).VideoCount();
+    const uint64_t total = engine::SnapshotOf(ds_)->VideoCount();
+    const auto damaged = [&](std::string where, std::string what) {
+      Problem(std::move(where), std::move(what));
+    };
     for (bool exhausted = false; !exhausted;) {
       batch.clear();
+      exhausted = true;
       {
-        const engine::IndexTxn txn(ds_);
-        engine::IndexTxn::VideoCursor cursor = txn.Videos(resume);
-        for (; cursor.Valid() && batch.size() < kBatch; cursor.Next()) {
-          const std::string id(cursor.id());
-          resume = id + '\0';
-          index::VideoRecord record;
-          try {
-            record = cursor.record();
-          } catch (const CorruptionError& e) {
-            Problem("id '" + id + "'", e.what());
-            continue;
-          }
-          const std::optional<std::string_view> order_id = txn.OrderAt(record.chunk, record.seq);
-          if (!order_id || *order_id != id)
-            Problem("id '" + id + "'", "missing from the order table");
-          batch.emplace_back(id, std::move(record));
-        }
-        exhausted = !cursor.Valid();
+        const std::shared_ptr<const engine::IndexSource> snapshot = engine::SnapshotOf(ds_);
+        snapshot->ScanVideosChecked(
+            resume, {},
+            [&](std::string_view id, const index::VideoRecord& record) {
+              if (batch.size() >= kBatch) {
+                exhausted = false;
+                return false;
+              }
+              resume = std::string(id) + '\0';
+              const std::optional<std::string> order_id =
+                  snapshot->OrderIdAt(index::OrderKey(record.chunk, record.seq));
+              if (!order_id || *order_id != id) {
+                Problem("id '" + std::string(id) + "'", "missing from the order table");
+              }
+              batch.emplace_back(std::string(id), record);
+              return true;
+            },
+            damaged);
       }
       CheckBatch(batch);
       if (options_.progress) options_.progress(report_->videos, total);
     }
+  }
+
+  // Every entry of the order table names a video whose record is at that place.
+  void CheckOrder() {
+    const std::shared_ptr<const engine::IndexSource> snapshot = engine::SnapshotOf(ds_);
+    snapshot->ScanOrder({}, {}, [&](std::string_view key, std::string_view id) {
+      const std::optional<index::VideoRecord> record = snapshot->FindFrames(id, nullptr);
+      if (!record || index::OrderKey(record->chunk, record->seq) != key) {
+        Problem("id '" + std::string(id) + "'",
+                record ? "the order table lists it at another place than its record"
+                       : "the order table lists it but it has no record");
+      }
+      return true;
+    });
   }
 
   // Checks a batch of videos against their chunks (on the decode pool) and
@@ -589,15 +523,15 @@ class Checker {
 
   void CheckTotals() {
     CheckChunkTotals();
-    const engine::IndexTxn txn(ds_);
-    const uint64_t videos = txn.VideoCount();
-    const uint64_t order = txn.OrderCount();
+    const std::shared_ptr<const engine::IndexSource> snapshot = engine::SnapshotOf(ds_);
+    const uint64_t videos = snapshot->VideoCount();
+    const uint64_t order = snapshot->OrderCount();
     if (videos != order) {
       Problem("index", "the order table has " + std::to_string(order) + " entries for " +
                            std::to_string(videos) + " videos");
     }
     try {
-      const index::DatasetInfo info = txn.Info();
+      const index::DatasetInfo& info = snapshot->info();
       if (info.total_videos != videos || info.total_frames != report_->frames) {
         Problem("index", "dataset totals say " + std::to_string(info.total_videos) + " videos / " +
                              std::to_string(info.total_frames) + " frames, found " +
@@ -610,7 +544,6 @@ class Checker {
 
   const Dataset& ds_;
   const engine::RemoteSource* remote_;  // null unless opened from a published manifest
-  const engine::IndexSource* source_;   // null unless read through a partitioned snapshot
   const CheckOptions& options_;
   CheckReport* report_;
   std::mutex mu_;

@@ -22,6 +22,7 @@
 #include "engine/core/h264_read.h"
 #include "engine/core/ids_digest.h"
 #include "engine/core/journal.h"
+#include "engine/core/lmdb_snapshot.h"
 #include "engine/core/order_scan.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
@@ -268,8 +269,9 @@ std::shared_ptr<const engine::ChunkFile> Dataset::Impl::ChunkForRead(
   return file;
 }
 
-index::ChunkRecord Dataset::Impl::SourceChunk(uint32_t chunk) const {
-  std::optional<index::ChunkRecord> record = index_source->Chunk(chunk);
+index::ChunkRecord Dataset::Impl::ChunkOf(const engine::IndexSource& snapshot,
+                                          uint32_t chunk) const {
+  std::optional<index::ChunkRecord> record = snapshot.Chunk(chunk);
   if (!record) {
     throw CorruptionError("read chunk " + std::to_string(chunk) + " of " + dir +
                           ": a video points to a chunk the index lacks");
@@ -291,36 +293,23 @@ VideoInfo Dataset::Impl::ToVideoInfo(std::string_view id, index::VideoRecord&& r
 
 void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_key,
                               const std::function<bool(const VideoInfo&)>& fn) const {
-  if (index_source) {
-    index_source->ScanOrder(from_key, until_key, [&](std::string_view, std::string_view id) {
-      std::optional<index::VideoRecord> record = index_source->FindVideo(id);
-      if (!record) {
-        throw CorruptionError("scan " + dir + ": the order table lists id '" + std::string(id) +
-                              "' that has no record");
-      }
-      return fn(ToVideoInfo(id, std::move(*record)));
-    });
-    return;
-  }
+  // A snapshot per batch: `fn` runs with none held.
   std::string resume(from_key);
   std::vector<VideoInfo> batch;
   for (;;) {
     batch.clear();
     {
-      index::Txn txn = env->BeginRead();
-      index::Cursor cursor(txn, order);
-      for (bool ok = resume.empty() ? cursor.First() : cursor.Seek(resume);
-           ok && batch.size() < kScanBatch; ok = cursor.Next()) {
-        if (!until_key.empty() && cursor.key() >= until_key) break;
-        const std::string_view id = cursor.value();
-        auto record = FindRecord(txn, id);
+      const engine::ReadSnapshot snapshot(*this);
+      snapshot->ScanOrder(resume, until_key, [&](std::string_view key, std::string_view id) {
+        std::optional<index::VideoRecord> record = snapshot->FindVideo(id);
         if (!record) {
           throw CorruptionError("scan " + dir + ": the order table lists id '" + std::string(id) +
                                 "' that has no record");
         }
         batch.push_back(ToVideoInfo(id, std::move(*record)));
-        resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
-      }
+        resume = std::string(key) + '\0';  // the next key strictly after this one
+        return batch.size() < kScanBatch;
+      });
     }
     for (const VideoInfo& video : batch) {
       if (!fn(video)) return;
@@ -559,32 +548,15 @@ void engine::RequireCodecSupport(Codec codec, const std::string& operation) {
 }
 
 bool Dataset::Contains(std::string_view id) const {
-  if (impl_->index_source) return impl_->index_source->FindVideo(id).has_value();
-  index::Txn txn = impl_->env->BeginRead();
-  std::string_view bytes;
-  return txn.Get(impl_->videos, id, &bytes);
+  return engine::ReadSnapshot(*impl_)->HasVideo(id);
 }
 
-uint64_t Dataset::Count() const {
-  if (impl_->index_source) return impl_->index_source->OrderCount();
-  index::Txn txn = impl_->env->BeginRead();
-  return txn.Count(impl_->videos);
-}
+uint64_t Dataset::Count() const { return engine::ReadSnapshot(*impl_)->VideoCount(); }
 
-uint64_t Dataset::SnapshotId() const {
-  // A published index is not written while it is open.
-  if (impl_->index_source) return 0;
-  return impl_->env->BeginRead().id();
-}
+uint64_t Dataset::SnapshotId() const { return engine::ReadSnapshot(*impl_)->SnapshotId(); }
 
 std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
-  std::optional<index::VideoRecord> record;
-  if (impl_->index_source) {
-    record = impl_->index_source->FindVideo(id);
-  } else {
-    index::Txn txn = impl_->env->BeginRead();
-    record = impl_->FindRecord(txn, id);
-  }
+  std::optional<index::VideoRecord> record = engine::ReadSnapshot(*impl_)->FindVideo(id);
   if (!record) return std::nullopt;
   return impl_->ToVideoInfo(id, std::move(*record));
 }
@@ -599,14 +571,12 @@ VideoInfo Dataset::Get(std::string_view id) const {
 }
 
 uint32_t Dataset::FrameCount(std::string_view id) const {
-  if (impl_->index_source) return static_cast<uint32_t>(Get(id).frames.size());
-  index::Txn txn = impl_->env->BeginRead();
-  std::string_view bytes;
-  if (!txn.Get(impl_->videos, id, &bytes)) {
+  const std::optional<uint32_t> count = engine::ReadSnapshot(*impl_)->FrameCount(id);
+  if (!count) {
     throw IdNotFoundError("look up id '" + std::string(id) + "' in " + impl_->dir +
                           ": no such video");
   }
-  return index::DecodeFrameCount(impl_->Unseal(id, bytes, Impl::RecordKind::kVideo), id);
+  return *count;
 }
 
 JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
@@ -620,16 +590,7 @@ std::string Dataset::ReadH264Stream(std::string_view id) const {
 
 void Dataset::Impl::ScanOrderIds(uint64_t limit,
                                  const std::function<bool(std::string_view id)>& fn) const {
-  if (index_source) {
-    engine::ScanOrderIds(*index_source, limit, fn);
-    return;
-  }
-  index::Txn txn = env->BeginRead();
-  index::Cursor cursor(txn, order);
-  uint64_t position = 0;
-  for (bool ok = cursor.First(); ok && position < limit && fn(cursor.value()); ok = cursor.Next()) {
-    ++position;
-  }
+  engine::ScanOrderIds(*engine::ReadSnapshot(*this), limit, fn);
 }
 
 std::vector<std::string> Dataset::Ids() const {
@@ -668,44 +629,22 @@ ChunkInfo ToChunkInfo(uint32_t number, index::ChunkRecord&& r) {
   return c;
 }
 
-// Calls `fn` with every chunk record of one snapshot, in number order.
-void ScanChunkRecords(const engine::DatasetImpl& impl,
-                      const std::function<void(uint32_t, index::ChunkRecord&&)>& fn) {
-  if (impl.index_source) {
-    impl.index_source->ScanChunks([&](uint32_t number, const index::ChunkRecord& record) {
-      fn(number, index::ChunkRecord(record));
-      return true;
-    });
-    return;
-  }
-  index::Txn txn = impl.env->BeginRead();
-  index::Cursor cursor(txn, impl.chunks);
-  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-    fn(index::DecodeChunkKey(cursor.key()), impl.DecodeChunkAt(cursor.key(), cursor.value()));
-  }
-}
-
 }  // namespace
 
 std::vector<ChunkInfo> Dataset::Chunks() const {
   std::vector<ChunkInfo> out;
-  ScanChunkRecords(*impl_, [&](uint32_t number, index::ChunkRecord&& record) {
-    out.push_back(ToChunkInfo(number, std::move(record)));
+  engine::ReadSnapshot(*impl_)->ScanChunks([&](uint32_t number, const index::ChunkRecord& record) {
+    out.push_back(ToChunkInfo(number, index::ChunkRecord(record)));
+    return true;
   });
   return out;
 }
 
 DatasetStats Dataset::Stats() const {
   DatasetStats stats;
-  index::DatasetInfo info;
-  if (impl_->index_source) {
-    info = impl_->index_source->info();
-    stats.videos = impl_->index_source->OrderCount();
-  } else {
-    index::Txn txn = impl_->env->BeginRead();
-    info = impl_->GetInfo(txn);
-    stats.videos = txn.Count(impl_->videos);
-  }
+  const engine::ReadSnapshot snapshot(*impl_);
+  const index::DatasetInfo& info = snapshot->info();
+  stats.videos = snapshot->VideoCount();
   stats.format_version = info.format_version;
   stats.creator = info.creator;
   stats.frames = info.total_frames;
@@ -719,20 +658,20 @@ DatasetStats Dataset::Stats() const {
   // setting; chunks merged in place kept their shard's (counted by Check).
   bool attached = false;
   uint64_t live_chunks = 0;
-  ScanChunkRecords(*impl_, [&](uint32_t, index::ChunkRecord&& c) {
+  snapshot->ScanChunks([&](uint32_t, const index::ChunkRecord& c) {
     ++stats.chunks;
     stats.committed_bytes += c.committed_length;
     stats.live_bytes += c.live_bytes;
     attached = attached || c.attached();
     if (c.live_videos != 0) ++live_chunks;
+    return true;
   });
   if (!attached) {
     stats.unverified_videos = info.checksums ? 0 : stats.videos;
     stats.unverified_chunks = info.checksums ? 0 : live_chunks;
   }
   stats.garbage_bytes = stats.committed_bytes - stats.live_bytes;
-  stats.index_bytes =
-      impl_->index_source ? impl_->index_source->IndexBytes() : impl_->env->used_bytes();
+  stats.index_bytes = snapshot->IndexBytes();
   return stats;
 }
 
@@ -769,54 +708,11 @@ std::string Dataset::IdAt(uint64_t position) const {
 }
 
 std::vector<std::string> Dataset::IdsAt(uint64_t start, uint64_t count) const {
-  std::vector<std::string> ids;
-  if (impl_->index_source) {
-    const engine::IndexSource& source = *impl_->index_source;
-    const uint64_t end =
-        start + std::min(count, source.OrderCount() - std::min(start, source.OrderCount()));
-    ids.reserve(end - start);
-    for (uint64_t position = start; position < end; ++position) {
-      std::optional<std::string> id = source.OrderAt(position);
-      if (!id) break;
-      ids.push_back(std::move(*id));
-    }
-    return ids;
-  }
-  index::Txn txn = impl_->env->BeginRead();
-  const uint64_t total = txn.Count(impl_->order);
-  if (start >= total || count == 0) return ids;
-  count = std::min(count, total - start);
-  ids.reserve(count);
-  index::Cursor cursor(txn, impl_->order);
-  // Straight to the chunk holding `start`, then a walk inside it. The live
-  // counts of the chunk records add up to the order table's size unless the
-  // index is damaged (check reports it); then a walk from the first entry.
-  bool ok = false;
-  const std::shared_ptr<const Impl::OrderStarts> starts = impl_->OrderStartsOf(txn);
-  if (starts->total == total) {
-    const size_t i =
-        static_cast<size_t>(std::upper_bound(starts->first.begin(), starts->first.end(), start) -
-                            starts->first.begin() - 1);
-    const uint32_t chunk = starts->chunks[i];
-    ok = cursor.Seek(index::OrderKey(chunk, 0));
-    for (uint64_t skip = start - starts->first[i]; ok && skip > 0; --skip) ok = cursor.Next();
-    if (ok && chunk != UINT32_MAX && cursor.key() >= index::OrderKey(chunk + 1, 0)) ok = false;
-  }
-  if (!ok) {
-    ok = cursor.First();
-    for (uint64_t skip = start; ok && skip > 0; --skip) ok = cursor.Next();
-  }
-  for (; ok && ids.size() < count; ok = cursor.Next()) ids.emplace_back(cursor.value());
-  return ids;
+  return engine::ReadSnapshot(*impl_)->OrderRange(start, count);
 }
 
 std::vector<uint64_t> Dataset::OrderBlocks() const {
-  if (impl_->index_source) return impl_->index_source->OrderBoundaries();
-  constexpr uint64_t kLocalOrderBlock = 2048;
-  std::vector<uint64_t> blocks{0};
-  const uint64_t count = Count();
-  for (uint64_t p = kLocalOrderBlock; p < count; p += kLocalOrderBlock) blocks.push_back(p);
-  return blocks;
+  return engine::ReadSnapshot(*impl_)->OrderBoundaries();
 }
 
 std::string Dataset::IdsDigest(uint64_t count) const {
@@ -832,11 +728,7 @@ std::string Dataset::IdsDigest(uint64_t count) const {
   return digest.FinishHex();
 }
 
-std::string Dataset::Uuid() const {
-  if (impl_->index_source) return impl_->index_source->info().uuid;
-  index::Txn txn = impl_->env->BeginRead();
-  return impl_->GetInfo(txn).uuid;
-}
+std::string Dataset::Uuid() const { return engine::ReadSnapshot(*impl_)->info().uuid; }
 
 // ---- Datasets on an index source ----------------------------------------------------
 
@@ -849,7 +741,6 @@ std::unique_ptr<Dataset> engine::OpenOnIndexSource(const std::string& name,
   read_only.read_only = true;
   auto impl = std::make_shared<engine::DatasetImpl>(name, read_only);
   impl->index_source = std::move(index);
-  impl->source = impl->index_source.get();
   impl->remote = std::move(source);
   const index::DatasetInfo& info = impl->index_source->info();
   impl->sealed = info.format_version >= index::kFirstSealedFormat;

@@ -64,8 +64,9 @@ struct Dataset::Impl : engine::IndexHandles {
   std::shared_ptr<const engine::ChunkSource> remote;
 
   // Set for a dataset opened on an index source (OpenOnIndexSource: a
-  // partitioned snapshot): every read of the index goes through it, and
-  // `env` is null. Each read operation branches on it once.
+  // partitioned snapshot), and `env` is then null. Nothing reads it but
+  // ReadSnapshot (lmdb_snapshot.h), which every read takes: the one place
+  // where the two kinds of index differ.
   std::shared_ptr<const engine::IndexSource> index_source;
 
   // The pool that decodes frames, started on first use.
@@ -101,16 +102,16 @@ struct Dataset::Impl : engine::IndexHandles {
   // The same, with the chunk's record from `record` (called on a cache miss).
   std::shared_ptr<const engine::ChunkFile> ChunkForRead(
       uint32_t chunk, const std::function<index::ChunkRecord()>& record) const;
-  // The record of `chunk` from the index source; CorruptionError as GetChunk
-  // when it has none.
-  index::ChunkRecord SourceChunk(uint32_t chunk) const;
+  // The record of `chunk` in `snapshot`; CorruptionError as GetChunk when
+  // it has none.
+  index::ChunkRecord ChunkOf(const engine::IndexSource& snapshot, uint32_t chunk) const;
   VideoInfo ToVideoInfo(std::string_view id, index::VideoRecord&& record) const;
   void ScanOrder(std::string_view from_key, std::string_view until_key,
                  const std::function<bool(const VideoInfo&)>& fn) const;
   // The ids of positions [0, limit) of the order table in order, from one
-  // snapshot (one read transaction, or the index source's ScanOrder, read
-  // ahead: engine/core/order_scan.h), until `fn` returns false. The view
-  // passed to `fn` is valid only during the call.
+  // snapshot (read ahead where the index fetches: engine/core/
+  // order_scan.h), until `fn` returns false. The view passed to `fn` is
+  // valid only during the call.
   void ScanOrderIds(uint64_t limit, const std::function<bool(std::string_view id)>& fn) const;
 
   // Where each chunk's videos start in the order table of one snapshot

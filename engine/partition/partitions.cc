@@ -1087,22 +1087,24 @@ std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
 }
 
 std::optional<index::VideoRecord> PartitionedIndex::FindVideo(std::string_view id) const {
-  return Find(id, nullptr);
+  return Find(id, nullptr, /*frames_only=*/false);
 }
 
-std::optional<index::VideoRecord> PartitionedIndex::FindVideoToRead(
-    std::string_view id, const std::function<void(uint32_t chunk)>& chunk_known) const {
-  return Find(id, &chunk_known);
+std::optional<index::VideoRecord> PartitionedIndex::FindFrames(
+    std::string_view id, const std::function<void(uint32_t chunk)>* chunk_known) const {
+  return Find(id, chunk_known, /*frames_only=*/true);
 }
 
 std::optional<index::VideoRecord> PartitionedIndex::Find(
-    std::string_view id, const std::function<void(uint32_t)>* chunk_known) const {
+    std::string_view id, const std::function<void(uint32_t)>* chunk_known,
+    bool frames_only) const {
   const std::string where = "partitioned index " + name_;
+  const auto decode = frames_only ? index::DecodeVideoFrames : index::DecodeVideoRecord;
   if (!clustered()) {
     std::optional<std::string> value = Lookup(PartitionKind::kVideos, id);
     if (!value || value->empty()) return std::nullopt;
     std::optional<index::VideoRecord> record =
-        index::DecodeVideoRecord(index::Unseal(id, *value, index::RecordKind::kVideo, where), id);
+        decode(index::Unseal(id, *value, index::RecordKind::kVideo, where), id);
     if (chunk_known != nullptr) (*chunk_known)(record->chunk);
     return record;
   }
@@ -1144,8 +1146,7 @@ std::optional<index::VideoRecord> PartitionedIndex::Find(
             *p, open->file->path,
             "the order entry of id '" + std::string(id) + "' names '" + std::string(v.id) + "'");
       }
-      return index::DecodeVideoRecord(index::Unseal(id, v.record, index::RecordKind::kVideo, where),
-                                      id);
+      return decode(index::Unseal(id, v.record, index::RecordKind::kVideo, where), id);
     }
   }
   PartitionCorrupt(*p, open->file->path,
@@ -1324,24 +1325,6 @@ void PartitionedIndex::ScanVideos(
     return fn(id, index::DecodeVideoRecord(
                       index::Unseal(id, value, index::RecordKind::kVideo, where), id));
   });
-}
-
-std::vector<std::string> PartitionedIndex::MetaLookup(std::string_view field,
-                                                      std::string_view json_value) const {
-  std::vector<std::string> ids;
-  const index::MetaFieldEntry* f = nullptr;
-  for (const index::MetaFieldEntry& e : root_.meta_fields) {
-    if (e.name == field) f = &e;
-  }
-  if (f == nullptr) return ids;
-  const std::string prefix =
-      index::MetaValuePrefix(f->number, f->form, MetaKeyValue(f->form, json_value));
-  Scan(PartitionKind::kMetaIndex, prefix, {}, [&](std::string_view key, std::string_view id) {
-    if (key.substr(0, prefix.size()) != prefix) return false;
-    ids.emplace_back(id);
-    return true;
-  });
-  return ids;
 }
 
 }  // namespace gulpdb::engine
