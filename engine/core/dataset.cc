@@ -1,37 +1,29 @@
+// The storage core's hub (dataset_impl.h, Dataset::Impl: its index
+// handles and records) and Dataset's lookup API: ids, records, chunks,
+// stats, positions and walks, each answered on one snapshot of the index
+// (lmdb_snapshot.h, ReadSnapshot), whatever the index is; opening a local
+// dataset or one on an index source. Creating one is dataset_create.cc, the
+// registry of open environments env_registry.h, the reads of frames
+// decoded_read.cc and the calls about meta and splits dataset_query.cc.
 #include "gulpdb/dataset.h"
 
-#include <signal.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "engine/core/buffer_pool.h"
-#include "engine/core/chunk_reader.h"
 #include "engine/core/dataset_impl.h"
-#include "engine/core/fault_injection.h"
-#include "engine/core/gulpio_names.h"
-#include "engine/core/h264_read.h"
+#include "engine/core/env_registry.h"
 #include "engine/core/ids_digest.h"
 #include "engine/core/journal.h"
 #include "engine/core/lmdb_snapshot.h"
 #include "engine/core/order_scan.h"
-#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "index/seal.h"
-#include "util/crc32c.h"
-#include "util/path.h"
+#include "util/file_io.h"
 #include "util/relative_name.h"
-#include "util/sys_error.h"
 #include "util/test_bug.h"
 #include "util/url_text.h"
 
@@ -40,150 +32,7 @@ namespace {
 
 constexpr size_t kScanBatch = 256;  // videos per read transaction in scans
 
-// Create builds an index in "<index dir>.building.<host>.<pid>.<n>" and
-// renames it into place. (The host: on a shared file system another host's
-// process ids mean nothing here.)
-constexpr const char* kBuildingSuffix = ".building.";
-std::atomic<uint64_t> g_builds{0};
-
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "host";
-  std::string host(name);
-  for (char& c : host) {
-    if (c == '.' || c == '/') c = '_';
-  }
-  return host;
-}
-
-// Removes what creates killed before their rename left beside `index_dir`
-// ("<index dir>.building.<host>.<pid>.<n>" of a process of this host that
-// no longer runs).
-void RemoveAbandonedIndexBuilds(const std::string& index_dir) {
-  const std::string parent = util::ParentOf(index_dir);
-  std::string base = index_dir;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  const std::string prefix = base.substr(base.rfind('/') + 1) + kBuildingSuffix + HostName() + ".";
-  std::vector<std::string> names;
-  try {
-    names = util::ListDirectory(parent);
-  } catch (const Error&) {
-    return;
-  }
-  for (const std::string& name : names) {
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string rest = name.substr(prefix.size());
-    char* end = nullptr;
-    const long pid = std::strtol(rest.c_str(), &end, 10);
-    if (end == rest.c_str() || *end != '.' || pid <= 0) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
-    try {
-      util::RemoveFlatDirectory(parent + "/" + name);
-    } catch (const Error&) {
-    }
-  }
-}
-
-std::string IndexDir(const std::string& dir, const std::string& override_dir) {
-  return override_dir.empty() ? dir + "/" + kIndexDirName : override_dir;
-}
-
-// LMDB forbids opening one environment twice in a process (closing either
-// would drop the other's locks), so Datasets on the same directory share
-// their Env. Entries are per process: a child after fork() opens its own. An
-// entry is reused only while data.mdb is still the file it opened: a
-// re-index replaces the whole index directory, and the next open must see
-// the new index, not the environment of the old one.
-std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
-                                       const index::EnvOptions& opts) {
-  struct Entry {
-    std::weak_ptr<index::Env> env;
-    dev_t dev = 0;
-    ino_t ino = 0;
-  };
-  static std::mutex mutex;
-  static std::map<std::string, Entry> envs;
-  char* real = ::realpath(index_dir.c_str(), nullptr);
-  if (real == nullptr) util::ThrowErrno("open index", index_dir, errno);
-  const std::string key = std::to_string(::getpid()) + ":" + real;
-  std::free(real);
-  struct stat st {};
-  const std::string data_file = index_dir + "/data.mdb";
-  const bool have_file = ::stat(data_file.c_str(), &st) == 0;
-
-  std::lock_guard<std::mutex> lock(mutex);
-  Entry& entry = envs[key];
-  if (auto env = entry.env.lock()) {
-    if (!have_file || (entry.dev == st.st_dev && entry.ino == st.st_ino)) {
-      if (env->read_only() && !opts.read_only) {
-        throw InvalidArgumentError("open " + index_dir +
-                                   " for writing: this process has it open read-only; close "
-                                   "that Dataset first");
-      }
-      return env;
-    }
-  }
-  // Open read-write whenever the files allow it, even for a read-only
-  // Dataset, so that a later read-write Dataset in this process can share it;
-  // read-only Datasets never write through it.
-  index::EnvOptions rw = opts;
-  rw.read_only = false;
-  std::shared_ptr<index::Env> env;
-  try {
-    env = index::Env::Open(index_dir, rw);
-  } catch (const IoError&) {
-    if (!opts.read_only) throw;
-    env = index::Env::Open(index_dir, opts);  // read-only media or permissions
-  }
-  if (::stat(data_file.c_str(), &st) == 0) {
-    entry.dev = st.st_dev;
-    entry.ino = st.st_ino;
-  }
-  entry.env = env;
-  return env;
-}
-
 }  // namespace
-
-void JpegFrames::Free::operator()(char* p) const {
-  if (p == nullptr) return;
-  uint8_t* block = reinterpret_cast<uint8_t*>(p) - engine::kJpegBufferHeader;
-  size_t capacity = 0;
-  std::memcpy(&capacity, block, sizeof(capacity));
-  engine::BufferPool::Get().Give(block, capacity);
-}
-
-// ---- ChunkFileCache ----------------------------------------------------------
-
-std::shared_ptr<const engine::ChunkFile> ChunkFileCache::Get(uint32_t chunk) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = map_.find(chunk);
-  if (it == map_.end()) return nullptr;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
-}
-
-void ChunkFileCache::Put(uint32_t chunk, std::shared_ptr<const engine::ChunkFile> file) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = map_.find(chunk);
-  if (it != map_.end()) {
-    it->second->second = std::move(file);
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return;
-  }
-  lru_.emplace_front(chunk, std::move(file));
-  map_[chunk] = lru_.begin();
-  while (lru_.size() > capacity_) {
-    map_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
-}
-
-void ChunkFileCache::Clear() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  map_.clear();
-  lru_.clear();
-}
 
 // ---- Dataset::Impl -------------------------------------------------------------
 
@@ -200,7 +49,7 @@ size_t OpenFileBudget(size_t asked) {
 
 Dataset::Impl::Impl(std::string dir_in, const OpenOptions& options_in)
     : engine::IndexHandles(std::move(dir_in)),
-      index_dir(IndexDir(dir, options_in.index_dir)),
+      index_dir(engine::IndexDirOf(dir, options_in.index_dir)),
       options(options_in),
       files(OpenFileBudget(options_in.max_open_chunk_files)) {
   // (GULPDB_TEST_BUG=unverified-reads: local reads check no CRC unless
@@ -328,127 +177,11 @@ Dataset::Dataset(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Dataset::~Dataset() = default;
 
 bool engine::LocalDatasetExists(const std::string& dir, const std::string& index_dir) {
-  return util::PathExists(IndexDir(dir, index_dir) + "/data.mdb");
+  return util::PathExists(IndexDirOf(dir, index_dir) + "/data.mdb");
 }
 
 std::string engine::IndexDirOf(const std::string& dir, const std::string& index_dir) {
-  return IndexDir(dir, index_dir);
-}
-
-std::unique_ptr<Dataset> Dataset::Create(const std::string& dir, const CreateOptions& options) {
-  return engine::CreateDataset(dir, options, /*allow_gulpio_files=*/false);
-}
-
-std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const CreateOptions& options,
-                                               bool allow_gulpio_files) {
-  if (dir.empty()) throw InvalidArgumentError("create dataset: the directory name is empty");
-  if (IsRemoteUrl(dir)) {
-    const std::string url = util::RedactUrl(dir);
-    throw InvalidArgumentError("create dataset " + url +
-                               ": datasets in object storage are read-only; create it locally "
-                               "and publish it with `gulpdb push DIR " +
-                               url + "`");
-  }
-  if (const std::string typo = util::S3UrlTypo(util::RedactUrl(dir));
-      !typo.empty() && !util::PathExists(dir)) {
-    throw InvalidArgumentError("create dataset " + util::RedactUrl(dir) +
-                               ": looks like a mistyped S3 URL (" + typo +
-                               "); a dataset in object storage is made locally and published "
-                               "with `gulpdb push DIR s3://BUCKET/PREFIX`");
-  }
-  if (options.videos_per_chunk == 0) {
-    throw InvalidArgumentError("create dataset " + dir + ": videos_per_chunk must be positive");
-  }
-  if (options.codec != Codec::kJpeg && options.codec != Codec::kH264) {
-    throw InvalidArgumentError("create dataset " + dir + ": unknown codec " +
-                               std::to_string(static_cast<unsigned>(options.codec)));
-  }
-  engine::RequireCodecSupport(options.codec, "create dataset " + dir);
-  if (util::MakeDirectory(dir, 0755, "create dataset")) {
-    util::SyncDirectory(util::ParentOf(dir));  // the new directory's entry, before what goes in it
-  }
-  if (!util::IsDirectory(dir)) {
-    throw InvalidArgumentError("create dataset " + dir + ": exists and is not a directory");
-  }
-  if (engine::LocalDatasetExists(dir, options.index_dir)) {
-    throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
-  }
-  if (!allow_gulpio_files) {
-    if (const std::optional<engine::GulpioChunkFiles> pair = engine::FirstGulpioPair(dir)) {
-      throw InvalidArgumentError("create dataset " + dir + ": the directory holds GulpIO chunks (" +
-                                 pair->data + ", " + pair->meta +
-                                 ", ...) that an empty index would hide; run `gulpdb import " +
-                                 dir + "` to index them, then open the dataset");
-    }
-  }
-  // The index is built whole beside its place and renamed into it, so that a
-  // crash (or a failure) at any point leaves either no index or a complete
-  // one: an index directory whose databases were never all made would be a
-  // dataset that exists but that no open accepts, and that create refuses.
-  std::string index_dir = IndexDir(dir, options.index_dir);
-  while (index_dir.size() > 1 && index_dir.back() == '/') index_dir.pop_back();
-  RemoveAbandonedIndexBuilds(index_dir);
-  const std::string building = index_dir + kBuildingSuffix + HostName() + "." +
-                               std::to_string(::getpid()) + "." +
-                               std::to_string(g_builds.fetch_add(1));
-  struct Building {
-    const std::string& path;
-    ~Building() {
-      try {
-        util::RemoveFlatDirectory(path);
-      } catch (const Error&) {
-      }
-    }
-  } cleanup{building};
-  if (!util::MakeDirectory(building, 0755, "create dataset")) {
-    util::ThrowErrno("create dataset", building, EEXIST);
-  }
-  index::EnvOptions env_options;
-  env_options.initial_map_size = options.initial_map_size;
-  {
-    std::unique_ptr<index::Env> env = index::Env::Open(building, env_options);
-    const index::Dbi info_db = env->OpenDb(index::kInfoDb, true);
-    for (const char* name : {index::kVideosDb, index::kChunksDb, index::kOrderDb}) {
-      env->OpenDb(name, true);
-    }
-    index::DatasetInfo info;
-    info.creator = "gulpdb " GULPDB_VERSION;
-    info.uuid = util::RandomUuid();
-    info.videos_per_chunk = options.videos_per_chunk;
-    info.bytes_per_chunk = options.bytes_per_chunk;
-    info.checksums = options.checksums;
-    info.codec = static_cast<uint8_t>(options.codec);
-    env->Update([&](index::Txn& txn) {
-      txn.Put(info_db, index::kDatasetInfoKey, index::EncodeDatasetInfo(info));
-    });
-  }  // closed before it moves
-  util::SyncDirectory(building);
-  engine::fault::Reached(engine::fault::Point::kIndexBuilt);
-  // Over a missing or empty directory only: another process's finished
-  // index (a concurrent create) wins and stays.
-  if (const int err = util::RenameOrErrno(building, index_dir); err != 0) {
-    if (err != ENOTEMPTY && err != EEXIST) {
-      util::ThrowErrno("create dataset: move index into place", index_dir, err);
-    }
-    if (engine::LocalDatasetExists(dir, options.index_dir)) {
-      throw InvalidArgumentError("create dataset " + dir + ": a gulpdb dataset is already there");
-    }
-    std::string names;
-    for (const std::string& name : util::ListDirectory(index_dir)) {
-      names += (names.empty() ? "" : ", ") + engine::PrintableBytes(name);
-    }
-    throw InvalidArgumentError("create dataset " + dir + ": the index directory " + index_dir +
-                               " holds files but no index (" + names +
-                               "); remove it, or choose another directory");
-  }
-  if (!util::TestBugEnabled("no-dir-sync-create")) util::SyncDirectory(util::ParentOf(index_dir));
-  // Kept until Open has shared it, so that the returned Dataset uses the
-  // environment opened with options.initial_map_size.
-  const std::shared_ptr<index::Env> env = AcquireEnv(index_dir, env_options);
-  OpenOptions open_options;
-  open_options.read_only = false;
-  open_options.index_dir = options.index_dir;
-  return OpenLocalDataset(dir, open_options);
+  return index_dir.empty() ? dir + "/" + kIndexDirName : index_dir;
 }
 
 index::DatasetInfo Dataset::Impl::AttachEnv(std::shared_ptr<index::Env> env_in) {
@@ -477,7 +210,7 @@ std::unique_ptr<Dataset> engine::OpenLocalDataset(const std::string& dir,
                                                   index::DatasetInfo* info_out) {
   if (!engine::LocalDatasetExists(dir, options.index_dir)) {
     throw NotFoundError("open dataset " + dir + ": no gulpdb index (" +
-                        IndexDir(dir, options.index_dir) +
+                        engine::IndexDirOf(dir, options.index_dir) +
                         ") found; create a dataset or import a GulpIO directory");
   }
   auto impl = std::make_shared<engine::DatasetImpl>(dir, options);
@@ -485,7 +218,7 @@ std::unique_ptr<Dataset> engine::OpenLocalDataset(const std::string& dir,
   env_options.read_only = options.read_only;
   // Before the index is opened: a journal left by a power cut (journal.h).
   std::optional<util::FileLock> recovery = engine::PrepareJournalRecovery(dir, impl->index_dir);
-  std::shared_ptr<index::Env> env = AcquireEnv(impl->index_dir, env_options);
+  std::shared_ptr<index::Env> env = engine::AcquireEnv(impl->index_dir, env_options);
   if (options.verify_index) {
     const index::IndexFileReport report = env->VerifyFile();
     if (!report.healthy()) {
@@ -577,15 +310,6 @@ uint32_t Dataset::FrameCount(std::string_view id) const {
                           ": no such video");
   }
   return *count;
-}
-
-JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
-  // One pread (or ranged GET) per run of adjacent frames: engine/core/chunk_reader.h.
-  return std::move(engine::ReadJpegRequests(*impl_, {engine::JpegRequest{id, &selection}}).front());
-}
-
-std::string Dataset::ReadH264Stream(std::string_view id) const {
-  return engine::ReadH264StreamOf(*impl_, id);
 }
 
 void Dataset::Impl::ScanOrderIds(uint64_t limit,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/core/chunk_file.h"
+#include "engine/core/chunk_file_cache.h"
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
 #include "engine/core/index_source.h"
@@ -29,23 +30,6 @@
 #include "util/thread_pool.h"
 
 namespace gulpdb {
-
-// Read-only chunk files kept open for reading, at most `capacity` at once,
-// least recently used closed first. Thread-safe.
-class ChunkFileCache {
- public:
-  explicit ChunkFileCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
-  std::shared_ptr<const engine::ChunkFile> Get(uint32_t chunk) const;
-  void Put(uint32_t chunk, std::shared_ptr<const engine::ChunkFile> file) const;
-  void Clear() const;
-
- private:
-  using Entry = std::pair<uint32_t, std::shared_ptr<const engine::ChunkFile>>;
-  size_t capacity_;
-  mutable std::mutex mutex_;
-  mutable std::list<Entry> lru_;  // most recent first
-  mutable std::unordered_map<uint32_t, std::list<Entry>::iterator> map_;
-};
 
 // The index handles (dir, env, videos, query, sealed, Seal, Unseal) are in
 // the base: what the query room sees of a dataset (engine/query/index_handles.h).
