@@ -47,10 +47,7 @@ struct ChunkState {
 class Checker {
  public:
   Checker(const Dataset& ds, const CheckOptions& options, CheckReport* report)
-      : ds_(ds),
-        remote_(engine::RemoteSourceOf(ds)),
-        options_(options),
-        report_(report) {}
+      : ds_(ds), remote_(engine::RemoteSourceOf(ds)), options_(options), report_(report) {}
 
   // One walk for every kind of index (engine/core/index_source.h): the
   // dataset's LMDB index, or a partitioned snapshot, every partition of

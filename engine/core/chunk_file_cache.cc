@@ -1,8 +1,8 @@
+#include "engine/core/chunk_file_cache.h"
+
 #include <memory>
 #include <mutex>
 #include <utility>
-
-#include "engine/core/chunk_file_cache.h"
 
 namespace gulpdb {
 

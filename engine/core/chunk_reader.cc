@@ -138,8 +138,7 @@ std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<JpegRequest>
     const std::string_view id = requests[i].id;
     std::optional<index::VideoRecord> record = snapshot->FindFrames(id, chunk_known);
     if (!record) {
-      throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir +
-                            ": no such video");
+      throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir + ": no such video");
     }
     plans[i].record = std::move(*record);
     const uint32_t chunk = plans[i].record.chunk;

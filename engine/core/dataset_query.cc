@@ -57,7 +57,8 @@ bool Dataset::DropMetaIndex(std::string_view key, std::chrono::milliseconds lock
 
 std::vector<std::string> Dataset::MetaIndexes() const {
   std::vector<std::string> names;
-  for (engine::MetaField& field : engine::SnapshotFields(*ReadSnapshot(*impl_, kQuery), impl_->dir)) {
+  for (engine::MetaField& field :
+       engine::SnapshotFields(*ReadSnapshot(*impl_, kQuery), impl_->dir)) {
     names.push_back(std::move(field.name));
   }
   return names;
@@ -65,7 +66,8 @@ std::vector<std::string> Dataset::MetaIndexes() const {
 
 std::vector<MetaIndexInfo> Dataset::MetaIndexDetails() const {
   std::vector<MetaIndexInfo> out;
-  for (engine::MetaField& field : engine::SnapshotFields(*ReadSnapshot(*impl_, kQuery), impl_->dir)) {
+  for (engine::MetaField& field :
+       engine::SnapshotFields(*ReadSnapshot(*impl_, kQuery), impl_->dir)) {
     out.push_back(MetaIndexInfo{std::move(field.name), field.form == index::MetaKeyForm::kOrdered});
   }
   return out;

@@ -4,8 +4,8 @@
 // files, then TurboJPEG into one buffer per request, frames decoded in
 // parallel on the dataset's pool.
 #include <atomic>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>

@@ -19,8 +19,7 @@ namespace gulpdb::engine {
 // that a later writer can share it). InvalidArgumentError when `opts` asks
 // for writing and this process has it open read-only; IoError for what
 // LMDB cannot open.
-std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
-                                       const index::EnvOptions& opts);
+std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir, const index::EnvOptions& opts);
 
 }  // namespace gulpdb::engine
 

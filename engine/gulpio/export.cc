@@ -95,8 +95,8 @@ class SnapshotReader {
           throw CorruptionError("export " + dataset_.dir() + ": the order table lists id '" +
                                 std::string(id) + "' that has no record");
         }
-        batch->push_back(Entry{std::string(id), std::move(video->frames),
-                               std::move(video->meta_data)});
+        batch->push_back(
+            Entry{std::string(id), std::move(video->frames), std::move(video->meta_data)});
         *resume = std::string(key) + '\0';  // the next key strictly after this one
         return true;
       });

@@ -4,8 +4,6 @@
 // generations, merges), written as files named by their SHA-256, and the
 // root, paged where a group would make it large. The reader is
 // partitioned_index.cc; the file format both read, partition_file.h.
-#include "engine/partition/partitions.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +16,7 @@
 
 #include "engine/core/dataset_view.h"
 #include "engine/partition/partition_file.h"
+#include "engine/partition/partitions.h"
 #include "engine/query/index_handles.h"
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"

@@ -5,8 +5,6 @@
 // (DirectoryFetch) and a root's paged groups listed (ExpandPartitionRoot).
 // The builder is partition_builder.cc; the file format both read,
 // partition_file.h.
-#include "engine/partition/partitions.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +17,7 @@
 
 #include "engine/core/dataset_view.h"
 #include "engine/partition/partition_file.h"
+#include "engine/partition/partitions.h"
 #include "engine/query/index_handles.h"
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
@@ -324,8 +323,7 @@ std::optional<index::VideoRecord> PartitionedIndex::FindFrames(
 }
 
 std::optional<index::VideoRecord> PartitionedIndex::Find(
-    std::string_view id, const std::function<void(uint32_t)>* chunk_known,
-    bool frames_only) const {
+    std::string_view id, const std::function<void(uint32_t)>* chunk_known, bool frames_only) const {
   const std::string where = "partitioned index " + name_;
   const auto decode = frames_only ? index::DecodeVideoFrames : index::DecodeVideoRecord;
   if (!clustered()) {

@@ -138,15 +138,16 @@ class Executor {
   std::optional<Matches> IdRange(const QueryPlan& p, size_t cap) {
     Matches out;
     bool over = false;
-    snapshot_.ScanVideoMeta(p.id_from, p.id_to, [&](std::string_view id, const index::VideoMetaView& v) {
-      if (out.size() >= cap) {
-        over = true;
-        return false;
-      }
-      ++run_->entries;
-      out.push_back(Match{v.chunk, v.seq, std::string(id), false});
-      return true;
-    });
+    snapshot_.ScanVideoMeta(p.id_from, p.id_to,
+                            [&](std::string_view id, const index::VideoMetaView& v) {
+                              if (out.size() >= cap) {
+                                over = true;
+                                return false;
+                              }
+                              ++run_->entries;
+                              out.push_back(Match{v.chunk, v.seq, std::string(id), false});
+                              return true;
+                            });
     if (over) return std::nullopt;
     SortUnique(&out);
     return out;

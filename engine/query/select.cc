@@ -1,6 +1,8 @@
 // The read side of engine/query/ (select.h): queries, the meta index and
 // split listings, and dropping a meta index, on a snapshot the storage core
 // hands in.
+#include "engine/query/select.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -13,7 +15,6 @@
 #include "engine/json/json_text.h"
 #include "engine/query/expr.h"
 #include "engine/query/index_handles.h"
-#include "engine/query/select.h"
 #include "engine/query/meta_value.h"
 #include "engine/query/query_exec.h"
 #include "engine/query/query_plan.h"
@@ -45,8 +46,8 @@ bool DropMetaIndexOf(const IndexHandles& ix, std::string_view key) {
 }
 
 std::optional<std::vector<MetaValueCount>> CountMetaValues(const QuerySource& snapshot,
-                                                          const std::string& dir,
-                                                          std::string_view key) {
+                                                           const std::string& dir,
+                                                           std::string_view key) {
   std::optional<MetaField> field;
   for (MetaField& f : SnapshotFields(snapshot, dir)) {
     if (f.name == key) field = std::move(f);
@@ -85,17 +86,18 @@ std::optional<std::vector<MetaValueCount>> CountMetaValues(const QuerySource& sn
   };
   std::vector<Group> groups;
   const std::string field_prefix = index::MetaFieldPrefix(field->number);
-  snapshot.ScanMeta(field_prefix, PrefixEnd(field_prefix), [&](std::string_view entry,
-                                                            std::string_view id) {
-    const std::string_view prefix = index::MetaEntryValuePrefix(entry);
-    if (groups.empty() || groups.back().prefix != prefix) {
-      groups.push_back(Group{std::string(prefix), 0, {}, index::MetaEntryHashed(entry, field->form)});
-    }
-    Group& g = groups.back();
-    ++g.count;
-    if (g.ids.empty() || g.hashed) g.ids.emplace_back(id);
-    return true;
-  });
+  snapshot.ScanMeta(
+      field_prefix, PrefixEnd(field_prefix), [&](std::string_view entry, std::string_view id) {
+        const std::string_view prefix = index::MetaEntryValuePrefix(entry);
+        if (groups.empty() || groups.back().prefix != prefix) {
+          groups.push_back(
+              Group{std::string(prefix), 0, {}, index::MetaEntryHashed(entry, field->form)});
+        }
+        Group& g = groups.back();
+        ++g.count;
+        if (g.ids.empty() || g.hashed) g.ids.emplace_back(id);
+        return true;
+      });
   std::vector<MetaValueCount> out;
   std::map<std::string, size_t> hashed;  // canonical form -> index in `out`
   for (Group& g : groups) {
@@ -142,8 +144,8 @@ std::vector<std::string> AbsentMetaKeys(const QuerySource& snapshot, const std::
       try {
         quoted.push_back(PythonJsonString(keys[i]));
       } catch (const InvalidArgumentError&) {
-        throw InvalidArgumentError("look up meta key '" + PrintableBytes(keys[i], 40) +
-                                   "' in " + dir + ": it is not valid UTF-8");
+        throw InvalidArgumentError("look up meta key '" + PrintableBytes(keys[i], 40) + "' in " +
+                                   dir + ": it is not valid UTF-8");
       }
     }
     size_t missing = scanned.size();
@@ -151,8 +153,8 @@ std::vector<std::string> AbsentMetaKeys(const QuerySource& snapshot, const std::
     std::string error;
     snapshot.ScanVideoMeta({}, {}, [&](std::string_view id, const index::VideoMetaView& video) {
       if (!FindFirstEntryValues(video.meta_data, quoted, &values, &error)) {
-        throw CorruptionError("look up meta keys in " + dir + ": meta of id '" +
-                              std::string(id) + "': " + error);
+        throw CorruptionError("look up meta keys in " + dir + ": meta of id '" + std::string(id) +
+                              "': " + error);
       }
       for (size_t j = 0; j < scanned.size(); ++j) {
         if (!seen[scanned[j]] && !values[j].empty()) {

@@ -29,8 +29,8 @@ std::vector<std::string> SelectIds(const QuerySource& snapshot, const std::strin
 // Dataset::CountMetaValues from the meta index of `key`; nullopt when it
 // has none.
 std::optional<std::vector<MetaValueCount>> CountMetaValues(const QuerySource& snapshot,
-                                                          const std::string& dir,
-                                                          std::string_view key);
+                                                           const std::string& dir,
+                                                           std::string_view key);
 
 // Dataset::AbsentMetaKeys: the keys no video's meta has.
 std::vector<std::string> AbsentMetaKeys(const QuerySource& snapshot, const std::string& dir,

@@ -13,4 +13,6 @@ std::shared_ptr<const IndexSource> SnapshotOf(const Dataset& dataset);
 }  // namespace engine
 }  // namespace gulpdb
 
-int main() { return gulpdb::engine::SnapshotOf(*static_cast<const gulpdb::Dataset*>(nullptr)) ? 1 : 0; }
+int main() {
+  return gulpdb::engine::SnapshotOf(*static_cast<const gulpdb::Dataset*>(nullptr)) ? 1 : 0;
+}
