@@ -255,8 +255,9 @@ class Checker {
       exhausted = true;
       {
         const std::shared_ptr<const engine::IndexSource> snapshot = engine::SnapshotOf(ds_);
+        const std::string from = resume;  // the walk moves `resume` on
         snapshot->ScanVideosChecked(
-            resume, {},
+            from, {},
             [&](std::string_view id, const index::VideoRecord& record) {
               if (batch.size() >= kBatch) {
                 exhausted = false;

@@ -149,7 +149,8 @@ void Dataset::Impl::ScanOrder(std::string_view from_key, std::string_view until_
     batch.clear();
     {
       const engine::ReadSnapshot snapshot(*this);
-      snapshot->ScanOrder(resume, until_key, [&](std::string_view key, std::string_view id) {
+      const std::string from = resume;  // the walk moves `resume` on
+      snapshot->ScanOrder(from, until_key, [&](std::string_view key, std::string_view id) {
         std::optional<index::VideoRecord> record = snapshot->FindVideo(id);
         if (!record) {
           throw CorruptionError("scan " + dir + ": the order table lists id '" + std::string(id) +

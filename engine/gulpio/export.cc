@@ -88,7 +88,8 @@ class SnapshotReader {
   bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) {
     const std::string end = index::OrderKey(n + 1, 0);
     return InSnapshot([&](const engine::IndexSource& snapshot) {
-      snapshot.ScanOrder(*resume, {}, [&](std::string_view key, std::string_view id) {
+      const std::string from = *resume;  // the walk moves `*resume` on
+      snapshot.ScanOrder(from, {}, [&](std::string_view key, std::string_view id) {
         if (!InChunk(n, key, end, batch->size())) return false;
         std::optional<index::VideoRecord> video = snapshot.FindVideo(id);
         if (!video) {
