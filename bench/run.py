@@ -33,7 +33,6 @@ import datetime
 import json
 import os
 import platform
-import random
 import subprocess
 import sys
 import time
@@ -44,7 +43,6 @@ import report  # noqa: E402  (bench/report.py, next to this file)
 from run_common import (  # noqa: E402
     ALL_BENCHMARKS,
     BASELINES,
-    CLIP_FRAMES,
     COCKATOO,
     HERE,
     PYTHON,
@@ -55,6 +53,7 @@ from run_common import (  # noqa: E402
     log,
     relative,
     rm,
+    write_clips,
 )
 from run_engine import EngineBenchmarks  # noqa: E402
 from run_h264 import H264Benchmarks  # noqa: E402
@@ -175,19 +174,7 @@ class Runner(EngineBenchmarks, PythonBenchmarks, RemoteBenchmarks, H264Benchmark
 
     def clips_file(self, manifest, count, seed, name):
         """Random clips of CLIP_FRAMES consecutive frames: uniform video, uniform start."""
-        videos = []
-        with open(manifest) as f:
-            for line in f:
-                video_id, frames = line.rstrip("\n").split("\t")
-                videos.append((video_id, int(frames)))
-        rng = random.Random(seed)
-        path = os.path.join(self.data, name)
-        with open(path, "w") as f:
-            for _ in range(count):
-                video_id, frames = videos[rng.randrange(len(videos))]
-                start = rng.randrange(frames - CLIP_FRAMES + 1)
-                f.write("%s\t%d\t%d\n" % (video_id, start, CLIP_FRAMES))
-        return path
+        return write_clips(manifest, count, seed, os.path.join(self.data, name))
 
     def figure(self, benchmark, name, unit, gulpdb, baseline=None, baseline_name=None,
                higher_is_better=True, target=None, note=None, gulpdb_name="gulpdb"):

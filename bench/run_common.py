@@ -105,6 +105,25 @@ REMOTE_CONNECTIONS = 16      # gulpdb's default GULPDB_S3_MAX_CONNECTIONS; the b
 REMOTE_LATENCY_MS = 20       # per GET, emulated by the S3 proxy: S3's first-byte latency is 10-50 ms
 
 
+def write_clips(manifest, count, seed, path):
+    """Random clips of CLIP_FRAMES consecutive frames (uniform video, uniform
+    start) of the videos a manifest ("id<TAB>frames" lines) lists, written to
+    `path` as "id<TAB>start<TAB>count" lines; returns `path`."""
+    import random
+    videos = []
+    with open(manifest) as f:
+        for line in f:
+            video_id, frames = line.rstrip("\n").split("\t")
+            videos.append((video_id, int(frames)))
+    rng = random.Random(seed)
+    with open(path, "w") as f:
+        for _ in range(count):
+            video_id, frames = videos[rng.randrange(len(videos))]
+            start = rng.randrange(frames - CLIP_FRAMES + 1)
+            f.write("%s\t%d\t%d\n" % (video_id, start, CLIP_FRAMES))
+    return path
+
+
 def log(message):
     stamp = time.strftime("%H:%M:%S")
     print("[bench %s] %s" % (stamp, message), file=sys.stderr, flush=True)

@@ -3,7 +3,8 @@
 // published dataset ("s3://...") or a local one whose index is on a network
 // file system to the remote room (engine/remote), and check an imported
 // dataset's GulpIO files against its index (engine/gulpio) before handing it
-// out. The rooms below never call up to here except through the public API.
+// out. The rooms below never call up to here (the link-level layering
+// probes, tests/CMakeLists.txt, fail the build if one does).
 #include "engine/open.h"
 
 #include "engine/core/dataset_view.h"
@@ -42,17 +43,7 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
     const std::string fs = engine::NetworkFileSystemName(IndexDirOf(dir, options.index_dir));
     if (!fs.empty()) return engine::OpenFromPublishedSnapshot(dir, options, fs);
   }
-  index::DatasetInfo info;
-  std::unique_ptr<Dataset> dataset = engine::OpenLocalDataset(dir, options, &info);
-  // Only imported datasets record stamps; the others pay nothing here (no
-  // stat of any chunk file).
-  if (check_sources && info.source_stamps) {
-    const engine::SourceReport sources = engine::CheckSources(*dataset);
-    if (!sources.changes.empty()) {
-      throw StaleIndexError(engine::SourceChangesMessage(*dataset, sources.changes));
-    }
-  }
-  return dataset;
+  return engine::OpenLocalChecked(dir, options, check_sources);
 }
 
 // Here, not in the core that implements it: a merge opens its output and

@@ -328,6 +328,93 @@ BOOST_AUTO_TEST_CASE(named_splits_are_read_through_partitions) {
   BOOST_CHECK_EQUAL(s1.dataset->ReadJpegs(ids[1]).size(), 4u);
 }
 
+// The same check, the same value counts and the same export for the local
+// dataset and its partitioned snapshot over the same files: one code path
+// (engine/core/index_source.h) serves both indexes, so both find the same
+// things, and the same damage.
+BOOST_AUTO_TEST_CASE(check_counts_and_export_give_the_same_answers_on_both_indexes) {
+  TempDir tmp;
+  auto local = MakeDataset(tmp / "d");
+  const std::vector<std::string> ids = local->Ids();
+  {
+    auto w = local->NewWriter();
+    w->SetSplit("val", {ids[9], ids[2], ids[700]});
+    w->Commit();
+  }
+  const BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
+  Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+  const std::vector<const Dataset*> both = {local.get(), s.dataset.get()};
+
+  // Value counts from the meta index, and none for a key without one.
+  const std::optional<std::vector<MetaValueCount>> counts = local->CountMetaValues("label");
+  BOOST_REQUIRE(counts.has_value());
+  BOOST_REQUIRE_EQUAL(counts->size(), 10u);
+  for (const MetaValueCount& c : *counts) BOOST_CHECK_EQUAL(c.count, 150u);
+  for (const Dataset* ds : both) {
+    const std::optional<std::vector<MetaValueCount>> got = ds->CountMetaValues("label");
+    BOOST_REQUIRE(got.has_value());
+    BOOST_REQUIRE_EQUAL(got->size(), counts->size());
+    for (size_t i = 0; i < got->size(); ++i) {
+      BOOST_CHECK_EQUAL((*got)[i].value, (*counts)[i].value);
+      BOOST_CHECK_EQUAL((*got)[i].count, (*counts)[i].count);
+    }
+    BOOST_CHECK(!ds->CountMetaValues("n").has_value());
+    BOOST_CHECK(ds->Split("val") == (std::vector<std::string>{ids[9], ids[2], ids[700]}));
+    std::vector<std::string> want;  // label = n % 10, in insertion order
+    for (uint64_t n = 4; n < 100; n += 10) want.push_back(HashedId(n));
+    BOOST_CHECK(ds->Select("label = 4 and n < 100") == want);
+  }
+
+  // Check, deep: a sound dataset, the same counts.
+  CheckOptions deep;
+  deep.deep = true;
+  for (const Dataset* ds : both) {
+    const CheckReport report = engine::CheckOpenDataset(const_cast<Dataset&>(*ds), deep);
+    for (const CheckProblem& p : report.problems) BOOST_ERROR(p.where << ": " << p.what);
+    BOOST_CHECK_EQUAL(report.videos, ids.size());
+    BOOST_CHECK_EQUAL(report.frames, 4 * ids.size());
+    BOOST_CHECK_EQUAL(report.chunks, local->Chunks().size());
+  }
+
+  // Export: the same .gmeta files, byte for byte.
+  std::vector<std::string> exported;
+  for (size_t k = 0; k < both.size(); ++k) {
+    const std::string out = tmp / ("export" + std::to_string(k));
+    fs::create_directories(out);
+    const ExportReport report = ExportGmeta(*both[k], out);
+    BOOST_CHECK_EQUAL(report.videos, ids.size());
+    std::string all;
+    for (const auto& entry : fs::directory_iterator(out)) {
+      if (entry.path().extension() == ".gmeta") {
+        all += entry.path().filename().string() + "\n" + test::ReadFile(entry.path().string());
+      }
+    }
+    BOOST_CHECK(!all.empty());
+    exported.push_back(all);
+  }
+  BOOST_CHECK(exported[0] == exported[1]);
+
+  // A damaged frame: the same one problem on both, naming the video.
+  const VideoInfo video = local->Get(ids[321]);
+  std::string chunk_path;
+  for (const ChunkInfo& c : local->Chunks()) {
+    if (c.number == video.chunk) chunk_path = tmp / "d/" + c.file_name;
+  }
+  BOOST_REQUIRE(!chunk_path.empty());
+  std::string bytes = test::ReadFile(chunk_path);
+  const size_t at = video.frames[2].offset + 12;
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x20);
+  test::WriteFile(chunk_path, bytes);
+  for (const Dataset* ds : both) {
+    const CheckReport report = engine::CheckOpenDataset(const_cast<Dataset&>(*ds), deep);
+    BOOST_REQUIRE_EQUAL(report.problems.size(), 1u);
+    BOOST_CHECK(test::Contains(report.problems[0].where, ids[321]));
+    BOOST_CHECK(test::Contains(report.problems[0].where, "frame 2"));
+    BOOST_CHECK(test::Contains(report.problems[0].what, "CRC-32C"));
+    BOOST_CHECK_THROW(ds->ReadJpegs(ids[321]), CorruptionError);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(reads_match_after_an_append_and_a_removal_rebuilt_as_deltas) {
   TempDir tmp;
   auto local = MakeDataset(tmp / "d");

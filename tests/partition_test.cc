@@ -9,6 +9,7 @@
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -225,18 +226,22 @@ BOOST_AUTO_TEST_CASE(a_read_learns_the_chunk_before_the_order_partition_is_fetch
   };
   PartitionedIndex reader(built.root, logging, "parts");
   uint32_t told = 0;
-  const std::optional<index::VideoRecord> record =
-      reader.FindVideoToRead(HashedId(1234), [&](uint32_t chunk) {
-        told = chunk;
-        log.emplace_back("chunk known");
-      });
+  const std::function<void(uint32_t)> known = [&](uint32_t chunk) {
+    told = chunk;
+    log.emplace_back("chunk known");
+  };
+  const std::optional<index::VideoRecord> record = reader.FindFrames(HashedId(1234), &known);
   BOOST_REQUIRE(record.has_value());
   BOOST_CHECK_EQUAL(told, record->chunk);
+  // Frames only: the read path copies no meta.
+  BOOST_CHECK(record->meta_data.empty());
+  BOOST_CHECK(!reader.FindVideo(HashedId(1234))->meta_data.empty());
   const std::vector<std::string> want = {"videos", "chunk known", "order"};
   BOOST_CHECK_EQUAL_COLLECTIONS(log.begin(), log.end(), want.begin(), want.end());
   // A video that is not there: never called.
   bool called = false;
-  BOOST_CHECK(!reader.FindVideoToRead("no such id", [&](uint32_t) { called = true; }).has_value());
+  const std::function<void(uint32_t)> never = [&](uint32_t) { called = true; };
+  BOOST_CHECK(!reader.FindFrames("no such id", &never).has_value());
   BOOST_CHECK(!called);
 }
 

@@ -19,7 +19,6 @@
 #include "engine/core/dataset_view.h"
 #include "engine/partition/partitions.h"
 #include "engine/query/expr.h"
-#include "engine/query/index_reader.h"
 #include "engine/query/meta_value.h"
 #include "engine/query/query_exec.h"
 #include "engine/query/value_order.h"
@@ -152,8 +151,7 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
 }
 
 engine::QueryRun Run(const Dataset& ds, std::string_view expression) {
-  engine::IndexReader reader(engine::IndexOf(ds));
-  return engine::RunQuery(reader, engine::ParseQueryExpr(expression));
+  return engine::RunQuery(*engine::SnapshotOf(ds), ds.dir(), engine::ParseQueryExpr(expression));
 }
 
 BOOST_AUTO_TEST_SUITE(query_lang_test)

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "engine/core/buffer_pool.h"
+#include "engine/core/lmdb_snapshot.h"
 #include "gulpdb/error.h"
 #include "util/crc32c.h"
 
@@ -109,145 +111,156 @@ std::vector<uint32_t> PacketsToDecode(const index::VideoRecord& record,
 
 enum class ReadKind { kJpeg, kDecode, kStream };
 
+// 1. Lookup: every request's frames record, from one snapshot of the index,
+// and where its chunk is read from (the local chunk file, through the
+// dataset's cache, or the chunk source's object, checked against the
+// snapshot's chunk record on first use).
+std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<JpegRequest>& requests,
+                         const ChunkSource* remote) {
+  std::vector<Plan> plans(requests.size());
+  const ReadSnapshot snapshot(impl);
+  // A snapshot other threads may use lets a chunk source fetch the chunk's
+  // object and record while the video's record is on its way (a fresh
+  // node: one round trip instead of two more).
+  const std::shared_ptr<const IndexSource> shared = snapshot.shared();
+  const std::function<void(uint32_t)> prefetch = [&](uint32_t chunk) {
+    remote->PrefetchChunk(chunk, [shared, chunk] { shared->Chunk(chunk); });
+  };
+  const std::function<void(uint32_t)>* chunk_known =
+      remote != nullptr && shared != nullptr ? &prefetch : nullptr;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::string_view id = requests[i].id;
+    std::optional<index::VideoRecord> record = snapshot->FindFrames(id, chunk_known);
+    if (!record) {
+      throw IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir + ": no such video");
+    }
+    plans[i].record = std::move(*record);
+    const uint32_t chunk = plans[i].record.chunk;
+    const auto chunk_record = [&] { return impl.ChunkOf(*snapshot, chunk); };
+    if (remote == nullptr) {
+      plans[i].file = impl.ChunkForRead(chunk, chunk_record);
+    } else {
+      plans[i].object = remote->VerifiedChunk(chunk, id, impl.dir, chunk_record);
+    }
+  }
+  return plans;
+}
+
+// 2. Layout: the frames (or packets) request `i` reads, grouped into runs
+// adjacent in the chunk, and the buffer they are read into. A remote run
+// past the chunk's committed length is a CorruptionError.
+char* LayOut(const DatasetImpl& impl, const JpegRequest& request, ReadKind kind, Plan& plan,
+             JpegFrames& frames, StoredPackets* packets) {
+  const std::string_view id = request.id;
+  std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
+  std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
+  indices = request.selection->Resolve(static_cast<uint32_t>(plan.record.frames.size()), id);
+  if (kind != ReadKind::kJpeg) {
+    if (!plan.record.h264 || plan.record.keyframes.empty()) {
+      throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir +
+                            ": the record is not an H.264 video's (no keyframes or decoder "
+                            "parameters) in an h264 dataset");
+    }
+    std::vector<uint32_t>& selected = packets->selected;
+    selected = std::move(indices);
+    if (kind == ReadKind::kDecode) {
+      indices = PacketsToDecode(plan.record, selected);
+    } else {
+      indices.resize(plan.record.frames.size());
+      for (uint32_t k = 0; k < indices.size(); ++k) indices[k] = k;
+    }
+  }
+  size_t total = 0;
+  spans.reserve(indices.size());
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const FrameInfo& f = plan.record.frames[indices[k]];
+    if (plan.runs.empty() || plan.runs.back().offset + plan.runs.back().size != f.offset) {
+      plan.runs.push_back(Run{f.offset, 0, total, k, k});
+    }
+    spans.emplace_back(total, f.jpeg_size());
+    plan.runs.back().size += f.length;
+    plan.runs.back().end = k + 1;
+    total += f.length;
+  }
+  if (plan.object) {
+    for (const Run& run : plan.runs) {
+      if (run.offset + run.size > plan.object->committed_length) {
+        throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir + ": bytes " +
+                              std::to_string(run.offset) + ".." +
+                              std::to_string(run.offset + run.size) + " of " + Where(impl, plan) +
+                              " lie past its committed length " +
+                              std::to_string(plan.object->committed_length));
+      }
+    }
+  }
+  char* buffer = DatasetAccess::AllocateBuffer(frames, total);
+  if (buffer == nullptr) throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
+  return buffer;
+}
+
+// 3 and 4. Fetch and verify, from the chunk files: one pread per run, each
+// checked (when `verify`) as soon as it is read, while its bytes are in
+// cache. `selected(i)`: the frames asked for of request i (for messages).
+void FetchLocal(const DatasetImpl& impl, const std::vector<JpegRequest>& requests,
+                const std::vector<Plan>& plans, const std::vector<char*>& buffers,
+                std::vector<JpegFrames>& out, bool verify,
+                const std::function<const std::vector<uint32_t>*(size_t)>& selected) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    for (const Run& run : plans[i].runs) {
+      plans[i].file->ReadAt(run.offset, buffers[i] + run.buffer_pos, run.size);
+      if (verify) {
+        CheckFrames(impl, requests[i].id, plans[i], out[i], run.first, run.end, selected(i));
+      }
+    }
+  }
+}
+
+// 3 and 4. Fetch and verify, from a chunk source: every run of every
+// request in one call (ranges read concurrently), then every frame checked
+// (bytes that crossed a network always are).
+void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
+                     const std::vector<JpegRequest>& requests, const std::vector<Plan>& plans,
+                     const std::vector<char*>& buffers, std::vector<JpegFrames>& out,
+                     const std::function<const std::vector<uint32_t>*(size_t)>& selected) {
+  std::vector<ChunkSource::Range> ranges;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    for (const Run& run : plans[i].runs) {
+      ranges.push_back(ChunkSource::Range{plans[i].object->key, run.offset, run.size,
+                                          buffers[i] + run.buffer_pos});
+    }
+  }
+  const std::string what =
+      requests.size() == 1 ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
+                           : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
+  source.Read(ranges, what);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    CheckFrames(impl, requests[i].id, plans[i], out[i], 0, out[i].size(), selected(i));
+  }
+}
+
 std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
                                    const std::vector<JpegRequest>& requests, ReadKind kind,
                                    Verify verify_mode, std::vector<StoredPackets>* packets) {
   const ChunkSource* remote =
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
-  // Bytes that crossed a network, and a stream handed out whole, are always
-  // checked; local reads unless the dataset was opened without checks.
-  const bool verify = remote != nullptr || kind == ReadKind::kStream ||
-                      verify_mode == Verify::kAlways || impl.options.verify_checksums;
-  std::vector<Plan> plans(requests.size());
-  {
-    // One snapshot: a read transaction of the LMDB index, or the index source.
-    const IndexSource* source = impl.index_source.get();
-    std::optional<index::Txn> txn;
-    if (source == nullptr) txn.emplace(impl.env->BeginRead());
-    auto chunk_record = [&](uint32_t chunk) {
-      return source != nullptr ? impl.SourceChunk(chunk) : impl.GetChunk(*txn, chunk);
-    };
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const std::string_view id = requests[i].id;
-      auto missing = [&] {
-        return IdNotFoundError("read id '" + std::string(id) + "' in " + impl.dir +
-                               ": no such video");
-      };
-      if (source != nullptr) {
-        // The chunk's object and record are fetched while the video's record
-        // is (a fresh node: one round trip instead of two more).
-        const auto prefetch = [&](uint32_t chunk) {
-          if (remote == nullptr) return;
-          std::shared_ptr<const IndexSource> keep = impl.index_source;
-          remote->PrefetchChunk(chunk, [keep, chunk] { keep->Chunk(chunk); });
-        };
-        std::optional<index::VideoRecord> record = source->FindVideoToRead(id, prefetch);
-        if (!record) throw missing();
-        plans[i].record = std::move(*record);
-      } else {
-        // Frames only: the read path has no use for the meta text.
-        std::string_view bytes;
-        if (!txn->Get(impl.videos, id, &bytes)) throw missing();
-        plans[i].record =
-            index::DecodeVideoFrames(impl.Unseal(id, bytes, DatasetImpl::RecordKind::kVideo), id);
-      }
-      const uint32_t chunk = plans[i].record.chunk;
-      if (remote == nullptr) {
-        plans[i].file = impl.ChunkForRead(chunk, [&] { return chunk_record(chunk); });
-      } else {
-        // The manifest's object for the chunk, checked against the
-        // snapshot's chunk record on first use.
-        plans[i].object =
-            remote->VerifiedChunk(chunk, id, impl.dir, [&] { return chunk_record(chunk); });
-      }
-    }
-  }
-
+  std::vector<Plan> plans = LookUp(impl, requests, remote);
   std::vector<JpegFrames> out(requests.size());
   std::vector<char*> buffers(requests.size());
-  size_t run_count = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
-    const std::string_view id = requests[i].id;
-    Plan& plan = plans[i];
-    JpegFrames& frames = out[i];
-    std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
-    std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
-    indices = requests[i].selection->Resolve(static_cast<uint32_t>(plan.record.frames.size()), id);
-    if (kind != ReadKind::kJpeg) {
-      if (!plan.record.h264 || plan.record.keyframes.empty()) {
-        throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir +
-                              ": the record is not an H.264 video's (no keyframes or decoder "
-                              "parameters) in an h264 dataset");
-      }
-      std::vector<uint32_t>& selected = (*packets)[i].selected;
-      selected = std::move(indices);
-      if (kind == ReadKind::kDecode) {
-        indices = PacketsToDecode(plan.record, selected);
-      } else {
-        indices.resize(plan.record.frames.size());
-        for (uint32_t k = 0; k < indices.size(); ++k) indices[k] = k;
-      }
-    }
-    // Group the selected frames into runs that are adjacent in the chunk.
-    size_t total = 0;
-    spans.reserve(indices.size());
-    for (size_t k = 0; k < indices.size(); ++k) {
-      const FrameInfo& f = plan.record.frames[indices[k]];
-      if (plan.runs.empty() || plan.runs.back().offset + plan.runs.back().size != f.offset) {
-        plan.runs.push_back(Run{f.offset, 0, total, k, k});
-      }
-      spans.emplace_back(total, f.jpeg_size());
-      plan.runs.back().size += f.length;
-      plan.runs.back().end = k + 1;
-      total += f.length;
-    }
-    if (plan.object) {
-      for (const Run& run : plan.runs) {
-        if (run.offset + run.size > plan.object->committed_length) {
-          throw CorruptionError("read id '" + std::string(id) + "' in " + impl.dir + ": bytes " +
-                                std::to_string(run.offset) + ".." +
-                                std::to_string(run.offset + run.size) + " of " + Where(impl, plan) +
-                                " lie past its committed length " +
-                                std::to_string(plan.object->committed_length));
-        }
-      }
-    }
-    buffers[i] = DatasetAccess::AllocateBuffer(frames, total);
-    if (buffers[i] == nullptr) {
-      throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
-    }
-    run_count += plan.runs.size();
+    buffers[i] = LayOut(impl, requests[i], kind, plans[i], out[i],
+                        packets != nullptr ? &(*packets)[i] : nullptr);
   }
-
-  // The frames asked for of an H.264 decoded read (for messages).
-  const auto selected = [&](size_t i) {
+  const auto selected = [&](size_t i) -> const std::vector<uint32_t>* {
     return kind == ReadKind::kDecode ? &(*packets)[i].selected : nullptr;
   };
   if (remote == nullptr) {
-    // Each run is checked as soon as it is read, while its bytes are in cache.
-    for (size_t i = 0; i < requests.size(); ++i) {
-      for (const Run& run : plans[i].runs) {
-        plans[i].file->ReadAt(run.offset, buffers[i] + run.buffer_pos, run.size);
-        if (verify)
-          CheckFrames(impl, requests[i].id, plans[i], out[i], run.first, run.end, selected(i));
-      }
-    }
+    // A stream handed out whole is always checked; other local reads unless
+    // the dataset was opened without checks.
+    const bool verify = kind == ReadKind::kStream || verify_mode == Verify::kAlways ||
+                        impl.options.verify_checksums;
+    FetchLocal(impl, requests, plans, buffers, out, verify, selected);
   } else {
-    std::vector<ChunkSource::Range> ranges;
-    ranges.reserve(run_count);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      for (const Run& run : plans[i].runs) {
-        ranges.push_back(ChunkSource::Range{plans[i].object->key, run.offset, run.size,
-                                            buffers[i] + run.buffer_pos});
-      }
-    }
-    const std::string what =
-        requests.size() == 1 ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
-                             : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
-    remote->Read(ranges, what);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      CheckFrames(impl, requests[i].id, plans[i], out[i], 0, out[i].size(), selected(i));
-    }
+    FetchFromSource(impl, *remote, requests, plans, buffers, out, selected);
   }
   if (packets != nullptr) {
     for (size_t i = 0; i < requests.size(); ++i) (*packets)[i].record = std::move(plans[i].record);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/core/chunk_file.h"
+#include "engine/core/chunk_file_cache.h"
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
 #include "engine/core/index_source.h"
@@ -29,23 +30,6 @@
 #include "util/thread_pool.h"
 
 namespace gulpdb {
-
-// Read-only chunk files kept open for reading, at most `capacity` at once,
-// least recently used closed first. Thread-safe.
-class ChunkFileCache {
- public:
-  explicit ChunkFileCache(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
-  std::shared_ptr<const engine::ChunkFile> Get(uint32_t chunk) const;
-  void Put(uint32_t chunk, std::shared_ptr<const engine::ChunkFile> file) const;
-  void Clear() const;
-
- private:
-  using Entry = std::pair<uint32_t, std::shared_ptr<const engine::ChunkFile>>;
-  size_t capacity_;
-  mutable std::mutex mutex_;
-  mutable std::list<Entry> lru_;  // most recent first
-  mutable std::unordered_map<uint32_t, std::list<Entry>::iterator> map_;
-};
 
 // The index handles (dir, env, videos, query, sealed, Seal, Unseal) are in
 // the base: what the query room sees of a dataset (engine/query/index_handles.h).
@@ -64,8 +48,9 @@ struct Dataset::Impl : engine::IndexHandles {
   std::shared_ptr<const engine::ChunkSource> remote;
 
   // Set for a dataset opened on an index source (OpenOnIndexSource: a
-  // partitioned snapshot): every read of the index goes through it, and
-  // `env` is null. Each read operation branches on it once.
+  // partitioned snapshot), and `env` is then null. Nothing reads it but
+  // ReadSnapshot (lmdb_snapshot.h), which every read takes: the one place
+  // where the two kinds of index differ.
   std::shared_ptr<const engine::IndexSource> index_source;
 
   // The pool that decodes frames, started on first use.
@@ -101,16 +86,16 @@ struct Dataset::Impl : engine::IndexHandles {
   // The same, with the chunk's record from `record` (called on a cache miss).
   std::shared_ptr<const engine::ChunkFile> ChunkForRead(
       uint32_t chunk, const std::function<index::ChunkRecord()>& record) const;
-  // The record of `chunk` from the index source; CorruptionError as GetChunk
-  // when it has none.
-  index::ChunkRecord SourceChunk(uint32_t chunk) const;
+  // The record of `chunk` in `snapshot`; CorruptionError as GetChunk when
+  // it has none.
+  index::ChunkRecord ChunkOf(const engine::IndexSource& snapshot, uint32_t chunk) const;
   VideoInfo ToVideoInfo(std::string_view id, index::VideoRecord&& record) const;
   void ScanOrder(std::string_view from_key, std::string_view until_key,
                  const std::function<bool(const VideoInfo&)>& fn) const;
   // The ids of positions [0, limit) of the order table in order, from one
-  // snapshot (one read transaction, or the index source's ScanOrder, read
-  // ahead: engine/core/order_scan.h), until `fn` returns false. The view
-  // passed to `fn` is valid only during the call.
+  // snapshot (read ahead where the index fetches: engine/core/
+  // order_scan.h), until `fn` returns false. The view passed to `fn` is
+  // valid only during the call.
   void ScanOrderIds(uint64_t limit, const std::function<bool(std::string_view id)>& fn) const;
 
   // Where each chunk's videos start in the order table of one snapshot

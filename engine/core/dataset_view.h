@@ -229,6 +229,12 @@ std::unique_ptr<Dataset> OpenOnIndexSource(const std::string& name, const OpenOp
 // The index source `dataset` reads through; null for a dataset with an
 // LMDB index.
 const IndexSource* IndexSourceOf(const Dataset& dataset);
+// A snapshot of `dataset`'s index for one operation (index_source.h), for
+// the rooms above the core: a new LMDB read transaction (which belongs to
+// the calling thread and ends when the last owner drops it: keep it no
+// longer than the operation), or the dataset's partitioned snapshot. Valid
+// while the dataset is.
+std::shared_ptr<const IndexSource> SnapshotOf(const Dataset& dataset);
 
 // How the core opens the datasets a merge names (its output and shards): as
 // Dataset::Exists and Dataset::Open do, which live above the core (the front

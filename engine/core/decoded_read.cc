@@ -1,7 +1,11 @@
-// Decoded reads: JPEG bytes from the chunk files, then TurboJPEG into one
-// buffer per request, frames decoded in parallel on the dataset's pool.
+// The read API of Dataset (gulpdb/dataset.h): stored bytes (ReadJpegs,
+// ReadJpegBatch, ReadH264Stream) through the chunk reader
+// (engine/core/chunk_reader.h), and decoded reads: JPEG bytes from the chunk
+// files, then TurboJPEG into one buffer per request, frames decoded in
+// parallel on the dataset's pool.
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -15,6 +19,23 @@
 #include "gulpdb/error.h"
 
 namespace gulpdb {
+
+void JpegFrames::Free::operator()(char* p) const {
+  if (p == nullptr) return;
+  uint8_t* block = reinterpret_cast<uint8_t*>(p) - engine::kJpegBufferHeader;
+  size_t capacity = 0;
+  std::memcpy(&capacity, block, sizeof(capacity));
+  engine::BufferPool::Get().Give(block, capacity);
+}
+
+JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
+  // One pread (or ranged GET) per run of adjacent frames: engine/core/chunk_reader.h.
+  return std::move(engine::ReadJpegRequests(*impl_, {engine::JpegRequest{id, &selection}}).front());
+}
+
+std::string Dataset::ReadH264Stream(std::string_view id) const {
+  return engine::ReadH264StreamOf(*impl_, id);
+}
 
 void DecodedFrames::Free::operator()(uint8_t* p) const {
   engine::BufferPool::Get().Give(p, capacity);

@@ -79,9 +79,10 @@ void ScanOrderIds(const IndexSource& source, uint64_t limit,
                   const std::function<bool(std::string_view id)>& fn) {
   limit = std::min(limit, source.OrderCount());
   if (limit == 0) return;
-  std::vector<uint64_t> starts = source.OrderBoundaries();
+  std::vector<uint64_t> starts;
+  if (source.ReadsAhead()) starts = source.OrderBoundaries();
   starts.erase(std::lower_bound(starts.begin(), starts.end(), limit), starts.end());
-  if (starts.size() <= 1) {  // one block: nothing to overlap
+  if (starts.size() <= 1) {  // one block, or an index in memory: nothing to overlap
     uint64_t position = 0;
     source.ScanOrder({}, {}, [&](std::string_view, std::string_view id) {
       return fn(id) && ++position < limit;

@@ -1,6 +1,6 @@
-// Walking the order table of an index source from its start: what
-// Dataset::Ids and Dataset::IdsDigest read on a dataset opened on one (a
-// partitioned snapshot). Such a snapshot fetches an order partition when a
+// Walking the order table of an index snapshot from its start: what
+// Dataset::Ids and Dataset::IdsDigest read. A snapshot that reads ahead
+// (IndexSource::ReadsAhead: a partitioned one) fetches an order partition when a
 // scan first reaches it, one round trip after another; ScanOrderIds fetches
 // the blocks ahead of the scan (IndexSource::OrderBoundaries, each by
 // OrderAt of its first position) a window of blocks at a time on threads of
@@ -12,7 +12,8 @@
 // the scan reaches its block. A process out of threads scans without
 // reading ahead.
 //
-// Thread safety: as the IndexSource's (any number of threads).
+// Thread safety: as the IndexSource's; one that reads ahead is used from
+// threads of the scan's own.
 #ifndef GULPDB_ENGINE_CORE_ORDER_SCAN_H_
 #define GULPDB_ENGINE_CORE_ORDER_SCAN_H_
 

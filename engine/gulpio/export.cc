@@ -54,165 +54,102 @@ struct Entry {
   std::string meta_data;
 };
 
-// What an export reads: the chunk list, each chunk's videos in order, and
-// the splits, all of one snapshot. Each call returns false when the
-// snapshot changed since the first (a writer committed in between).
-class SnapshotReader {
- public:
-  virtual ~SnapshotReader() = default;
-  // The chunks, and the number of videos.
-  virtual bool Chunks(std::vector<std::pair<uint32_t, index::ChunkRecord>>* chunks,
-                      uint64_t* videos) = 0;
-  // Up to kExportBatch videos of chunk `n` from order key `*resume` on,
-  // advancing `*resume` past the last one.
-  virtual bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) = 0;
-  // The splits, without the videos of chunks in `left_out`.
-  virtual bool Splits(const std::set<uint32_t>& left_out, engine::NamedSplits* splits) = 0;
-};
-
 // Whether a batch of chunk `n` (whose order keys end before `end`) goes on
 // to order key `key`.
 bool InChunk(uint32_t n, std::string_view key, std::string_view end, size_t batch_size) {
   return (n == UINT32_MAX || key < end) && batch_size < kExportBatch;
 }
 
-Entry EntryOf(const Dataset& dataset, std::string_view id,
-              std::optional<index::VideoRecord> video) {
-  if (!video) {
-    throw CorruptionError("export " + dataset.dir() + ": the order table lists id '" +
-                          std::string(id) + "' that has no record");
-  }
-  return Entry{std::string(id), std::move(video->frames), std::move(video->meta_data)};
-}
-
-// A local dataset's LMDB index, read in batches of short transactions
-// (the file comment says why).
-class LmdbSnapshotReader : public SnapshotReader {
+// What an export reads: the chunk list, each chunk's videos in order, and
+// the splits, all of one snapshot of the index (engine/core/index_source.h:
+// the LMDB index, or a partitioned snapshot, which never changes), read in
+// batches of short snapshots unless `one_transaction` (the file comment
+// says why). Each call returns false when the snapshot changed since the
+// first (a writer committed in between).
+class SnapshotReader {
  public:
-  LmdbSnapshotReader(const Dataset& dataset, bool one_transaction) : dataset_(dataset) {
-    const engine::IndexHandles& handles = engine::IndexOf(dataset);
-    handles.query.Refresh(*handles.env);  // the split databases, before any transaction begins
-    query_dbs_ = handles.query.Load();
-    if (one_transaction) held_.emplace(dataset);
+  SnapshotReader(const Dataset& dataset, bool one_transaction) : dataset_(dataset) {
+    if (one_transaction) held_ = engine::SnapshotOf(dataset);
   }
 
-  bool Chunks(std::vector<std::pair<uint32_t, index::ChunkRecord>>* chunks,
-              uint64_t* videos) override {
-    return InSnapshot([&](const engine::IndexTxn& txn) {
-      for (engine::IndexTxn::ChunkCursor c = txn.Chunks(); c.Valid(); c.Next()) {
-        chunks->emplace_back(c.number(), c.record());
-      }
-      *videos = txn.OrderCount();
+  // The chunks, and the number of videos.
+  bool Chunks(std::vector<std::pair<uint32_t, index::ChunkRecord>>* chunks, uint64_t* videos) {
+    return InSnapshot([&](const engine::IndexSource& snapshot) {
+      snapshot.ScanChunks([&](uint32_t n, const index::ChunkRecord& record) {
+        chunks->emplace_back(n, record);
+        return true;
+      });
+      *videos = snapshot.OrderCount();
     });
   }
 
-  bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) override {
+  // Up to kExportBatch videos of chunk `n` from order key `*resume` on,
+  // advancing `*resume` past the last one.
+  bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) {
     const std::string end = index::OrderKey(n + 1, 0);
-    return InSnapshot([&](const engine::IndexTxn& txn) {
-      for (engine::IndexTxn::OrderCursor cursor = txn.Order(*resume);
-           cursor.Valid() && InChunk(n, cursor.key(), end, batch->size()); cursor.Next()) {
-        batch->push_back(EntryOf(dataset_, cursor.id(), txn.FindVideo(cursor.id())));
-        *resume = std::string(cursor.key()) + '\0';  // the next key strictly after this one
-      }
+    return InSnapshot([&](const engine::IndexSource& snapshot) {
+      const std::string from = *resume;  // the walk moves `*resume` on
+      snapshot.ScanOrder(from, {}, [&](std::string_view key, std::string_view id) {
+        if (!InChunk(n, key, end, batch->size())) return false;
+        std::optional<index::VideoRecord> video = snapshot.FindVideo(id);
+        if (!video) {
+          throw CorruptionError("export " + dataset_.dir() + ": the order table lists id '" +
+                                std::string(id) + "' that has no record");
+        }
+        batch->push_back(
+            Entry{std::string(id), std::move(video->frames), std::move(video->meta_data)});
+        *resume = std::string(key) + '\0';  // the next key strictly after this one
+        return true;
+      });
     });
   }
 
-  bool Splits(const std::set<uint32_t>& left_out, engine::NamedSplits* splits) override {
-    return InSnapshot([&](const engine::IndexTxn& txn) {
-      *splits = txn.AllSplits(query_dbs_);
-      if (left_out.empty()) return;
-      // Only the videos the .gmeta files describe: an import of the
-      // directory refuses a split naming a video it does not have.
-      for (auto& split : *splits) {
-        std::vector<std::string>& ids = split.second;
+  // The splits, without the videos of chunks in `left_out`: an import of
+  // the directory refuses a split naming a video it does not have. A
+  // snapshot that left the dataset's splits out is an error saying so,
+  // never an export that silently lacks them.
+  bool Splits(const std::set<uint32_t>& left_out, engine::NamedSplits* splits) {
+    return InSnapshot([&](const engine::IndexSource& snapshot) {
+      for (const auto& [name, header] :
+           engine::SnapshotSplitHeaders(snapshot, dataset_.dir(), "export splits")) {
+        std::vector<std::string> ids = snapshot.SplitIds(header.number);
         ids.erase(std::remove_if(ids.begin(), ids.end(),
                                  [&](const std::string& id) {
+                                   if (left_out.empty()) return false;
                                    const std::optional<index::VideoRecord> video =
-                                       txn.FindVideo(id);
+                                       snapshot.FindFrames(id, nullptr);
                                    return video && left_out.count(video->chunk) != 0;
                                  }),
                   ids.end());
+        splits->emplace_back(name, std::move(ids));
       }
     });
   }
 
  private:
-  // Runs `fn` in a read transaction of the export's snapshot; false if a
-  // writer committed since the first batch.
-  bool InSnapshot(const std::function<void(const engine::IndexTxn&)>& fn) {
+  // Runs `fn` on a snapshot of the export's index; false if a writer
+  // committed since the first batch.
+  bool InSnapshot(const std::function<void(const engine::IndexSource&)>& fn) {
     if (held_) {
       fn(*held_);
       return true;
     }
-    const engine::IndexTxn txn(dataset_);
-    if (!snapshot_) snapshot_ = txn.id();
-    if (txn.id() != *snapshot_) return false;
-    fn(txn);
+    const std::shared_ptr<const engine::IndexSource> snapshot = engine::SnapshotOf(dataset_);
+    if (!first_id_) first_id_ = snapshot->SnapshotId();
+    if (snapshot->SnapshotId() != *first_id_) return false;
+    fn(*snapshot);
     return true;
   }
 
   const Dataset& dataset_;
-  engine::QueryDbHandles query_dbs_;
-  std::optional<engine::IndexTxn> held_;
-  std::optional<uint64_t> snapshot_;
+  std::shared_ptr<const engine::IndexSource> held_;
+  std::optional<uint64_t> first_id_;
 };
-
-// A dataset read through an index source (a partitioned snapshot), which
-// never changes. Attached shards' chunks are published flat, so none is
-// left out.
-class SourceSnapshotReader : public SnapshotReader {
- public:
-  SourceSnapshotReader(const Dataset& dataset, const engine::IndexSource& source)
-      : dataset_(dataset), source_(source) {}
-
-  bool Chunks(std::vector<std::pair<uint32_t, index::ChunkRecord>>* chunks,
-              uint64_t* videos) override {
-    source_.ScanChunks([&](uint32_t n, const index::ChunkRecord& record) {
-      chunks->emplace_back(n, record);
-      return true;
-    });
-    *videos = source_.OrderCount();
-    return true;
-  }
-
-  bool Batch(uint32_t n, std::string* resume, std::vector<Entry>* batch) override {
-    const std::string end = index::OrderKey(n + 1, 0);
-    source_.ScanOrder(*resume, {}, [&](std::string_view key, std::string_view id) {
-      if (!InChunk(n, key, end, batch->size())) return false;
-      batch->push_back(EntryOf(dataset_, id, source_.FindVideo(id)));
-      *resume = std::string(key) + '\0';
-      return true;
-    });
-    return true;
-  }
-
-  bool Splits(const std::set<uint32_t>& /*left_out*/, engine::NamedSplits* splits) override {
-    // Through the dataset: an error saying so when the snapshot left the
-    // dataset's splits out, never an export that silently lacks them.
-    for (const SplitInfo& split : dataset_.Splits()) {
-      splits->emplace_back(split.name, dataset_.Split(split.name));
-    }
-    return true;
-  }
-
- private:
-  const Dataset& dataset_;
-  const engine::IndexSource& source_;
-};
-
-// Exports every chunk from one snapshot. Returns false, leaving the files
-// written so far, when the snapshot changed between two batches.
-// The reader of `dataset`'s snapshot.
-std::unique_ptr<SnapshotReader> ReaderOf(const Dataset& dataset, bool one_transaction) {
-  if (const engine::IndexSource* source = engine::IndexSourceOf(dataset)) {
-    return std::make_unique<SourceSnapshotReader>(dataset, *source);
-  }
-  return std::make_unique<LmdbSnapshotReader>(dataset, one_transaction);
-}
 
 bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one_transaction,
                     ExportReport* report, std::vector<Written>* written) {
-  const std::unique_ptr<SnapshotReader> reader = ReaderOf(dataset, one_transaction);
+  const std::unique_ptr<SnapshotReader> reader =
+      std::make_unique<SnapshotReader>(dataset, one_transaction);
   std::vector<std::pair<uint32_t, index::ChunkRecord>> chunks;
   uint64_t videos = 0;
   if (!reader->Chunks(&chunks, &videos)) return false;
@@ -370,7 +307,7 @@ ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir
   }
   // One snapshot throughout: a writer that commits meanwhile fails the
   // export (and it removes what it wrote) rather than mixing two states.
-  const std::unique_ptr<SnapshotReader> reader = ReaderOf(dataset, /*one_transaction=*/false);
+  const auto reader = std::make_unique<SnapshotReader>(dataset, /*one_transaction=*/false);
   const auto changed = [&] {
     return BusyError("export " + dataset.dir() +
                      ": a writer committed during the export; run it again");

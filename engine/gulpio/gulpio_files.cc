@@ -191,4 +191,17 @@ std::string SourceChangesMessage(const Dataset& ds, const std::vector<SourceChan
          "` to index the directory again";
 }
 
+std::unique_ptr<Dataset> OpenLocalChecked(const std::string& dir, const OpenOptions& options,
+                                          bool check_sources) {
+  index::DatasetInfo info;
+  std::unique_ptr<Dataset> dataset = OpenLocalDataset(dir, options, &info);
+  if (check_sources && info.source_stamps) {
+    const SourceReport sources = CheckSources(*dataset);
+    if (!sources.changes.empty()) {
+      throw StaleIndexError(SourceChangesMessage(*dataset, sources.changes));
+    }
+  }
+  return dataset;
+}
+
 }  // namespace gulpdb::engine

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,15 @@ std::string ReindexCommand(const Dataset& ds);
 // The message of the CorruptionError Dataset::Open throws for `changes` (not
 // empty): the first few files and what to run.
 std::string SourceChangesMessage(const Dataset& ds, const std::vector<SourceChange>& changes);
+
+// Opens the local dataset `dir` (engine::OpenLocalDataset) and, when
+// `check_sources`, refuses with StaleIndexError an imported one whose GulpIO
+// files changed since it was indexed (CheckSources): how Dataset::Open opens
+// a local dataset, and how the rooms that must not call the front door (a
+// push of a local dataset) open one. Only imported datasets record stamps;
+// the others pay nothing here.
+std::unique_ptr<Dataset> OpenLocalChecked(const std::string& dir, const OpenOptions& options,
+                                          bool check_sources = true);
 
 }  // namespace gulpdb::engine
 

@@ -557,8 +557,9 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
   if (!util::IsDirectory(dir)) throw NotFoundError("import " + dir + ": no such directory");
   const std::string final_index =
       options.index_dir.empty() ? dir + "/" + kIndexDirName : options.index_dir;
-  const bool reindex = options.reindex && Dataset::Exists(dir, options.index_dir);
-  if (!reindex && (Dataset::Exists(dir, options.index_dir) || util::PathExists(final_index))) {
+  const bool reindex = options.reindex && engine::LocalDatasetExists(dir, options.index_dir);
+  if (!reindex &&
+      (engine::LocalDatasetExists(dir, options.index_dir) || util::PathExists(final_index))) {
     throw InvalidArgumentError("import " + dir + ": already indexed (" + final_index +
                                " exists); open it as a dataset instead, or index it again "
                                "with the reindex option");

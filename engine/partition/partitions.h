@@ -143,8 +143,8 @@ class PartitionedIndex : public IndexSource {
   std::optional<index::VideoRecord> FindVideo(std::string_view id) const override;
   // Calls `chunk_known` once the videos partitions gave the order key
   // (which holds the chunk), before the order partition is fetched.
-  std::optional<index::VideoRecord> FindVideoToRead(
-      std::string_view id, const std::function<void(uint32_t chunk)>& chunk_known) const override;
+  std::optional<index::VideoRecord> FindFrames(
+      std::string_view id, const std::function<void(uint32_t chunk)>* chunk_known) const override;
   // Entries of the order table.
   uint64_t OrderCount() const override { return order_count_; }
   // The id at `position` (0-based) of the order table; nullopt past its end.
@@ -153,6 +153,7 @@ class PartitionedIndex : public IndexSource {
                  const std::function<bool(std::string_view order_key, std::string_view id)>& fn)
       const override;
   std::vector<uint64_t> OrderBoundaries() const override;
+  bool ReadsAhead() const override { return true; }
   std::optional<index::ChunkRecord> Chunk(uint32_t chunk) const override;
   void ScanChunks(
       const std::function<bool(uint32_t chunk, const index::ChunkRecord&)>& fn) const override;
@@ -169,13 +170,6 @@ class PartitionedIndex : public IndexSource {
   bool SplitsOmitted() const override { return root_.splits_omitted; }
   std::map<std::string, index::SplitHeader> SplitHeaders() const override;
   std::vector<std::string> SplitIds(uint32_t split) const override;
-  // Ids whose meta has `field` equal to the JSON value `json_value`, in the
-  // meta index's order ((chunk, insertion) order). Values longer than the
-  // inline limit (index/query_keys.h) are keyed by their checksum: the
-  // caller checks each candidate's meta, as Dataset::Select does. Empty when
-  // the field has no meta index.
-  std::vector<std::string> MetaLookup(std::string_view field,
-                                      std::string_view json_value) const override;
 
   // Partitions fetched (first uses) so far, and root pages.
   uint64_t fetches() const;
@@ -212,8 +206,10 @@ class PartitionedIndex : public IndexSource {
   // Fetched and opened on first use; threads wanting a partition another
   // is fetching wait for that fetch (no lock is held while fetching).
   std::shared_ptr<Open> OpenPartition(const index::PartitionEntry& entry) const;
+  // The record of `id`; its frames alone (meta_data empty) when `frames_only`.
   std::optional<index::VideoRecord> Find(std::string_view id,
-                                         const std::function<void(uint32_t)>* chunk_known) const;
+                                         const std::function<void(uint32_t)>* chunk_known,
+                                         bool frames_only) const;
   // The newest value of `key` (empty: removed), or nullopt when no partition holds it.
   std::optional<std::string> Lookup(index::PartitionKind kind, std::string_view key) const;
   // Format 2 keeps records with their order entries (by position).

@@ -32,6 +32,44 @@ std::string MetaKeyValue(index::MetaKeyForm form, std::string_view json) {
   return form == index::MetaKeyForm::kCanonical ? CanonicalMetaValue(json) : OrderedMetaValue(json);
 }
 
+namespace {
+
+index::VideoMetaView MetaOf(const index::VideoRecord& r) {
+  return index::VideoMetaView{r.chunk, r.seq, r.meta_data, static_cast<uint32_t>(r.frames.size())};
+}
+
+}  // namespace
+
+std::optional<index::VideoMetaView> QuerySource::FindVideoMeta(std::string_view id,
+                                                               index::VideoRecord* scratch) const {
+  std::optional<index::VideoRecord> record = FindVideo(id);
+  if (!record) return std::nullopt;
+  *scratch = std::move(*record);
+  return MetaOf(*scratch);
+}
+
+void QuerySource::ScanVideoMeta(
+    std::string_view from, std::string_view to,
+    const std::function<bool(std::string_view id, const index::VideoMetaView&)>& fn) const {
+  ScanVideos(from, to,
+             [&](std::string_view id, const index::VideoRecord& r) { return fn(id, MetaOf(r)); });
+}
+
+std::vector<MetaField> SnapshotFields(const QuerySource& index, const std::string& dir) {
+  return MakeMetaFields(index.MetaFields(), "read " + dir);
+}
+
+std::map<std::string, index::SplitHeader> SnapshotSplitHeaders(const QuerySource& index,
+                                                               const std::string& dir,
+                                                               const std::string& operation) {
+  if (!index.SplitsOmitted()) return index.SplitHeaders();
+  throw InvalidArgumentError(operation + " of " + dir +
+                             ": the dataset has named splits, and this partitioned index "
+                             "snapshot does not carry them (an older push with --layout "
+                             "partitioned left them out): push it again, or read them from "
+                             "the dataset itself");
+}
+
 std::string IndexHandles::Seal(std::string_view key, std::string value) const {
   return sealed ? index::Seal(key, std::move(value)) : value;
 }

@@ -1,12 +1,18 @@
-// What the query room sees of a dataset's index, and all it sees: the LMDB
-// environment, the videos database and how to open a stored video record
-// (format 2 seals them, index/seal.h), plus the query databases this room
-// owns. The storage core's Dataset::Impl is one (it derives from this), so
-// the core passes itself to the functions here; the query room never sees
-// the rest of the core (chunk files, the writer, remote sources).
+// What the query room sees of a dataset's index, and all it sees: the
+// read side is one snapshot of the index (QuerySource, extended by the
+// storage core's IndexSource, engine/core/index_source.h, which the LMDB
+// index and a partitioned snapshot both implement), which the core hands to
+// the room's functions; the write side is the LMDB environment, the videos
+// database and how to seal a stored record (format 2 seals them,
+// index/seal.h), plus the query databases this room owns (IndexHandles;
+// the storage core's Dataset::Impl derives from it). The query room never
+// sees the rest of the core (chunk files, the writer, remote sources) and
+// never calls it.
 //
 // Thread safety: the handles are set while a dataset opens and read-only
-// after that; `query` is thread-safe (query_dbs.h).
+// after that; `query` is thread-safe (query_dbs.h). A QuerySource is as its
+// implementation says (IndexSource: any number of threads for a
+// partitioned snapshot, one thread for an LMDB snapshot).
 #ifndef GULPDB_ENGINE_QUERY_INDEX_HANDLES_H_
 #define GULPDB_ENGINE_QUERY_INDEX_HANDLES_H_
 
@@ -21,7 +27,6 @@
 #include <vector>
 
 #include "engine/query/query_dbs.h"
-#include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
 #include "index/query_keys.h"
 #include "index/records.h"
@@ -29,10 +34,6 @@
 
 namespace gulpdb::engine {
 
-// What the query room reads of an index that is not an LMDB environment (a
-// partitioned snapshot; the storage core's IndexSource, engine/core/
-// index_source.h, extends it). Records come verified; a damaged one is a
-// CorruptionError. Thread-safe.
 // An indexed meta field.
 struct MetaField {
   std::string name;
@@ -52,6 +53,11 @@ std::vector<MetaField> MakeMetaFields(
 // InvalidArgumentError for text that is not one JSON value.
 std::string MetaKeyValue(index::MetaKeyForm form, std::string_view json);
 
+// What the query room reads of one snapshot of an index (the storage core's
+// IndexSource, engine/core/index_source.h, extends it). Records come
+// verified; a damaged one is a CorruptionError. Views passed to callbacks
+// are valid during the call; views returned are valid as each method says,
+// and never after the snapshot is dropped.
 class QuerySource {
  public:
   virtual ~QuerySource() = default;
@@ -62,6 +68,16 @@ class QuerySource {
   virtual void ScanVideos(
       std::string_view from, std::string_view to,
       const std::function<bool(std::string_view id, const index::VideoRecord&)>& fn) const = 0;
+  // The place, frame count and meta of video `id` without its frames (what
+  // queries read); nullopt when there is none. The view lies in the
+  // snapshot (valid until it is dropped) or in `*scratch` (valid until
+  // `*scratch` is used again). By default, from FindVideo.
+  virtual std::optional<index::VideoMetaView> FindVideoMeta(std::string_view id,
+                                                            index::VideoRecord* scratch) const;
+  // ScanVideos by meta view (valid during the call). By default, from ScanVideos.
+  virtual void ScanVideoMeta(
+      std::string_view from, std::string_view to,
+      const std::function<bool(std::string_view id, const index::VideoMetaView&)>& fn) const;
   // The indexed meta fields: (name, field number and key form), in name order.
   virtual std::vector<std::pair<std::string, index::MetaFieldValue>> MetaFields() const = 0;
   // The meta index entries (index/query_keys.h) with from <= key < to (`to`
@@ -79,6 +95,16 @@ class QuerySource {
   virtual std::vector<std::string> SplitIds(uint32_t split) const = 0;
 };
 
+// The indexed fields of `index`, by name. CorruptionError naming `dir` for
+// a name that is not UTF-8.
+std::vector<MetaField> SnapshotFields(const QuerySource& index, const std::string& dir);
+// The named splits of `index`. A snapshot that left them out (a format 1
+// partitioned snapshot) makes asking an InvalidArgumentError naming
+// `operation` and `dir`.
+std::map<std::string, index::SplitHeader> SnapshotSplitHeaders(const QuerySource& index,
+                                                               const std::string& dir,
+                                                               const std::string& operation);
+
 struct IndexHandles {
   explicit IndexHandles(std::string dir_in) : dir(std::move(dir_in)) {}
 
@@ -89,10 +115,6 @@ struct IndexHandles {
   // Format 2 seals every video and chunk record (index/seal.h). Set at open
   // from DatasetInfo.
   bool sealed = false;
-  // Set for a dataset read through an index source (the storage core's
-  // OpenOnIndexSource, which owns it): the query room reads it instead of
-  // `env`, which is then null.
-  const QuerySource* source = nullptr;
 
   // `value` sealed under `key` when the dataset seals its records.
   std::string Seal(std::string_view key, std::string value) const;
@@ -101,10 +123,6 @@ struct IndexHandles {
   std::string_view Unseal(std::string_view key, std::string_view value,
                           index::RecordKind kind) const;
 };
-
-// The index of an open dataset. Defined by the storage core (engine/core),
-// which owns Dataset's insides; valid as long as `dataset`.
-const IndexHandles& IndexOf(const Dataset& dataset);
 
 }  // namespace gulpdb::engine
 

@@ -70,7 +70,7 @@ constexpr size_t kProbeCaps[] = {4096, 65536};
 
 class Executor {
  public:
-  Executor(IndexReader& reader, QueryRun* run) : reader_(reader), run_(run) {}
+  Executor(const QuerySource& snapshot, QueryRun* run) : snapshot_(snapshot), run_(run) {}
 
   // The candidates of `p`, sorted; nullopt when there are more than `cap`.
   std::optional<Matches> Collect(const QueryPlan& p, size_t cap) {
@@ -97,7 +97,7 @@ class Executor {
     bool over = false;
     for (const IndexRange& r : p.ranges) {
       const size_t before = out.size();
-      reader_.Entries(r.from, r.to, [&](std::string_view key, std::string_view id) {
+      snapshot_.ScanMeta(r.from, r.to, [&](std::string_view key, std::string_view id) {
         if (out.size() >= cap) {
           over = true;
           return false;
@@ -126,7 +126,7 @@ class Executor {
     Matches out;
     for (const std::string& id : p.ids) {
       ++run_->entries;
-      const std::optional<index::VideoMetaView> v = reader_.Video(id);
+      const std::optional<index::VideoMetaView> v = snapshot_.FindVideoMeta(id, &scratch_);
       if (!v) continue;
       if (out.size() >= cap) return std::nullopt;
       out.push_back(Match{v->chunk, v->seq, id, false});
@@ -138,15 +138,16 @@ class Executor {
   std::optional<Matches> IdRange(const QueryPlan& p, size_t cap) {
     Matches out;
     bool over = false;
-    reader_.Videos(p.id_from, p.id_to, [&](std::string_view id, const index::VideoMetaView& v) {
-      if (out.size() >= cap) {
-        over = true;
-        return false;
-      }
-      ++run_->entries;
-      out.push_back(Match{v.chunk, v.seq, std::string(id), false});
-      return true;
-    });
+    snapshot_.ScanVideoMeta(p.id_from, p.id_to,
+                            [&](std::string_view id, const index::VideoMetaView& v) {
+                              if (out.size() >= cap) {
+                                over = true;
+                                return false;
+                              }
+                              ++run_->entries;
+                              out.push_back(Match{v.chunk, v.seq, std::string(id), false});
+                              return true;
+                            });
     if (over) return std::nullopt;
     SortUnique(&out);
     return out;
@@ -197,17 +198,17 @@ class Executor {
     return out;
   }
 
-  IndexReader& reader_;
+  const QuerySource& snapshot_;
   QueryRun* run_;
+  index::VideoRecord scratch_;
 };
 
 }  // namespace
 
-QueryRun RunQuery(IndexReader& reader, const QueryExpr& expr) {
+QueryRun RunQuery(const QuerySource& snapshot, const std::string& dir, const QueryExpr& expr) {
   QueryRun run;
-  const IndexHandles& ix = reader.ix();
   std::map<std::string, index::MetaFieldValue> fields;
-  for (const MetaField& f : reader.Fields()) fields[f.name] = {f.number, f.form};
+  for (const MetaField& f : SnapshotFields(snapshot, dir)) fields[f.name] = {f.number, f.form};
   const QueryPlan plan = PlanQuery(expr, fields);
   run.plan = DescribePlan(plan);
   const QueryProgram program(expr);
@@ -218,20 +219,21 @@ QueryRun RunQuery(IndexReader& reader, const QueryExpr& expr) {
     const VideoFacts facts{id, v.frames, v.chunk, v.meta_data};
     const bool match = program.Matches(facts, &scratch, &error);
     if (!error.empty()) {
-      throw CorruptionError("select in " + ix.dir + ": meta of id '" + std::string(id) +
+      throw CorruptionError("select in " + dir + ": meta of id '" + std::string(id) +
                             "': " + error);
     }
     return match;
   };
   if (plan.kind != QueryPlan::Kind::kScan) {
-    Executor executor(reader, &run);
+    Executor executor(snapshot, &run);
     Matches found = *executor.Collect(plan, std::numeric_limits<size_t>::max());
     run.ids.reserve(found.size());
     for (Match& m : found) {
       if (m.verify) {
-        const std::optional<index::VideoMetaView> v = reader.Video(m.id);
+        index::VideoRecord record;
+        const std::optional<index::VideoMetaView> v = snapshot.FindVideoMeta(m.id, &record);
         if (!v) {
-          throw CorruptionError("select in " + ix.dir + ": the meta index lists id '" + m.id +
+          throw CorruptionError("select in " + dir + ": the meta index lists id '" + m.id +
                                 "' that has no record");
         }
         if (!check(m.id, *v)) continue;
@@ -243,7 +245,7 @@ QueryRun RunQuery(IndexReader& reader, const QueryExpr& expr) {
   // No index for the query: every record, in id order (cheap to read), then
   // the matches in the order Ids() gives.
   Matches found;
-  reader.Videos({}, {}, [&](std::string_view id, const index::VideoMetaView& v) {
+  snapshot.ScanVideoMeta({}, {}, [&](std::string_view id, const index::VideoMetaView& v) {
     if (check(id, v)) found.push_back(Match{v.chunk, v.seq, std::string(id), false});
     return true;
   });

@@ -6,7 +6,7 @@
 // index cannot vouch for; with no usable index, it reads every record once.
 // Results come in (chunk, insertion) order, as Dataset::Ids orders videos.
 //
-// Thread safety: as the IndexReader it is given (one thread).
+// Thread safety: as the snapshot it is given.
 #ifndef GULPDB_ENGINE_QUERY_QUERY_EXEC_H_
 #define GULPDB_ENGINE_QUERY_QUERY_EXEC_H_
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "engine/query/expr.h"
-#include "engine/query/index_reader.h"
+#include "engine/query/index_handles.h"
 
 namespace gulpdb::engine {
 
@@ -27,8 +27,9 @@ struct QueryRun {
 
 // The ids of the videos that satisfy `expr` (not kAll: the caller lists
 // those). Throws CorruptionError naming the id for a record whose meta is
-// not JSON, or a meta index entry that names no video.
-QueryRun RunQuery(IndexReader& reader, const QueryExpr& expr);
+// not JSON, or a meta index entry that names no video; `dir` names the
+// dataset in messages.
+QueryRun RunQuery(const QuerySource& snapshot, const std::string& dir, const QueryExpr& expr);
 
 }  // namespace gulpdb::engine
 

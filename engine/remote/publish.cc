@@ -64,6 +64,7 @@
 #include "engine/core/dataset_view.h"
 #include "engine/core/fault_injection.h"
 #include "engine/gulpio/gmeta.h"
+#include "engine/gulpio/gulpio_files.h"
 #include "engine/partition/partitions.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
@@ -305,10 +306,10 @@ class Publisher {
     OpenOptions options;
     options.allow_network_index = true;
     options.index_dir = options_.index_dir;
-    if (!Dataset::Open(dir_, options)->Stats().uuid.empty()) return;
+    if (!OpenLocalChecked(dir_, options)->Stats().uuid.empty()) return;
     try {
       options.read_only = false;
-      const std::unique_ptr<Dataset> live = Dataset::Open(dir_, options);
+      const std::unique_ptr<Dataset> live = OpenLocalChecked(dir_, options);
       const util::FileLock lock(WriterLockPathOf(*live), std::chrono::seconds(30), dir_);
       const std::string uuid = util::RandomUuid();
       IndexTxn::Update(*live, [&](IndexTxn& txn) {
@@ -329,7 +330,7 @@ class Publisher {
     OpenOptions live_options;
     live_options.allow_network_index = true;  // the pusher runs where the dataset is written
     live_options.index_dir = options_.index_dir;
-    const std::unique_ptr<Dataset> live = Dataset::Open(dir_, live_options);
+    const std::unique_ptr<Dataset> live = OpenLocalChecked(dir_, live_options);
     const std::string index_dir = tmp + "/index";
     util::MakeDirectories(index_dir);
     snapshot_file_ = index_dir + "/data.mdb";

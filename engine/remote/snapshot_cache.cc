@@ -22,21 +22,6 @@
 
 namespace gulpdb {
 
-std::string CacheDirectory() {
-  for (const char* name : {"GULPDB_CACHE", "GULPDB_CACHE_DIR"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && value[0] != '\0') return value;
-  }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && xdg[0] != '\0') return std::string(xdg) + "/gulpdb";
-  const char* home = std::getenv("HOME");
-  if (home == nullptr || home[0] == '\0') {
-    throw InvalidArgumentError(
-        "find the gulpdb cache: none of GULPDB_CACHE, XDG_CACHE_HOME or HOME is set");
-  }
-  return std::string(home) + "/.cache/gulpdb";
-}
-
 namespace engine {
 namespace {
 
