@@ -164,8 +164,8 @@ std::string ChunkStamps(const std::string& dir) {
   for (const std::string& name : ByChunkNumber(ListFiles(dir, "data_", ".gulp"))) {
     struct stat st;
     if (::stat((dir + "/" + name).c_str(), &st) != 0) Die("stat " + name);
-    out += name + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
-           "." + std::to_string(st.st_mtim.tv_nsec) + ";";
+    out += name + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec) + ";";
   }
   return out;
 }
@@ -287,7 +287,8 @@ int Run(int argc, char** argv) {
       .Integer("videos", static_cast<int64_t>(videos))
       .Integer("frames_per_video", kFrames)
       .Integer("repeat", repeat)
-      .Integer("edited_per_round", static_cast<int64_t>(edited_total / (3 * static_cast<uint64_t>(repeat))))
+      .Integer("edited_per_round",
+               static_cast<int64_t>(edited_total / (3 * static_cast<uint64_t>(repeat))))
       .Stats("relabel_ms", relabel_ms)
       .Stats("writer_ms", writer_ms)
       .Stats("bare_lmdb_ms", bare_ms)

@@ -16,8 +16,7 @@ namespace gulpdb::cli {
 namespace {
 
 std::vector<std::string> Values(const po::variables_map& vm, const char* name) {
-  return vm.count(name) != 0 ? vm[name].as<std::vector<std::string>>()
-                             : std::vector<std::string>();
+  return vm.count(name) != 0 ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>();
 }
 
 std::chrono::milliseconds WaitOption(const po::variables_map& vm) {
@@ -61,12 +60,12 @@ std::string Patch(const std::vector<std::string>& sets, const std::vector<std::s
 int RunMeta(const std::vector<std::string>& args) {
   po::options_description o("meta options");
   o.add_options()("dir", po::value<std::string>(), kReadableDir)("id", po::value<std::string>(),
-                                                                  "video id")(
+                                                                 "video id")(
       "set", po::value<std::vector<std::string>>(),
       "set KEY to VALUE (JSON when it parses as JSON, else a string, as --where reads it; "
       "repeatable)")("unset", po::value<std::vector<std::string>>(),
-                     "delete KEY from the meta (repeatable)")(
-      "wait", NumberValue("0"), "seconds to wait for another writer");
+                     "delete KEY from the meta (repeatable)")("wait", NumberValue("0"),
+                                                              "seconds to wait for another writer");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,

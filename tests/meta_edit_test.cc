@@ -38,9 +38,9 @@ std::unique_ptr<Dataset> MakeDataset(const TempDir& tmp, int n) {
   auto w = ds->NewWriter();
   for (int i = 0; i < n; ++i) {
     const auto frames = Frames(i);
-    w->Append("v" + std::to_string(i), test::Views(frames),
-              "{\"label\": \"l" + std::to_string(i % 3) + "\", \"duration\": " +
-                  std::to_string(i) + "}");
+    w->Append(
+        "v" + std::to_string(i), test::Views(frames),
+        "{\"label\": \"l" + std::to_string(i % 3) + "\", \"duration\": " + std::to_string(i) + "}");
   }
   w->Commit();
   return ds;
@@ -65,8 +65,7 @@ BOOST_AUTO_TEST_CASE(merge_sets_keys_in_place_adds_new_ones_and_null_deletes) {
   BOOST_TEST(engine::MergeFirstMeta("[]", R"({"a": 1, "z": null})", op) == R"([{"a": 1}])");
   BOOST_TEST(engine::MergeFirstMeta(R"([{"\u00e9": 1}])", R"({"\u00e9": 2})", op) ==
              R"([{"\u00e9": 2}])");
-  BOOST_CHECK_THROW(engine::MergeFirstMeta(R"([[1, 2]])", R"({"a": 1})", op),
-                    InvalidArgumentError);
+  BOOST_CHECK_THROW(engine::MergeFirstMeta(R"([[1, 2]])", R"({"a": 1})", op), InvalidArgumentError);
   BOOST_TEST(engine::ReplaceFirstMeta(R"([[1, 2], {"k": 1}])", R"({"a": 1})", op) ==
              R"([{"a": 1}, {"k": 1}])");
   BOOST_TEST(engine::ReplaceFirstMeta("[]", R"({"a": 1})", op) == R"([{"a": 1}])");
@@ -81,7 +80,8 @@ BOOST_AUTO_TEST_CASE(update_and_set_meta_change_meta_and_never_the_frames) {
   const VideoInfo before = ds->Get("v1");
   const auto chunk_sizes = [&] {
     std::vector<uintmax_t> sizes;
-    for (const ChunkInfo& c : ds->Chunks()) sizes.push_back(std::filesystem::file_size(tmp / c.file_name));
+    for (const ChunkInfo& c : ds->Chunks())
+      sizes.push_back(std::filesystem::file_size(tmp / c.file_name));
     return sizes;
   };
   const auto sizes_before = chunk_sizes();

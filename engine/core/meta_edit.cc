@@ -42,8 +42,7 @@ FirstEntry FindFirstEntry(std::string_view meta_list, const std::string& operati
   return first;
 }
 
-std::string WithFirst(std::string_view meta_list, const FirstEntry& first,
-                      std::string_view entry) {
+std::string WithFirst(std::string_view meta_list, const FirstEntry& first, std::string_view entry) {
   std::string out(meta_list.substr(0, first.begin));
   out += entry;  // an empty list: begin == end, at its ']'
   out.append(meta_list.substr(first.end));
@@ -131,8 +130,7 @@ void DecodeMetaEdits(PayloadReader* in, MetaEdits* edits) {
   }
 }
 
-void ApplyMetaEdits(const DatasetImpl& ds, index::Txn& txn, QueryTxn& query,
-                    const MetaEdits& edits,
+void ApplyMetaEdits(const DatasetImpl& ds, index::Txn& txn, QueryTxn& query, const MetaEdits& edits,
                     const std::function<index::ChunkRecord&(uint32_t)>& chunk_ref) {
   for (const auto& [id, meta] : edits) {
     std::optional<index::VideoRecord> before = ds.FindRecord(txn, id);

@@ -64,8 +64,7 @@ void DecodeMetaEdits(PayloadReader* in, MetaEdits* edits);
 // returns the record the transaction will write). Throws CorruptionError for
 // an edited id the transaction does not hold (the writer checked them all
 // under its lock: that means a damaged journal or index).
-void ApplyMetaEdits(const DatasetImpl& ds, index::Txn& txn, QueryTxn& query,
-                    const MetaEdits& edits,
+void ApplyMetaEdits(const DatasetImpl& ds, index::Txn& txn, QueryTxn& query, const MetaEdits& edits,
                     const std::function<index::ChunkRecord&(uint32_t)>& chunk_ref);
 
 }  // namespace gulpdb::engine

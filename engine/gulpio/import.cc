@@ -565,8 +565,8 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
             "import " + dir + " --reindex: the meta of " + std::to_string(reverted) +
             " videos was edited after their .gmeta files were written, which would revert "
             "the edits: " +
-            list + (reverted > ids.size() ? ", ..." : "") + "; export first (gulpdb export " +
-            dir + "), or discard the edits with the discard-unexported option");
+            list + (reverted > ids.size() ? ", ..." : "") + "; export first (gulpdb export " + dir +
+            "), or discard the edits with the discard-unexported option");
       }
       if (reverted != 0) {
         report.warnings.push_back("reverted the meta edits of " + std::to_string(reverted) +

@@ -840,8 +840,7 @@ std::string DecodeJsonString(std::string_view quoted_token) {
   return utf8;
 }
 
-std::vector<JsonMember> JsonObjectMembers(std::string_view text, size_t pos,
-                                          bool lone_surrogates) {
+std::vector<JsonMember> JsonObjectMembers(std::string_view text, size_t pos, bool lone_surrogates) {
   const auto skip_space = [&](size_t at) {
     while (at < text.size() &&
            (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) {

@@ -103,8 +103,8 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
 
 // One member of a JSON object, as positions in the text it was read from.
 struct JsonMember {
-  std::string key;      // decoded; empty when it has no UTF-8 form (see below)
-  size_t key_pos = 0;   // the key's opening quote
+  std::string key;     // decoded; empty when it has no UTF-8 form (see below)
+  size_t key_pos = 0;  // the key's opening quote
   size_t value_pos = 0;
   size_t value_end = 0;  // one past the value
 };

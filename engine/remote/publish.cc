@@ -1200,7 +1200,8 @@ class Publisher {
           old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
           !old->second.gmeta_sha256.empty() && old->second.committed_length == c.committed_length &&
           old->second.live_videos == c.live_videos && old->second.live_bytes == c.live_bytes &&
-          old->second.meta_edits == c.meta_edits && listing_.count(c.gmeta_key) != 0 && foreign_set_.count(c.gmeta_key) == 0;
+          old->second.meta_edits == c.meta_edits && listing_.count(c.gmeta_key) != 0 &&
+          foreign_set_.count(c.gmeta_key) == 0;
       if (same) {
         c.gmeta_sha256 = old->second.gmeta_sha256;
       } else {
