@@ -204,7 +204,8 @@ int Run(int argc, char** argv) {
     }
     std::vector<uint16_t> next(picked.size());
     for (size_t k = 0; k < picked.size(); ++k) {
-      next[k] = static_cast<uint16_t>((labels.now[picked[k]] + 1 + round) % kLabels);
+      next[k] = static_cast<uint16_t>((labels.now[picked[k]] + 1u + static_cast<uint64_t>(round)) %
+                                      kLabels);
     }
     if (kind == 0) {
       const std::string list = base + "/labels.csv";

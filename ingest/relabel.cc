@@ -64,6 +64,13 @@ RelabelReport Relabel(const RelabelOptions& o) {
       std::fprintf(stderr, "gulpdb relabel: warning: %s\n", warning.c_str());
     }
   };
+  OpenOptions open;
+  open.read_only = false;
+  open.index_dir = o.index_dir;
+  std::unique_ptr<Dataset> ds = Dataset::Open(o.dir, open);
+  WriterOptions wo;
+  wo.lock_timeout = o.lock_timeout;
+  std::unique_ptr<Writer> writer = ds->NewWriter(wo);
   const std::vector<Listed> listed = ReadLabelList(o.labels, o.label_name, warn);
   std::map<std::string, std::string> label_of;
   std::vector<std::string> unlabeled, twice;
@@ -87,18 +94,13 @@ RelabelReport Relabel(const RelabelOptions& o) {
                                "; nothing was changed");
   }
   if (!twice.empty()) {
-    throw InvalidArgumentError(operation + ": " + std::to_string(twice.size()) + " ids of " +
-                               o.labels + " are listed with two labels: " + ListIds(twice) +
+    throw InvalidArgumentError(operation + ": " + std::to_string(twice.size()) +
+                               (twice.size() == 1 ? " id of " : " ids of ") + o.labels +
+                               (twice.size() == 1 ? " is" : " are") +
+                               " listed with two labels: " + ListIds(twice) +
                                "; nothing was changed");
   }
 
-  OpenOptions open;
-  open.read_only = false;
-  open.index_dir = o.index_dir;
-  std::unique_ptr<Dataset> ds = Dataset::Open(o.dir, open);
-  WriterOptions wo;
-  wo.lock_timeout = o.lock_timeout;
-  std::unique_ptr<Writer> writer = ds->NewWriter(wo);
   std::vector<std::string> missing;
   for (const auto& [id, label] : label_of) {
     if (!ds->Contains(id)) missing.push_back(id);

@@ -13,6 +13,7 @@
 
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
+#include "gulpdb/interop.h"
 #include "support/run_and_kill.h"
 #include "support/test_util.h"
 

@@ -563,8 +563,8 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
         for (const std::string& id : ids) list += (list.empty() ? "'" : ", '") + id + "'";
         throw InvalidArgumentError(
             "import " + dir + " --reindex: the meta of " + std::to_string(reverted) +
-            " videos was edited after their .gmeta files were written, which would revert "
-            "the edits: " +
+            (reverted == 1 ? " video was" : " videos were") +
+            " edited after their .gmeta files were written, which would revert the edits: " +
             list + (reverted > ids.size() ? ", ..." : "") + "; export first (gulpdb export " + dir +
             "), or discard the edits with the discard-unexported option");
       }

@@ -137,7 +137,7 @@ def test_relabel_applies_a_csv_and_extends_the_label_map(tmp_path):
 def test_relabel_reads_a_20bn_json_list_with_its_label_name(tmp_path):
     path = make(str(tmp_path / "ds"))
     listing = tmp_path / "fix.json"
-    listing.write_text(json.dumps([{"id": "v4", "template": "cat"}, {"id": "v5",
+    listing.write_text(json.dumps([{"id": "v4", "template": "dog"}, {"id": "v5",
                                                                       "template": "owl"}]))
     report = gulpdb.relabel(path, str(listing), label_name="template")
     assert report["listed"] == 2 and report["changed"] == 2 and report["new_labels"] == 1
