@@ -248,7 +248,8 @@ int RunHashed(Options& opt) {
     for (size_t k = 0; k < frame_count && !pool.empty(); ++k) {
       frames[k] = pool[(i * frame_count + k) % pool.size()];
     }
-    writer->Append(HashedVideoId(i), frames, "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
+    writer->Append(HashedVideoId(i), frames,
+                   "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
     if ((i + 1 - first) % 50000 == 0) writer->Commit();
   }
   writer->Commit();

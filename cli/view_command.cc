@@ -103,14 +103,15 @@ int RunView(const std::vector<std::string>& args) {
       "thumb-size", NumberValue("160"), "longest side of a thumbnail in pixels (16-1024)")(
       "static", po::value<std::string>(),
       "write the static report into OUT (a new or empty directory) instead of serving")(
-      "where", po::value<std::string>(), "with --static: the videos whose meta matches KEY=VALUE")(
+      "where", po::value<std::string>(),
+      "with --static: the videos that match a query (as ls --where)")(
       "limit", NumberValue("200"), "with --static: at most N videos on the sheet");
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb view DIR [--host 127.0.0.1] [--port 0] [--no-browser] [--label-key label]\n"
              "          [--thumb-size 160] [--index-dir PATH]\n"
-             "   or: gulpdb view DIR --static OUT [--where KEY=VALUE] [--limit 200]\n\n"
+             "   or: gulpdb view DIR --static OUT [--where EXPR] [--limit 200]\n\n"
              "Serves a read-only web page for browsing the dataset (DIR, or s3://BUCKET/PREFIX):\n"
              "a grid of thumbnails that play on hover, a filter, splits, charts, and a page per\n"
              "video that plays its frames and shows their check status. Prints the page's\n"

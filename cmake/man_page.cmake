@@ -101,6 +101,13 @@ runs
 .BR \\-\\-ffmpeg )
 from the PATH to decode videos.
 .TP
+.B BROWSER
+the program that
+.B gulpdb view
+starts with the page's address (default xdg\\-open; not with
+.BR \\-\\-no\\-browser );
+the address is printed either way.
+.TP
 .B AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL
 the S3 endpoint of
 .B s3://

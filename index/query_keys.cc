@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "gulpdb/error.h"
-#include "util/crc32c.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 
 namespace gulpdb::index {
 namespace {

@@ -5,7 +5,7 @@
 namespace gulpdb::view {
 
 std::vector<std::string> FilterIds(const Dataset& dataset, std::string_view filter) {
-  return dataset.Select({ParseMetaCondition(filter)});
+  return dataset.Select(Query::ParseWhere(filter));
 }
 
 }  // namespace gulpdb::view

@@ -1,9 +1,8 @@
 // The filter box: the user's text handed to the engine in one call.
 //
-// Today the text is the command line's KEY=VALUE term (`gulpdb ls --where`,
-// parsed by gulpdb::ParseMetaCondition, include/gulpdb/query.h); when the
-// engine's query language arrives, this one call takes it, and the page,
-// the static report and their tests follow without another change.
+// The text is what `gulpdb ls --where` takes: a query of the query
+// language (docs/query.md, gulpdb::Query::ParseWhere in
+// include/gulpdb/query.h), or the older KEY=VALUE term that is not one.
 //
 // Thread safety: as Dataset.
 #ifndef GULPDB_VIEW_FILTER_H_
@@ -18,8 +17,9 @@
 namespace gulpdb::view {
 
 // The ids of the videos that `filter` selects, in the dataset's order.
-// Throws InvalidArgumentError, whose message says what is wrong with the
-// text, for a filter the engine does not take.
+// Throws QuerySyntaxError (an InvalidArgumentError), whose message shows the
+// text with a caret under the byte at fault, for a filter that is not a
+// query.
 std::vector<std::string> FilterIds(const Dataset& dataset, std::string_view filter);
 
 }  // namespace gulpdb::view

@@ -68,8 +68,7 @@ void JournalSession::Pin() {
 // transaction id, so equal pages mean no commit since; the checkpoint synced
 // the index before writing its header.
 bool JournalSession::CheckpointIsCurrent() const {
-  if (!journal_->has_header() || has_records() ||
-      journal_->header().boot_id != CurrentBootId()) {
+  if (!journal_->has_header() || has_records() || journal_->header().boot_id != CurrentBootId()) {
     return false;
   }
   return util::TestBugEnabled("stale-checkpoint") ||

@@ -56,7 +56,9 @@ class JournalSession {
   void PrepareAppend(size_t payload_bytes);
   // After a journaled commit's record: `file`, chunk `chunk`, is synced by the
   // next checkpoint.
-  void AddChunk(uint32_t chunk, std::shared_ptr<ChunkFile> file) { chunks_[chunk] = std::move(file); }
+  void AddChunk(uint32_t chunk, std::shared_ptr<ChunkFile> file) {
+    chunks_[chunk] = std::move(file);
+  }
   // The chunks journaled since the checkpoint (replay writes into them).
   std::map<uint32_t, std::shared_ptr<ChunkFile>>& chunks() { return chunks_; }
   // The journal's checkpoint no longer holds the index's state (a record was

@@ -135,17 +135,18 @@ std::optional<std::vector<MetaValueCount>> Dataset::CountMetaValues(std::string_
   };
   std::vector<Group> groups;
   const std::string field_prefix = index::MetaFieldPrefix(field->number);
-  reader.Entries(field_prefix, engine::PrefixEnd(field_prefix), [&](std::string_view entry,
-                                                                    std::string_view id) {
-    const std::string_view prefix = index::MetaEntryValuePrefix(entry);
-    if (groups.empty() || groups.back().prefix != prefix) {
-      groups.push_back(Group{std::string(prefix), 0, {}, index::MetaEntryHashed(entry, field->form)});
-    }
-    Group& g = groups.back();
-    ++g.count;
-    if (g.ids.empty() || g.hashed) g.ids.emplace_back(id);
-    return true;
-  });
+  reader.Entries(field_prefix, engine::PrefixEnd(field_prefix),
+                 [&](std::string_view entry, std::string_view id) {
+                   const std::string_view prefix = index::MetaEntryValuePrefix(entry);
+                   if (groups.empty() || groups.back().prefix != prefix) {
+                     groups.push_back(Group{
+                         std::string(prefix), 0, {}, index::MetaEntryHashed(entry, field->form)});
+                   }
+                   Group& g = groups.back();
+                   ++g.count;
+                   if (g.ids.empty() || g.hashed) g.ids.emplace_back(id);
+                   return true;
+                 });
   std::vector<MetaValueCount> out;
   std::map<std::string, size_t> hashed;  // canonical form -> index in `out`
   for (Group& g : groups) {

@@ -309,7 +309,7 @@ def test_a_static_report_from_the_command(dataset, tmp_path):
     # A bad filter: nothing is created.
     r = subprocess.run([GULPDB_CLI, "view", path, "--static", str(tmp_path / "x"), "--where",
                         "label"], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 1 and "KEY=VALUE" in r.stderr
+    assert r.returncode == 1 and "expected an operator" in r.stderr
     assert sorted(os.listdir(tmp_path)) == ["report"]
 
 

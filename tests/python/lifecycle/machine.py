@@ -453,7 +453,7 @@ class LifecycleMachine(SamplerRules, EditRules, RuleBasedStateMachine):
         checks.py_dataset(s, p, m, "py Dataset", pixels=True, env=self._env(), order=L.order)
         checks.gulp_directory(s, p, m, "GulpDirectory", env=self._env())
         checks.label_map_file(s, p, m, "label2idx.json")
-        checks.view_api(s, p, m, L.order, sample[0] if sample else None)
+        checks.view_api(s, p, m, L.order, intact[0] if intact else None)
         for key in sorted(m.meta_keys):
             value = self._query_value(key)
             if value is not None:

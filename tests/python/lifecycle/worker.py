@@ -200,10 +200,12 @@ def op_import_gulpio(path: str, **kwargs: Any) -> Dict[str, Any]:
     return gulpdb.import_gulpio(path, **kwargs)
 
 
-def op_view(path: str, frame_of: Optional[str] = None) -> Dict[str, Any]:
+def op_view(path: str, frame_of: Optional[str] = None,
+            damaged: Optional[Tuple[str, int]] = None) -> Dict[str, Any]:
     """What the viewer's server answers over HTTP (gulpdb.view): every page of
-    the grid, each split's, and frame 0 of `frame_of` as sent to the page at
-    its own size (the stored JPEG)."""
+    the grid, each split's, frame 0 of `frame_of` as sent to the page at its
+    own size (the stored JPEG), and the status and body of a request for
+    `damaged` (an id and frame whose bytes no longer match their CRC)."""
     import http.client
     import json
     import urllib.parse
@@ -211,17 +213,20 @@ def op_view(path: str, frame_of: Optional[str] = None) -> Dict[str, Any]:
     with gulpdb.view(path) as viewer:
         token = viewer.url.split("token=")[1]
 
-        def get(route: str) -> bytes:
+        def request(route: str) -> Tuple[int, bytes]:
             conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=60)
             try:
                 conn.request("GET", route + ("&" if "?" in route else "?") + "token=" + token)
                 response = conn.getresponse()
-                body = response.read()
-                if response.status != 200:
-                    raise RuntimeError(f"GET {route}: HTTP {response.status}: {body[:300]!r}")
-                return body
+                return response.status, response.read()
             finally:
                 conn.close()
+
+        def get(route: str) -> bytes:
+            status, body = request(route)
+            if status != 200:
+                raise RuntimeError(f"GET {route}: HTTP {status}: {body[:300]!r}")
+            return body
 
         def listing(extra: str) -> List[Dict[str, Any]]:
             videos: List[Dict[str, Any]] = []
@@ -241,6 +246,10 @@ def op_view(path: str, frame_of: Optional[str] = None) -> Dict[str, Any]:
         if frame_of is not None:
             out["frame0"] = get("/api/frame?max=0&frame=0&id=" + urllib.parse.quote(
                 frame_of, safe=""))
+        if damaged is not None:
+            status, body = request(f"/api/frame?max=0&frame={damaged[1]}&id=" +
+                                   urllib.parse.quote(damaged[0], safe=""))
+            out["damaged"] = (status, body.decode("utf-8", "replace"))
         return out
 
 
