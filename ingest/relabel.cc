@@ -96,9 +96,8 @@ RelabelReport Relabel(const RelabelOptions& o) {
   if (!twice.empty()) {
     throw InvalidArgumentError(operation + ": " + std::to_string(twice.size()) +
                                (twice.size() == 1 ? " id of " : " ids of ") + o.labels +
-                               (twice.size() == 1 ? " is" : " are") +
-                               " listed with two labels: " + ListIds(twice) +
-                               "; nothing was changed");
+                               (twice.size() == 1 ? " is" : " are") + " listed with two labels: " +
+                               ListIds(twice) + "; nothing was changed");
   }
 
   std::vector<std::string> missing;

@@ -564,8 +564,8 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
         throw InvalidArgumentError(
             "import " + dir + " --reindex: the meta of " + std::to_string(reverted) +
             (reverted == 1 ? " video was" : " videos were") +
-            " edited after their .gmeta files were written, which would revert the edits: " +
-            list + (reverted > ids.size() ? ", ..." : "") + "; export first (gulpdb export " + dir +
+            " edited after their .gmeta files were written, which would revert the edits: " + list +
+            (reverted > ids.size() ? ", ..." : "") + "; export first (gulpdb export " + dir +
             "), or discard the edits with the discard-unexported option");
       }
       if (reverted != 0) {
