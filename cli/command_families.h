@@ -8,6 +8,7 @@
 //   remote_commands.cc       push, snapshot
 //   query_commands.cc        index, split (and ls --where/--split)
 //   view_command.cc          view (the server and the static report of view/)
+//   edit_commands.cc         meta, relabel
 #ifndef GULPDB_CLI_COMMAND_FAMILIES_H_
 #define GULPDB_CLI_COMMAND_FAMILIES_H_
 
@@ -49,6 +50,9 @@ int RunPush(const std::vector<std::string>& args);
 int RunSnapshot(const std::vector<std::string>& args);
 
 int RunView(const std::vector<std::string>& args);
+
+int RunMeta(const std::vector<std::string>& args);
+int RunRelabel(const std::vector<std::string>& args);
 
 }  // namespace gulpdb::cli
 

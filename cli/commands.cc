@@ -25,6 +25,8 @@ const std::vector<Command>& Commands() {
       {"info", "summary of a dataset", RunInfo},
       {"ls", "list ids with their frame counts", RunLs},
       {"show", "meta and frame_info of one video", RunShow},
+      {"meta", "print or edit a video's meta (frames stay)", RunMeta},
+      {"relabel", "give listed videos new labels (frames stay)", RunRelabel},
       {"extract", "write a video's frames as .jpg files", RunExtract},
       {"remove", "remove videos from the index", RunRemove},
       {"import", "index a GulpIO/GulpIO2 directory in place", RunImport},

@@ -321,6 +321,8 @@ std::string EncodeChunkRecord(const ChunkRecord& record) {
     meta_content = fbs::ContentStamp(record.meta_content->size, record.meta_content->crc32c);
     b.add_meta_content(&meta_content);
   }
+  if (record.meta_edits != 0) b.add_meta_edits(record.meta_edits);
+  if (record.meta_edits_exported != 0) b.add_meta_edits_exported(record.meta_edits_exported);
   builder.Finish(b.Finish());
   return std::string(reinterpret_cast<const char*>(builder.GetBufferPointer()), builder.GetSize());
 }
@@ -359,6 +361,8 @@ ChunkRecord DecodeChunkRecord(std::string_view bytes, std::string_view what) {
   if (const fbs::ContentStamp* c = r->meta_content()) {
     out.meta_content = ContentStamp{c->size(), c->crc32c()};
   }
+  out.meta_edits = r->meta_edits();
+  out.meta_edits_exported = r->meta_edits_exported();
   return out;
 }
 

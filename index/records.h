@@ -107,6 +107,11 @@ struct ChunkRecord {
   // file; empty for the dataset's own chunks. Records written before this
   // field existed mark an attached chunk only by a '/' in file_name.
   std::string owner;
+  // Meta edits of the chunk's videos ever committed, and their number when
+  // export last wrote the chunk's .gmeta in place (index/records.fbs).
+  uint64_t meta_edits = 0;
+  uint64_t meta_edits_exported = 0;
+  bool has_unexported_edits() const { return meta_edits != meta_edits_exported; }
   // True when the file belongs to another dataset (see owner).
   bool attached() const { return !owner.empty() || file_name.find('/') != std::string::npos; }
 };

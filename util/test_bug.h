@@ -62,6 +62,12 @@
 //                       second transaction adds: engine/query/query_txn.cc,
 //                       BuildMetaIndex
 //
+// and one seeded bug of meta edits, for the power-loss simulator:
+//
+//   edit-not-journaled  a journaled commit's record leaves out the batch's
+//                       meta edits, so recovery after a power cut loses
+//                       them: engine/core/writer.cc, EncodeBatch
+//
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
 // Thread safety: reads the environment (getenv) at each call; safe while no

@@ -390,9 +390,38 @@ py::dict MergePy(const std::string& out, const std::vector<std::string>& shards,
   return d;
 }
 
+py::dict RelabelPy(const std::string& dir, const std::string& labels, const std::string& label_name,
+                   const std::string& index_dir, double lock_timeout) {
+  ingest::RelabelOptions options;
+  options.dir = dir;
+  options.labels = labels;
+  options.label_name = label_name;
+  options.index_dir = index_dir;
+  options.lock_timeout = ToMilliseconds(lock_timeout, "lock_timeout");
+  std::vector<std::string> warnings;
+  options.on_warning = [&warnings](const std::string& w) { warnings.push_back(w); };
+  ingest::RelabelReport r;
+  try {
+    py::gil_scoped_release release;
+    r = ingest::Relabel(options);
+  } catch (const NotFoundError& e) {
+    if (dynamic_cast<const IdNotFoundError*>(&e) != nullptr) throw;
+    RaiseFileNotFound(e.what());
+  }
+  py::dict d;
+  d["listed"] = r.listed;
+  d["changed"] = r.changed;
+  d["new_labels"] = r.new_labels;
+  d["warnings"] = warnings;
+  return d;
+}
+
 }  // namespace
 
 void BindIngest(py::module_& m) {
+  m.def("relabel", &RelabelPy, py::arg("dir"), py::arg("labels"), py::arg("label_name") = "label",
+        py::arg("index_dir") = "", py::arg("lock_timeout") = 0.0,
+        "Gives the videos of a label list their labels (gulpdb relabel); returns a report.");
   m.def("ingest_validate", &Validate, py::arg("options"),
         "What is wrong with the ingest options (one line), or ''.");
   m.def("ingest_command_options", &CommandOptionsPy,

@@ -286,6 +286,21 @@ void BindWriter(py::module_& m) {
           },
           py::arg("id"), "Removes a committed or pending video; False if it does not exist.")
       .def(
+          "update_meta",
+          [](WriterHandle& h, const py::handle& id_object, const std::string& patch_json) {
+            const std::string id = ToId(id_object);
+            return h.WithWriter([&](Writer& w) { return w.UpdateMeta(id, patch_json); });
+          },
+          py::arg("id"), py::arg("patch_json"),
+          "Merges a JSON object into the video's meta (null deletes a key) in this batch.")
+      .def(
+          "set_meta",
+          [](WriterHandle& h, const py::handle& id_object, const std::string& meta_json) {
+            const std::string id = ToId(id_object);
+            return h.WithWriter([&](Writer& w) { return w.SetMeta(id, meta_json); });
+          },
+          py::arg("id"), py::arg("meta_json"), "Replaces the video's meta in this batch.")
+      .def(
           "start_chunk",
           [](WriterHandle& h) { return h.WithWriter([](Writer& w) { return w.StartChunk(); }); },
           "Creates a new, empty chunk now and sends the next appends to it; returns its number.")

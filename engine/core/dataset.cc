@@ -351,6 +351,7 @@ ChunkInfo ToChunkInfo(uint32_t number, index::ChunkRecord&& r) {
   c.full = r.state == index::ChunkState::kFull;
   c.meta_file = std::move(r.meta_file);
   c.owner = std::move(r.owner);
+  c.meta_edits = r.meta_edits;
   return c;
 }
 

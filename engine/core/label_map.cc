@@ -29,33 +29,11 @@ std::optional<int64_t> ParseIndex(std::string_view text) {
   return value;
 }
 
-struct Member {
-  std::string key;  // empty when the key has no UTF-8 form (a lone surrogate)
-  size_t value_pos = 0;
-  size_t value_end = 0;
-};
+using Member = JsonMember;
 
 // The members of the object at text[pos] (validated beforehand).
 std::vector<Member> Members(std::string_view text, size_t pos) {
-  std::vector<Member> members;
-  pos = SkipSpace(text, pos + 1);  // past '{'
-  while (text[pos] != '}') {
-    Member m;
-    const JsonScanResult key = ScanJsonString(text, pos, &m.key);
-    if (key.status == JsonScanStatus::kOk) {
-      pos = key.pos;
-    } else {
-      m.key.clear();
-      pos = ScanJsonValue(text, pos, true).pos;
-    }
-    pos = SkipSpace(text, SkipSpace(text, pos) + 1);  // past ':'
-    m.value_pos = pos;
-    m.value_end = ScanJsonValue(text, pos, true).pos;
-    pos = SkipSpace(text, m.value_end);
-    members.push_back(std::move(m));
-    if (text[pos] == ',') pos = SkipSpace(text, pos + 1);
-  }
-  return members;
+  return JsonObjectMembers(text, pos);
 }
 
 // Calls fn(members) for each object element of the JSON list `text`.

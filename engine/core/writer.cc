@@ -29,7 +29,9 @@
 #include "engine/core/fault_injection.h"
 #include "engine/core/journal.h"
 #include "engine/core/journal_session.h"
+#include "engine/core/meta_edit.h"
 #include "engine/core/obsolete_files.h"
+#include "engine/core/payload_codec.h"
 #include "engine/json/json_text.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
@@ -43,6 +45,11 @@
 
 namespace gulpdb {
 namespace {
+
+using engine::PayloadReader;
+using engine::PutBytes;
+using engine::PutU32;
+using engine::PutU64;
 
 constexpr int kMaxChunkNameAttempts = 1000;  // skips over foreign data_<N>.gulp files
 
@@ -70,52 +77,6 @@ bool LooksLikeJpeg(std::string_view bytes) {
 constexpr uint64_t kJournalMaxBatchBytes = 512 << 10;
 // The index entry (info database) holding the last journal record applied.
 constexpr const char* kJournalLsnKey = "journal_lsn";
-
-// A record's payload (docs/format/journal_format.md): little-endian fields.
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void PutBytes(std::string* out, std::string_view bytes) {
-  PutU32(out, static_cast<uint32_t>(bytes.size()));
-  out->append(bytes);
-}
-
-// Reads a payload; any overrun is a CorruptionError naming the record (its
-// checksum matched, so this means a bug or a foreign file).
-class PayloadReader {
- public:
-  PayloadReader(std::string_view in, std::string what) : in_(in), what_(std::move(what)) {}
-  uint64_t Fixed(int bytes) {
-    Need(static_cast<size_t>(bytes));
-    uint64_t v = 0;
-    for (int i = bytes - 1; i >= 0; --i) {
-      v = (v << 8) | static_cast<uint8_t>(in_[pos_ + static_cast<size_t>(i)]);
-    }
-    pos_ += static_cast<size_t>(bytes);
-    return v;
-  }
-  std::string_view Bytes(uint64_t size) {
-    Need(size);
-    std::string_view out = in_.substr(pos_, size);
-    pos_ += size;
-    return out;
-  }
-  std::string_view Sized() { return Bytes(Fixed(4)); }
-
- private:
-  void Need(uint64_t size) const {
-    if (size > in_.size() - pos_) {
-      throw CorruptionError("replay " + what_ + ": the record ends early at byte " +
-                            std::to_string(pos_));
-    }
-  }
-  std::string_view in_;
-  std::string what_;
-  size_t pos_ = 0;
-};
 
 std::string EncodeLsn(uint64_t lsn) {
   std::string out;
@@ -163,6 +124,7 @@ struct Writer::Impl {
   std::unordered_set<std::string> removals;
   std::map<uint32_t, Touched> touched;
   std::vector<engine::SplitOp> split_ops;  // SetSplit / RemoveSplit, in call order
+  engine::MetaEdits edits;                 // UpdateMeta / SetMeta of committed videos
 
   // The journal, opened at the first journaled commit, and its checkpoints.
   engine::JournalSession journal;
@@ -188,14 +150,18 @@ struct Writer::Impl {
       bytes += t.end - t.committed_length;
     }
     for (const Pending& p : pending) bytes += p.id.size() + p.record.meta_data.size();
+    for (const auto& [id, meta] : edits) bytes += id.size() + meta.size();
     return bytes <= kJournalMaxBatchBytes;
   }
 
   // The record of this batch: the frames it wrote (read back from the page
-  // cache) with their offsets, then what ApplyBatch reads.
+  // cache) with their offsets, then what ApplyBatch reads. Version 2 adds
+  // the meta edits; a batch without edits keeps version 1's bytes.
   std::string EncodeBatch() const {
+    // GULPDB_TEST_BUG=edit-not-journaled: the record leaves the edits out.
+    const bool with_edits = !edits.empty() && !util::TestBugEnabled("edit-not-journaled");
     std::string out;
-    PutU32(&out, 1);  // payload version
+    PutU32(&out, with_edits ? 2 : 1);  // payload version
     PutU32(&out, chunk);
     PutU32(&out, static_cast<uint32_t>(touched.size()));
     for (const auto& [n, t] : touched) {
@@ -214,6 +180,7 @@ struct Writer::Impl {
     }
     PutU32(&out, static_cast<uint32_t>(removals.size()));
     for (const std::string& id : removals) PutBytes(&out, id);
+    if (with_edits) engine::EncodeMetaEdits(edits, &out);
     return out;
   }
 
@@ -221,7 +188,8 @@ struct Writer::Impl {
   // rewrites the record's frames at their offsets (not synced).
   void DecodeBatch(const engine::Journal::Record& r, const index::Txn& txn) {
     PayloadReader in(r.payload, JournalPath() + " record " + std::to_string(r.lsn));
-    if (in.Fixed(4) != 1) {
+    const uint64_t version = in.Fixed(4);
+    if (version != 1 && version != 2) {
       throw CorruptionError("replay " + JournalPath() + " record " + std::to_string(r.lsn) +
                             ": unknown payload version");
     }
@@ -259,6 +227,7 @@ struct Writer::Impl {
     }
     const uint64_t n_removals = in.Fixed(4);
     for (uint64_t i = 0; i < n_removals; ++i) removals.insert(std::string(in.Sized()));
+    if (version >= 2) engine::DecodeMetaEdits(&in, &edits);
   }
 
   void CommitJournaled() {
@@ -373,28 +342,31 @@ struct Writer::Impl {
       applied = AppliedLsn(*ds, txn);
     }
     std::vector<std::tuple<uint32_t, std::map<uint32_t, Touched>, std::vector<Pending>,
-                           std::unordered_set<std::string>>>
+                           std::unordered_set<std::string>, engine::MetaEdits>>
         batches;
     {
       index::Txn txn = ds->env->BeginRead();
       for (const engine::Journal::Record& r : records) {
         if (r.lsn <= applied) continue;
         DecodeBatch(r, txn);
-        batches.emplace_back(chunk, std::move(touched), std::move(pending), std::move(removals));
+        batches.emplace_back(chunk, std::move(touched), std::move(pending), std::move(removals),
+                             std::move(edits));
         touched.clear();
         pending.clear();
         removals.clear();
+        edits.clear();
       }
     }
     for (auto& [n, f] : journal.chunks()) f->Sync();
     if (!batches.empty()) {
       const uint64_t last = records.back().lsn;
       ds->env->Update([&](index::Txn& txn) {
-        for (auto& [c, t, p, rm] : batches) {
+        for (auto& [c, t, p, rm, e] : batches) {
           chunk = c;
           touched = t;
           pending = p;
           removals = rm;
+          edits = e;
           index::DatasetInfo next;
           std::map<uint32_t, index::ChunkRecord> chunks;
           ApplyBatch(txn, &next, &chunks);
@@ -405,6 +377,7 @@ struct Writer::Impl {
     touched.clear();
     pending.clear();
     removals.clear();
+    edits.clear();
     journal.Checkpoint();
     journal.Settle();
   }
@@ -669,6 +642,7 @@ struct Writer::Impl {
     if (!meta_is_list) meta = "[" + meta + "]";
     std::string id(id_view);
     if (!ResolveDuplicate(id)) return false;
+    edits.erase(id);  // replaced: the new append's meta is the video's
 
     uint64_t bytes = 0;
     for (std::string_view j : jpegs) bytes += j.size() + PadFor(j.size());
@@ -706,6 +680,7 @@ struct Writer::Impl {
 
   bool Remove(std::string_view id_view) {
     std::string id(id_view);
+    edits.erase(id);
     auto it = pending_by_id.find(id);
     if (it != pending_by_id.end()) {
       pending[it->second].dropped = true;
@@ -718,6 +693,41 @@ struct Writer::Impl {
     std::string_view bytes;
     if (!txn.Get(ds->videos, id, &bytes)) return false;
     removals.insert(std::move(id));
+    return true;
+  }
+
+  // UpdateMeta (`merge`) or SetMeta: a video appended in this batch has its
+  // pending record changed; a committed one gets an edit (engine/core/meta_edit.h).
+  bool EditMeta(std::string_view id_view, std::string_view json, bool merge) {
+    std::string id(id_view);
+    const std::string operation = std::string(merge ? "update" : "set") + " meta of '" +
+                                  engine::PrintableBytes(id, 80) + "' in " + ds->dir;
+    const std::string meta = engine::CanonicalMetaObject(json, operation);
+    const auto edited = [&](std::string_view list) {
+      return merge ? engine::MergeFirstMeta(list, meta, operation)
+                   : engine::ReplaceFirstMeta(list, meta, operation);
+    };
+    if (auto it = pending_by_id.find(id); it != pending_by_id.end()) {
+      std::string& list = pending[it->second].record.meta_data;
+      list = edited(list);
+      return true;
+    }
+    std::optional<std::string> current;
+    if (auto it = edits.find(id); it != edits.end()) {
+      current = it->second;
+    } else if (removals.count(id) == 0 && !id.empty()) {
+      index::Txn txn = ds->env->BeginRead();
+      if (auto record = ds->FindRecord(txn, id)) current = std::move(record->meta_data);
+    }
+    if (!current) {
+      Discard();
+      throw IdNotFoundError(operation +
+                            ": no such video; the writer's batch was rolled back (nothing of it "
+                            "lands)");
+    }
+    std::string next = edited(*current);
+    if (next == *current) return false;
+    edits[id] = std::move(next);
     return true;
   }
 
@@ -773,6 +783,7 @@ struct Writer::Impl {
       if (n != chunk) c.state = index::ChunkState::kFull;
     }
     for (const Pending& p : pending) ++chunk_ref(p.record.chunk).appended_videos;
+    engine::ApplyMetaEdits(*ds, txn, query, edits, chunk_ref);
     for (const engine::SplitOp& op : split_ops) query.Apply(op);
     // A batch of split changes alone may commit before any chunk exists.
     if (have_chunk) {
@@ -794,7 +805,7 @@ struct Writer::Impl {
   // the direct path three durable writes, unless the journal holds records
   // already: their checkpoint is due anyway and covers this one too.
   void Commit(bool last = false) {
-    if (pending.empty() && removals.empty() && split_ops.empty()) return;
+    if (pending.empty() && removals.empty() && split_ops.empty() && edits.empty()) return;
     const bool journal_settled = !journal.has_records();
     try {
       if (JournalEligible() && !(last && journal_settled)) {
@@ -817,6 +828,7 @@ struct Writer::Impl {
     removals.clear();
     touched.clear();
     split_ops.clear();
+    edits.clear();
     batch_videos_in_chunk = 0;
     if (have_chunk) write_pos = chunk_record.committed_length;
   }
@@ -927,6 +939,12 @@ bool engine::DatasetAccess::AppendStored(Writer& writer, std::string_view id,
 }
 
 bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }
+bool Writer::UpdateMeta(std::string_view id, std::string_view patch_json) {
+  return impl_->EditMeta(id, patch_json, /*merge=*/true);
+}
+bool Writer::SetMeta(std::string_view id, std::string_view meta_json) {
+  return impl_->EditMeta(id, meta_json, /*merge=*/false);
+}
 uint32_t Writer::StartChunk() {
   impl_->StartNewChunk();
   impl_->started_new_chunk = true;  // WriterOptions::start_new_chunk is satisfied

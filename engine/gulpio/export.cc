@@ -46,6 +46,7 @@ struct Written {
   uint32_t chunk = 0;
   std::string name;
   engine::GmetaContent content;
+  uint64_t meta_edits = 0;  // the chunk's count of meta edits in the snapshot written
 };
 
 struct Entry {
@@ -197,7 +198,7 @@ bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one
       report->videos += batch.size();
     } while (batch.size() == kExportBatch);
     writer.Commit();
-    written->push_back(Written{n, name, writer.content()});
+    written->push_back(Written{n, name, writer.content(), chunk.meta_edits});
     report->bytes_written += util::FileSize(util::OpenFile(path, O_RDONLY).get(), path);
     ++report->chunks;
   }
@@ -216,24 +217,31 @@ bool ExportSnapshot(const Dataset& dataset, const std::string& out_dir, bool one
 // missing) needs no index write. (A crash between the rename and this update
 // leaves the old fingerprint: the next open asks for a re-index, which
 // rebuilds the same index from these files.)
+//
+// It also records, for each chunk whose meta was edited, how many of its
+// edits the .gmeta written holds (ChunkRecord::meta_edits_exported), so that
+// a re-index from these files knows it loses no edit.
 void RestampMetaFiles(const Dataset& dataset, const std::vector<Written>& written) {
   if (engine::IndexReadOnly(dataset)) return;
   // Most datasets stamp nothing: they cost one read transaction here, and no
   // write transaction that a concurrent writer would have to wait for.
   std::map<uint32_t, std::pair<index::ContentStamp, std::optional<index::FileStamp>>> updates;
+  std::map<uint32_t, uint64_t> exported_edits;
   {
     const engine::IndexTxn txn(dataset);
-    if (!txn.Info().source_stamps) return;
+    const bool stamped = txn.Info().source_stamps;
     for (const Written& w : written) {
       if (!txn.HasChunk(w.chunk)) continue;
       const index::ChunkRecord record = txn.Chunk(w.chunk);
+      if (record.meta_edits_exported < w.meta_edits) exported_edits[w.chunk] = w.meta_edits;
+      if (!stamped) continue;
       if ((!record.meta_stamp && !record.meta_content) || record.meta_file != w.name) continue;
       const index::ContentStamp content{w.content.size, w.content.crc32c};
       if (record.meta_content == content) continue;
       updates[w.chunk] = {content, engine::StampOf(engine::ChunkPathOf(dataset, w.name))};
     }
   }
-  if (updates.empty()) return;
+  if (updates.empty() && exported_edits.empty()) return;
   engine::IndexTxn::Update(dataset, [&](engine::IndexTxn& txn) {
     for (const auto& [n, update] : updates) {
       if (!txn.HasChunk(n)) continue;  // compacted meanwhile
@@ -242,6 +250,13 @@ void RestampMetaFiles(const Dataset& dataset, const std::vector<Written>& writte
       record.meta_content = update.first;
       // Kept for older versions, which compare the stamp only.
       if (update.second) record.meta_stamp = update.second;
+      txn.PutChunk(n, record);
+    }
+    for (const auto& [n, edits] : exported_edits) {
+      if (!txn.HasChunk(n)) continue;
+      index::ChunkRecord record = txn.Chunk(n);
+      // Edits committed after the snapshot written stay unexported.
+      record.meta_edits_exported = std::max(record.meta_edits_exported, edits);
       txn.PutChunk(n, record);
     }
   });

@@ -465,6 +465,31 @@ uint64_t FindUnexported(const Dataset& old, const Dataset& fresh, size_t listed,
   return count;
 }
 
+// Videos whose meta in `old` (the index being replaced) was edited after
+// their chunk's .gmeta was last exported, and which `fresh` (read from the
+// .gmeta files) describes with other meta: a re-index would revert their
+// edits. Lists up to `listed` ids; returns how many.
+uint64_t FindUnexportedEdits(const Dataset& old, const Dataset& fresh, size_t listed,
+                             std::vector<std::string>* ids) {
+  uint64_t count = 0;
+  std::map<uint32_t, bool> edited;  // chunk -> it holds edits no export wrote
+  const engine::IndexTxn old_txn(old);
+  for (engine::IndexTxn::ChunkCursor c = old_txn.Chunks(); c.Valid(); c.Next()) {
+    if (c.record().has_unexported_edits()) edited[c.number()] = true;
+  }
+  if (edited.empty()) return 0;
+  const engine::IndexTxn new_txn(fresh);
+  for (engine::IndexTxn::VideoCursor video = old_txn.Videos(); video.Valid(); video.Next()) {
+    const index::VideoRecord record = video.record();
+    if (edited.count(record.chunk) == 0) continue;
+    const std::optional<index::VideoRecord> now = new_txn.FindVideo(video.id());
+    if (!now || now->meta_data == record.meta_data) continue;  // (gone: FindUnexported's)
+    if (ids->size() < listed) ids->emplace_back(video.id());
+    ++count;
+  }
+  return count;
+}
+
 // Puts the index built at `temp` in the place of the one at `final_index`,
 // atomically where the file system can exchange two directories; `temp` then
 // holds the old index.
@@ -642,6 +667,22 @@ ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) 
       if (lost != 0) {
         report.warnings.push_back("dropped " + std::to_string(lost) +
                                   " videos that no .gmeta file describes");
+      }
+      ids.clear();
+      const uint64_t reverted = FindUnexportedEdits(*old, *ds, kDuplicatesListed, &ids);
+      if (reverted != 0 && !options.discard_unexported) {
+        std::string list;
+        for (const std::string& id : ids) list += (list.empty() ? "'" : ", '") + id + "'";
+        throw InvalidArgumentError(
+            "import " + dir + " --reindex: the meta of " + std::to_string(reverted) +
+            (reverted == 1 ? " video was" : " videos were") +
+            " edited after their .gmeta files were written, which would revert the edits: " + list +
+            (reverted > ids.size() ? ", ..." : "") + "; export first (gulpdb export " + dir +
+            "), or discard the edits with the discard-unexported option");
+      }
+      if (reverted != 0) {
+        report.warnings.push_back("reverted the meta edits of " + std::to_string(reverted) +
+                                  " videos that no .gmeta file holds");
       }
     }
     std::optional<engine::NamedSplits> splits = engine::ReadSplitsFile(dir);

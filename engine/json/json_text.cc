@@ -840,10 +840,69 @@ std::string DecodeJsonString(std::string_view quoted_token) {
   return utf8;
 }
 
+std::vector<JsonMember> JsonObjectMembers(std::string_view text, size_t pos, bool lone_surrogates) {
+  const auto skip_space = [&](size_t at) {
+    while (at < text.size() &&
+           (text[at] == ' ' || text[at] == '\t' || text[at] == '\n' || text[at] == '\r')) {
+      ++at;
+    }
+    return at;
+  };
+  std::vector<JsonMember> members;
+  pos = skip_space(pos + 1);  // past '{'
+  while (text[pos] != '}') {
+    JsonMember m;
+    m.key_pos = pos;
+    const JsonScanResult key = ScanJsonString(text, pos, &m.key, lone_surrogates);
+    if (key.status == JsonScanStatus::kOk) {
+      pos = key.pos;
+    } else {
+      m.key.clear();
+      pos = ScanJsonValue(text, pos, true).pos;
+    }
+    pos = skip_space(skip_space(pos) + 1);  // past ':'
+    m.value_pos = pos;
+    m.value_end = ScanJsonValue(text, pos, true).pos;
+    pos = skip_space(m.value_end);
+    members.push_back(std::move(m));
+    if (text[pos] == ',') pos = skip_space(pos + 1);
+  }
+  return members;
+}
+
 }  // namespace gulpdb::engine
 
 namespace gulpdb {
 
 std::string PythonJsonString(std::string_view utf8) { return engine::PythonJsonString(utf8); }
+
+std::string FirstMetaEntry(std::string_view meta_data) {
+  const auto skip = [&](size_t at) {
+    while (at < meta_data.size() && (meta_data[at] == ' ' || meta_data[at] == '\t' ||
+                                     meta_data[at] == '\n' || meta_data[at] == '\r')) {
+      ++at;
+    }
+    return at;
+  };
+  const size_t pos = skip(0);
+  const engine::JsonScanResult all = engine::ScanJsonValue(meta_data, pos, true);
+  if (all.status != engine::JsonScanStatus::kOk || meta_data[pos] != '[' ||
+      skip(all.pos) != meta_data.size()) {
+    throw InvalidArgumentError("read meta_data: not a JSON list");
+  }
+  const size_t first = skip(pos + 1);
+  if (meta_data[first] == ']') return "null";
+  const size_t end = engine::ScanJsonValue(meta_data, first, true).pos;
+  return std::string(meta_data.substr(first, end - first));
+}
+
+std::string JsonValueFromArgument(std::string_view text) {
+  std::string as_string = engine::PythonJsonString(text);  // throws for bad UTF-8
+  try {
+    return engine::NormalizeJson(text);
+  } catch (const InvalidArgumentError&) {
+    return as_string;
+  }
+}
 
 }  // namespace gulpdb

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gulpdb::engine {
 
@@ -99,6 +100,22 @@ JsonScanResult ScanJsonValue(std::string_view text, size_t pos, bool input_compl
 // unspecified contents.
 JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* utf8,
                               bool lone_surrogates = false);
+
+// One member of a JSON object, as positions in the text it was read from.
+struct JsonMember {
+  std::string key;     // decoded; empty when it has no UTF-8 form (see below)
+  size_t key_pos = 0;  // the key's opening quote
+  size_t value_pos = 0;
+  size_t value_end = 0;  // one past the value
+};
+
+// The members of the object at text[pos] (which must be '{'), in text order,
+// duplicates included. The text must have been validated (NormalizeJson or
+// ScanJsonValue said kOk): nothing is checked here. A key holding a lone
+// surrogate escape decodes as ScanJsonString does with `lone_surrogates`,
+// or else to an empty key.
+std::vector<JsonMember> JsonObjectMembers(std::string_view text, size_t pos,
+                                          bool lone_surrogates = false);
 
 }  // namespace gulpdb::engine
 

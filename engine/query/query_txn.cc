@@ -148,6 +148,23 @@ void QueryTxn::Unindex(std::string_view id, const index::VideoRecord& record) {
   }
 }
 
+void QueryTxn::Reindex(std::string_view id, const index::VideoRecord& before,
+                       const index::VideoRecord& after) {
+  if (fields_.empty()) return;
+  std::vector<std::string> old_keys = EntryKeys(id, before.meta_data, before.chunk, before.seq);
+  std::vector<std::string> new_keys = EntryKeys(id, after.meta_data, after.chunk, after.seq);
+  std::sort(old_keys.begin(), old_keys.end());
+  std::sort(new_keys.begin(), new_keys.end());
+  for (const std::string& key : old_keys) {
+    if (!std::binary_search(new_keys.begin(), new_keys.end(), key)) txn_.Del(dbs_.meta_index, key);
+  }
+  for (const std::string& key : new_keys) {
+    if (!std::binary_search(old_keys.begin(), old_keys.end(), key)) {
+      txn_.Put(dbs_.meta_index, key, id);
+    }
+  }
+}
+
 index::SplitHeader* QueryTxn::HeaderOf(uint32_t split, std::string* name) {
   if (!splits_) splits_ = ReadSplitHeaders(txn_, dbs_);
   for (auto& [n, h] : *splits_) {

@@ -73,6 +73,10 @@ class QueryTxn {
   void Index(std::string_view id, const index::VideoRecord& record);
   // Removes the entries of a video as it was stored (removed, replaced or moved).
   void Unindex(std::string_view id, const index::VideoRecord& record);
+  // The entries of a video whose meta changed from `before` to `after` (same
+  // place): only the entries that differ are deleted and written.
+  void Reindex(std::string_view id, const index::VideoRecord& before,
+               const index::VideoRecord& after);
   // The video `id` is gone: drops it from every split.
   void DropFromSplits(std::string_view id);
   // Applies one SetSplit / RemoveSplit. A SetSplit keeps only the ids that

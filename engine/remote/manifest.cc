@@ -154,6 +154,10 @@ void AppendChunkList(std::string* out, const ManifestChunk* chunks, size_t n) {
     AppendKeyValue(out, "gmeta_key", c.gmeta_key);
     *out += ", ";
     AppendKeyValue(out, "gmeta_sha256", c.gmeta_sha256);
+    if (c.meta_edits != 0) {  // absent when 0: a manifest of an unedited dataset keeps its bytes
+      *out += ", ";
+      AppendKeyNumber(out, "meta_edits", c.meta_edits);
+    }
     *out += "}";
   }
   *out += "]";
@@ -180,6 +184,7 @@ std::vector<ManifestChunk> ParseChunkList(const Fields& top, const std::string& 
     c.crc32c = f.OptionalUnsigned32("crc32c");
     c.gmeta_key = f.Key("gmeta_key", false);
     c.gmeta_sha256 = f.String("gmeta_sha256", false);
+    if (f.Has("meta_edits")) c.meta_edits = f.Unsigned("meta_edits");
     chunks.push_back(std::move(c));
   }
   return chunks;

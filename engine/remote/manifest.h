@@ -86,6 +86,9 @@ struct ManifestChunk {
   std::optional<uint32_t> crc32c;
   std::string gmeta_key;  // its .gmeta object; empty when none was published
   std::string gmeta_sha256;
+  // The chunk's count of meta edits (ChunkInfo::meta_edits) when its .gmeta
+  // was written; absent from the manifest when 0.
+  uint64_t meta_edits = 0;
 };
 
 // One page of a version 3 manifest's chunk list.

@@ -669,6 +669,7 @@ class Publisher {
       m.committed_length = c.committed_length;
       m.live_videos = c.live_videos;
       m.live_bytes = c.live_bytes;
+      m.meta_edits = c.meta_edits;
       if (publish_chunks_) m.gmeta_key = gmeta_key;
       chunks.push_back(std::move(m));
     }
@@ -1091,7 +1092,8 @@ class Publisher {
           old != old_chunks_.end() && old->second.gmeta_key == c.gmeta_key &&
           !old->second.gmeta_sha256.empty() && old->second.committed_length == c.committed_length &&
           old->second.live_videos == c.live_videos && old->second.live_bytes == c.live_bytes &&
-          listing_.count(c.gmeta_key) != 0 && foreign_set_.count(c.gmeta_key) == 0;
+          old->second.meta_edits == c.meta_edits && listing_.count(c.gmeta_key) != 0 &&
+          foreign_set_.count(c.gmeta_key) == 0;
       if (same && !options_.overwrite) {  // overwriting writes each one and checks it
         c.gmeta_sha256 = old->second.gmeta_sha256;
       } else {

@@ -135,6 +135,9 @@ struct ChunkInfo {
   // chunks (and for chunks attached before gulpdb recorded owners, whose
   // file_name then holds a '/').
   std::string owner;
+  // Meta edits (Writer::UpdateMeta / SetMeta) of its videos ever committed:
+  // a push re-writes the chunk's .gmeta when the count moved.
+  uint64_t meta_edits = 0;
 };
 
 struct DatasetStats {
@@ -594,6 +597,25 @@ class GULPDB_EXPORT Writer {
                   std::string_view meta_json = "{}");
   // Removes a committed or pending video; returns false if it does not exist.
   bool Remove(std::string_view id);
+  // Meta edits (docs/edits.md). A video's meta is the first entry of its
+  // meta_data list (what GulpIO2 returns); its frames never move for an
+  // edit. UpdateMeta merges `patch_json`, a JSON object, into it: each key
+  // is set (in place when present, else added at the end), and a key whose
+  // value is null is deleted. SetMeta replaces it with `meta_json`, a JSON
+  // object. Both take part in the batch like an append: the meta indexes
+  // follow in the same transaction, a journaled commit's record carries the
+  // edit, and a rollback forgets it. An id appended earlier in the batch has
+  // its pending meta changed; an edit of an id the batch then removes or
+  // replaces is dropped with it; edits of one id apply in call order.
+  // Throws IdNotFoundError when the id is neither committed nor appended in
+  // the batch (or was removed in it) — and then rolls the whole batch back,
+  // so that nothing of it lands. Throws InvalidArgumentError, leaving the
+  // batch as it was, for JSON that is not an object, or (UpdateMeta) a video
+  // whose first meta entry is not an object (GulpIO allows any JSON there:
+  // SetMeta replaces it). Both return false, recording nothing, when the
+  // meta already is what the edit makes it (byte for byte).
+  bool UpdateMeta(std::string_view id, std::string_view patch_json);
+  bool SetMeta(std::string_view id, std::string_view meta_json);
   // Creates a new, empty chunk now (its data_<N>.gulp file, registered in the
   // index at once, outside the batch) and sends the next appends to it;
   // returns its number N, the next free one. The chunk stays, empty, if

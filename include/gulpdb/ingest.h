@@ -283,6 +283,40 @@ GULPDB_EXPORT IngestReport Ingest(const IngestOptions& options);
 // plan skips such sources the same way (or stops under `strict`).
 GULPDB_EXPORT std::optional<SourceProblem> UnstorableSource(const SourceSpec& source);
 
+// ---- Relabel: new labels for videos already in a dataset ----------------------
+//
+// Reads a label list as Ingest reads --labels (a 20BN JSON list, its label
+// under `label_name`, or an `id;label` CSV) and gives each listed video that
+// label: its meta's "label" becomes the label and its "idx" the label's index
+// in <dir>/label2idx.json, in one writer batch (Writer::UpdateMeta; frames
+// never move, the meta indexes follow). label2idx.json keeps every entry and
+// index it has; labels it lacks are sorted and numbered after its largest
+// index (a dataset without the file starts from the labels and indices its
+// videos have). The file is written before the batch commits, so the map the
+// committed meta uses is always there (a failed commit leaves the new labels
+// in it, unused). Unlisted videos keep their meta.
+struct RelabelOptions {
+  std::string dir;
+  std::string index_dir;  // empty: <dir>/gulpdb.index
+  std::string labels;
+  std::string label_name = "label";
+  std::chrono::milliseconds lock_timeout{0};
+  // Warnings about the list (one line each). Unset: a line on stderr.
+  std::function<void(const std::string&)> on_warning;
+};
+
+struct RelabelReport {
+  size_t listed = 0;      // ids in the list
+  size_t changed = 0;     // videos whose meta changed
+  size_t new_labels = 0;  // labels added to label2idx.json
+};
+
+// Throws, changing nothing: InvalidArgumentError for a malformed list, an
+// entry without a label, or an id listed twice with two labels; NotFoundError
+// for a missing dataset or list; IdNotFoundError listing the ids the dataset
+// lacks (up to 20, and how many); BusyError when another writer holds it.
+GULPDB_EXPORT RelabelReport Relabel(const RelabelOptions& options);
+
 // ---- The ingest command line ---------------------------------------------------
 //
 // One table of the options of an ingest, read by `gulpdb ingest` (and

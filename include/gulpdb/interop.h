@@ -54,7 +54,10 @@ struct ImportOptions {
   // exchange directories). Holds the dataset's writer lock meanwhile. Refused
   // when videos of the current index would be lost although their chunk file
   // is still there (gulpdb wrote them and no .gmeta describes them: export
-  // first), unless `discard_unexported`. A directory without an index is
+  // first), or when meta edits (Writer::UpdateMeta / SetMeta) made after the
+  // last export would be reverted (the .gmeta files are older than the
+  // index's meta: InvalidArgumentError listing the ids; export first),
+  // unless `discard_unexported`. A directory without an index is
   // simply imported. The new index keeps the old one's meta indexes, and
   // its named splits (unless a gulpdb_splits.json gives them): a split whose
   // videos are no longer all described is dropped, with a warning. The chunk

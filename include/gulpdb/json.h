@@ -17,6 +17,17 @@ namespace gulpdb {
 // Throws InvalidArgumentError when `utf8` is not valid UTF-8.
 GULPDB_EXPORT std::string PythonJsonString(std::string_view utf8);
 
+// A value given on a command line (`gulpdb meta --set KEY=VALUE`), read as
+// --where reads one: its JSON text in canonical form when `text` is one JSON
+// value (`5`, `true`, `"a b"`, `[1, 2]`), else `text` itself as a JSON
+// string. Throws InvalidArgumentError when `text` is not valid UTF-8.
+GULPDB_EXPORT std::string JsonValueFromArgument(std::string_view text);
+
+// The text of the first entry of a video's meta_data list (VideoInfo::
+// meta_data): its meta, as GulpIO2 returns it; "null" for an empty list.
+// Throws InvalidArgumentError when `meta_data` is not a JSON list.
+GULPDB_EXPORT std::string FirstMetaEntry(std::string_view meta_data);
+
 }  // namespace gulpdb
 
 #endif  // GULPDB_JSON_H_

@@ -969,10 +969,81 @@ class MetaIndexRebuild(Workload):
         return result
 
 
+class MetaEdit(Workload):
+    name = "meta-edit"
+    doc = ("meta edits (docs/edits.md) on an indexed key: journaled update and set commits, a "
+           "batch of an append, its edit, an edit and a remove, then `gulpdb relabel` (a "
+           "direct commit after label2idx.json)")
+    videos = [(f"e{k}", [JPEGS[k % len(JPEGS)]], {"n": k, "l": f"l{k % 3}"})
+              for k in range(6 + 2 * SCALE)]
+    fresh = ("e-new", [JPEGS[1]], {"n": 99})
+
+    @staticmethod
+    def _edit(model, id_, meta):
+        out = dict(model)
+        out[id_] = (out[id_][0], [meta])
+        return out
+
+    models = [add(None, *videos)]
+    models.append(_edit.__func__(models[-1], "e0", {"l": "x"}))
+    models.append(_edit.__func__(models[-1], "e1", {"s": 1}))
+    models.append(without(_edit.__func__(add(models[-1], ("e-new", [JPEGS[1]], {"n": 99, "l": "y"})),
+                                         "e2", {"n": 2, "l": "z"}), ["e3"]))
+    models.append(_edit.__func__(_edit.__func__(
+        models[-1], "e4", {"n": 4, "l": "l1", "label": "cat", "idx": 0}),
+        "e5", {"n": 5, "l": "l2", "label": "dog", "idx": 1}))
+
+    def setup(self, work):
+        path = os.path.join(work, "root", "ds")
+        append_videos(path, self.videos, videos_per_chunk=1000)
+        subprocess.run([os.environ["GULPDB_PL_CLI"], "index", path, "--meta-key", "l"],
+                       check=True, stdout=subprocess.DEVNULL)
+        with open(os.path.join(work, "root", "labels.csv"), "w") as f:
+            f.write("e4;cat\ne5;dog\n")
+
+    def run(self, root):
+        import gulpdb
+        path = os.path.join(root, "ds")
+        with gulpdb.Dataset(path, "r+") as d:
+            with d.writer() as w:
+                w.update_meta("e0", {"l": "x", "n": None})
+                w.commit()  # journaled
+                ack(1)
+                w.set_meta("e1", {"s": 1})
+                w.commit()
+                ack(2)
+                w.append(*self.fresh)
+                w.update_meta("e-new", {"l": "y"})
+                w.update_meta("e2", {"l": "z"})
+                w.remove("e3")
+                w.commit()
+                ack(3)
+        cli("relabel", path, "--labels", os.path.join(root, "labels.csv"))
+        ack(4)
+
+    def check(self, state):
+        """Besides the dataset: the meta index answers as the videos' meta says."""
+        import gulpdb
+        result = super().check(state)
+        if result["view"] in (None, "error"):
+            return result
+        try:
+            with gulpdb.Dataset(os.path.join(state, "ds"), "r") as d:
+                for value in ("x", "y", "z", "l0", "l1", "l2"):
+                    want = [i for i in d.ids() if (d.meta(i) or {}).get("l") == value]
+                    got = d.select(f"l = '{value}'")
+                    if got != want:
+                        result["problems"].append(f"select(l = {value!r}) gives {got}, the "
+                                                  f"meta says {want}")
+        except Exception as e:  # noqa: BLE001 - every failure is a finding
+            result["problems"].append(f"select: {type(e).__name__}: {e}")
+        return result
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
     Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits(), JournalGrow(),
-    WriterPerCommit(), AppendH264(), MetaIndexRebuild())}
+    WriterPerCommit(), AppendH264(), MetaIndexRebuild(), MetaEdit())}
 
 
 if __name__ == "__main__":

@@ -105,6 +105,7 @@ __all__ = [
     "check",
     "push",
     "publish_snapshot",
+    "relabel",
     "view",
     "Viewer",
     "GulpDirectory",
@@ -324,6 +325,46 @@ def push(
         overwrite=bool(overwrite),
         allow_unconditional_writes=bool(allow_unconditional_writes),
         layout=str(layout),
+    )
+
+
+def relabel(
+    path: Union[str, "os.PathLike[str]"],
+    labels: Union[str, "os.PathLike[str]"],
+    *,
+    label_name: str = "label",
+    index_dir: Optional[str] = None,
+    lock_timeout: float = 0.0,
+) -> Dict[str, Any]:
+    """Gives each video of a label list its label, as ``gulpdb relabel`` does.
+
+    ``labels`` is read as ``ingest --labels`` reads it: a 20BN JSON list (the
+    label under ``label_name``) or an ``id;label`` CSV. Each listed video's
+    meta gets ``"label"`` and ``"idx"`` (the label's index in
+    ``label2idx.json``, which keeps every index and numbers new labels after
+    the largest), in one transaction; frames are never rewritten
+    (docs/edits.md).
+
+    Raises:
+        KeyError: ids the dataset lacks (listed); nothing changes.
+        ValueError: a malformed list, an entry without a label, or an id
+            listed with two labels; nothing changes.
+        FileNotFoundError: no such dataset or list.
+
+    Returns:
+        ``{"listed": ..., "changed": ..., "new_labels": ..., "warnings": [...]}``.
+    """
+    for name, value in (("path", path), ("labels", labels)):
+        if not isinstance(value, (str, os.PathLike)):
+            raise TypeError(f"{name} must be a path, not {type(value).__name__}")
+    if not isinstance(label_name, str):
+        raise TypeError(f"label_name must be a str, not {type(label_name).__name__}")
+    return _gulpdb.relabel(
+        os.fspath(path),
+        os.fspath(labels),
+        label_name=label_name,
+        index_dir=index_dir or "",
+        lock_timeout=lock_timeout,
     )
 
 

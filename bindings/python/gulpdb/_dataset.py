@@ -619,6 +619,14 @@ def _split_requests(
     return ids, selections
 
 
+def _meta_patch_json(meta: Mapping[str, Any], video_id: Any) -> str:
+    if not isinstance(meta, Mapping):
+        raise TypeError(
+            f"meta of video {video_id!r} must be a dict, not {type(meta).__name__}"
+        )
+    return _meta_json(meta, video_id)
+
+
 class Writer:
     """A write transaction on a :class:`Dataset` (see :meth:`Dataset.writer`).
 
@@ -671,6 +679,34 @@ class Writer:
     def remove(self, id: VideoId) -> bool:
         """Removes a committed or pending video; False if it does not exist."""
         return self._native.remove(id)
+
+    def update_meta(self, id: VideoId, patch: Mapping[str, Any]) -> bool:
+        """Merges ``patch`` into the video's meta in this batch; frames never move.
+
+        The meta is the first ``meta_data`` entry (what ``ds[id][1]`` returns).
+        Each key of ``patch`` is set (in place when present, else added at the
+        end) and a key whose value is ``None`` is deleted. Meta indexes follow
+        in the same transaction; the edit commits or rolls back with the batch
+        (docs/edits.md). An id appended earlier in the batch has its pending
+        meta changed.
+
+        Raises:
+            KeyError: the dataset has no such video (nor does the batch). The
+                whole batch is then rolled back: nothing of it lands.
+            ValueError: the video's meta is not a JSON object (GulpIO allows
+                any JSON: :meth:`set_meta` replaces it).
+            TypeError: ``patch`` is not a dict, or holds what JSON cannot.
+
+        Returns:
+            False when the meta already was what the edit makes it (nothing
+            is recorded), else True.
+        """
+        return self._native.update_meta(id, _meta_patch_json(patch, id))
+
+    def set_meta(self, id: VideoId, meta: Mapping[str, Any]) -> bool:
+        """Replaces the video's meta (its first ``meta_data`` entry) with ``meta``
+        in this batch, whatever it was; errors and return value as :meth:`update_meta`."""
+        return self._native.set_meta(id, _meta_patch_json(meta, id))
 
     def set_split(self, name: str, ids: Iterable[VideoId]) -> None:
         """Makes split ``name`` hold ``ids``, in that order, when the batch commits.

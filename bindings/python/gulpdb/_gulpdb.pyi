@@ -240,6 +240,11 @@ class NativeWriter:
         False if the id exists and the writer skips duplicates."""
     def remove(self, id: _Id) -> bool:
         """Removes a committed or pending video; False if it does not exist."""
+    def update_meta(self, id: _Id, patch_json: str) -> bool:
+        """Merges a JSON object into the video's meta (null deletes a key) in this
+        batch; KeyError (and the batch rolled back) when there is no such video."""
+    def set_meta(self, id: _Id, meta_json: str) -> bool:
+        """Replaces the video's meta with a JSON object in this batch."""
     def start_chunk(self) -> int:
         """Creates a new, empty chunk now (registered outside the batch) and sends the
         next appends to it; returns its number."""
@@ -605,6 +610,15 @@ def ingest_run(
     'bad', 'seed', 'interrupted_by'}``. ``on_problem(id, path, message, skipped)``.
     An exception raised by a callback stops the ingest (the open batch is rolled back)."""
 
+def relabel(
+    dir: str,
+    labels: str,
+    label_name: str = "label",
+    index_dir: str = "",
+    lock_timeout: float = 0.0,
+) -> Dict[str, Any]:
+    """Gives the videos of a label list their labels; returns
+    ``{'listed', 'changed', 'new_labels', 'warnings'}``."""
 def merge(
     out: str,
     shards: Sequence[str],

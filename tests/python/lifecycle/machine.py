@@ -35,6 +35,7 @@ from .decay import flip_bit
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
 from .procs import Failure
+from .edit_rules import EDIT_VARIANTS, RELABEL_VARIANTS, EditRules
 from .sampler_rules import SamplerRules
 from .session import BUCKET, Session
 
@@ -66,6 +67,8 @@ RULES = {
     "query": ["query (python select)", "query (cli ls --where)"],
     "sampler_resume_after_growth": ["sampler resume after growth"],
     **bucket_rules.RULES,
+    "edit_meta": EDIT_VARIANTS,
+    "relabel": RELABEL_VARIANTS,
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -75,7 +78,8 @@ REQUIRED_VARIANTS = [
     "compact", "merge (attach in place)", "merge (copy)", "index --meta-key",
     "export (in place)", "export (-o OUT)", "import --reindex", "copy (cp -r)", "copy (cp -a)",
     "open url (fresh cache)", "open url (warm cache)", "pickle Dataset", "pickle VideoDataset",
-    "snapshot", "sampler resume after growth", *bucket_rules.RULES["bucket_faults"],
+    "snapshot", "sampler resume after growth", "meta edit (python update)", "relabel (cli)",
+    *bucket_rules.RULES["bucket_faults"],
 ]
 READ_PATHS = [
     "cli ls", "cli info", "cli show", "cli extract", "cli check --deep", "cli ls --where",
@@ -137,6 +141,9 @@ class Lineage:
         self.order: List[str] = []
         self.removed: List[str] = []  # ids removed at some point
         self.chunk_of: Dict[str, int] = {}  # id -> chunk number, as last listed
+        # Videos whose meta was edited since the last export in place: id -> the
+        # video as edited (edit_rules.py; a re-index must not revert them).
+        self.unexported_edits: Dict[str, Video] = {}
 
 
 class _Paired:
@@ -169,7 +176,7 @@ class Held:
         self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
-class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, RuleBasedStateMachine):
+class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, EditRules, RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         assert SESSION is not None, "the test sets machine.SESSION"
@@ -472,9 +479,11 @@ class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, RuleBasedStateMa
             raise
         want = L.snapshot
         if L.model.damaged:  # the snapshot reads the same chunk files
+            # (the same frames: a meta edit since the snapshot moves none)
             want = L.snapshot.copy()
             want.damaged = {i: f for i, f in L.model.damaged.items()
-                            if want.videos.get(i) == L.model.videos.get(i)}
+                            if i in want.videos
+                            and want.videos[i].frames == L.model.videos[i].frames}
         checks.check_read_all(path, got, want)
         self.s.counters.reads[path] += 1
 
@@ -812,6 +821,7 @@ class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, RuleBasedStateMa
             want = self._gulpio_readable()
             if in_place:
                 self._cli("export", L.path, path="gulpdb export")
+                self._exported_in_place()
                 self.note("export (in place)")
                 path = "exported dir (in place)"
                 checks.gulpio_view(path, gulpio_format.LocalFiles(L.path), want,
@@ -900,6 +910,7 @@ class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, RuleBasedStateMa
             if data_files - set(os.listdir(L.path)):
                 L.snapshot_files_changed = True
             L.model = new
+            L.unexported_edits.clear()
             L.flags.add("imported")
             L.import_gmeta = self._read_gmeta_files(L.path)
         self._run("import --reindex", go)
@@ -940,6 +951,8 @@ class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, RuleBasedStateMa
         unexported = sorted(set(L.model.videos) - set(new.videos))
         if unexported and not discard:
             refusals.append(f"unexported videos {unexported[:3]}")
+        if not discard:
+            refusals += self._unexported_edit_refusals(new.videos)
         if "gulpdb_splits.json" in names:
             splits = json.loads(files.read("gulpdb_splits.json").decode("utf-8"))["splits"]
             missing = sorted({i for ids in splits.values() for i in ids} - set(new.videos))

@@ -154,6 +154,21 @@ def op_write(path: str, videos: List[Any], on_duplicate: str = "error",
     return appended
 
 
+def op_edit_meta(path: str, edits: List[Any], append: Optional[Any] = None) -> List[bool]:
+    """One writer batch: ``append`` (id, frames, meta) first when given, then each
+    edit ("update" or "set", id, meta) in order; the with-block commits it."""
+    with gulpdb.Dataset(path, "r+") as ds:
+        with ds.writer() as w:
+            if append is not None:
+                w.append(append[0], list(append[1]), append[2])
+            return [w.update_meta(id_, meta) if kind == "update" else w.set_meta(id_, meta)
+                    for kind, id_, meta in edits]
+
+
+def op_relabel(path: str, labels: str) -> Dict[str, Any]:
+    return gulpdb.relabel(path, labels)
+
+
 def op_remove(path: str, ids: List[str]) -> int:
     with gulpdb.Dataset(path, "r+") as ds:
         return ds.remove(list(ids))
