@@ -178,7 +178,7 @@ int RunMerge(const std::vector<std::string>& args) {
                        "`aws s3 sync " +
                        EscapeForDisplay(shard) + " DIR`, then `gulpdb import DIR`)");
     }
-    RequireDirectories(DatasetPath{shard, ""});
+    RequireDirectories(DatasetPath{shard, "", ""});
   }
   RequireLocal(path.dir);
   RequireDirectories(path, "merge into");

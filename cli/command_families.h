@@ -9,6 +9,7 @@
 //   query_commands.cc        index, split (and ls --where/--split)
 //   view_command.cc          view (the server and the static report of view/)
 //   edit_commands.cc         meta, relabel
+//   version_commands.cc      tag, diff
 #ifndef GULPDB_CLI_COMMAND_FAMILIES_H_
 #define GULPDB_CLI_COMMAND_FAMILIES_H_
 
@@ -53,6 +54,9 @@ int RunView(const std::vector<std::string>& args);
 
 int RunMeta(const std::vector<std::string>& args);
 int RunRelabel(const std::vector<std::string>& args);
+
+int RunTag(const std::vector<std::string>& args);
+int RunDiff(const std::vector<std::string>& args);
 
 }  // namespace gulpdb::cli
 

@@ -38,6 +38,8 @@ const std::vector<Command>& Commands() {
       {"snapshot", "publish an index snapshot for readers on other hosts", RunSnapshot},
       {"index", "create, list or drop meta indexes (fast ls --where)", RunIndex},
       {"split", "set, list, show or remove named splits", RunSplit},
+      {"tag", "tag the dataset as it is now, list or delete tags", RunTag},
+      {"diff", "ids added, removed and changed between two versions", RunDiff},
       {"view", "browse the dataset in a web page, or write a contact sheet", RunView},
   };
   return commands;

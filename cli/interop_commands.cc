@@ -97,8 +97,9 @@ int RunExport(const std::vector<std::string>& args) {
       "4:4:4), meta_N.gmeta, label2idx.json")("quiet,q", po::bool_switch(&quiet),
                                               "no progress output");
   AddIndexDirOption(&o);
+  AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH] [--version NAME -o OUT]", o, {"dir"}, &vm)) return 0;
   const DatasetPath path = DatasetArg(vm);
   RequireNonEmpty(vm, {"output"});
   if (IsRemoteUrl(out)) {
@@ -106,6 +107,11 @@ int RunExport(const std::vector<std::string>& args) {
                      " is a URL: export writes .gmeta files into a local directory; to publish "
                      "a dataset to object storage, use `gulpdb push DIR s3://BUCKET/PREFIX` "
                      "(it uploads the .gmeta files too)");
+  }
+  if (!path.version.empty() && out.empty()) {
+    throw UsageError("export --version " + EscapeForDisplay(path.version) +
+                     " needs -o OUT: a version's GulpIO directory is written there, never over "
+                     "the dataset's own .gmeta files");
   }
   if (out.empty() && IsRemoteUrl(path.dir)) {
     throw UsageError("exporting " + path.dir + " needs -o LOCAL_DIR (the dataset is read-only)");
@@ -138,6 +144,20 @@ int RunExport(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
         static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.data_bytes),
         static_cast<unsigned long long>(r.bytes_written), EscapeControls(out).c_str());
+    return 0;
+  }
+  if (!path.version.empty()) {
+    CreatedPaths created;
+    created.Track(out, [](const std::string& name) {
+      return IsGulpioDataFileName(name) || IsGulpioMetaFileName(name) ||
+             name.rfind("label2idx.json", 0) == 0 || name.rfind("gulpdb_splits.json", 0) == 0;
+    });
+    MakeDirectory(out);
+    const ExportReport r = ExportVersion(*ds, out);
+    created.Keep();
+    std::printf("exported version %s: %llu chunks (%llu videos) to %s\n",
+                EscapeForDisplay(path.version).c_str(), static_cast<unsigned long long>(r.chunks),
+                static_cast<unsigned long long>(r.videos), EscapeControls(out).c_str());
     return 0;
   }
   CreatedPaths created;

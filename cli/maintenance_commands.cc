@@ -59,12 +59,14 @@ int RunCheck(const std::vector<std::string>& args) {
       "json", po::bool_switch(&json), "machine-readable output")("quiet,q", po::bool_switch(&quiet),
                                                                  "no progress output");
   AddIndexDirOption(&o);
+  AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb check DIR [--deep] [--json] [--index-dir PATH]", o, {"dir"}, &vm)) {
+  if (!Parse(args, "gulpdb check DIR [--deep] [--json] [--index-dir PATH] [--version NAME]", o, {"dir"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);
   options.index_dir = path.index_dir;
+  options.version = path.version;
   RequireDirectories(path);
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {

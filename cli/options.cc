@@ -75,6 +75,11 @@ void AddIndexDirOption(po::options_description* options, const std::string& data
   options->add_options()("index-dir", po::value<std::string>(), help.c_str());  // copied
 }
 
+void AddVersionOption(po::options_description* options) {
+  options->add_options()("version", po::value<std::string>(),
+                         "read the version tagged NAME (gulpdb tag) instead of the live dataset");
+}
+
 DatasetPath DatasetArg(const po::variables_map& vm, const std::string& name) {
   DatasetPath path;
   path.dir = vm[name].as<std::string>();
@@ -86,6 +91,10 @@ DatasetPath DatasetArg(const po::variables_map& vm, const std::string& name) {
   if (vm.count("index-dir") != 0) {
     path.index_dir = vm["index-dir"].as<std::string>();
     if (path.index_dir.empty()) throw UsageError("--index-dir is an empty string");
+  }
+  if (vm.count("version") != 0) {
+    path.version = vm["version"].as<std::string>();
+    if (path.version.empty()) throw UsageError("--version is an empty string");
   }
   return path;
 }
@@ -108,6 +117,7 @@ std::unique_ptr<Dataset> OpenDataset(const DatasetPath& path, bool read_only, Op
   OpenOptions& o = options;
   o.read_only = read_only;
   o.index_dir = path.index_dir;
+  o.version = path.version;
   o.verify_checksums = true;  // every frame the command reads is checked
   return Dataset::Open(path.dir, o);
 }

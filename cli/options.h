@@ -33,11 +33,16 @@ bool Parse(const std::vector<std::string>& args, const char* usage, po::options_
 struct DatasetPath {
   std::string dir;
   std::string index_dir;  // empty: <dir>/gulpdb.index
+  std::string version;    // --version: a tag (empty: the live dataset)
 };
 
 // Adds --index-dir, with the same meaning for every command; `dataset` names
 // the positional it applies to in the help ("DIR", or "OUT" for merge).
 void AddIndexDirOption(po::options_description* options, const std::string& dataset = "DIR");
+
+// Adds --version NAME (a tag to read instead of the live dataset) to a
+// command that only reads.
+void AddVersionOption(po::options_description* options);
 
 // The dataset named by positional `name` and --index-dir. An empty DIR or
 // --index-dir is a UsageError.

@@ -16,6 +16,7 @@
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "gulpdb/json.h"
+#include "gulpdb/remote.h"
 #include "util/relative_name.h"
 
 namespace gulpdb::cli {
@@ -48,18 +49,23 @@ int RunInfo(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), kReadableDir)("json", po::bool_switch(&json),
                                                                  "machine-readable output");
   AddIndexDirOption(&o);
+  AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH] [--version NAME]", o, {"dir"}, &vm)) return 0;
   const DatasetPath path = DatasetArg(vm);
   const std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
   const DatasetStats s = ds->Stats();
+  // What the tags hold (docs/versions.md): their index objects and the chunk
+  // files compaction kept for them.
+  const uint64_t tag_bytes = IsRemoteUrl(path.dir) ? 0 : ds->VersionBytes();
+  const size_t tags = IsRemoteUrl(path.dir) ? 0 : ds->Versions().size();
   if (json) {
     std::printf(
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
         "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
         "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
         "\"bytes_per_chunk\": %llu, \"checksums\": %s, \"unverified_videos\": %s, "
-        "\"unverified_chunks\": %s, \"codec\": \"%s\"%s}\n",
+        "\"unverified_chunks\": %s, \"codec\": \"%s\", \"tags\": %zu, \"tag_bytes\": %llu%s}\n",
         JsonPathString(path.dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
         static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
         static_cast<unsigned long long>(s.chunks),
@@ -69,7 +75,8 @@ int RunInfo(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
         static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false",
         CountOrNull(s.unverified_videos).c_str(), CountOrNull(s.unverified_chunks).c_str(),
-        CodecName(s.codec), QueryInfoJson(*ds).c_str());
+        CodecName(s.codec), tags, static_cast<unsigned long long>(tag_bytes),
+        QueryInfoJson(*ds).c_str());
     return 0;
   }
   std::printf("dataset:        %s\n", EscapeControls(path.dir).c_str());
@@ -84,6 +91,8 @@ int RunInfo(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(s.garbage_bytes));
   std::printf("index bytes:    %llu\n", static_cast<unsigned long long>(s.index_bytes));
   std::printf("checksums:      %s\n", ChecksumsText(s).c_str());
+  std::printf("tags:           %zu (holding %llu bytes)\n", tags,
+              static_cast<unsigned long long>(tag_bytes));
   std::printf("%s", QueryInfoText(*ds).c_str());
   return 0;
 }
@@ -98,10 +107,11 @@ int RunLs(const std::vector<std::string>& args) {
       "limit", NumberValue("0"), "print at most N videos (0: all)");
   AddListFilterOptions(&o);
   AddIndexDirOption(&o);
+  AddVersionOption(&o);
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb ls DIR [--json] [--meta] [--limit N] [--where EXPR]... [--split NAME]\n"
-             "          [--index-dir PATH]\n\n"
+             "          [--index-dir PATH] [--version NAME]\n\n"
              "Prints one video per line, in (chunk, insertion) order (in split order with\n"
              "--split): the id, a tab, the frame count (and a tab and the meta_data with --meta).\n"
              "Ids are printed as the body of a JSON string: \\ \" and control characters\n"
@@ -135,8 +145,9 @@ int RunShow(const std::vector<std::string>& args) {
       "id", po::value<std::string>(), "video id")("json", po::bool_switch(&json),
                                                   "machine-readable output");
   AddIndexDirOption(&o);
+  AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb show DIR ID [--json] [--index-dir PATH]", o, {"dir", "id"}, &vm)) {
+  if (!Parse(args, "gulpdb show DIR ID [--json] [--index-dir PATH] [--version NAME]", o, {"dir", "id"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);
@@ -173,9 +184,11 @@ int RunExtract(const std::vector<std::string>& args) {
       "frames to write: all, start:stop[:step] or i,j,k")(
       "force", po::bool_switch(&force), "overwrite files that already exist in OUT");
   AddIndexDirOption(&o);
+  AddVersionOption(&o);
   po::variables_map vm;
   if (!Parse(args,
-             "gulpdb extract DIR ID -o OUT [--frames SEL] [--force] [--index-dir PATH]\n\n"
+             "gulpdb extract DIR ID -o OUT [--frames SEL] [--force] [--index-dir PATH]\n"
+             "               [--version NAME]\n\n"
              "Writes the selected frames as OUT/<stem>_<frame>.jpg (<frame>: 5 digits or more).\n"
              "<stem> is the id itself when it has only ASCII letters, digits, '.', '_' and '-',\n"
              "does not start with '.', has at most 200 bytes and does not end in '-' and 8 hex\n"

@@ -465,6 +465,7 @@ class Checker {
 CheckReport Check(const std::string& dir, const CheckOptions& options) {
   OpenOptions open;
   open.index_dir = options.index_dir;
+  open.version = options.version;
   open.verify_index = true;  // LMDB must not walk a damaged tree
   CheckReport report;
   std::unique_ptr<Dataset> ds;

@@ -10,6 +10,7 @@
 #include "engine/core/dataset_view.h"
 #include "engine/gulpio/gulpio_files.h"
 #include "engine/remote/remote_dataset.h"
+#include "engine/version/version_open.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/maintenance.h"
@@ -30,8 +31,16 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
 
 std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenOptions& options,
                                              bool check_sources) {
+  const bool version = !options.version.empty() && options.version != "HEAD";
+  if (version && IsRemoteUrl(dir)) {
+    throw InvalidArgumentError("open version " + options.version + " of " + util::RedactUrl(dir) +
+                               ": versions are read from a local dataset (push does not "
+                               "publish tags)");
+  }
   // Published datasets and shared file systems: engine/remote/remote_dataset.h.
   if (IsRemoteUrl(dir)) return engine::OpenRemoteDataset(dir, options);
+  // Tags: engine/version.
+  if (version) return engine::OpenVersion(dir, options);
   if (!util::IsDirectory(dir)) {
     if (const std::string typo = util::S3UrlTypo(util::RedactUrl(dir)); !typo.empty()) {
       throw InvalidArgumentError("open dataset " + util::RedactUrl(dir) +

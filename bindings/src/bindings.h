@@ -60,6 +60,8 @@ void BindWriter(py::module_& m);
 // Adds select, the meta index calls and the split listings to NativeDataset
 // (call after BindDataset).
 void BindQuery(py::module_& m);
+// Adds the version calls to NativeDataset (call after BindDataset).
+void BindVersions(py::module_& m);
 
 // ---- errors -----------------------------------------------------------------
 

@@ -55,8 +55,10 @@ std::unique_ptr<DatasetHandle> OpenDataset(const std::string& path, bool read_on
                                            bool verify_index, uint64_t generation,
                                            bool allow_network_index,
                                            const std::string& expected_snapshot_sha256,
-                                           const std::string& expected_dataset_uuid) {
+                                           const std::string& expected_dataset_uuid,
+                                           const std::string& version) {
   OpenOptions options;
+  options.version = version;
   options.generation = generation;
   options.expected_snapshot_sha256 = expected_snapshot_sha256;
   options.expected_dataset_uuid = expected_dataset_uuid;
@@ -71,6 +73,8 @@ std::unique_ptr<DatasetHandle> OpenDataset(const std::string& path, bool read_on
   try {
     py::gil_scoped_release release;
     dataset = Dataset::Open(path, options);
+  } catch (const NameNotFoundError&) {
+    throw;  // an unknown tag (OpenOptions::version): KeyError
   } catch (const NotFoundError& e) {
     RaiseFileNotFound(e.what());
   }
@@ -243,7 +247,7 @@ py::class_<DatasetHandle> BindDatasetClass(py::module_& m) {
                  py::arg("decode_threads") = 0, py::arg("index_dir") = "",
                  py::arg("verify_index") = false, py::arg("generation") = 0,
                  py::arg("allow_network_index") = false, py::arg("expected_snapshot_sha256") = "",
-                 py::arg("expected_dataset_uuid") = "",
+                 py::arg("expected_dataset_uuid") = "", py::arg("version") = "",
                  "Opens an existing dataset (a directory, or an s3:// URL read-only); "
                  "FileNotFoundError if there is none.")
       .def_static("create", &CreateDataset, py::arg("path"), py::arg("videos_per_chunk") = 100,

@@ -19,6 +19,7 @@ PYBIND11_MODULE(_gulpdb, m) {
   python::BindDataset(m);
   python::BindWriter(m);
   python::BindQuery(m);
+  python::BindVersions(m);
   python::BindCodec(m);
   python::BindInterop(m);
   python::BindRemote(m);

@@ -82,8 +82,16 @@ std::optional<index::VideoRecord> Dataset::Impl::FindRecord(const index::Txn& tx
 }
 
 std::string Dataset::Impl::ChunkPath(const std::string& file_name) const {
-  return util::JoinRelative(dir, file_name, "use a file of dataset " + dir,
-                            "the index names the file");
+  std::string path = util::JoinRelative(dir, file_name, "use a file of dataset " + dir,
+                                        "the index names the file");
+  // Chunk numbers are never reused, so a file compaction moved out of `dir`
+  // for the tags holds the bytes a version's record names.
+  if (!retained_chunks.empty() && !util::PathExists(path)) {
+    std::string kept = util::JoinRelative(retained_chunks, file_name,
+                                          "use a file of dataset " + dir, "the index names the file");
+    if (util::PathExists(kept)) return kept;
+  }
+  return path;
 }
 
 index::ChunkRecord Dataset::Impl::GetChunk(const index::Txn& txn, uint32_t chunk) const {

@@ -68,6 +68,10 @@ struct Dataset::Impl : engine::IndexHandles {
   // name (util/relative_name.h): a damaged or hostile index never names a
   // path outside the dataset.
   std::string ChunkPath(const std::string& file_name) const;
+  // A version's dataset (engine/version): where chunk files compaction kept
+  // for the tags live (<dir>/gulpdb.versions/chunks); ChunkPath answers a
+  // name from there when `dir` no longer has it. Empty for any other dataset.
+  std::string retained_chunks;
 
   using RecordKind = index::RecordKind;
   void PutVideo(index::Txn& txn, std::string_view id, const index::VideoRecord& record) const;

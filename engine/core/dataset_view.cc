@@ -164,6 +164,10 @@ std::string ChunkPathOf(const Dataset& dataset, const std::string& file_name) {
   return ImplOf(dataset).ChunkPath(file_name);
 }
 
+void SetRetainedChunkDir(Dataset& dataset, const std::string& dir) {
+  DatasetAccess::Of(dataset).retained_chunks = dir;
+}
+
 const ChunkSource* ChunkSourceOf(const Dataset& dataset) { return ImplOf(dataset).remote.get(); }
 
 util::ThreadPool& DecodePoolOf(const Dataset& dataset) { return ImplOf(dataset).DecodePool(); }

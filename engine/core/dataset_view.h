@@ -31,6 +31,9 @@ namespace gulpdb {
 // Where the LMDB environment and the writer lock live inside a dataset.
 inline constexpr const char* kIndexDirName = "gulpdb.index";
 inline constexpr const char* kWriterLockName = "writer.lock";
+// Where a dataset's tags live (engine/version, docs/versions.md): tags/ and
+// deleted/ hold their roots, chunks/ the chunk files compaction kept for them.
+inline constexpr const char* kVersionsDirName = "gulpdb.versions";
 
 namespace util {
 class ThreadPool;
@@ -226,6 +229,10 @@ class IndexSource;
 std::unique_ptr<Dataset> OpenOnIndexSource(const std::string& name, const OpenOptions& options,
                                            std::shared_ptr<const IndexSource> index,
                                            std::shared_ptr<const ChunkSource> source);
+// Lets a version's dataset (opened with OpenOnIndexSource) find a chunk file
+// that compaction kept for the tags in `dir` when the dataset directory no
+// longer has it.
+void SetRetainedChunkDir(Dataset& dataset, const std::string& dir);
 // The index source `dataset` reads through; null for a dataset with an
 // LMDB index.
 const IndexSource* IndexSourceOf(const Dataset& dataset);

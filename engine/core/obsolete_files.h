@@ -26,7 +26,12 @@ bool IsInsideDataset(std::string_view name);
 void CheckInsideDataset(const DatasetImpl& ds, const std::string& operation,
                         const std::string& whose, std::string_view name);
 
-// Deletes the files the index lists as obsolete, syncs the directory and
+// Whether a tag (engine/version) may read a chunk file of the dataset in
+// `dir`: gulpdb.versions holds a tag, or a deleted one in its grace period.
+bool TagsMayReadChunks(const std::string& dir);
+
+// Deletes the files the index lists as obsolete (a chunk's data file that
+// TagsMayReadChunks is moved to gulpdb.versions/chunks instead), syncs the directory and
 // clears the list (one write transaction). The caller holds the writer lock.
 // Checks every name before deleting any: a name outside the dataset throws
 // CorruptionError (as CheckInsideDataset) and nothing is deleted. Appends the

@@ -450,4 +450,49 @@ ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir_in) 
   return report;
 }
 
+ExportReport ExportVersion(const Dataset& version, const std::string& out_dir) {
+  if (version.codec() == Codec::kH264) return ExportGulpioDirectory(version, out_dir);
+  if (!util::IsDirectory(out_dir)) {
+    throw NotFoundError("export " + version.dir() + ": no such directory " + out_dir);
+  }
+  if (SameDirectory(out_dir, version.dir())) {
+    throw InvalidArgumentError("export a version of " + version.dir() +
+                               ": its GulpIO directory goes into another directory (the "
+                               "dataset's own .gmeta files describe the live dataset)");
+  }
+  for (const std::string& name : util::ListDirectory(out_dir)) {
+    if (IsGulpioDataFileName(name) || IsGulpioMetaFileName(name)) {
+      throw InvalidArgumentError("export " + version.dir() + " to " + out_dir +
+                                 ": the directory already holds GulpIO files (" + name +
+                                 "): export into an empty directory");
+    }
+  }
+  const ExportReport report = ExportGmeta(version, out_dir);
+  // Each data file the .gmeta files name, up to the version's committed
+  // length (the live file may have grown since).
+  for (const ChunkInfo& chunk : version.Chunks()) {
+    const std::string meta = IsGulpioDataFileName(chunk.file_name)
+                                 ? "meta" + chunk.file_name.substr(4, chunk.file_name.size() - 9) + ".gmeta"
+                                 : std::string();
+    if (meta.empty() || !util::PathExists(out_dir + "/" + meta)) continue;
+    const std::string from = engine::ChunkPathOf(version, chunk.file_name);
+    util::UniqueFd in = util::OpenFile(from, O_RDONLY);
+    util::AtomicFile out(util::JoinRelative(out_dir, chunk.file_name, "export " + version.dir(),
+                                            "the index names the file"));
+    std::string block;
+    for (uint64_t done = 0; done < chunk.committed_length;) {
+      block.resize(static_cast<size_t>(std::min<uint64_t>(chunk.committed_length - done, 1 << 20)));
+      if (util::PreadFull(in.get(), block.data(), block.size(), done, from) != block.size()) {
+        throw CorruptionError("export " + version.dir() + ": " + from + " is shorter than the " +
+                              std::to_string(chunk.committed_length) +
+                              " committed bytes the version names");
+      }
+      out.Append(block);
+      done += block.size();
+    }
+    out.Commit();
+  }
+  return report;
+}
+
 }  // namespace gulpdb

@@ -106,6 +106,28 @@ struct OpenOptions {
   // writes the dataset. The environment variable GULPDB_ALLOW_NETWORK_INDEX=1
   // does the same.
   bool allow_network_index = false;
+  // A local dataset: open the version tagged `version` (Dataset::Tag,
+  // docs/versions.md) instead of the live dataset: read-only, as it was when
+  // tagged. Empty or "HEAD": the live dataset. NameNotFoundError naming the
+  // tags for a name no tag has.
+  std::string version;
+};
+
+// A tag of a dataset (Dataset::Tag, docs/versions.md).
+struct VersionInfo {
+  std::string name;
+  double created = 0;  // seconds since the epoch (UTC), millisecond precision
+  uint64_t videos = 0;
+  uint64_t frames = 0;
+  std::string message;  // empty when none was given
+  std::string root;     // SHA-256 of the tag's partition root
+};
+
+// What changed between two versions (Dataset::Diff): ids in id order.
+// frames_changed compares each frame's content (length and CRC-32C), never
+// where it is stored, so a compaction changes nothing here.
+struct VersionDiff {
+  std::vector<std::string> added, removed, meta_changed, frames_changed;
 };
 
 // What the index knows of one video.
@@ -541,6 +563,31 @@ class GULPDB_EXPORT Dataset {
   // (removed videos leave it). Throws NameNotFoundError naming the known
   // splits when there is no such split.
   std::vector<std::string> Split(std::string_view name) const;
+
+  // Versions (docs/versions.md; engine/version). Tag records the dataset as
+  // it is now under `name` (1 to 255 bytes of A-Z a-z 0-9 . _ -, not "." or
+  // "..", not "HEAD"): an immutable snapshot of the index in
+  // <dir>/gulpdb.versions that shares unchanged partitions with earlier
+  // tags. Only on a local dataset opened for writing; takes the writer lock
+  // while it builds. InvalidArgumentError for a bad or used name (naming
+  // it), a read-only or remote dataset; IoError for the file system.
+  VersionInfo Tag(const std::string& name, const std::string& message = "");
+  // The dataset's tags, oldest first (works on a version, too).
+  std::vector<VersionInfo> Versions() const;
+  // Deletes tag `name`: new opens no longer find it at once; what only it
+  // holds (index objects, chunk files compaction kept for it) is freed by
+  // the first ReclaimVersions after `grace` (readers that opened it keep
+  // reading until then). NameNotFoundError for an unknown tag.
+  void DeleteTag(const std::string& name, std::chrono::seconds grace = std::chrono::minutes(10));
+  // Frees what deleted tags whose grace has passed held; returns the bytes
+  // freed. Run by Tag and DeleteTag too.
+  uint64_t ReclaimVersions();
+  // Bytes the tags hold: their index objects and the chunk files kept for
+  // them out of the dataset directory.
+  uint64_t VersionBytes() const;
+  // What changed from version `a` to version `b` (tag names, or "HEAD" for
+  // the live dataset). NameNotFoundError for an unknown name.
+  VersionDiff Diff(const std::string& a, const std::string& b) const;
 
  private:
   struct GULPDB_NO_EXPORT Impl;

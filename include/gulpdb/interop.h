@@ -136,6 +136,17 @@ struct ExportReport {
 // On an h264 dataset: InvalidArgumentError (ExportGulpioDirectory exports it).
 GULPDB_EXPORT ExportReport ExportGmeta(const Dataset& dataset, const std::string& out_dir = "");
 
+// The GulpIO directory of a version (a dataset opened with
+// OpenOptions::version; docs/versions.md) in `out_dir`, an existing
+// directory without GulpIO files: ExportGmeta into it, and each chunk's data
+// file up to the version's committed length, copied from the dataset
+// directory (or from where compaction kept it for the tags). A JPEG
+// dataset only (an h264 one: ExportGulpioDirectory). The dataset's own
+// .gmeta files are not touched. Throws as ExportGmeta, and
+// InvalidArgumentError when `out_dir` is the dataset's directory or holds
+// GulpIO files.
+GULPDB_EXPORT ExportReport ExportVersion(const Dataset& version, const std::string& out_dir);
+
 struct ExportOptions {
   int quality = 90;  // JPEG quality of an h264 dataset's frames (1-100)
   // Called as (videos done, videos in total) while an h264 dataset's frames
@@ -170,6 +181,9 @@ struct CheckOptions {
   bool deep = false;      // also decode every frame and verify stored checksums
   std::string index_dir;  // where the index lives; empty: <dir>/gulpdb.index
   std::function<void(uint64_t, uint64_t)> progress;  // (videos done, total)
+  // Check the version tagged so (OpenOptions::version): its root and every
+  // object it names, and the chunk bytes it reads. Empty: the live dataset.
+  std::string version;
 };
 
 struct CheckProblem {

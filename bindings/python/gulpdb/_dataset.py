@@ -38,6 +38,7 @@ from ._decode import DecodeOptions, decode_options
 from ._meta_json import meta_json as _meta_json
 from ._native_handle import NativeHandle
 from ._query import MetaQueries
+from ._versions import Versions, check_version_name
 from ._native_handle import count as _count
 from ._native_handle import is_remote as _is_remote
 
@@ -61,7 +62,7 @@ Size = Tuple[int, int]
 _MODES = ("r", "r+", "a", "x")
 
 
-class Dataset(MetaQueries):
+class Dataset(MetaQueries, Versions):
     """A gulpdb dataset: JPEG frames in GulpIO chunk files, an LMDB index by id.
 
     Args:
@@ -102,6 +103,9 @@ class Dataset(MetaQueries):
             instead of the newest. A remote dataset remembers the generation
             it opened: copies in DataLoader workers (fork or spawn) read the
             same one, for as long as the grace period keeps it.
+        version: open the version tagged so (:meth:`tag`, ``docs/versions.md``),
+            read-only, as it was when tagged; ``"HEAD"`` (or None) is the live
+            dataset. KeyError for a name no tag has.
         allow_network_index: open the live index even on a network file
             system (see docs/remote_datasets.md, "Shared file systems"); safe only when
             no other host writes the dataset.
@@ -137,6 +141,7 @@ class Dataset(MetaQueries):
         codec: Optional[str] = None,
         generation: Optional[int] = None,
         allow_network_index: bool = False,
+        version: Optional[str] = None,
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, not {mode!r}")
@@ -158,6 +163,12 @@ class Dataset(MetaQueries):
             raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
         if generation is not None:
             _count(generation, "generation (a published generation number)", 1)
+        if version is not None:
+            check_version_name(version)
+            if version != "HEAD" and mode != "r":
+                raise ValueError(
+                    f"{self._path}: version {version!r} is read-only (mode 'r', not {mode!r})"
+                )
         options: Dict[str, Any] = dict(
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
             decode_threads=_count(decode_threads, "decode_threads", 0, 1024),
@@ -166,6 +177,7 @@ class Dataset(MetaQueries):
             max_open_chunk_files=_count(max_open_chunk_files, "max_open_chunk_files", 0, 2**31 - 1),
             generation=int(generation or 0),
             allow_network_index=bool(allow_network_index),
+            version="" if version in (None, "HEAD") else version,
         )
         self._handle = NativeHandle(self._path, mode, options)
         settings: Dict[str, Any] = {}
@@ -297,6 +309,11 @@ class Dataset(MetaQueries):
     def is_remote(self) -> bool:
         """True for a dataset in object storage (an ``s3://`` URL)."""
         return _is_remote(self._path)
+
+    @property
+    def version(self) -> Optional[str]:
+        """The tag this dataset reads (``version=``), or None for the live dataset."""
+        return self._options.get("version") or None
 
     @property
     def generation(self) -> Optional[int]:
