@@ -442,7 +442,7 @@ BOOST_AUTO_TEST_CASE(compaction_keeps_videos_exact) {
   ReadAndCheck(*ds, "odd", Odd444(), Range(0, 24), "compacted odd");
   ReadAndCheck(*ds, "t3", Testsrc(), {63, 8, 7}, "compacted t3");
   BOOST_TEST(ds->ReadH264Stream("t3") == Testsrc().stream);
-  BOOST_TEST(Check(tmp.path(), CheckOptions{true, "", nullptr}).problems.empty());
+  BOOST_TEST(Check(tmp.path(), CheckOptions{true, "", nullptr, ""}).problems.empty());
 }
 
 // check --deep: CRC of every packet and a decode of every GOP. A flipped

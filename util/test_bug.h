@@ -68,6 +68,19 @@
 //                       meta edits, so recovery after a power cut loses
 //                       them: engine/core/writer.cc, EncodeBatch
 //
+// and seeded bugs of versions (docs/versions.md), which the power-loss
+// simulator finds (the first also the lifecycle test and version_test):
+//
+//   tag-drops-chunks    compaction deletes the chunk files it emptied even
+//                       while a tag reads them: engine/core/obsolete_files.cc,
+//                       TagsMayReadChunks
+//   tag-file-unsynced   a tag's file is renamed into place without its bytes
+//                       synced first: engine/version/version_store.cc,
+//                       WriteTag
+//   tag-delete-unsynced a deleted tag's move to deleted/ is not synced
+//                       before the reclaim deletes what it named:
+//                       engine/version/version_store.cc, MoveTagToDeleted
+//
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //
 // Thread safety: reads the environment (getenv) at each call; safe while no

@@ -10,6 +10,7 @@
 #include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/sys_error.h"
+#include "util/test_bug.h"
 
 namespace gulpdb::engine {
 
@@ -33,6 +34,7 @@ bool IsDataFileName(const std::string& name) {
 }  // namespace
 
 bool TagsMayReadChunks(const std::string& dir) {
+  if (util::TestBugEnabled("tag-drops-chunks")) return false;
   const std::string versions = dir + "/" + kVersionsDirName;
   for (const char* roots : {"/tags", "/deleted"}) {
     if (!util::IsDirectory(versions + roots)) continue;

@@ -1,5 +1,6 @@
 #include "engine/version/version_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "gulpdb/error.h"
 #include "remote/payload_hash.h"
 #include "util/file_io.h"
+#include "util/test_bug.h"
 
 namespace gulpdb::engine {
 
@@ -244,7 +246,18 @@ void WriteTag(const std::string& dir, const VersionInfo& info) {
     throw InvalidArgumentError("tag " + info.name + " in " + dir + ": the name '" + info.name +
                                "' is in use (gulpdb tag DIR " + info.name + " --delete frees it)");
   }
-  util::WriteFileAtomically(path, TagJson(info, static_cast<int64_t>(info.created * 1000.0 + 0.5)));
+  const std::string text = TagJson(info, static_cast<int64_t>(info.created * 1000.0 + 0.5));
+  if (util::TestBugEnabled("tag-file-unsynced")) {
+    const std::string temp = path + ".tmp";
+    {
+      util::UniqueFd fd = util::OpenFile(temp, O_WRONLY | O_CREAT | O_TRUNC);
+      util::WriteFull(fd.get(), text, temp);
+    }
+    util::Rename(temp, path);
+    util::SyncDirectory(TagsDir(dir));
+    return;
+  }
+  util::WriteFileAtomically(path, text);
 }
 
 void MoveTagToDeleted(const std::string& dir, const std::string& name,
@@ -258,6 +271,7 @@ void MoveTagToDeleted(const std::string& dir, const std::string& name,
   const std::string to = DeletedDir(dir) + "/" + std::to_string(NowMs() + grace.count()) + "-" +
                          hex + kTagSuffix;
   util::Rename(from, to);
+  if (util::TestBugEnabled("tag-delete-unsynced")) return;
   util::SyncDirectory(DeletedDir(dir));
   util::SyncDirectory(TagsDir(dir));
 }

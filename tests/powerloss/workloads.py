@@ -1040,10 +1040,163 @@ class MetaEdit(Workload):
         return result
 
 
+# ---- versions (docs/versions.md) ------------------------------------------------------------
+
+
+def version_view(path: str, name: str) -> Any:
+    import gulpdb
+    with gulpdb.Dataset(path, "r", version=name) as d:
+        return canonical({id_: (d.read_jpegs(id_), d.meta_data(id_)) for id_ in d.ids()})
+
+
+class VersionWorkload(Workload):
+    """A workload whose dataset has tags. ``tags[name]`` is the model the tag
+    must read; ``required[k]`` the tags that must exist after ack k and
+    ``gone[k]`` those that must not. A tag that exists must read exactly its
+    model, whatever the crash; after the checks, a reclaim must run and, when
+    no tag is left, leave no byte held."""
+
+    tags: Dict[str, Model] = {}
+    required: List[List[str]] = []
+    gone: List[List[str]] = []
+
+    def check(self, state):
+        import gulpdb
+        result = super().check(state)
+        path = os.path.join(state, "ds")
+        result["tags"] = []
+        if result["view"] in (None, "error"):
+            return result
+        problems = result["problems"]
+        try:
+            with gulpdb.Dataset(path, "r") as d:
+                names = [v["name"] for v in d.versions()]
+            result["tags"] = names
+            for name in names:
+                if version_view(path, name) != canonical(self.tags[name]):
+                    problems.append(f"tag {name} reads other videos than when it was made")
+        except Exception as e:  # noqa: BLE001 - every failure is a finding
+            problems.append(f"the tags: {type(e).__name__}: {e}")
+            return result
+        try:
+            with gulpdb.Dataset(path, "r+") as d:
+                d.reclaim_versions()
+                held = d.version_bytes()
+            deleted = os.path.join(path, "gulpdb.versions", "deleted")
+            if not names and held and not (os.path.isdir(deleted) and os.listdir(deleted)):
+                problems.append(f"no tag is left, yet the tags hold {held} bytes after a reclaim")
+        except Exception as e:  # noqa: BLE001
+            problems.append(f"reclaim: {type(e).__name__}: {e}")
+        return result
+
+    def judge(self, result, acked):
+        problems = super().judge(result, acked)
+        if result["view"] in (None, "error"):
+            return problems
+        names = set(result.get("tags", []))
+        missing = sorted(set(self.required[acked]) - names)
+        if missing:
+            problems.append(f"tags {missing} are gone after ack {acked}")
+        back = sorted(set(self.gone[acked]) & names)
+        if back:
+            problems.append(f"tags {back} deleted before ack {acked} are listed again")
+        return problems
+
+
+class Tag(VersionWorkload):
+    name = "tag"
+    doc = ("gulpdb tag, an append, and a second tag that shares the first's unchanged "
+           "partitions")
+    base = [video(11000 + k) for k in range(3 + SCALE)]
+    more = [video(11100 + k) for k in range(2)]
+    models = [add(None, *base), add(None, *base), add(None, *base, *more),
+              add(None, *base, *more)]
+    tags = {"t1": models[0], "t2": models[2]}
+    required = [[], ["t1"], ["t1"], ["t1", "t2"]]
+    gone = [[], [], [], []]
+
+    def setup(self, work):
+        append_videos(os.path.join(work, "root", "ds"), self.base, videos_per_chunk=2)
+
+    def run(self, root):
+        ds = os.path.join(root, "ds")
+        cli("tag", ds, "t1", "--message", "first")
+        ack(1)
+        append_videos(ds, self.more)
+        ack(2)
+        cli("tag", ds, "t2")
+        ack(3)
+
+
+class TagDelete(VersionWorkload):
+    name = "tag-delete"
+    doc = ("deleting tags (no grace) and reclaiming their space: the chunk files compaction "
+           "kept for a tag, and its objects")
+    base = [video(12000 + k) for k in range(4 + SCALE)]
+    later = [video(12100)]
+    models = [add(None, *later)] * 4
+    tags = {"t1": add(None, *base), "t2": add(None, *later)}
+    required = [["t1"], [], ["t2"], []]
+    gone = [[], ["t1"], ["t1"], ["t1", "t2"]]
+
+    def setup(self, work):
+        import gulpdb
+        path = os.path.join(work, "root", "ds")
+        append_videos(path, self.base, videos_per_chunk=2)
+        cli("tag", path, "t1")
+        with gulpdb.Dataset(path, "r+") as d:
+            d.remove([v[0] for v in self.base])
+        append_videos(path, self.later)
+        cli("compact", path, "--min-garbage", "0")  # the old chunks move out, for t1
+
+    def run(self, root):
+        ds = os.path.join(root, "ds")
+        cli("tag", ds, "t1", "--delete", "--grace", "0")
+        ack(1)
+        cli("tag", ds, "t2")
+        ack(2)
+        cli("tag", ds, "t2", "--delete", "--grace", "0")
+        ack(3)
+
+
+class CompactUnderTag(VersionWorkload):
+    name = "compact-under-tag"
+    doc = "gulpdb compact while a tag reads the chunks it empties, then a removal and again"
+    videos = [video(13000 + k) for k in range(5 * SCALE)]
+    gone_ids = [f"v{13000 + k}" for k in range(len(videos)) if k % 5 in (0, 1, 3)]
+    kept = without(add(None, *videos), gone_ids)
+    later = sorted(kept)[0]
+    after = without(kept, [later])
+    models = [kept, kept, after, after]
+    tags = {"t": add(None, *videos)}
+    required = [["t"]] * 4
+    gone = [[]] * 4
+
+    def setup(self, work):
+        import gulpdb
+        path = os.path.join(work, "root", "ds")
+        append_videos(path, self.videos, videos_per_chunk=2)
+        cli("tag", path, "t")
+        with gulpdb.Dataset(path, "r+") as d:
+            d.remove(self.gone_ids)
+
+    def run(self, root):
+        import gulpdb
+        ds = os.path.join(root, "ds")
+        cli("compact", ds, "--min-garbage", "0")
+        ack(1)
+        with gulpdb.Dataset(ds, "r+") as d:
+            d.remove([self.later])
+        ack(2)
+        cli("compact", ds, "--min-garbage", "0")
+        ack(3)
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
     Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits(), JournalGrow(),
-    WriterPerCommit(), AppendH264(), MetaIndexRebuild(), MetaEdit())}
+    WriterPerCommit(), AppendH264(), MetaIndexRebuild(), MetaEdit(), Tag(), TagDelete(),
+    CompactUnderTag())}
 
 
 if __name__ == "__main__":

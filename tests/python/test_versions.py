@@ -258,3 +258,22 @@ def test_cli_tag_list_delete_and_read_commands_with_version(tmp_path):
     cli("tag", path, "v1", "--delete", "--grace", "0")
     assert cli("tag", path).stdout == ""
     cli("tag", str(tmp_path / "missing"), "x", expect=1)
+
+
+def test_a_version_feeds_a_video_dataset_and_pickles_as_the_version(tmp_path):
+    pickle = pytest.importorskip("pickle")
+    torch_module = pytest.importorskip("gulpdb.torch")
+    path = make(str(tmp_path / "ds"), n=4)
+    with gulpdb.Dataset(path, "r+") as ds:
+        ds.tag("train")
+        with ds.writer() as w:
+            w.append("late", frames_of(9), {"label": "cat", "n": 9})
+            w.update_meta("v0", {"n": 100})
+    version = gulpdb.Dataset(path, version="train")
+    copy = pickle.loads(pickle.dumps(version))
+    assert copy.version == "train" and copy.ids() == version.ids() == ["v0", "v1", "v2", "v3"]
+    assert copy.meta("v0")["n"] == 0
+    videos = torch_module.VideoDataset(version, label="n")
+    assert len(videos) == 4
+    clip, label = videos[0]
+    assert tuple(clip.shape) == (3, 16, 16, 3) and int(label) == 0

@@ -37,6 +37,8 @@ from .model import (DatasetModel, Video, decode_reference, extend_labels, make_j
 from .procs import Failure
 from .edit_rules import EDIT_VARIANTS, RELABEL_VARIANTS, EditRules
 from .sampler_rules import SamplerRules
+from . import version_rules
+from .version_rules import VersionRules
 from .session import BUCKET, Session
 
 SESSION: Optional[Session] = None  # set by the test for the run
@@ -69,6 +71,11 @@ RULES = {
     **bucket_rules.RULES,
     "edit_meta": EDIT_VARIANTS,
     "relabel": RELABEL_VARIANTS,
+    "tag_version": version_rules.TAG_VARIANTS,
+    "read_version": version_rules.READ_VARIANTS,
+    "diff_versions": version_rules.DIFF_VARIANTS,
+    "delete_version": version_rules.DELETE_VARIANTS,
+    "compact_under_tag": version_rules.COMPACT_VARIANTS,
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -100,6 +107,7 @@ READ_PATHS = [
     "damaged: cli extract --frames (intact)", "cli check --deep (damaged)",
     "damaged: a reader open before", "damaged: unverified reads",
     "damaged: import --reindex refuses",
+    *version_rules.READ_PATHS,
 ]
 
 LABELS = ["cat", "dog", "owl", "red fox"]
@@ -144,6 +152,8 @@ class Lineage:
         # Videos whose meta was edited since the last export in place: id -> the
         # video as edited (edit_rules.py; a re-index must not revert them).
         self.unexported_edits: Dict[str, Video] = {}
+        # Tags of the dataset: name -> the model when it was tagged (version_rules.py).
+        self.tags: Dict[str, DatasetModel] = {}
 
 
 class _Paired:
@@ -176,7 +186,8 @@ class Held:
         self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
-class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, EditRules, RuleBasedStateMachine):
+class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, EditRules, VersionRules,
+                       RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         assert SESSION is not None, "the test sets machine.SESSION"

@@ -324,6 +324,21 @@ def op_sampler_resume(path: str, world: int, state: Dict[str, Any],
     return {"rest": rest, "next": following}
 
 
+def op_tag(path: str, name: str) -> Dict[str, Any]:
+    with gulpdb.Dataset(path, "r+") as ds:
+        return ds.tag(name, message="lifecycle")
+
+
+def op_delete_tag(path: str, name: str) -> None:
+    with gulpdb.Dataset(path, "r+") as ds:
+        ds.delete_tag(name, grace_seconds=0)
+
+
+def op_diff(path: str, a: str, b: str) -> Dict[str, List[str]]:
+    with gulpdb.Dataset(path) as ds:
+        return ds.diff(a, b)
+
+
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
 
 

@@ -1,0 +1,173 @@
+// Versions (docs/versions.md): what a tag costs after a 1% relabel, opening
+// a tag, and the diff of two tags, in one run.
+//
+//   version_bench [--dir D] [--videos N] [--repeat R] [--smoke]
+//
+// The dataset: N videos with hashed ids, 16 tiny frames each, meta
+// {"label": "class<k>" (100 values), "idx": k, "duration": <0 to 100>}.
+// Steps: tag "a" (every object new: the baseline, a full snapshot of the
+// index in the partition format); relabel the 1% of videos a hash picks
+// (Writer::UpdateMeta, one commit); tag "b" against "a". Reported: each
+// tag's time, the bytes of objects it wrote (the growth of
+// gulpdb.versions/objects) against the bytes of the whole tag and of the
+// LMDB index; opening tag "b" (Dataset::Open with OpenOptions::version,
+// median of R x 20 opens); the diff of "a" and "b" (time, and the ids it
+// reports, checked against the relabel). What a tag and a diff read is
+// stated by design in bench/README.md (the builder and the diff walk both
+// versions whole).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "gulpdb/dataset.h"
+#include "util/file_io.h"
+
+namespace gulpdb::bench {
+namespace {
+
+constexpr int kFrames = 16;
+constexpr uint64_t kLabels = 100;
+
+std::string Meta(uint64_t i, uint64_t label) {
+  const uint64_t d = Mix64(i ^ 0x5eed) % 1000000;
+  return "{\"label\": \"class" + std::to_string(label) + "\", \"idx\": " + std::to_string(label) +
+         ", \"duration\": " + std::to_string(d / 10000) + "." + std::to_string(d % 10000) + "}";
+}
+
+bool Picked(uint64_t i) { return Mix64(i * 131 + 17) % 100 == 0; }
+
+uint64_t DirBytes(const std::string& dir) {
+  uint64_t total = 0;
+  for (const std::string& name : ListFiles(dir, "", "")) total += FileSize(dir + "/" + name);
+  return total;
+}
+
+int Run(int argc, char** argv) {
+  Options opt(argc, argv, 1, "version_bench [--dir D] [--videos N] [--repeat R] [--smoke]");
+  const bool smoke = opt.Flag("smoke");
+  const std::string base = opt.Str("dir", ScratchDir("version_bench"));
+  const uint64_t videos = std::max<uint64_t>(1000, opt.Uint("videos", smoke ? 3000 : 1000000));
+  const int repeat = static_cast<int>(std::max<uint64_t>(1, opt.Uint("repeat", smoke ? 1 : 5)));
+  opt.Finish();
+  const std::string dir = base + "/dataset";
+  const std::string objects = dir + "/gulpdb.versions/objects";
+  RemoveTree(dir);
+  util::MakeDirectories(base);
+
+  const auto build_start = Clock::now();
+  {
+    CreateOptions create;
+    create.checksums = true;
+    auto ds = Dataset::Create(dir, create);
+    const std::string frame = TinyFrame();
+    const std::vector<std::string_view> frames(kFrames, frame);
+    auto writer = ds->NewWriter();
+    for (uint64_t i = 0; i < videos; ++i) {
+      writer->Append(HashedVideoId(i), frames, Meta(i, i % kLabels));
+      if ((i + 1) % 50000 == 0) writer->Commit();
+    }
+    writer->Commit();
+  }
+  Log("built %llu videos in %.1f s", static_cast<unsigned long long>(videos),
+      SecondsSince(build_start));
+
+  OpenOptions rw;
+  rw.read_only = false;
+  auto ds = Dataset::Open(dir, rw);
+  const uint64_t index_bytes = ds->Stats().index_bytes;
+
+  auto start = Clock::now();
+  ds->Tag("a");
+  const double tag_a_ms = SecondsSince(start) * 1e3;
+  const uint64_t tag_a_bytes = DirBytes(objects);
+
+  std::vector<uint64_t> picked;
+  for (uint64_t i = 0; i < videos; ++i) {
+    if (Picked(i)) picked.push_back(i);
+  }
+  start = Clock::now();
+  {
+    auto w = ds->NewWriter();
+    for (uint64_t i : picked) {
+      const uint64_t label = (i % kLabels + 1) % kLabels;
+      w->UpdateMeta(HashedVideoId(i), "{\"label\": \"class" + std::to_string(label) +
+                                          "\", \"idx\": " + std::to_string(label) + "}");
+    }
+    w->CommitLast();
+  }
+  const double relabel_ms = SecondsSince(start) * 1e3;
+
+  start = Clock::now();
+  ds->Tag("b");
+  const double tag_b_ms = SecondsSince(start) * 1e3;
+  const uint64_t tag_b_new_bytes = DirBytes(objects) - tag_a_bytes;
+
+  std::vector<double> open_ms;
+  for (int r = 0; r < repeat * 20; ++r) {
+    OpenOptions o;
+    o.version = "b";
+    const auto t = Clock::now();
+    auto v = Dataset::Open(dir, o);
+    open_ms.push_back(SecondsSince(t) * 1e3);
+    if (v->Count() != videos) Die("tag b has " + std::to_string(v->Count()) + " videos");
+  }
+
+  std::vector<double> diff_ms;
+  VersionDiff diff;
+  for (int r = 0; r < repeat; ++r) {
+    const auto t = Clock::now();
+    diff = ds->Diff("a", "b");
+    diff_ms.push_back(SecondsSince(t) * 1e3);
+  }
+  if (diff.meta_changed.size() != picked.size() || !diff.added.empty() ||
+      !diff.removed.empty() || !diff.frames_changed.empty()) {
+    Die("the diff of a and b reports " + std::to_string(diff.meta_changed.size()) +
+        " meta changes, not the " + std::to_string(picked.size()) + " relabeled");
+  }
+
+  Json json;
+  json.String("benchmark", "version")
+      .Boolean("smoke", smoke)
+      .Integer("videos", static_cast<int64_t>(videos))
+      .Integer("frames_per_video", kFrames)
+      .Integer("relabeled", static_cast<int64_t>(picked.size()))
+      .Integer("index_bytes", static_cast<int64_t>(index_bytes))
+      .Number("tag_full_ms", tag_a_ms)
+      .Integer("tag_full_bytes_written", static_cast<int64_t>(tag_a_bytes))
+      .Number("relabel_ms", relabel_ms)
+      .Number("tag_after_relabel_ms", tag_b_ms)
+      .Integer("tag_after_relabel_bytes_written", static_cast<int64_t>(tag_b_new_bytes))
+      .Number("tag_after_relabel_written_vs_index",
+              static_cast<double>(tag_b_new_bytes) / static_cast<double>(index_bytes))
+      .Number("tag_after_relabel_written_vs_full_tag",
+              static_cast<double>(tag_b_new_bytes) / static_cast<double>(tag_a_bytes))
+      .Stats("open_tag_ms", open_ms)
+      .Stats("diff_ms", diff_ms);
+  AddMemory(&json);
+  json.Print();
+  Log("%llu videos: full tag %.0f ms (%llu bytes); relabel of %zu: %.0f ms; tag after it %.0f ms, "
+      "%llu bytes written (%.1f%% of the index's %llu); open a tag %.2f ms (median); diff %.0f ms",
+      static_cast<unsigned long long>(videos), tag_a_ms,
+      static_cast<unsigned long long>(tag_a_bytes), picked.size(), relabel_ms, tag_b_ms,
+      static_cast<unsigned long long>(tag_b_new_bytes),
+      100.0 * static_cast<double>(tag_b_new_bytes) / static_cast<double>(index_bytes),
+      static_cast<unsigned long long>(index_bytes), Summarize(open_ms).median,
+      Summarize(diff_ms).median);
+  return 0;
+}
+
+}  // namespace
+}  // namespace gulpdb::bench
+
+int main(int argc, char** argv) {
+  gulpdb::bench::SetProgramName("version_bench");
+  try {
+    return gulpdb::bench::Run(argc, argv);
+  } catch (const std::exception& e) {
+    gulpdb::bench::Die(e.what());
+  }
+}
