@@ -80,6 +80,7 @@
 //   tag-delete-unsynced a deleted tag's move to deleted/ is not synced
 //                       before the reclaim deletes what it named:
 //                       engine/version/version_store.cc, MoveTagToDeleted
+//                       and Reclaim
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //

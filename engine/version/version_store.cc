@@ -290,7 +290,9 @@ uint64_t Reclaim(const std::string& dir) {
     util::RemoveFile(DeletedDir(dir) + "/" + name);
     removed_any = true;
   }
-  if (removed_any) util::SyncDirectory(DeletedDir(dir));
+  if (removed_any && !util::TestBugEnabled("tag-delete-unsynced")) {
+    util::SyncDirectory(DeletedDir(dir));
+  }
 
   // What the remaining roots name. Any root that cannot be read stops the
   // reclaim before anything is deleted.
@@ -314,13 +316,20 @@ uint64_t Reclaim(const std::string& dir) {
       });
     }
   }
-  // No tag holds a temporary file of a builder or of WriteTag either: the
-  // writer lock the caller holds keeps every writer of them out.
+  // No tag holds a temporary file or directory a builder left (a crash),
+  // nor one of WriteTag: the writer lock the caller holds keeps every writer
+  // of them out.
   bool removed_object = false;
   for (const std::string& name : ListIfDirectory(ObjectsDir(dir))) {
     if (objects.count(name) != 0) continue;
-    freed += SizeOf(ObjectsDir(dir) + "/" + name);
-    util::RemoveFile(ObjectsDir(dir) + "/" + name);
+    const std::string path = ObjectsDir(dir) + "/" + name;
+    freed += SizeOf(path);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {  // never through a link
+      util::RemoveTree(path);
+    } else {
+      util::RemoveFile(path);
+    }
     removed_object = true;
   }
   if (removed_object) util::SyncDirectory(ObjectsDir(dir));

@@ -1051,14 +1051,14 @@ def version_view(path: str, name: str) -> Any:
 
 class VersionWorkload(Workload):
     """A workload whose dataset has tags. ``tags[name]`` is the model the tag
-    must read; ``required[k]`` the tags that must exist after ack k and
-    ``gone[k]`` those that must not. A tag that exists must read exactly its
+    must read; ``tag_sets[k]`` the tags of state Sk: after ack k the tags
+    listed must be those of one of Sk..Sn (an acknowledged tag is there, a
+    deleted one never comes back). A tag that is listed must read exactly its
     model, whatever the crash; after the checks, a reclaim must run and, when
     no tag is left, leave no byte held."""
 
     tags: Dict[str, Model] = {}
-    required: List[List[str]] = []
-    gone: List[List[str]] = []
+    tag_sets: List[List[str]] = []
 
     def check(self, state):
         import gulpdb
@@ -1094,12 +1094,10 @@ class VersionWorkload(Workload):
         if result["view"] in (None, "error"):
             return problems
         names = set(result.get("tags", []))
-        missing = sorted(set(self.required[acked]) - names)
-        if missing:
-            problems.append(f"tags {missing} are gone after ack {acked}")
-        back = sorted(set(self.gone[acked]) & names)
-        if back:
-            problems.append(f"tags {back} deleted before ack {acked} are listed again")
+        allowed = [set(s) for s in self.tag_sets[acked:]]
+        if names not in allowed:
+            problems.append(f"tags {sorted(names)} after ack {acked}: one of "
+                            f"{[sorted(s) for s in allowed]} is allowed")
         return problems
 
 
@@ -1112,8 +1110,7 @@ class Tag(VersionWorkload):
     models = [add(None, *base), add(None, *base), add(None, *base, *more),
               add(None, *base, *more)]
     tags = {"t1": models[0], "t2": models[2]}
-    required = [[], ["t1"], ["t1"], ["t1", "t2"]]
-    gone = [[], [], [], []]
+    tag_sets = [[], ["t1"], ["t1"], ["t1", "t2"]]
 
     def setup(self, work):
         append_videos(os.path.join(work, "root", "ds"), self.base, videos_per_chunk=2)
@@ -1136,8 +1133,7 @@ class TagDelete(VersionWorkload):
     later = [video(12100)]
     models = [add(None, *later)] * 4
     tags = {"t1": add(None, *base), "t2": add(None, *later)}
-    required = [["t1"], [], ["t2"], []]
-    gone = [[], ["t1"], ["t1"], ["t1", "t2"]]
+    tag_sets = [["t1"], [], ["t2"], []]
 
     def setup(self, work):
         import gulpdb
@@ -1169,8 +1165,7 @@ class CompactUnderTag(VersionWorkload):
     after = without(kept, [later])
     models = [kept, kept, after, after]
     tags = {"t": add(None, *videos)}
-    required = [["t"]] * 4
-    gone = [[]] * 4
+    tag_sets = [["t"]] * 4
 
     def setup(self, work):
         import gulpdb
