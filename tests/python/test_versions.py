@@ -277,3 +277,22 @@ def test_a_version_feeds_a_video_dataset_and_pickles_as_the_version(tmp_path):
     assert len(videos) == 4
     clip, label = videos[0]
     assert tuple(clip.shape) == (3, 16, 16, 3) and int(label) == 0
+
+
+def test_reclaim_removes_what_a_crashed_build_left_and_never_follows_a_link(tmp_path):
+    path = make(str(tmp_path / "ds"), n=2)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("mine")
+    with gulpdb.Dataset(path, "r+") as ds:
+        ds.tag("t")
+        objects = os.path.join(path, "gulpdb.versions", "objects")
+        os.makedirs(os.path.join(objects, ".build.1.env"))  # a tag interrupted by a crash
+        open(os.path.join(objects, ".build.1.env", "data.mdb"), "wb").write(b"x" * 10)
+        os.symlink(str(outside), os.path.join(objects, ".build.2.env"))
+        ds.reclaim_versions()
+        assert not os.path.lexists(os.path.join(objects, ".build.1.env"))
+        assert not os.path.lexists(os.path.join(objects, ".build.2.env"))
+        assert (outside / "keep").read_text() == "mine"
+        with gulpdb.Dataset(path, version="t") as v:
+            assert v.ids() == ["v0", "v1"]
