@@ -123,8 +123,8 @@ int Run(int argc, char** argv) {
     diff = ds->Diff("a", "b");
     diff_ms.push_back(SecondsSince(t) * 1e3);
   }
-  if (diff.meta_changed.size() != picked.size() || !diff.added.empty() ||
-      !diff.removed.empty() || !diff.frames_changed.empty()) {
+  if (diff.meta_changed.size() != picked.size() || !diff.added.empty() || !diff.removed.empty() ||
+      !diff.frames_changed.empty()) {
     Die("the diff of a and b reports " + std::to_string(diff.meta_changed.size()) +
         " meta changes, not the " + std::to_string(picked.size()) + " relabeled");
   }

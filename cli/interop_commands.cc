@@ -99,7 +99,9 @@ int RunExport(const std::vector<std::string>& args) {
   AddIndexDirOption(&o);
   AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH] [--version NAME -o OUT]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH] [--version NAME -o OUT]", o,
+             {"dir"}, &vm))
+    return 0;
   const DatasetPath path = DatasetArg(vm);
   RequireNonEmpty(vm, {"output"});
   if (IsRemoteUrl(out)) {

@@ -61,7 +61,8 @@ int RunCheck(const std::vector<std::string>& args) {
   AddIndexDirOption(&o);
   AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb check DIR [--deep] [--json] [--index-dir PATH] [--version NAME]", o, {"dir"}, &vm)) {
+  if (!Parse(args, "gulpdb check DIR [--deep] [--json] [--index-dir PATH] [--version NAME]", o,
+             {"dir"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);

@@ -51,7 +51,8 @@ int RunInfo(const std::vector<std::string>& args) {
   AddIndexDirOption(&o);
   AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH] [--version NAME]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH] [--version NAME]", o, {"dir"}, &vm))
+    return 0;
   const DatasetPath path = DatasetArg(vm);
   const std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
   const DatasetStats s = ds->Stats();
@@ -147,7 +148,8 @@ int RunShow(const std::vector<std::string>& args) {
   AddIndexDirOption(&o);
   AddVersionOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb show DIR ID [--json] [--index-dir PATH] [--version NAME]", o, {"dir", "id"}, &vm)) {
+  if (!Parse(args, "gulpdb show DIR ID [--json] [--index-dir PATH] [--version NAME]", o,
+             {"dir", "id"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);

@@ -46,9 +46,9 @@ void PrintTags(const Dataset& ds, bool json) {
     return;
   }
   for (const VersionInfo& t : tags) {
-    std::printf("%s\t%s\t%llu videos\t%llu frames\t%s\n", t.name.c_str(), TimeText(t.created).c_str(),
-                static_cast<unsigned long long>(t.videos), static_cast<unsigned long long>(t.frames),
-                EscapeForDisplay(t.message).c_str());
+    std::printf("%s\t%s\t%llu videos\t%llu frames\t%s\n", t.name.c_str(),
+                TimeText(t.created).c_str(), static_cast<unsigned long long>(t.videos),
+                static_cast<unsigned long long>(t.frames), EscapeForDisplay(t.message).c_str());
   }
 }
 
@@ -101,9 +101,10 @@ int RunTag(const std::vector<std::string>& args) {
   } else if (remove) {
     const uint64_t grace = *UnsignedOption(vm, "grace", 0, uint64_t{1} << 32);
     ds->DeleteTag(name, std::chrono::seconds(grace));
-    std::printf("deleted tag %s; what only it held is freed after %llu s (gulpdb tag DIR "
-                "--reclaim, or the next tag --delete)\n",
-                name.c_str(), static_cast<unsigned long long>(grace));
+    std::printf(
+        "deleted tag %s; what only it held is freed after %llu s (gulpdb tag DIR "
+        "--reclaim, or the next tag --delete)\n",
+        name.c_str(), static_cast<unsigned long long>(grace));
   } else {
     const VersionInfo t = ds->Tag(name, message);
     std::printf("tagged %s: %llu videos, %llu frames\n", t.name.c_str(),
@@ -131,8 +132,8 @@ int RunDiff(const std::vector<std::string>& args) {
   }
   const DatasetPath path = DatasetArg(vm);
   RequireLocal(path.dir);
-  const VersionDiff d =
-      OpenDataset(path, /*read_only=*/true)->Diff(vm["a"].as<std::string>(), vm["b"].as<std::string>());
+  const VersionDiff d = OpenDataset(path, /*read_only=*/true)
+                            ->Diff(vm["a"].as<std::string>(), vm["b"].as<std::string>());
   if (json) {
     std::printf("{\"added\": %s, \"removed\": %s, \"meta_changed\": %s, \"frames_changed\": %s}\n",
                 IdList(d.added).c_str(), IdList(d.removed).c_str(), IdList(d.meta_changed).c_str(),

@@ -49,14 +49,11 @@ std::unique_ptr<DatasetHandle> Wrap(std::unique_ptr<Dataset> dataset) {
   return std::make_unique<DatasetHandle>(std::shared_ptr<Dataset>(std::move(dataset)));
 }
 
-std::unique_ptr<DatasetHandle> OpenDataset(const std::string& path, bool read_only,
-                                           size_t max_open_chunk_files, bool verify_checksums,
-                                           size_t decode_threads, const std::string& index_dir,
-                                           bool verify_index, uint64_t generation,
-                                           bool allow_network_index,
-                                           const std::string& expected_snapshot_sha256,
-                                           const std::string& expected_dataset_uuid,
-                                           const std::string& version) {
+std::unique_ptr<DatasetHandle> OpenDataset(
+    const std::string& path, bool read_only, size_t max_open_chunk_files, bool verify_checksums,
+    size_t decode_threads, const std::string& index_dir, bool verify_index, uint64_t generation,
+    bool allow_network_index, const std::string& expected_snapshot_sha256,
+    const std::string& expected_dataset_uuid, const std::string& version) {
   OpenOptions options;
   options.version = version;
   options.generation = generation;

@@ -87,8 +87,8 @@ std::string Dataset::Impl::ChunkPath(const std::string& file_name) const {
   // Chunk numbers are never reused, so a file compaction moved out of `dir`
   // for the tags holds the bytes a version's record names.
   if (!retained_chunks.empty() && !util::PathExists(path)) {
-    std::string kept = util::JoinRelative(retained_chunks, file_name,
-                                          "use a file of dataset " + dir, "the index names the file");
+    std::string kept = util::JoinRelative(
+        retained_chunks, file_name, "use a file of dataset " + dir, "the index names the file");
     if (util::PathExists(kept)) return kept;
   }
   return path;

@@ -471,9 +471,10 @@ ExportReport ExportVersion(const Dataset& version, const std::string& out_dir) {
   // Each data file the .gmeta files name, up to the version's committed
   // length (the live file may have grown since).
   for (const ChunkInfo& chunk : version.Chunks()) {
-    const std::string meta = IsGulpioDataFileName(chunk.file_name)
-                                 ? "meta" + chunk.file_name.substr(4, chunk.file_name.size() - 9) + ".gmeta"
-                                 : std::string();
+    const std::string meta =
+        IsGulpioDataFileName(chunk.file_name)
+            ? "meta" + chunk.file_name.substr(4, chunk.file_name.size() - 9) + ".gmeta"
+            : std::string();
     if (meta.empty() || !util::PathExists(out_dir + "/" + meta)) continue;
     const std::string from = engine::ChunkPathOf(version, chunk.file_name);
     util::UniqueFd in = util::OpenFile(from, O_RDONLY);

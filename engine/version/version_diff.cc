@@ -108,7 +108,8 @@ VersionDiff DiffVersions(const Dataset& self, const std::string& a, const std::s
         if (batch[i].record.meta_data != other[j].record.meta_data) {
           diff.meta_changed.push_back(batch[i].id);
         }
-        if (!SameFrames(left, batch[i], right, other[j])) diff.frames_changed.push_back(batch[i].id);
+        if (!SameFrames(left, batch[i], right, other[j]))
+          diff.frames_changed.push_back(batch[i].id);
         ++i;
         ++j;
       }

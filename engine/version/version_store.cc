@@ -27,7 +27,8 @@ constexpr size_t kMaxMessageBytes = 64 << 10;
 constexpr size_t kMaxTagFileBytes = kMaxMessageBytes * 7 + 4096;
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string TagsDir(const std::string& dir) { return VersionsDir(dir) + "/tags"; }
@@ -55,8 +56,9 @@ std::optional<uint64_t> ParseCount(std::string_view text) {
 }
 
 std::string TagJson(const VersionInfo& info, int64_t created_ms) {
-  return "{\"format\": " + std::to_string(kTagFormat) + ", \"name\": " + PythonJsonString(info.name) +
-         ", \"root\": \"" + info.root + "\", \"created_ms\": " + std::to_string(created_ms) +
+  return "{\"format\": " + std::to_string(kTagFormat) +
+         ", \"name\": " + PythonJsonString(info.name) + ", \"root\": \"" + info.root +
+         "\", \"created_ms\": " + std::to_string(created_ms) +
          ", \"videos\": " + std::to_string(info.videos) +
          ", \"frames\": " + std::to_string(info.frames) +
          ", \"message\": " + PythonJsonString(info.message) + "}\n";
@@ -112,7 +114,8 @@ VersionInfo ParseTagFile(const std::string& path, const std::string& expected_na
   if (!has_name || !has_root || !created || !videos || !frames) {
     throw bad("a member (name, root, created_ms, videos, frames) is missing");
   }
-  if (!part::IsSha256Name(info.root)) throw bad("its root '" + PrintableBytes(info.root) + "' is not a SHA-256 name");
+  if (!part::IsSha256Name(info.root))
+    throw bad("its root '" + PrintableBytes(info.root) + "' is not a SHA-256 name");
   if (!expected_name.empty() && info.name != expected_name) {
     throw bad("it names the tag '" + PrintableBytes(info.name) + "'");
   }
@@ -162,7 +165,8 @@ int64_t NowMs() {
 
 void CheckTagName(const std::string& name, const std::string& operation) {
   const auto bad = [&](const std::string& what) {
-    return InvalidArgumentError(operation + ": the tag name '" + PrintableBytes(name) + "' " + what);
+    return InvalidArgumentError(operation + ": the tag name '" + PrintableBytes(name) + "' " +
+                                what);
   };
   if (name.empty()) throw InvalidArgumentError(operation + ": a tag name is empty");
   if (name.size() > 255) throw bad("has " + std::to_string(name.size()) + " bytes (at most 255)");
@@ -227,10 +231,12 @@ index::PartitionRoot ReadRoot(const std::string& dir, const std::string& sha256,
     throw CorruptionError("read version root " + path + ": the file is missing");
   }
   if (remote::Sha256Hex(bytes) != sha256) {
-    throw CorruptionError("read version root " + path + ": its bytes are not the ones its name (SHA-256) says");
+    throw CorruptionError("read version root " + path +
+                          ": its bytes are not the ones its name (SHA-256) says");
   }
   index::PartitionRoot root = index::DecodePartitionRoot(bytes, path);
-  if (expand) root = ExpandPartitionRoot(std::move(root), DirectoryPageFetch(ObjectsDir(dir)), path);
+  if (expand)
+    root = ExpandPartitionRoot(std::move(root), DirectoryPageFetch(ObjectsDir(dir)), path);
   return root;
 }
 
@@ -268,8 +274,8 @@ void MoveTagToDeleted(const std::string& dir, const std::string& name,
   util::RandomBytes(random, sizeof random);
   char hex[17];
   for (size_t i = 0; i < sizeof random; ++i) std::snprintf(hex + 2 * i, 3, "%02x", random[i]);
-  const std::string to = DeletedDir(dir) + "/" + std::to_string(NowMs() + grace.count()) + "-" +
-                         hex + kTagSuffix;
+  const std::string to =
+      DeletedDir(dir) + "/" + std::to_string(NowMs() + grace.count()) + "-" + hex + kTagSuffix;
   util::Rename(from, to);
   if (util::TestBugEnabled("tag-delete-unsynced")) return;
   util::SyncDirectory(DeletedDir(dir));
@@ -284,7 +290,8 @@ uint64_t Reclaim(const std::string& dir) {
   for (const std::string& name : ListIfDirectory(DeletedDir(dir))) {
     const size_t dash = name.find('-');
     const std::optional<uint64_t> deadline =
-        dash == std::string::npos ? std::nullopt : ParseCount(std::string_view(name).substr(0, dash));
+        dash == std::string::npos ? std::nullopt
+                                  : ParseCount(std::string_view(name).substr(0, dash));
     if (!EndsWith(name, kTagSuffix) || !deadline) continue;
     if (static_cast<int64_t>(*deadline) > now) continue;
     util::RemoveFile(DeletedDir(dir) + "/" + name);
