@@ -1,6 +1,10 @@
 #include "engine/version/version_diff.h"
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/core/dataset_view.h"
@@ -67,15 +71,41 @@ bool SameFrames(const Side& a, const Video& va, const Side& b, const Video& vb) 
   return true;
 }
 
-// Up to `limit` videos of `side` with from <= id < to (`to` empty: no bound).
-std::vector<Video> Read(const Side& side, const std::string& from, const std::string& to,
-                        size_t limit) {
-  std::vector<Video> out;
-  side.index->ScanVideos(from, to, [&](std::string_view id, const index::VideoRecord& record) {
-    out.push_back(Video{std::string(id), record});
-    return out.size() < limit;
-  });
-  return out;
+// The order table of one side, read in batches: (order key, id) in key order.
+class OrderStream {
+ public:
+  explicit OrderStream(const Side& side) : side_(side) { Fill(); }
+  bool Valid() const { return next_ < batch_.size(); }
+  const std::pair<std::string, std::string>& Peek() const { return batch_[next_]; }
+  void Pop() {
+    if (++next_ == batch_.size() && !done_) Fill();
+  }
+
+ private:
+  void Fill() {
+    batch_.clear();
+    next_ = 0;
+    side_.index->ScanOrder(from_, "", [&](std::string_view key, std::string_view id) {
+      batch_.emplace_back(std::string(key), std::string(id));
+      return batch_.size() < kBatch;
+    });
+    done_ = batch_.size() < kBatch;
+    if (!batch_.empty()) from_ = batch_.back().first + std::string(1, '\0');
+  }
+  const Side& side_;
+  std::string from_;
+  std::vector<std::pair<std::string, std::string>> batch_;
+  size_t next_ = 0;
+  bool done_ = false;
+};
+
+Video Record(const Side& side, const std::string& id) {
+  std::optional<index::VideoRecord> record = side.index->FindVideo(id);
+  if (!record) {
+    throw CorruptionError("diff " + side.dataset->dir() + ": id '" + id +
+                          "' is in the order table but has no record");
+  }
+  return Video{id, std::move(*record)};
 }
 
 }  // namespace
@@ -90,32 +120,50 @@ VersionDiff DiffVersions(const Dataset& self, const std::string& a, const std::s
   }
   const Side left = OpenSide(self, a, operation);
   const Side right = OpenSide(self, b, operation);
+  // Both order tables in key order. A key (chunk, insertion) names one
+  // insertion of one video (chunk numbers are never reused): on both sides
+  // it is the same video, whose records are compared. Keys on one side only
+  // are videos appended, removed, or moved by a compaction or a replace:
+  // kept (O(changed)) and matched by id at the end.
   VersionDiff diff;
-  std::string from;
-  for (;;) {
-    const std::vector<Video> batch = Read(left, from, "", kBatch);
-    // The right side's videos up to and including the batch's last id.
-    const bool last = batch.size() < kBatch;
-    const std::string to = last ? std::string() : batch.back().id + std::string(1, '\0');
-    const std::vector<Video> other = Read(right, from, to, SIZE_MAX);
-    size_t i = 0, j = 0;
-    while (i < batch.size() || j < other.size()) {
-      if (j == other.size() || (i < batch.size() && batch[i].id < other[j].id)) {
-        diff.removed.push_back(batch[i++].id);
-      } else if (i == batch.size() || other[j].id < batch[i].id) {
-        diff.added.push_back(other[j++].id);
+  const auto compare = [&](const Video& was, const Video& now) {
+    if (was.record.meta_data != now.record.meta_data) diff.meta_changed.push_back(was.id);
+    if (!SameFrames(left, was, right, now)) diff.frames_changed.push_back(was.id);
+  };
+  std::map<std::string, Video> only_left, only_right;
+  OrderStream l(left), r(right);
+  while (l.Valid() || r.Valid()) {
+    if (!r.Valid() || (l.Valid() && l.Peek().first < r.Peek().first)) {
+      only_left.emplace(l.Peek().second, Record(left, l.Peek().second));
+      l.Pop();
+    } else if (!l.Valid() || r.Peek().first < l.Peek().first) {
+      only_right.emplace(r.Peek().second, Record(right, r.Peek().second));
+      r.Pop();
+    } else {
+      if (l.Peek().second != r.Peek().second) {
+        // Another video at the same place: compare as moved ones.
+        only_left.emplace(l.Peek().second, Record(left, l.Peek().second));
+        only_right.emplace(r.Peek().second, Record(right, r.Peek().second));
       } else {
-        if (batch[i].record.meta_data != other[j].record.meta_data) {
-          diff.meta_changed.push_back(batch[i].id);
-        }
-        if (!SameFrames(left, batch[i], right, other[j]))
-          diff.frames_changed.push_back(batch[i].id);
-        ++i;
-        ++j;
+        compare(Record(left, l.Peek().second), Record(right, r.Peek().second));
       }
+      l.Pop();
+      r.Pop();
     }
-    if (last) break;
-    from = to;
+  }
+  for (const auto& [id, video] : only_left) {
+    const auto other = only_right.find(id);
+    if (other == only_right.end()) {
+      diff.removed.push_back(id);
+    } else {
+      compare(video, other->second);
+    }
+  }
+  for (const auto& [id, video] : only_right) {
+    if (only_left.count(id) == 0) diff.added.push_back(id);
+  }
+  for (std::vector<std::string>* ids : {&diff.meta_changed, &diff.frames_changed}) {
+    std::sort(ids->begin(), ids->end());
   }
   return diff;
 }

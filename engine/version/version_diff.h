@@ -1,6 +1,7 @@
 // The diff of two versions of a dataset (Dataset::Diff): both read through
-// the core's index source, merged in id order in batches (memory bounded by
-// the batch, not the dataset). A video's frames are compared by content —
+// the core's index source, their order tables walked together in key order
+// in batches, so that memory holds a batch and the videos that changed
+// place (appended, removed, moved), not the dataset. A video's frames are compared by content —
 // each frame's length and CRC-32C from the records, or its bytes when a
 // record has no CRC — never by chunk or offset, so that a compaction, which
 // moves frames, changes nothing.

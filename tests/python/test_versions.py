@@ -96,6 +96,10 @@ def test_tag_names_are_checked_and_unknown_versions_are_key_errors(tmp_path):
         gulpdb.Dataset(path, version="nope")
     with pytest.raises(ValueError):
         gulpdb.Dataset(path, version="../x")
+    with pytest.raises(ValueError, match="empty"):
+        gulpdb.Dataset(path, version="")
+    with pytest.raises(TypeError):
+        gulpdb.Dataset(path, version=3)
     with pytest.raises(ValueError, match="read-only"):
         gulpdb.Dataset(path, "r+", version="ok.name_1-2")
     with gulpdb.Dataset(path) as ro:

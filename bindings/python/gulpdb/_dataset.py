@@ -165,6 +165,9 @@ class Dataset(MetaQueries, Versions):
             _count(generation, "generation (a published generation number)", 1)
         if version is not None:
             check_version_name(version)
+            if not version:
+                raise ValueError(f"{self._path}: version is an empty string (a tag name, "
+                                 "or 'HEAD' for the live dataset)")
             if version != "HEAD" and mode != "r":
                 raise ValueError(
                     f"{self._path}: version {version!r} is read-only (mode 'r', not {mode!r})"
