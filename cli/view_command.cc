@@ -76,6 +76,7 @@ int WriteReport(const Dataset& dataset, const po::variables_map& vm) {
   options.show = ShowOptionsOf(vm);
   options.limit = *UnsignedOption(vm, "limit", 1, 1000000);
   if (vm.count("where") != 0) options.where = vm["where"].as<std::string>();
+  if (vm.count("version") != 0) options.version = vm["version"].as<std::string>();
   const std::string out = vm["static"].as<std::string>();
   const view::StaticReport report = view::WriteStaticReport(dataset, out, options);
   std::printf("%s/index.html\n", out.c_str());
@@ -107,11 +108,12 @@ int RunView(const std::vector<std::string>& args) {
       "with --static: the videos that match a query (as ls --where)")(
       "limit", NumberValue("200"), "with --static: at most N videos on the sheet");
   AddIndexDirOption(&o);
+  AddVersionOption(&o);
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb view DIR [--host 127.0.0.1] [--port 0] [--no-browser] [--label-key label]\n"
-             "          [--thumb-size 160] [--index-dir PATH]\n"
-             "   or: gulpdb view DIR --static OUT [--where EXPR] [--limit 200]\n\n"
+             "          [--thumb-size 160] [--index-dir PATH] [--version NAME]\n"
+             "   or: gulpdb view DIR --static OUT [--where EXPR] [--limit 200] [--version NAME]\n\n"
              "Serves a read-only web page for browsing the dataset (DIR, or s3://BUCKET/PREFIX):\n"
              "a grid of thumbnails that play on hover, a filter, splits, charts, and a page per\n"
              "video that plays its frames and shows their check status. Prints the page's\n"
@@ -119,7 +121,8 @@ int RunView(const std::vector<std::string>& args) {
              "then opens a browser (unless --no-browser). Every request needs the token (the\n"
              "page keeps it in a cookie). Ctrl-C or SIGTERM stops it. With --static OUT it\n"
              "writes OUT/index.html and OUT/thumbs/ instead: a contact sheet that opens from\n"
-             "disk; a failure leaves nothing behind.",
+             "disk; a failure leaves nothing behind. --version NAME shows the version tagged\n"
+             "NAME (gulpdb tag); the page's version selector switches to HEAD or another tag.",
              o, {"dir"}, &vm)) {
     return 0;
   }
@@ -133,15 +136,22 @@ int RunView(const std::vector<std::string>& args) {
       throw UsageError(std::string("--") + name + " does not go with --static");
     }
   }
+  const DatasetPath path = DatasetArg(vm);
+  OpenOptions open;
+  open.verify_checksums = true;  // a damaged frame is shown as damaged, not as garbage
   view::ServerOptions options;
   options.host = vm["host"].as<std::string>();
   options.port = static_cast<int>(*UnsignedOption(vm, "port", 0, 65535));
   options.show = ShowOptionsOf(vm);
+  options.version = path.version;
+  // The page's version selector opens the others as this one was opened.
+  options.open_version = [path, open](const std::string& name) -> std::shared_ptr<const Dataset> {
+    DatasetPath other = path;
+    other.version = name == "HEAD" ? "" : name;
+    return OpenDataset(other, /*read_only=*/true, open);
+  };
   if (report) (void)UnsignedOption(vm, "limit", 1, 1000000);  // before opening the dataset
 
-  const DatasetPath path = DatasetArg(vm);
-  OpenOptions open;
-  open.verify_checksums = true;  // a damaged frame is shown as damaged, not as garbage
   if (report) return WriteReport(*OpenDataset(path, /*read_only=*/true, open), vm);
 
   // Before any thread starts (the dataset's own included): they inherit the mask.
@@ -156,8 +166,9 @@ int RunView(const std::vector<std::string>& args) {
   const std::unique_ptr<view::Server> server = view::Server::Start(dataset, options);
   std::printf("%s\n", server->url().c_str());
   std::fflush(stdout);
-  std::fprintf(stderr, "gulpdb view: serving %s (%llu videos); Ctrl-C stops\n",
+  std::fprintf(stderr, "gulpdb view: serving %s%s (%llu videos); Ctrl-C stops\n",
                EscapeControls(dataset->dir()).c_str(),
+               path.version.empty() ? "" : (" version " + EscapeForDisplay(path.version)).c_str(),
                static_cast<unsigned long long>(dataset->Count()));
   std::string why;
   if (!no_browser && !OpenBrowser(server->url(), &why)) {

@@ -10,9 +10,12 @@
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gulpdb/dataset.h"
@@ -493,6 +496,178 @@ BOOST_AUTO_TEST_CASE(a_damaged_frame_is_shown_as_damaged_in_the_report) {
   BOOST_TEST(Contains(html, "class=\"damaged\""));
   BOOST_TEST(Contains(html, "damaged: thumbnail id &#39;bad&#39;"));
   BOOST_TEST(util::ListDirectory(tmp / "out/thumbs").size() == 1u);
+}
+
+// Tags "before" on the fixture, then appends "new" and relabels v00 (cat ->
+// fox): HEAD and the tag differ in a video and a label.
+void TagThenChange(const Fixture& f) {
+  OpenOptions o;
+  o.read_only = false;
+  auto rw = Dataset::Open(f.tmp / "ds", o);
+  rw->Tag("before", "as made");
+  auto w = rw->NewWriter();
+  w->Append("new", {Jpeg(64, 48, 9)}, "{\"label\": \"owl\"}");
+  BOOST_REQUIRE(w->UpdateMeta("v00", "{\"label\": \"fox\"}"));
+  w->Commit();
+}
+
+BOOST_AUTO_TEST_CASE(a_request_reads_the_version_it_names_and_head_by_default) {
+  Fixture f;
+  TagThenChange(f);
+  Api api(f.ds, ShowOptions{});
+  const Reply info = api.Handle("/api/info", NoParams());
+  BOOST_TEST(info.status == 200);
+  BOOST_TEST(Contains(info.body, "\"videos\": 31"));
+  BOOST_TEST(Contains(info.body, "\"version\": \"HEAD\""));
+  BOOST_TEST(Contains(info.body, "\"versions\": [{\"name\": \"before\", \"created\": "));
+  BOOST_TEST(Contains(info.body, "\"videos\": 30, \"frames\": 73, \"message\": \"as made\"}]"));
+  const Reply tagged_info = api.Handle("/api/info", ParamsOf({{"version", "before"}}));
+  BOOST_TEST(Contains(tagged_info.body, "\"videos\": 30"));
+  BOOST_TEST(Contains(tagged_info.body, "\"version\": \"before\""));
+
+  // The tag's grid: its 30 videos, v00 still a cat; HEAD's: 31, v00 a fox.
+  const auto page = [&](const char* version) {
+    std::map<std::string, std::string> params = {{"start", "0"}, {"count", "500"}};
+    if (version != nullptr) params["version"] = version;
+    return api.Handle("/api/videos", ParamsOf(params));
+  };
+  const Reply old = page("before");
+  BOOST_TEST(old.status == 200);
+  BOOST_TEST(Contains(old.body, "\"total\": 30"));
+  BOOST_TEST(!Contains(old.body, "\"id\": \"new\""));
+  BOOST_TEST(Contains(old.body, R"("id": "v00")"));
+  BOOST_TEST(Contains(old.body, R"([{\"label\": \"cat\"}])"));
+  BOOST_TEST(!Contains(old.body, "fox"));
+  for (const char* head : {static_cast<const char*>(nullptr), "HEAD", ""}) {
+    const Reply now = page(head);
+    BOOST_TEST(Contains(now.body, "\"total\": 31"));
+    BOOST_TEST(Contains(now.body, "\"id\": \"new\""));
+    BOOST_TEST(Contains(now.body, R"([{\"label\": \"fox\"}])"));
+  }
+  // The filter and the video's record read the version too.
+  const Reply cats =
+      api.Handle("/api/videos", ParamsOf({{"version", "before"}, {"filter", "label=fox"}}));
+  BOOST_TEST(Contains(cats.body, "\"total\": 0"));
+  BOOST_TEST(
+      Contains(api.Handle("/api/video", ParamsOf({{"id", "v00"}, {"version", "before"}})).body,
+               R"(\"cat\")"));
+  BOOST_TEST(api.Handle("/api/video", ParamsOf({{"id", "new"}, {"version", "before"}})).status ==
+             404);
+  BOOST_TEST(api.Handle("/api/frame", ParamsOf({{"id", "new"}, {"version", "HEAD"}})).status ==
+             200);
+  BOOST_TEST(api.Handle("/api/check", ParamsOf({{"id", "v01"}, {"version", "before"}})).status ==
+             200);
+  // The tag's charts count the tag: no fox.
+  Reply charts;
+  for (int i = 0; i < 2000; ++i) {
+    charts = api.Handle("/api/charts", ParamsOf({{"version", "before"}}));
+    if (Contains(charts.body, "\"running\": false")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  BOOST_TEST(Contains(charts.body, "\"running\": false"));
+  BOOST_TEST(Contains(charts.body, "\"total\": 30"));
+  BOOST_TEST(!Contains(charts.body, "fox"));
+  api.Stop();
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_or_hostile_version_is_a_4xx_that_says_why) {
+  Fixture f;
+  TagThenChange(f);
+  Api api(f.ds, ShowOptions{});
+  for (const std::string& name :
+       {std::string("nope"), std::string("../before"), std::string("a/b"), std::string(".."),
+        std::string("."), std::string(300, 'x'), std::string("before\n"), std::string("\xff")}) {
+    for (const char* path : {"/api/info", "/api/videos", "/api/frame", "/api/charts"}) {
+      const Reply reply = api.Handle(path, ParamsOf({{"id", "v00"}, {"version", name}}));
+      BOOST_TEST(reply.status == 404, path << " " << name.substr(0, 20));
+      BOOST_TEST(Contains(reply.body, "\"kind\": \"not found\""));
+      BOOST_TEST(Contains(reply.body, "no tag has that name (tags: before; HEAD"), reply.body);
+    }
+  }
+  // A 300-byte name is shortened in the message.
+  const Reply long_name = api.Handle("/api/info", ParamsOf({{"version", std::string(300, 'x')}}));
+  BOOST_TEST(long_name.body.size() < 400u);
+  // Nothing was made under the dataset for them.
+  BOOST_TEST(util::ListDirectory(f.tmp / "ds/gulpdb.versions/tags").size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_tag_deleted_while_shown_is_refused_by_name_and_head_still_shows) {
+  Fixture f;
+  TagThenChange(f);
+  Api api(f.ds, ShowOptions{});
+  BOOST_TEST(api.Handle("/api/videos", ParamsOf({{"version", "before"}})).status == 200);
+  {
+    OpenOptions o;
+    o.read_only = false;
+    auto rw = Dataset::Open(f.tmp / "ds", o);
+    rw->DeleteTag("before", std::chrono::seconds(0));
+    rw->ReclaimVersions();
+  }
+  for (const char* path : {"/api/info", "/api/videos", "/api/frame", "/api/video"}) {
+    const Reply gone = api.Handle(path, ParamsOf({{"id", "v00"}, {"version", "before"}}));
+    BOOST_TEST(gone.status == 404);
+    BOOST_TEST(Contains(gone.body, "version 'before' of "));
+    BOOST_TEST(Contains(gone.body, "the tag was deleted"), gone.body);
+  }
+  const Reply head = api.Handle("/api/info", NoParams());
+  BOOST_TEST(head.status == 200);
+  BOOST_TEST(Contains(head.body, "\"versions\": []"));
+  // Made again under the same name, the tag is opened again: it shows HEAD's
+  // 31 videos now, not the deleted tag's 30.
+  {
+    OpenOptions o;
+    o.read_only = false;
+    Dataset::Open(f.tmp / "ds", o)->Tag("before");
+  }
+  BOOST_TEST(
+      Contains(api.Handle("/api/videos", ParamsOf({{"version", "before"}})).body, "\"total\": 31"));
+  api.Stop();
+}
+
+BOOST_AUTO_TEST_CASE(a_server_started_on_a_tag_serves_it_and_opens_head_on_request) {
+  Fixture f;
+  TagThenChange(f);
+  OpenOptions o;
+  o.version = "before";
+  std::shared_ptr<const Dataset> tagged = Dataset::Open(f.tmp / "ds", o);
+  std::vector<std::string> opened;
+  std::mutex opened_mutex;
+  Api api(tagged, ShowOptions{}, "before", [&](const std::string& name) {
+    {
+      std::lock_guard<std::mutex> lock(opened_mutex);
+      opened.push_back(name);
+    }
+    OpenOptions other;
+    other.version = name;
+    return std::shared_ptr<const Dataset>(Dataset::Open(f.tmp / "ds", other));
+  });
+  const Reply info = api.Handle("/api/info", NoParams());
+  BOOST_TEST(Contains(info.body, "\"videos\": 30"));
+  BOOST_TEST(Contains(info.body, "\"version\": \"before\", \"served_version\": \"before\""));
+  BOOST_TEST(Contains(api.Handle("/api/videos", NoParams()).body, "\"total\": 30"));
+  BOOST_TEST(opened.empty());  // the served tag is the dataset handed in
+  BOOST_TEST(
+      Contains(api.Handle("/api/videos", ParamsOf({{"version", "HEAD"}})).body, "\"total\": 31"));
+  BOOST_TEST(
+      Contains(api.Handle("/api/videos", ParamsOf({{"version", "HEAD"}})).body, "\"total\": 31"));
+  BOOST_TEST(opened == std::vector<std::string>{"HEAD"});  // opened once, then kept
+  api.Stop();
+}
+
+BOOST_AUTO_TEST_CASE(a_static_report_names_its_version) {
+  Fixture f;
+  TagThenChange(f);
+  OpenOptions o;
+  o.version = "before";
+  auto tagged = Dataset::Open(f.tmp / "ds", o);
+  StaticReportOptions options;
+  options.version = "before";
+  WriteStaticReport(*tagged, f.tmp / "old", options);
+  const std::string old = test::ReadFile(f.tmp / "old/index.html");
+  BOOST_TEST(Contains(old, "Version <span class=\"version\">before</span> (a tag): 30 of 30"));
+  WriteStaticReport(*f.ds, f.tmp / "now", StaticReportOptions{});
+  BOOST_TEST(Contains(test::ReadFile(f.tmp / "now/index.html"),
+                      "Version <span class=\"version\">HEAD</span> (the live dataset): 31 of 31"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,8 @@
 #include "view/api.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
 #include <new>
 #include <utility>
 #include <vector>
@@ -23,6 +26,13 @@ std::string VideoFields(const VideoInfo& v) {
   // shows as text instead of breaking the answer.
   out += ", \"meta\": " + JsonString(v.meta_data);
   return out;
+}
+
+// Seconds since the epoch with their milliseconds (VersionInfo::created).
+std::string SecondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", seconds);
+  return text;
 }
 
 int StatusOf(const Error& e) {
@@ -74,23 +84,43 @@ Reply ErrorReply(int status, std::string_view kind, std::string_view text) {
   return reply;
 }
 
-Api::Api(std::shared_ptr<const Dataset> dataset, ShowOptions show)
-    : dataset_(dataset),
-      show_(std::move(show)),
-      listing_(dataset),
-      charts_(dataset, show_.label_key) {}
+namespace {
 
-void Api::Stop() { charts_.Stop(); }
+VersionOpener DefaultOpener(const std::string& dir) {
+  return [dir](const std::string& name) -> std::shared_ptr<const Dataset> {
+    OpenOptions options;
+    options.read_only = true;
+    options.verify_checksums = true;
+    options.version = name;
+    return Dataset::Open(dir, options);
+  };
+}
+
+}  // namespace
+
+Api::Api(std::shared_ptr<const Dataset> dataset, ShowOptions show, std::string version,
+         VersionOpener open)
+    : show_(std::move(show)),
+      versions_(dataset, std::move(version), open ? std::move(open) : DefaultOpener(dataset->dir()),
+                show_.label_key) {}
+
+void Api::Stop() { versions_.Stop(); }
 
 Reply Api::Handle(std::string_view path, const Params& params) {
   try {
-    if (path == "/api/info") return Info();
-    if (path == "/api/videos") return Videos(params);
-    if (path == "/api/video") return Video(params);
-    if (path == "/api/frame") return Frame(params);
-    if (path == "/api/check") return Check(params);
-    if (path == "/api/charts") return Charts();
-    return ErrorReply(404, "not found", "no such page");
+    static const char* const kPaths[] = {"/api/info",  "/api/videos", "/api/video",
+                                         "/api/frame", "/api/check",  "/api/charts"};
+    if (std::find(std::begin(kPaths), std::end(kPaths), path) == std::end(kPaths)) {
+      return ErrorReply(404, "not found", "no such page");
+    }
+    const std::shared_ptr<ShownVersion> shown = versions_.Get(params("version"));
+    const Dataset& dataset = *shown->dataset;
+    if (path == "/api/info") return Info(*shown);
+    if (path == "/api/videos") return Videos(*shown, params);
+    if (path == "/api/video") return Video(dataset, params);
+    if (path == "/api/frame") return Frame(dataset, params);
+    if (path == "/api/check") return Check(dataset, params);
+    return Charts(*shown);
   } catch (const Error& e) {
     return ErrorReply(StatusOf(e), ErrorCodeName(e.code()), e.what());
   } catch (const std::bad_alloc&) {
@@ -100,8 +130,8 @@ Reply Api::Handle(std::string_view path, const Params& params) {
   }
 }
 
-Reply Api::Info() {
-  const Dataset& ds = *dataset_;
+Reply Api::Info(const ShownVersion& shown) {
+  const Dataset& ds = *shown.dataset;
   std::string splits = "[";
   std::string splits_note;
   try {
@@ -120,8 +150,27 @@ Reply Api::Info() {
     indexes += JsonString(key);
   }
   indexes += "]";
+  // The selector's versions: HEAD and the tags (none on a dataset in an
+  // object store: push does not publish tags).
+  std::string tags = "[";
+  std::string tags_note;
+  try {
+    for (const VersionInfo& tag : versions_.Tags()) {
+      if (tags.size() > 1) tags += ", ";
+      tags += "{\"name\": " + JsonString(tag.name) + ", \"created\": " + SecondsText(tag.created) +
+              ", \"videos\": " + std::to_string(tag.videos) +
+              ", \"frames\": " + std::to_string(tag.frames) +
+              ", \"message\": " + JsonString(tag.message) + "}";
+    }
+  } catch (const Error& e) {
+    tags_note = e.what();  // a damaged tag file: the page says so, HEAD still shows
+  }
+  tags += "]";
   Reply reply;
   reply.body = "{\"dir\": " + JsonString(ds.dir()) + ", \"videos\": " + std::to_string(ds.Count()) +
+               ", \"version\": " + JsonString(shown.name) +
+               ", \"served_version\": " + JsonString(versions_.served_name()) +
+               ", \"versions\": " + tags + ", \"versions_note\": " + JsonString(tags_note) +
                ", \"codec\": " + JsonString(CodecName(ds.codec())) +
                ", \"remote\": " + (IsRemoteUrl(ds.dir()) ? "true" : "false") +
                ", \"splits\": " + splits + ", \"splits_note\": " + JsonString(splits_note) +
@@ -132,20 +181,22 @@ Reply Api::Info() {
   return reply;
 }
 
-Reply Api::Videos(const Params& params) {
+Reply Api::Videos(ShownVersion& shown, const Params& params) {
   const uint64_t start = CountParam(params, "start", 0, 0, uint64_t{1} << 62);
   const uint64_t count = CountParam(params, "count", 60, 1, kMaxPage);
   const std::string filter = params("filter").value_or("");
   const std::string split = params("split").value_or("");
   const bool thumbs = params("thumbs").value_or("") == "1";
-  const Listing::Page page = listing_.Get(filter, split, start, count);
+  const Listing::Page page = shown.listing.Get(filter, split, start, count);
   std::vector<VideoInfo> found;
   for (const std::string& id : page.ids) {
     // A video removed since the page's ids were read is left out.
-    if (std::optional<VideoInfo> video = dataset_->Find(id)) found.push_back(std::move(*video));
+    if (std::optional<VideoInfo> video = shown.dataset->Find(id)) {
+      found.push_back(std::move(*video));
+    }
   }
   const std::vector<Thumbnail> made =
-      thumbs ? Thumbnails(found) : std::vector<Thumbnail>(found.size());
+      thumbs ? Thumbnails(*shown.dataset, found) : std::vector<Thumbnail>(found.size());
   std::string videos = "[";
   for (size_t i = 0; i < found.size(); ++i) {
     if (videos.size() > 1) videos += ", ";
@@ -161,7 +212,8 @@ Reply Api::Videos(const Params& params) {
   return reply;
 }
 
-std::vector<Api::Thumbnail> Api::Thumbnails(const std::vector<VideoInfo>& videos) const {
+std::vector<Api::Thumbnail> Api::Thumbnails(const Dataset& dataset,
+                                            const std::vector<VideoInfo>& videos) const {
   std::vector<FrameRequest> requests;
   std::vector<size_t> which;  // the video of each request
   for (size_t i = 0; i < videos.size(); ++i) {
@@ -176,7 +228,7 @@ std::vector<Api::Thumbnail> Api::Thumbnails(const std::vector<VideoInfo>& videos
   options.max_side = show_.thumb_side;
   std::vector<Thumbnail> out(videos.size());
   try {
-    const std::vector<JpegFrames> batch = dataset_->ReadThumbnailBatch(requests, options);
+    const std::vector<JpegFrames> batch = dataset.ReadThumbnailBatch(requests, options);
     for (size_t r = 0; r < batch.size(); ++r) out[which[r]].jpeg = std::string(batch[r][0]);
     return out;
   } catch (const Error&) {
@@ -186,7 +238,7 @@ std::vector<Api::Thumbnail> Api::Thumbnails(const std::vector<VideoInfo>& videos
   for (size_t r = 0; r < requests.size(); ++r) {
     try {
       out[which[r]].jpeg =
-          std::string(dataset_->ReadThumbnails(requests[r].id, requests[r].selection, options)[0]);
+          std::string(dataset.ReadThumbnails(requests[r].id, requests[r].selection, options)[0]);
     } catch (const Error& e) {
       out[which[r]].error = e.what();
     }
@@ -194,26 +246,26 @@ std::vector<Api::Thumbnail> Api::Thumbnails(const std::vector<VideoInfo>& videos
   return out;
 }
 
-Reply Api::Video(const Params& params) {
-  const VideoInfo v = dataset_->Get(Required(params, "id"));
+Reply Api::Video(const Dataset& dataset, const Params& params) {
+  const VideoInfo v = dataset.Get(Required(params, "id"));
   uint64_t bytes = 0;
   for (const FrameInfo& f : v.frames) bytes += f.jpeg_size();
   Reply reply;
   reply.body = VideoFields(v) + ", \"bytes\": " + std::to_string(bytes) +
-               ", \"codec\": " + JsonString(CodecName(dataset_->codec())) +
+               ", \"codec\": " + JsonString(CodecName(dataset.codec())) +
                ", \"checksums\": " + (v.checksums.empty() ? "false" : "true") +
                ", \"keyframes\": " + std::to_string(v.keyframes.size()) + "}";
   return reply;
 }
 
-Reply Api::Frame(const Params& params) {
+Reply Api::Frame(const Dataset& dataset, const Params& params) {
   const std::string id = Required(params, "id");
   const uint64_t frame = CountParam(params, "frame", 0, 0, UINT32_MAX);
   ThumbnailOptions options;
   options.max_side = static_cast<int>(
       CountParam(params, "max", static_cast<uint64_t>(show_.thumb_side), 0, kMaxFrameSide));
   const JpegFrames jpegs =
-      dataset_->ReadThumbnails(id, Selection::Indices({static_cast<int64_t>(frame)}), options);
+      dataset.ReadThumbnails(id, Selection::Indices({static_cast<int64_t>(frame)}), options);
   Reply reply;
   reply.content_type = "image/jpeg";
   reply.body = std::string(jpegs[0]);
@@ -223,8 +275,8 @@ Reply Api::Frame(const Params& params) {
   return reply;
 }
 
-Reply Api::Check(const Params& params) {
-  const VideoCheckReport report = CheckVideo(*dataset_, Required(params, "id"));
+Reply Api::Check(const Dataset& dataset, const Params& params) {
+  const VideoCheckReport report = CheckVideo(dataset, Required(params, "id"));
   std::string problems = "[";
   for (const FrameProblem& p : report.frame_problems) {
     if (problems.size() > 1) problems += ", ";
@@ -245,8 +297,8 @@ Reply Api::Check(const Params& params) {
   return reply;
 }
 
-Reply Api::Charts() {
-  const ChartScan::Status status = charts_.Poll();
+Reply Api::Charts(ShownVersion& shown) {
+  const ChartScan::Status status = shown.charts.Poll();
   const ChartData& data = status.data;
   // Nothing counted yet: no chart rather than an empty one.
   const bool none = status.running && data.scanned == 0 && data.labels.empty();

@@ -4,7 +4,8 @@
 // short reads of its own (no read transaction outlives a request); ids are
 // looked up in the index, never used as paths.
 //
-//   /api/info     the dataset: videos, codec, splits, meta indexes
+//   /api/info     the dataset: videos, codec, splits, meta indexes, the
+//                 version shown and the dataset's tags
 //   /api/videos   a page of the grid: start, count, filter, split; with
 //                 thumbs=1 each video's thumbnail too (its middle frame, as
 //                 /api/frame makes it, base64), all made as one batch
@@ -12,6 +13,9 @@
 //   /api/frame    one frame as a JPEG: id, frame, max (longest side; 0: own size)
 //   /api/check    the check status of one video's frames: id
 //   /api/charts   the charts, counted in the background (poll until done)
+//
+// Every one takes `version`: a tag's name, or HEAD for the live dataset;
+// without it, the version the server was started on (versions.h).
 //
 // Errors are JSON {"error": text, "kind": gulpdb's error kind} with 400 (a
 // bad parameter, a bad filter), 404 (no such id, frame, split or path), 500
@@ -32,6 +36,7 @@
 #include "gulpdb/dataset.h"
 #include "view/charts.h"
 #include "view/listing.h"
+#include "view/versions.h"
 #include "view/view.h"
 
 namespace gulpdb::view {
@@ -50,7 +55,11 @@ inline constexpr uint64_t kMaxFrameSide = 4096;
 
 class Api {
  public:
-  Api(std::shared_ptr<const Dataset> dataset, ShowOptions show);
+  // Serves `dataset`, which is version `version` (empty or kHead: the live
+  // dataset); `open` opens the others (null: Dataset::Open of
+  // dataset->dir(), read-only, every frame's CRC-32C checked).
+  Api(std::shared_ptr<const Dataset> dataset, ShowOptions show, std::string version = "",
+      VersionOpener open = nullptr);
 
   // The value of query parameter `name`, or nullopt when the request has none.
   using Params = std::function<std::optional<std::string>(const char* name)>;
@@ -61,12 +70,12 @@ class Api {
   void Stop();
 
  private:
-  Reply Info();
-  Reply Videos(const Params& params);
-  Reply Video(const Params& params);
-  Reply Frame(const Params& params);
-  Reply Check(const Params& params);
-  Reply Charts();
+  Reply Info(const ShownVersion& shown);
+  Reply Videos(ShownVersion& shown, const Params& params);
+  Reply Video(const Dataset& dataset, const Params& params);
+  Reply Frame(const Dataset& dataset, const Params& params);
+  Reply Check(const Dataset& dataset, const Params& params);
+  Reply Charts(ShownVersion& shown);
   // The thumbnails of the grid's cells: the middle frame of each video, in
   // one batch (Dataset::ReadThumbnailBatch: concurrent range requests for a
   // dataset in an object store, every decode in parallel). A video whose
@@ -75,12 +84,11 @@ class Api {
     std::string jpeg;
     std::string error;
   };
-  std::vector<Thumbnail> Thumbnails(const std::vector<VideoInfo>& videos) const;
+  std::vector<Thumbnail> Thumbnails(const Dataset& dataset,
+                                    const std::vector<VideoInfo>& videos) const;
 
-  std::shared_ptr<const Dataset> dataset_;
   ShowOptions show_;
-  Listing listing_;
-  ChartScan charts_;
+  ShownVersions versions_;
 };
 
 // The JSON error answer for `status`.

@@ -139,7 +139,7 @@ std::unique_ptr<Server> Server::Start(std::shared_ptr<const Dataset> dataset,
   Impl* self = impl.get();
   impl->dataset = dataset;
   impl->token = NewToken();
-  impl->api = std::make_unique<Api>(dataset, options.show);
+  impl->api = std::make_unique<Api>(dataset, options.show, options.version, options.open_version);
   // The first page's positions: where each chunk's videos start in the
   // order is read once per snapshot (O(chunks) records, engine/core), so
   // it is read now rather than inside the page's first request.

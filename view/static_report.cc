@@ -181,18 +181,24 @@ StaticReport WriteStaticReport(const Dataset& dataset, const std::string& out,
     }
     ++report.shown;
   }
-  std::string summary =
-      std::to_string(report.matched) + " of " + std::to_string(dataset.Count()) + " videos";
+  // The version the sheet was made from, always said: a sheet attached to
+  // an issue outlives the state of the dataset it shows.
+  const std::string version =
+      options.version.empty() || options.version == "HEAD" ? "HEAD" : options.version;
+  std::string summary = "Version <span class=\"version\">" + HtmlEscape(version) + "</span>" +
+                        (version == "HEAD" ? " (the live dataset)" : " (a tag)") + ": " +
+                        std::to_string(report.matched) + " of " + std::to_string(dataset.Count()) +
+                        " videos";
   if (!options.where.empty()) summary += " match " + HtmlEscape(options.where);
   summary += "; the first " + std::to_string(report.shown) + " shown (middle frames). Codec " +
              std::string(CodecName(dataset.codec())) + ". Written by gulpdb view --static.";
   const std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>gulpdb: " +
-      HtmlEscape(dataset.dir()) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" +
-      HtmlEscape(dataset.dir()) + "</h1>\n<p class=\"summary\">" + summary +
-      "</p>\n<section class=\"charts\">\n" + LabelChartSvg(charts, options.show.label_key, 40) +
-      "\n" + FramesChartSvg(charts) + "\n</section>\n<main>\n" + cards +
-      "</main>\n</body>\n</html>\n";
+      HtmlEscape(dataset.dir()) + (version == "HEAD" ? "" : " @ " + HtmlEscape(version)) +
+      "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" + HtmlEscape(dataset.dir()) +
+      "</h1>\n<p class=\"summary\">" + summary + "</p>\n<section class=\"charts\">\n" +
+      LabelChartSvg(charts, options.show.label_key, 40) + "\n" + FramesChartSvg(charts) +
+      "\n</section>\n<main>\n" + cards + "</main>\n</body>\n</html>\n";
   WriteFile(work + "/index.html", html);
   // Into place: over an empty directory, or where none was (rename(2)).
   util::Rename(work, out);

@@ -19,6 +19,7 @@
 #define GULPDB_VIEW_VIEW_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -46,6 +47,14 @@ struct ServerOptions {
   ShowOptions show;
   // Threads that answer requests (a browser opens about six connections).
   int threads = 8;
+  // Versions (docs/versions.md, docs/view.md): the name of the version the
+  // served dataset is (empty or "HEAD": the live dataset), which requests
+  // without a `version` parameter read and the page names; and how to open
+  // the others a request asks for, read-only (given "HEAD" for the live
+  // dataset). Null: Dataset::Open of the served dataset's dir() with
+  // read_only and verify_checksums (set it when the index lives elsewhere).
+  std::string version;
+  std::function<std::shared_ptr<const Dataset>(const std::string& version)> open_version;
 };
 
 class Server {
@@ -92,6 +101,9 @@ struct StaticReportOptions {
   std::string where;
   uint64_t limit = 200;
   ShowOptions show;
+  // The version `dataset` is (empty or "HEAD": the live dataset): the
+  // sheet names it.
+  std::string version;
 };
 
 struct StaticReport {

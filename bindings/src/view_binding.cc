@@ -51,13 +51,25 @@ void BindView(py::module_& m) {
                          "A running dataset viewer (gulpdb.view): a read-only web page served "
                          "from C++ threads.")
       .def(py::init([](const DatasetHandle& dataset, const std::string& host, int port,
-                       const std::string& label_key, int thumb_size) {
+                       const std::string& label_key, int thumb_size, const std::string& version,
+                       const std::string& index_dir) {
              view::ServerOptions options;
              options.host = host;
              options.port = port;
              options.show.label_key = label_key;
              options.show.thumb_side = thumb_size;
              std::shared_ptr<const Dataset> ds = dataset.Get();
+             options.version = version;
+             // The page's version selector opens the others as gulpdb.view
+             // opened this one; C++ only, from the server's threads.
+             options.open_version = [dir = ds->dir(), index_dir](const std::string& name) {
+               OpenOptions open;
+               open.read_only = true;
+               open.verify_checksums = true;
+               open.index_dir = index_dir;
+               open.version = name;
+               return std::shared_ptr<const Dataset>(Dataset::Open(dir, open));
+             };
              std::unique_ptr<view::Server> server;
              {
                py::gil_scoped_release release;
@@ -66,7 +78,7 @@ void BindView(py::module_& m) {
              return std::make_unique<ViewHandle>(std::move(server));
            }),
            py::arg("dataset"), py::arg("host"), py::arg("port"), py::arg("label_key"),
-           py::arg("thumb_size"))
+           py::arg("thumb_size"), py::arg("version") = "", py::arg("index_dir") = "")
       .def_property_readonly("url", [](const ViewHandle& h) { return h.server().url(); })
       .def_property_readonly("token", [](const ViewHandle& h) { return h.server().token(); })
       .def_property_readonly("port", [](const ViewHandle& h) { return h.server().port(); })

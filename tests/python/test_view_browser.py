@@ -354,3 +354,72 @@ def test_an_h264_dataset_shows_decoded_frames(driver, tmp_path):
         player = driver.find_element("id", "player")
         wait_for(driver, lambda: player.get_attribute("data-frame") == "0", "frame 0")
         assert javascript_errors(driver) == []
+
+
+def test_the_version_selector_shows_a_tag_and_head(driver, tmp_path):
+    """A tag, then an append and a relabel: selecting the tag shows its
+    videos and labels (and its charts, its video page); HEAD shows the
+    change; a tag deleted while the page is open is said on the page."""
+    from selenium.webdriver.support.ui import Select
+    path = str(tmp_path / "versions")
+    ids = make_dataset(path, videos=6, frames=4, split=False)
+    with gulpdb.Dataset(path) as ds:
+        assert ds.versions() == []
+    with served(driver, path):
+        # No tags: no selector.
+        assert not driver.find_element("id", "version").is_displayed()
+    with gulpdb.Dataset(path, "a") as ds:
+        ds.tag("before-fix")
+        with ds.writer() as w:
+            w.append("late", np.stack([frame_pixels(9, 0)]), {"label": "owl"})
+            w.update_meta(ids[0], {"label": "zebra"})
+
+    def cells():
+        return [(c.find_element("css selector", ".id").text,
+                 c.find_element("css selector", ".label").text)
+                for c in driver.find_elements("css selector", "#grid .cell:not([hidden])")]
+
+    with served(driver, path):
+        selector = driver.find_element("id", "version")
+        assert selector.is_displayed()
+        options = [o.text for o in Select(selector).options]
+        assert options[0].startswith("HEAD") and len(options) == 2
+        assert options[1].startswith("before-fix") and options[1].endswith("6 videos")
+        assert Select(selector).first_selected_option.get_attribute("value") == "HEAD"
+        assert cells()[0] == (ids[0], "zebra") and ("late", "owl") in cells()
+        Select(selector).select_by_value("before-fix")
+        wait_for(driver, lambda: state(driver)["total"] == 6 and cells()
+                 and cells()[0] == (ids[0], LABELS[0]), "the tag's grid")
+        assert cells() == [(id_, LABELS[i % 3]) for i, id_ in enumerate(ids)]
+        assert "6 videos" in driver.find_element("id", "count").text
+        assert driver.find_element("id", "version-name").text == "version before-fix"
+        # The charts count the tag: no zebra.
+        driver.find_element("id", "charts-toggle").click()
+        chart = driver.find_element("id", "labels-chart")
+        wait_for(driver, lambda: LABELS[0] in chart.text, "the tag's label chart")
+        assert "zebra" not in chart.text
+        # The video page reads the tag.
+        driver.find_element("css selector", '#grid .cell[data-position="0"]').click()
+        details = driver.find_element("id", "v-details")
+        wait_for(driver, lambda: LABELS[0] in details.text, "the tag's video page")
+        assert "zebra" not in driver.find_element("id", "v-meta").text
+        player = driver.find_element("id", "player")
+        wait_for(driver, lambda: player.get_attribute("data-frame") == "0", "frame 0")
+        shot(driver, "view_version_video")
+        driver.find_element("id", "back").click()
+        shot(driver, "view_version_grid")
+        # Back to HEAD.
+        Select(selector).select_by_value("HEAD")
+        wait_for(driver, lambda: state(driver)["total"] == 7 and cells()
+                 and cells()[0] == (ids[0], "zebra"), "HEAD's grid")
+        # The tag deleted while the page is open: selecting it says so.
+        with gulpdb.Dataset(path, "a") as ds:
+            ds.delete_tag("before-fix", grace_seconds=0)
+        Select(selector).select_by_value("before-fix")
+        error = driver.find_element("id", "filter-error")
+        wait_for(driver, lambda: error.is_displayed() and "the tag was deleted" in error.text,
+                 "the deleted tag's message")
+        assert Select(selector).first_selected_option.get_attribute("value") == "HEAD"
+        assert state(driver)["total"] == 7
+        shot(driver, "view_version_deleted")
+        assert javascript_errors(driver) == []

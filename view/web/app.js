@@ -19,7 +19,8 @@
     info: null,
     filter: '',
     split: '',
-    generation: 0,        // bumped when the filter, split or data change
+    version: '',          // '' until the info names it: the version the server serves
+    generation: 0,        // bumped when the filter, split, version or data change
     total: 0,
     pages: new Map(),     // page start -> {videos} or {error}
     pending: new Map(),   // page start -> Promise
@@ -32,11 +33,17 @@
 
   // ---- the server ---------------------------------------------------------
 
-  // GET /api/<path>; `params` is an object, or a query string already
-  // encoded (an id as the server percent-encoded it).
+  // The query's version parameter ('' before the info named it).
+  function versionParam() {
+    return state.version ? 'version=' + encodeURIComponent(state.version) : '';
+  }
+
+  // GET /api/<path> of the version shown; `params` is an object, or a query
+  // string already encoded (an id as the server percent-encoded it).
   async function api(path, params) {
-    const query = typeof params === 'string' ? params
-      : new URLSearchParams(params || {}).toString();
+    const query = [typeof params === 'string' ? params
+      : new URLSearchParams(params || {}).toString(), versionParam()]
+      .filter((part) => part).join('&');
     const response = await fetch('/api/' + path + (query ? '?' + query : ''),
                                  {credentials: 'same-origin', cache: 'no-store'});
     const body = await response.json().catch(() => ({error: 'the answer is not JSON'}));
@@ -51,7 +58,9 @@
   // A frame's address: the id as the server percent-encoded it, the
   // video's insertion sequence (a replaced video gets new addresses).
   function frameUrl(video, frame, max) {
-    return '/api/frame?id=' + video.q + '&frame=' + frame + '&max=' + max + '&v=' + video.seq;
+    const version = versionParam();
+    return '/api/frame?id=' + video.q + '&frame=' + frame + '&max=' + max + '&v=' + video.seq +
+      (version ? '&' + version : '');
   }
 
   // What a failed image load was: the server's JSON error text.
@@ -409,29 +418,43 @@
 
   // Polls the charts until their count is done (one poll loop at a time;
   // a count the server finished is started again after a commit).
+  // A version switch starts a loop of its own (chartsLoop), and the old
+  // one stops at its next answer.
   let chartsPolling = false;
+  let chartsLoop = 0;
   function pollCharts() {
     if (chartsPolling) return;
     chartsPolling = true;
-    pollChartsOnce();
+    pollChartsOnce(chartsLoop);
   }
 
-  async function pollChartsOnce() {
+  function restartCharts() {
+    chartsLoop += 1;
+    chartsPolling = false;
+    $('labels-chart').textContent = '';
+    $('frames-chart').textContent = '';
+    $('charts-note').textContent = '';
+    pollCharts();
+  }
+
+  async function pollChartsOnce(loop) {
     let body;
     try {
       body = await api('charts');
     } catch (e) {
+      if (loop !== chartsLoop) return;
       chartsPolling = false;
       $('charts-note').textContent = 'charts: ' + e.message;
       return;
     }
+    if (loop !== chartsLoop) return;
     if (body.labels_svg) $('labels-chart').innerHTML = body.labels_svg;
     if (body.frames_svg) $('frames-chart').innerHTML = body.frames_svg;
     $('charts-note').textContent = body.error ? 'charts failed: ' + body.error
       : !body.running ? ''
         : body.scanned ? 'counting ' + body.scanned + ' of ' + body.total + ' videos…'
           : 'counting…';
-    if (body.running) setTimeout(pollChartsOnce, 1000);
+    if (body.running) setTimeout(() => pollChartsOnce(loop), 1000);
     else chartsPolling = false;
   }
 
@@ -628,6 +651,73 @@
     else closeVideo();
   }
 
+  // ---- versions -----------------------------------------------------------
+
+  function formatTime(seconds) {
+    return new Date(seconds * 1000).toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+  }
+
+  // The parts of the header that depend on the version shown: its name, the
+  // version selector (where the dataset has tags), the splits.
+  function showInfo(info) {
+    const tagged = info.version !== 'HEAD';
+    $('version-name').textContent = tagged ? 'version ' + info.version : 'HEAD';
+    $('version-name').hidden = !tagged && !info.versions.length;
+    document.title = 'gulpdb view: ' + info.dir + (tagged ? ' @ ' + info.version : '');
+    const versions = $('version');
+    versions.textContent = '';
+    const head = document.createElement('option');
+    head.value = 'HEAD';
+    head.textContent = 'HEAD (the live dataset)';
+    versions.appendChild(head);
+    for (const v of info.versions) {
+      const option = document.createElement('option');
+      option.value = v.name;
+      option.textContent = v.name + ' — ' + formatTime(v.created) + ' — ' +
+        v.videos.toLocaleString('en-US') + ' videos';
+      if (v.message) option.title = v.message;
+      versions.appendChild(option);
+    }
+    versions.value = info.version;
+    versions.hidden = !info.versions.length && !tagged;
+    if (info.versions_note) showFilterError('versions: ' + info.versions_note);
+    const splits = $('split');
+    while (splits.options.length > 1) splits.remove(1);
+    for (const s of info.splits) {
+      const option = document.createElement('option');
+      option.value = s.name;
+      option.textContent = s.name + ' (' + s.count.toLocaleString('en-US') + ')';
+      splits.appendChild(option);
+    }
+    if (!info.splits.some((s) => s.name === state.split)) state.split = '';
+    splits.value = state.split;
+    splits.hidden = !info.splits.length;
+  }
+
+  // Shows version `name`: the header, the grid, the counts, the charts and
+  // an open video page all read it from now on. A version the server
+  // refuses (a tag deleted since the page loaded) is said on the page, and
+  // the page stays on the version it showed.
+  async function switchVersion(name) {
+    const previous = state.version;
+    state.version = name;
+    let info;
+    try {
+      info = await api('info');
+    } catch (e) {
+      state.version = previous;
+      $('version').value = previous;
+      showFilterError(e.message);
+      return;
+    }
+    if (state.version !== name) return;  // switched again meanwhile
+    state.info = info;
+    showInfo(info);
+    await applySelection();
+    restartCharts();
+    if (!$('video-page').hidden) route();
+  }
+
   // ---- start --------------------------------------------------------------
 
   async function start() {
@@ -637,15 +727,9 @@
     const firstPage = loadPage(0);
     state.info = await api('info');
     const info = state.info;
+    state.version = info.version;
     $('dataset').textContent = info.dir;
-    document.title = 'gulpdb view: ' + info.dir;
-    for (const s of info.splits) {
-      const option = document.createElement('option');
-      option.value = s.name;
-      option.textContent = s.name + ' (' + s.count.toLocaleString('en-US') + ')';
-      $('split').appendChild(option);
-    }
-    if (!info.splits.length) $('split').hidden = true;
+    showInfo(info);
     // The charts' panel takes its place now (filled after the first grid),
     // so that the grid does not reflow under the reader.
     $('side').hidden = window.innerWidth < 1200;
@@ -678,6 +762,7 @@
       state.split = $('split').value;
       applySelection();
     });
+    $('version').addEventListener('change', () => switchVersion($('version').value));
     $('goto').addEventListener('change', () => goTo(Number($('goto').value) || 0));
     $('charts-toggle').addEventListener('click', () => {
       $('side').hidden = !$('side').hidden;
@@ -736,8 +821,10 @@
     goTo: goTo,
     decodePage: decodePage,
     settle: settle,
+    switchVersion: switchVersion,
     state: () => ({
       total: state.total,
+      version: state.version,
       cols: state.cols,
       visible: state.cells.filter((c) => !c.hidden && c.video)
         .map((c) => ({position: Number(c.dataset.position), id: c.video.id})),

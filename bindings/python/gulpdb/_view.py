@@ -78,6 +78,7 @@ def view(
     label_key: str = "label",
     thumb_size: int = 160,
     index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
+    version: Optional[str] = None,
     open_browser: bool = False,
 ) -> Viewer:
     """Serves a read-only web page for browsing ``dataset``, as ``gulpdb view`` does.
@@ -94,13 +95,17 @@ def view(
         label_key: the meta key shown as each video's label and charted.
         thumb_size: the longest side of a thumbnail, 16 to 1024 pixels.
         index_dir: where the index lives, for a path (as :class:`Dataset`).
+        version: show the version tagged so (``docs/versions.md``), for a
+            path; an open :class:`Dataset` shows the version it reads. The
+            page's selector switches to ``HEAD`` or another tag.
         open_browser: also open the page in the default browser.
 
     Returns:
         A running :class:`Viewer` (``.url``, ``.close()``, a context manager).
 
     Raises:
-        FileNotFoundError: no dataset there. ValueError: a bad port, host or
+        FileNotFoundError: no dataset there. KeyError: no tag ``version``.
+        ValueError: a bad port, host or
         thumbnail size. OSError: the address cannot be listened on.
         TypeError: an argument of the wrong type.
     """
@@ -111,17 +116,21 @@ def view(
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, not {type(value).__name__}")
     if isinstance(dataset, Dataset):
-        if index_dir is not None:
-            raise ValueError("index_dir applies to a path, not to an open Dataset")
+        for name, value in (("index_dir", index_dir), ("version", version)):
+            if value is not None:
+                raise ValueError(f"{name} applies to a path, not to an open Dataset")
         reader = dataset._reopened(verify_checksums=True)
     elif isinstance(dataset, (str, os.PathLike)):
-        reader = Dataset(dataset, index_dir=index_dir, verify_checksums=True)
+        if version is not None and not isinstance(version, str):
+            raise TypeError(f"version must be a str, not {type(version).__name__}")
+        reader = Dataset(dataset, index_dir=index_dir, verify_checksums=True, version=version)
     else:
         raise TypeError(
             f"dataset must be a path, an s3:// URL or a gulpdb.Dataset, not {type(dataset).__name__}"
         )
     try:
-        native = _gulpdb.ViewServer(reader._native(), host, port, label_key, thumb_size)
+        native = _gulpdb.ViewServer(reader._native(), host, port, label_key, thumb_size,
+                                    reader.version or "", reader._options["index_dir"])
     except BaseException:
         reader.close()
         raise

@@ -309,18 +309,20 @@ def py_dataset(s: Session, source: str, want: DatasetModel, path: str, *, pixels
 
 
 def view_api(s: Session, target: str, want: DatasetModel, order: List[str],
-             sample: Optional[str]) -> None:
+             sample: Optional[str], version: Optional[str] = None) -> None:
     """The viewer's server (gulpdb.view) over HTTP: the grid's pages list the
     model's videos in the dataset's order with their frame counts and meta,
     each split's pages its ids, a frame comes as the model's JPEG, and a
     damaged frame (bytes that no longer match their CRC) is refused as
-    corruption naming the video and frame, never sent."""
-    path = "view /api"
+    corruption naming the video and frame, never sent. With `version`, every
+    request names that tag (`want` is the tag's model, `order` its order)."""
+    path = "view /api" if version is None else "version view /api"
     damaged = None
     for id_, frames in sorted(want.damaged.items()):
         damaged = (id_, min(frames))
         break
-    got = s.reader.call("view", path, path=target, frame_of=sample, damaged=damaged)
+    got = s.reader.call("view", path, path=target, frame_of=sample, damaged=damaged,
+                        version=version)
     grid = got["grid"]
     if got["videos"] != len(want.videos) or [g[0] for g in grid] != list(order):
         raise _fail(path, f"the grid lists {[g[0] for g in grid]} ({got['videos']} videos), "

@@ -30,7 +30,7 @@ DIFF_VARIANTS = ["diff (cli --json)", "diff (python)"]
 DELETE_VARIANTS = ["delete a tag (cli)", "delete a tag (python)"]
 COMPACT_VARIANTS = ["remove and compact under a tag"]
 READ_PATHS = ["version py Dataset", "version cli ls", "version cli show", "version cli extract",
-              "version cli check --deep", "diff"]
+              "version cli check --deep", "version view /api", "diff"]
 NAMES = ["t{}", "run.{}", "v{}-rc_1"]
 
 
@@ -76,6 +76,9 @@ class VersionRules:
             raise Failure("mismatch", path, f"order {[row['id'] for row in rows]} differs from "
                           f"Python's {got['ids']}")
         s.counters.reads[path] += 1
+        intact = self._sample([i for i in sorted(want.videos) if i not in want.damaged], 1)
+        checks.view_api(s, L.path, want, [row["id"] for row in rows],
+                        intact[0] if intact else None, version=name)
         for id_ in self._sample(sorted(want.videos), 1):
             path = "version cli show"
             shown = json.loads(self._cli("show", L.path, id_, "--json", "--version", name,

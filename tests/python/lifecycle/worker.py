@@ -201,11 +201,14 @@ def op_import_gulpio(path: str, **kwargs: Any) -> Dict[str, Any]:
 
 
 def op_view(path: str, frame_of: Optional[str] = None,
-            damaged: Optional[Tuple[str, int]] = None) -> Dict[str, Any]:
+            damaged: Optional[Tuple[str, int]] = None,
+            version: Optional[str] = None) -> Dict[str, Any]:
     """What the viewer's server answers over HTTP (gulpdb.view): every page of
     the grid, each split's, frame 0 of `frame_of` as sent to the page at its
     own size (the stored JPEG), and the status and body of a request for
-    `damaged` (an id and frame whose bytes no longer match their CRC)."""
+    `damaged` (an id and frame whose bytes no longer match their CRC). With
+    `version`, every request names that tag (the page's version selector)
+    to a server started on HEAD."""
     import http.client
     import json
     import urllib.parse
@@ -215,6 +218,9 @@ def op_view(path: str, frame_of: Optional[str] = None,
 
         def request(route: str) -> Tuple[int, bytes]:
             conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=60)
+            if version is not None:
+                route += ("&" if "?" in route else "?") + "version=" + urllib.parse.quote(
+                    version, safe="")
             try:
                 conn.request("GET", route + ("&" if "?" in route else "?") + "token=" + token)
                 response = conn.getresponse()
@@ -237,6 +243,8 @@ def op_view(path: str, frame_of: Optional[str] = None,
                     return videos
 
         info = json.loads(get("/api/info"))
+        if info["version"] != (version or "HEAD"):
+            raise RuntimeError(f"/api/info shows version {info['version']!r}, not {version!r}")
         out: Dict[str, Any] = {
             "videos": info["videos"],
             "grid": [(v["id"], v["frames"], v["meta"]) for v in listing("")],
