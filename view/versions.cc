@@ -4,12 +4,20 @@
 #include <utility>
 
 #include "gulpdb/error.h"
-#include "view/text.h"
+#include "util/relative_name.h"
 
 namespace gulpdb::view {
 namespace {
 
 bool IsHead(const std::string& name) { return name.empty() || name == kHead; }
+
+// A name a client sent, for an error's text: its first 80 bytes, each that
+// is not printable ASCII as \xNN (a NUL must not end the message).
+std::string ShownName(const std::string& name) {
+  constexpr size_t kMax = 80;
+  return util::EscapeBytes(std::string_view(name).substr(0, kMax)) +
+         (name.size() > kMax ? "\xe2\x80\xa6" : "");  // U+2026
+}
 
 // The tags' names for an error's text: "a, b" or "none".
 std::string NamesOf(const std::vector<VersionInfo>& tags) {
@@ -49,8 +57,7 @@ ShownVersions::ShownVersions(std::shared_ptr<const Dataset> served, std::string 
 
 std::vector<VersionInfo> ShownVersions::Tags() const { return served_dataset_->Versions(); }
 
-std::shared_ptr<ShownVersion> ShownVersions::Make(const std::string& name,
-                                                  const std::string& root,
+std::shared_ptr<ShownVersion> ShownVersions::Make(const std::string& name, const std::string& root,
                                                   std::shared_ptr<const Dataset> dataset) {
   auto shown = std::make_shared<ShownVersion>(name, root, std::move(dataset), label_key_);
   if (stopped_) shown->charts.Stop();
@@ -58,8 +65,9 @@ std::shared_ptr<ShownVersion> ShownVersions::Make(const std::string& name,
 }
 
 std::shared_ptr<ShownVersion> ShownVersions::Get(const std::optional<std::string>& requested) {
-  const std::string name =
-      !requested || requested->empty() ? served_name_ : IsHead(*requested) ? kHead : *requested;
+  const std::string name = !requested || requested->empty() ? served_name_
+                           : IsHead(*requested)             ? kHead
+                                                            : *requested;
   std::string root;
   if (name != kHead) {
     // Looked up by name in the list, on every request: a deleted tag is
@@ -74,7 +82,7 @@ std::shared_ptr<ShownVersion> ShownVersions::Get(const std::optional<std::string
         for (const auto& v : open_versions_) shown = shown || v->name == name;
       }
       throw NameNotFoundError(
-          "version '" + Shorten(name, 80) + "' of " + served_dataset_->dir() + ": " +
+          "version '" + ShownName(name) + "' of " + served_dataset_->dir() + ": " +
           (shown ? "the tag was deleted (choose another version)"
                  : "no tag has that name (tags: " + NamesOf(tags) + "; HEAD is the live dataset)"));
     }

@@ -78,7 +78,7 @@ class ShownVersions {
   const size_t max_open_;
   std::mutex mutex_;
   bool stopped_ = false;
-  std::shared_ptr<ShownVersion> served_;  // opened with the server, never closed
+  std::shared_ptr<ShownVersion> served_;                    // opened with the server, never closed
   std::list<std::shared_ptr<ShownVersion>> open_versions_;  // most recently used first
 };
 

@@ -707,6 +707,12 @@
     } catch (e) {
       state.version = previous;
       $('version').value = previous;
+      // The list again (a deleted tag leaves it), then why.
+      try {
+        showInfo(await api('info'));
+      } catch (ignored) {
+        // The version shown went too: its own requests say so.
+      }
       showFilterError(e.message);
       return;
     }
