@@ -74,11 +74,26 @@ std::vector<uint32_t> PacketsToDecode(const index::VideoRecord& record,
 
 enum class ReadKind { kJpeg, kDecode, kStream };
 
+// The position in `frames` of the first frame whose bytes fail the CRC-32C
+// `record` gives, or nullopt.
+std::optional<size_t> FirstBadFrame(const index::VideoRecord& record, const JpegFrames& frames) {
+  if (record.crc32c.empty()) return std::nullopt;
+  const std::vector<uint32_t>& indices = frames.indices();
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const std::string_view jpeg = frames[k];
+    if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[indices[k]]) return k;
+  }
+  return std::nullopt;
+}
+
+// `plan_only`: only plans the reads and hands their ranges to the remote
+// source's read-ahead (nothing is read, nothing returned).
 std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
                                    const std::vector<JpegRequest>& requests, ReadKind kind,
-                                   std::vector<StoredPackets>* packets) {
+                                   std::vector<StoredPackets>* packets, bool plan_only = false) {
   const ChunkSource* remote =
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
+  if (plan_only && remote == nullptr) return {};
   std::vector<Plan> plans(requests.size());
   {
     // One snapshot: a read transaction of the LMDB index, or the index source.
@@ -172,6 +187,7 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
         }
       }
     }
+    if (plan_only) continue;
     buffers[i] = DatasetAccess::AllocateBuffer(frames, total);
     if (buffers[i] == nullptr) {
       throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
@@ -186,34 +202,44 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
       }
     }
   } else {
+    const auto ranges_of = [&](size_t i, std::vector<ChunkSource::Range>* ranges) {
+      for (const Run& run : plans[i].runs) {
+        ranges->push_back(ChunkSource::Range{plans[i].object->key, run.offset, run.size,
+                                             plan_only ? nullptr : buffers[i] + run.buffer_pos});
+      }
+    };
     std::vector<ChunkSource::Range> ranges;
     ranges.reserve(run_count);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      for (const Run& run : plans[i].runs) {
-        ranges.push_back(ChunkSource::Range{plans[i].object->key, run.offset, run.size,
-                                            buffers[i] + run.buffer_pos});
-      }
+    for (size_t i = 0; i < requests.size(); ++i) ranges_of(i, &ranges);
+    if (plan_only) {
+      remote->Prefetch(ranges);
+      return {};
     }
     const std::string what =
         requests.size() == 1 ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
                              : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
     remote->Read(ranges, what);
+    // Frames that fail their checksums may have come from a copy the source
+    // keeps (the node's frame cache): dropped, and read again from the store
+    // once, before the check below reports them.
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (!FirstBadFrame(plans[i].record, out[i])) continue;
+      std::vector<ChunkSource::Range> again;
+      ranges_of(i, &again);
+      if (remote->Forget(again)) remote->Read(again, what);
+    }
   }
 
   // Bytes that crossed a network are always checked.
   if (remote != nullptr || impl.options.verify_checksums || kind == ReadKind::kStream) {
     for (size_t i = 0; i < requests.size(); ++i) {
       const index::VideoRecord& record = plans[i].record;
-      if (record.crc32c.empty()) continue;
-      const std::vector<uint32_t>& indices = out[i].indices();
-      for (size_t k = 0; k < indices.size(); ++k) {
-        const std::string_view jpeg = out[i][k];
-        if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[indices[k]]) {
-          throw CorruptionError("read id '" + std::string(requests[i].id) + "' frame " +
-                                std::to_string(indices[k]) + " in " + Where(impl, plans[i]) +
-                                " at offset " + std::to_string(record.frames[indices[k]].offset) +
-                                ": checksum mismatch");
-        }
+      if (const std::optional<size_t> k = FirstBadFrame(record, out[i])) {
+        const uint32_t frame = out[i].indices()[*k];
+        throw CorruptionError("read id '" + std::string(requests[i].id) + "' frame " +
+                              std::to_string(frame) + " in " + Where(impl, plans[i]) +
+                              " at offset " + std::to_string(record.frames[frame].offset) +
+                              ": checksum mismatch");
       }
     }
   }
@@ -236,6 +262,13 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
         "(Python: read, read_batch)");
   }
   return ReadStored(impl, requests, ReadKind::kJpeg, nullptr);
+}
+
+void PrefetchRequests(const DatasetImpl& impl, const std::vector<JpegRequest>& requests) {
+  // An h264 read fetches the packets decoding needs: from each keyframe on.
+  std::vector<StoredPackets> packets(requests.size());
+  ReadStored(impl, requests, impl.codec == Codec::kH264 ? ReadKind::kDecode : ReadKind::kJpeg,
+             &packets, /*plan_only=*/true);
 }
 
 std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,

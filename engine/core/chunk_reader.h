@@ -12,7 +12,9 @@
 //      connections (remote::S3Client::GetRanges);
 //   4. frames are checked against their stored CRC-32C: always for a remote
 //      dataset (bytes that crossed a network are cheap to check, and a wrong
-//      answer must never reach the caller), on request
+//      answer must never reach the caller; frames that fail and came from
+//      the node's frame cache are dropped from it and read again from the
+//      store once, ChunkSource::Forget), on request
 //      (OpenOptions::verify_checksums) for a local one.
 //
 // A remote read never asks for a byte past its chunk's committed length in
@@ -46,6 +48,13 @@ struct JpegRequest {
 // On an h264 dataset: InvalidArgumentError (its frames are not JPEGs).
 std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
                                          const std::vector<JpegRequest>& requests);
+
+// Dataset::Prefetch: plans the reads of `requests` as ReadJpegRequests
+// (or, on an h264 dataset, the packets decoding needs) and hands their
+// ranges to the remote source's read-ahead (ChunkSource::Prefetch). Throws
+// as ReadJpegRequests for a missing id or a bad selection; nothing for a
+// local dataset.
+void PrefetchRequests(const DatasetImpl& impl, const std::vector<JpegRequest>& requests);
 
 // The stored bytes of an H.264 video's frames (its packets), for the reads
 // that decode them and for Dataset::ReadH264Stream, through the same path as

@@ -46,6 +46,13 @@ std::vector<JpegFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>& 
   return engine::ReadJpegRequests(*impl_, views);
 }
 
+void Dataset::Prefetch(const std::vector<FrameRequest>& requests) const {
+  std::vector<engine::JpegRequest> views;
+  views.reserve(requests.size());
+  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
+  engine::PrefetchRequests(*impl_, views);
+}
+
 DecodedFrames Dataset::ReadFrames(std::string_view id, const Selection& selection,
                                   const DecodeOptions& options) const {
   std::vector<FrameRequest> one(1);
