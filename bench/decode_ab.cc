@@ -14,7 +14,10 @@
 //                             each frame into one reused buffer (offsets and
 //                             descriptors resolved beforehand), with the
 //                             flags gulpdb uses by default
-//             read_frames_1t  Dataset::ReadFrames, decode_threads = 1
+//             read_frames_1t  Dataset::ReadFrames, decode_threads = 1 (every
+//                             frame's CRC-32C checked, the default)
+//             read_frames_1t_unverified  the same, opened with
+//                             verify_checksums = false (what the check costs)
 //   2 threads unit = B clips
 //             bare_2t         the same bare loop on two threads (the caller
 //                             and one waiting thread), each every other clip
@@ -202,6 +205,9 @@ int Run(const std::string& dir, const std::string& clips_path, uint64_t rounds, 
   two.decode_threads = 2;
   std::unique_ptr<Dataset> ds1 = Dataset::Open(dir, one);
   std::unique_ptr<Dataset> ds2 = Dataset::Open(dir, two);
+  OpenOptions one_unverified = one;
+  one_unverified.verify_checksums = false;
+  std::unique_ptr<Dataset> ds1u = Dataset::Open(dir, one_unverified);
   const std::vector<ClipExtent> extents = ResolveClips(*ds1, clips);
   std::map<std::string, int> fd_of;
   std::vector<int> clip_fd;
@@ -241,6 +247,10 @@ int Run(const std::string& dir, const std::string& clips_path, uint64_t rounds, 
       {"bare_1t", [&](size_t i) { return bare0.DecodeClip(clip_fd[i], extents[i]); }, {}, {}},
       {"read_frames_1t",
        [&](size_t i) { return ds1->ReadFrames(clips[i].id, selections[i]).byte_size(); },
+       {},
+       {}},
+      {"read_frames_1t_unverified",
+       [&](size_t i) { return ds1u->ReadFrames(clips[i].id, selections[i]).byte_size(); },
        {},
        {}},
   };

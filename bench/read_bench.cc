@@ -3,12 +3,15 @@
 //
 //   read_bench random --dir D --clips FILE [--reps R]
 //       Random clips (FILE: "id<TAB>start<TAB>count" lines), page cache warm.
-//       gulpdb: Dataset::ReadJpegs(id, start:start+count). Baseline: one bare
+//       gulpdb: Dataset::ReadJpegs(id, start:start+count), every frame's
+//       CRC-32C checked (the default), and once more opened with
+//       verify_checksums = false (what the check costs). Baseline: one bare
 //       pread per clip at offsets resolved beforehand, from descriptors opened
 //       beforehand, into one reused buffer.
 //   read_bench scan --dir D [--reps R]
 //       Every frame of the dataset in chunk order, page cache warm.
-//       gulpdb: ForEach + ReadJpegs(id) per video. Baseline: each chunk file
+//       gulpdb: ForEach + ReadJpegs(id) per video, checked and unchecked as
+//       above. Baseline: each chunk file
 //       read with one large pread into one reused buffer; a second baseline
 //       reads each file sequentially in 1 MiB preads. Also measured: the
 //       index walk alone (ForEach), and ForEach + one large pread per chunk with
@@ -133,9 +136,17 @@ void LogSeries(const Series& s) {
   Log("%-24s %9.0f MB/s (min %.0f, max %.0f)", s.name.c_str(), m.median, m.min, m.max);
 }
 
+// The dataset opened without CRC-32C checks, to measure what they cost.
+std::unique_ptr<Dataset> OpenUnverified(const std::string& dir) {
+  OpenOptions o;
+  o.verify_checksums = false;
+  return Dataset::Open(dir, o);
+}
+
 int RunRandom(const std::string& dir, const std::string& clips_path, uint64_t reps) {
   const std::vector<Clip> clips = ReadClips(clips_path);
   std::unique_ptr<Dataset> ds = Dataset::Open(dir);
+  std::unique_ptr<Dataset> unverified = OpenUnverified(dir);
   const std::vector<ClipExtent> extents = ResolveClips(*ds, clips);
   std::map<std::string, Fd> fds;
   std::vector<int> clip_fd;
@@ -152,7 +163,7 @@ int RunRandom(const std::string& dir, const std::string& clips_path, uint64_t re
     selections.push_back(Selection::Slice(c.start, int64_t{c.start} + c.count));
   }
 
-  std::vector<Series> series(2);
+  std::vector<Series> series(3);
   series[0].name = "pread";
   series[0].pass = [&] {
     uint64_t bytes = 0;
@@ -162,21 +173,23 @@ int RunRandom(const std::string& dir, const std::string& clips_path, uint64_t re
     }
     return bytes;
   };
-  series[1].name = "gulpdb_read_jpegs";
-  series[1].pass = [&] {
+  const auto read_clips = [&](const Dataset& from) {
     uint64_t bytes = 0;
     for (size_t i = 0; i < clips.size(); ++i) {
-      const JpegFrames frames = ds->ReadJpegs(clips[i].id, selections[i]);
+      const JpegFrames frames = from.ReadJpegs(clips[i].id, selections[i]);
       for (size_t f = 0; f < frames.size(); ++f) bytes += frames[f].size();
     }
     return bytes;
   };
+  series[1].name = "gulpdb_read_jpegs";
+  series[1].pass = [&] { return read_clips(*ds); };
+  series[2].name = "gulpdb_read_jpegs_unverified";
+  series[2].pass = [&] { return read_clips(*unverified); };
   RunSeries(&series, reps);
   for (const Series& s : series) LogSeries(s);
   const auto n = static_cast<double>(clips.size());
   Json methods;
-  methods.Object("pread", SeriesJson(series[0], n))
-      .Object("gulpdb_read_jpegs", SeriesJson(series[1], n));
+  for (const Series& s : series) methods.Object(s.name, SeriesJson(s, n));
   Json json;
   json.String("benchmark", "random_read")
       .Integer("clips", static_cast<int64_t>(clips.size()))
@@ -190,6 +203,7 @@ int RunRandom(const std::string& dir, const std::string& clips_path, uint64_t re
 
 int RunScan(const std::string& dir, uint64_t reps) {
   std::unique_ptr<Dataset> ds = Dataset::Open(dir);
+  std::unique_ptr<Dataset> unverified = OpenUnverified(dir);
   std::vector<ChunkInfo> chunks = ds->Chunks();
   std::map<uint32_t, size_t> chunk_index;
   uint64_t largest = 0;
@@ -203,7 +217,7 @@ int RunScan(const std::string& dir, uint64_t reps) {
   const DatasetStats stats = ds->Stats();
 
   std::vector<char> block(kBlockBytes);
-  std::vector<Series> series(4);
+  std::vector<Series> series(5);
   series[3].name = "block_reads";
   series[3].pass = [&] {
     uint64_t bytes = 0;
@@ -225,11 +239,10 @@ int RunScan(const std::string& dir, uint64_t reps) {
     }
     return bytes;
   };
-  series[1].name = "gulpdb_foreach_read_jpegs";
-  series[1].pass = [&] {
+  const auto scan = [&](const Dataset& from) {
     uint64_t bytes = 0;
-    ds->ForEach([&](const VideoInfo& video) {
-      const JpegFrames frames = ds->ReadJpegs(video.id);
+    from.ForEach([&](const VideoInfo& video) {
+      const JpegFrames frames = from.ReadJpegs(video.id);
       for (size_t f = 0; f < frames.size(); ++f) {
         bytes += frames[f].size() + PadFor(frames[f].size());
       }
@@ -237,6 +250,10 @@ int RunScan(const std::string& dir, uint64_t reps) {
     });
     return bytes;
   };
+  series[1].name = "gulpdb_foreach_read_jpegs";
+  series[1].pass = [&] { return scan(*ds); };
+  series[4].name = "gulpdb_foreach_read_jpegs_unverified";
+  series[4].pass = [&] { return scan(*unverified); };
   // The engine's index walk with the baseline's I/O: what a scan API that
   // reads a chunk at a time would cost.
   series[2].name = "gulpdb_foreach_chunk_read";

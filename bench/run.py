@@ -234,6 +234,7 @@ class Runner(EngineBenchmarks, PythonBenchmarks, RemoteBenchmarks, H264Benchmark
         steps = {
             "open": lambda: self.bench_open(),
             "lookup": lambda: self.bench_lookup(),
+            "crc32c": lambda: self.bench_crc32c(),
             "random": lambda: self.bench_random_read(dataset, manifest),
             "scan": lambda: self.bench_scan(dataset),
             "decode": lambda: self.bench_decode(dataset, jboj, manifest),

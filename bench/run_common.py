@@ -127,9 +127,9 @@ def rm(path):
         os.unlink(path)
 
 
-ALL_BENCHMARKS = ["open", "lookup", "random", "scan", "decode", "cold", "append", "interop",
-                  "index_size", "gmeta_reader", "clips", "remote", "query", "distributed",
-                  "sampler", "h264"]
+ALL_BENCHMARKS = ["open", "lookup", "crc32c", "random", "scan", "decode", "cold", "append",
+                  "interop", "index_size", "gmeta_reader", "clips", "remote", "query",
+                  "distributed", "sampler", "h264"]
 
 
 def glob_any(pattern):

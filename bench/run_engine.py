@@ -12,6 +12,7 @@ import tempfile
 from run_common import (
     BATCH_SIZES,
     FLUSH_SYSCALLS,
+    fmt_bytes,
     fmt_count,
     from_stats,
     log,
@@ -112,6 +113,25 @@ class EngineBenchmarks:
                     from_stats(m["read_jpegs"]["p50_us"]), from_stats(m["txn_get"]["p50_us"]),
                     base, higher_is_better=False)
 
+    def bench_crc32c(self):
+        smoke = self.args.scale == "smoke"
+        r = self.bench("crc32c_bench", "--rounds", 2 if smoke else 9, "--bytes",
+                       (1 << 20) if smoke else (256 << 20))
+        self.results["crc32c"] = r
+        for row in r["sizes"]:
+            # Per CPU-second: a single-threaded loop, which other load on the
+            # machine slows in wall time but not per CPU-second.
+            m, size = row["gb_per_cpu_s"], row["bytes"]
+            what = "%s buffers" % fmt_bytes(size)
+            self.figure("crc32c", "CRC-32C portable path (slicing-by-8), %s" % what,
+                        "GB/CPU-s",
+                        from_stats(m["portable"]), from_stats(m["table_bytewise"]),
+                        "one table lookup per byte (the portable path before)")
+            if "sse42_3streams" in m:
+                self.figure("crc32c", "CRC-32C SSE4.2, three streams, %s" % what, "GB/CPU-s",
+                            from_stats(m["sse42_3streams"]), from_stats(m["sse42_1stream"]),
+                            "SSE4.2, one stream (the hardware path before)")
+
     def bench_random_read(self, dataset, manifest):
         clips = self.clips_file(manifest, self.scale.random_clips, 2, "clips_random.tsv")
         r = self.bench("read_bench", "random", "--dir", dataset, "--clips", clips,
@@ -127,6 +147,11 @@ class EngineBenchmarks:
                         m["pread"]["units_per_s"]["median"],
                         m["gulpdb_read_jpegs"]["mb_per_cpu_s"]["median"] /
                         m["pread"]["mb_per_cpu_s"]["median"]))
+        self.figure("random read", "random 16-frame clips, CRC-32C checks off", "MB/s",
+                    from_stats(m["gulpdb_read_jpegs_unverified"]["mb_per_s"]),
+                    from_stats(m["pread"]["mb_per_s"]), "bare pread, precomputed offsets",
+                    note="verify_checksums=False: what the default check costs is this row "
+                         "against the one above")
 
     def bench_scan(self, dataset):
         r = self.bench("read_bench", "scan", "--dir", dataset, "--reps", self.scale.reps)
@@ -136,6 +161,9 @@ class EngineBenchmarks:
         self.figure("sequential scan", "all frames in chunk order: ForEach + ReadJpegs", "MB/s",
                     from_stats(m["gulpdb_foreach_read_jpegs"]["mb_per_s"]), base,
                     "one large read per chunk file", target=(">= 0.9x", "ratio", ">=", 0.9))
+        self.figure("sequential scan", "ForEach + ReadJpegs, CRC-32C checks off", "MB/s",
+                    from_stats(m["gulpdb_foreach_read_jpegs_unverified"]["mb_per_s"]), base,
+                    "one large read per chunk file", note="verify_checksums=False")
         blocks = from_stats(m["block_reads"]["mb_per_s"])
         self.figure("sequential scan", "ForEach + ReadJpegs against 1 MiB block reads", "MB/s",
                     from_stats(m["gulpdb_foreach_read_jpegs"]["mb_per_s"]), blocks,
@@ -192,6 +220,12 @@ class EngineBenchmarks:
                         note="sums of per-unit medians over %d rounds; per CPU-second %.3fx; "
                              "load average %.2f -> %.2f" % (ab["rounds"], ours["cpu_ratio"],
                                                             part["load_start"], part["load_end"]))
+        unverified = ab["1"]["methods"].get("read_frames_1t_unverified")
+        if unverified is not None:
+            self.figure("decode", "1 thread, interleaved: ReadFrames, CRC-32C checks off, %s "
+                        "clips of 16" % shape, "clips/s", one(unverified["clips_per_s"]),
+                        one(ab["1"]["methods"]["bare_1t"]["clips_per_s"]),
+                        "bare TurboJPEG loop, 1 thread", note="verify_checksums=False")
         self.figure("decode", "1 thread: ReadFrames, %s clips of 16" % shape, "clips/s",
                     cps["read_frames_1t"], cps["bare_1t"], "bare TurboJPEG loop, 1 thread",
                     note="whole passes one after another (the target is judged interleaved); " +

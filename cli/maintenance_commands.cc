@@ -83,21 +83,27 @@ int RunCheck(const std::vector<std::string>& args) {
     for (const std::string& n : r.notes) notes += (notes.empty() ? "" : ", ") + JsonPathString(n);
     std::printf(
         "{\"healthy\": %s, \"deep\": %s, \"chunks\": %llu, \"videos\": %llu, "
-        "\"frames\": %llu, \"problems\": [%s], \"notes\": [%s]}\n",
+        "\"frames\": %llu, \"unverified_videos\": %llu, \"unverified_chunks\": %llu, "
+        "\"problems\": [%s], \"notes\": [%s]}\n",
         r.healthy() ? "true" : "false", options.deep ? "true" : "false",
         static_cast<unsigned long long>(r.chunks), static_cast<unsigned long long>(r.videos),
-        static_cast<unsigned long long>(r.frames), problems.c_str(), notes.c_str());
+        static_cast<unsigned long long>(r.frames),
+        static_cast<unsigned long long>(r.unverified_videos),
+        static_cast<unsigned long long>(r.unverified_chunks), problems.c_str(), notes.c_str());
   } else {
     for (const std::string& n : r.notes) std::printf("note: %s\n", EscapeControls(n).c_str());
     for (const CheckProblem& p : r.problems) {
       std::printf("%s: %s\n", EscapeControls(p.where).c_str(), EscapeControls(p.what).c_str());
     }
-    std::printf(
-        "%s: %llu chunks, %llu videos, %llu frames checked%s: %s\n",
-        EscapeControls(path.dir).c_str(), static_cast<unsigned long long>(r.chunks),
-        static_cast<unsigned long long>(r.videos), static_cast<unsigned long long>(r.frames),
-        options.deep ? " (deep)" : "",
-        r.healthy() ? "healthy" : (std::to_string(r.problems.size()) + " problems").c_str());
+    std::printf("%s: %llu chunks, %llu videos, %llu frames checked%s: %s%s\n",
+                EscapeControls(path.dir).c_str(), static_cast<unsigned long long>(r.chunks),
+                static_cast<unsigned long long>(r.videos),
+                static_cast<unsigned long long>(r.frames), options.deep ? " (deep)" : "",
+                r.healthy() ? "healthy" : (std::to_string(r.problems.size()) + " problems").c_str(),
+                r.unverified_videos == 0 ? ""
+                                         : (" (" + std::to_string(r.unverified_videos) +
+                                            " videos unverified: no checksums)")
+                                               .c_str());
   }
   return r.healthy() ? 0 : 1;
 }

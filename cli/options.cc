@@ -108,6 +108,7 @@ std::unique_ptr<Dataset> OpenDataset(const DatasetPath& path, bool read_only) {
   OpenOptions o;
   o.read_only = read_only;
   o.index_dir = path.index_dir;
+  o.verify_checksums = true;  // every frame the command reads is checked
   return Dataset::Open(path.dir, o);
 }
 

@@ -56,6 +56,24 @@ void PrintFrameCache(const FrameCacheStats& c, bool reads_through) {
               ull{c.bytes_from_store}, ull{c.bytes_from_cache});
 }
 
+std::string CountOrNull(const std::optional<uint64_t>& n) {
+  return n ? std::to_string(*n) : "null";
+}
+
+// What `info` says of checksums: whether frames are checked when read, and
+// how many videos are not (DatasetStats::unverified_videos).
+std::string ChecksumsText(const DatasetStats& s) {
+  const std::string merged =
+      "; chunks merged in place keep their own (`gulpdb check` counts the videos without one)";
+  if (!s.unverified_videos) {
+    return s.checksums ? "crc32c per frame written here, checked on every read" + merged
+                       : "none for frames written here: they are read unverified" + merged;
+  }
+  if (*s.unverified_videos == 0) return "crc32c per frame, checked on every read";
+  return "none: the frames of " + std::to_string(*s.unverified_videos) + " videos (in " +
+         std::to_string(*s.unverified_chunks) + " chunks) are read unverified";
+}
+
 }  // namespace
 
 int RunInfo(const std::vector<std::string>& args) {
@@ -81,7 +99,8 @@ int RunInfo(const std::vector<std::string>& args) {
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
         "%llu, \"chunks\": %llu, \"committed_bytes\": %llu, \"live_bytes\": %llu, "
         "\"garbage_bytes\": %llu, \"index_bytes\": %llu, \"videos_per_chunk\": %u, "
-        "\"bytes_per_chunk\": %llu, \"checksums\": %s, \"codec\": \"%s\"%s}\n",
+        "\"bytes_per_chunk\": %llu, \"checksums\": %s, \"unverified_videos\": %s, "
+        "\"unverified_chunks\": %s, \"codec\": \"%s\"%s}\n",
         JsonPathString(path.dir).c_str(), s.format_version, PythonJsonString(s.creator).c_str(),
         static_cast<unsigned long long>(s.videos), static_cast<unsigned long long>(s.frames),
         static_cast<unsigned long long>(s.chunks),
@@ -90,6 +109,7 @@ int RunInfo(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(s.garbage_bytes),
         static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
         static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false",
+        CountOrNull(s.unverified_videos).c_str(), CountOrNull(s.unverified_chunks).c_str(),
         CodecName(s.codec),
         (QueryInfoJson(*ds) + (frames ? FrameCacheJson(*frames, reads_through) : "")).c_str());
     return 0;
@@ -105,7 +125,7 @@ int RunInfo(const std::vector<std::string>& args) {
               static_cast<unsigned long long>(s.live_bytes),
               static_cast<unsigned long long>(s.garbage_bytes));
   std::printf("index bytes:    %llu\n", static_cast<unsigned long long>(s.index_bytes));
-  std::printf("checksums:      %s\n", s.checksums ? "crc32c per frame" : "none");
+  std::printf("checksums:      %s\n", ChecksumsText(s).c_str());
   std::printf("%s", QueryInfoText(*ds).c_str());
   if (frames) PrintFrameCache(*frames, reads_through);
   return 0;

@@ -20,8 +20,8 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
-#include "index/crc32c.h"
 #include "index/query_keys.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/thread_pool.h"
 #ifdef GULPDB_HAVE_H264
@@ -41,6 +41,7 @@ struct ChunkState {
   uint64_t size = 0;
   uint32_t live_videos = 0;  // recomputed from the video records
   uint64_t live_bytes = 0;
+  uint32_t unverified_videos = 0;  // videos with frames but no CRC-32C
 };
 
 class Checker {
@@ -438,7 +439,7 @@ class Checker {
       }
     }
     if (!options_.deep) return true;
-    if (crc32c && index::Crc32c(jpeg.data(), jpeg.size()) != *crc32c) {
+    if (crc32c && util::Crc32c(jpeg.data(), jpeg.size()) != *crc32c) {
       Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
       return false;
     }
@@ -500,15 +501,21 @@ class Checker {
       if (it != chunks_.end()) {
         ++it->second.live_videos;
         it->second.live_bytes += record.frame_bytes();
+        if (record.crc32c.empty() && !record.frames.empty()) ++it->second.unverified_videos;
       }
       ++report_->videos;
       report_->frames += record.frames.size();
     }
   }
 
-  // Each chunk record's counts against its videos.
+  // Each chunk record's counts against its videos, and the videos read
+  // unverified (no CRC-32C), counted and noted.
   void CheckChunkTotals() {
     for (const auto& [n, c] : chunks_) {
+      if (c.unverified_videos != 0) {
+        report_->unverified_videos += c.unverified_videos;
+        ++report_->unverified_chunks;
+      }
       if (c.live_videos != c.record.live_videos || c.live_bytes != c.record.live_bytes) {
         Problem(c.record.file_name,
                 "the chunk record counts " + std::to_string(c.record.live_videos) + " videos / " +
@@ -516,6 +523,15 @@ class Checker {
                     std::to_string(c.live_videos) + " / " + std::to_string(c.live_bytes));
       }
       if (c.file && c.size == 0 && c.live_videos > 0) Problem(c.record.file_name, "is empty");
+    }
+    if (report_->unverified_videos != 0) {
+      report_->notes.push_back(
+          std::to_string(report_->unverified_videos) + " of " + std::to_string(report_->videos) +
+          " videos, in " + std::to_string(report_->unverified_chunks) + " of " +
+          std::to_string(chunks_.size()) +
+          " chunks, have no CRC-32C: their frames are read unverified" +
+          (options_.deep ? " (deep: decoded, but damage that still decodes cannot be seen)" : "") +
+          " (stored without checksums: created or imported with --no-checksums)");
     }
   }
 

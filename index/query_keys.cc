@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 
 namespace gulpdb::index {
 namespace {
@@ -42,7 +42,7 @@ std::string MetaValuePrefix(uint32_t field, std::string_view canonical_value) {
   } else {
     out.push_back(kHashedForm);
     util::PutFixedBig(&out, std::min<uint64_t>(canonical_value.size(), UINT32_MAX), 4);
-    util::PutFixedBig(&out, Crc32c(canonical_value.data(), canonical_value.size()), 4);
+    util::PutFixedBig(&out, util::Crc32c(canonical_value.data(), canonical_value.size()), 4);
   }
   return out;
 }

@@ -3,15 +3,15 @@
 #include <cstdint>
 
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
 #include "index/records.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 
 namespace gulpdb::index {
 namespace {
 
 uint32_t SealOf(std::string_view key, std::string_view body) {
-  return Crc32c(body.data(), body.size(), Crc32c(key.data(), key.size()));
+  return util::Crc32c(body.data(), body.size(), util::Crc32c(key.data(), key.size()));
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
 #include "support/test_util.h"
+#include "util/crc32c.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -273,7 +273,7 @@ BOOST_AUTO_TEST_CASE(reader_and_writer_report_the_crc32c_of_the_whole_file) {
   for (const std::string& path : AllFixtureGmetaFiles()) {
     BOOST_TEST_INFO(path);
     const std::string bytes = test::ReadFile(path);
-    const uint32_t crc = index::Crc32c(bytes.data(), bytes.size());
+    const uint32_t crc = util::Crc32c(bytes.data(), bytes.size());
     for (size_t block : {size_t{1}, size_t{7}, size_t{1} << 20}) {
       std::vector<GmetaEntry> entries;
       const GmetaContent read = ReadGmeta(
@@ -291,7 +291,7 @@ BOOST_AUTO_TEST_CASE(reader_and_writer_report_the_crc32c_of_the_whole_file) {
   GmetaWriter empty(tmp / "empty.gmeta");
   empty.Commit();
   BOOST_TEST(empty.content().size == 2u);  // "{}"
-  BOOST_TEST(empty.content().crc32c == index::Crc32c("{}", 2));
+  BOOST_TEST(empty.content().crc32c == util::Crc32c("{}", 2));
 }
 
 BOOST_AUTO_TEST_CASE(any_block_size_gives_the_same_entries) {

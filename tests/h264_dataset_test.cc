@@ -25,6 +25,7 @@
 #include "tests/support/remote_fixture.h"
 #include "tests/support/run_and_kill.h"
 #include "tests/support/test_util.h"
+#include "util/file_io.h"
 
 namespace gulpdb {
 namespace {
@@ -334,6 +335,23 @@ BOOST_AUTO_TEST_CASE(codec_errors) {
     DecodeOptions scaled;
     scaled.scale_denom = 2;
     ExpectInvalid([&] { ds->ReadFrames("t", Selection::All(), scaled); }, {"h264"});
+    DecodeOptions gray;
+    gray.format = PixelFormat::kGray;
+    ExpectInvalid([&] { ds->ReadFrames("t", Selection::All(), gray); }, {"h264", "grayscale"});
+    // The same refusals before any read (a PyTorch dataset checks its options
+    // when it is made).
+    ExpectInvalid([&] { ds->CheckDecodeOptions(accurate); }, {tmp.path(), "h264", "dct"});
+    ExpectInvalid([&] { ds->CheckDecodeOptions(scaled); }, {"h264", "downscale"});
+    ExpectInvalid([&] { ds->CheckDecodeOptions(gray); }, {"h264", "grayscale"});
+    DecodeOptions sized;
+    sized.out_height = 32;
+    sized.out_width = 32;
+    ds->CheckDecodeOptions(sized);
+    DecodeOptions bgr;
+    bgr.format = PixelFormat::kBGR;
+    ds->CheckDecodeOptions(bgr);
+    sized.out_width = -1;
+    ExpectInvalid([&] { ds->CheckDecodeOptions(sized); }, {"output size"});
     auto w = ds->NewWriter();
     const std::string jpeg = test::FakeJpeg(100, 1);
     ExpectInvalid([&] { w->Append("j", {jpeg}); }, {"'j'", "h264", "AppendH264"});
@@ -365,6 +383,12 @@ BOOST_AUTO_TEST_CASE(codec_errors) {
     w->Commit();
   }
   ExpectInvalid([&] { jpeg->ReadH264Stream("v"); }, {"'v'", "jpeg"});
+  // A JPEG dataset honours the JPEG-only options.
+  DecodeOptions jpeg_only;
+  jpeg_only.dct = DctMethod::kAccurate;
+  jpeg_only.scale_denom = 2;
+  jpeg_only.format = PixelFormat::kGray;
+  jpeg->CheckDecodeOptions(jpeg_only);
 }
 
 // Merging datasets of different codecs is refused before anything changes;
@@ -464,6 +488,74 @@ BOOST_AUTO_TEST_CASE(deep_check_finds_a_flipped_byte) {
   BOOST_CHECK_THROW(ds->ReadFrames("t", Selection::Indices({20})), CorruptionError);
   // Frames of other GOPs are still read.
   ReadAndCheck(*ds, "t", Testsrc(), {15, 24}, "other GOPs");
+}
+
+// One flipped bit in packet 19 (of the GOP 16..23) of "t": every read that
+// feeds it to the decoder fails, by default, naming the video, the packet, the
+// file and both checksums, a frame after it in its GOP included (decoding
+// starts at the keyframe); frames before it in the GOP, other GOPs and other
+// videos decode exactly; the export to JPEG refuses it whatever the dataset
+// was opened with, and leaves nothing behind.
+BOOST_AUTO_TEST_CASE(a_damaged_packet_fails_every_read_that_decodes_it) {
+  TempDir tmp;
+  MakeDataset(tmp / "d");
+  const VideoInfo v = OpenRo(tmp / "d")->Get("t");
+  const FrameInfo f = v.frames[19];
+  const std::string chunk = tmp / ("d/" + OpenRo(tmp / "d")->Chunks().at(v.chunk).file_name);
+  {
+    std::string bytes = test::ReadFile(chunk);
+    bytes[f.offset + f.jpeg_size() / 2] ^= 0x01;
+    test::WriteFile(chunk, bytes);
+  }
+  const auto expect_damage = [&](const std::function<void()>& read, bool lead_in,
+                                 const std::string& what) {
+    try {
+      read();
+      BOOST_ERROR(what << ": a damaged packet was decoded without an error");
+    } catch (const CorruptionError& e) {
+      const std::string m = e.what();
+      BOOST_TEST_INFO(what << ": " << m);
+      BOOST_TEST(Contains(m, "id 't' frame 19"));
+      BOOST_TEST(Contains(m, chunk));
+      BOOST_TEST(Contains(m, "offset " + std::to_string(f.offset)));
+      BOOST_TEST(Contains(m, "checksum mismatch"));
+      BOOST_TEST(Contains(m, "a packet that decoding the frames asked for starts from") == lead_in);
+    }
+  };
+  auto ds = OpenRo(tmp / "d");  // the default open: checksums verified
+  expect_damage([&] { ds->ReadFrames("t", Selection::Indices({20})); }, true, "frame 20");
+  expect_damage([&] { ds->ReadFrames("t", Selection::Indices({19})); }, false, "frame 19");
+  expect_damage([&] { ds->ReadFrames("t"); }, false, "every frame");
+  expect_damage(
+      [&] {
+        ds->ReadBatch({FrameRequest{"odd"}, FrameRequest{"t", Selection::Slice(22, 24)}});
+      },
+      true, "ReadBatch 22:24");
+  DecodeOptions fixed;
+  fixed.out_height = 48;
+  fixed.out_width = 64;
+  expect_damage([&] { ds->ReadFrames("t", Selection::Indices({23}), fixed); }, true, "sized");
+  expect_damage([&] { ds->ReadH264Stream("t"); }, false, "the stream");
+  ReadAndCheck(*ds, "t", Testsrc(), {16, 17, 18}, "before the damage in its GOP");
+  ReadAndCheck(*ds, "t", Testsrc(), {15, 24, 63}, "other GOPs");
+  ReadAndCheck(*ds, "odd", Odd444(), Range(0, 24), "another video");
+
+  // The export re-encodes what it decodes: refused even when the dataset
+  // was opened without checks; the output directory keeps nothing of it.
+  OpenOptions unchecked;
+  unchecked.verify_checksums = false;
+  auto raw = Dataset::Open(tmp / "d", unchecked);
+  ReadAndCheck(*raw, "t", Testsrc(), {18}, "unchecked, before the damage");
+  util::MakeDirectories(tmp / "out");
+  expect_damage([&] { ExportGulpioDirectory(*raw, tmp / "out"); }, false, "export");
+  BOOST_TEST(util::ListDirectory(tmp / "out").empty());
+  // Merging by copy and compaction move the packets under new records: refused.
+  expect_damage([&] { Merge(tmp / "m", {tmp / "d"}); }, false, "merge");
+  {
+    auto rw = OpenRw(tmp / "d");
+    rw->Remove({"odd"});
+    expect_damage([&] { Compact(*rw); }, false, "compact");
+  }
 }
 
 // A writer killed with an h264 append uncommitted: the committed video

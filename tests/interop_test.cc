@@ -24,10 +24,10 @@
 #include "engine/open.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
 #include "support/manifest.h"
 #include "support/sha256.h"
 #include "support/test_util.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 
 namespace gulpdb {
@@ -1144,7 +1144,7 @@ BOOST_AUTO_TEST_CASE(import_records_the_crc32c_of_each_gmeta) {
     const index::ChunkRecord r = impl.GetChunk(txn, c.number);
     BOOST_REQUIRE(r.meta_content.has_value());
     BOOST_TEST(r.meta_content->size == bytes.size());
-    BOOST_TEST(r.meta_content->crc32c == index::Crc32c(bytes.data(), bytes.size()));
+    BOOST_TEST(r.meta_content->crc32c == util::Crc32c(bytes.data(), bytes.size()));
   }
 }
 

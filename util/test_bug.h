@@ -13,6 +13,10 @@
 //   pickle-generation  a copy of a remote reader opens its generation of the
 //                      URL without checking that it is the same snapshot of
 //                      the same dataset: engine/remote/remote_dataset.cc
+//   unverified-reads   local reads check no frame's CRC-32C (every dataset
+//                      opened as with verify_checksums = false, the command's
+//                      included), so a damaged frame is served:
+//                      engine/core/dataset.cc, Dataset::Impl
 //
 // and three durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):

@@ -207,6 +207,11 @@ void BindRecords(py::module_& m) {
       .def_readonly("bytes_per_chunk", &DatasetStats::bytes_per_chunk,
                     "A new chunk starts past this size (0: no limit).")
       .def_readonly("checksums", &DatasetStats::checksums, "Whether a CRC-32C is stored per frame.")
+      .def_readonly("unverified_videos", &DatasetStats::unverified_videos,
+                    "Videos stored without a CRC-32C (read unverified); None when only a walk "
+                    "of every record (gulpdb.check) can count them.")
+      .def_readonly("unverified_chunks", &DatasetStats::unverified_chunks,
+                    "Chunks holding such videos; None as unverified_videos.")
       .def_property_readonly(
           "codec", [](const DatasetStats& s) { return std::string(CodecName(s.codec)); },
           "How frames are stored: 'jpeg' or 'h264'.")
@@ -224,7 +229,7 @@ py::class_<DatasetHandle> BindDatasetClass(py::module_& m) {
   py::class_<DatasetHandle> cls(m, "NativeDataset",
                                 "A gulpdb dataset (gulpdb::Dataset). Use gulpdb.Dataset.");
   cls.def_static("open", &OpenDataset, py::arg("path"), py::arg("read_only") = true,
-                 py::arg("max_open_chunk_files") = 256, py::arg("verify_checksums") = false,
+                 py::arg("max_open_chunk_files") = 256, py::arg("verify_checksums") = true,
                  py::arg("decode_threads") = 0, py::arg("index_dir") = "",
                  py::arg("verify_index") = false, py::arg("generation") = 0,
                  py::arg("allow_network_index") = false, py::arg("expected_snapshot_sha256") = "",
@@ -395,6 +400,14 @@ void BindReads(py::class_<DatasetHandle>& cls) {
          py::arg("as_list") = false, py::arg("crop_seed") = py::none(),
          "Decoded frames of one video (zero-copy NumPy views), at their own size or resized "
          "to `size`.")
+      .def(
+          "check_decode_options",
+          [](const DatasetHandle& h, const PyDecodeOptions& decode) {
+            h.Get()->CheckDecodeOptions(decode.options);
+          },
+          py::arg("decode"),
+          "Raises the ValueError `read` would raise for `decode` on this dataset (options its "
+          "codec cannot honour), reading nothing.")
       .def(
           "read_batch",
           [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames,

@@ -128,7 +128,10 @@ py::dict CheckPy(const std::string& path, bool deep, const py::object& progress)
   out["chunks"] = report.chunks;
   out["videos"] = report.videos;
   out["frames"] = report.frames;
+  out["unverified_videos"] = report.unverified_videos;
+  out["unverified_chunks"] = report.unverified_chunks;
   out["problems"] = problems;
+  out["notes"] = report.notes;
   out["healthy"] = report.healthy();
   return out;
 }

@@ -7,7 +7,7 @@
 
 #include "engine/core/buffer_pool.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 
 namespace gulpdb {
 
@@ -28,11 +28,14 @@ char* engine::DatasetAccess::AllocateBuffer(JpegFrames& frames, size_t bytes) {
 namespace engine {
 namespace {
 
-// A run of frames adjacent in their chunk: one pread or one ranged GET.
+// A run of frames adjacent in their chunk: one pread or one ranged GET. It
+// holds the request's frames [first, end) (positions in its indices()).
 struct Run {
   uint64_t offset;
   uint64_t size;
   size_t buffer_pos;
+  size_t first;
+  size_t end;
 };
 
 struct Plan {
@@ -46,6 +49,44 @@ std::string Where(const DatasetImpl& impl, const Plan& plan) {
   if (plan.file) return plan.file->path();
   if (plan.object) return impl.remote->Name(plan.object->key);
   return impl.dir;
+}
+
+std::string Hex32(uint32_t value) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out = "0x00000000";
+  for (size_t i = 0; i < 8; ++i) out[9 - i] = kDigits[(value >> (4 * i)) & 0xf];
+  return out;
+}
+
+// Checks the frames at positions [first, end) of `frames` (request `id`,
+// planned as `plan`) against their stored CRC-32C: a CorruptionError naming
+// the video, the frame, the file and offset and both checksums at the first
+// that differs. A record without checksums has nothing to check. `selected`
+// (H.264 decoded reads) holds the frames asked for: a packet read only
+// because decoding them starts at its keyframe is said to be one.
+void CheckFrames(const DatasetImpl& impl, std::string_view id, const Plan& plan,
+                 const JpegFrames& frames, size_t first, size_t end,
+                 const std::vector<uint32_t>* selected) {
+  const std::vector<uint32_t>& stored = plan.record.crc32c;
+  if (stored.empty()) return;
+  const std::vector<uint32_t>& indices = frames.indices();
+  for (size_t k = first; k < end; ++k) {
+    const std::string_view bytes = frames[k];
+    const uint32_t index = indices[k];
+    const uint32_t actual = util::Crc32c(bytes.data(), bytes.size());
+    if (actual == stored[index]) continue;
+    std::string lead_in;
+    if (selected != nullptr &&
+        std::find(selected->begin(), selected->end(), index) == selected->end()) {
+      lead_in = " (a packet that decoding the frames asked for starts from)";
+    }
+    throw CorruptionError(
+        "read id '" + std::string(id) + "' frame " + std::to_string(index) + lead_in + " in " +
+        impl.dir + ": checksum mismatch: the " + std::to_string(bytes.size()) +
+        " bytes at offset " + std::to_string(plan.record.frames[index].offset) + " of " +
+        Where(impl, plan) + " have CRC-32C " + Hex32(actual) + ", the index stores " +
+        Hex32(stored[index]) + " (the frame is damaged; `gulpdb check --deep` lists every one)");
+  }
 }
 
 }  // namespace
@@ -74,26 +115,31 @@ std::vector<uint32_t> PacketsToDecode(const index::VideoRecord& record,
 
 enum class ReadKind { kJpeg, kDecode, kStream };
 
-// The position in `frames` of the first frame whose bytes fail the CRC-32C
-// `record` gives, or nullopt.
-std::optional<size_t> FirstBadFrame(const index::VideoRecord& record, const JpegFrames& frames) {
-  if (record.crc32c.empty()) return std::nullopt;
+// Whether every frame of `frames` matches the CRC-32C `record` gives (a
+// record without checksums: true).
+bool FramesIntact(const index::VideoRecord& record, const JpegFrames& frames) {
+  if (record.crc32c.empty()) return true;
   const std::vector<uint32_t>& indices = frames.indices();
   for (size_t k = 0; k < indices.size(); ++k) {
-    const std::string_view jpeg = frames[k];
-    if (index::Crc32c(jpeg.data(), jpeg.size()) != record.crc32c[indices[k]]) return k;
+    const std::string_view bytes = frames[k];
+    if (util::Crc32c(bytes.data(), bytes.size()) != record.crc32c[indices[k]]) return false;
   }
-  return std::nullopt;
+  return true;
 }
 
 // `plan_only`: only plans the reads and hands their ranges to the remote
 // source's read-ahead (nothing is read, nothing returned).
 std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
                                    const std::vector<JpegRequest>& requests, ReadKind kind,
-                                   std::vector<StoredPackets>* packets, bool plan_only = false) {
+                                   Verify verify_mode, std::vector<StoredPackets>* packets,
+                                   bool plan_only = false) {
   const ChunkSource* remote =
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
   if (plan_only && remote == nullptr) return {};
+  // Bytes that crossed a network, and a stream handed out whole, are always
+  // checked; local reads unless the dataset was opened without checks.
+  const bool verify = remote != nullptr || kind == ReadKind::kStream ||
+                      verify_mode == Verify::kAlways || impl.options.verify_checksums;
   std::vector<Plan> plans(requests.size());
   {
     // One snapshot: a read transaction of the LMDB index, or the index source.
@@ -167,13 +213,14 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
     // Group the selected frames into runs that are adjacent in the chunk.
     size_t total = 0;
     spans.reserve(indices.size());
-    for (uint32_t index : indices) {
-      const FrameInfo& f = plan.record.frames[index];
+    for (size_t k = 0; k < indices.size(); ++k) {
+      const FrameInfo& f = plan.record.frames[indices[k]];
       if (plan.runs.empty() || plan.runs.back().offset + plan.runs.back().size != f.offset) {
-        plan.runs.push_back(Run{f.offset, 0, total});
+        plan.runs.push_back(Run{f.offset, 0, total, k, k});
       }
       spans.emplace_back(total, f.jpeg_size());
       plan.runs.back().size += f.length;
+      plan.runs.back().end = k + 1;
       total += f.length;
     }
     if (plan.object) {
@@ -195,10 +242,17 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
     run_count += plan.runs.size();
   }
 
+  // The frames asked for of an H.264 decoded read (for messages).
+  const auto selected = [&](size_t i) {
+    return kind == ReadKind::kDecode ? &(*packets)[i].selected : nullptr;
+  };
   if (remote == nullptr) {
+    // Each run is checked as soon as it is read, while its bytes are in cache.
     for (size_t i = 0; i < requests.size(); ++i) {
       for (const Run& run : plans[i].runs) {
         plans[i].file->ReadAt(run.offset, buffers[i] + run.buffer_pos, run.size);
+        if (verify)
+          CheckFrames(impl, requests[i].id, plans[i], out[i], run.first, run.end, selected(i));
       }
     }
   } else {
@@ -223,24 +277,13 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
     // keeps (the node's frame cache): dropped, and read again from the store
     // once, before the check below reports them.
     for (size_t i = 0; i < requests.size(); ++i) {
-      if (!FirstBadFrame(plans[i].record, out[i])) continue;
+      if (FramesIntact(plans[i].record, out[i])) continue;
       std::vector<ChunkSource::Range> again;
       ranges_of(i, &again);
       if (remote->Forget(again)) remote->Read(again, what);
     }
-  }
-
-  // Bytes that crossed a network are always checked.
-  if (remote != nullptr || impl.options.verify_checksums || kind == ReadKind::kStream) {
     for (size_t i = 0; i < requests.size(); ++i) {
-      const index::VideoRecord& record = plans[i].record;
-      if (const std::optional<size_t> k = FirstBadFrame(record, out[i])) {
-        const uint32_t frame = out[i].indices()[*k];
-        throw CorruptionError("read id '" + std::string(requests[i].id) + "' frame " +
-                              std::to_string(frame) + " in " + Where(impl, plans[i]) +
-                              " at offset " + std::to_string(record.frames[frame].offset) +
-                              ": checksum mismatch");
-      }
+      CheckFrames(impl, requests[i].id, plans[i], out[i], 0, out[i].size(), selected(i));
     }
   }
   if (packets != nullptr) {
@@ -252,7 +295,7 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
 }  // namespace
 
 std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
-                                         const std::vector<JpegRequest>& requests) {
+                                         const std::vector<JpegRequest>& requests, Verify verify) {
   if (impl.codec != Codec::kJpeg) {
     throw InvalidArgumentError(
         std::string(requests.size() == 1 ? "read jpegs of id '" + std::string(requests[0].id) + "'"
@@ -261,19 +304,19 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
         ", its frames are not JPEG bytes; read decoded frames with ReadFrames/ReadBatch "
         "(Python: read, read_batch)");
   }
-  return ReadStored(impl, requests, ReadKind::kJpeg, nullptr);
+  return ReadStored(impl, requests, ReadKind::kJpeg, verify, nullptr);
 }
 
 void PrefetchRequests(const DatasetImpl& impl, const std::vector<JpegRequest>& requests) {
   // An h264 read fetches the packets decoding needs: from each keyframe on.
   std::vector<StoredPackets> packets(requests.size());
   ReadStored(impl, requests, impl.codec == Codec::kH264 ? ReadKind::kDecode : ReadKind::kJpeg,
-             &packets, /*plan_only=*/true);
+             Verify::kAsOpened, &packets, /*plan_only=*/true);
 }
 
 std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
                                               const std::vector<JpegRequest>& requests,
-                                              PacketScope scope) {
+                                              PacketScope scope, Verify verify) {
   if (impl.codec != Codec::kH264) {
     throw InvalidArgumentError(
         std::string(requests.size() == 1
@@ -283,7 +326,8 @@ std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
   }
   std::vector<StoredPackets> out(requests.size());
   std::vector<JpegFrames> bytes = ReadStored(
-      impl, requests, scope == PacketScope::kDecode ? ReadKind::kDecode : ReadKind::kStream, &out);
+      impl, requests, scope == PacketScope::kDecode ? ReadKind::kDecode : ReadKind::kStream, verify,
+      &out);
   for (size_t i = 0; i < out.size(); ++i) out[i].bytes = std::move(bytes[i]);
   return out;
 }

@@ -10,12 +10,20 @@
 //      chunk file, or one HTTP range request per run from a remote chunk
 //      object, all runs of the call issued at once over the store's kept-alive
 //      connections (remote::S3Client::GetRanges);
-//   4. frames are checked against their stored CRC-32C: always for a remote
-//      dataset (bytes that crossed a network are cheap to check, and a wrong
-//      answer must never reach the caller; frames that fail and came from
-//      the node's frame cache are dropped from it and read again from the
-//      store once, ChunkSource::Forget), on request
-//      (OpenOptions::verify_checksums) for a local one.
+//   4. frames are checked against their stored CRC-32C, on the bytes just
+//      read and before anything decodes them: every frame of a local read
+//      (each run as soon as its pread returns, while it is in cache) unless
+//      the dataset was opened with OpenOptions::verify_checksums = false,
+//      and always for a remote dataset (bytes that crossed a network; frames
+//      that fail and came from the node's frame cache are dropped from it and
+//      read again from the store once, ChunkSource::Forget), for a
+//      stored H.264 stream handed out whole, and for Verify::kAlways (work
+//      that writes what it reads under new checksums or a new form: merge,
+//      compaction, export). An H.264 decoded read checks every packet it
+//      feeds the decoder, the ones before the selected frames included: a
+//      damaged packet damages every frame decoded after it. A video stored
+//      without checksums (a dataset made with checksums off) is read
+//      unverified.
 //
 // A remote read never asks for a byte past its chunk's committed length in
 // the manifest: a frame that would need one is a CorruptionError.
@@ -40,14 +48,22 @@ struct JpegRequest {
   const Selection* selection = nullptr;  // must outlive the call
 };
 
+// Whether a read checks frames against their CRC-32C (see step 4 above).
+enum class Verify {
+  kAsOpened,  // as the dataset was opened (OpenOptions::verify_checksums)
+  kAlways,    // whatever the dataset was opened with
+};
+
 // The JPEG bytes of every request, in request order. Throws as
 // Dataset::ReadJpegs: IdNotFoundError for a missing id, OutOfRangeError for a
 // bad frame index (before any byte is read), CorruptionError for a frame
-// whose bytes or checksum are wrong, IoError (AccessDeniedError for HTTP 403)
-// when the file system or the object store fails.
+// whose bytes or checksum are wrong (naming the id, the frame, the file, the
+// offset and both checksums), IoError (AccessDeniedError for HTTP 403) when
+// the file system or the object store fails.
 // On an h264 dataset: InvalidArgumentError (its frames are not JPEGs).
 std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
-                                         const std::vector<JpegRequest>& requests);
+                                         const std::vector<JpegRequest>& requests,
+                                         Verify verify = Verify::kAsOpened);
 
 // Dataset::Prefetch: plans the reads of `requests` as ReadJpegRequests
 // (or, on an h264 dataset, the packets decoding needs) and hands their
@@ -76,7 +92,7 @@ enum class PacketScope {
 // CorruptionError for a record that is not an H.264 video's.
 std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
                                               const std::vector<JpegRequest>& requests,
-                                              PacketScope scope);
+                                              PacketScope scope, Verify verify = Verify::kAsOpened);
 
 }  // namespace gulpdb::engine
 

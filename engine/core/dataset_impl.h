@@ -144,6 +144,12 @@ class DatasetAccess {
   static char* AllocateBuffer(JpegFrames& frames, size_t bytes);
   static std::vector<std::pair<size_t, size_t>>& Spans(JpegFrames& frames) { return frames.spans_; }
   static std::vector<uint32_t>& Indices(JpegFrames& frames) { return frames.indices_; }
+  // Dataset::ReadBatch, every frame checked when `always_verify`.
+  static std::vector<DecodedFrames> ReadDecoded(const Dataset& dataset,
+                                                const std::vector<FrameRequest>& requests,
+                                                const DecodeOptions& options, bool always_verify) {
+    return dataset.ReadDecoded(requests, options, always_verify);
+  }
   // Replays the journal of the dataset `ds` under the writer lock `lock`
   // (engine/core/journal.h, RecoverJournalOnOpen).
   static void ReplayJournal(std::shared_ptr<Impl> ds, util::FileLock lock);

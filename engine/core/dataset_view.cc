@@ -168,6 +168,13 @@ const ChunkSource* ChunkSourceOf(const Dataset& dataset) { return ImplOf(dataset
 
 util::ThreadPool& DecodePoolOf(const Dataset& dataset) { return ImplOf(dataset).DecodePool(); }
 
+DecodedFrames ReadFramesVerified(const Dataset& dataset, std::string_view id) {
+  std::vector<FrameRequest> one(1);
+  one[0].id = std::string(id);
+  return std::move(
+      DatasetAccess::ReadDecoded(dataset, one, DecodeOptions(), /*always_verify=*/true).front());
+}
+
 void CopyIndexTo(const Dataset& dataset, const std::string& path, bool compact) {
   EnvOf(dataset).CopyTo(path, compact);
 }

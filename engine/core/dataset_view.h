@@ -166,6 +166,11 @@ std::string ChunkPathOf(const Dataset& dataset, const std::string& file_name);
 const ChunkSource* ChunkSourceOf(const Dataset& dataset);
 // The dataset's decode pool, started on first use.
 util::ThreadPool& DecodePoolOf(const Dataset& dataset);
+// Dataset::ReadFrames of every frame of `id` with each frame's (or packet's)
+// CRC-32C checked whatever the dataset was opened with: for work that writes
+// what it decodes in a new form (an h264 dataset's export to JPEG), which
+// must never turn a damaged frame into a clean-looking one.
+DecodedFrames ReadFramesVerified(const Dataset& dataset, std::string_view id);
 // The index handles the query room's functions take (engine/query).
 const IndexHandles& IndexOf(const Dataset& dataset);
 

@@ -53,6 +53,11 @@ void Dataset::Prefetch(const std::vector<FrameRequest>& requests) const {
   engine::PrefetchRequests(*impl_, views);
 }
 
+void Dataset::CheckDecodeOptions(const DecodeOptions& options) const {
+  if (impl_->codec == Codec::kH264) engine::CheckH264Options(*impl_, options);
+  engine::CheckOutputOptions(options);
+}
+
 DecodedFrames Dataset::ReadFrames(std::string_view id, const Selection& selection,
                                   const DecodeOptions& options) const {
   std::vector<FrameRequest> one(1);
@@ -63,6 +68,13 @@ DecodedFrames Dataset::ReadFrames(std::string_view id, const Selection& selectio
 
 std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& requests,
                                               const DecodeOptions& options) const {
+  return ReadDecoded(requests, options, /*always_verify=*/false);
+}
+
+std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>& requests,
+                                                const DecodeOptions& options,
+                                                bool always_verify) const {
+  const engine::Verify verify = always_verify ? engine::Verify::kAlways : engine::Verify::kAsOpened;
   if (impl_->codec == Codec::kH264) {
     // engine/core/h264_read.h: packets read as JPEG frames are, decoded by
     // group of pictures, laid out here as JPEG frames are.
@@ -90,10 +102,13 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
       d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
     };
     sink.data = [&](size_t r, size_t i) { return out[r].mutable_data(i); };
-    engine::ReadH264Batch(*impl_, requests, request_options, sink);
+    engine::ReadH264Batch(*impl_, requests, request_options, sink, verify);
     return out;
   }
-  const std::vector<JpegFrames> jpegs = ReadJpegBatch(requests);
+  std::vector<engine::JpegRequest> views;
+  views.reserve(requests.size());
+  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
+  const std::vector<JpegFrames> jpegs = engine::ReadJpegRequests(*impl_, views, verify);
   // Rethrows a codec error, of its own type, with the frame it belongs to.
   const auto with_context = [&](size_t request, size_t frame, const Error& e) {
     e.ThrowWithContext("decode id '" + requests[request].id + "' frame " +

@@ -28,8 +28,6 @@ std::string ReadH264StreamOf(const DatasetImpl& impl, std::string_view id) {
   return out;
 }
 
-namespace {
-
 // The JPEG-only options, refused before anything is read.
 void CheckH264Options(const DatasetImpl& impl, const DecodeOptions& options) {
   const std::string where = "read frames in " + impl.dir + ": ";
@@ -50,8 +48,6 @@ void CheckH264Options(const DatasetImpl& impl, const DecodeOptions& options) {
                                "grayscale output is not supported for it");
   }
 }
-
-}  // namespace
 
 #ifdef GULPDB_HAVE_H264
 
@@ -99,7 +95,8 @@ void SwapRedBlue(uint8_t* pixels, size_t bytes) {
 }  // namespace
 
 void ReadH264Batch(const DatasetImpl& impl, const std::vector<FrameRequest>& requests,
-                   const std::vector<DecodeOptions>& request_options, const DecodedSink& sink) {
+                   const std::vector<DecodeOptions>& request_options, const DecodedSink& sink,
+                   Verify verify) {
   for (const DecodeOptions& o : request_options) {
     CheckH264Options(impl, o);
     CheckOutputOptions(o);  // bad sizes before any byte is read
@@ -107,7 +104,8 @@ void ReadH264Batch(const DatasetImpl& impl, const std::vector<FrameRequest>& req
   std::vector<JpegRequest> views;
   views.reserve(requests.size());
   for (const FrameRequest& r : requests) views.push_back(JpegRequest{r.id, &r.selection});
-  const std::vector<StoredPackets> stored = ReadPacketRequests(impl, views, PacketScope::kDecode);
+  const std::vector<StoredPackets> stored =
+      ReadPacketRequests(impl, views, PacketScope::kDecode, verify);
 
   std::vector<RequestPlan> plans(requests.size());
   std::vector<Job> jobs;
@@ -193,7 +191,8 @@ void ReadH264Batch(const DatasetImpl& impl, const std::vector<FrameRequest>& req
 #else  // !GULPDB_HAVE_H264
 
 void ReadH264Batch(const DatasetImpl& impl, const std::vector<FrameRequest>& /*requests*/,
-                   const std::vector<DecodeOptions>& request_options, const DecodedSink& /*sink*/) {
+                   const std::vector<DecodeOptions>& request_options, const DecodedSink& /*sink*/,
+                   Verify /*verify*/) {
   for (const DecodeOptions& o : request_options) CheckH264Options(impl, o);
   // Not reached: opening an h264 dataset fails in such a build.
   throw InvalidArgumentError("read frames in " + impl.dir +

@@ -20,6 +20,7 @@
 #include <functional>
 #include <vector>
 
+#include "engine/core/chunk_reader.h"
 #include "engine/core/dataset_impl.h"
 
 namespace gulpdb::engine {
@@ -36,8 +37,15 @@ struct DecodedSink {
 // Throws InvalidArgumentError for JPEG-only options (before anything is
 // read), and as Dataset::ReadBatch otherwise; decoding errors name the id
 // and the frame. `request_options` holds one DecodeOptions per request.
+// Every packet fed to the decoder is checked as `verify` says
+// (chunk_reader.h).
 void ReadH264Batch(const DatasetImpl& impl, const std::vector<FrameRequest>& requests,
-                   const std::vector<DecodeOptions>& request_options, const DecodedSink& sink);
+                   const std::vector<DecodeOptions>& request_options, const DecodedSink& sink,
+                   Verify verify);
+
+// The InvalidArgumentError ReadH264Batch throws for options that only mean
+// something for JPEG frames (Dataset::CheckDecodeOptions).
+void CheckH264Options(const DatasetImpl& impl, const DecodeOptions& options);
 
 // Dataset::ReadH264Stream.
 std::string ReadH264StreamOf(const DatasetImpl& impl, std::string_view id);

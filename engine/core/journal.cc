@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 
 namespace gulpdb::engine {
@@ -116,7 +116,7 @@ void Journal::Load() {
     std::string copy(slot.substr(0, kHeaderFixed + meta_len));
     const uint32_t crc = Get32(copy, kHeaderFixed - 4);
     std::memset(copy.data() + kHeaderFixed - 4, 0, 4);
-    if (index::Crc32c(copy.data(), copy.size()) != crc) continue;
+    if (util::Crc32c(copy.data(), copy.size()) != crc) continue;
     Header h;
     h.seq = Get64(slot, 16);
     if (has_header_ && h.seq <= header_.seq) continue;
@@ -145,7 +145,7 @@ void Journal::Load() {
     util::PreadFull(fd_.get(), record.data(), record.size(), end_, path_);
     const uint32_t crc = Get32(record, 24);
     std::memset(record.data() + 24, 0, 4);
-    if (index::Crc32c(record.data(), record.size()) != crc) break;
+    if (util::Crc32c(record.data(), record.size()) != crc) break;
     lsns_.push_back(next_lsn_);
     offsets_.push_back(end_);
     ++next_lsn_;
@@ -193,7 +193,7 @@ void Journal::Append(std::string_view payload, bool sync) {
   Put32(&record, 0);  // crc32c of the whole record with this field zero
   Put32(&record, 0);
   record.append(payload);
-  const uint32_t crc = index::Crc32c(record.data(), record.size());
+  const uint32_t crc = util::Crc32c(record.data(), record.size());
   std::string crc_bytes;
   Put32(&crc_bytes, crc);
   record.replace(24, 4, crc_bytes);
@@ -239,7 +239,7 @@ void Journal::WriteHeader(const Header& h) {
   Put32(&slot, 0);
   slot += h.meta_pages;
   std::string crc_bytes;
-  Put32(&crc_bytes, index::Crc32c(slot.data(), slot.size()));
+  Put32(&crc_bytes, util::Crc32c(slot.data(), slot.size()));
   slot.replace(kHeaderFixed - 4, 4, crc_bytes);
   WriteAt(fd_.get(), slot, (h.seq % 2) * kSlotBytes, path_);
   util::DataSync(fd_.get(), path_);

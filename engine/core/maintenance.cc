@@ -18,7 +18,6 @@
 #include "engine/core/obsolete_files.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/sys_error.h"
@@ -65,6 +64,17 @@ bool AppendStoredH264(Writer& writer, const Dataset& from, const std::string& id
   views.reserve(packets.size());
   for (size_t i = 0; i < packets.size(); ++i) views.push_back(packets[i]);
   return engine::DatasetAccess::AppendStored(writer, id, views, meta_data, read.front().record);
+}
+
+// Every frame of JPEG video `id` of `from`, each checked against its CRC-32C
+// whatever `from` was opened with: what merge and compaction copy under new
+// checksums.
+JpegFrames ReadVerifiedJpegs(const Dataset& from, const std::string& id) {
+  const Selection all = Selection::All();
+  return std::move(engine::ReadJpegRequests(engine::DatasetAccess::Of(from),
+                                            {engine::JpegRequest{id, &all}},
+                                            engine::Verify::kAlways)
+                       .front());
 }
 
 std::unique_ptr<Dataset> CreateWithIndexDir(const std::string& dir, const std::string& index_dir,
@@ -131,19 +141,16 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
         continue;
       }
       const VideoInfo video = dataset.Get(id);
-      const JpegFrames jpegs = dataset.ReadJpegs(id);
-      std::vector<std::string_view> views;
-      for (size_t i = 0; i < jpegs.size(); ++i) {
-        // A damaged frame must not be copied under a fresh checksum.
-        if (!video.checksums.empty() &&
-            index::Crc32c(jpegs[i].data(), jpegs[i].size()) != video.checksums[i]) {
-          throw CorruptionError(
-              "compact " + dataset.dir() + ": id '" + id + "' frame " + std::to_string(i) + " in " +
-              c.file_name + " at offset " + std::to_string(video.frames[i].offset) +
-              ": checksum mismatch (compaction stopped; the frame was not copied)");
-        }
-        views.push_back(jpegs[i]);
+      // A damaged frame must not be copied under a fresh checksum.
+      JpegFrames jpegs;
+      try {
+        jpegs = ReadVerifiedJpegs(dataset, id);
+      } catch (const CorruptionError& e) {
+        e.ThrowWithContext("compact " + dataset.dir() +
+                           " (stopped; the damaged video was not copied): ");
       }
+      std::vector<std::string_view> views;
+      for (size_t i = 0; i < jpegs.size(); ++i) views.push_back(jpegs[i]);
       writer->AppendEntry(id, views, video.meta_data);
       ++report.videos_moved;
       if (writer->pending_videos() >= kCompactBatchVideos) writer->Commit();
@@ -532,7 +539,8 @@ void CopyShard(Writer& writer, const Shard& shard, MergeReport* report) {
         }
         return true;
       }
-      const JpegFrames jpegs = shard.ds->ReadJpegs(video.id);
+      // A damaged frame must not be copied under a fresh checksum.
+      const JpegFrames jpegs = ReadVerifiedJpegs(*shard.ds, video.id);
       std::vector<std::string_view> views;
       for (size_t i = 0; i < jpegs.size(); ++i) views.push_back(jpegs[i]);
       std::string meta = video.meta_data;

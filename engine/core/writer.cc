@@ -31,7 +31,7 @@
 #include "engine/json/json_text.h"
 #include "engine/query/query_txn.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 #include "util/sys_error.h"
 #include "util/test_bug.h"
 #include "util/utf8.h"
@@ -738,7 +738,7 @@ struct Writer::Impl {
     ++batch_videos_in_chunk;
     if (info.checksums) {
       record.crc32c.reserve(jpegs.size());
-      for (std::string_view j : jpegs) record.crc32c.push_back(index::Crc32c(j.data(), j.size()));
+      for (std::string_view j : jpegs) record.crc32c.push_back(util::Crc32c(j.data(), j.size()));
     }
     record.meta_data = std::move(meta);
     if (h264 != nullptr) {

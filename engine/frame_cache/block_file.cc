@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 #include "util/test_bug.h"
 
 namespace gulpdb::engine {
@@ -57,9 +57,9 @@ std::string EncodeBlockHeader(const BlockId& id, std::string_view data) {
   for (uint64_t p = 0; p < PageCount(id.length); ++p) {
     const uint64_t begin = p * kBlockPageBytes;
     const uint64_t size = std::min<uint64_t>(kBlockPageBytes, data.size() - begin);
-    Put32(&h, index::Crc32c(data.data() + begin, size));
+    Put32(&h, util::Crc32c(data.data() + begin, size));
   }
-  Put32(&h, index::Crc32c(h.data(), h.size()));
+  Put32(&h, util::Crc32c(h.data(), h.size()));
   return h;
 }
 
@@ -77,7 +77,7 @@ std::string ReadBlockBytes(int fd, uint64_t file_size, const BlockId& id, uint64
     if (!PreadExact(fd, header.data(), header_size, 0)) return "its header cannot be read";
     const uint64_t stored_crc = Get(header.data() + header_size - 4, 4);
     if (std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) return "not a frame-cache block";
-    if (index::Crc32c(header.data(), header_size - 4) != stored_crc) {
+    if (util::Crc32c(header.data(), header_size - 4) != stored_crc) {
       return "its header fails its CRC-32C";
     }
     if (Get(header.data() + 8, 4) != header_size || Get(header.data() + 12, 4) != kBlockPageBytes ||
@@ -99,7 +99,7 @@ std::string ReadBlockBytes(int fd, uint64_t file_size, const BlockId& id, uint64
     for (uint64_t p = first; check && p <= last; ++p) {
       const uint64_t at = p * kBlockPageBytes - begin;
       const uint64_t n = std::min<uint64_t>(kBlockPageBytes, pages.size() - at);
-      if (index::Crc32c(pages.data() + at, n) != Get(header.data() + kFixedBytes + 4 * p, 4)) {
+      if (util::Crc32c(pages.data() + at, n) != Get(header.data() + kFixedBytes + 4 * p, 4)) {
         return "page " + std::to_string(p) + " fails its CRC-32C";
       }
     }

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -30,7 +30,7 @@ CacheCounters Decode(const char* p, size_t size) {
   if (size != kRecordBytes || std::memcmp(p, kMagic, sizeof kMagic) != 0) return c;
   uint32_t crc = 0;
   std::memcpy(&crc, p + kRecordBytes - 4, 4);
-  if (index::Crc32c(p, kRecordBytes - 4) != crc) return c;
+  if (util::Crc32c(p, kRecordBytes - 4) != crc) return c;
   for (size_t i = 0; i < kFields; ++i) {
     uint64_t v = 0;
     std::memcpy(&v, p + sizeof kMagic + 8 * i, 8);
@@ -50,7 +50,7 @@ void Encode(CacheCounters c, char* p) {
     const uint64_t v = f != nullptr ? *f : static_cast<uint64_t>(c.bytes < 0 ? 0 : c.bytes);
     std::memcpy(p + sizeof kMagic + 8 * i, &v, 8);
   }
-  const uint32_t crc = index::Crc32c(p, kRecordBytes - 4);
+  const uint32_t crc = util::Crc32c(p, kRecordBytes - 4);
   std::memcpy(p + kRecordBytes - 4, &crc, 4);
 }
 

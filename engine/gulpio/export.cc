@@ -404,7 +404,14 @@ ExportReport ExportTranscoded(const Dataset& dataset, const std::string& out_dir
       // Decoded and encoded outside any transaction: a long export holds no
       // snapshot that would keep a writer from growing the index.
       for (const Entry& e : batch) {
-        const DecodedFrames frames = dataset.ReadFrames(e.id);
+        // Every packet checked, whatever the dataset was opened with: a
+        // damaged one must not come out as a clean-looking JPEG.
+        DecodedFrames frames;
+        try {
+          frames = engine::ReadFramesVerified(dataset, e.id);
+        } catch (const Error& err) {
+          err.ThrowWithContext("export " + dataset.dir() + " to " + out_dir + ": ");
+        }
         std::vector<FrameInfo> infos;
         infos.reserve(frames.size());
         for (size_t i = 0; i < frames.size(); ++i) {

@@ -44,7 +44,7 @@
 
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 
 namespace gulpdb::engine {
@@ -200,7 +200,7 @@ class GmetaReader::Impl {
     if (n == 0) {
       eof_ = true;
     } else {
-      content_.crc32c = index::Crc32c(buf_.data() + end_, n, content_.crc32c);
+      content_.crc32c = util::Crc32c(buf_.data() + end_, n, content_.crc32c);
       content_.size += n;
       end_ += n;
     }
@@ -606,7 +606,7 @@ class GmetaWriter::Impl {
     broken_ = true;  // until the write succeeded
     file_.Append(buffer_);
     broken_ = false;
-    content_.crc32c = index::Crc32c(buffer_.data(), buffer_.size(), content_.crc32c);
+    content_.crc32c = util::Crc32c(buffer_.data(), buffer_.size(), content_.crc32c);
     content_.size += buffer_.size();
     buffer_.clear();
   }

@@ -24,7 +24,7 @@
 #include "engine/query/splits_file.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
-#include "index/crc32c.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/path.h"
 #include "util/sys_error.h"
@@ -229,7 +229,7 @@ class Importer {
                               std::to_string(size) + " bytes at offset " +
                               std::to_string(f.offset));
       }
-      crcs.push_back(index::Crc32c(read_buffer_.data(), size));
+      crcs.push_back(util::Crc32c(read_buffer_.data(), size));
     }
     return crcs;
   }

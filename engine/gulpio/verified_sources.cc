@@ -22,8 +22,8 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "index/crc32c.h"
 #include "remote/payload_hash.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/sys_error.h"
 
@@ -97,7 +97,7 @@ std::optional<HashedFile> HashFile(const std::string& path) {
   HashedFile out;
   for (;;) {
     const size_t n = util::PreadFull(fd.get(), block.data(), block.size(), out.content.size, path);
-    out.content.crc32c = index::Crc32c(block.data(), n, out.content.crc32c);
+    out.content.crc32c = util::Crc32c(block.data(), n, out.content.crc32c);
     out.content.size += n;
     if (n < block.size()) break;
   }
@@ -115,7 +115,7 @@ std::string EncodeVerifiedSources(const VerifiedSources& sources) {
             std::to_string(s.identity.device) + ' ' + std::to_string(s.identity.inode) + ' ' +
             std::to_string(s.identity.mtime_ns) + ' ' + std::to_string(s.identity.ctime_ns) + '\n';
   }
-  text += std::string(kTrailer) + std::to_string(index::Crc32c(text.data(), text.size())) + '\n';
+  text += std::string(kTrailer) + std::to_string(util::Crc32c(text.data(), text.size())) + '\n';
   return text;
 }
 
@@ -128,7 +128,7 @@ std::optional<VerifiedSources> DecodeVerifiedSources(std::string_view text) {
   std::string_view tail = text.substr(trailer + kTrailer.size());
   uint32_t crc = 0;
   if (!Take(&tail, '\n', &crc) || !tail.empty()) return std::nullopt;
-  if (index::Crc32c(text.data(), trailer) != crc) return std::nullopt;
+  if (util::Crc32c(text.data(), trailer) != crc) return std::nullopt;
   VerifiedSources out;
   std::string_view lines = text.substr(kHeader.size(), trailer - kHeader.size());
   while (!lines.empty()) {

@@ -66,12 +66,12 @@
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "index/crc32c.h"
 #include "index/partition_root.h"
 #include "remote/errors.h"
 #include "remote/payload_hash.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/thread_pool.h"
@@ -150,7 +150,7 @@ PrefixCrc CrcOfFile(const std::string& path, uint64_t length, uint64_t checkpoin
       throw CorruptionError("read " + path + ": the file ends at " + std::to_string(done + got) +
                             ", before its committed length " + std::to_string(length));
     }
-    crc = index::Crc32c(block.data(), got, crc);
+    crc = util::Crc32c(block.data(), got, crc);
     done += got;
     if (done == checkpoint) out.at_checkpoint = crc;
   }

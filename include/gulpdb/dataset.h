@@ -66,7 +66,16 @@ struct OpenOptions {
   // Chunk files kept open for reading; 0: half the process's descriptor limit
   // (at most 4096).
   size_t max_open_chunk_files = 0;
-  bool verify_checksums = false;  // check each frame's CRC-32C on every read
+  // Check each frame's CRC-32C against the one stored when it was written,
+  // on every read, before it is decoded or returned: a frame whose bytes
+  // changed on disk is a CorruptionError naming the video, the frame, the
+  // file, its offset and both checksums, never a wrong answer. Frames of a
+  // dataset created without checksums (CreateOptions::checksums = false)
+  // read unverified either way. false reads damaged bytes as they are (to
+  // salvage what is left of a video); reads from an object store, the stored
+  // H.264 stream (ReadH264Stream) and merge, compaction and export (which
+  // write what they read under new checksums or a new form) check anyway.
+  bool verify_checksums = true;
   // Walk the whole index file with bounds-checked reads before using it, and
   // refuse it (CorruptionError) if any page is damaged. LMDB itself trusts
   // its pages; use this for an index that may have been damaged (costs one
@@ -140,7 +149,14 @@ struct DatasetStats {
   uint64_t index_bytes = 0;      // size of the LMDB data in use
   uint32_t videos_per_chunk = 0;
   uint64_t bytes_per_chunk = 0;
-  bool checksums = false;
+  bool checksums = false;  // the dataset stores a CRC-32C per frame it writes
+  // Videos stored without a CRC-32C, whose frames are read unverified, and
+  // the chunks holding them, when known from the chunk records alone: a
+  // dataset's own chunks follow `checksums`; chunks merged in place
+  // (MergeOptions, attach) keep their shard's, and with any of them both are
+  // nullopt: Check (gulpdb check) counts them, reading every record.
+  std::optional<uint64_t> unverified_videos;
+  std::optional<uint64_t> unverified_chunks;
   // The dataset's identity: a random UUID made when it was created or
   // imported (kept by copies and re-indexing); empty for an index made before
   // gulpdb recorded one, until its first push gives it one.
@@ -306,7 +322,8 @@ class GULPDB_EXPORT Dataset {
   VideoInfo Get(std::string_view id) const;
   uint32_t FrameCount(std::string_view id) const;
 
-  // JPEG bytes of the selected frames: one pread per run of adjacent frames.
+  // JPEG bytes of the selected frames: one pread per run of adjacent frames,
+  // each frame checked against its CRC-32C (OpenOptions::verify_checksums).
   // On an h264 dataset: InvalidArgumentError (its frames are not JPEGs; use
   // ReadFrames).
   JpegFrames ReadJpegs(std::string_view id, const Selection& selection = Selection::All()) const;
@@ -342,6 +359,14 @@ class GULPDB_EXPORT Dataset {
   // ReadJpegBatch for a missing id or a bad selection, before anything is
   // fetched; failures of the fetch itself are left for the read to meet.
   void Prefetch(const std::vector<FrameRequest>& requests) const;
+
+  // Throws, before reading anything, the InvalidArgumentError ReadFrames and
+  // ReadBatch would throw for `options` on this dataset: options its codec
+  // cannot honour (on an h264 dataset a DCT method other than the default, a
+  // decode-time downscale, grayscale output) and bad output sizes. For
+  // callers that take options now and read later (a PyTorch dataset whose
+  // reads run in DataLoader workers). Reads no index or frame.
+  void CheckDecodeOptions(const DecodeOptions& options) const;
 
   // The stored H.264 stream of video `id` on an h264 dataset: its packets
   // back to back (Annex-B, the first carrying SPS/PPS as the encoder wrote
@@ -441,6 +466,10 @@ class GULPDB_EXPORT Dataset {
   // internals through engine::DatasetAccess, which is not installed.
   friend class engine::DatasetAccess;
   explicit Dataset(std::shared_ptr<Impl> impl);
+  // ReadBatch; with `always_verify` every frame's CRC-32C is checked whatever
+  // OpenOptions::verify_checksums said (export's transcoding reads so).
+  std::vector<DecodedFrames> ReadDecoded(const std::vector<FrameRequest>& requests,
+                                         const DecodeOptions& options, bool always_verify) const;
   // Shared with the Writers of this Dataset, which may outlive it.
   std::shared_ptr<Impl> impl_;
 };

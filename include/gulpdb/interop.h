@@ -177,6 +177,13 @@ struct CheckReport {
   uint64_t chunks = 0;
   uint64_t videos = 0;
   uint64_t frames = 0;
+  // Videos stored without a CRC-32C per frame (a dataset created with
+  // checksums off, a GulpIO directory imported without them, or chunks of
+  // such a dataset merged in place), and the chunks holding them: reads of
+  // their frames are unverified, and --deep can only decode them. A note
+  // says so too; it does not make the dataset unhealthy.
+  uint64_t unverified_videos = 0;
+  uint64_t unverified_chunks = 0;
   std::vector<CheckProblem> problems;
   // Observations that do not make the dataset unhealthy, e.g. bytes an
   // interrupted writer left past a chunk's committed length.

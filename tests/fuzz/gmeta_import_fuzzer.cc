@@ -31,8 +31,8 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
-#include "index/crc32c.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "util/crc32c.h"
 
 namespace {
 
@@ -133,7 +133,7 @@ void CheckImported(const Directory& d, const std::vector<GmetaEntry>& entries,
     for (size_t j = 0; j < v.checksums.size(); ++j) {
       const gulpdb::FrameInfo& f = e.frame_info[j];
       FUZZ_CHECK(kTarget,
-                 v.checksums[j] == gulpdb::index::Crc32c(d.data.data() + f.offset, f.jpeg_size()),
+                 v.checksums[j] == gulpdb::util::Crc32c(d.data.data() + f.offset, f.jpeg_size()),
                  "checksum of frame " + std::to_string(j) + " of '" + e.id + "'");
     }
     FUZZ_CHECK(kTarget, v.meta_data == gulpdb::engine::NormalizeJson(e.meta_data),

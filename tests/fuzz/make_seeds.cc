@@ -27,12 +27,12 @@
 #include "engine/remote/manifest.h"
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
-#include "index/crc32c.h"
 #include "index/partition_root.h"
 #include "index/records.h"
 #include "index/records_generated.h"
 #include "remote/payload_hash.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "util/crc32c.h"
 
 namespace {
 
@@ -173,7 +173,7 @@ void RecordSeeds() {
       if (n % 2 == 0) Put("record", stem + "-video-v1", FirstFormatRecord(r));
       if (n % 3 == 0 || r.frames.size() > 2) {
         for (const FrameInfo& f : r.frames) {
-          r.crc32c.push_back(gulpdb::index::Crc32c(data.data() + f.offset, f.jpeg_size()));
+          r.crc32c.push_back(gulpdb::util::Crc32c(data.data() + f.offset, f.jpeg_size()));
         }
         Put("record", stem + "-video-crc", gulpdb::index::EncodeVideoRecord(r));
         Put("record", stem + "-video-crc-v1", FirstFormatRecord(r));

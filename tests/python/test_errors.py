@@ -142,20 +142,22 @@ def test_corrupt_frame_is_corruption_error(tmp_path):
     path = str(tmp_path / "ds")
     with gulpdb.Dataset(path, "x", checksums=True) as ds, ds.writer() as w:
         w.append("v", synthetic_frames(0, 2, 64, 64))
-    ds = gulpdb.Dataset(path)
+    ds = gulpdb.Dataset(path, verify_checksums=False)
     offset, pad, length = ds.info("v").frame_info[0]
     chunk = os.path.join(path, "data_0.gulp")
     with open(chunk, "r+b") as f:
         f.seek(offset + 2)
         f.write(b"\x00" * (length - pad - 4))  # wipe everything but SOI and EOI
+    # Without checksum verification the decoder finds the damage.
     with pytest.raises(gulpdb.CorruptionError) as info:
         ds.read("v")
     assert isinstance(info.value, OSError) and "frame 0" in str(info.value)
     assert len(ds.read_jpegs("v")) == 2  # the raw bytes can still be read
-    # With checksum verification the damage is seen without decoding.
-    checked = gulpdb.Dataset(path, verify_checksums=True)
-    with pytest.raises(gulpdb.CorruptionError, match="checksum"):
-        checked.read_jpegs("v")
+    # With it (the default) the damage is seen without decoding.
+    checked = gulpdb.Dataset(path)
+    for read in (checked.read_jpegs, checked.read):
+        with pytest.raises(gulpdb.CorruptionError, match="'v' frame 0.*checksum mismatch"):
+            read("v")
     with pytest.raises(gulpdb.CorruptionError):
         gulpdb.decode_jpeg(b"\xff\xd8\xff\xd9")
 

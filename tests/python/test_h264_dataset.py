@@ -141,3 +141,79 @@ def test_every_frame_of_the_benchmark_sources_is_exact_in_random_order(
     order = np.random.default_rng([sum(map(ord, source)), width]).permutation(frames).tolist()
     for k in order:
         assert np.array_equal(ds.read("v", [k])[0], reference[k]), f"{source} frame {k}"
+
+
+def flip_packet_bit(ds: gulpdb.Dataset, id_: str, frame: int) -> str:
+    """Flips one bit in the middle of a packet on disk (same size and mtime);
+    returns the chunk file's path."""
+    import os
+
+    from lifecycle.decay import flip_bit
+
+    info = ds.info(id_)
+    chunk = next(c for c in ds.chunks() if c.number == info.chunk)
+    offset, pad, length = info.frame_info[frame]
+    path = os.path.join(ds.path, chunk.file_name)
+    flip_bit(path, offset + (length - pad) // 2, 5)
+    return path
+
+
+def test_a_damaged_packet_is_refused_by_every_read_that_decodes_it(h264_dataset, stream):
+    """Packet 11 (GOP 8..15) damaged: a frame after it in its GOP is decoded
+    from it and is refused too, by default, on every read path; frames before
+    it and other GOPs decode exactly; verify_checksums=False is the opt-out."""
+    torch = pytest.importorskip("torch")
+    import gulpdb.torch as gt
+    from gulpdb.fileio import GulpDirectory
+
+    reference = ffmpeg_decode(stream)
+    chunk = flip_packet_bit(h264_dataset, "v", 11)
+    pattern = rf"'v' frame 11\b.*checksum mismatch.*{chunk}"
+    ds = gulpdb.Dataset(h264_dataset.path)
+    for name, read in {
+        "read [13]": lambda: ds.read("v", [13]),
+        "read [11]": lambda: ds.read("v", [11]),
+        "read all": lambda: ds.read("v"),
+        "read_batch": lambda: ds.read_batch([("v", [0]), ("v", slice(12, 16))]),
+        "read sized": lambda: ds.read("v", [15], size=(32, 32)),
+        "read_h264_stream": lambda: ds.read_h264_stream("v"),
+        "GulpDirectory": lambda: GulpDirectory(ds.path)["v", [14]],
+        "VideoDataset": lambda: gt.VideoDataset(ds.path)[0],
+        "ImageDataset": lambda: gt.ImageDataset(ds.path, frame=12)[0],
+    }.items():
+        with pytest.raises(gulpdb.CorruptionError, match=pattern):
+            read()
+        print(name, "refused")
+    assert np.array_equal(ds.read("v", [8, 9, 10]), reference[8:11])
+    assert np.array_equal(ds.read("v", [7, 16, 23]), reference[[7, 16, 23]])
+    unchecked = gulpdb.Dataset(ds.path, verify_checksums=False)
+    assert np.array_equal(unchecked.read("v", [10]), reference[[10]])
+    del torch
+
+
+@pytest.mark.parametrize("options", [{"colorspace": "gray"}, {"dct": "accurate"},
+                                     {"downscale": 2}])
+def test_torch_datasets_refuse_jpeg_only_options_when_made(h264_dataset, tmp_path, options):
+    """docs/python.md: bad arguments are refused when the dataset is made, not in
+    every DataLoader worker; on an h264 dataset the JPEG-only decode options are
+    such arguments (a JPEG dataset takes them)."""
+    pytest.importorskip("torch")
+    import gulpdb.torch as gt
+
+    makers = {
+        "VideoDataset": lambda src, **kw: gt.VideoDataset(src, **kw),
+        "ImageDataset": lambda src, **kw: gt.ImageDataset(src, **kw),
+        "IterableVideoDataset": lambda src, **kw: gt.IterableVideoDataset(src, **kw),
+    }
+    jpeg = gulpdb.Dataset(str(tmp_path / "j"), "x")
+    with jpeg.writer() as w:
+        w.append("v", np.zeros((2, 16, 16, 3), np.uint8))
+    for name, make in makers.items():
+        with pytest.raises(ValueError, match=rf"{h264_dataset.path}.*codec is h264"):
+            make(h264_dataset.path, **options)
+        with pytest.raises(ValueError, match="codec is h264"):
+            make(h264_dataset, decode=gulpdb.DecodeOptions(**options))
+        assert len(make(jpeg.path, **options)) == 1, name
+    # What an h264 dataset does take.
+    assert gt.VideoDataset(h264_dataset.path, size=(32, 32), colorspace="bgr")[0].shape == (
+        FRAMES, 32, 32, 3)

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import stat
 import subprocess
@@ -37,6 +38,7 @@ import pytest
 import gulpdb
 from conftest import GULPDB_CLI
 from lifecycle import gulpio_format
+from lifecycle.decay import flip_bit
 
 COCKATOO_PATHS = [
     "/usr/lib/python3/dist-packages/imageio/resources/images/cockatoo.mp4",
@@ -243,6 +245,41 @@ def test_a_failed_export_leaves_nothing(datasets, tmp_path):
         assert last in result.stderr
         left = sorted(os.listdir(target)) if target.exists() else []
         assert left == ([] if target.name == "new_out" else ["keep.txt"]), left
+
+
+def test_a_damaged_packet_is_refused_by_extract_export_and_merge(datasets, tmp_path):
+    """One flipped bit in a packet: `extract` of a frame decoded from it, the
+    export (which would re-encode it into a clean-looking JPEG) and a merge by
+    copy fail naming the video, the frame and the file; extract of another
+    group of pictures works (the CRC is per packet)."""
+    copy = str(tmp_path / "h264")
+    shutil.copytree(datasets["h264"], copy)
+    h264 = gulpdb.Dataset(copy, verify_checksums=False)
+    info = h264.info("testsrc2")
+    chunk = next(c for c in h264.chunks() if c.number == info.chunk)
+    chunk_path = os.path.join(copy, chunk.file_name)
+    offset, pad, length = info.frame_info[9]  # GOP 8..15
+    flip_bit(chunk_path, offset + (length - pad) // 2, 1)
+    pattern = rf"'testsrc2' frame 9\b.*checksum mismatch.*offset {offset} of {chunk_path}"
+
+    result = run("extract", copy, "testsrc2", "-o", str(tmp_path / "x"), "--frames", "12",
+                 check=False)
+    assert result.returncode == 1 and re.search(pattern, result.stderr), result.stderr
+    assert not os.path.exists(tmp_path / "x")
+    run("extract", copy, "testsrc2", "-o", str(tmp_path / "y"), "--frames", "0,1,2,3,4,5,6,7,16")
+    assert len(os.listdir(tmp_path / "y")) == 9
+
+    result = run("export", copy, "-o", str(tmp_path / "gulpio"), check=False)
+    assert result.returncode == 1 and re.search(pattern, result.stderr), result.stderr
+    assert not os.path.exists(tmp_path / "gulpio")
+    # From Python, also from a dataset opened without checks.
+    (tmp_path / "py").mkdir()
+    with pytest.raises(gulpdb.CorruptionError, match=pattern):
+        gulpdb.export_gulpio(h264, tmp_path / "py")
+    assert os.listdir(tmp_path / "py") == []
+
+    result = run("merge", str(tmp_path / "merged"), copy, "-q", check=False)
+    assert result.returncode == 1 and re.search(pattern, result.stderr), result.stderr
 
 
 def test_ingest_errors(datasets, tmp_path):

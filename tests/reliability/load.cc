@@ -101,8 +101,8 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/jpeg.h"
-#include "index/crc32c.h"
 #include "tests/reliability/common.h"
+#include "util/crc32c.h"
 #include "util/file_io.h"
 #include "util/sys_error.h"
 
@@ -201,7 +201,7 @@ class ExpectedCache {
     auto video = std::make_shared<Expected>();
     video->frames = MakeFrames(VideoSeed(seed_, n), FrameCountOf(seed_, n));
     for (const std::string& f : video->frames) {
-      video->crcs.push_back(index::Crc32c(f.data(), f.size()));
+      video->crcs.push_back(util::Crc32c(f.data(), f.size()));
     }
     video->meta_data = "[" + MetaOf(n) + "]";
     std::unique_lock<std::shared_mutex> lock(mutex_);

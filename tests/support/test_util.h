@@ -58,7 +58,7 @@ std::vector<std::string> FixtureFrames(const std::string& name);
 std::vector<std::string_view> Views(const std::vector<std::string>& frames);
 
 // CRC-32C computed bit by bit, straight from the definition (reflected
-// polynomial 0x82F63B78): an independent reference for index::Crc32c.
+// polynomial 0x82F63B78): an independent reference for util::Crc32c.
 uint32_t ReferenceCrc32c(const void* data, size_t size);
 
 // Whether `text` holds `part` (for checking messages).

@@ -229,7 +229,10 @@ def check(
 
     With ``deep``, also decodes every frame and verifies stored checksums.
     Problems are reported, not raised: returns ``{'chunks', 'videos',
-    'frames', 'problems': [(where, what), ...], 'healthy'}``.
+    'frames', 'unverified_videos', 'unverified_chunks', 'problems': [(where,
+    what), ...], 'notes': [...], 'healthy'}``; ``unverified_videos`` counts
+    the videos stored without a CRC-32C (read unverified), in
+    ``unverified_chunks`` chunks.
     """
     return _gulpdb.check(os.fspath(path), deep=deep, progress=progress)
 

@@ -77,7 +77,13 @@ class Dataset(MetaQueries):
             (for example an index built for a read-only GulpIO directory).
         decode_threads: threads decoding the frames of one read or batch
             (0: one per core, 1: the calling thread only).
-        verify_checksums: check each frame's CRC-32C on every read.
+        verify_checksums: check each frame's CRC-32C (stored when it was
+            written) on every read, before it is decoded or returned: a frame
+            whose bytes changed on disk raises :class:`gulpdb.CorruptionError`
+            naming the video, the frame, the file, its offset and both
+            checksums. On by default; False reads damaged bytes as they are
+            (to salvage the rest of a video). A dataset created with
+            ``checksums=False`` has none to check (``stats().checksums``).
         verify_index: walk the whole index file with bounds-checked reads at
             open and raise :class:`gulpdb.CorruptionError` if it is damaged
             (for an index that may have been damaged; LMDB trusts its pages).
@@ -122,7 +128,7 @@ class Dataset(MetaQueries):
         *,
         index_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
         decode_threads: int = 0,
-        verify_checksums: bool = False,
+        verify_checksums: bool = True,
         verify_index: bool = False,
         max_open_chunk_files: int = 256,
         videos_per_chunk: Optional[int] = None,

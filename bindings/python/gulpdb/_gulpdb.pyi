@@ -202,6 +202,13 @@ class DatasetStats:
     def checksums(self) -> bool:
         """Whether a CRC-32C is stored per frame."""
     @property
+    def unverified_videos(self) -> Optional[int]:
+        """Videos stored without a CRC-32C (read unverified); None when only a
+        walk of every record (:func:`gulpdb.check`) can count them."""
+    @property
+    def unverified_chunks(self) -> Optional[int]:
+        """Chunks holding such videos; None as ``unverified_videos``."""
+    @property
     def codec(self) -> str:
         """How frames are stored: "jpeg" or "h264"."""
     @property
@@ -262,7 +269,7 @@ class NativeDataset:
         path: str,
         read_only: bool = True,
         max_open_chunk_files: int = 256,
-        verify_checksums: bool = False,
+        verify_checksums: bool = True,
         decode_threads: int = 0,
         index_dir: str = "",
         verify_index: bool = False,
@@ -341,6 +348,9 @@ class NativeDataset:
         ``decode`` defaults to ``DecodeOptions()``; ``crop_seed`` seeds its
         random crop (None: a fresh seed).
         """
+    def check_decode_options(self, decode: DecodeOptions) -> None:
+        """Raises the ValueError :meth:`read` would raise for ``decode`` on this
+        dataset (options its codec cannot honour), reading nothing."""
     def read_batch(
         self,
         ids: Iterable[_Id],

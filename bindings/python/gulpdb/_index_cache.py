@@ -169,6 +169,7 @@ def open_for_gulpio(
     index_dir: Optional[str] = None,
     quiet: bool = False,
     decode_threads: int = 0,
+    verify_checksums: bool = True,
 ) -> Tuple[Optional[Dataset], bool]:
     """Opens the dataset behind the GulpIO directory ``path``.
 
@@ -176,24 +177,29 @@ def open_for_gulpio(
     neither an index nor GulpIO files (GulpIO2 reads such a directory as
     empty), and ``cached`` is True when the index lives in the per-user cache.
     An explicit ``index_dir`` is used as it is (and built there if missing).
+    ``decode_threads`` and ``verify_checksums`` are :class:`Dataset`'s.
     """
+    def opened(*args: Any, **kwargs: Any) -> Dataset:
+        return Dataset(*args, decode_threads=decode_threads, verify_checksums=verify_checksums,
+                       **kwargs)
+
     if path.startswith("s3://"):
         if mode != "r" or index_dir is not None:
             raise ValueError(
                 f"{_gulpdb.redact_url(path)} is a dataset in object storage: it opens read-only, "
                 "with its own index"
             )
-        return Dataset(path, "r", decode_threads=decode_threads), False
+        return opened(path, "r"), False
 
     if index_dir is not None:
         index_dir = os.fspath(index_dir)
         if not Dataset.exists(path, index_dir):
             _import(path, index_dir, quiet)
-        return Dataset(path, mode, index_dir=index_dir, decode_threads=decode_threads), False
+        return opened(path, mode, index_dir=index_dir), False
 
     if Dataset.exists(path):
         try:
-            return Dataset(path, mode, decode_threads=decode_threads), False
+            return opened(path, mode), False
         except _gulpdb.StaleIndexError:
             # GulpIO tools changed the directory after it was indexed in
             # place: index it again, as the cache below does. The engine
@@ -204,7 +210,7 @@ def open_for_gulpio(
                     file=sys.stderr,
                 )
             _reindex(path, quiet)
-            return Dataset(path, mode, decode_threads=decode_threads), False
+            return opened(path, mode), False
     names = _gulpio_files(path)
     if not names and not os.path.exists(path):
         # GulpIO2 reads a missing directory as empty; a mistyped s3:// URL
@@ -217,7 +223,7 @@ def open_for_gulpio(
         return None, False
     if _dir_is_writable(path):
         _import(path, "", quiet)
-        return Dataset(path, mode, decode_threads=decode_threads), False
+        return opened(path, mode), False
 
     # A read-only GulpIO directory: index it into the cache.
     cache = cached_index_dir(path)
@@ -238,11 +244,11 @@ def open_for_gulpio(
         for name in stale:
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
     try:
-        return Dataset(path, "r", index_dir=cache, decode_threads=decode_threads), True
+        return opened(path, "r", index_dir=cache), True
     except _gulpdb.StaleIndexError:
         # The same names and sizes, other content (a .gmeta edited in place):
         # index it again where it is.
         if not quiet:
             print(f"gulpdb: {path} changed since it was indexed; indexing it again", file=sys.stderr)
         _reindex(path, quiet, index_dir=cache)
-        return Dataset(path, "r", index_dir=cache, decode_threads=decode_threads), True
+        return opened(path, "r", index_dir=cache), True

@@ -337,6 +337,12 @@ class GulpDirectory:
         index_dir: keep the index there instead of finding or building it.
         quiet: no progress message while indexing a GulpIO directory.
         decode_threads: threads decoding one read (0: one per core).
+        verify_checksums: check each frame's CRC-32C before decoding it (the
+            default; see :class:`gulpdb.Dataset`): a damaged frame is a
+            :class:`gulpdb.CorruptionError` naming the video, the frame and
+            the file, never silently decoded. False reads damaged bytes as
+            they are. A chunk the index does not know (read from its
+            ``.gmeta``, as GulpIO2 reads it) has no checksums to check.
 
     Attributes:
         output_dir, colorspace, jpeg_decoder: as given.
@@ -359,6 +365,7 @@ class GulpDirectory:
         index_dir: Optional[str] = None,
         quiet: bool = False,
         decode_threads: int = 0,
+        verify_checksums: bool = True,
     ) -> None:
         self.output_dir = os.fspath(output_dir)
         self.colorspace = colorspace
@@ -367,8 +374,10 @@ class GulpDirectory:
         self._index_dir = index_dir
         self._quiet = quiet
         self._decode_threads = decode_threads
+        self._verify_checksums = bool(verify_checksums)
         self._dataset, self._cached = open_for_gulpio(
-            self.output_dir, index_dir=index_dir, quiet=quiet, decode_threads=decode_threads
+            self.output_dir, index_dir=index_dir, quiet=quiet, decode_threads=decode_threads,
+            verify_checksums=self._verify_checksums,
         )
         self._chunks: Optional["OrderedDict[int, GulpChunk]"] = None
         self._chunk_infos: Optional[Dict[int, _gulpdb.ChunkInfo]] = None
@@ -421,6 +430,7 @@ class GulpDirectory:
             "a",
             index_dir=self._index_dir,
             decode_threads=self._decode_threads,
+            verify_checksums=self._verify_checksums,
             videos_per_chunk=None if exists else videos_per_chunk,
         )
         self._invalidate()

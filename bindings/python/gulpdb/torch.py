@@ -397,6 +397,10 @@ class _VideoReader:
         if decode_threads is not None:
             decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
         self.dataset = _as_dataset(source)
+        # Options the dataset's codec cannot honour (JPEG-only ones on an
+        # h264 dataset) are a ValueError here, not in every DataLoader
+        # worker; the engine owns the rule.
+        self.dataset.native.check_decode_options(decode)
         # A remote dataset's positions never move: its ids are read as items
         # need them, instead of all of them in every process.
         self.ids: Sequence[str] = (

@@ -136,17 +136,87 @@ def cli_extract(s: Session, target: str, id_: str, want: DatasetModel, out: str,
 
 
 def cli_check(s: Session, target: str, prefix: str = "",
-              env: Optional[Dict[str, str]] = None) -> None:
+              env: Optional[Dict[str, str]] = None,
+              damaged: Optional[Dict[str, Dict[int, bytes]]] = None) -> None:
+    """`gulpdb check --deep`: healthy, or with damaged frames exactly those
+    reported (a CRC-32C mismatch each) and exit status 1."""
     path = prefix + "cli check --deep"
     r = s.cli.run("check", target, "--deep", "--json", "-q", env=env, expect=None, path=path)
     try:
         report = json.loads(r.stdout)
     except ValueError:
         report = None
+    if damaged:
+        problems = report.get("problems", []) if report else []
+        wanted = {f"id '{i}' frame {k} " for i, frames in damaged.items() for k in frames}
+        found = {w for w in wanted for p in problems
+                 if w in p["where"] + " " and "CRC-32C" in p["what"]}
+        others = [p for p in problems
+                  if not any(w in p["where"] + " " for w in wanted)]
+        if r.returncode != 1 or not report or report.get("healthy") or found != wanted or others:
+            raise Failure("exit", path + " (damaged)", f"{r.describe()}; expected exactly the "
+                          f"damaged frames {sorted(wanted)}; problems: {problems}")
+        s.counters.reads[path + " (damaged)"] += 1
+        return
     if r.returncode != 0 or not report or not report.get("healthy"):
         problems = report.get("problems") if report else None
         raise Failure("exit", path, f"{r.describe()}; problems: {problems}")
     s.counters.reads[path] += 1
+
+
+def damaged_reads(s: Session, target: str, want: DatasetModel, out: str,
+                  env: Optional[Dict[str, Optional[str]]] = None) -> None:
+    """Each video with a damaged frame, by every read path: Python's read,
+    read_jpegs, read_batch, a VideoDataset item, GulpDirectory gd[id] and the
+    command's extract fail, naming the video and the damaged frame; the
+    video's other frames (by read_jpegs and by extract --frames) and another
+    video read as written; verify_checksums=False reads the damaged bytes."""
+    intact_ids = sorted(i for i in want.videos if i not in want.damaged)
+    cli_env = {k: v for k, v in (env or {}).items() if v is not None}
+    for id_, frames in sorted(want.damaged.items()):
+        video = want.videos[id_]
+        k = min(frames)
+        needle = f"'{id_}' frame {k}"
+        intact = [i for i in range(len(video.frames)) if i not in frames]
+        other = intact_ids[0] if intact_ids else None
+        got = s.reader.call("read_damaged", "damaged: py reads", env=env, source=target, id=id_,
+                            intact=intact, other=other)
+        for path, (status, value) in got["outcomes"].items():
+            if status != "error" or value[0] != "CorruptionError" or needle not in value[1] or (
+                    "checksum mismatch" not in value[1]):
+                raise _fail("damaged: " + path, f"id {id_!r} frame {k} is damaged on disk, yet "
+                            f"the read gave {status} {value!r}")
+            s.counters.reads["damaged: " + path] += 1
+        expect_frames("damaged: py read_jpegs (intact frames)", id_, got["intact"],
+                      Video(tuple(video.frames[i] for i in intact), video.meta_data))
+        if other is not None:
+            expect_frames("damaged: py read_jpegs (another video)", other, got["other"],
+                          want.videos[other])
+        unchecked = tuple(want.damaged[id_].get(i, f) for i, f in enumerate(video.frames))
+        expect_frames("damaged: verify_checksums=False", id_, got["unchecked"],
+                      Video(unchecked, video.meta_data))
+        s.counters.reads["damaged: verify_checksums=False"] += 1
+
+        r = s.cli.run("extract", target, id_, "-o", out + "-all", env=cli_env, expect=None,
+                      path="damaged: cli extract")
+        if r.returncode != 1 or needle not in r.stderr or "checksum mismatch" not in r.stderr:
+            raise Failure("exit", "damaged: cli extract", f"id {id_!r} frame {k} is damaged on "
+                          f"disk: {r.describe()}")
+        if os.path.exists(out + "-all"):
+            raise _fail("damaged: cli extract", "a failed extract left its output directory")
+        s.counters.reads["damaged: cli extract"] += 1
+        if intact:
+            s.cli.run("extract", target, id_, "-o", out, "--frames",
+                      ",".join(str(i) for i in intact), env=cli_env,
+                      path="damaged: cli extract --frames (intact)")
+            names = sorted(os.listdir(out))
+            extracted = []
+            for name in names:
+                with open(os.path.join(out, name), "rb") as f:
+                    extracted.append(f.read())
+            expect_frames("damaged: cli extract --frames (intact)", id_, extracted,
+                          Video(tuple(video.frames[i] for i in intact), video.meta_data))
+            s.counters.reads["damaged: cli extract --frames (intact)"] += 1
 
 
 def matches_query(meta: Any, key: str, value: str) -> bool:
@@ -222,11 +292,13 @@ def py_dataset(s: Session, source: str, want: DatasetModel, path: str, *, pixels
     """gulpdb.Dataset in the reader worker: ids (in the command line's order
     when given), meta, meta_data, read_jpegs, read() pixels against PIL's
     decode of the model's JPEG, splits and meta indexes."""
-    got = s.reader.call("read_dataset", path, env=env, source=source, pixels=pixels)
+    got = s.reader.call("read_dataset", path, env=env, source=source, pixels=pixels,
+                        skip=sorted(want.damaged))
     check_read_all(path, got, want, order=order)
     if pixels:
         for id_, entry in got["videos"].items():
-            for i, (px, jpeg) in enumerate(zip(entry["pixels"], want.videos[id_].frames)):
+            for i, (px, jpeg) in enumerate(zip(entry.get("pixels", []),
+                                               want.videos[id_].frames)):
                 ref = decode_reference(jpeg)
                 if px.shape != ref.shape or not np.array_equal(px, ref):
                     raise _fail(path + ".read pixels", f"id {id_!r} frame {i}: decoded pixels "
@@ -247,7 +319,11 @@ def check_read_all(path: str, got: Dict[str, Any], want: DatasetModel,
         video = want.videos[id_]
         expect_meta_data(path, id_, entry["meta_data"], video)
         expect_meta(path, id_, entry["meta"], video)
-        expect_frames(path, id_, entry["jpegs"], video)
+        if id_ in want.damaged:  # read by damaged_reads
+            if "jpegs" in entry:
+                raise _fail(path, f"id {id_!r} has a damaged frame, yet its frames were read")
+        else:
+            expect_frames(path, id_, entry["jpegs"], video)
         if entry["frame_count"] != len(video.frames) or not entry["contains"]:
             raise _fail(path, f"id {id_!r}: frame_count {entry['frame_count']}, in: "
                         f"{entry['contains']}")
@@ -261,7 +337,8 @@ def gulp_directory(s: Session, source: str, want: DatasetModel, path: str,
                    env: Optional[Dict[str, Optional[str]]] = None) -> None:
     """gulpdb.GulpDirectory (GulpIO2's API): merged_meta_dict, gd[id] with a
     decoder that returns the stored bytes, iteration over chunks."""
-    got = s.reader.call("read_gulpdirectory", path, env=env, source=source)
+    got = s.reader.call("read_gulpdirectory", path, env=env, source=source,
+                        skip=sorted(want.damaged))
     expect_ids(path, list(got["merged"]), want)
     for id_, entry in got["merged"].items():
         video = want.videos[id_]
@@ -269,12 +346,15 @@ def gulp_directory(s: Session, source: str, want: DatasetModel, path: str,
         if len(entry["frame_info"]) != len(video.frames):
             raise _fail(path, f"id {id_!r}: {len(entry['frame_info'])} frame_info entries, the "
                         f"model has {len(video.frames)} frames")
+        if id_ in want.damaged:  # read by damaged_reads
+            continue
         item = got["items"][id_]
         expect_frames(path + " gd[id]", id_, item["frames"], video)
         expect_meta(path + " gd[id]", id_, item["meta"], video)
-    if got["iterated"] != len(want.videos):
+    intact = len(want.videos) - len(want.damaged)
+    if got["iterated"] != intact:
         raise _fail(path, f"iterating the chunks gives {got['iterated']} videos, the model has "
-                    f"{len(want.videos)}")
+                    f"{intact}{' without a damaged frame' if want.damaged else ''}")
     s.counters.reads[path] += 1
 
 

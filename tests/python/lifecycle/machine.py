@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from . import checks, gulpio_format
+from .decay import flip_bit
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
 from .procs import Failure
@@ -59,6 +60,7 @@ RULES = {
     "pickle_reader": ["pickle Dataset", "pickle VideoDataset"],
     "read_held_pickle": ["read a held pickled reader"],
     "snapshot": ["snapshot"],
+    "rot_frame": ["rot a frame (checksummed)", "rot a frame (no checksums)"],
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -82,6 +84,11 @@ READ_PATHS = [
     "pickled Dataset (local)", "pickled Dataset (url)",
     "pickled VideoDataset (local)", "pickled VideoDataset (url)",
     "snapshot reader (network fs)",
+    "damaged: py read", "damaged: py read_jpegs", "damaged: py read_batch",
+    "damaged: py VideoDataset item", "damaged: GulpDirectory gd[id]",
+    "damaged: verify_checksums=False", "damaged: cli extract",
+    "damaged: cli extract --frames (intact)", "cli check --deep (damaged)",
+    "damaged: a reader open before", "damaged: unverified reads",
 ]
 
 LABELS = ["cat", "dog", "owl", "red fox"]
@@ -421,9 +428,12 @@ class LifecycleMachine(RuleBasedStateMachine):
         sample = self._sample(list(m.videos), 1)
         for id_ in sample:
             checks.cli_show(s, p, id_, m)
-        if sample:
-            checks.cli_extract(s, p, sample[0], m, self._dir("extract"))
-        checks.cli_check(s, p)
+        intact = self._sample([i for i in m.videos if i not in m.damaged], 1)
+        if intact:
+            checks.cli_extract(s, p, intact[0], m, self._dir("extract"))
+        if m.damaged:
+            checks.damaged_reads(s, p, m, self._dir("extract-damaged"), env=self._env())
+        checks.cli_check(s, p, damaged=m.damaged)
         checks.py_dataset(s, p, m, "py Dataset", pixels=True, env=self._env(), order=L.order)
         checks.gulp_directory(s, p, m, "GulpDirectory", env=self._env())
         checks.label_map_file(s, p, m, "label2idx.json")
@@ -438,6 +448,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         L, path = self.cur, "snapshot reader (network fs)"
         try:
             got = self.s.reader.call("read_dataset", path, source=L.path, pixels=False,
+                                     skip=sorted(L.model.damaged),
                                      env=self._env(GULPDB_TEST_FS_TYPE="lustre"))
         except Failure as f:
             # A snapshot from before a compaction may name deleted chunk files
@@ -446,7 +457,12 @@ class LifecycleMachine(RuleBasedStateMachine):
                 self.s.counters.reads[path + " (refused: files compacted)"] += 1
                 return
             raise
-        checks.check_read_all(path, got, L.snapshot)
+        want = L.snapshot
+        if L.model.damaged:  # the snapshot reads the same chunk files
+            want = L.snapshot.copy()
+            want.damaged = {i: f for i, f in L.model.damaged.items()
+                            if want.videos.get(i) == L.model.videos.get(i)}
+        checks.check_read_all(path, got, want)
         self.s.counters.reads[path] += 1
 
     def _verify_url(self, cache: str, fresh: bool) -> None:
@@ -836,6 +852,9 @@ class LifecycleMachine(RuleBasedStateMachine):
                 raise Failure("exit", "gulpdb import --reindex", r.describe())
             if discard and set(L.model.videos) - set(new.videos):
                 L.flags.add("discarded unexported")
+            # It deletes the chunk files gulpdb wrote that the new index does
+            # not take (docs/cli.md, import), which an older snapshot may name.
+            L.snapshot_files_changed = True
             L.model = new
             L.flags.add("imported")
             L.import_gmeta = self._read_gmeta_files(L.path)
@@ -1094,6 +1113,126 @@ class LifecycleMachine(RuleBasedStateMachine):
                     raise Failure("mismatch", path, f"id {id_!r}: label {label}, the model "
                                   f"has {video.label}")
 
+    # Six arguments and a name after "merge": Hypothesis orders rules by
+    # their number of arguments, then name, and draws one by its index, so a
+    # rule placed last leaves every other rule's index, and the sequences the
+    # seed gives (which test_lifecycle_finds_bugs counts on), as they were.
+    @precondition(lambda self: self.cur is not None and any(
+        v.frames for v in self.cur.model.videos.values()))
+    @rule(pick=st.integers(0, 99), frame=st.integers(0, 99), bit=st.integers(0, 7),
+          at=st.integers(0, 99), held_open=st.booleans(),
+          remedy=st.sampled_from(["put back", "put back", "remove (python)", "remove (cli)"]))
+    def rot_frame(self, pick: int, frame: int, bit: int, at: int, held_open: bool,
+                  remedy: str) -> None:
+        """Bit rot: one bit of a committed frame flips on disk (the chunk file
+        keeps its size and times). With its CRC-32C in the index every read
+        path must then fail on that frame, naming it, and read the video's
+        other frames and the other videos as before: a reader opened before
+        the damage (``held_open``; its chunk file already open) as well as new
+        ones (checks.damaged_reads, `check --deep`). Without a CRC (a dataset
+        made with --no-checksums) the damaged bytes read as they are, and
+        `info` and `check` say that frames are unverified. Then the user's
+        remedy: the bit put back (a restored file), or the video removed."""
+        def go() -> None:
+            L = self.cur
+            ids = sorted(i for i, v in L.model.videos.items() if v.frames)
+            id_ = ids[pick % len(ids)]
+            video = L.model.videos[id_]
+            k = frame % len(video.frames)
+            site = self.s.reader.call("frame_site", "py Dataset.info", path=L.path, id=id_,
+                                      frame=k, env=self._env())
+            kind = "checksummed" if site["checksummed"] else "no checksums"
+            self.s.counters.rules[f"rot a frame ({kind})"] += 1
+            offset = site["jpeg_size"] * at // 100
+            position = site["offset"] + offset
+            damaged = bytearray(video.frames[k])
+            damaged[offset] ^= 1 << bit
+            self.note(f"rot frame {k} of {id_!r}: bit {bit} of byte {position} of "
+                      f"{site['file']} ({kind}{', a reader open before' if held_open else ''})")
+            rotten = False  # whether the bit is flipped now
+
+            def put_back() -> None:
+                nonlocal rotten
+                if rotten:
+                    flip_bit(site["file"], position, bit)
+                    rotten = False
+
+            try:
+                if held_open and site["checksummed"]:
+                    # A reader opened before the damage, its chunk file open,
+                    # reads after it.
+                    rotten = True
+                    got = self.s.reader.call("read_damaged", "damaged: a reader open before",
+                                             env=self._env(), source=L.path, id=id_, intact=[],
+                                             other=None, flip=(site["file"], position, bit))
+                    status, value = got["outcomes"]["py read_jpegs"]
+                    if status != "error" or value[0] != "CorruptionError" or (
+                            f"'{id_}' frame {k}" not in value[1]):
+                        raise Failure("mismatch", "damaged: a reader open before",
+                                      f"id {id_!r} frame {k} was damaged after the reader "
+                                      f"opened: read_jpegs gave {status} {value!r}")
+                    self.s.counters.reads["damaged: a reader open before"] += 1
+                else:
+                    rotten = True
+                    flip_bit(site["file"], position, bit)
+                if site["checksummed"]:
+                    L.model.damaged[id_] = {k: bytes(damaged)}
+                    self._verify()
+                else:
+                    self._verify_unverified(id_, k, bytes(damaged))
+            except BaseException:
+                put_back()
+                raise
+            finally:
+                L.model.damaged.clear()
+            # Removing the video leaves its damaged bytes in the chunk as
+            # garbage, which an older reader (a snapshot, a pushed generation,
+            # a held copy of a reader) still lists: with one of those, the
+            # bit is put back instead.
+            older = L.snapshot is not None or L.pushed is not None or any(
+                h.lineage is L for h in self.held)
+            if remedy == "put back" or older:
+                put_back()
+                self.note("  the bit put back")
+                return
+            if remedy == "remove (python)":
+                self.s.reader.call("remove", "py Dataset.remove", path=L.path, ids=[id_])
+            else:
+                self._cli("remove", L.path, id_, path="gulpdb remove")
+            L.model.remove([id_])
+            L.removed.append(id_)
+            self._changed()
+            self.note(f"  {remedy} {id_!r} (its damaged bytes are garbage now)")
+        self._run([], go)
+
+    def _verify_unverified(self, id_: str, k: int, damaged: bytes) -> None:
+        """A frame without a CRC-32C reads as it is, damaged or not; `info` and
+        `check` count its video as unverified."""
+        L = self.cur
+        got = self.s.reader.call("read_damaged", "damaged: py reads (unverified)",
+                                 env=self._env(), source=L.path, id=id_, intact=[], other=None)
+        status, value = got["outcomes"]["py read_jpegs"]
+        if status != "ok" or got["unchecked"][k] != damaged:
+            raise Failure("mismatch", "damaged: py read_jpegs (unverified)",
+                          f"id {id_!r} has no checksums: read_jpegs gave {status} {value!r}")
+        frames = self.s.reader.call("read_dataset", "damaged: py read_jpegs (unverified)",
+                                    env=self._env(), source=L.path, pixels=False)
+        if frames["videos"][id_]["jpegs"][k] != damaged:
+            raise Failure("mismatch", "damaged: py read_jpegs (unverified)",
+                          f"id {id_!r} frame {k}: not the bytes on disk")
+        info = json.loads(self._cli("info", L.path, "--json", path="cli info").stdout)
+        # Healthy or not (a flipped bit in a JPEG marker is a problem even
+        # without checksums), it counts the videos read unverified.
+        report = json.loads(self._cli("check", L.path, "--json", "-q", expect=None,
+                                      path="cli check").stdout)
+        if info["unverified_videos"] == 0 or report["unverified_videos"] < 1 or not any(
+                "read unverified" in n for n in report["notes"]):
+            raise Failure("mismatch", "cli info/check (unverified)",
+                          f"id {id_!r} has no checksums, yet info says "
+                          f"{info['unverified_videos']} and check {report['unverified_videos']} "
+                          "videos are unverified")
+        self.s.counters.reads["damaged: unverified reads"] += 1
+
     @precondition(lambda self: self.cur is not None)
     @rule()
     def snapshot(self) -> None:
@@ -1110,3 +1249,4 @@ class LifecycleMachine(RuleBasedStateMachine):
             L.snapshot_files_changed = False
             self.note(f"snapshot --layout {layout}")
         self._run("snapshot", go)
+

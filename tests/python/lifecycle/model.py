@@ -55,6 +55,11 @@ class DatasetModel:
     label2idx: Optional[Dict[str, int]] = None  # None: no label2idx.json
     splits: Dict[str, List[str]] = field(default_factory=dict)
     meta_keys: Set[str] = field(default_factory=set)
+    # Frames whose bytes on disk were damaged (one flipped bit) while their
+    # CRC-32C in the index stayed: id -> frame -> the damaged bytes. Every
+    # read of such a frame must fail (unless it opts out of the checks,
+    # when it gets these bytes); `videos` keeps the bytes as written.
+    damaged: Dict[str, Dict[int, bytes]] = field(default_factory=dict)
 
     def copy(self) -> "DatasetModel":
         return copy.deepcopy(self)
@@ -63,6 +68,7 @@ class DatasetModel:
         gone = set(ids)
         for id_ in gone:
             self.videos.pop(id_, None)
+            self.damaged.pop(id_, None)
         self.splits = {name: [i for i in ids_ if i not in gone]
                        for name, ids_ in self.splits.items()}
 

@@ -19,13 +19,14 @@ import pickle
 import struct
 import sys
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
 import gulpdb  # noqa: E402
+from lifecycle.decay import flip_bit  # noqa: E402
 from lifecycle.labels import label_of  # noqa: E402
 
 
@@ -34,7 +35,9 @@ def raw_decoder(jpeg: bytes) -> bytes:
     return bytes(jpeg)
 
 
-def _read_all(ds: gulpdb.Dataset, pixels: bool) -> Dict[str, Any]:
+def _read_all(ds: gulpdb.Dataset, pixels: bool, skip: Sequence[str] = ()) -> Dict[str, Any]:
+    """Everything of every video; only the index entries of those in ``skip``
+    (videos with a frame damaged on disk, which read_damaged reads)."""
     ids = ds.ids()
     videos: Dict[str, Any] = {}
     for id_ in ids:
@@ -42,20 +45,22 @@ def _read_all(ds: gulpdb.Dataset, pixels: bool) -> Dict[str, Any]:
             "meta_data": ds.meta_data(id_),
             "meta": ds.meta(id_),
             "frame_count": ds.frame_count(id_),
-            "jpegs": ds.read_jpegs(id_),
             "contains": id_ in ds,
         }
-        if pixels:
-            entry["pixels"] = [np.array(f) for f in ds.read(id_, dct="accurate", as_list=True)]
+        if id_ not in skip:
+            entry["jpegs"] = ds.read_jpegs(id_)
+            if pixels:
+                entry["pixels"] = [np.array(f) for f in ds.read(id_, dct="accurate", as_list=True)]
         videos[id_] = entry
     splits = {name: ds.split(name) for name in ds.splits()}
     return {"ids": ids, "len": len(ds), "videos": videos, "splits": splits,
             "meta_indexes": sorted(ds.meta_indexes())}
 
 
-def op_read_dataset(source: str, pixels: bool = True, **open_kwargs: Any) -> Dict[str, Any]:
+def op_read_dataset(source: str, pixels: bool = True, skip: Sequence[str] = (),
+                    **open_kwargs: Any) -> Dict[str, Any]:
     with gulpdb.Dataset(source, **open_kwargs) as ds:
-        out = _read_all(ds, pixels)
+        out = _read_all(ds, pixels, skip)
         if ds.is_remote:
             info = ds.remote_info or {}
             out["remote"] = {"generation": ds.generation,
@@ -63,24 +68,75 @@ def op_read_dataset(source: str, pixels: bool = True, **open_kwargs: Any) -> Dic
         return out
 
 
-def op_read_gulpdirectory(source: str) -> Dict[str, Any]:
+def op_read_gulpdirectory(source: str, skip: Sequence[str] = ()) -> Dict[str, Any]:
+    """GulpIO2's API; the frames of the videos in ``skip`` are not read."""
     gd = gulpdb.GulpDirectory(source, jpeg_decoder=raw_decoder, quiet=True)
     merged = {id_: {"frame_info": [list(f) for f in v["frame_info"]],
                     "meta_data": list(v["meta_data"])}
               for id_, v in gd.merged_meta_dict.items()}
     items: Dict[str, Any] = {}
     for id_ in merged:
+        if id_ in skip:
+            continue
         frames, meta = gd[id_]
         items[id_] = {"frames": [bytes(f) for f in frames], "meta": meta}
     iterated: List[str] = []
     for chunk in gd:
-        for frames, meta in chunk:
+        accepted = None if not skip else [i for i in chunk.meta_dict if i not in skip]
+        for frames, meta in chunk.iter_all(accepted_ids=accepted):
             iterated.append(meta.get("id") if isinstance(meta, dict) else None)
     ds = gd.dataset
     if ds is not None:
         ds.close()
     return {"merged": merged, "items": items, "num_chunks": gd.num_chunks,
             "iterated": len(iterated)}
+
+
+def op_frame_site(path: str, id: str, frame: int) -> Dict[str, Any]:
+    """Where frame ``frame`` of video ``id`` lies: its chunk file, offset and
+    JPEG size, and whether the index stores its CRC-32C."""
+    with gulpdb.Dataset(path) as ds:
+        info = ds.info(id)
+        chunk = next(c for c in ds.chunks() if c.number == info.chunk)
+        offset, pad, length = info.frame_info[frame]
+        return {"file": os.path.join(path, chunk.file_name), "offset": offset,
+                "jpeg_size": length - pad, "checksummed": bool(info.checksums)}
+
+
+def _outcome(read: Any) -> Tuple[str, Any]:
+    try:
+        return ("ok", read())
+    except Exception as e:  # judged by the parent
+        return ("error", (type(e).__name__, str(e)))
+
+
+def op_read_damaged(source: str, id: str, intact: List[int], other: Optional[str],
+                    flip: Optional[Tuple[str, int, int]] = None) -> Dict[str, Any]:
+    """Every Python read path of video ``id``, which has a damaged frame: each
+    must fail (the outcomes are returned, the parent judges them); then its
+    ``intact`` frames, another video, and the damaged bytes read without
+    checks. With ``flip`` (file, byte, bit) the video is read whole first and
+    the bit flipped after: the reads are then a reader's opened before."""
+    import gulpdb.torch as gulpdb_torch
+
+    with gulpdb.Dataset(source) as ds:
+        if flip is not None:
+            ds.read_jpegs(id)
+            flip_bit(*flip)
+        out = {
+            "py read": _outcome(lambda: ds.read(id, dct="accurate").shape),
+            "py read_jpegs": _outcome(lambda: len(ds.read_jpegs(id))),
+            "py read_batch": _outcome(lambda: len(ds.read_batch([id]))),
+            "py VideoDataset item": _outcome(
+                lambda: tuple(gulpdb_torch.VideoDataset(ds, ids=[id], dct="accurate")[0].shape)),
+            "GulpDirectory gd[id]": _outcome(
+                lambda: len(gulpdb.GulpDirectory(source, quiet=True)[id][0])),
+        }
+        intact_jpegs = ds.read_jpegs(id, intact) if intact else []
+        other_jpegs = ds.read_jpegs(other) if other is not None else None
+    with gulpdb.Dataset(source, verify_checksums=False) as unchecked:
+        raw = unchecked.read_jpegs(id)
+    return {"outcomes": out, "intact": intact_jpegs, "other": other_jpegs, "unchecked": raw}
 
 
 def op_write(path: str, videos: List[Any], on_duplicate: str = "error",
