@@ -35,11 +35,12 @@ std::string FrameCacheJson(const FrameCacheStats& c, bool reads_through) {
                 "\"bound\": %llu, \"block_bytes\": %llu, \"hits\": %llu, \"misses\": %llu, "
                 "\"prefetched\": %llu, \"bytes_from_store\": %llu, \"bytes_from_cache\": %llu, "
                 "\"evictions\": %llu, \"bytes_evicted\": %llu, \"damaged\": %llu, "
-                "\"bytes\": %llu}",
+                "\"refetched\": %llu, \"bytes\": %llu}",
                 JsonPathString(c.dir).c_str(), c.enabled ? "true" : "false",
                 reads_through ? "true" : "false", ull{c.bound}, ull{c.block_bytes}, ull{c.hits},
                 ull{c.misses}, ull{c.prefetched}, ull{c.bytes_from_store}, ull{c.bytes_from_cache},
-                ull{c.evictions}, ull{c.bytes_evicted}, ull{c.damaged}, ull{c.bytes});
+                ull{c.evictions}, ull{c.bytes_evicted}, ull{c.damaged}, ull{c.refetched},
+                ull{c.bytes});
   return text;
 }
 
@@ -50,8 +51,11 @@ void PrintFrameCache(const FrameCacheStats& c, bool reads_through) {
                               : "a local dataset does not read through it");
   std::printf("  bound:        %llu bytes, blocks of %llu; %llu bytes under it\n", ull{c.bound},
               ull{c.block_bytes}, ull{c.bytes});
-  std::printf("  blocks:       %llu hits, %llu misses, %llu prefetched, %llu evicted, %llu damaged\n",
-              ull{c.hits}, ull{c.misses}, ull{c.prefetched}, ull{c.evictions}, ull{c.damaged});
+  std::printf(
+      "  blocks:       %llu hits, %llu misses, %llu prefetched, %llu evicted, %llu damaged, "
+      "%llu refetched\n",
+      ull{c.hits}, ull{c.misses}, ull{c.prefetched}, ull{c.evictions}, ull{c.damaged},
+      ull{c.refetched});
   std::printf("  bytes:        %llu from the store, %llu from the cache (node-wide)\n",
               ull{c.bytes_from_store}, ull{c.bytes_from_cache});
 }

@@ -18,7 +18,7 @@
 //                      included), so a damaged frame is served:
 //                      engine/core/dataset.cc, Dataset::Impl
 //
-// and three durability bugs seeded for the power-loss simulator
+// and durability bugs seeded for the power-loss simulator
 // (tests/powerloss, which must find each; none was a bug of a release):
 //
 //   skip-chunk-sync     a commit does not fdatasync the chunks it wrote before
@@ -35,6 +35,10 @@
 //                       engine/core/writer.cc, PrepareJournalRecovery
 //   no-pin              a checkpoint does not pin its snapshot, so LMDB may
 //                       reuse its pages: engine/core/writer.cc, Checkpoint
+//   frame-trust-blocks  the frame cache serves a block file without checking
+//                       its size, header or page CRCs, so what a power cut
+//                       left of it reaches the frames' own checks:
+//                       engine/frame_cache/block_file.cc, ReadBlockBytes
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //

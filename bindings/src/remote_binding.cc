@@ -148,6 +148,7 @@ py::dict FrameCacheStatsPy() {
   out["evictions"] = s.evictions;
   out["bytes_evicted"] = s.bytes_evicted;
   out["damaged"] = s.damaged;
+  out["refetched"] = s.refetched;
   out["bytes"] = s.bytes;
   return out;
 }

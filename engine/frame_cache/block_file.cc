@@ -67,6 +67,16 @@ std::string ReadBlockBytes(int fd, uint64_t file_size, const BlockId& id, uint64
                            uint64_t size, char* out) noexcept {
   try {
     const uint64_t header_size = BlockHeaderSize(id.length);
+    if (util::TestBugEnabled("frame-trust-blocks")) {
+      // The bytes are read where they should be, unchecked; what is not
+      // there reads as zeros.
+      if (offset > id.length || size > id.length - offset) return "a read outside the block";
+      if (size == 0) return "";
+      std::memset(out, 0, size);
+      const ssize_t got = ::pread(fd, out, size, static_cast<off_t>(header_size + offset));
+      (void)got;
+      return "";
+    }
     if (file_size != header_size + id.length) {
       return "its size is " + std::to_string(file_size) + " bytes, not the " +
              std::to_string(header_size + id.length) + " of a block of " +
@@ -94,9 +104,7 @@ std::string ReadBlockBytes(int fd, uint64_t file_size, const BlockId& id, uint64
     if (!PreadExact(fd, pages.data(), pages.size(), header_size + begin)) {
       return "its bytes cannot be read";
     }
-    // (GULPDB_TEST_BUG=frame-unchecked-pages: the pages are trusted.)
-    const bool check = !util::TestBugEnabled("frame-unchecked-pages");
-    for (uint64_t p = first; check && p <= last; ++p) {
+    for (uint64_t p = first; p <= last; ++p) {
       const uint64_t at = p * kBlockPageBytes - begin;
       const uint64_t n = std::min<uint64_t>(kBlockPageBytes, pages.size() - at);
       if (util::Crc32c(pages.data() + at, n) != Get(header.data() + kFixedBytes + 4 * p, 4)) {

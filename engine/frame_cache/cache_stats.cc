@@ -14,14 +14,15 @@
 namespace gulpdb::engine {
 namespace {
 
-constexpr char kMagic[8] = {'G', 'D', 'B', 'F', 'S', 'T', 'A', '1'};
-constexpr size_t kFields = 9;
+constexpr char kMagic[8] = {'G', 'D', 'B', 'F', 'S', 'T', 'A', '2'};
+constexpr size_t kFields = 10;
 constexpr size_t kRecordBytes = sizeof kMagic + 8 * kFields + 4;
 
 uint64_t* Field(CacheCounters& c, size_t i) {
   uint64_t* fields[kFields] = {&c.hits,      &c.misses,        &c.prefetched,
                                &c.bytes_from_store, &c.bytes_from_cache, &c.evictions,
-                               &c.bytes_evicted,    &c.damaged,          nullptr};
+                               &c.bytes_evicted,    &c.damaged,          &c.refetched,
+                               nullptr};
   return fields[i];
 }
 
@@ -81,7 +82,7 @@ class Flock {
 bool CacheCounters::empty() const {
   return hits == 0 && misses == 0 && prefetched == 0 && bytes_from_store == 0 &&
          bytes_from_cache == 0 && evictions == 0 && bytes_evicted == 0 && damaged == 0 &&
-         bytes == 0;
+         refetched == 0 && bytes == 0;
 }
 
 template <typename Change>

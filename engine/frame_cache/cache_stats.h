@@ -31,6 +31,10 @@ struct CacheCounters {
   uint64_t evictions = 0;  // block files deleted to keep to the bound
   uint64_t bytes_evicted = 0;
   uint64_t damaged = 0;  // block files found damaged, truncated or foreign (fetched again)
+  // Blocks that passed their own checks but held frames failing their
+  // CRC-32C (dropped, read from the store again): a store that answered
+  // wrongly when they were filled. Never from what a crash leaves.
+  uint64_t refetched = 0;
   // The bytes under frames/: added to by fills, set by every eviction pass
   // (which measures them). A delta in an update.
   int64_t bytes = 0;

@@ -27,11 +27,17 @@ std::atomic<uint64_t> g_counter{0};
 constexpr uint64_t kRoundBytes = uint64_t{64} << 20;
 
 // Holds an flock on a descriptor it owns, released (and the file closed) on
-// destruction.
+// destruction. The release is explicit: a DataLoader worker forked while the
+// lock was held shares the open file, and would otherwise keep it locked.
 class HeldLock {
  public:
   HeldLock() = default;
   explicit HeldLock(util::UniqueFd fd) : fd_(std::move(fd)) {}
+  HeldLock(HeldLock&&) = default;
+  HeldLock& operator=(HeldLock&&) = default;
+  ~HeldLock() {
+    if (fd_.valid()) ::flock(fd_.get(), LOCK_UN);
+  }
   bool held() const { return fd_.valid(); }
 
  private:
@@ -129,11 +135,12 @@ bool FrameCache::CopyOut(const Block& block, CacheCounters* delta) const {
   const std::string path = PathOf(block.id.name);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
-  const util::UniqueFd owner(fd);
+  util::UniqueFd owner(fd);
   // A shared lock while copying: an eviction pass leaves the block alone.
   while (::flock(fd, LOCK_SH) != 0) {
     if (errno != EINTR) return false;
   }
+  const HeldLock shared(std::move(owner));
   struct stat st {};
   std::string problem;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -344,7 +351,7 @@ bool FrameCache::Forget(const std::vector<CacheRange>& ranges) const noexcept {
       if (::stat(path.c_str(), &st) == 0 && ::unlink(path.c_str()) == 0) {
         any = true;
         delta.bytes -= static_cast<int64_t>(st.st_size);
-        ++delta.damaged;
+        ++delta.refetched;
       }
     }
     stats_.Add(delta);
@@ -407,10 +414,14 @@ uint64_t FrameCache::Evict() const noexcept {
                 [](const File& a, const File& b) { return a.used_ns < b.used_ns; });
       for (const File& f : blocks) {
         if (total <= target) break;
+        // Unlinked under an exclusive lock: a reader copying it out holds a
+        // shared one, and the block waits for the next pass.
+        HeldLock held;
         const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0) {
-          const util::UniqueFd owner(fd);
-          if (::flock(fd, LOCK_EX | LOCK_NB) != 0) continue;  // a reader is copying it out
+          util::UniqueFd owner(fd);
+          if (::flock(fd, LOCK_EX | LOCK_NB) != 0) continue;
+          held = HeldLock(std::move(owner));
         }
         if (::unlink(f.path.c_str()) != 0) continue;
         total -= f.size;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 namespace gulpdb::engine {
 
@@ -23,7 +24,7 @@ struct ReadAhead::Extent {
 std::vector<CacheRange> MergeRanges(std::vector<CacheRange> ranges, uint64_t gap,
                                     uint64_t max_bytes) {
   std::sort(ranges.begin(), ranges.end(), [](const CacheRange& a, const CacheRange& b) {
-    if (a.object != b.object) return a.object < b.object;
+    if (a.object != b.object) return std::less<const CachedObject*>()(a.object, b.object);
     return a.offset < b.offset;
   });
   std::vector<CacheRange> out;

@@ -165,6 +165,7 @@ FrameCacheStats GetFrameCacheStats() {
   out.evictions = c.evictions;
   out.bytes_evicted = c.bytes_evicted;
   out.damaged = c.damaged;
+  out.refetched = c.refetched;
   out.bytes = static_cast<uint64_t>(c.bytes);
   return out;
 }

@@ -251,6 +251,10 @@ struct FrameCacheStats {
   uint64_t evictions = 0;  // blocks deleted to keep to the bound
   uint64_t bytes_evicted = 0;
   uint64_t damaged = 0;  // cache files found damaged, truncated or foreign (fetched again)
+  // blocks whose frames failed their CRC-32C although the block passed its
+  // own checks (the store answered wrongly when it was filled): dropped and
+  // read from the store again
+  uint64_t refetched = 0;
   uint64_t bytes = 0;    // under frames/, as fills and the last eviction pass counted them
 };
 

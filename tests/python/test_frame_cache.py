@@ -309,12 +309,15 @@ def test_damaged_cache_files_are_fetched_again(remote, tmp_path, damage):
             with open(f, "wb") as fh:
                 fh.write(b"\0" * size)
     remote.proxy.reset()
-    before = gulpdb.Dataset(remote.url).cache_stats()["damaged"]
+    before = gulpdb.Dataset(remote.url).cache_stats()
     with gulpdb.Dataset(remote.url) as ds:
         assert digests(ds) == want
     assert len(data_gets(remote.proxy)) >= 1
+    after = gulpdb.Dataset(remote.url).cache_stats()
     if damage != "delete":
-        assert gulpdb.Dataset(remote.url).cache_stats()["damaged"] > before
+        assert after["damaged"] > before["damaged"]
+    # The block's own checks caught it: no frame of it reached the frame checks.
+    assert after["refetched"] == before["refetched"]
     # Repaired: a third read is served from the cache.
     remote.proxy.reset()
     with gulpdb.Dataset(remote.url) as ds:
@@ -332,6 +335,7 @@ def test_a_block_whose_frames_fail_their_checksums_is_dropped_and_fetched_again(
     remote.proxy.add_fault(kind="corrupt_response", count=1, method="GET", path="/data_0")
     with gulpdb.Dataset(remote.url) as ds:
         assert digests(ds) == want  # the damaged fill is dropped and fetched again
+        assert ds.cache_stats()["refetched"] >= 1
     remote.proxy.reset()
     with gulpdb.Dataset(remote.url) as ds:
         assert digests(ds) == want
