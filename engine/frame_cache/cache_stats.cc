@@ -89,7 +89,8 @@ template <typename Change>
 void NodeStats::Update(const Change& change) noexcept {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!fd_.valid()) {
-    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const int fd =
+        ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (fd < 0) return;
     fd_ = util::UniqueFd(fd);
   }
@@ -122,7 +123,8 @@ void NodeStats::SetBytes(uint64_t bytes) noexcept {
 }
 
 CacheCounters NodeStats::Read() const noexcept {
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // O_NONBLOCK: a FIFO in the stats file's place must not hang a reader.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return CacheCounters();
   const util::UniqueFd owner(fd);
   const Flock held(fd, LOCK_SH);

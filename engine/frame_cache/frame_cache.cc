@@ -47,7 +47,7 @@ class HeldLock {
 // Tries once (wait 0) or polls up to `wait` for an exclusive flock on `path`
 // (created as needed). An invalid lock when it was not had.
 HeldLock LockFile(const std::string& path, std::chrono::milliseconds wait) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
   if (fd < 0) return HeldLock();
   util::UniqueFd owner(fd);
   const auto deadline = std::chrono::steady_clock::now() + wait;
@@ -133,8 +133,19 @@ std::vector<FrameCache::Block> FrameCache::BlocksOf(const std::vector<CacheRange
 
 bool FrameCache::CopyOut(const Block& block, CacheCounters* delta) const {
   const std::string path = PathOf(block.id.name);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return false;
+  // O_NONBLOCK: a FIFO put under a block's name must not hang the reader
+  // (regular files ignore it); the fstat below refuses it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    // Something that is not a block file (a link, a socket): out of the way.
+    struct stat named {};
+    if (::lstat(path.c_str(), &named) == 0 && !S_ISDIR(named.st_mode) &&
+        ::unlink(path.c_str()) == 0) {
+      ++delta->damaged;
+    }
+    return false;
+  }
   util::UniqueFd owner(fd);
   // A shared lock while copying: an eviction pass leaves the block alone.
   while (::flock(fd, LOCK_SH) != 0) {
@@ -145,6 +156,11 @@ bool FrameCache::CopyOut(const Block& block, CacheCounters* delta) const {
   std::string problem;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     problem = "not a regular file";
+    if (S_ISDIR(st.st_mode)) {  // a folder under a block's name: removed if empty
+      ::rmdir(path.c_str());
+      ++delta->damaged;
+      return false;
+    }
   } else if (block.pieces.empty()) {
     problem = ReadBlockBytes(fd, static_cast<uint64_t>(st.st_size), block.id, 0, 0, nullptr);
   } else {
@@ -181,7 +197,10 @@ bool FrameCache::Keep(const Block& block, const std::string& data) const noexcep
     fd = util::UniqueFd();
     const std::string path = PathOf(block.id.name);
     const std::string dir = path.substr(0, path.rfind('/'));
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    struct stat st {};
+    if ((::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) || ::lstat(dir.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      // Not a folder of ours (a link put there leads elsewhere): kept nowhere.
       util::RemoveFileQuietly(tmp);
       return false;
     }
@@ -417,7 +436,7 @@ uint64_t FrameCache::Evict() const noexcept {
         // Unlinked under an exclusive lock: a reader copying it out holds a
         // shared one, and the block waits for the next pass.
         HeldLock held;
-        const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        const int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd >= 0) {
           util::UniqueFd owner(fd);
           if (::flock(fd, LOCK_EX | LOCK_NB) != 0) continue;
