@@ -83,8 +83,8 @@ std::string ChecksumsText(const DatasetStats& s) {
 int RunInfo(const std::vector<std::string>& args) {
   po::options_description o("info options");
   bool json = false, cache = false;
-  o.add_options()("dir", po::value<std::string>(), kReadableDir)(
-      "json", po::bool_switch(&json), "machine-readable output")(
+  o.add_options()("dir", po::value<std::string>(), kReadableDir)("json", po::bool_switch(&json),
+                                                                 "machine-readable output")(
       "cache", po::bool_switch(&cache),
       "also the node's frame cache of remote datasets: its bound and node-wide counters");
   AddIndexDirOption(&o);

@@ -5,6 +5,8 @@
 // the bound with a reader holding a block, identities that never share a
 // block, range merging and read-ahead's memory bound, and the K/M/G sizes.
 // Through a real S3 server and DataLoader workers: tests/python/test_frame_cache.py.
+#include "engine/frame_cache/frame_cache.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -25,7 +27,6 @@
 #include <vector>
 
 #include "engine/frame_cache/block_file.h"
-#include "engine/frame_cache/frame_cache.h"
 #include "engine/frame_cache/read_ahead.h"
 #include "support/test_util.h"
 #include "util/byte_size.h"
@@ -130,8 +131,8 @@ BOOST_AUTO_TEST_CASE(a_block_file_reads_back_and_every_kind_of_damage_is_refused
   const std::string data = ObjectBytes(40000, 7);
   BlockId id{std::string(64, 'a'), 65536, data.size()};
   const std::string file = EncodeBlockHeader(id, data) + data;
-  const auto read = [&](const std::string& bytes, const BlockId& as, uint64_t offset,
-                        uint64_t size, std::string* out) {
+  const auto read = [&](const std::string& bytes, const BlockId& as, uint64_t offset, uint64_t size,
+                        std::string* out) {
     test::WriteFile(tmp / "b", bytes);
     util::UniqueFd fd(::open((tmp / "b").c_str(), O_RDONLY));
     out->assign(size, '\0');
@@ -215,7 +216,8 @@ BOOST_AUTO_TEST_CASE(a_damaged_block_file_is_fetched_again_and_counted) {
   std::string bytes = test::ReadFile(files[0]);
   bytes[bytes.size() - 1] ^= 0x40;
   test::WriteFile(files[0], bytes);
-  BOOST_TEST(ReadThrough(cache, o, kBlock - 10, 10, store.Fetch()) == store.bytes.substr(kBlock - 10));
+  BOOST_TEST(ReadThrough(cache, o, kBlock - 10, 10, store.Fetch()) ==
+             store.bytes.substr(kBlock - 10));
   BOOST_TEST(store.requests.load() == 2);
   BOOST_TEST(cache.Counters().damaged == 1u);
   BOOST_TEST(ReadThrough(cache, o, 0, kBlock, store.Fetch()) == store.bytes);
@@ -374,12 +376,11 @@ BOOST_AUTO_TEST_CASE(eviction_keeps_to_the_bound_and_spares_a_block_a_reader_hol
 
 BOOST_AUTO_TEST_CASE(merging_joins_ranges_of_one_object_within_the_gap) {
   const CachedObject a = Object("a", 1 << 30), b = Object("b", 1 << 30);
-  const std::vector<CacheRange> merged =
-      MergeRanges({CacheRange{&a, 1000, 100, nullptr}, CacheRange{&a, 0, 100, nullptr},
-                   CacheRange{&a, 100 + kMergeGap, 50, nullptr},
-                   CacheRange{&a, 200 + 2 * kMergeGap, 10, nullptr},
-                   CacheRange{&b, 150, 10, nullptr}},
-                  kMergeGap, kMaxMergedBytes);
+  const std::vector<CacheRange> merged = MergeRanges(
+      {CacheRange{&a, 1000, 100, nullptr}, CacheRange{&a, 0, 100, nullptr},
+       CacheRange{&a, 100 + kMergeGap, 50, nullptr},
+       CacheRange{&a, 200 + 2 * kMergeGap, 10, nullptr}, CacheRange{&b, 150, 10, nullptr}},
+      kMergeGap, kMaxMergedBytes);
   uint64_t a_ranges = 0, b_ranges = 0;
   for (const CacheRange& r : merged) {
     if (r.object == &a) {

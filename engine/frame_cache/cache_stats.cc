@@ -19,10 +19,9 @@ constexpr size_t kFields = 10;
 constexpr size_t kRecordBytes = sizeof kMagic + 8 * kFields + 4;
 
 uint64_t* Field(CacheCounters& c, size_t i) {
-  uint64_t* fields[kFields] = {&c.hits,      &c.misses,        &c.prefetched,
-                               &c.bytes_from_store, &c.bytes_from_cache, &c.evictions,
-                               &c.bytes_evicted,    &c.damaged,          &c.refetched,
-                               nullptr};
+  uint64_t* fields[kFields] = {
+      &c.hits,      &c.misses,        &c.prefetched, &c.bytes_from_store, &c.bytes_from_cache,
+      &c.evictions, &c.bytes_evicted, &c.damaged,    &c.refetched,        nullptr};
   return fields[i];
 }
 

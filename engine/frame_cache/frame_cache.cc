@@ -116,8 +116,8 @@ std::vector<FrameCache::Block> FrameCache::BlocksOf(const std::vector<CacheRange
         b.number = n;
         b.id.offset = n * size;
         b.id.length = std::min(size, o.committed_length - std::min(o.committed_length, n * size));
-        b.id.name = remote::Sha256Hex(o.identity + "\n" + std::to_string(size) + "\n" +
-                                      std::to_string(n));
+        b.id.name =
+            remote::Sha256Hex(o.identity + "\n" + std::to_string(size) + "\n" + std::to_string(n));
         blocks.push_back(std::move(b));
       }
       Block& b = blocks[it->second];
@@ -165,8 +165,8 @@ bool FrameCache::CopyOut(const Block& block, CacheCounters* delta) const {
     problem = ReadBlockBytes(fd, static_cast<uint64_t>(st.st_size), block.id, 0, 0, nullptr);
   } else {
     for (const Piece& p : block.pieces) {
-      problem = ReadBlockBytes(fd, static_cast<uint64_t>(st.st_size), block.id, p.offset, p.size,
-                               p.out);
+      problem =
+          ReadBlockBytes(fd, static_cast<uint64_t>(st.st_size), block.id, p.offset, p.size, p.out);
       if (!problem.empty()) break;
     }
   }
@@ -244,8 +244,8 @@ void FrameCache::FetchAndKeep(std::vector<Block*>& blocks, const StoreFetch& fet
     std::vector<StoreRead> reads;
     for (Run& run : runs) {
       const Block& first = *blocks[run.first];
-      reads.push_back(StoreRead{first.object->key, first.id.offset, run.bytes.size(),
-                                run.bytes.data()});
+      reads.push_back(
+          StoreRead{first.object->key, first.id.offset, run.bytes.size(), run.bytes.data()});
     }
     fetch(reads);
     for (Run& run : runs) {
@@ -255,7 +255,8 @@ void FrameCache::FetchAndKeep(std::vector<Block*>& blocks, const StoreFetch& fet
         const std::string data = run.bytes.substr(at, b.id.length);
         at += b.id.length;
         for (const Piece& p : b.pieces) std::memcpy(p.out, data.data() + p.offset, p.size);
-        if (Keep(b, data)) delta->bytes += static_cast<int64_t>(BlockHeaderSize(b.id.length) + b.id.length);
+        if (Keep(b, data))
+          delta->bytes += static_cast<int64_t>(BlockHeaderSize(b.id.length) + b.id.length);
         delta->bytes_from_store += b.id.length;
         b.done = true;
       }
@@ -406,7 +407,8 @@ uint64_t FrameCache::Evict() const noexcept {
     uint64_t total = 0;
     struct stat st {};
     for (const char* name : {"/stats", "/evict"}) {
-      if (::stat((config_.dir + name).c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_size);
+      if (::stat((config_.dir + name).c_str(), &st) == 0)
+        total += static_cast<uint64_t>(st.st_size);
     }
     for (const std::string& name : util::ListDirectory(config_.dir + "/tmp")) {
       const std::string path = config_.dir + "/tmp/" + name;

@@ -67,13 +67,12 @@ void ReadAhead::Prefetch(std::vector<CacheRange> ranges) {
     if (cache_ == nullptr) {
       // Memory: the merged ranges are registered now, so that a read of
       // them from here on waits for their fetch instead of making its own.
-      std::vector<CacheRange> merged = MergeRanges(
-          std::move(ranges), kMergeGap, std::min(kMaxMergedBytes, memory_bound_));
+      std::vector<CacheRange> merged =
+          MergeRanges(std::move(ranges), kMergeGap, std::min(kMaxMergedBytes, memory_bound_));
       for (const CacheRange& m : merged) {
-        const bool held =
-            std::any_of(extents_.begin(), extents_.end(), [&](const std::shared_ptr<Extent>& e) {
-              return !e->failed && e->Holds(m);
-            });
+        const bool held = std::any_of(
+            extents_.begin(), extents_.end(),
+            [&](const std::shared_ptr<Extent>& e) { return !e->failed && e->Holds(m); });
         if (held || m.length > memory_bound_) continue;
         auto e = std::make_shared<Extent>();
         e->object = m.object;
@@ -97,10 +96,9 @@ ReadAheadStats ReadAhead::stats() const {
 
 bool ReadAhead::MakeRoom(uint64_t bytes) {
   while (stats_.held_bytes + bytes > memory_bound_) {
-    auto oldest = std::find_if(extents_.begin(), extents_.end(),
-                               [](const std::shared_ptr<Extent>& e) {
-                                 return e->admitted && (e->ready || e->failed);
-                               });
+    auto oldest = std::find_if(
+        extents_.begin(), extents_.end(),
+        [](const std::shared_ptr<Extent>& e) { return e->admitted && (e->ready || e->failed); });
     if (oldest == extents_.end()) return false;
     stats_.dropped_bytes += (*oldest)->failed ? 0 : (*oldest)->length - (*oldest)->served;
     stats_.held_bytes -= (*oldest)->length;

@@ -49,9 +49,9 @@ std::vector<CacheRange> MergeRanges(std::vector<CacheRange> ranges, uint64_t gap
                                     uint64_t max_bytes);
 
 struct ReadAheadStats {
-  uint64_t ranges = 0;  // ranges asked for
-  uint64_t gets = 0;    // merged ranges fetched into memory (without a cache)
-  uint64_t bytes = 0;   // fetched into memory
+  uint64_t ranges = 0;           // ranges asked for
+  uint64_t gets = 0;             // merged ranges fetched into memory (without a cache)
+  uint64_t bytes = 0;            // fetched into memory
   uint64_t held_bytes = 0;       // in memory now
   uint64_t peak_held_bytes = 0;  // in memory at most, so far
   uint64_t dropped_bytes = 0;    // dropped before being read (the bound)

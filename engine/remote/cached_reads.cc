@@ -132,7 +132,8 @@ void CachedReads::Read(const std::vector<CacheRange>& ranges, const StoreFetch& 
 
 void CachedReads::Prefetch(std::vector<CacheRange> ranges) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!read_ahead_) read_ahead_ = std::make_unique<ReadAhead>(cache_, background_, prefetch_memory_);
+  if (!read_ahead_)
+    read_ahead_ = std::make_unique<ReadAhead>(cache_, background_, prefetch_memory_);
   read_ahead_->Prefetch(std::move(ranges));
 }
 

@@ -75,7 +75,7 @@ class CachedReads {
   uint64_t prefetch_memory_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<CachedObject>> objects_;  // by key
-  std::unique_ptr<ReadAhead> read_ahead_;  // made by the first Prefetch
+  std::unique_ptr<ReadAhead> read_ahead_;                         // made by the first Prefetch
 };
 
 }  // namespace gulpdb::engine

@@ -185,7 +185,8 @@ RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest
       std::move(cache),
       [this, ahead](const std::vector<StoreRead>& reads) {
         std::vector<StoreRange> ranges;
-        for (const StoreRead& r : reads) ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
+        for (const StoreRead& r : reads)
+          ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
         Read(ranges, ahead);
       },
       memory);

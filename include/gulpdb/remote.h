@@ -255,7 +255,7 @@ struct FrameCacheStats {
   // own checks (the store answered wrongly when it was filled): dropped and
   // read from the store again
   uint64_t refetched = 0;
-  uint64_t bytes = 0;    // under frames/, as fills and the last eviction pass counted them
+  uint64_t bytes = 0;  // under frames/, as fills and the last eviction pass counted them
 };
 
 // The node's counters (all zero before the first use). Throws
