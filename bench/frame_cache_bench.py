@@ -29,11 +29,16 @@ Measured in one run, in interleaved rounds (medians over --rounds):
                  least recently used shards deleted past it): bytes per epoch
                  and clips/s.
 
+With --part blocks, instead: epochs 1 and 2 from a cold cache with blocks of
+256 KiB, 1 MiB and 4 MiB and with exact ranges (the cache off), global and
+"blocks" shuffles: clips/s and bytes from the store.
+
 Run alone:
     bench/frame_cache_bench.py --bin-dir build/release [--videos 480] [--rounds 3]
+    bench/frame_cache_bench.py --part blocks --bin-dir build/release
     bench/frame_cache_bench.py --smoke            (tiny; what CTest runs)
-Writes --out/frame_cache.json and --out/frame_cache.md (default
-bench/results/frame_cache/).
+Writes --out/frame_cache.json and .md (--part blocks: frame_cache_blocks.*;
+default --out bench/results/frame_cache/).
 """
 
 from __future__ import annotations
@@ -247,9 +252,10 @@ class Bench:
         self.runs = 0
 
     def reader(self, source, cache, bound, *, epochs=1, shuffle="true", prefetch=0, step_ms=0,
-               mode="gulpdb", background=False):
+               mode="gulpdb", background=False, block=1 << 20):
         self.runs += 1
-        env = dict(self.env, GULPDB_CACHE=cache, GULPDB_FRAME_CACHE_BYTES=str(bound))
+        env = dict(self.env, GULPDB_CACHE=cache, GULPDB_FRAME_CACHE_BYTES=str(bound),
+                   GULPDB_FRAME_CACHE_BLOCK=str(block))
         cmd = [PYTHON, os.path.abspath(__file__), "reader", "--source", source, "--cache", cache,
                "--bound", str(bound), "--epochs", str(epochs), "--shuffle", shuffle,
                "--prefetch", str(prefetch), "--step-ms", str(step_ms), "--mode", mode,
@@ -285,6 +291,8 @@ def run(args) -> dict:
         chunk_files = sum(os.path.getsize(os.path.join(local, n)) for n in os.listdir(local)
                           if n.endswith(".gulp"))
         with s3_proxy.s3rver_behind_proxy(BUCKET, {KEY: KEY}) as (s3rver, proxy):
+            if args.part == "blocks":
+                return measure_blocks(args, work, local, data, chunk_files, s3rver, proxy)
             return measure(args, work, local, data, chunk_files, s3rver, proxy)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -368,6 +376,57 @@ def measure(args, work, local, data, chunk_files, s3rver, proxy) -> dict:
                    "roomy_bound": roomy, "quarter_bound": quarter, "cpus": os.cpu_count()},
         "rounds": rows, "median": med, "bare_curl": curl,
     }
+
+
+def measure_blocks(args, work, local, data, chunk_files, s3rver, proxy) -> dict:
+    """Epoch 1 and 2 from a cold cache at the dataset's size, global shuffle and
+    shuffle="blocks", with blocks of 256 KiB, 1 MiB and 4 MiB, and with exact
+    ranges (the cache off: every epoch reads the clips' bytes)."""
+    import gulpdb
+
+    b = Bench(args, work, s3rver, proxy)
+    os.environ.update({k: b.env[k] for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+                                             "AWS_SECRET_ACCESS_KEY", "AWS_REGION")})
+    url = f"s3://{BUCKET}/{args.prefix}"
+    gulpdb.push(local, url)
+    for method in ("GET", "HEAD"):
+        proxy.add_fault(kind="delay", delay_ms=args.latency_ms, fraction=1.0, method=method)
+    proxy.set_bandwidth(args.mbps * 1e6)
+    roomy = 2 * chunk_files + (64 << 20)
+    settings = [("exact ranges", 0, 1 << 20), ("256 KiB", roomy, 256 << 10),
+                ("1 MiB", roomy, 1 << 20), ("4 MiB", roomy, 4 << 20)]
+    rows = {}
+    for r in range(args.rounds):
+        print(f"round {r + 1}/{args.rounds}", flush=True)
+        for name, bound, block in settings:
+            for shuffle in ("true", "blocks"):
+                first, second = b.reader(url, b.fresh("cache"), bound, epochs=2,
+                                         shuffle=shuffle, block=block)
+                row = rows.setdefault(f"{name}, {'global' if shuffle == 'true' else 'blocks'}",
+                                      {"e1_cps": [], "e1_bytes": [], "e2_cps": []})
+                row["e1_cps"].append(first["clips_per_s"])
+                row["e1_bytes"].append(first["store_bytes"])
+                row["e2_cps"].append(second["clips_per_s"])
+    med = {k: {m: statistics.median(v) for m, v in row.items()} for k, row in rows.items()}
+    return {"params": {"videos": args.videos, "frames": args.frames, "frame_bytes": data,
+                       "chunk_bytes": chunk_files, "rounds": args.rounds,
+                       "latency_ms": args.latency_ms, "mbps": args.mbps,
+                       "workers": args.workers, "batch": args.batch, "cpus": os.cpu_count()},
+            "rounds": rows, "median": med}
+
+
+def report_blocks(result: dict) -> str:
+    p = result["params"]
+    lines = ["# Frame cache: block size", "",
+             f"{p['videos']} clips of {p['frames']} frames ({p['frame_bytes'] / 1e6:.1f} MB of "
+             f"frames), {p['latency_ms']} ms per GET, {p['mbps']} MB/s, DataLoader with "
+             f"{p['workers']} workers; medians of {p['rounds']} rounds.", "",
+             "| blocks, shuffle | epoch 1 clips/s | epoch 1 store bytes / frames | "
+             "epoch 2 clips/s |", "|---|---|---|---|"]
+    for name, m in result["median"].items():
+        lines.append(f"| {name} | {m['e1_cps']:.0f} | {m['e1_bytes'] / p['frame_bytes']:.2f}× | "
+                     f"{m['e2_cps']:.0f} |")
+    return "\n".join(lines) + "\n"
 
 
 def bare_curl(args, local, proxy):
@@ -469,18 +528,21 @@ def main() -> int:
     p.add_argument("--prefetch", type=int, default=4)
     p.add_argument("--prefix", default="bench")
     p.add_argument("--out", default=os.path.join(HERE, "results", "frame_cache"))
+    p.add_argument("--part", choices=["all", "blocks"], default="all",
+                   help="blocks: the block-size comparison alone")
     p.add_argument("--smoke", action="store_true", help="tiny, one round; checks nothing")
     args = p.parse_args()
     if args.smoke:
         args.videos, args.frames, args.height, args.width, args.rounds = 24, 4, 48, 64, 1
         args.step_ms, args.workers = 5, 2
     result = run(args)
-    text = report(result)
+    text = report_blocks(result) if args.part == "blocks" else report(result)
     print(text)
+    name = "frame_cache_blocks" if args.part == "blocks" else "frame_cache"
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "frame_cache.json"), "w") as f:
+    with open(os.path.join(args.out, name + ".json"), "w") as f:
         json.dump(result, f, indent=1)
-    with open(os.path.join(args.out, "frame_cache.md"), "w") as f:
+    with open(os.path.join(args.out, name + ".md"), "w") as f:
         f.write(text)
     return 0
 
