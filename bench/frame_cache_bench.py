@@ -122,19 +122,26 @@ class ShardCache:
         return self._s3
 
     def _evict(self, keep):
-        shards = []
-        for name in os.listdir(self.dir):
-            if name.endswith(".gulp") and name != keep:
-                st = os.stat(os.path.join(self.dir, name))
-                shards.append((st.st_mtime_ns, st.st_size, name))
-        total = sum(s[1] for s in shards) + os.path.getsize(os.path.join(self.dir, keep))
-        for _, size, name in sorted(shards):
-            if total <= self.bound:
-                break
-            os.unlink(os.path.join(self.dir, name))
-            total -= size
+        # One pass at a time; a shard another reader has open stays readable.
+        with open(os.path.join(self.dir, "evict.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            shards = []
+            for name in os.listdir(self.dir):
+                if name.endswith(".gulp") and name != keep:
+                    try:
+                        st = os.stat(os.path.join(self.dir, name))
+                    except FileNotFoundError:
+                        continue
+                    shards.append((st.st_mtime_ns, st.st_size, name))
+            total = sum(s[1] for s in shards) + os.path.getsize(os.path.join(self.dir, keep))
+            for _, size, name in sorted(shards):
+                if total <= self.bound:
+                    break
+                os.unlink(os.path.join(self.dir, name))
+                total -= size
 
     def shard(self, name):
+        """The shard `name`, open (downloaded first if it is not here)."""
         path = os.path.join(self.dir, name)
         with open(path + ".lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -148,7 +155,7 @@ class ShardCache:
                     f.write(f"{len(data)}\n")
                 self._evict(name)
             os.utime(path)
-        return path
+            return os.open(path, os.O_RDONLY)
 
     def __getitem__(self, index):
         import numpy as np
@@ -156,8 +163,7 @@ class ShardCache:
         import gulpdb
 
         name, frames = self.layout[self.ids[index]]
-        path = self.shard(name)
-        fd = os.open(path, os.O_RDONLY)
+        fd = self.shard(name)
         try:
             clip = [gulpdb.decode_jpeg(os.pread(fd, n, off)) for off, n in frames]
         finally:
@@ -194,7 +200,14 @@ def run_reader(args) -> None:
                           shard_layout(args.source), counter)
     else:
         data = gt.VideoDataset(args.source, label=None, prefetch_batches=args.prefetch)
-    sampler = gt.VideoSampler(data, num_replicas=1, rank=0, shuffle=args.shuffle, seed=args.seed)
+    blocks = {}
+    if args.shuffle == "blocks" and args.order_block:
+        # Blocks of the order as a large dataset's partitions make them: a
+        # window of them is a small part of the dataset.
+        blocks = {"blocks": list(range(0, len(data), args.order_block)),
+                  "window": 2 * args.order_block}
+    sampler = gt.VideoSampler(data, num_replicas=1, rank=0, shuffle=args.shuffle, seed=args.seed,
+                              **blocks)
     loader = torch.utils.data.DataLoader(data, batch_size=args.batch, sampler=sampler,
                                          num_workers=args.workers)
     for epoch in range(args.epochs):
@@ -203,6 +216,7 @@ def run_reader(args) -> None:
         clips = 0
         waits = []
         t0 = time.perf_counter()
+        t_first, at_first = t0, before
         it = iter(sampler.track(loader))
         while True:
             w0 = time.perf_counter()
@@ -211,6 +225,9 @@ def run_reader(args) -> None:
             except StopIteration:
                 break
             waits.append(time.perf_counter() - w0)
+            if len(waits) == 1:  # the steady state starts: workers up, dataset open
+                t_first = time.perf_counter()
+                at_first = control.stats()["body_bytes_sent"] if control else 0
             clips += len(batch)
             if args.step_ms:
                 time.sleep(args.step_ms / 1000)
@@ -218,6 +235,8 @@ def run_reader(args) -> None:
         after = control.stats()["body_bytes_sent"] if control else 0
         out = {"epoch": epoch + 1, "clips": clips, "seconds": seconds,
                "clips_per_s": clips / seconds, "store_bytes": after - before,
+               # Bytes per second from the first batch on (the store's steady rate).
+               "steady_bytes_per_s": (after - at_first) / (time.perf_counter() - t_first),
                # The first batch waits for the workers to start, with or
                # without read-ahead: the steady state is the rest.
                "wait_s_per_batch": statistics.median(waits[1:]) if len(waits) > 1 else 0.0,
@@ -261,7 +280,8 @@ class Bench:
                "--prefetch", str(prefetch), "--step-ms", str(step_ms), "--mode", mode,
                "--workers", str(self.args.workers), "--batch", str(self.args.batch),
                "--control-port", str(self.proxy.control_port), "--seed", str(self.runs),
-               "--endpoint", env["AWS_ENDPOINT_URL"], "--prefix", self.args.prefix]
+               "--endpoint", env["AWS_ENDPOINT_URL"], "--prefix", self.args.prefix,
+               "--order-block", str(self.args.order_block)]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True)
         if background:
@@ -319,11 +339,12 @@ def measure(args, work, local, data, chunk_files, s3rver, proxy) -> dict:
     roomy = 2 * chunk_files + (64 << 20)
     quarter = max(chunk_files // 4, 1 << 20)
     rows = {k: [] for k in ("local", "cold", "warm", "warm_x_local", "cold_bytes", "warm_bytes",
-                            "q_global", "q_blocks", "wait_off", "wait_on", "bandwidth",
+                            "q_global", "q_blocks", "wait_off", "wait_on", "wait_local",
+                            "bandwidth", "bandwidth_50",
                             "server_cpu", "two_bytes", "shard_cold", "shard_warm",
                             "shard_cold_bytes", "shard_warm_bytes", "shard_q_bytes")}
     for r in range(args.rounds):
-        print(f"round {r + 1}/{args.rounds}", flush=True)
+        print(f"round {r + 1}/{args.rounds} at {time.strftime('%H:%M:%S')}", flush=True)
         # Epoch 2 from a cache at least the dataset's size, against the local copy.
         cold, warm = b.reader(url, b.fresh("cache"), roomy, epochs=2)
         (loc,) = b.reader(local, b.fresh("cache"), roomy)
@@ -349,14 +370,21 @@ def measure(args, work, local, data, chunk_files, s3rver, proxy) -> dict:
         (off,) = b.reader(url, b.fresh("cache"), roomy, step_ms=args.step_ms)
         (on,) = b.reader(url, b.fresh("cache"), roomy, step_ms=args.step_ms,
                          prefetch=args.prefetch)
+        (floor,) = b.reader(local, b.fresh("cache"), roomy, step_ms=args.step_ms)
         rows["wait_off"].append(off["wait_s_mean"])
         rows["wait_on"].append(on["wait_s_mean"])
-        # Bandwidth, read-ahead on, no step; the CPU the servers took meanwhile.
-        cpu0 = cpu_seconds(s3rver.proc.pid) + cpu_seconds(proxy.proc.pid)
+        rows["wait_local"].append(floor["wait_s_mean"])
+        # Bandwidth, read-ahead on, no step: under the limit of the rest, and
+        # under one that binds; the CPU the servers took meanwhile.
         (fast,) = b.reader(url, b.fresh("cache"), roomy, prefetch=args.prefetch)
+        rows["bandwidth_50"].append(fast["steady_bytes_per_s"] / limit)
+        proxy.set_bandwidth(args.bind_mbps * 1e6)
+        cpu0 = cpu_seconds(s3rver.proc.pid) + cpu_seconds(proxy.proc.pid)
+        (bound,) = b.reader(url, b.fresh("cache"), roomy, prefetch=args.prefetch)
         cpu = cpu_seconds(s3rver.proc.pid) + cpu_seconds(proxy.proc.pid) - cpu0
-        rows["bandwidth"].append(fast["store_bytes"] / fast["seconds"] / limit)
-        rows["server_cpu"].append(cpu / fast["seconds"])
+        proxy.set_bandwidth(limit)
+        rows["bandwidth"].append(bound["steady_bytes_per_s"] / (args.bind_mbps * 1e6))
+        rows["server_cpu"].append(cpu / bound["seconds"])
         # Two processes, the same clips, one cold cache.
         # Bytes of chunk objects only (the proxy's log), against the chunk files.
         cache = b.fresh("cache")
@@ -373,7 +401,8 @@ def measure(args, work, local, data, chunk_files, s3rver, proxy) -> dict:
                    "frame_bytes": data, "chunk_bytes": chunk_files, "rounds": args.rounds,
                    "latency_ms": args.latency_ms, "mbps": args.mbps, "workers": args.workers,
                    "batch": args.batch, "step_ms": args.step_ms, "prefetch_batches": args.prefetch,
-                   "roomy_bound": roomy, "quarter_bound": quarter, "cpus": os.cpu_count()},
+                   "roomy_bound": roomy, "quarter_bound": quarter, "cpus": os.cpu_count(),
+                   "order_block": args.order_block, "bind_mbps": args.bind_mbps},
         "rounds": rows, "median": med, "bare_curl": curl,
     }
 
@@ -476,15 +505,21 @@ def report(result: dict) -> str:
         f"({m['warm_bytes']:.0f} of {m['cold_bytes']:.0f}) | ≤ 0.01 |",
         f"| cache 25%: store bytes per epoch, global shuffle | {m['q_global'] / 1e6:.1f} MB "
         f"({m['q_global'] / p['frame_bytes']:.2f}× the frames) | report |",
-        f"| cache 25%: store bytes per epoch, shuffle=\"blocks\" | {m['q_blocks'] / 1e6:.1f} MB "
+        f"| cache 25%: store bytes per epoch, shuffle=\"blocks\" ({p['order_block']}-item "
+        f"blocks, windows of 2) | {m['q_blocks'] / 1e6:.1f} MB "
         f"({m['q_blocks'] / p['frame_bytes']:.2f}× the frames) | report |",
         f"| epoch 1, {p['step_ms']} ms step: wait per batch without read-ahead | "
         f"{1000 * m['wait_off']:.1f} ms ({m['wait_off'] * 1000 / p['step_ms']:.0%} of the step) | – |",
         f"| epoch 1, {p['step_ms']} ms step: wait per batch, prefetch_batches="
         f"{p['prefetch_batches']} | {1000 * m['wait_on']:.1f} ms "
         f"({m['wait_on'] * 1000 / p['step_ms']:.0%} of the step) | ≤ 10% |",
-        f"| epoch 1, read-ahead, no step: store bandwidth / the limit | {m['bandwidth']:.2f}× "
-        f"(s3rver + proxy took {m['server_cpu']:.2f} CPU) | ≥ 0.9× when the limit binds |",
+        f"| epoch 1, {p['step_ms']} ms step: wait per batch reading the local copy (decoding "
+        f"alone) | {1000 * m['wait_local']:.1f} ms | – |",
+        f"| epoch 1, read-ahead, no step, limit {p['bind_mbps']:g} MB/s: store bandwidth (from "
+        f"the first batch on) / the limit | {m['bandwidth']:.2f}× (s3rver + proxy took {m['server_cpu']:.2f} CPU) | "
+        f"≥ 0.9× when the limit binds |",
+        f"| the same at {p['mbps']:g} MB/s (decoding binds first) | {m['bandwidth_50']:.2f}× "
+        f"({m['bandwidth_50'] * p['mbps']:.1f} MB/s) | – |",
         f"| two processes, the same clips, one cold cache: chunk bytes from the store / "
         f"the chunk files | {m['two_bytes'] / p['chunk_bytes']:.3f}× | each block once |",
         f"| whole shards (MosaicML-style), same bound: epoch 1 / epoch 2 clips/s | "
@@ -507,7 +542,7 @@ def main() -> int:
         for name in ("source", "cache", "mode", "shuffle", "endpoint", "prefix"):
             p.add_argument("--" + name)
         for name in ("bound", "epochs", "prefetch", "step-ms", "workers", "batch",
-                     "control-port", "seed"):
+                     "control-port", "seed", "order-block"):
             p.add_argument("--" + name, type=int, default=0)
         a = p.parse_args(sys.argv[2:])
         a.shuffle = {"true": True, "false": False}.get(a.shuffle, a.shuffle)
@@ -517,8 +552,8 @@ def main() -> int:
     p.add_argument("--bin-dir", default=os.path.join(REPO, "build", "release"))
     p.add_argument("--videos", type=int, default=480)
     p.add_argument("--frames", type=int, default=8)
-    p.add_argument("--height", type=int, default=192)
-    p.add_argument("--width", type=int, default=256)
+    p.add_argument("--height", type=int, default=112)
+    p.add_argument("--width", type=int, default=144)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--latency-ms", type=int, default=20)
     p.add_argument("--mbps", type=float, default=50)
@@ -527,6 +562,11 @@ def main() -> int:
     p.add_argument("--step-ms", type=int, default=50)
     p.add_argument("--prefetch", type=int, default=4)
     p.add_argument("--prefix", default="bench")
+    p.add_argument("--order-block", type=int, default=32,
+                   help='items per block of the order for shuffle="blocks" (window: 2 blocks)')
+    p.add_argument("--bind-mbps", type=float, default=10,
+                   help="the bandwidth limit of the run that measures the bandwidth reached: "
+                        "one below what decoding alone reaches on this machine, so that it binds")
     p.add_argument("--out", default=os.path.join(HERE, "results", "frame_cache"))
     p.add_argument("--part", choices=["all", "blocks"], default="all",
                    help="blocks: the block-size comparison alone")
@@ -534,7 +574,7 @@ def main() -> int:
     args = p.parse_args()
     if args.smoke:
         args.videos, args.frames, args.height, args.width, args.rounds = 24, 4, 48, 64, 1
-        args.step_ms, args.workers = 5, 2
+        args.step_ms, args.workers, args.order_block = 5, 2, 4
     result = run(args)
     text = report_blocks(result) if args.part == "blocks" else report(result)
     print(text)
