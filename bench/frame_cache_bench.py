@@ -37,8 +37,8 @@ Run alone:
     bench/frame_cache_bench.py --bin-dir build/release [--videos 480] [--rounds 3]
     bench/frame_cache_bench.py --part blocks --bin-dir build/release
     bench/frame_cache_bench.py --smoke            (tiny; what CTest runs)
-Writes --out/frame_cache.json and .md (--part blocks: frame_cache_blocks.*;
-default --out bench/results/frame_cache/).
+Writes --out/latest.json and latest.md (--part blocks: blocks.json and
+blocks.md; default --out bench/results/frame_cache/).
 """
 
 from __future__ import annotations
@@ -578,7 +578,7 @@ def main() -> int:
     result = run(args)
     text = report_blocks(result) if args.part == "blocks" else report(result)
     print(text)
-    name = "frame_cache_blocks" if args.part == "blocks" else "frame_cache"
+    name = "blocks" if args.part == "blocks" else "latest"
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, name + ".json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -308,7 +308,8 @@ MARKDOWN_OUTSIDE_DOCS = {
     "README.md", "CHANGELOG.md", "bench/README.md", "bench/results/latest.md",
     "bench/results/remote/latest.md", "bench/results/h264/latest.md",
     "bench/results/partitions/latest.md", "bench/results/damaged/latest.md",
-    "bench/results/crc32c/latest.md",
+    "bench/results/crc32c/latest.md", "bench/results/frame_cache/latest.md",
+    "bench/results/frame_cache/blocks.md",
     "bindings/README.md", "tests/fixtures/README.md",
     "testing/README.md", "testing/tls/README.md",
 }
