@@ -178,12 +178,7 @@ int Run(const std::string& dir, const std::vector<std::string>& pool,
   json.String("benchmark", "append")
       .Boolean("smoke", smoke)
       .Integer("frames_per_video", static_cast<int64_t>(per_video))
-      .Number("mean_frame_bytes",
-              [&] {
-                double total = 0;
-                for (const std::string& f : pool) total += static_cast<double>(f.size());
-                return total / static_cast<double>(pool.size());
-              }())
+      .Number("mean_frame_bytes", MeanBytes(pool))
       .Objects("batches", rows);
   json.Print();
   return 0;

@@ -22,12 +22,16 @@
 //       The data files are sparse (ftruncate'd to the size the frames need),
 //       so their frames are not JPEGs; importing does not look at them.
 //   bench_data hashed    --dir D --videos N [--first K] [--labels L] [--frames F]
+//                        [--pool DIR]
 //       Videos K..K+N-1 with hashed ids (40 hex digits, so that appends land
 //       all over the key space, as YouTube ids or content hashes do) of F tiny
 //       frames (default 16), meta {"label": "class<k>"} with L values (default
 //       100) and a meta index on "label", default chunk sizes. Creates D when
 //       it holds no dataset, else appends to it (the 1% append of the
-//       partitioned-snapshot benchmark, bench/partition_bench.py).
+//       partitioned-snapshot benchmark, bench/partition_bench.py). With
+//       --pool, the frames are real JPEGs from DIR (bench_data frames):
+//       frame k of video i is the pool's (i * F + k) mod size (the viewer's
+//       benchmark, bench/view_bench.py, decodes them).
 //   bench_data stats     --dir D
 //       Dataset::Stats(), the size of the .gmeta files in D, and where the
 //       index's bytes go (record payloads by field; read with the index's
@@ -211,31 +215,22 @@ int RunRealistic(Options& opt) {
   return 0;
 }
 
-// 40 hex digits of two splitmix64 rounds of `n`: uniformly spread, and the
-// same for the same n.
-std::string HashedId(uint64_t n) {
-  const auto mix = [](uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  char text[48];
-  const uint64_t a = mix(n), b = mix(a ^ n);
-  std::snprintf(text, sizeof text, "%016llx%016llx%08llx", static_cast<unsigned long long>(a),
-                static_cast<unsigned long long>(b),
-                static_cast<unsigned long long>(mix(b) & 0xffffffffULL));
-  return text;
-}
-
 int RunHashed(Options& opt) {
   const std::string dir = opt.Required("dir");
   const uint64_t videos = opt.Uint("videos", 1000);
   const uint64_t first = opt.Uint("first", 0);
   const uint64_t labels = opt.Uint("labels", 100);
   const auto frame_count = static_cast<size_t>(opt.Uint("frames", 16));
+  const std::string pool_dir = opt.Str("pool", "");
   opt.Finish();
   if (labels == 0 || frame_count == 0) Die("--labels and --frames must be positive");
+  std::vector<std::string> pool;
+  if (!pool_dir.empty()) {
+    for (const std::string& name : ListFiles(pool_dir, "frame_", ".jpg")) {
+      pool.push_back(ReadWholeFile(pool_dir + "/" + name));
+    }
+    if (pool.empty()) Die("--pool " + pool_dir + ": no frame_*.jpg (bench_data frames --out)");
+  }
   const auto start = Clock::now();
   std::unique_ptr<Dataset> ds;
   if (Dataset::Exists(dir)) {
@@ -247,10 +242,14 @@ int RunHashed(Options& opt) {
     ds->CreateMetaIndex("label");
   }
   const std::string frame = TinyFrame();
-  const std::vector<std::string_view> frames(frame_count, frame);
+  std::vector<std::string_view> frames(frame_count, frame);
   std::unique_ptr<Writer> writer = ds->NewWriter();
   for (uint64_t i = first; i < first + videos; ++i) {
-    writer->Append(HashedId(i), frames, "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
+    for (size_t k = 0; k < frame_count && !pool.empty(); ++k) {
+      frames[k] = pool[(i * frame_count + k) % pool.size()];
+    }
+    writer->Append(HashedVideoId(i), frames,
+                   "{\"label\": \"class" + std::to_string(i % labels) + "\"}");
     if ((i + 1 - first) % 50000 == 0) writer->Commit();
   }
   writer->Commit();

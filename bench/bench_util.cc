@@ -462,6 +462,30 @@ void RemoveTree(const std::string& path) {
 
 std::string VideoId(uint64_t index) { return std::to_string(100000 + index); }
 
+double MeanBytes(const std::vector<std::string>& frames) {
+  if (frames.empty()) return 0;
+  double total = 0;
+  for (const std::string& f : frames) total += static_cast<double>(f.size());
+  return total / static_cast<double>(frames.size());
+}
+
+uint64_t Mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// 40 hex digits of two splitmix64 rounds of `n`.
+std::string HashedVideoId(uint64_t n) {
+  char text[48];
+  const uint64_t a = Mix64(n), b = Mix64(a ^ n);
+  std::snprintf(text, sizeof text, "%016llx%016llx%08llx", static_cast<unsigned long long>(a),
+                static_cast<unsigned long long>(b),
+                static_cast<unsigned long long>(Mix64(b) & 0xffffffffULL));
+  return text;
+}
+
 std::string TinyFrame() {
   return std::string("\xff\xd8", 2) + std::string(28, 'x') + std::string("\xff\xd9", 2);
 }

@@ -153,6 +153,14 @@ void RemoveTree(const std::string& path);
 
 // Video ids as 20BN-style GulpIO datasets have them: decimal numbers.
 std::string VideoId(uint64_t index);
+// Hashed video ids (40 hex digits, uniformly spread over the key space, as
+// YouTube ids or content hashes are), the same for the same index.
+std::string HashedVideoId(uint64_t index);
+// A 64-bit hash of `n` (splitmix64's finaliser): deterministic spread values.
+uint64_t Mix64(uint64_t n);
+
+// The mean size in bytes of `frames` (0 for none): the frame pools' figure.
+double MeanBytes(const std::vector<std::string>& frames);
 
 // The smallest byte string a Writer accepts as a JPEG frame (SOI ... EOI),
 // for datasets that only exercise the index.

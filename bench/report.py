@@ -185,6 +185,22 @@ def details(results):
                 fmt(row.get("bare_videos_per_s")), fmt(row.get("bare_mb_per_s"))))
         out += ["", "Durable writes counted with: %s. The bare baseline makes 1 per batch." %
                 fs.get("how", "–"), ""]
+    if "small_commits" in results:
+        r = results["small_commits"]
+        out += ["### small commits (%s videos of %d frames, %s B per frame)" % (
+            fmt(r["videos"]), r["frames_per_video"], fmt(r["mean_frame_bytes"])), "",
+            "| mode | videos per chunk | data.mdb bytes | journal bytes | videos/s |",
+            "|---|---|---|---|---|"]
+        for row in r["runs"]:
+            out.append("| %s | %s | %s | %s | %s |" % (
+                row["mode"], fmt(row["videos_per_chunk"]), fmt(row["index_bytes"]),
+                fmt(row["journal_bytes"]), fmt(row["videos_per_s"])))
+        per = r.get("durable_writes_per_commit") or {}
+        if per:
+            out += ["", "Durable writes per commit (fsync family + O_DSYNC, strace): " + "; ".join(
+                "%s %s (%s + %s)" % (mode, fmt(p["total"]), fmt(p["flush"]),
+                                     fmt(p["dsync_writes"])) for mode, p in sorted(per.items()))]
+        out.append("")
     if "interop" in results:
         r = results["interop"]
         g = r["gulpio"]

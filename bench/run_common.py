@@ -38,6 +38,8 @@ class Scale:
     cold_runs: int
     append_commits: list         # per batch size 1, 10, 100, 1000
     append_strace_commits: list  # (fewer, more) commits per batch size
+    small_commits_videos: int    # one-video commits of small_commits_bench
+    small_commits_strace_videos: tuple  # (fewer, more) commits counted under strace
     gulpio_gmeta_mb: float
     interop_runs: int            # gulpdb import and export runs
     interop_baseline_runs: int   # Python json.load runs (the first also json.dumps)
@@ -67,7 +69,8 @@ SCALES = {
         open_videos=[100, 1000], open_runs=2, open_baseline_runs=1, lookups=2000,
         lookup_repeat=1, realistic_videos=12, random_clips=50, reps=1, decode_clips=4, decode_reps=1,
         cold_clips=8, cold_runs=1, append_commits=[3, 2, 1, 1],
-        append_strace_commits=[(1, 3), (1, 2), (1, 2), (1, 2)], gulpio_gmeta_mb=1,
+        append_strace_commits=[(1, 3), (1, 2), (1, 2), (1, 2)], small_commits_videos=100,
+        small_commits_strace_videos=(5, 15), gulpio_gmeta_mb=1,
         interop_runs=1, interop_baseline_runs=1, index_size_videos=300, gmeta_reader_mb=1, gmeta_reader_repeat=1,
         clips_videos=6, clips_count=16, clips_reps=1,
         remote_batches=1, remote_sequential=8, remote_reps=1, remote_python_batches=1,
@@ -78,14 +81,16 @@ SCALES = {
         lookup_repeat=5, realistic_videos=200, random_clips=2000, reps=5, decode_clips=30,
         decode_reps=3,
         cold_clips=100, cold_runs=3, append_commits=[30, 20, 5, 2],
-        append_strace_commits=[(5, 15), (2, 6), (1, 3), (1, 2)], gulpio_gmeta_mb=40,
+        append_strace_commits=[(5, 15), (2, 6), (1, 3), (1, 2)], small_commits_videos=3000,
+        small_commits_strace_videos=(100, 400), gulpio_gmeta_mb=40,
         interop_runs=3, interop_baseline_runs=3, index_size_videos=10000, gmeta_reader_mb=32, gmeta_reader_repeat=2,
         clips_videos=24, clips_count=192, clips_reps=3, query_videos=100000, query_repeat=5),
     "full": Scale(
         open_videos=[1000, 10000, 100000, 1000000], open_runs=9, open_baseline_runs=3,
         lookups=200000, lookup_repeat=7, realistic_videos=2000, random_clips=20000, reps=7,
         decode_clips=150, decode_reps=5, cold_clips=400, cold_runs=5, append_commits=[200, 100, 20, 5],
-        append_strace_commits=[(10, 60), (5, 25), (2, 8), (1, 3)], gulpio_gmeta_mb=1100,
+        append_strace_commits=[(10, 60), (5, 25), (2, 8), (1, 3)], small_commits_videos=12000,
+        small_commits_strace_videos=(200, 1000), gulpio_gmeta_mb=1100,
         interop_runs=3, interop_baseline_runs=1, index_size_videos=100000, gmeta_reader_mb=512,
         gmeta_reader_repeat=3, clips_videos=60, clips_count=480, clips_reps=5,
         remote_batches=10, remote_sequential=128, remote_reps=5,
@@ -128,8 +133,8 @@ def rm(path):
 
 
 ALL_BENCHMARKS = ["open", "lookup", "crc32c", "random", "scan", "decode", "cold", "append",
-                  "interop", "index_size", "gmeta_reader", "clips", "remote", "query",
-                  "distributed", "sampler", "h264"]
+                  "small_commits", "interop", "index_size", "gmeta_reader", "clips", "remote",
+                  "query", "query_lang", "distributed", "sampler", "h264"]
 
 
 def glob_any(pattern):

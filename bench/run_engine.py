@@ -332,6 +332,49 @@ class EngineBenchmarks:
                         "the bare batch's write + fdatasync", higher_is_better=False,
                         note="latency of Commit() alone; the baseline includes its writes")
 
+    def bench_small_commits(self):
+        """One-video commits: the index file against one batch of the same videos,
+        the journal's size, and the durable writes of a writer per commit against
+        one writer (small_commits_bench)."""
+        s = self.scale
+        work = os.path.join(self.data, "small_commits")
+        rm(work)
+        r = self.bench("small_commits_bench", "--dir", work, "--videos", s.small_commits_videos)
+        per_commit = {}
+        if shutil.which("strace"):
+            fewer, more = s.small_commits_strace_videos
+            for mode in ("one-writer", "writer-per-commit"):
+                counts = [self.strace_sync_count(
+                    [self.program("small_commits_bench"), "--dir", work, "--videos", str(n),
+                     "--per-chunk", "100000", "--modes", mode], "small_commits_strace")
+                    for n in (fewer, more)]
+                per_commit[mode] = {k: (counts[1][k] - counts[0][k]) / (more - fewer)
+                                    for k in counts[0]}
+        else:
+            self.notes.append("strace is not installed: durable writes per small commit were "
+                              "not counted")
+        r["durable_writes_per_commit"] = per_commit
+        rm(work)
+        self.results["small_commits"] = r
+        videos = fmt_count(r["videos"])
+        for b in r["bounds"]:
+            self.figure("small_commits", "data.mdb after %s one-video commits, %s videos per "
+                        "chunk" % (videos, fmt_count(b["videos_per_chunk"])), "bytes",
+                        point(b["one_writer_bytes"]), point(b["batch_bytes"]),
+                        "the same videos in one commit", higher_is_better=False,
+                        target=("<= 4x one batch + 2 MiB", "value", "<=", b["bound_bytes"]))
+        journal = max(row["journal_bytes"] for row in r["runs"])
+        self.figure("small_commits", "largest journal file", "bytes", point(journal),
+                    target=("<= 32 MiB (Journal::kMaxBytes)", "value", "<=", 32 << 20),
+                    higher_is_better=False)
+        if per_commit:
+            self.figure("small_commits", "durable writes per commit, a writer per commit",
+                        "writes", point(per_commit["writer-per-commit"]["total"]),
+                        point(per_commit["one-writer"]["total"]), "one writer",
+                        higher_is_better=False,
+                        note="fsync family + O_DSYNC writes, strace, %d against %d commits" %
+                        (s.small_commits_strace_videos[1], s.small_commits_strace_videos[0]))
+
     def count_append_fsyncs(self, work, frames):
         """Durable writes per commit, by batch size, counted with strace."""
         if shutil.which("strace") is None:
@@ -519,6 +562,31 @@ class EngineBenchmarks:
             note="; ".join("%s matches %.3f ms" % (fmt_count(row["matches"]),
                                                     row["indexed_ms"]["median"]) for row in rows)
             + "; index built in %.1f s" % r["index_build_seconds"])
+
+    def bench_query_lang(self):
+        s = self.scale
+        path = os.path.join(self.data, "query_lang_%d" % s.query_videos)
+        r = self.bench("query_lang_bench", "--dir", path, "--videos", s.query_videos,
+                       "--repeat", s.query_repeat)
+        self.results["query_lang"] = r
+        videos = fmt_count(r["videos"])
+        for q in r["queries"]:
+            target = None
+            if q["name"] == "range":
+                target = ("indexed >= 100x the scan", "ratio", ">=", 100.0)
+            self.figure("query language", "%s (%s of %s videos): ordered meta index vs scan" % (
+                q["query"], fmt_count(q["matches"]), videos), "ms",
+                from_stats(q["indexed_ms"]), from_stats(q["scan_ms"]),
+                "the same query with the indexes dropped (one scan of every record in C++)",
+                higher_is_better=False, target=target)
+        rng = next(q for q in r["queries"] if q["name"] == "range")
+        self.figure("query language", "scan rate of %s videos (%s)" % (videos, rng["query"]),
+                    "M videos/s", {k: v if k == "count" else v / 1e6 for k, v in
+                                   from_stats(rng["scan_videos_per_s"]).items()},
+                    note="per CPU-second of its one thread: %.2f M videos/s; ordered index of "
+                         "'duration' built in %.1f s" % (
+                             rng["scan_videos_per_cpu_s"]["median"] / 1e6,
+                             r["duration_index_seconds"]))
 
     def bench_gmeta_reader(self):
         s = self.scale

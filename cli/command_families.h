@@ -7,6 +7,7 @@
 //   interop_commands.cc      import, export
 //   remote_commands.cc       push, snapshot
 //   query_commands.cc        index, split (and ls --where/--split)
+//   view_command.cc          view (the server and the static report of view/)
 #ifndef GULPDB_CLI_COMMAND_FAMILIES_H_
 #define GULPDB_CLI_COMMAND_FAMILIES_H_
 
@@ -46,6 +47,8 @@ int RunExport(const std::vector<std::string>& args);
 
 int RunPush(const std::vector<std::string>& args);
 int RunSnapshot(const std::vector<std::string>& args);
+
+int RunView(const std::vector<std::string>& args);
 
 }  // namespace gulpdb::cli
 

@@ -36,6 +36,7 @@ const std::vector<Command>& Commands() {
       {"snapshot", "publish an index snapshot for readers on other hosts", RunSnapshot},
       {"index", "create, list or drop meta indexes (fast ls --where)", RunIndex},
       {"split", "set, list, show or remove named splits", RunSplit},
+      {"view", "browse the dataset in a web page, or write a contact sheet", RunView},
   };
   return commands;
 }

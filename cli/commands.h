@@ -1,7 +1,8 @@
 // The gulpdb subcommands. Each takes its own arguments (after the subcommand
 // name), returns the process exit status, and throws gulpdb::Error for
 // failures and UsageError for bad command lines; main() turns both into one
-// line on stderr.
+// line on stderr (and, for a query that does not parse, the query with a
+// caret under the byte where it went wrong).
 #ifndef GULPDB_CLI_COMMANDS_H_
 #define GULPDB_CLI_COMMANDS_H_
 
@@ -9,6 +10,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gulpdb::cli {
@@ -16,6 +18,14 @@ namespace gulpdb::cli {
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // With lines shown under the message as they are (already made printable:
+  // a query and a caret under the byte that is wrong).
+  UsageError(const std::string& message, std::string detail)
+      : std::runtime_error(message), detail_(std::move(detail)) {}
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string detail_;
 };
 
 struct Command {

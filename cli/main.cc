@@ -51,9 +51,9 @@ int main(int argc, char** argv) {
       }
       return status;
     } catch (const gulpdb::cli::UsageError& e) {
-      std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,
+      std::fprintf(stderr, "gulpdb %s: %s\n%s%s(see 'gulpdb %s --help')\n", command.name,
                    gulpdb::cli::EscapeControls(gulpdb::util::RedactUrls(e.what())).c_str(),
-                   command.name);
+                   e.detail().c_str(), e.detail().empty() ? "" : "\n", command.name);
       return 2;
     } catch (const boost::program_options::error& e) {
       std::fprintf(stderr, "gulpdb %s: %s\n(see 'gulpdb %s --help')\n", command.name,

@@ -41,7 +41,7 @@ int RunRemove(const std::vector<std::string>& args) {
     for (const std::string& id : ids) {
       if (!IsPossibleId(id) || !writer->Remove(id)) missing.push_back(id);
     }
-    writer->Commit();
+    writer->CommitLast();
   }
   std::printf("removed %zu of %zu ids\n", ids.size() - missing.size(), ids.size());
   if (missing.empty()) return 0;

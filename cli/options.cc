@@ -103,9 +103,9 @@ void RequireDirectories(const DatasetPath& path, const std::string& operation) {
   if (!path.index_dir.empty()) RequireDirectoryIfPresent(operation + " index", path.index_dir);
 }
 
-std::unique_ptr<Dataset> OpenDataset(const DatasetPath& path, bool read_only) {
+std::unique_ptr<Dataset> OpenDataset(const DatasetPath& path, bool read_only, OpenOptions options) {
   RequireDirectories(path);
-  OpenOptions o;
+  OpenOptions& o = options;
   o.read_only = read_only;
   o.index_dir = path.index_dir;
   o.verify_checksums = true;  // every frame the command reads is checked

@@ -57,9 +57,11 @@ void RequireDirectories(const DatasetPath& path, const std::string& operation = 
 // read-only.
 void RequireLocal(const std::string& dir);
 
-// Opens the dataset at `path`, after RequireDirectories; the rest of the
-// errors are Dataset::Open's.
-std::unique_ptr<Dataset> OpenDataset(const DatasetPath& path, bool read_only);
+// Opens the dataset at `path`, after RequireDirectories, with `options`
+// (their read_only and index_dir are set from here); the rest of the errors
+// are Dataset::Open's.
+std::unique_ptr<Dataset> OpenDataset(const DatasetPath& path, bool read_only,
+                                     OpenOptions options = {});
 
 // Refuses an id that no dataset can hold (empty, or longer than the 511
 // bytes of an index key) as IdNotFoundError ("no such video"), the error a

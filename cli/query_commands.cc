@@ -31,17 +31,9 @@ std::chrono::milliseconds Wait(const po::variables_map& vm) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
 }
 
-std::vector<MetaCondition> WhereTerms(const po::variables_map& vm) {
-  std::vector<MetaCondition> out;
-  if (vm.count("where") == 0) return out;
-  for (const std::string& term : vm["where"].as<std::vector<std::string>>()) {
-    try {
-      out.push_back(ParseMetaCondition(term));
-    } catch (const InvalidArgumentError& e) {
-      throw UsageError(std::string("--where: ") + e.what());
-    }
-  }
-  return out;
+std::vector<std::string> WhereArguments(const po::variables_map& vm) {
+  return vm.count("where") != 0 ? vm["where"].as<std::vector<std::string>>()
+                                : std::vector<std::string>();
 }
 
 // The ids of a file, one per line (a trailing '\r' is dropped, empty lines
@@ -85,12 +77,6 @@ std::string AbsentKeysNote(const Dataset& dataset, const std::vector<std::string
          " (the first video's meta: " + first + ")";
 }
 
-std::vector<std::string> KeysOf(const std::vector<MetaCondition>& where) {
-  std::vector<std::string> keys;
-  for (const MetaCondition& c : where) keys.push_back(c.key);
-  return keys;
-}
-
 void AddDatasetOptions(po::options_description* o) {
   o->add_options()("dir", po::value<std::string>(),
                    "dataset directory (for listing, also s3://BUCKET/PREFIX of a dataset "
@@ -99,6 +85,23 @@ void AddDatasetOptions(po::options_description* o) {
 }
 
 }  // namespace
+
+Query WhereQuery(const po::variables_map& vm) {
+  std::vector<Query> parts;
+  for (const std::string& argument : WhereArguments(vm)) {
+    try {
+      parts.push_back(Query::ParseWhere(argument));
+    } catch (const QuerySyntaxError& e) {
+      const std::string message = e.what();
+      const size_t newline = message.find('\n');
+      throw UsageError("--where: " + message.substr(0, newline),
+                       newline == std::string::npos ? "" : message.substr(newline + 1));
+    } catch (const InvalidArgumentError& e) {
+      throw UsageError(std::string("--where: ") + e.what());
+    }
+  }
+  return Query::AllOf(parts);
+}
 
 // ---- index ---------------------------------------------------------------------
 
@@ -127,13 +130,20 @@ int RunIndex(const std::vector<std::string>& args) {
   };
   const std::vector<std::string> create = keys("meta-key"), drop = keys("drop");
   if (create.empty() && drop.empty()) {
-    const std::vector<std::string> indexed = Open(vm, true)->MetaIndexes();
+    const std::vector<MetaIndexInfo> indexed = Open(vm, true)->MetaIndexDetails();
     if (json) {
       std::string list;
-      for (const std::string& k : indexed) list += (list.empty() ? "" : ", ") + PythonJsonString(k);
+      for (const MetaIndexInfo& k : indexed) {
+        list += (list.empty() ? "" : ", ") + PythonJsonString(k.key);
+      }
       std::printf("[%s]\n", list.c_str());
     } else {
-      for (const std::string& k : indexed) std::printf("%s\n", EscapeForDisplay(k).c_str());
+      for (const MetaIndexInfo& k : indexed) {
+        std::printf("%s%s\n", EscapeForDisplay(k.key).c_str(),
+                    k.ordered ? ""
+                              : "\t(equality only, made by an older gulpdb: --meta-key KEY "
+                                "rebuilds it for ranges)");
+      }
     }
     return 0;
   }
@@ -172,9 +182,15 @@ int RunIndex(const std::vector<std::string>& args) {
       status = 1;
     }
   }
+  const std::vector<MetaIndexInfo> before = ds->MetaIndexDetails();
   for (const std::string& key : create) {
+    const bool older_form = std::any_of(before.begin(), before.end(), [&](const MetaIndexInfo& i) {
+      return i.key == key && !i.ordered;
+    });
     if (ds->CreateMetaIndex(key, Wait(vm))) {
-      std::printf("built a meta index of '%s'\n", EscapeForDisplay(key).c_str());
+      std::printf(older_form ? "rebuilt the meta index of '%s' in the ordered form\n"
+                             : "built a meta index of '%s'\n",
+                  EscapeForDisplay(key).c_str());
     } else {
       std::printf("'%s' has a meta index already\n", EscapeForDisplay(key).c_str());
     }
@@ -199,15 +215,15 @@ int RunSplit(const std::vector<std::string>& args) {
       "ids-file", po::value(&ids_file),
       "set the split to the ids of this file, one per line, in that order ('-': stdin)")(
       "where", po::value<std::vector<std::string>>(),
-      "set the split to the videos whose meta has KEY=VALUE (repeatable: all of them), in "
-      "dataset order")("remove", po::bool_switch(&remove), "remove the split")(
+      "set the split to the videos that satisfy this query (docs/query.md; repeatable: all "
+      "of them), in dataset order")("remove", po::bool_switch(&remove), "remove the split")(
       "wait", NumberValue("0"), "seconds to wait for another writer")(
       "json", po::bool_switch(&json), "machine-readable output");
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb split DIR                          list the splits\n"
              "       gulpdb split DIR NAME                     print a split's ids\n"
-             "       gulpdb split DIR NAME --ids-file F        set a split (or --where KEY=VALUE)\n"
+             "       gulpdb split DIR NAME --ids-file F        set a split (or --where EXPR)\n"
              "       gulpdb split DIR NAME --remove            remove a split",
              o, {"dir", "name?"}, &vm)) {
     return 0;
@@ -237,6 +253,7 @@ int RunSplit(const std::vector<std::string>& args) {
     throw UsageError("give --ids-file or --where, not both");
   }
   if (remove && set) throw UsageError("--remove takes no --ids-file or --where");
+  const Query where = WhereQuery(vm);  // a bad query is refused before anything opens
   if (!set && !remove) {
     const std::vector<std::string> ids = Open(vm, true)->Split(name);
     if (json) {
@@ -260,15 +277,12 @@ int RunSplit(const std::vector<std::string>& args) {
     std::printf("removed split '%s'\n", EscapeForDisplay(name).c_str());
     return 0;
   }
-  const std::vector<std::string> ids =
-      ids_file.empty() ? ds->Select(WhereTerms(vm)) : ReadIdsFile(ids_file);
+  const std::vector<std::string> ids = ids_file.empty() ? ds->Select(where) : ReadIdsFile(ids_file);
   if (ids.empty() && ids_file.empty()) {
     // A split of nothing is almost always a misspelt key or value: refuse it.
     std::string terms;
-    for (const std::string& t : vm["where"].as<std::vector<std::string>>()) {
-      terms += (terms.empty() ? "" : " ") + t;
-    }
-    const std::string note = AbsentKeysNote(*ds, KeysOf(WhereTerms(vm)));
+    for (const std::string& t : WhereArguments(vm)) terms += (terms.empty() ? "" : " and ") + t;
+    const std::string note = AbsentKeysNote(*ds, where.MetaKeys());
     throw InvalidArgumentError("set split '" + name + "' of " + ds->dir() + ": no video matches " +
                                terms + (note.empty() ? "" : ": " + note) + "; nothing was changed");
   }
@@ -284,23 +298,24 @@ int RunSplit(const std::vector<std::string>& args) {
 void AddListFilterOptions(po::options_description* options) {
   options->add_options()(
       "where", po::value<std::vector<std::string>>(),
-      "only videos whose meta has KEY=VALUE (repeatable: all of them); VALUE is JSON, else a "
-      "string, and a JSON number or literal also matches the string of its text")(
-      "split", po::value<std::string>(), "only the videos of this split, in its order");
+      "only videos that satisfy this query, e.g. \"frames >= 16 and label in ('a', 'b')\" "
+      "(docs/query.md; repeatable: all of them); KEY=VALUE that is not a query keeps its old "
+      "meaning: VALUE is JSON, else a string, and a JSON number or literal also matches the "
+      "string of its text")("split", po::value<std::string>(),
+                            "only the videos of this split, in its order");
 }
 
-void ForEachListed(const Dataset& dataset, const po::variables_map& vm,
+void ForEachListed(const Dataset& dataset, const po::variables_map& vm, const Query& where,
                    const std::function<bool(const VideoInfo&)>& fn) {
-  const std::vector<MetaCondition> where = WhereTerms(vm);
   const bool by_split = vm.count("split") != 0;
-  if (where.empty() && !by_split) {
+  if (where.MatchesEverything() && !by_split) {
     dataset.ForEach(fn);
     return;
   }
   std::vector<std::string> ids;
   if (by_split) {
     ids = dataset.Split(vm["split"].as<std::string>());
-    if (!where.empty()) {
+    if (!where.MatchesEverything()) {
       const std::vector<std::string> selected = dataset.Select(where);
       const std::unordered_set<std::string> keep(selected.begin(), selected.end());
       std::vector<std::string> both;
@@ -312,10 +327,11 @@ void ForEachListed(const Dataset& dataset, const po::variables_map& vm,
   } else {
     ids = dataset.Select(where);
   }
-  if (ids.empty() && !where.empty()) {
-    if (const std::string note = AbsentKeysNote(dataset, KeysOf(where)); !note.empty()) {
-      std::fprintf(stderr, "gulpdb ls: warning: %s; nothing matches\n",
-                   EscapeControls(note).c_str());
+  if (!where.MatchesEverything()) {
+    // A key no video has is almost always misspelt: say so, whatever matched.
+    if (const std::string note = AbsentKeysNote(dataset, where.MetaKeys()); !note.empty()) {
+      std::fprintf(stderr, "gulpdb ls: warning: %s%s\n", EscapeControls(note).c_str(),
+                   ids.empty() ? "; nothing matches" : "");
     }
   }
   for (const std::string& id : ids) {
@@ -335,12 +351,21 @@ bool CarriesSplits(const Dataset& dataset) {
   return !remote || !remote->splits_omitted;
 }
 
+// "label, duration (equality only)": the indexed keys, and which are of the
+// first key form.
+std::string IndexedKeysText(const Dataset& dataset) {
+  std::string keys;
+  for (const MetaIndexInfo& k : dataset.MetaIndexDetails()) {
+    keys += (keys.empty() ? "" : ", ") + k.key + (k.ordered ? "" : " (equality only)");
+  }
+  return keys;
+}
+
 }  // namespace
 
 std::string QueryInfoText(const Dataset& dataset) {
   if (!CarriesSplits(dataset)) {
-    std::string keys;
-    for (const std::string& k : dataset.MetaIndexes()) keys += (keys.empty() ? "" : ", ") + k;
+    const std::string keys = IndexedKeysText(dataset);
     return "splits:         not in this partitioned snapshot (an older push with --layout "
            "partitioned left them out)\nmeta indexes:   " +
            (keys.empty() ? std::string("none") : keys) + "\n";
@@ -349,7 +374,7 @@ std::string QueryInfoText(const Dataset& dataset) {
   for (const SplitInfo& s : dataset.Splits()) {
     splits += (splits.empty() ? "" : ", ") + s.name + " (" + std::to_string(s.count) + ")";
   }
-  for (const std::string& k : dataset.MetaIndexes()) keys += (keys.empty() ? "" : ", ") + k;
+  keys = IndexedKeysText(dataset);
   return "splits:         " + (splits.empty() ? std::string("none") : splits) +
          "\nmeta indexes:   " + (keys.empty() ? std::string("none") : keys) + "\n";
 }

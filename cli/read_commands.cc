@@ -147,7 +147,7 @@ int RunLs(const std::vector<std::string>& args) {
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
-             "gulpdb ls DIR [--json] [--meta] [--limit N] [--where KEY=VALUE]... [--split NAME]\n"
+             "gulpdb ls DIR [--json] [--meta] [--limit N] [--where EXPR]... [--split NAME]\n"
              "          [--index-dir PATH]\n\n"
              "Prints one video per line, in (chunk, insertion) order (in split order with\n"
              "--split): the id, a tab, the frame count (and a tab and the meta_data with --meta).\n"
@@ -160,7 +160,8 @@ int RunLs(const std::vector<std::string>& args) {
   const DatasetPath path = DatasetArg(vm);
   const uint64_t limit = *UnsignedOption(vm, "limit");
   uint64_t shown = 0;
-  ForEachListed(*OpenDataset(path, /*read_only=*/true), vm, [&](const VideoInfo& v) {
+  const Query where = WhereQuery(vm);  // a bad query is refused before anything opens
+  ForEachListed(*OpenDataset(path, /*read_only=*/true), vm, where, [&](const VideoInfo& v) {
     if (json) {
       std::printf("{\"id\": %s, \"frames\": %zu, \"chunk\": %u%s%s}\n",
                   PythonJsonString(v.id).c_str(), v.frames.size(), v.chunk,

@@ -169,8 +169,9 @@ add_custom_target(gulpdb_docs ALL DEPENDS ${docs_outputs})
 # Shared builds: the command's sources linked against libgulpdb.so instead of
 # the parts, which checks that the library exports all the public API they
 # use (a declaration in include/gulpdb without GULPDB_EXPORT fails to link
-# here). The floor (gulpdb_util), which the command may use and the library
-# does not export, is linked as the command links it. Not built by default; the packaging test (tests/package) builds and
+# here). The floor (gulpdb_util) and the viewer (gulpdb_view), which the
+# command may use and the library does not export, are linked as the command
+# links them. Not built by default; the packaging test (tests/package) builds and
 # runs it.
 if(BUILD_SHARED_LIBS)
   get_target_property(cli_sources gulpdb SOURCES)
@@ -182,14 +183,15 @@ if(BUILD_SHARED_LIBS)
   target_include_directories(gulpdb_export_check PRIVATE ${cli_includes})
   target_compile_definitions(gulpdb_export_check PRIVATE ${cli_definitions})
   target_link_libraries(gulpdb_export_check PRIVATE
-    gulpdb_policy gulpdb_util gulpdb_library Boost::program_options)
+    gulpdb_policy gulpdb_view gulpdb_util gulpdb_library Boost::program_options)
   # The same for the Python module's objects: linked to libgulpdb.so, with
   # Python's own symbols left for the interpreter, any gulpdb:: symbol still
   # undefined (`ldd -r`) is public API the library does not export.
   if(TARGET _gulpdb)
     add_library(gulpdb_module_export_check MODULE EXCLUDE_FROM_ALL $<TARGET_OBJECTS:_gulpdb>)
     set_target_properties(gulpdb_module_export_check PROPERTIES LINKER_LANGUAGE CXX PREFIX "")
-    target_link_libraries(gulpdb_module_export_check PRIVATE gulpdb_util gulpdb_library Threads::Threads)
+    target_link_libraries(gulpdb_module_export_check PRIVATE gulpdb_view gulpdb_util gulpdb_library
+                          Threads::Threads)
   endif()
 endif()
 

@@ -101,6 +101,13 @@ runs
 .BR \\-\\-ffmpeg )
 from the PATH to decode videos.
 .TP
+.B BROWSER
+the program that
+.B gulpdb view
+starts with the page's address (default xdg\\-open; not with
+.BR \\-\\-no\\-browser );
+the address is printed either way.
+.TP
 .B AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL
 the S3 endpoint of
 .B s3://
@@ -204,6 +211,9 @@ for gulpdb's own tests only: the size in bytes at which a partitioned push cuts 
 .TP
 .B GULPDB_TEST_ROOT_PAGE_BYTES
 for gulpdb's own tests only: the size in bytes of the pages of a two-level partition root (default 64 KiB; a group of partitions is listed by pages once its entries would take four), so that small test datasets have paged roots.
+.TP
+.B GULPDB_TEST_META_KEY_FORM
+for gulpdb's own tests only: "canonical" makes a new meta index in the first key form (equality only, as gulpdb versions before ordered indexes made them), so that the tests read, keep and rebuild such indexes.
 
 [SEE ALSO]
 .BR ffmpeg (1).

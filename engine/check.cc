@@ -5,6 +5,7 @@
 // manifest, the query databases), so it lives beside the front door.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -46,7 +47,7 @@ struct ChunkState {
 
 class Checker {
  public:
-  Checker(Dataset& ds, const CheckOptions& options, CheckReport* report)
+  Checker(const Dataset& ds, const CheckOptions& options, CheckReport* report)
       : ds_(ds),
         remote_(engine::RemoteSourceOf(ds)),
         source_(engine::IndexSourceOf(ds)),
@@ -69,9 +70,57 @@ class Checker {
     });
   }
 
+  // Checks the frames of video `id` alone, deep, as Run checks each video
+  // (CheckVideo, interop.h): problems of its frames by frame, the others
+  // (its record, its chunk) as the video's.
+  VideoCheckReport RunOneVideo(std::string_view id) {
+    VideoCheckReport out;
+    out.id = std::string(id);
+    frame_problems_ = &out.frame_problems;
+    std::optional<index::VideoRecord> record;
+    std::optional<index::ChunkRecord> chunk;
+    try {
+      if (source_ != nullptr) {
+        record = source_->FindVideo(id);
+        if (record) chunk = source_->Chunk(record->chunk);
+      } else {
+        const engine::IndexTxn txn(ds_);
+        record = txn.FindVideo(id);
+        if (record && txn.HasChunk(record->chunk)) chunk = txn.Chunk(record->chunk);
+      }
+    } catch (const CorruptionError& e) {
+      out.problems.push_back(e.what());
+      return out;
+    }
+    if (!record) {
+      throw IdNotFoundError("check id '" + std::string(id) + "' in " + ds_.dir() +
+                            ": no such video");
+    }
+    out.frames = static_cast<uint32_t>(record->frames.size());
+    out.checksums = !record->crc32c.empty();
+    if (!chunk) {
+      out.problems.push_back("id '" + out.id + "' points to chunk " +
+                             std::to_string(record->chunk) + " which the index does not have");
+      return out;
+    }
+    AddChunk(record->chunk, std::move(*chunk));
+    CheckFrames(out.id, *record, chunks_.at(record->chunk));
+    for (const CheckProblem& p : report_->problems) out.problems.push_back(p.where + ": " + p.what);
+    std::stable_sort(
+        out.frame_problems.begin(), out.frame_problems.end(),
+        [](const FrameProblem& a, const FrameProblem& b) { return a.frame < b.frame; });
+    return out;
+  }
+
  private:
-  void Problem(std::string where, std::string what) {
+  // A problem with the dataset; `frame`, when it is one frame's, is kept by
+  // frame for RunOneVideo.
+  void Problem(std::string where, std::string what, std::optional<size_t> frame = std::nullopt) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (frame_problems_ != nullptr && frame) {
+      frame_problems_->push_back({static_cast<uint32_t>(*frame), std::move(what)});
+      return;
+    }
     report_->problems.push_back({std::move(where), std::move(what)});
   }
 
@@ -205,7 +254,7 @@ class Checker {
                          " videos");
     }
     walk("meta index", [&] {
-      source_->ScanMeta({}, [&](std::string_view key, std::string_view id) {
+      source_->ScanMeta({}, {}, [&](std::string_view key, std::string_view id) {
         uint32_t chunk = 0;
         uint64_t seq = 0;
         index::DecodeMetaEntryKey(key, &chunk, &seq);
@@ -320,8 +369,10 @@ class Checker {
     for (size_t i = 0; i < record.frames.size();) {
       const FrameInfo& first = record.frames[i];
       if (first.offset + first.length > chunk.record.committed_length) {
-        Problem(where(i), "extends past the committed length " +
-                              std::to_string(chunk.record.committed_length) + " of its chunk");
+        Problem(where(i),
+                "extends past the committed length " +
+                    std::to_string(chunk.record.committed_length) + " of its chunk",
+                i);
         ++i;
         continue;
       }
@@ -355,12 +406,12 @@ class Checker {
           try {
             chunk.file->ReadAt(f.offset, single.data(), f.length);
           } catch (const Error& e) {
-            Problem(where(k), e.what());
+            Problem(where(k), e.what(), k);
             continue;
           }
           frame = single;
         }
-        const bool ok = CheckFrame(where(k), frame, f,
+        const bool ok = CheckFrame(where(k), k, frame, f,
                                    record.crc32c.empty() ? nullptr : &record.crc32c[k], h264);
         if (!packets.empty() && ok) {
           packets[k] = std::string(frame.substr(0, f.jpeg_size()));
@@ -405,7 +456,8 @@ class Checker {
       try {
         video::GopDecoder::ForThisThread().DecodeInto(video, &last, 1, &out);
       } catch (const Error& e) {
-        Problem(where(first), std::string("the group of pictures does not decode: ") + e.what());
+        Problem(where(first), std::string("the group of pictures does not decode: ") + e.what(),
+                first);
       }
     }
 #else
@@ -421,33 +473,33 @@ class Checker {
   // An H.264 packet (`h264`) gets the same checks but the JPEG ones (markers,
   // decode): its decode is by group of pictures (CheckGops). Returns false
   // when the deep check found the bytes changed.
-  bool CheckFrame(const std::string& where, std::string_view bytes, const FrameInfo& f,
-                  const uint32_t* crc32c, bool h264) {
+  bool CheckFrame(const std::string& where, size_t frame, std::string_view bytes,
+                  const FrameInfo& f, const uint32_t* crc32c, bool h264) {
     const std::string_view jpeg = bytes.substr(0, f.jpeg_size());
     const auto byte = [&](size_t k) { return static_cast<uint8_t>(jpeg[k]); };
     if (h264) {
       // No markers to check: an Annex-B packet starts with a start code.
     } else if (jpeg.size() < 4 || byte(0) != 0xff || byte(1) != 0xd8) {
-      Problem(where, "does not start with the JPEG SOI marker FFD8");
+      Problem(where, "does not start with the JPEG SOI marker FFD8", frame);
     } else if (byte(jpeg.size() - 2) != 0xff || byte(jpeg.size() - 1) != 0xd9) {
-      Problem(where, "does not end with the JPEG EOI marker FFD9");
+      Problem(where, "does not end with the JPEG EOI marker FFD9", frame);
     }
     for (size_t k = f.jpeg_size(); k < f.length; ++k) {
       if (bytes[k] != 0) {
-        Problem(where, "pad byte " + std::to_string(k - f.jpeg_size()) + " is not zero");
+        Problem(where, "pad byte " + std::to_string(k - f.jpeg_size()) + " is not zero", frame);
         break;
       }
     }
     if (!options_.deep) return true;
     if (crc32c && util::Crc32c(jpeg.data(), jpeg.size()) != *crc32c) {
-      Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written");
+      Problem(where, "CRC-32C mismatch: the frame's bytes changed since they were written", frame);
       return false;
     }
     if (h264) return true;
     try {
       ThreadLocalDecoder().Decode(reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size());
     } catch (const Error& e) {
-      Problem(where, e.what());
+      Problem(where, e.what(), frame);
     }
     return true;
   }
@@ -563,7 +615,8 @@ class Checker {
   CheckReport* report_;
   std::mutex mu_;
   std::map<uint32_t, ChunkState> chunks_;
-  std::set<std::string> changed_;  // files reported by CheckSources
+  std::set<std::string> changed_;                        // files reported by CheckSources
+  std::vector<FrameProblem>* frame_problems_ = nullptr;  // RunOneVideo's
 };
 
 }  // namespace
@@ -582,6 +635,13 @@ CheckReport Check(const std::string& dir, const CheckOptions& options) {
   }
   Checker(*ds, options, &report).Run();
   return report;
+}
+
+VideoCheckReport CheckVideo(const Dataset& dataset, std::string_view id) {
+  CheckOptions options;
+  options.deep = true;
+  CheckReport report;
+  return Checker(dataset, options, &report).RunOneVideo(id);
 }
 
 CheckReport engine::CheckOpenDataset(Dataset& dataset, const CheckOptions& options) {

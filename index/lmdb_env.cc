@@ -429,12 +429,49 @@ void Env::Pin() {
   if (rc != 0) ThrowLmdb(rc, "mdb_txn_begin (pin)", path_);
   if (pin_ != nullptr) mdb_txn_abort(pin_);
   pin_ = txn;
+  uncounted_ = mdb_txn_id(txn);
+  pinned_free_pages_ = 0;
 }
 
 void Env::Unpin() noexcept {
   std::lock_guard<std::mutex> guard(pin_mutex_);
   if (pin_ != nullptr && owner_pid_ == ::getpid()) mdb_txn_abort(pin_);
   pin_ = nullptr;
+}
+
+uint64_t Env::PinnedFreeBytes() {
+  std::lock_guard<std::mutex> guard(pin_mutex_);
+  if (pin_ == nullptr) return 0;
+  // LMDB's free-page database (FREE_DBI, 0): key = the id of the transaction
+  // that freed the pages (a size_t), value = their list, whose first word is
+  // its length. LMDB reuses the pages of a record only when its key is below
+  // every reader's snapshot, so the records from the pin's snapshot on are
+  // the pages the pin holds; they never change once committed.
+  Txn txn = BeginRead();
+  MDB_cursor* cursor = nullptr;
+  int rc = mdb_cursor_open(txn.txn_, 0, &cursor);
+  if (rc != 0) ThrowLmdb(rc, "mdb_cursor_open (free pages)", path_);
+  size_t from = static_cast<size_t>(uncounted_);
+  MDB_val key{sizeof(from), &from};
+  MDB_val value{0, nullptr};
+  for (rc = mdb_cursor_get(cursor, &key, &value, MDB_SET_RANGE); rc == 0;
+       rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    size_t freed_by = 0;
+    size_t pages = 0;
+    if (key.mv_size != sizeof(freed_by) || value.mv_size < sizeof(pages)) {
+      mdb_cursor_close(cursor);
+      throw CorruptionError("read free pages of " + path_ + ": a record is malformed");
+    }
+    std::memcpy(&freed_by, key.mv_data, sizeof(freed_by));
+    std::memcpy(&pages, value.mv_data, sizeof(pages));
+    pinned_free_pages_ += pages;
+    uncounted_ = uint64_t{freed_by} + 1;
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_NOTFOUND) ThrowLmdb(rc, "mdb_cursor_get (free pages)", path_);
+  MDB_stat stat;
+  mdb_env_stat(env_, &stat);
+  return pinned_free_pages_ * stat.ms_psize;
 }
 
 std::string Env::ReadMetaPages() const {

@@ -200,6 +200,12 @@ class Env {
   // earlier pin. The pin takes no lock against map growth: it never reads.
   void Pin();
   void Unpin() noexcept;
+  // Bytes of the pages LMDB freed since the pin began, which it cannot reuse
+  // while the pin holds: what the pin costs in file size, since every commit
+  // copies the pages it changes (0 without a pin). Reads only the free-page
+  // records committed since the last call, so calling it after every commit
+  // costs O(1) per commit.
+  uint64_t PinnedFreeBytes();
   // The bytes of LMDB's two meta pages as they are in the data file now
   // (pread; call after Sync() for their durable form). Their restoration
   // (RestoreMetaPages) returns the environment to that snapshot, provided
@@ -254,6 +260,10 @@ class Env {
   std::vector<MDB_txn*> idle_readers_;  // reset read transactions, ready to renew
   std::mutex pin_mutex_;
   MDB_txn* pin_ = nullptr;  // Pin's read transaction
+  // PinnedFreeBytes' running sum: pages in the free-page records of the
+  // transactions from the pin's snapshot up to (not including) uncounted_.
+  uint64_t uncounted_ = 0;
+  uint64_t pinned_free_pages_ = 0;
   // One commit at a time in this process: a commit without the sync sets
   // the environment's MDB_NOSYNC and clears it again, and no durable commit
   // may run between the two.

@@ -179,9 +179,10 @@ std::string EncodePartitionRoot(const PartitionRoot& root) {
                                              last, p.first_position, p.count, p.partitions,
                                              p.partition_bytes, p.size, sha));
   }
-  std::vector<flatbuffers::Offset<fbs::MetaFieldEntry>> fields;
+  std::vector<flatbuffers::Offset<fbs::MetaFieldEntry>> fields, ordered_fields;
   for (const MetaFieldEntry& f : root.meta_fields) {
-    fields.push_back(fbs::CreateMetaFieldEntry(b, b.CreateString(f.name), f.number));
+    (f.form == MetaKeyForm::kCanonical ? fields : ordered_fields)
+        .push_back(fbs::CreateMetaFieldEntry(b, b.CreateString(f.name), f.number));
   }
   auto info = Bytes(b, root.dataset_info);
   std::vector<flatbuffers::Offset<fbs::SplitEntry>> splits;
@@ -194,9 +195,13 @@ std::string EncodePartitionRoot(const PartitionRoot& root) {
   // Absent (not empty) in a root without pages: its bytes stay those of format 2.
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbs::RootPageEntry>>> pages_v;
   if (!pages.empty()) pages_v = b.CreateVector(pages);
-  b.Finish(fbs::CreatePartitionRoot(b, root.format_version, root.generation, root.sealed, info,
-                                    fields_v, parts_v, root.splits_omitted, splits_v, pages_v),
-           "GDBR");
+  // Absent without ordered fields: such a root keeps the bytes older versions wrote.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbs::MetaFieldEntry>>> ordered_v;
+  if (!ordered_fields.empty()) ordered_v = b.CreateVector(ordered_fields);
+  b.Finish(
+      fbs::CreatePartitionRoot(b, root.format_version, root.generation, root.sealed, info, fields_v,
+                               parts_v, root.splits_omitted, splits_v, pages_v, ordered_v),
+      "GDBR");
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
 
@@ -289,11 +294,15 @@ PartitionRoot DecodePartitionRoot(std::string_view bytes, std::string_view what)
   root.sealed = fb->sealed();
   root.splits_omitted = fb->splits_omitted();
   root.dataset_info = StringOf(fb->dataset_info());
-  if (fb->meta_fields() != nullptr) {
-    for (const fbs::MetaFieldEntry* f : *fb->meta_fields()) {
+  for (const auto* list : {fb->meta_fields(), fb->ordered_meta_fields()}) {
+    if (list == nullptr) continue;
+    const MetaKeyForm form =
+        list == fb->meta_fields() ? MetaKeyForm::kCanonical : MetaKeyForm::kOrdered;
+    for (const fbs::MetaFieldEntry* f : *list) {
       MetaFieldEntry e;
       e.name = f->name() != nullptr ? f->name()->str() : std::string();
       e.number = f->number();
+      e.form = form;
       root.meta_fields.push_back(std::move(e));
     }
   }

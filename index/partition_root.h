@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "index/query_keys.h"
+
 namespace gulpdb::index {
 
 // The newest format a publisher writes, and the oldest one readers still
@@ -78,6 +80,7 @@ struct RootPage {
 struct MetaFieldEntry {
   std::string name;
   uint32_t number = 0;
+  MetaKeyForm form = MetaKeyForm::kCanonical;  // how its meta_index entries key values
 };
 
 struct SplitEntry {

@@ -9,60 +9,108 @@
 namespace gulpdb::index {
 namespace {
 
-constexpr char kInlineForm = 0;        // u16 length, the value's bytes
-constexpr char kHashedForm = 1;        // u32 length, u32 CRC-32C of the value
+// kCanonical: a form byte after the field number.
+constexpr char kInlineForm = 0;  // u16 length, the value's bytes
+constexpr char kHashedForm = 1;  // u32 length, u32 CRC-32C of the value
+// kOrdered: inline values start with their type tag (below 0xf0); a hashed
+// one with this byte, then u32 length, u32 CRC-32C of the ordered bytes.
+constexpr char kHashedOrderedTag = '\xf0';
 constexpr size_t kPositionBytes = 12;  // chunk (4) + sequence (8), or split (4) + position (8)
 
 }  // namespace
 
-std::string EncodeFieldNumber(uint32_t number) {
+std::string EncodeMetaField(const MetaFieldValue& field) {
   std::string out;
-  util::PutFixedBig(&out, number, 4);
+  util::PutFixedBig(&out, field.number, 4);
+  if (field.form != MetaKeyForm::kCanonical) out.push_back(static_cast<char>(field.form));
   return out;
 }
 
-uint32_t DecodeFieldNumber(std::string_view value) {
-  if (value.size() != 4) {
-    throw CorruptionError("decode meta_fields entry: expected 4 bytes, found " +
+MetaFieldValue DecodeMetaField(std::string_view value) {
+  if (value.size() != 4 && value.size() != 5) {
+    throw CorruptionError("decode meta_fields entry: expected 4 or 5 bytes, found " +
                           std::to_string(value.size()));
   }
-  return static_cast<uint32_t>(util::GetFixedBig(value, 0, 4));
-}
-
-std::string MetaFieldPrefix(uint32_t field) { return EncodeFieldNumber(field); }
-
-std::string MetaValuePrefix(uint32_t field, std::string_view canonical_value) {
-  std::string out;
-  out.reserve(4 + 1 + 4 + std::min(canonical_value.size(), kMaxInlineValueBytes) + kPositionBytes);
-  util::PutFixedBig(&out, field, 4);
-  if (!MetaValueHashed(canonical_value)) {
-    out.push_back(kInlineForm);
-    util::PutFixedBig(&out, canonical_value.size(), 2);
-    out.append(canonical_value);
-  } else {
-    out.push_back(kHashedForm);
-    util::PutFixedBig(&out, std::min<uint64_t>(canonical_value.size(), UINT32_MAX), 4);
-    util::PutFixedBig(&out, util::Crc32c(canonical_value.data(), canonical_value.size()), 4);
+  MetaFieldValue out;
+  out.number = static_cast<uint32_t>(util::GetFixedBig(value, 0, 4));
+  out.form = MetaKeyForm::kCanonical;
+  if (value.size() == 5) {
+    const auto form = static_cast<uint8_t>(value[4]);
+    if (form != static_cast<uint8_t>(MetaKeyForm::kOrdered)) {
+      throw CorruptionError("decode meta_fields entry: key form " + std::to_string(form) +
+                            " is not one this build knows (made by a newer gulpdb?)");
+    }
+    out.form = MetaKeyForm::kOrdered;
   }
   return out;
 }
 
-std::string MetaEntryKey(uint32_t field, std::string_view canonical_value, uint32_t chunk,
+std::string MetaFieldPrefix(uint32_t field) {
+  std::string out;
+  util::PutFixedBig(&out, field, 4);
+  return out;
+}
+
+std::string MetaHashedPrefix(uint32_t field) {
+  std::string out = MetaFieldPrefix(field);
+  out.push_back(kHashedOrderedTag);
+  return out;
+}
+
+std::string MetaTagKey(uint32_t field, uint8_t tag) {
+  std::string out = MetaFieldPrefix(field);
+  out.push_back(static_cast<char>(tag));
+  return out;
+}
+
+std::string MetaValuePrefix(uint32_t field, MetaKeyForm form, std::string_view value) {
+  std::string out;
+  out.reserve(4 + 1 + 4 + std::min(value.size(), kMaxInlineValueBytes) + kPositionBytes);
+  util::PutFixedBig(&out, field, 4);
+  const bool hashed = MetaValueHashed(value);
+  if (form == MetaKeyForm::kCanonical) {
+    out.push_back(hashed ? kHashedForm : kInlineForm);
+    if (!hashed) util::PutFixedBig(&out, value.size(), 2);
+  } else if (hashed) {
+    out.push_back(kHashedOrderedTag);
+  }
+  if (!hashed) {
+    out.append(value);
+  } else {
+    util::PutFixedBig(&out, std::min<uint64_t>(value.size(), UINT32_MAX), 4);
+    util::PutFixedBig(&out, util::Crc32c(value.data(), value.size()), 4);
+  }
+  return out;
+}
+
+std::string MetaEntryKey(uint32_t field, MetaKeyForm form, std::string_view value, uint32_t chunk,
                          uint64_t seq) {
-  std::string key = MetaValuePrefix(field, canonical_value);
+  std::string key = MetaValuePrefix(field, form, value);
   util::PutFixedBig(&key, chunk, 4);
   util::PutFixedBig(&key, seq, 8);
   return key;
 }
 
 void DecodeMetaEntryKey(std::string_view key, uint32_t* chunk, uint64_t* seq) {
-  if (key.size() < 4 + 1 + 2 + kPositionBytes) {
+  if (key.size() < 4 + 1 + kPositionBytes) {
     throw CorruptionError("decode meta_index key: " + std::to_string(key.size()) +
                           " bytes is too short");
   }
   const size_t at = key.size() - kPositionBytes;
   *chunk = static_cast<uint32_t>(util::GetFixedBig(key, at, 4));
   *seq = util::GetFixedBig(key, at + 4, 8);
+}
+
+std::string_view MetaEntryValuePrefix(std::string_view key) {
+  uint32_t chunk = 0;
+  uint64_t seq = 0;
+  DecodeMetaEntryKey(key, &chunk, &seq);  // checks the size
+  return key.substr(0, key.size() - kPositionBytes);
+}
+
+bool MetaEntryHashed(std::string_view key, MetaKeyForm form) {
+  if (key.size() < 5) throw CorruptionError("decode meta_index key: shorter than its form byte");
+  return key[4] == (form == MetaKeyForm::kCanonical ? kHashedForm : kHashedOrderedTag);
 }
 
 uint32_t DecodeMetaEntryField(std::string_view key) {

@@ -281,8 +281,8 @@ uint32_t DecodeFrameCount(std::string_view bytes, std::string_view what) {
 
 VideoMetaView DecodeVideoMeta(std::string_view bytes, std::string_view what) {
   const fbs::VideoRecord& r = VerifiedVideo(bytes, what);
-  CheckVideoShape(r, what);
   VideoMetaView out;
+  out.frames = CheckVideoShape(r, what);
   out.chunk = r.chunk();
   out.seq = r.seq();
   out.meta_data = std::string_view(r.meta_data()->c_str(), r.meta_data()->size());

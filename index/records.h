@@ -167,6 +167,7 @@ struct VideoMetaView {
   uint32_t chunk = 0;
   uint64_t seq = 0;
   std::string_view meta_data;
+  uint32_t frames = 0;  // how many frames the video has
 };
 VideoMetaView DecodeVideoMeta(std::string_view bytes, std::string_view what);
 

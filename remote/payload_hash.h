@@ -3,8 +3,7 @@
 // differ, so an upload corrupted in transit, or a file changed between
 // hashing and sending, is never stored. Internal to remote/.
 //
-// OpenSSL's libcrypto does the hashing (SHA extensions where the CPU has
-// them); payload_hash.cc is the only file that includes OpenSSL headers.
+// The hash itself is util/sha256.h's (OpenSSL's libcrypto).
 //
 // Thread safety: pure functions.
 #ifndef GULPDB_REMOTE_PAYLOAD_HASH_H_

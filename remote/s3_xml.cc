@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "remote/s3_url.h"
+#include "util/markup.h"
 
 namespace gulpdb::remote::xml {
 namespace {
@@ -229,38 +230,11 @@ bool ParseCompleteMultipartUpload(std::string_view xml, std::string* etag, Error
   return true;
 }
 
-std::string Escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string CompleteMultipartUploadBody(const std::vector<std::string>& part_etags) {
   std::string body = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">";
   for (size_t i = 0; i < part_etags.size(); ++i) {
     body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" +
-            Escape(part_etags[i]) + "</ETag></Part>";
+            util::EscapeMarkup(part_etags[i]) + "</ETag></Part>";
   }
   body += "</CompleteMultipartUpload>";
   return body;

@@ -65,9 +65,6 @@ bool ParseCompleteMultipartUpload(std::string_view xml, std::string* etag, Error
 // The CompleteMultipartUpload request body for parts 1..n with these ETags.
 std::string CompleteMultipartUploadBody(const std::vector<std::string>& part_etags);
 
-// `text` with &, <, >, " and ' escaped for XML.
-std::string Escape(std::string_view text);
-
 }  // namespace gulpdb::remote::xml
 
 #endif  // GULPDB_REMOTE_S3_XML_H_

@@ -26,6 +26,8 @@ packages=(
   python3-venv python3-build python3-wheel python3-setuptools python3-installer  # packaging
   help2man dpkg-dev              # the man page; dpkg-shlibdeps for the .deb's Depends
   rsync                          # tests: copies of imported GulpIO directories
+  libcpp-httplib-dev             # gulpdb view's HTTP server (view/server.cc)
+  chromium chromium-driver python3-selenium  # the viewer's page tested in headless Chromium
 )
 
 missing=()

@@ -173,9 +173,11 @@ check ls_to_full_disk 1 sh -c "'$gulpdb' ls '$ds' >/dev/full"
 expect_out ls_to_full_disk_message "gulpdb ls: write the output: No space left on device"
 check info_to_full_disk 1 sh -c "'$gulpdb' info '$ds' --json >/dev/full"
 # A file where a directory is expected.
-for cmd in info ls check compact export remove show extract import; do
+for cmd in info ls check compact export remove show extract import view; do
   args=("$tmp/afile")
-  case $cmd in remove | show) args+=(0) ;; extract) args+=(0 -o "$tmp/x") ;; esac
+  case $cmd in
+    remove | show) args+=(0) ;; extract) args+=(0 -o "$tmp/x") ;; view) args+=(--no-browser) ;;
+  esac
   check "${cmd}_file_as_dir" 1 "$gulpdb" "$cmd" "${args[@]}"
   expect_out "${cmd}_file_as_dir_message" "afile: not a directory"
 done
@@ -205,9 +207,11 @@ check image_list_is_dir 1 "$gulpdb" ingest "$tmp/n" --image-list "$frames" --qui
 expect_out image_list_is_dir_message "frames_src: not a regular file"
 check dirs_nothing_created 1 test -e "$tmp/n"
 # Missing paths.
-for cmd in info ls check compact export remove show extract import; do
+for cmd in info ls check compact export remove show extract import view; do
   args=("$tmp/nowhere")
-  case $cmd in remove | show) args+=(0) ;; extract) args+=(0 -o "$tmp/x") ;; esac
+  case $cmd in
+    remove | show) args+=(0) ;; extract) args+=(0 -o "$tmp/x") ;; view) args+=(--no-browser) ;;
+  esac
   check "${cmd}_missing" 1 "$gulpdb" "$cmd" "${args[@]}"
   expect_out "${cmd}_missing_message" "gulpdb: not found: .*nowhere"
 done

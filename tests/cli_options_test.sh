@@ -51,7 +51,7 @@ check merge_index_dir_info 0 "$gulpdb" info "$tmp/m" --index-dir "$tmp/m_index" 
 expect_out merge_index_dir_videos '"videos": 22'
 check index_dir_empty 2 "$gulpdb" info "$gio" --index-dir ""
 expect_out index_dir_empty_message "--index-dir is an empty string"
-for cmd in create ingest info ls show extract remove import export check compact merge; do
+for cmd in create ingest info ls show extract remove import export check compact merge view; do
   check "${cmd}_help_index_dir" 0 "$gulpdb" "$cmd" --help
   expect_out "${cmd}_help_index_dir_text" "--index-dir"
 done
@@ -76,6 +76,10 @@ bad_numbers=(
   "ingest $tmp/n|seed|-1" "ingest $tmp/n|seed|18446744073709551616" "ingest $tmp/n|seed| 7"
   "ls $ds|limit|-1" "ls $ds|limit|ten" "compact $ds|min-garbage|-0.1"
   "compact $ds|min-garbage|1.5" "compact $ds|wait|-1" "compact $ds|wait|nan"
+  "view $ds --no-browser|port|-1" "view $ds --no-browser|port|65536"
+  "view $ds --no-browser|port|80.5" "view $ds --no-browser|thumb-size|8"
+  "view $ds --no-browser|thumb-size|2000" "view $ds --static $tmp/n|limit|0"
+  "view $ds --static $tmp/n|limit|-3"
 )
 for entry in "${bad_numbers[@]}"; do
   IFS='|' read -r cmdline option value <<<"$entry"
@@ -133,7 +137,7 @@ expect_text merge_a_url_shard_message "SHARD s3://gulpdb-no-bucket/shard is a UR
 expect_text merge_a_url_shard_how "aws s3 sync s3://gulpdb-no-bucket/shard DIR"
 check merge_a_url_shard_nothing_created 1 test -e "$tmp/m_url"
 # Every command that only reads says in its --help that DIR may be a URL.
-for cmd in info ls show extract check export index split; do
+for cmd in info ls show extract check export index split view; do
   check "${cmd}_help_url" 0 "$gulpdb" "$cmd" --help
   expect_text "${cmd}_help_url_text" "s3://BUCKET/PREFIX"
 done

@@ -181,6 +181,9 @@ BOOST_AUTO_TEST_CASE(normalize_rejects_invalid_json_with_offset) {
   ExpectNormalizeRejects(std::string("\"a\0b\"", 5), 2, "control character 0x00");
   ExpectNormalizeRejects("\"\\q\"", 1, "invalid escape \\q");
   ExpectNormalizeRejects("\"\\x41\"", 1, "invalid escape \\x");
+  // A control byte after the backslash is named: copied, a NUL cut the message.
+  ExpectNormalizeRejects(std::string("\"\\\0\"", 4), 1, "a backslash before byte 0x00 in a");
+  ExpectNormalizeRejects("\"\\\n\"", 1, "a backslash before byte 0x0a in a string");
   ExpectNormalizeRejects("\"\\u12G4\"", 5, "expected 4 hex digits");
   ExpectNormalizeRejects("\"\\u12\"", 5, "expected 4 hex digits");
   ExpectNormalizeRejects("\xef\xbb\xbf[]", 0, "byte order mark");

@@ -217,6 +217,36 @@ BOOST_AUTO_TEST_CASE(verify_file_survives_commits_overwriting_both_meta_pages) {
   BOOST_TEST(report.entries >= 3u);
 }
 
+// What a pin keeps from reuse: the pages commits free while it holds,
+// counted from LMDB's free-page records (the writer's journal bounds them).
+BOOST_AUTO_TEST_CASE(pinned_free_bytes_counts_the_pages_freed_since_the_pin) {
+  test::TempDir tmp;
+  auto env = Env::Open(tmp.path(), EnvOptions{});
+  const Dbi db = env->OpenDb("t", true);
+  auto put = [&](int i) {
+    env->Update([&](Txn& txn) { txn.Put(db, "k" + std::to_string(i % 7), std::string(100, 'v')); });
+  };
+  for (int i = 0; i < 5; ++i) put(i);
+  BOOST_TEST(env->PinnedFreeBytes() == 0u);  // no pin
+  env->Pin();
+  const uint64_t at_pin = env->PinnedFreeBytes();
+  BOOST_TEST(at_pin <= 4u * 4096);  // what the pinned commit itself freed, at most
+  uint64_t last = at_pin;
+  for (int i = 0; i < 20; ++i) {
+    put(i);
+    const uint64_t now = env->PinnedFreeBytes();
+    BOOST_TEST(now >= last + 4096, "commit " << i << ": " << now << " after " << last);
+    last = now;
+  }
+  const uint64_t used = env->used_bytes();
+  env->Pin();  // a new pin: the pages freed before it are reusable again
+  BOOST_TEST(env->PinnedFreeBytes() <= 4u * 4096);
+  for (int i = 0; i < 10; ++i) put(i);  // half the pages the first pin freed
+  BOOST_TEST(env->used_bytes() <= used, "the file grew although freed pages were reusable");
+  env->Unpin();
+  BOOST_TEST(env->PinnedFreeBytes() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(map_grows_instead_of_failing_full) {
   test::TempDir tmp;
   EnvOptions options;

@@ -6,7 +6,8 @@
 // one base partition, one per delta generation and one chunk partition;
 // writes are refused as for any read-only dataset; a damaged partition is a
 // CorruptionError naming its hash. Also the positional reads of a local
-// dataset (IdAt, IdsAt, OrderBlocks) against Ids().
+// dataset (IdAt, IdsAt, OrderBlocks) against Ids(), and IdsDigest, local and
+// through partitions, against a SHA-256 of the ids computed here.
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <filesystem>
@@ -29,6 +30,7 @@
 #include "gulpdb/query.h"
 #include "index/partition_root.h"
 #include "remote/payload_hash.h"
+#include "support/sha256.h"
 #include "support/test_util.h"
 
 namespace gulpdb {
@@ -606,6 +608,105 @@ BOOST_AUTO_TEST_CASE(local_positions_follow_ids_through_removals_and_compaction)
   std::vector<uint64_t> blocks;
   for (uint64_t p = 0; p < count; p += 2048) blocks.push_back(p);
   BOOST_CHECK(ds->OrderBlocks() == blocks);
+}
+
+// IdsDigest's rule, computed here with the tests' own SHA-256: each id as
+// its length (4 bytes, little-endian) and its bytes.
+std::string ReferenceIdsDigest(const std::vector<std::string>& ids, size_t count) {
+  std::string bytes;
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t n = static_cast<uint32_t>(ids[i].size());
+    for (int b = 0; b < 4; ++b) bytes.push_back(static_cast<char>((n >> (8 * b)) & 0xff));
+    bytes += ids[i];
+  }
+  return test::Sha256Hex(bytes.data(), bytes.size());
+}
+
+void ExpectIdsDigests(const Dataset& ds, const std::vector<std::string>& ids) {
+  BOOST_REQUIRE_EQUAL(ds.Count(), ids.size());
+  for (size_t count : {size_t{0}, size_t{1}, size_t{49}, size_t{50}, ids.size() / 2, ids.size()}) {
+    const std::string digest = ds.IdsDigest(count);
+    BOOST_CHECK_EQUAL(digest, ReferenceIdsDigest(ids, count));
+    BOOST_CHECK_EQUAL(digest, IdsDigestOf(std::vector<std::string>(
+                                  ids.begin(), ids.begin() + static_cast<ptrdiff_t>(count))));
+  }
+  BOOST_CHECK_THROW(ds.IdsDigest(ids.size() + 1), OutOfRangeError);
+}
+
+// A walk of the order from its start (Ids, IdsDigest) reads the order
+// partitions ahead of the scan, 16 at a time (engine/core/order_scan.h):
+// each is still fetched once, and no other.
+BOOST_AUTO_TEST_CASE(a_walk_of_the_order_fetches_each_order_partition_it_reads_once) {
+  TempDir tmp;
+  auto local = MakeDataset(tmp / "d");
+  AppendVideos(*local, 1500, 9000);
+  const BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
+  std::vector<uint64_t> blocks;
+  {
+    Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+    blocks = s.dataset->OrderBlocks();
+  }
+  BOOST_REQUIRE_GT(blocks.size(), 2 * 16 + 1u);  // more than two windows
+  for (const size_t end : {size_t{2}, size_t{17}, size_t{33}, blocks.size()}) {
+    // The first `end` blocks, and one position past them when there is one.
+    const uint64_t count = end < blocks.size() ? blocks[end] + 1 : local->Count();
+    const size_t touched = std::min(end + 1, blocks.size());
+    Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+    BOOST_CHECK_EQUAL(s.dataset->IdsDigest(count), local->IdsDigest(count));
+    BOOST_CHECK_EQUAL(s.index->fetches(), touched);
+  }
+  Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+  BOOST_CHECK(s.dataset->Ids() == local->Ids());
+  BOOST_CHECK_EQUAL(s.index->fetches(), blocks.size());
+}
+
+BOOST_AUTO_TEST_CASE(ids_digest_names_the_first_ids_locally_and_through_partitions) {
+  TempDir tmp;
+  auto local = MakeDataset(tmp / "d");
+  const std::vector<std::string> ids = local->Ids();
+  BOOST_CHECK_EQUAL(local->IdsDigest(0),
+                    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  // The length prefix keeps ids apart: ["ab", "c"] is not ["a", "bc"].
+  BOOST_CHECK_NE(IdsDigestOf({"ab", "c"}), IdsDigestOf({"a", "bc"}));
+  ExpectIdsDigests(*local, ids);
+  BOOST_CHECK(!local->Uuid().empty());
+  BOOST_CHECK_EQUAL(local->Uuid(), local->Stats().uuid);
+  BuildResult built = BuildPartitions(*local, nullptr, SmallPartitions(), tmp / "parts");
+  {
+    Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+    ExpectIdsDigests(*s.dataset, ids);
+    BOOST_CHECK_EQUAL(s.dataset->Uuid(), local->Uuid());
+  }
+  // Appends leave the digest of the videos that were there; a new snapshot
+  // (delta partitions) agrees.
+  const std::string before = local->IdsDigest(ids.size());
+  AppendVideos(*local, 1500, 1540);
+  BOOST_CHECK_EQUAL(local->IdsDigest(ids.size()), before);
+  built = BuildPartitions(*local, &built.root, SmallPartitions(), tmp / "parts");
+  {
+    Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+    BOOST_CHECK_EQUAL(s.dataset->IdsDigest(ids.size()), before);
+    ExpectIdsDigests(*s.dataset, local->Ids());
+  }
+  // A removal changes it; so does a replacement, which moves the id to the end.
+  local->Remove({ids[700]});
+  BOOST_CHECK_NE(local->IdsDigest(ids.size()), before);
+  ExpectIdsDigests(*local, local->Ids());
+  const std::string after_removal = local->IdsDigest(100);
+  WriterOptions replace;
+  replace.on_duplicate = OnDuplicate::kReplace;
+  {
+    auto w = local->NewWriter(replace);
+    const std::vector<std::string> frames = Frames(3);
+    w->Append(ids[3], std::vector<std::string_view>(frames.begin(), frames.end()), "{}");
+    w->Commit();
+  }
+  BOOST_CHECK_NE(local->IdsDigest(100), after_removal);
+  BOOST_CHECK_EQUAL(local->IdAt(local->Count() - 1), ids[3]);
+  ExpectIdsDigests(*local, local->Ids());
+  built = BuildPartitions(*local, &built.root, SmallPartitions(), tmp / "parts");
+  Snapshot s = OpenPartitioned(tmp / "d", built, tmp / "parts");
+  ExpectIdsDigests(*s.dataset, local->Ids());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

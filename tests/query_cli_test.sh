@@ -2,7 +2,8 @@
 # End-to-end checks of the command line's metadata queries and named splits:
 # `ls --where` with and without a meta index against a reference taken from
 # `ls --meta`, `gulpdb index`, `gulpdb split`, `info`, and splits through
-# export and import.
+# export and import; the query language in --where (its errors, its
+# fallback to KEY=VALUE, indexes of the first key form and their rebuild).
 #   query_cli_test.sh GULPDB_BINARY FIXTURES_DIR
 set -uo pipefail
 gulpdb=$1
@@ -152,6 +153,74 @@ expect_eq import_index_keys "$(cat "$tmp/out")" "label"
 
 check split_remove 0 "$gulpdb" split "$ds" val --remove
 check split_remove_again 1 "$gulpdb" split "$ds" val --remove
+
+# The query language (docs/query.md): against a reference computed here with
+# awk from `ls --meta` (id, frames, meta_data), with label indexed and idx not.
+check ql_reference 0 "$gulpdb" ls "$ds" --meta
+cp "$tmp/out" "$tmp/all_meta"
+ql_ref=$(awk -F'\t' '$2 >= 4 && ($3 ~ /"label": "circle"/ || $3 ~ /"label": "square"/) {print $1}' \
+  "$tmp/all_meta")
+check ql_reference_nonempty 0 test -n "$ql_ref"
+listed --where "frames >= 4 and label in ('circle', 'square')"
+expect_eq ql_and_in "$ids" "$ql_ref"
+listed --where "frames >= 4" --where "label in ('circle', \"square\")"  # repeated: and
+expect_eq ql_repeated_and "$ids" "$ql_ref"
+listed --where "FRAMES >= 4 AND (label = 'circle' OR meta.label = 'square')"
+check ql_keyword_case_is_not_a_key_case 0 test -z "$ids"  # FRAMES is a meta key
+listed --where "frames >= 4 AND (label = 'circle' OR meta.label = 'square')"
+expect_eq ql_keywords_any_case "$ids" "$ql_ref"
+ql_not=$(awk -F'\t' '$3 !~ /"idx": 0/ {print $1}' "$tmp/all_meta")
+listed --where "not idx = 0"
+expect_eq ql_not "$ids" "$ql_not"
+ql_range=$(awk -F'\t' '$3 ~ /"idx": [12]/ {print $1}' "$tmp/all_meta")
+listed --where "idx > 0.5 and idx <= 2"
+expect_eq ql_range_scan "$ids" "$ql_range"
+ql_labels=$(awk -F'\t' '$3 ~ /"label": "(square|triangle)"/ {print $1}' "$tmp/all_meta")
+listed --where "label >= 's'"
+expect_eq ql_range_indexed "$ids" "$ql_labels"
+# A key no video has is warned about, whatever else matches.
+listed --where "lable = 'x' or label = 'circle'"
+expect_text ql_absent_key_warning "gulpdb ls: warning: no video's meta has the key 'lable'"
+# KEY=VALUE that is not a query keeps its old meaning (here: a string).
+listed --where "label=circle and more"
+expect_eq ql_old_meaning "$ids" ""
+check ql_old_meaning_quiet 1 grep -q warning "$tmp/out"
+# Text that is neither: exit 2, the query and a caret under the byte, before
+# anything is opened.
+check ql_syntax_error 2 "$gulpdb" ls "$ds" --where "frames >= and label = 'x'"
+expect_text ql_syntax_message "--where: parse query: byte 10: expected a value"
+expect_text ql_syntax_text "  frames >= and label = 'x'"
+expect_out ql_syntax_caret "^            \^$"
+check ql_syntax_error_first 2 "$gulpdb" ls "$tmp/no such dataset" --where "x >"
+check ql_split_syntax_error 2 "$gulpdb" split "$ds" nope --where "label = cat"
+expect_text ql_split_syntax_caret "  label = cat"
+check ql_never_holds 2 "$gulpdb" ls "$ds" --where "idx != null"
+expect_text ql_never_holds_hint "write 'has KEY and not KEY = null'"
+# split --where takes a query.
+check ql_split 0 "$gulpdb" split "$ds" big --where "frames >= 4 and label in ('circle', 'square')"
+check ql_split_show 0 "$gulpdb" split "$ds" big
+expect_eq ql_split_ids "$(cat "$tmp/out")" "$ql_ref"
+check ql_split_empty 1 "$gulpdb" split "$ds" none --where "frames > 1000"
+expect_text ql_split_empty_message "no video matches frames > 1000"
+
+# An index of the first key form (made before indexes were ordered): listed
+# as such, answers the same, and rebuilt by --meta-key.
+check ql_old_form 0 env GULPDB_TEST_META_KEY_FORM=canonical "$gulpdb" index "$ds" --meta-key idx
+check ql_old_form_list 0 "$gulpdb" index "$ds"
+expect_text ql_old_form_listed "idx	(equality only, made by an older gulpdb: --meta-key KEY rebuilds it"
+check ql_old_form_info 0 "$gulpdb" info "$ds"
+expect_out ql_old_form_info_line "meta indexes: +idx \(equality only\), label$"
+listed --where "idx > 0.5 and idx <= 2"
+expect_eq ql_old_form_range "$ids" "$ql_range"
+listed --where "not idx = 0"
+expect_eq ql_old_form_not "$ids" "$ql_not"
+check ql_rebuild 0 "$gulpdb" index "$ds" --meta-key idx
+expect_text ql_rebuild_message "rebuilt the meta index of 'idx' in the ordered form"
+check ql_rebuild_again 0 "$gulpdb" index "$ds" --meta-key idx
+expect_text ql_rebuild_again_message "'idx' has a meta index already"
+listed --where "idx > 0.5 and idx <= 2"
+expect_eq ql_rebuilt_range "$ids" "$ql_range"
+check ql_rebuilt_check 0 "$gulpdb" check "$ds" --quiet
 
 # Usage errors.
 check where_no_equals 2 "$gulpdb" ls "$ds" --where label

@@ -124,7 +124,9 @@ void Verify(const Dataset& ds, const Model& model, const std::string& when) {
                boost::test_tools::per_element());
     BOOST_TEST(ds.Select({either, MetaCondition::Equals("label", "3")}).empty());
     BOOST_TEST(ds.Select("label", "\"no such label\"").empty());
-    BOOST_TEST(ds.Select({}) == ds.Ids(), boost::test_tools::per_element());
+    BOOST_TEST(ds.Select(std::vector<MetaCondition>{}) == ds.Ids(),
+               boost::test_tools::per_element());
+    BOOST_TEST(ds.Select(Query()) == ds.Ids(), boost::test_tools::per_element());
     const CheckReport report = Check(ds.dir());
     for (const CheckProblem& p : report.problems) BOOST_ERROR(p.where + ": " + p.what);
   }
@@ -301,12 +303,13 @@ BOOST_AUTO_TEST_CASE(long_values_are_verified_against_the_record) {
   const engine::QueryDbHandles dbs = impl.query.Load();
   const VideoInfo vb = ds->Get("b");
   impl.env->Update([&](index::Txn& txn) {
-    std::string_view number;
-    BOOST_REQUIRE(txn.Get(dbs.meta_fields, "k", &number));
-    txn.Put(dbs.meta_index,
-            index::MetaEntryKey(index::DecodeFieldNumber(number), std::string(a.begin(), a.end()),
-                                vb.chunk, vb.seq),
-            "b");
+    std::string_view field;
+    BOOST_REQUIRE(txn.Get(dbs.meta_fields, "k", &field));
+    const index::MetaFieldValue f = index::DecodeMetaField(field);
+    txn.Put(
+        dbs.meta_index,
+        index::MetaEntryKey(f.number, f.form, engine::MetaKeyValue(f.form, a), vb.chunk, vb.seq),
+        "b");
   });
   BOOST_TEST(ds->Select("k", a) == std::vector<std::string>{"a"});
   // ... and `check` reports the forged entry.

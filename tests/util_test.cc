@@ -1,5 +1,5 @@
-// The floor of shared helpers (util/): integer coding, UTF-8, the errno
-// translation, path text, the seam's rename and removal, mkdir -p, recursive
+// The floor of shared helpers (util/): integer coding, SHA-256, UTF-8, the
+// errno translation, path text, the seam's rename and removal, mkdir -p, recursive
 // removal and ParallelFor. The file layer's reads, writes and atomic files
 // are file_io_test's.
 #include <fcntl.h>
@@ -17,7 +17,9 @@
 #include "support/test_util.h"
 #include "util/coding.h"
 #include "util/file_io.h"
+#include "util/markup.h"
 #include "util/path.h"
+#include "util/sha256.h"
 #include "util/sys_error.h"
 #include "util/thread_pool.h"
 #include "util/utf8.h"
@@ -47,6 +49,30 @@ BOOST_AUTO_TEST_CASE(fixed32_little_endian_orders_bytes_least_significant_first)
   PutFixed32Little(&out, 0x11223344u);
   BOOST_TEST(out == std::string("x\x44\x33\x22\x11", 5));
   BOOST_TEST(GetFixed32Little(out, 1) == 0x11223344u);
+}
+
+// FIPS 180-4's published examples (NIST's SHA256.pdf), also fed in pieces.
+BOOST_AUTO_TEST_CASE(sha256_matches_the_published_vectors_whole_and_in_pieces) {
+  const std::string abc_digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+  const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  const std::string two_blocks_digest =
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+  BOOST_TEST(Sha256Hex("abc") == abc_digest);
+  BOOST_TEST(Sha256Hex(two_blocks) == two_blocks_digest);
+  BOOST_TEST(Sha256Hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  Sha256 sha;
+  for (size_t i = 0; i < two_blocks.size(); i += 7) sha.Update(two_blocks.substr(i, 7));
+  BOOST_TEST(sha.FinishHex() == two_blocks_digest);
+  // Finishing starts the object again, empty.
+  sha.Update("ab");
+  sha.Update("c");
+  BOOST_TEST(sha.FinishHex() == abc_digest);
+  const std::string thousand_a(1000, 'a');
+  for (int i = 0; i < 1000; ++i) sha.Update(thousand_a);  // one million 'a'
+  BOOST_TEST(sha.FinishHex() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  Sha256 moved = std::move(sha);
+  moved.Update(two_blocks.data(), two_blocks.size());
+  BOOST_TEST(moved.FinishHex() == two_blocks_digest);
 }
 
 BOOST_AUTO_TEST_CASE(utf8_decoder_accepts_rfc3629_and_refuses_the_rest) {
@@ -198,6 +224,13 @@ BOOST_AUTO_TEST_CASE(parallel_for_runs_every_index_once_and_rethrows) {
                                   if (i == 7) throw std::runtime_error("seven");
                                 }),
                     std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(markup_escapes_the_five_characters_and_nothing_else) {
+  BOOST_TEST(EscapeMarkup("") == "");
+  BOOST_TEST(EscapeMarkup("a&b<c>d\"e'f") == "a&amp;b&lt;c&gt;d&quot;e&#39;f");
+  BOOST_TEST(EscapeMarkup("&amp;") == "&amp;amp;");  // escaped again, never taken as an entity
+  BOOST_TEST(EscapeMarkup("caf\xc3\xa9 \t\n/") == "caf\xc3\xa9 \t\n/");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -436,15 +436,20 @@ FileLock::FileLock(const std::string& path, std::chrono::milliseconds wait, cons
   }
 }
 
-std::string RandomUuid() {
-  unsigned char bytes[16];
+void RandomBytes(void* out, size_t size) {
+  auto* bytes = static_cast<unsigned char*>(out);
   size_t got = 0;
-  while (got < sizeof bytes) {
-    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+  while (got < size) {
+    const ssize_t n = ::getrandom(bytes + got, size - got, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) ThrowErrno("getrandom", "(random source)", errno);
     got += static_cast<size_t>(n);
   }
+}
+
+std::string RandomUuid() {
+  unsigned char bytes[16];
+  RandomBytes(bytes, sizeof bytes);
   bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40);  // version 4
   bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80);  // RFC 4122 variant
   static const char kHex[] = "0123456789abcdef";

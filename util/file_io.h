@@ -221,6 +221,11 @@ class FileLock {
   UniqueFd fd_;
 };
 
+// Fills `out` with `size` bytes from the kernel's random source
+// (getrandom(2), a CSPRNG; it blocks only until the pool is first seeded at
+// boot). Throws IoError if the random source fails.
+void RandomBytes(void* out, size_t size);
+
 // A random UUID (version 4, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx", lowercase
 // hex) from the kernel's random source: a dataset's identity, a push's id.
 // Throws IoError if the random source fails.

@@ -32,13 +32,30 @@
 //                       record: engine/core/writer.cc, CommitJournaled
 //   no-meta-restore     recovery after a power cut does not write the
 //                       checkpoint's meta pages back into the index:
-//                       engine/core/writer.cc, PrepareJournalRecovery
+//                       engine/core/journal.cc, PrepareJournalRecovery
 //   no-pin              a checkpoint does not pin its snapshot, so LMDB may
-//                       reuse its pages: engine/core/writer.cc, Checkpoint
+//                       reuse its pages: engine/core/journal_session.cc, Pin
+//   stale-checkpoint    a writer takes over the journal's last checkpoint
+//                       although a commit changed the index since:
+//                       engine/core/journal_session.cc, CheckpointIsCurrent
 //   frame-trust-blocks  the frame cache serves a block file without checking
 //                       its size, header or page CRCs, so what a power cut
 //                       left of it reaches the frames' own checks:
 //                       engine/frame_cache/block_file.cc, ReadBlockBytes
+//
+// and one bug of the index's size, found by journal_test
+// (the_index_bound_fails_without_the_pin_budget):
+//
+//   unbounded-pin       a writer's pin between checkpoints holds every page
+//                       its commits free, however many:
+//                       engine/core/journal_session.cc, PinIsFull
+//
+// and one seeded bug of the query room, for the power-loss simulator:
+//
+//   meta-rebuild-split  rebuilding a meta index in the ordered key form
+//                       commits the new form without its entries, which a
+//                       second transaction adds: engine/query/query_txn.cc,
+//                       BuildMetaIndex
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //

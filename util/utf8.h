@@ -31,7 +31,9 @@ size_t Utf8SequenceLength(std::string_view text, size_t pos);
 // sequence, or std::string_view::npos when all of `text` is valid.
 size_t FindInvalidUtf8(std::string_view text);
 
-// Appends the UTF-8 form of `code_point` (<= U+10FFFF, not a surrogate).
+// Appends the UTF-8 form of `code_point` (<= U+10FFFF). A surrogate
+// (U+D800..U+DFFF) gets the three bytes UTF-8's pattern gives it, which is
+// not valid UTF-8 (it is WTF-8): callers pass one only on purpose.
 void AppendUtf8(uint32_t code_point, std::string* out);
 
 }  // namespace gulpdb::util

@@ -46,6 +46,7 @@ void BindInterop(py::module_& m);
 void BindIngest(py::module_& m);
 void BindRemote(py::module_& m);
 void BindDecodeOptions(py::module_& m);
+void BindView(py::module_& m);
 
 // Wraps a Python callable (or None) as a progress callback that the engine
 // may call without the GIL, from any thread: it takes the GIL for the call.

@@ -149,6 +149,16 @@ void BindArgumentHelpers(py::module_& m) {
       py::arg("ids"), py::arg("what") = "ids",
       "A collection of video ids as a list of str (each as _as_id); TypeError for a bare str or "
       "bytes, whose characters would otherwise be taken for ids.");
+  m.def(
+      "ids_digest",
+      [](const py::handle& ids_object) {
+        const std::vector<std::string> ids = ToIdList(ids_object, "ids");
+        py::gil_scoped_release release;
+        return IdsDigestOf(ids);
+      },
+      py::arg("ids"),
+      "The digest NativeDataset.ids_digest gives, of any list of ids in their order (each as "
+      "_as_id).");
 }
 
 // What the index knows: VideoInfo, ChunkInfo, DatasetStats.
@@ -337,6 +347,24 @@ void BindLookups(py::class_<DatasetHandle>& cls) {
           },
           "The first position of each block of the order stored together.")
       .def(
+          "ids_digest",
+          [](const DatasetHandle& h, uint64_t count) {
+            auto ds = h.Get();
+            py::gil_scoped_release release;
+            return ds->IdsDigest(count);
+          },
+          py::arg("count"),
+          "SHA-256 (hex) of the ids at positions [0, count), each length-prefixed; IndexError "
+          "past the end.")
+      .def_property_readonly(
+          "uuid",
+          [](const DatasetHandle& h) {
+            auto ds = h.Get();
+            py::gil_scoped_release release;
+            return ds->Uuid();
+          },
+          "The dataset's identity (a UUID; empty for an index made before gulpdb recorded one).")
+      .def(
           "find",
           [](const DatasetHandle& h, const py::handle& id_object) {
             auto ds = h.Get();
@@ -445,6 +473,26 @@ void BindReads(py::class_<DatasetHandle>& cls) {
             return ToBytesList(jpegs);
           },
           py::arg("id"), py::arg("frames") = py::none(), "JPEG bytes of the selected frames.")
+      .def(
+          "read_thumbnails",
+          [](const DatasetHandle& h, const py::handle& id_object, const py::handle& frames,
+             int max_side, int quality) {
+            auto ds = h.Get();
+            const std::string id = ToId(id_object);
+            const Selection selection = ToSelection(frames, *ds, id);
+            ThumbnailOptions options;
+            options.max_side = max_side;
+            options.quality = quality;
+            JpegFrames jpegs;
+            {
+              py::gil_scoped_release release;
+              jpegs = ds->ReadThumbnails(id, selection, options);
+            }
+            return ToBytesList(jpegs);
+          },
+          py::arg("id"), py::arg("frames") = py::none(), py::arg("max_side") = 0,
+          py::arg("quality") = 85,
+          "The selected frames as JPEG images no larger than max_side (Dataset::ReadThumbnails).")
       .def(
           "read_jpeg_batch",
           [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames) {

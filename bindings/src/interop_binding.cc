@@ -136,6 +136,28 @@ py::dict CheckPy(const std::string& path, bool deep, const py::object& progress)
   return out;
 }
 
+py::dict CheckVideoPy(const DatasetHandle& handle, const py::handle& id_object) {
+  auto ds = handle.Get();
+  const std::string id = ToId(id_object);
+  VideoCheckReport report;
+  {
+    py::gil_scoped_release release;
+    report = CheckVideo(*ds, id);
+  }
+  py::list frame_problems;
+  for (const FrameProblem& p : report.frame_problems) {
+    frame_problems.append(py::make_tuple(p.frame, p.what));
+  }
+  py::dict out;
+  out["id"] = report.id;
+  out["frames"] = report.frames;
+  out["checksums"] = report.checksums;
+  out["frame_problems"] = frame_problems;
+  out["problems"] = report.problems;
+  out["healthy"] = report.healthy();
+  return out;
+}
+
 }  // namespace
 
 void BindInterop(py::module_& m) {
@@ -152,6 +174,9 @@ void BindInterop(py::module_& m) {
   m.def("check", &CheckPy, py::arg("path"), py::arg("deep") = false,
         py::arg("progress") = py::none(),
         "Checks a dataset; returns a report dict whose 'problems' lists (where, what).");
+  m.def("check_video", &CheckVideoPy, py::arg("dataset"), py::arg("id"),
+        "Checks one video's frames as check(deep=True) does; returns a report dict whose "
+        "'frame_problems' lists (frame, what).");
   // The file-name rules of gulpdb/interop.h. A name may come as bytes
   // (os.fsencode) when it is not UTF-8.
   m.def("is_gulpio_data_file_name", &IsGulpioDataFileName, py::arg("name"),

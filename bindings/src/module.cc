@@ -23,4 +23,5 @@ PYBIND11_MODULE(_gulpdb, m) {
   python::BindInterop(m);
   python::BindRemote(m);
   python::BindIngest(m);
+  python::BindView(m);
 }

@@ -1,5 +1,6 @@
 // Metadata queries and named splits on _gulpdb.NativeDataset (gulpdb/query.h):
-// select, the meta index calls and the split listings. The Python layer
+// select (by conditions) and select_query (the query language), the meta
+// index calls and the split listings. The Python layer
 // (python/gulpdb/_dataset.py) turns Python values into the JSON texts that
 // select takes. The writer's set_split / remove_split are bound with the
 // rest of NativeWriter (dataset_binding.cc).
@@ -44,6 +45,37 @@ void BindQuery(py::module_& m) {
          py::arg("conditions"),
          "Ids whose first meta entry satisfies every (key, [json values]) condition (one of "
          "the values each), in (chunk, insertion) order.")
+      .def(
+          "select_query",
+          [](const DatasetHandle& h, const std::string& expression) {
+            auto ds = h.Get();
+            std::vector<std::string> ids, keys;
+            {
+              py::gil_scoped_release release;
+              const Query query = Query::Parse(expression);
+              keys = query.MetaKeys();
+              ids = ds->Select(query);
+            }
+            return std::make_pair(std::move(ids), std::move(keys));
+          },
+          py::arg("expression"),
+          "(ids that satisfy the query, in (chunk, insertion) order; the meta keys it names). "
+          "ValueError, with a caret under the byte, for text that is not a query.")
+      .def(
+          "meta_index_details",
+          [](const DatasetHandle& h) {
+            auto ds = h.Get();
+            std::vector<MetaIndexInfo> details;
+            {
+              py::gil_scoped_release release;
+              details = ds->MetaIndexDetails();
+            }
+            std::vector<std::pair<std::string, bool>> out;
+            for (MetaIndexInfo& d : details) out.emplace_back(std::move(d.key), d.ordered);
+            return out;
+          },
+          "(key, ordered) of every meta index: ordered is False for an index of the first key "
+          "form (equality only until rebuilt).")
       .def(
           "create_meta_index",
           [](const DatasetHandle& h, const std::string& key, double lock_timeout) {

@@ -308,6 +308,10 @@ void BindWriter(py::module_& m) {
           "commit", [](WriterHandle& h) { h.WithWriter([](Writer& w) { w.Commit(); }); },
           "Makes the batch durable and visible.")
       .def(
+          "commit_last", [](WriterHandle& h) { h.WithWriter([](Writer& w) { w.CommitLast(); }); },
+          "commit(), for the batch a `with` block ends with: the fewest syncs when the writer "
+          "closes next.")
+      .def(
           "rollback", [](WriterHandle& h) { h.WithWriter([](Writer& w) { w.Rollback(); }); },
           "Discards the batch.")
       .def_property_readonly(

@@ -20,7 +20,9 @@
 #include "engine/core/fault_injection.h"
 #include "engine/core/gulpio_names.h"
 #include "engine/core/h264_read.h"
+#include "engine/core/ids_digest.h"
 #include "engine/core/journal.h"
+#include "engine/core/order_scan.h"
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
@@ -569,6 +571,12 @@ uint64_t Dataset::Count() const {
   return txn.Count(impl_->videos);
 }
 
+uint64_t Dataset::SnapshotId() const {
+  // A published index is not written while it is open.
+  if (impl_->index_source) return 0;
+  return impl_->env->BeginRead().id();
+}
+
 std::optional<VideoInfo> Dataset::Find(std::string_view id) const {
   std::optional<index::VideoRecord> record;
   if (impl_->index_source) {
@@ -610,20 +618,27 @@ std::string Dataset::ReadH264Stream(std::string_view id) const {
   return engine::ReadH264StreamOf(*impl_, id);
 }
 
+void Dataset::Impl::ScanOrderIds(uint64_t limit,
+                                 const std::function<bool(std::string_view id)>& fn) const {
+  if (index_source) {
+    engine::ScanOrderIds(*index_source, limit, fn);
+    return;
+  }
+  index::Txn txn = env->BeginRead();
+  index::Cursor cursor(txn, order);
+  uint64_t position = 0;
+  for (bool ok = cursor.First(); ok && position < limit && fn(cursor.value()); ok = cursor.Next()) {
+    ++position;
+  }
+}
+
 std::vector<std::string> Dataset::Ids() const {
   std::vector<std::string> ids;
-  if (impl_->index_source) {
-    ids.reserve(impl_->index_source->OrderCount());
-    impl_->index_source->ScanOrder({}, {}, [&](std::string_view, std::string_view id) {
-      ids.emplace_back(id);
-      return true;
-    });
-    return ids;
-  }
-  index::Txn txn = impl_->env->BeginRead();
-  ids.reserve(txn.Count(impl_->order));
-  index::Cursor cursor(txn, impl_->order);
-  for (bool ok = cursor.First(); ok; ok = cursor.Next()) ids.emplace_back(cursor.value());
+  ids.reserve(Count());
+  impl_->ScanOrderIds(UINT64_MAX, [&](std::string_view id) {
+    ids.emplace_back(id);
+    return true;
+  });
   return ids;
 }
 
@@ -804,6 +819,25 @@ std::vector<uint64_t> Dataset::OrderBlocks() const {
   return blocks;
 }
 
+std::string Dataset::IdsDigest(uint64_t count) const {
+  engine::IdsDigester digest;
+  impl_->ScanOrderIds(count, [&](std::string_view id) {
+    digest.Add(id);
+    return true;
+  });
+  if (digest.count() < count) {
+    throw OutOfRangeError("digest the first " + std::to_string(count) + " ids of " + impl_->dir +
+                          ": past the end (" + std::to_string(digest.count()) + " videos)");
+  }
+  return digest.FinishHex();
+}
+
+std::string Dataset::Uuid() const {
+  if (impl_->index_source) return impl_->index_source->info().uuid;
+  index::Txn txn = impl_->env->BeginRead();
+  return impl_->GetInfo(txn).uuid;
+}
+
 // ---- Datasets on an index source ----------------------------------------------------
 
 std::unique_ptr<Dataset> engine::OpenOnIndexSource(const std::string& name,
@@ -835,7 +869,7 @@ size_t Dataset::Remove(const std::vector<std::string>& ids) {
   size_t removed = 0;
   for (const std::string& id : ids)
     if (writer->Remove(id)) ++removed;
-  writer->Commit();
+  writer->CommitLast();
   return removed;
 }
 

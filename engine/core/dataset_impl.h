@@ -107,6 +107,11 @@ struct Dataset::Impl : engine::IndexHandles {
   VideoInfo ToVideoInfo(std::string_view id, index::VideoRecord&& record) const;
   void ScanOrder(std::string_view from_key, std::string_view until_key,
                  const std::function<bool(const VideoInfo&)>& fn) const;
+  // The ids of positions [0, limit) of the order table in order, from one
+  // snapshot (one read transaction, or the index source's ScanOrder, read
+  // ahead: engine/core/order_scan.h), until `fn` returns false. The view
+  // passed to `fn` is valid only during the call.
+  void ScanOrderIds(uint64_t limit, const std::function<bool(std::string_view id)>& fn) const;
 
   // Where each chunk's videos start in the order table of one snapshot
   // (from the chunk records' live counts, which check verifies): built on

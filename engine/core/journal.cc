@@ -2,12 +2,16 @@
 
 #include <fcntl.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
+#include "engine/core/dataset_view.h"
 #include "gulpdb/error.h"
+#include "index/lmdb_env.h"
 #include "util/crc32c.h"
 #include "util/file_io.h"
+#include "util/test_bug.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -258,6 +262,40 @@ void Journal::Checkpoint(std::string meta_pages) {
   lsns_.clear();
   offsets_.clear();
   end_ = kRecordsStart;
+}
+
+std::optional<util::FileLock> PrepareJournalRecovery(const std::string& dir,
+                                                     const std::string& index_dir) {
+  const std::string path = index_dir + "/" + kJournalName;
+  auto needs = [&]() {
+    std::unique_ptr<Journal> j = Journal::Open(path, /*create=*/false);
+    return j && !j->record_lsns().empty() && j->header().boot_id != CurrentBootId();
+  };
+  if (!needs()) return std::nullopt;
+  const auto refuse = [&](const Error& e) {
+    return IoError("open dataset " + dir + ": the journal " + path +
+                   " holds commits from before a power cut or reboot, and recovering them needs "
+                   "write access to " +
+                   index_dir + " (" + e.what() + "); open it once where it is writable");
+  };
+  std::optional<util::FileLock> lock;
+  try {
+    lock.emplace(index_dir + "/" + kWriterLockName, std::chrono::seconds(30), dir);
+  } catch (const BusyError&) {
+    throw;
+  } catch (const Error& e) {
+    throw refuse(e);
+  }
+  if (!needs()) return std::nullopt;  // recovered by another process meanwhile
+  std::unique_ptr<Journal> j = Journal::Open(path, /*create=*/false);
+  if (!util::TestBugEnabled("no-meta-restore")) {
+    try {
+      index::Env::RestoreMetaPages(index_dir, j->header().meta_pages);
+    } catch (const IoError& e) {
+      throw refuse(e);
+    }
+  }
+  return lock;
 }
 
 }  // namespace gulpdb::engine

@@ -11,8 +11,9 @@
 // A small batch (JournalEligible) takes the journal instead of (2): its
 // frames and index delta go into one journal record, synced once, then the
 // index commits without a sync (engine/core/journal.h, docs/reliability.md).
-// Checkpoints, the pin and the recovery of a journal are here too, because
-// replaying a record is applying a batch (ApplyBatch).
+// When a checkpoint is due is engine/core/journal_session.h's; the records'
+// payloads and the recovery of a journal are here, because replaying a
+// record is applying a batch (ApplyBatch).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include "engine/core/dataset_impl.h"
 #include "engine/core/fault_injection.h"
 #include "engine/core/journal.h"
+#include "engine/core/journal_session.h"
 #include "engine/core/obsolete_files.h"
 #include "engine/json/json_text.h"
 #include "engine/query/query_txn.h"
@@ -162,63 +164,21 @@ struct Writer::Impl {
   std::map<uint32_t, Touched> touched;
   std::vector<engine::SplitOp> split_ops;  // SetSplit / RemoveSplit, in call order
 
-  // The journal, opened at the first journaled commit.
-  std::unique_ptr<engine::Journal> journal;
-  // The journal's header holds the index's durable state, and it is pinned:
-  // journaled commits may follow. False after any direct commit.
-  bool journal_current = false;
-  // Chunks written by journaled commits since the checkpoint (synced by the next).
-  std::map<uint32_t, std::shared_ptr<engine::ChunkFile>> journal_files;
+  // The journal, opened at the first journaled commit, and its checkpoints.
+  engine::JournalSession journal;
 
   Impl(std::shared_ptr<engine::DatasetImpl> dataset, const WriterOptions& opts)
       : ds(std::move(dataset)),
         options(opts),
-        lock(std::in_place, ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir) {}
+        lock(std::in_place, ds->index_dir + "/" + kWriterLockName, opts.lock_timeout, ds->dir),
+        journal(*ds->env, ds->index_dir + "/" + engine::kJournalName) {}
   // For replaying a journal under a lock the caller already holds.
   Impl(std::shared_ptr<engine::DatasetImpl> dataset, std::optional<util::FileLock> held)
-      : ds(std::move(dataset)), lock(std::move(held)) {}
+      : ds(std::move(dataset)),
+        lock(std::move(held)),
+        journal(*ds->env, ds->index_dir + "/" + engine::kJournalName) {}
 
-  std::string JournalPath() const { return ds->index_dir + "/" + engine::kJournalName; }
-
-  // Makes everything journaled so far durable in the chunks and the index,
-  // writes the index's meta pages into a new journal header and pins that
-  // snapshot until the next checkpoint.
-  void Checkpoint() {
-    for (auto& [n, f] : journal_files) f->Sync();
-    ds->env->Sync();
-    journal->Checkpoint(ds->env->ReadMetaPages());
-    if (!util::TestBugEnabled("no-pin")) {
-      ds->env->Pin();
-    } else {
-      ds->env->Unpin();
-    }
-    journal_files.clear();
-    journal_current = true;
-  }
-
-  // After a checkpoint that a full journal forced: doubles the journal (up
-  // to Journal::kMaxBytes), so that a writer committing many small batches
-  // checkpoints — writes and syncs its frames a second time, syncs the index
-  // and a header — once per more commits. A journal that cannot grow (a full
-  // disk) keeps its size; that costs checkpoints, not correctness.
-  void GrowJournal() {
-    const uint64_t size = journal->size();
-    if (size >= engine::Journal::kMaxBytes) return;
-    try {
-      journal->Grow(std::min(2 * size, engine::Journal::kMaxBytes));
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::kIoError && e.code() != ErrorCode::kResourceExhausted) throw;
-    }
-  }
-
-  // Before a commit that does not go through the journal: the journal must
-  // hold no record past its checkpoint then, or a recovery after a power cut
-  // would restore the checkpoint's meta pages over that commit.
-  void SettleJournal() {
-    if (journal && !journal->record_lsns().empty()) Checkpoint();
-    journal_current = false;
-    ds->env->Unpin();
-  }
+  const std::string& JournalPath() const { return journal.path(); }
 
   bool JournalEligible() const {
     if (!options.journal || !split_ops.empty() || !have_chunk) return false;
@@ -278,11 +238,10 @@ struct Writer::Impl {
                               ": frames end before they start");
       }
       std::string_view bytes = in.Bytes(t.end - t.committed_length);
-      auto f = journal_files[n];
+      auto& f = journal.chunks()[n];
       if (!f) {
         f = std::make_shared<engine::ChunkFile>(ChunkPath(ds->GetChunk(txn, n).file_name),
                                                 engine::ChunkFile::Mode::kAppend);
-        journal_files[n] = f;
       }
       struct iovec iov {
         const_cast<char*>(bytes.data()), bytes.size()
@@ -304,34 +263,28 @@ struct Writer::Impl {
 
   void CommitJournaled() {
     std::string payload = EncodeBatch();
-    if (!journal) {
-      try {
-        journal = engine::Journal::Open(JournalPath(), /*create=*/true);
-      } catch (const Error& e) {
-        if (e.code() != ErrorCode::kIoError && e.code() != ErrorCode::kResourceExhausted) throw;
-        // No room for the journal (a full disk): this writer commits
-        // directly, as it did before journals, and says so by working.
-        options.journal = false;
-        SettleJournal();
-        CommitDirect();
-        return;
-      }
+    try {
+      journal.Open();
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kIoError && e.code() != ErrorCode::kResourceExhausted) throw;
+      // No room for the journal (a full disk): this writer commits
+      // directly, as it did before journals, and says so by working.
+      options.journal = false;
+      journal.Settle();
+      CommitDirect();
+      return;
     }
-    if (!journal_current || !journal->Fits(payload.size())) {
-      const bool full = journal_current;  // a current journal without room is full
-      Checkpoint();
-      if (full) GrowJournal();
-    }
-    if (!journal->Fits(payload.size())) {  // too big for an empty journal too
-      SettleJournal();
+    journal.PrepareAppend(payload.size());
+    if (!journal.journal()->Fits(payload.size())) {  // too big for an empty journal too
+      journal.Settle();
       CommitDirect();
       return;
     }
     engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
-    journal->Append(payload, /*sync=*/!util::TestBugEnabled("skip-journal-sync"));
-    for (const auto& [n, t] : touched) journal_files[n] = t.file;
+    journal.journal()->Append(payload, /*sync=*/!util::TestBugEnabled("skip-journal-sync"));
+    for (const auto& [n, t] : touched) journal.AddChunk(n, t.file);
     engine::fault::Reached(engine::fault::Point::kAfterDataSync);
-    const uint64_t lsn = journal->record_lsns().back();
+    const uint64_t lsn = journal.journal()->record_lsns().back();
     index::DatasetInfo next;
     std::map<uint32_t, index::ChunkRecord> chunks;
     try {
@@ -342,8 +295,8 @@ struct Writer::Impl {
     } catch (...) {
       // The record is durable but its batch is not committed: a checkpoint
       // (new generation) retires it before the batch's bytes are reused.
-      journal_current = false;
-      Checkpoint();
+      journal.Invalidate();
+      journal.Checkpoint();
       throw;
     }
     engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
@@ -381,9 +334,9 @@ struct Writer::Impl {
                             " holds commits from before a restart that were not recovered; "
                             "reopen the dataset to recover them");
     }
-    journal = engine::Journal::Open(JournalPath(), /*create=*/true);  // read-write
+    journal.Open();  // read-write
     index::Txn txn = ds->env->BeginRead();
-    for (const engine::Journal::Record& r : journal->ReadRecords()) {
+    for (const engine::Journal::Record& r : journal.journal()->ReadRecords()) {
       PayloadReader in(r.payload, JournalPath() + " record " + std::to_string(r.lsn));
       in.Fixed(4);
       in.Fixed(4);
@@ -393,15 +346,16 @@ struct Writer::Impl {
         const uint64_t start = in.Fixed(8);
         in.Bytes(in.Fixed(8) - start);
         std::string_view bytes;
-        if (journal_files.count(n) == 0 && txn.Get(ds->chunks, index::ChunkKey(n), &bytes)) {
-          journal_files[n] = std::make_shared<engine::ChunkFile>(
-              ChunkPath(ds->GetChunk(txn, n).file_name), engine::ChunkFile::Mode::kAppend);
+        if (journal.chunks().count(n) == 0 && txn.Get(ds->chunks, index::ChunkKey(n), &bytes)) {
+          journal.AddChunk(
+              n, std::make_shared<engine::ChunkFile>(ChunkPath(ds->GetChunk(txn, n).file_name),
+                                                     engine::ChunkFile::Mode::kAppend));
         }
       }
     }
     txn.Abort();
-    Checkpoint();
-    SettleJournal();
+    journal.Checkpoint();
+    journal.Settle();
   }
 
   // Replays the records past the index's journal_lsn (after a power cut the
@@ -409,10 +363,10 @@ struct Writer::Impl {
   // written again at their offsets and synced, then one durable index
   // transaction applies every delta in order; a checkpoint ends it.
   void ReplayJournal() {
-    journal = engine::Journal::Open(JournalPath(), /*create=*/true);
-    if (!journal || journal->record_lsns().empty()) return;
+    journal.Open();
+    if (!journal.has_records()) return;
     ds->query.Refresh(*ds->env);
-    std::vector<engine::Journal::Record> records = journal->ReadRecords();
+    std::vector<engine::Journal::Record> records = journal.journal()->ReadRecords();
     uint64_t applied = 0;
     {
       index::Txn txn = ds->env->BeginRead();
@@ -432,7 +386,7 @@ struct Writer::Impl {
         removals.clear();
       }
     }
-    for (auto& [n, f] : journal_files) f->Sync();
+    for (auto& [n, f] : journal.chunks()) f->Sync();
     if (!batches.empty()) {
       const uint64_t last = records.back().lsn;
       ds->env->Update([&](index::Txn& txn) {
@@ -451,8 +405,8 @@ struct Writer::Impl {
     touched.clear();
     pending.clear();
     removals.clear();
-    Checkpoint();
-    SettleJournal();
+    journal.Checkpoint();
+    journal.Settle();
   }
 
   std::string ChunkPath(const std::string& name) const { return ds->ChunkPath(name); }
@@ -599,7 +553,7 @@ struct Writer::Impl {
     std::vector<uint32_t> dirty;
     for (const auto& entry : touched) dirty.push_back(entry.first);
     dirty.push_back(n);
-    SettleJournal();
+    journal.Settle();
     ds->env->Update([&](index::Txn& txn) {
       index::DatasetInfo current = ds->GetInfo(txn);
       current.dirty_chunks = dirty;
@@ -835,13 +789,18 @@ struct Writer::Impl {
     engine::fault::Reached(engine::fault::Point::kBeforeIndexCommit);
   }
 
-  void Commit() {
+  // `last`: no commit follows (Writer::CommitLast). A journaled commit then
+  // costs its record and the checkpoint that closing needs (four syncs),
+  // the direct path three durable writes, unless the journal holds records
+  // already: their checkpoint is due anyway and covers this one too.
+  void Commit(bool last = false) {
     if (pending.empty() && removals.empty() && split_ops.empty()) return;
+    const bool journal_settled = !journal.has_records();
     try {
-      if (JournalEligible()) {
+      if (JournalEligible() && !(last && journal_settled)) {
         CommitJournaled();
       } else {
-        SettleJournal();
+        journal.Settle();
         if (!split_ops.empty()) ds->query.Create(*ds->env);
         CommitDirect();
       }
@@ -901,7 +860,7 @@ Writer::~Writer() {
   if (!impl_) return;
   impl_->Discard();
   try {
-    impl_->SettleJournal();
+    impl_->journal.Settle();
   } catch (const Error&) {
     // The journal keeps its records; the next open recovers them.
   }
@@ -974,6 +933,7 @@ uint32_t Writer::StartChunk() {
   return impl_->chunk;
 }
 void Writer::Commit() { impl_->Commit(); }
+void Writer::CommitLast() { impl_->Commit(/*last=*/true); }
 void Writer::Rollback() { impl_->Discard(); }
 size_t Writer::pending_videos() const { return impl_->pending_by_id.size(); }
 
@@ -1050,40 +1010,6 @@ std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
 }  // namespace gulpdb
 
 namespace gulpdb::engine {
-
-std::optional<util::FileLock> PrepareJournalRecovery(const std::string& dir,
-                                                     const std::string& index_dir) {
-  const std::string path = index_dir + "/" + kJournalName;
-  auto needs = [&]() {
-    std::unique_ptr<Journal> j = Journal::Open(path, /*create=*/false);
-    return j && !j->record_lsns().empty() && j->header().boot_id != CurrentBootId();
-  };
-  if (!needs()) return std::nullopt;
-  const auto refuse = [&](const Error& e) {
-    return IoError("open dataset " + dir + ": the journal " + path +
-                   " holds commits from before a power cut or reboot, and recovering them needs "
-                   "write access to " +
-                   index_dir + " (" + e.what() + "); open it once where it is writable");
-  };
-  std::optional<util::FileLock> lock;
-  try {
-    lock.emplace(index_dir + "/" + kWriterLockName, std::chrono::seconds(30), dir);
-  } catch (const BusyError&) {
-    throw;
-  } catch (const Error& e) {
-    throw refuse(e);
-  }
-  if (!needs()) return std::nullopt;  // recovered by another process meanwhile
-  std::unique_ptr<Journal> j = Journal::Open(path, /*create=*/false);
-  if (!util::TestBugEnabled("no-meta-restore")) {
-    try {
-      index::Env::RestoreMetaPages(index_dir, j->header().meta_pages);
-    } catch (const IoError& e) {
-      throw refuse(e);
-    }
-  }
-  return lock;
-}
 
 void DatasetAccess::ReplayJournal(std::shared_ptr<Impl> ds, util::FileLock lock) {
   Writer::Impl impl(std::move(ds), std::move(lock));

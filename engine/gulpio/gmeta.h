@@ -40,7 +40,7 @@ struct GmetaEntry {
 };
 
 // What a reader read or a writer wrote of a file: its bytes and their
-// CRC-32C (index/crc32c.h), the content fingerprint an imported dataset
+// CRC-32C (util/crc32c.h), the content fingerprint an imported dataset
 // keeps of each .gmeta (docs/format/index_format.md "Source stamps").
 struct GmetaContent {
   uint64_t size = 0;

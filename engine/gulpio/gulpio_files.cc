@@ -41,7 +41,7 @@ std::optional<index::FileStamp> StampOf(const std::string& path) {
   return stamp;
 }
 
-// The content fingerprint is CRC-32C (index/crc32c.h), not a cryptographic
+// The content fingerprint is CRC-32C (util/crc32c.h), not a cryptographic
 // hash: it guards against other tools changing a file by accident (an edit
 // that keeps the size and the CRC-32C is a 1 in 2^32 coincidence), and who
 // can write the directory can edit the index as well, so a forged collision

@@ -69,6 +69,14 @@ std::string DescribeByte(char c) {
   return s;
 }
 
+// "invalid escape \q in a string". A byte that is not printable is named,
+// not copied: a NUL would cut the message where it is read as a C string.
+std::string InvalidEscape(char e) {
+  const uint8_t b = Byte(e);
+  if (b >= 0x21 && b <= 0x7e) return "invalid escape \\" + std::string(1, e) + " in a string";
+  return "invalid escape: a backslash before byte " + DescribeByte(e) + " in a string";
+}
+
 void AppendEscapedUnit(uint32_t unit, std::string* out) {
   char buf[6] = {'\\', 'u'};
   for (int i = 0; i < 4; ++i) buf[2 + i] = kHexDigits[(unit >> (12 - 4 * i)) & 0xf];
@@ -501,7 +509,7 @@ class ValueScanner {
         return true;
       }
       default:
-        return Fail(pos_, "invalid escape \\" + std::string(1, e) + " in a string");
+        return Fail(pos_, InvalidEscape(e));
     }
     pos_ += 2;
     return true;
@@ -672,7 +680,8 @@ std::string PythonJsonString(std::string_view utf8) {
   return out;
 }
 
-JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* utf8) {
+JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* utf8,
+                              bool lone_surrogates) {
   JsonScanResult result;
   auto fail = [&result](size_t at, std::string message) {
     result.status = JsonScanStatus::kInvalid;
@@ -733,8 +742,9 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
             break;
           case 'u':
             break;
-          default:
-            return fail(pos, "invalid escape \\" + std::string(1, e) + " in a string");
+          default: {
+            return fail(pos, InvalidEscape(e));
+          }
         }
         if (e != 'u') {
           utf8->push_back(plain);
@@ -753,34 +763,42 @@ JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* ut
             break;
         }
         const std::string escape(text.substr(pos, 6));
-        if (unit >= 0xdc00 && unit <= 0xdfff) {
+        if (unit >= 0xdc00 && unit <= 0xdfff && !lone_surrogates) {
           return fail(pos, "lone surrogate " + escape +
                                " (a low surrogate without a high one cannot be UTF-8)");
         }
         if (unit >= 0xd800 && unit <= 0xdbff) {
-          // Must be followed by \u and a low surrogate.
+          // Must be followed by \u and a low surrogate (else a lone one).
           const size_t next = pos + 6;
           const std::string lone =
               "lone surrogate " + escape + " (not followed by a low surrogate, cannot be UTF-8)";
           if (next >= text.size()) return truncated();
-          if (data[next] != '\\') return fail(pos, lone);
-          if (next + 1 >= text.size()) return truncated();
-          if (data[next + 1] != 'u') return fail(pos, lone);
-          uint32_t low = 0;
-          switch (ParseUnicodeEscape(text, next, &low, &bad)) {
-            case Step::kTruncated:
-              return truncated();
-            case Step::kInvalid:
-              return fail(bad, "invalid \\u escape: expected 4 hex digits, found " +
-                                   DescribeByte(data[bad]));
-            case Step::kOk:
-              break;
+          bool paired = data[next] == '\\';
+          if (paired) {
+            if (next + 1 >= text.size()) return truncated();
+            paired = data[next + 1] == 'u';
           }
-          if (low < 0xdc00 || low > 0xdfff) return fail(pos, lone);
-          unit = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
-          pos += 6;
+          uint32_t low = 0;
+          if (paired) {
+            switch (ParseUnicodeEscape(text, next, &low, &bad)) {
+              case Step::kTruncated:
+                return truncated();
+              case Step::kInvalid:
+                return fail(bad, "invalid \\u escape: expected 4 hex digits, found " +
+                                     DescribeByte(data[bad]));
+              case Step::kOk:
+                break;
+            }
+            paired = low >= 0xdc00 && low <= 0xdfff;
+          }
+          if (paired) {
+            unit = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+            pos += 6;
+          } else if (!lone_surrogates) {
+            return fail(pos, lone);
+          }
         }
-        AppendUtf8(unit, utf8);
+        AppendUtf8(unit, utf8);  // a lone surrogate (when allowed): its WTF-8 bytes
         pos += 6;
         break;
       }

@@ -91,9 +91,14 @@ JsonScanResult ScanJsonValue(std::string_view text, size_t pos, bool input_compl
 
 // Decodes the JSON string token starting at text[pos] (which must be `"`) into
 // `*utf8` (replaced, must not be null). A lone surrogate escape is kInvalid
-// here, since it cannot be represented in UTF-8. On kOk, result.pos is one past
-// the closing quote; on failure `*utf8` holds unspecified contents.
-JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* utf8);
+// here, since it cannot be represented in UTF-8 — unless `lone_surrogates`:
+// then it is written as the three bytes UTF-8's pattern gives its code point
+// (WTF-8), so that every string Python's json module reads has one byte form
+// and byte order stays code point order (the query room orders strings so).
+// On kOk, result.pos is one past the closing quote; on failure `*utf8` holds
+// unspecified contents.
+JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* utf8,
+                              bool lone_surrogates = false);
 
 }  // namespace gulpdb::engine
 

@@ -297,7 +297,9 @@ class DatasetEntries {
     for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
       index::MetaFieldEntry f;
       f.name = std::string(cursor.key());
-      f.number = index::DecodeFieldNumber(cursor.value());
+      const index::MetaFieldValue value = index::DecodeMetaField(cursor.value());
+      f.number = value.number;
+      f.form = value.form;
       out.push_back(std::move(f));
     }
     return out;
@@ -1332,7 +1334,8 @@ std::vector<std::string> PartitionedIndex::MetaLookup(std::string_view field,
     if (e.name == field) f = &e;
   }
   if (f == nullptr) return ids;
-  const std::string prefix = index::MetaValuePrefix(f->number, CanonicalMetaValue(json_value));
+  const std::string prefix =
+      index::MetaValuePrefix(f->number, f->form, MetaKeyValue(f->form, json_value));
   Scan(PartitionKind::kMetaIndex, prefix, {}, [&](std::string_view key, std::string_view id) {
     if (key.substr(0, prefix.size()) != prefix) return false;
     ids.emplace_back(id);
@@ -1380,20 +1383,19 @@ void PartitionedIndex::ScanChunks(
   });
 }
 
-std::vector<std::pair<std::string, uint32_t>> PartitionedIndex::MetaFields() const {
-  std::vector<std::pair<std::string, uint32_t>> out;
-  for (const index::MetaFieldEntry& f : root_.meta_fields) out.emplace_back(f.name, f.number);
-  std::sort(out.begin(), out.end());
+std::vector<std::pair<std::string, index::MetaFieldValue>> PartitionedIndex::MetaFields() const {
+  std::vector<std::pair<std::string, index::MetaFieldValue>> out;
+  for (const index::MetaFieldEntry& f : root_.meta_fields) {
+    out.emplace_back(f.name, index::MetaFieldValue{f.number, f.form});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
 void PartitionedIndex::ScanMeta(
-    std::string_view prefix,
+    std::string_view from, std::string_view to,
     const std::function<bool(std::string_view key, std::string_view id)>& fn) const {
-  Scan(PartitionKind::kMetaIndex, prefix, {}, [&](std::string_view key, std::string_view id) {
-    if (key.substr(0, prefix.size()) != prefix) return false;
-    return fn(key, id);
-  });
+  Scan(PartitionKind::kMetaIndex, from, to, fn);
 }
 
 std::map<std::string, index::SplitHeader> PartitionedIndex::SplitHeaders() const {

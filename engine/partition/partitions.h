@@ -161,9 +161,9 @@ class PartitionedIndex : public IndexSource {
   void ScanVideos(
       std::string_view from, std::string_view to,
       const std::function<bool(std::string_view id, const index::VideoRecord&)>& fn) const override;
-  std::vector<std::pair<std::string, uint32_t>> MetaFields() const override;
+  std::vector<std::pair<std::string, index::MetaFieldValue>> MetaFields() const override;
   void ScanMeta(
-      std::string_view prefix,
+      std::string_view from, std::string_view to,
       const std::function<bool(std::string_view key, std::string_view id)>& fn) const override;
   uint64_t IndexBytes() const override;
   bool SplitsOmitted() const override { return root_.splits_omitted; }

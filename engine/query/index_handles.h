@@ -33,6 +33,25 @@ namespace gulpdb::engine {
 // partitioned snapshot; the storage core's IndexSource, engine/core/
 // index_source.h, extends it). Records come verified; a damaged one is a
 // CorruptionError. Thread-safe.
+// An indexed meta field.
+struct MetaField {
+  std::string name;
+  std::string quoted;  // the name as a canonical JSON string
+  uint32_t number = 0;
+  index::MetaKeyForm form = index::kNewestMetaKeyForm;
+};
+
+// The fields `fields` names, with their quoted names. CorruptionError
+// naming `where` for a name that is not UTF-8.
+std::vector<MetaField> MakeMetaFields(
+    const std::vector<std::pair<std::string, index::MetaFieldValue>>& fields,
+    const std::string& where);
+
+// The bytes a field of form `form` keys the JSON value `json` by: its
+// canonical form (kCanonical) or its ordered bytes (kOrdered). Throws
+// InvalidArgumentError for text that is not one JSON value.
+std::string MetaKeyValue(index::MetaKeyForm form, std::string_view json);
+
 class QuerySource {
  public:
   virtual ~QuerySource() = default;
@@ -43,12 +62,12 @@ class QuerySource {
   virtual void ScanVideos(
       std::string_view from, std::string_view to,
       const std::function<bool(std::string_view id, const index::VideoRecord&)>& fn) const = 0;
-  // The indexed meta fields: (name, field number), in name order.
-  virtual std::vector<std::pair<std::string, uint32_t>> MetaFields() const = 0;
-  // The meta index entries (index/query_keys.h) whose key starts with
-  // `prefix`, in key order; `fn` returns false to stop.
+  // The indexed meta fields: (name, field number and key form), in name order.
+  virtual std::vector<std::pair<std::string, index::MetaFieldValue>> MetaFields() const = 0;
+  // The meta index entries (index/query_keys.h) with from <= key < to (`to`
+  // empty: no upper bound), in key order; `fn` returns false to stop.
   virtual void ScanMeta(
-      std::string_view prefix,
+      std::string_view from, std::string_view to,
       const std::function<bool(std::string_view key, std::string_view id)>& fn) const = 0;
   // Whether the dataset had named splits that this source does not carry
   // (a format 1 partitioned snapshot pushed with --layout partitioned):

@@ -44,6 +44,10 @@ std::string CanonicalMetaValue(std::string_view json);
 bool FindFirstEntryValues(std::string_view meta_data, const std::vector<std::string>& quoted_keys,
                           std::vector<std::string_view>* values, std::string* error);
 
+// A meta value's JSON text for showing it: a string's decoded text (the
+// JSON text itself if it does not decode), any other value's JSON text.
+std::string MetaValueText(std::string_view json);
+
 }  // namespace gulpdb::engine
 
 #endif  // GULPDB_ENGINE_QUERY_META_VALUE_H_

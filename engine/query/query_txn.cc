@@ -1,6 +1,7 @@
 #include "engine/query/query_txn.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
 #include "index/seal.h"
+#include "util/test_bug.h"
 #include "util/utf8.h"
 
 namespace gulpdb::engine {
@@ -57,22 +59,13 @@ void ValidateQueryName(std::string_view name, size_t max_bytes, const char* what
 }
 
 std::vector<MetaField> ReadMetaFields(index::Txn& txn, const QueryDbHandles& dbs) {
-  std::vector<MetaField> fields;
-  if (!dbs.has_meta_index()) return fields;
+  if (!dbs.has_meta_index()) return {};
+  std::vector<std::pair<std::string, index::MetaFieldValue>> fields;
   index::Cursor cursor(txn, dbs.meta_fields);
   for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-    MetaField f;
-    f.name = std::string(cursor.key());
-    f.number = index::DecodeFieldNumber(cursor.value());
-    try {
-      f.quoted = PythonJsonString(f.name);
-    } catch (const InvalidArgumentError&) {
-      throw CorruptionError("read meta_fields: field name '" + PrintableBytes(f.name, 40) +
-                            "' is not UTF-8");
-    }
-    fields.push_back(std::move(f));
+    fields.emplace_back(std::string(cursor.key()), index::DecodeMetaField(cursor.value()));
   }
-  return fields;
+  return MakeMetaFields(fields, "read meta_fields");
 }
 
 std::map<std::string, index::SplitHeader> ReadSplitHeaders(index::Txn& txn,
@@ -117,8 +110,8 @@ std::vector<std::string> QueryTxn::EntryKeys(std::string_view id, std::string_vi
   }
   for (size_t i = 0; i < fields_.size(); ++i) {
     if (values[i].empty()) continue;
-    keys.push_back(
-        index::MetaEntryKey(fields_[i].number, CanonicalMetaValue(values[i]), chunk, seq));
+    keys.push_back(index::MetaEntryKey(fields_[i].number, fields_[i].form,
+                                       MetaKeyValue(fields_[i].form, values[i]), chunk, seq));
   }
   return keys;
 }
@@ -233,43 +226,94 @@ void QueryTxn::Apply(const SplitOp& op) {
 
 // ---- building and checking ----------------------------------------------------------
 
-bool BuildMetaIndex(const IndexHandles& ds, std::string_view key) {
+namespace {
+
+// The key form a new meta index gets: the newest, or the first one when a
+// test asks for it (GULPDB_TEST_META_KEY_FORM=canonical: an index as the
+// versions before the ordered form wrote it, to test that it is still read,
+// kept and rebuilt).
+index::MetaKeyForm NewFieldForm() {
+  const char* form = std::getenv("GULPDB_TEST_META_KEY_FORM");
+  return form != nullptr && std::string_view(form) == "canonical" ? index::MetaKeyForm::kCanonical
+                                                                  : index::kNewestMetaKeyForm;
+}
+
+// Puts the entries of `field` for every video.
+void IndexEveryVideo(const IndexHandles& ds, index::Txn& txn, const QueryDbHandles& dbs,
+                     const MetaField& field, const std::string& operation) {
+  const std::vector<std::string> quoted = {field.quoted};
+  std::vector<std::string_view> values;
+  std::string error;
+  index::Cursor cursor(txn, ds.videos);
+  for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+    const std::string_view id = cursor.key();
+    const index::VideoMetaView video =
+        index::DecodeVideoMeta(ds.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
+    if (!FindFirstEntryValues(video.meta_data, quoted, &values, &error)) {
+      throw CorruptionError(operation + ": meta of id '" + std::string(id) + "': " + error);
+    }
+    if (values[0].empty()) continue;
+    txn.Put(dbs.meta_index,
+            index::MetaEntryKey(field.number, field.form, MetaKeyValue(field.form, values[0]),
+                                video.chunk, video.seq),
+            id);
+  }
+}
+
+}  // namespace
+
+bool DropMetaField(index::Txn& txn, const QueryDbHandles& dbs, std::string_view key) {
+  std::string_view value;
+  if (!txn.Get(dbs.meta_fields, key, &value)) return false;
+  const uint32_t number = index::DecodeMetaField(value).number;
+  DeletePrefix(txn, dbs.meta_index, index::MetaFieldPrefix(number), nullptr);
+  txn.Del(dbs.meta_fields, key);
+  return true;
+}
+
+MetaIndexBuild BuildMetaIndex(const IndexHandles& ds, std::string_view key) {
   const std::string operation = "create meta index in " + ds.dir;
   ValidateQueryName(key, index::kMaxFieldNameBytes, "meta key", operation);
   ds.query.Create(*ds.env);
   const QueryDbHandles dbs = ds.query.Load();
-  bool created = false;
+  MetaIndexBuild outcome = MetaIndexBuild::kExisted;
+  std::optional<MetaField> split_rebuild;  // the seeded bug's second transaction
   ds.env->Update([&](index::Txn& txn) {
-    created = false;
-    std::string_view existing;
-    if (txn.Get(dbs.meta_fields, key, &existing)) return;
-    uint32_t number = 0;
-    for (const MetaField& f : ReadMetaFields(txn, dbs)) number = std::max(number, f.number + 1);
-    txn.Put(dbs.meta_fields, key, index::EncodeFieldNumber(number));
-    // The new field alone: the others are indexed already.
+    outcome = MetaIndexBuild::kExisted;
+    split_rebuild.reset();
     MetaField field;
     field.name = std::string(key);
     field.quoted = PythonJsonString(key);
-    field.number = number;
-    const std::vector<std::string> quoted = {field.quoted};
-    std::vector<std::string_view> values;
-    std::string error;
-    index::Cursor cursor(txn, ds.videos);
-    for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
-      const std::string_view id = cursor.key();
-      const index::VideoMetaView video =
-          index::DecodeVideoMeta(ds.Unseal(id, cursor.value(), index::RecordKind::kVideo), id);
-      if (!FindFirstEntryValues(video.meta_data, quoted, &values, &error)) {
-        throw CorruptionError(operation + ": meta of id '" + std::string(id) + "': " + error);
+    field.form = NewFieldForm();
+    std::string_view existing;
+    if (txn.Get(dbs.meta_fields, key, &existing)) {
+      const index::MetaFieldValue old = index::DecodeMetaField(existing);
+      if (old.form == field.form) return;
+      // An older form: rebuilt under its number, in this one transaction.
+      field.number = old.number;
+      DeletePrefix(txn, dbs.meta_index, index::MetaFieldPrefix(old.number), nullptr);
+      outcome = MetaIndexBuild::kRebuilt;
+      if (util::TestBugEnabled("meta-rebuild-split")) {
+        // The seeded bug: the new form is committed without its entries,
+        // which a second transaction adds.
+        txn.Put(dbs.meta_fields, key, index::EncodeMetaField({field.number, field.form}));
+        split_rebuild = field;
+        return;
       }
-      if (values[0].empty()) continue;
-      txn.Put(dbs.meta_index,
-              index::MetaEntryKey(number, CanonicalMetaValue(values[0]), video.chunk, video.seq),
-              id);
+    } else {
+      for (const MetaField& f : ReadMetaFields(txn, dbs)) {
+        field.number = std::max(field.number, f.number + 1);
+      }
+      outcome = MetaIndexBuild::kBuilt;
     }
-    created = true;
+    txn.Put(dbs.meta_fields, key, index::EncodeMetaField({field.number, field.form}));
+    IndexEveryVideo(ds, txn, dbs, field, operation);
   });
-  return created;
+  if (split_rebuild) {
+    ds.env->Update(
+        [&](index::Txn& txn) { IndexEveryVideo(ds, txn, dbs, *split_rebuild, operation); });
+  }
+  return outcome;
 }
 
 void CheckQueryDatabases(const IndexHandles& ds,

@@ -40,13 +40,6 @@ struct SplitOp {
   std::vector<std::string> ids;  // SetSplit: the ids in split order
 };
 
-// An indexed meta field.
-struct MetaField {
-  std::string name;
-  std::string quoted;  // the name as a canonical JSON string
-  uint32_t number = 0;
-};
-
 // Throws InvalidArgumentError "<operation>: ..." unless `name` is 1 to
 // `max_bytes` bytes of valid UTF-8. `what` names it ("split name", "meta key").
 void ValidateQueryName(std::string_view name, size_t max_bytes, const char* what,
@@ -98,10 +91,20 @@ class QueryTxn {
   std::optional<std::map<std::string, index::SplitHeader>> splits_;  // loaded on first use
 };
 
+enum class MetaIndexBuild {
+  kBuilt,    // a new meta index
+  kRebuilt,  // one of an older key form, rebuilt in the newest
+  kExisted,  // indexed already in the newest form: nothing changed
+};
 // Builds the meta index of `key` over every video in one write transaction
-// (creating the databases first). The caller holds the writer lock. Returns
-// false when `key` is indexed already.
-bool BuildMetaIndex(const IndexHandles& ds, std::string_view key);
+// (creating the databases first), or rebuilds one of an older key form
+// (index/query_keys.h) under its field number. The caller holds the writer
+// lock.
+MetaIndexBuild BuildMetaIndex(const IndexHandles& ds, std::string_view key);
+
+// Drops the meta index of `key` (its entries and its meta_fields entry)
+// inside `txn`; false when it has none.
+bool DropMetaField(index::Txn& txn, const QueryDbHandles& dbs, std::string_view key);
 
 // Problems of the meta index and the splits, for `gulpdb check`: entries that
 // point to no video, to the wrong place or for the wrong value, videos

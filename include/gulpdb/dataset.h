@@ -230,6 +230,15 @@ class GULPDB_EXPORT DecodedFrames {
   std::vector<uint32_t> indices_;
 };
 
+// How Dataset::ReadThumbnails makes the small images a viewer shows.
+struct ThumbnailOptions {
+  // The longest side a thumbnail may have, in pixels (1..65500); 0 keeps
+  // every frame at its own size.
+  int max_side = 0;
+  // JPEG quality (1..100) of the thumbnails that are encoded.
+  int quality = 85;
+};
+
 // One request of a batch read.
 struct FrameRequest {
   std::string id;
@@ -274,6 +283,10 @@ struct WriterOptions {
   bool journal = true;
 };
 
+// The digest Dataset::IdsDigest returns, of `ids` in their order. Throws
+// InvalidArgumentError for an id of 2^32 bytes or more.
+GULPDB_EXPORT std::string IdsDigestOf(const std::vector<std::string>& ids);
+
 // Where the index of the dataset in `dir` lives: `index_dir` when it is not
 // empty, else <dir>/gulpdb.index (the name every open, create and import
 // uses). Pure string work: nothing is looked up on disk.
@@ -316,6 +329,14 @@ class GULPDB_EXPORT Dataset {
 
   bool Contains(std::string_view id) const;
   uint64_t Count() const;
+  // Names the snapshot of the index that a read started now sees: it
+  // changes with every commit to the dataset (by this process or another)
+  // and stays while nothing is committed, so that a caller can keep what it
+  // computed from the dataset until it changes. A dataset read through a
+  // published index (an s3:// URL, a network file system's snapshot) does
+  // not change while it is open: its id is fixed. Cheap: one read
+  // transaction begun and ended.
+  uint64_t SnapshotId() const;
   // The video's index entry, or nullopt if `id` is absent.
   std::optional<VideoInfo> Find(std::string_view id) const;
   // Like Find, but throws NotFoundError naming the id and dataset.
@@ -376,6 +397,30 @@ class GULPDB_EXPORT Dataset {
   // a JPEG dataset; IdNotFoundError for a missing id.
   std::string ReadH264Stream(std::string_view id) const;
 
+  // The selected frames as JPEG images no larger than options.max_side on
+  // either side, for showing them (a grid of thumbnails, a player), in
+  // selection order, with their indices. A JPEG dataset's frame that fits
+  // is its stored bytes, unchanged and not decoded; a larger one is decoded
+  // with libjpeg's DCT scaling at the largest of 1/2, 1/4 and 1/8 that fits
+  // (ReadFrames' pixels with DecodeOptions::scale_denom), or,
+  // for a frame more than 8 times too large, at 1/8 and then resized to fit
+  // (bilinear, as jpeg.h resizes), and encoded at options.quality (4:4:4; a
+  // grayscale frame stays grayscale). An h264 dataset's frames are decoded
+  // (as ReadFrames), resized to fit when larger, and encoded. The aspect
+  // ratio is kept: the longer side becomes max_side, the other is rounded
+  // (at least 1). Errors as ReadFrames (a frame that does not decode:
+  // CorruptionError naming the id and frame); InvalidArgumentError for
+  // max_side outside 0..65500 or quality outside 1..100.
+  JpegFrames ReadThumbnails(std::string_view id, const Selection& selection,
+                            const ThumbnailOptions& options) const;
+  // Thumbnails of many requests at once, in request order: every frame read
+  // at once (ReadJpegBatch's one pread per run, or concurrent range requests
+  // for a dataset in an object store; ReadBatch on an h264 dataset), every
+  // thumbnail made in parallel on the decode threads. Errors as
+  // ReadThumbnails, for the first request that fails.
+  std::vector<JpegFrames> ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
+                                             const ThumbnailOptions& options) const;
+
   // Every id in (chunk, insertion) order. Memory grows with the dataset; for
   // large ones prefer ForEach.
   std::vector<std::string> Ids() const;
@@ -399,6 +444,24 @@ class GULPDB_EXPORT Dataset {
   // for a local dataset), ascending, starting with 0 ({0} when empty).
   std::vector<uint64_t> OrderBlocks() const;
 
+  // Names the first `count` videos of the order Ids() lists, for a reader
+  // that must later tell whether a dataset still starts with the videos it
+  // counted (a training sampler's saved position, docs/training.md): the
+  // SHA-256, as 64 lowercase hex digits, of the ids at positions
+  // [0, count), each as its length (4 bytes, little-endian) followed by its
+  // bytes (IdsDigestOf gives the same for any list). Only ids and their
+  // order take part: editing meta, or a compaction that keeps the order,
+  // keeps the digest; removing or replacing a video (a replaced id moves to
+  // the end of the order) changes it, appending does not. Reads one
+  // snapshot, O(count): one read transaction of a local index; the order
+  // partitions holding those positions of a partitioned snapshot. Throws
+  // OutOfRangeError when count > Count().
+  std::string IdsDigest(uint64_t count) const;
+  // The dataset's identity, DatasetStats::uuid (empty for an index made
+  // before gulpdb recorded one, until its first push), without the walk over
+  // the chunks that Stats makes.
+  std::string Uuid() const;
+
   std::vector<ChunkInfo> Chunks() const;
   DatasetStats Stats() const;
 
@@ -413,14 +476,24 @@ class GULPDB_EXPORT Dataset {
 
   // ---- Metadata queries and named splits (query.h says what equality means) ----
 
-  // Ids of the videos whose meta (first meta_data entry) satisfies every
-  // condition, in (chunk, insertion) order like Ids(); no condition: every
-  // id. Conditions on keys with a meta index (CreateMetaIndex) are answered
-  // from the index, in time proportional to the matches; the others by
-  // reading the record of every candidate (every video when no condition is
-  // indexed). Reads one snapshot (one read transaction for the whole call).
-  // Throws InvalidArgumentError naming the key for a value that is not JSON,
-  // CorruptionError naming the id for a record whose meta is not JSON.
+  // Ids of the videos that satisfy `query` (the query language,
+  // docs/query.md), in (chunk, insertion) order like Ids(); Query(): every
+  // id. Terms on keys with a meta index (CreateMetaIndex) are answered from
+  // the index (`=`, `in`, `has`, and with an index of the ordered key form
+  // `!=` and ranges), in time proportional to the entries read; an `and`
+  // narrows by its smallest indexed part and checks the rest per candidate;
+  // the rest is one scan of every record in C++. Reads one snapshot (one
+  // read transaction for the whole call). Throws CorruptionError naming the
+  // id for a record whose meta is not JSON.
+  std::vector<std::string> Select(const Query& query) const;
+  // Select(Query::Parse(expression)), e.g.
+  // Select("frames >= 16 and label in ('a', 'b')"). Throws QuerySyntaxError
+  // (an InvalidArgumentError) for text that is not a query.
+  std::vector<std::string> Select(std::string_view expression) const;
+  // The videos whose meta (first meta_data entry) satisfies every condition
+  // (query.h: a condition's values match exactly as given); no condition:
+  // every id. Throws InvalidArgumentError naming the key for a value that
+  // is not JSON.
   std::vector<std::string> Select(const std::vector<MetaCondition>& conditions) const;
   // Select({MetaCondition::Equals(key, json_value)}).
   std::vector<std::string> Select(std::string_view key, std::string_view json_value) const;
@@ -429,7 +502,9 @@ class GULPDB_EXPORT Dataset {
   // transaction under the writer lock (BusyError when another writer does not
   // finish within `lock_timeout`); every later write keeps it in the
   // transaction that changes the videos. Returns false, changing nothing,
-  // when `key` is indexed already. Throws InvalidArgumentError for a key that
+  // when `key` is indexed already; an index of the first key form (made
+  // before indexes were ordered: MetaIndexInfo::ordered) is rebuilt in the
+  // ordered form, in one transaction, and true returned. Throws InvalidArgumentError for a key that
   // is empty, longer than 255 bytes or not UTF-8, and CorruptionError for a
   // record whose meta is not JSON (nothing is then indexed).
   bool CreateMetaIndex(std::string_view key,
@@ -439,6 +514,18 @@ class GULPDB_EXPORT Dataset {
                      std::chrono::milliseconds lock_timeout = std::chrono::milliseconds(0));
   // The keys that have a meta index, sorted by their bytes.
   std::vector<std::string> MetaIndexes() const;
+  // The same, with the key form of each index.
+  std::vector<MetaIndexInfo> MetaIndexDetails() const;
+
+  // How many videos have each value of meta key `key` (first meta_data
+  // entry; values counted as equal as query.h says, so 1 and 1.0 count
+  // together), read from the key's meta index: nullopt when `key` has none
+  // (MetaValueTally counts from the records instead). Most frequent first
+  // (ties in the index's order). Reads one snapshot, every entry of the key
+  // (the index's keys only) and one record per distinct value (for its
+  // text), so memory grows with the distinct values, not the videos.
+  // Throws CorruptionError naming the id for a record whose meta is not JSON.
+  std::optional<std::vector<MetaValueCount>> CountMetaValues(std::string_view key) const;
 
   // The keys among `keys` (in their order) that no video's meta (first
   // meta_data entry) has at all, whatever the value: a query or a meta index
@@ -538,6 +625,15 @@ class GULPDB_EXPORT Writer {
   // Makes the batch durable and visible: frames are fdatasync'd before the
   // index transaction commits.
   void Commit();
+  // Commit, for a batch after which this Writer commits nothing more (it is
+  // about to be destroyed): the same guarantees, written the way that costs
+  // the fewest durable writes when the Writer ends next. A small batch then
+  // syncs its chunk and commits the index durably (three durable writes)
+  // instead of taking the journal, whose record and the checkpoint that
+  // destroying the Writer needs cost four (docs/reliability.md, "Opening a
+  // writer per commit"). The Writer stays usable: a commit after it costs a
+  // checkpoint more.
+  void CommitLast();
   // Discards the batch: chunk files are truncated back to their committed length.
   void Rollback();
 

@@ -113,6 +113,11 @@ GULPDB_DEFINE_ERROR(NameNotFoundError, NotFoundError);
 // A frame index outside the video's frames.
 GULPDB_DEFINE_ERROR(OutOfRangeError, InvalidArgumentError);
 
+// A query (gulpdb::Query::Parse) that is not in the query language: the
+// message names the byte and what was expected there, then shows the text
+// with a caret under it (docs/query.md).
+GULPDB_DEFINE_ERROR(QuerySyntaxError, InvalidArgumentError);
+
 // Memory could not be had: an allocation failed, or a request needs more
 // memory than a configured memory limit allows (DecodeOptions::max_pixels).
 GULPDB_DEFINE_ERROR(OutOfMemoryError, ResourceExhaustedError);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gulpdb/dataset.h"
@@ -200,6 +201,37 @@ struct CheckReport {
 // reported, not thrown; only a dataset that cannot be opened for another
 // reason (missing, unreadable) throws.
 GULPDB_EXPORT CheckReport Check(const std::string& dir, const CheckOptions& options = {});
+
+// A problem of one frame of a video (CheckVideo).
+struct FrameProblem {
+  uint32_t frame = 0;  // the frame's index in the video
+  std::string what;
+};
+
+struct VideoCheckReport {
+  std::string id;
+  uint32_t frames = 0;
+  // The frames have stored CRC-32Cs, and each frame read was compared with
+  // its own.
+  bool checksums = false;
+  // By frame, ascending; a frame may have several. An H.264 group of
+  // pictures that does not decode is reported at its first frame.
+  std::vector<FrameProblem> frame_problems;
+  // Problems of the video as a whole ("<where>: <what>"): a record that
+  // fails verification, a chunk that is missing, cannot be opened or is
+  // shorter than the index says.
+  std::vector<std::string> problems;
+  bool healthy() const { return frame_problems.empty() && problems.empty(); }
+};
+
+// Checks the frames of video `id` as Check with `deep` checks every video:
+// each frame read from its chunk (file, or object of a published dataset),
+// its JPEG markers and pad bytes, its CRC-32C when the index has one, and
+// its decode (a JPEG frame alone; an H.264 video by group of pictures).
+// Costs one read of the video's frames and their decode. Problems are
+// reported, not thrown; throws IdNotFoundError when `dataset` has no video
+// `id`, and what reading the index throws otherwise. Only reads.
+GULPDB_EXPORT VideoCheckReport CheckVideo(const Dataset& dataset, std::string_view id);
 
 }  // namespace gulpdb
 

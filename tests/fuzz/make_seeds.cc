@@ -360,6 +360,36 @@ void MetaValueSeeds() {
   for (const std::string& text : seeds) Put("meta_value", "seed-" + std::to_string(i++), text);
 }
 
+// ---- queries ------------------------------------------------------------------------
+
+// A query, a newline, the video's first meta entry; the last byte's low bit
+// picks the index key form (query_fuzzer.cc).
+void QuerySeeds() {
+  const std::vector<std::string> seeds = {
+      "frames >= 16 and label in ('a', 'b')\n{\"label\": \"a\"}",
+      "label = 3\n{\"label\": \"3\"}",
+      "n > 0.5 or n <= -1e400\n{\"n\": 1.0}",
+      "not (s >= 'b' and s < 'c')\n{\"s\": \"b\\u0000\"}",
+      "has z and not z = null\n{\"z\": null}",
+      "meta.id != 'x' and id = 'video'\n{\"id\": \"y\"}",
+      "`a b` in (1, [1, 2], {\"k\": 1}, NaN, -Infinity)\n{\"a b\": [1.0, 2]}",
+      "meta['caf\\u00e9'] > 'z'\n{\"caf\\u00e9\": \"\\u00e9\"}",
+      "n = 1e100000000000000000000\n{\"n\": 1e100000000000000000000}",
+      "s <= '\\ud800'\n{\"s\": \"\\ud7ff\"}",
+      "n >= 123456789012345678901234567890\n{\"n\": 123456789012345678901234567891}1",
+      "chunk = 3 and frames < Infinity\n{}",
+      "label >= '" + std::string(420, 'q') + "'\n{\"label\": \"" + std::string(430, 'q') + "\"}",
+      "(((a = 1)))) or",
+      "a == 1",
+      "x != null",
+      "label = cat",
+      "NOT a = 1 AND b != true OR c IN ()\n{\"b\": false}",
+      "k = 1\n{\"k\": ",
+  };
+  int i = 0;
+  for (const std::string& text : seeds) Put("query", "seed-" + std::to_string(i++), text);
+}
+
 // ---- published objects: manifests, chunk pages, roots -------------------------
 
 void PublishedSeeds() {
@@ -494,6 +524,7 @@ int main(int argc, char** argv) {
     JpegSeeds();
     SelectionSeeds();
     MetaValueSeeds();
+    QuerySeeds();
     PublishedSeeds();
   } catch (const gulpdb::Error& e) {
     std::fprintf(stderr, "make seeds: %s\n", e.what());

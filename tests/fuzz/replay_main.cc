@@ -31,6 +31,7 @@ extern "C" int GulpdbFuzz_record(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_jpeg(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_selection(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_meta_value(const uint8_t* data, size_t size);
+extern "C" int GulpdbFuzz_query(const uint8_t* data, size_t size);
 extern "C" int GulpdbFuzz_published(const uint8_t* data, size_t size);
 #ifdef GULPDB_WITH_H264
 extern "C" int GulpdbFuzz_h264(const uint8_t* data, size_t size);
@@ -52,6 +53,7 @@ constexpr Target kTargets[] = {
     {"jpeg", GulpdbFuzz_jpeg},
     {"selection", GulpdbFuzz_selection},
     {"meta_value", GulpdbFuzz_meta_value},
+    {"query", GulpdbFuzz_query},
     {"published", GulpdbFuzz_published},
 #ifdef GULPDB_WITH_H264
     {"h264", GulpdbFuzz_h264},

@@ -153,7 +153,7 @@ step_deb_control() {
   py_minor=$($python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   # dpkg-shlibdeps found the native libraries; python3 is pinned to the
   # minor version the extension module is built for.
-  for dep in libc6 libstdc++6 liblmdb0 libturbojpeg0 libboost-program-options \
+  for dep in libc6 libstdc++6 liblmdb0 libturbojpeg0 libboost-program-options libcpp-httplib \
              "python3 (>= $py_minor)" "python3 (<< " python3-numpy; do
     [[ $depends == *"$dep"* ]] || fail "Depends lacks $dep: $depends"
   done

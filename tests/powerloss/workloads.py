@@ -872,6 +872,57 @@ class JournalGrow(Workload):
                     ack(step)
 
 
+class WriterPerCommit(Workload):
+    name = "writer-per-commit"
+    doc = ("a writer opened per commit: a with-block's last commit (direct), a last commit "
+           "journaled after others, a writer taking over the closing checkpoint of the one "
+           "before, then a compaction between writers and journaled commits after it")
+    vids = [video(9300 + k) for k in range(5)]
+    later = [video(9310 + k) for k in range(2 * SCALE)]
+    gone = vids[1][0]
+    models = [add(None, vids[0])]
+    for v in vids[1:]:
+        models.append(add(models[-1], v))
+    models.append(without(models[-1], [gone]))
+    models.append(models[-1])  # the compaction
+    for v in later:
+        models.append(add(models[-1], v))
+
+    def setup(self, work):
+        append_videos(os.path.join(work, "root", "ds"), self.vids[:1], videos_per_chunk=1000)
+
+    def run(self, root):
+        import gulpdb
+        ds = os.path.join(root, "ds")
+        with gulpdb.Dataset(ds, "r+") as d:
+            with d.writer() as w:  # its commit is the writer's last: direct
+                w.append(*self.vids[1])
+            ack(1)
+            w = d.writer()
+            w.append(*self.vids[2])
+            w.commit()
+            ack(2)
+            w.append(*self.vids[3])
+            w._commit_last()  # records are in the journal: journaled
+            ack(3)
+            w.close()
+            with d.writer() as w:  # takes over the checkpoint the close wrote
+                w.append(*self.vids[4])
+                w.commit()
+                ack(4)
+                w.remove(self.gone)
+                w.commit()
+                ack(5)
+        cli("compact", ds, "--min-garbage", "0")  # direct, and deletes data_0.gulp
+        ack(6)
+        with gulpdb.Dataset(ds, "r+") as d:
+            with d.writer() as w:  # must checkpoint: the compaction came after the last one
+                for k, v in enumerate(self.later, start=7):
+                    w.append(*v)
+                    w.commit()
+                    ack(k)
+
+
 def _h264_stream(k: int) -> bytes:
     """A small raw Annex-B H.264 stream (6 frames of 48x32, GOP 3, no
     B-frames, as ingest encodes), content varied by k."""
@@ -963,11 +1014,53 @@ class AppendH264(Workload):
         return {"view": after, "problems": problems}
 
 
+class MetaIndexRebuild(Workload):
+    name = "meta-index"
+    doc = ("gulpdb index --meta-key of a meta index of the first key form (rebuilt in the ordered "
+           "form, in one transaction), then of a new key")
+    videos = [(f"m{k}", [JPEGS[k % len(JPEGS)]], {"n": k, "l": f"l{k % 3}"})
+              for k in range(6 + 6 * SCALE)]
+    models = [add(None, *videos)] * 3  # an index changes no video
+
+    def setup(self, work):
+        path = os.path.join(work, "root", "ds")
+        append_videos(path, self.videos, videos_per_chunk=4)
+        env = dict(os.environ, GULPDB_TEST_META_KEY_FORM="canonical")
+        subprocess.run([os.environ["GULPDB_PL_CLI"], "index", path, "--meta-key", "n"],
+                       env=env, check=True, stdout=subprocess.DEVNULL)
+
+    def run(self, root):
+        path = os.path.join(root, "ds")
+        cli("index", path, "--meta-key", "n")  # the rebuild
+        ack(1)
+        cli("index", path, "--meta-key", "l")
+        ack(2)
+
+    def check(self, state):
+        """Besides the dataset: queries answer as the videos' meta says,
+        whichever indexes the state has."""
+        import gulpdb
+        result = super().check(state)
+        if result["view"] in (None, "error"):
+            return result
+        want = {"n >= 5": [v[0] for v in self.videos if v[2]["n"] >= 5],
+                "n = 3 or l = 'l1'": [v[0] for v in self.videos
+                                      if v[2]["n"] == 3 or v[2]["l"] == "l1"]}
+        try:
+            with gulpdb.Dataset(os.path.join(state, "ds"), "r") as d:
+                for query, ids in want.items():
+                    got = d.select(query)
+                    if got != ids:
+                        result["problems"].append(f"select({query!r}) gives {got}, not {ids}")
+        except Exception as e:  # noqa: BLE001 - every failure is a finding
+            result["problems"].append(f"select: {type(e).__name__}: {e}")
+        return result
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
     Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), S3FrameCache(), JournalCommits(),
-    JournalGrow(),
-    AppendH264())}
+    JournalGrow(), WriterPerCommit(), AppendH264(), MetaIndexRebuild())}
 
 
 if __name__ == "__main__":

@@ -308,8 +308,9 @@ MARKDOWN_OUTSIDE_DOCS = {
     "README.md", "CHANGELOG.md", "bench/README.md", "bench/results/latest.md",
     "bench/results/remote/latest.md", "bench/results/h264/latest.md",
     "bench/results/partitions/latest.md", "bench/results/damaged/latest.md",
-    "bench/results/crc32c/latest.md", "bench/results/frame_cache/latest.md",
-    "bench/results/frame_cache/blocks.md",
+    "bench/results/crc32c/latest.md", "bench/results/small_commits/latest.md",
+    "bench/results/query_lang/latest.md", "bench/results/view/view.md",
+    "bench/results/frame_cache/latest.md", "bench/results/frame_cache/blocks.md",
     "bindings/README.md", "tests/fixtures/README.md",
     "testing/README.md", "testing/tls/README.md",
 }
@@ -435,19 +436,18 @@ def test_the_man_page_lists_every_environment_variable_the_code_reads(tmp_path):
     assert "\\-\\-ffmpeg" in environment and "\\-\\-grace" in environment
 
 
-def test_the_h264_pages_shell_examples_name_the_python_that_has_numpy():
+@pytest.mark.parametrize("page", ["h264.md", "distributed_ingest.md"])
+def test_shell_examples_name_the_python_that_has_numpy(page):
     """A shell example that runs Python code of the package must name the
     interpreter that has it and NumPy (Debian's /usr/bin/python3, or a venv's
     python), not a bare ``python3`` that may be another one: the test harness
     maps ``python3`` to the interpreter under test, so only the text can show it."""
     bare = re.compile(r"(^|[;&|(]\s*|\$\(\s*)python3\b")
     found = []
-    for block in blocks_of(os.path.join("docs", "h264.md")):
-        if block.lang != "sh":
-            continue
+    blocks = [b for b in blocks_of(os.path.join("docs", page)) if b.lang == "sh"]
+    for block in blocks:
         for n, line in enumerate(block.code.splitlines()):
             if bare.search(line.split("#", 1)[0]):
-                found.append(f"docs/h264.md:{block.line + 1 + n}: {line.strip()}")
-    blocks = [b for b in blocks_of(os.path.join("docs", "h264.md")) if b.lang == "sh"]
+                found.append(f"docs/{page}:{block.line + 1 + n}: {line.strip()}")
     assert any("/usr/bin/python3 " in b.code for b in blocks)  # the check saw the line
     assert not found, "\n".join(found)

@@ -119,6 +119,40 @@ def run_cli(*args, check=True):
 # ---- reading back -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("layout", ["partitioned", "whole"])
+def test_a_url_answers_queries_as_the_dataset_whatever_form_its_indexes_have(
+        remote, tmp_path, monkeypatch, layout):
+    """The query language over s3:// (docs/query.md): the same ids as the local
+    dataset, with an ordered meta index, one of the first key form and none;
+    after an index is rebuilt in the ordered form, the next push says so."""
+    local = str(tmp_path / "local")
+    append_videos(local, 0, 30)
+    monkeypatch.setenv("GULPDB_TEST_META_KEY_FORM", "canonical")
+    with gulpdb.Dataset(local, "r+") as ds:
+        ds.create_meta_index("idx")  # the first key form
+    monkeypatch.delenv("GULPDB_TEST_META_KEY_FORM")
+    with gulpdb.Dataset(local, "r+") as ds:
+        ds.create_meta_index("label")  # ordered
+    queries = ["idx >= 1 and label < 'class_2'", "label in ('class_0', 'x') or idx = 2",
+               "not idx = 1 and frames > 4", "id >= 'video_25' or label > 'class_1'",
+               "has idx and not (label = 'class_1')"]
+    gulpdb.push(local, remote.url, layout=layout)
+    with gulpdb.Dataset(local) as ld, gulpdb.Dataset(remote.url) as ds:
+        assert ds.meta_index_details() == {"idx": False, "label": True}
+        for q in queries:
+            want = ld.select(q)
+            assert want, q
+            assert ds.select(q) == want, q
+    run_cli("index", local, "--meta-key", "idx")
+    gulpdb.push(local, remote.url, layout=layout)
+    with gulpdb.Dataset(local) as ld, gulpdb.Dataset(remote.url) as ds:
+        assert ds.meta_index_details() == {"idx": True, "label": True}
+        for q in queries:
+            assert ds.select(q) == ld.select(q), q
+    bad = run_cli("ls", remote.url, "--where", "idx >", check=False)
+    assert bad.returncode == 2 and "  idx >\n" in bad.stderr, bad.stderr
+
+
 @pytest.mark.parametrize("layout", ["auto", "whole"])
 def test_push_then_every_frame_reads_back_byte_and_pixel_exact(remote, tmp_path, layout):
     local = SmallDataset(str(tmp_path / "local"), videos=12, frames_per_video=5)
@@ -634,6 +668,84 @@ def test_a_sampler_rank_over_a_partitioned_url_fetches_only_its_blocks(remote, t
         assert video_ds.ids[-1] == ids[-1] and video_ds.ids[10:13] == ids[10:13]
         with pytest.raises(IndexError):
             video_ds.ids[1500]
+
+
+@pytest.mark.parametrize("shuffle", [True, "blocks"], ids=["global", "blocks"])
+def test_a_sampler_resumes_on_a_url_pushed_again_after_an_append(remote, tmp_path, shuffle):
+    """A run on a partitioned URL stops mid-epoch; videos are appended and pushed
+    again; the run resumes on the new generation with grow="next_epoch" and
+    takes exactly what it would have taken on the old one. A VideoDataset made
+    before the push, and its pickled copy, keep reading their generation's
+    positions; the appended videos come in the next epoch."""
+    import gulpdb.torch as gtorch
+
+    path = str(tmp_path / "many")
+    frame = np.zeros((1, 8, 8, 3), np.uint8)
+    ids = [hashlib.sha1(str(i).encode()).hexdigest() for i in range(1200)]  # hashed ids
+
+    def append(first, last):
+        with gulpdb.Dataset(path, "a", videos_per_chunk=250) as ds:
+            with ds.writer() as w:
+                for i in range(first, last):
+                    w.append(ids[i], frame + i % 7, {"n": i})
+
+    def push():
+        gulpdb._gulpdb.push(path, remote.url, layout="partitioned", partition_bytes=64 << 10)
+
+    def world(video_ds, size, state=None, per_rank=None, grow=None):
+        got, states = [], []
+        for rank in range(size):
+            s = gtorch.VideoSampler(video_ds, num_replicas=size, rank=rank, shuffle=shuffle, seed=4)
+            if state is not None:
+                s.load_state_dict(state, grow=grow)
+            s.set_epoch(2)
+            items = list(s)[:per_rank]
+            got.append(items)
+            states.append(s.state_dict(consumed=len(items)))
+        assert all(st == states[0] for st in states)
+        return got, states[0]
+
+    append(0, 1000)
+    push()
+    with gulpdb.Dataset(path) as local, gulpdb.Dataset(remote.url) as ds:
+        assert ds.uuid == local.uuid and ds.ids_digest(1000) == local.ids_digest(1000)
+        old = gtorch.VideoDataset(ds)
+        assert len(old.order_blocks()) >= 4
+        taken, state = world(old, 4, per_rank=60)
+        assert state["dataset"] == {"uuid": local.uuid, "length": 1000,
+                                    "ids_digest": local.ids_digest(1000)}
+        reference, _ = world(old, 3, state=state)
+        if shuffle is True:  # the local dataset is the same items: the state resumes there too
+            assert world(gtorch.VideoDataset(path), 3, state=state)[0] == reference
+
+        append(1000, 1200)
+        push()
+        # The reader made before the push still reads its generation, here and pickled.
+        copy = pickle.loads(pickle.dumps(old))
+        assert len(old) == len(copy) == 1000
+        assert copy.ids[999] == old.ids[999] == ids[999]
+        with gulpdb.Dataset(remote.url) as newer:
+            assert newer.generation > ds.generation and len(newer) == 1200
+            grown = gtorch.VideoDataset(newer)
+            blocks = grown.order_blocks()
+            # Appends changed only the tail of the order partitions.
+            assert [b for b in blocks if b < 1000] == old.order_blocks()
+            with pytest.raises(ValueError, match="grew by 200"):
+                gtorch.VideoSampler(grown, shuffle=shuffle).load_state_dict(state)
+            resumed, end = world(grown, 3, state=state, grow="next_epoch")
+            assert resumed == reference
+            rest = [i for r in resumed for i in r]
+            done = [i for r in taken for i in r]
+            assert sorted(set(done) | set(rest)) == list(range(1000))
+            assert [grown.ids[i] for i in rest] == [ids[i] for i in rest]
+            assert end["consumed"] == 1000
+            following = []
+            for rank in range(3):
+                s = gtorch.VideoSampler(grown, num_replicas=3, rank=rank)
+                s.load_state_dict(state, grow="next_epoch")
+                s.set_epoch(3)
+                following += list(s)
+            assert set(following) == set(range(1200))
 
 
 def test_a_partitioned_push_reads_back_from_python_and_the_command_line(remote, tmp_path,

@@ -105,7 +105,7 @@ def test_every_item_once_per_epoch_for_several_world_sizes(drop_last):
             assert len(got[0]) == len(theirs), (n, world)
             # (A rank with nothing to take, drop_last with n < world, consumed nothing.)
             assert state["consumed"] == (n if got[0] else 0) and state["segments"] == []
-            assert state["version"] == 2 and state["shuffle"] == "blocks"
+            assert state["version"] == 3 and state["shuffle"] == "blocks"
 
 
 def test_a_rank_touches_its_share_of_the_blocks():
@@ -300,7 +300,7 @@ def test_blocks_state_round_trips_and_is_checked(tmp_path):
     assert r.state_dict()["consumed"] == 0 and r.state_dict()["segments"] == []
     # A state of the global shuffle makes a blocks sampler global again.
     g = gt.VideoSampler(Length(3000), num_replicas=2, rank=0).state_dict()
-    assert g["version"] == 1 and "segments" not in g
+    assert g["version"] == 3 and "segments" not in g
     r.load_state_dict(g)
     assert r.shuffle is True and "segments" not in r.state_dict()
     # Another layout, damaged segments, a version 2 state without its keys.

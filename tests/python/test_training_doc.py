@@ -1,4 +1,6 @@
-"""docs/training.md's train.py runs as written: two ranks stop mid-epoch, one rank finishes."""
+"""docs/training.md's train.py runs as written: two ranks stop mid-epoch, videos
+are appended, one rank finishes the epoch over the videos it counted and then
+trains on all of them."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from typing import List
 
 import torch
 
-from conftest import PYTHON, python_subprocess_env
+import gulpdb
+from conftest import PYTHON, python_subprocess_env, synthetic_frames
 
 DOC = os.path.join(
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -65,9 +68,16 @@ def test_training_example_resumes_on_another_number_of_ranks(small_dataset, tmp_
     state = torch.load(checkpoint)["sampler"]
     assert (state["epoch"], state["consumed"], state["num_replicas"]) == (0, 8, 2)
 
+    # The weekly append: 3 more videos.
+    with gulpdb.Dataset(small_dataset.path, "a") as ds:
+        with ds.writer() as w:
+            for i in range(12, 15):
+                w.append(f"video_{i}", synthetic_frames(i, 6), {"idx": i % 3})
+
     second = torchrun(1, str(script), common, str(tmp_path / "logs2"))
     lines = [line for line in second.splitlines() if line.startswith("epoch")]
-    assert lines == ["epoch 0: 4 samples in this run", "epoch 1: 12 samples in this run"]
+    assert lines == ["epoch 0: 4 samples in this run", "epoch 1: 15 samples in this run"]
     saved = torch.load(checkpoint)
-    assert (saved["sampler"]["epoch"], saved["sampler"]["consumed"]) == (1, 12)
+    assert (saved["sampler"]["epoch"], saved["sampler"]["consumed"]) == (1, 15)
+    assert saved["sampler"]["dataset"]["length"] == 15
     assert set(saved["model"]) >= {"0.weight", "4.weight"}

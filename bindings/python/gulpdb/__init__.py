@@ -28,6 +28,11 @@ Datasets in object storage (S3 and compatible stores)::
     gulpdb.push("/data/clips", "s3://bucket/clips")     # or: gulpdb push DIR URL
     ds = gulpdb.Dataset("s3://bucket/clips")            # read-only, from any machine
 
+A web page for browsing a dataset (the server of ``gulpdb view``)::
+
+    with gulpdb.view("/data/clips") as v:               # or an s3:// URL
+        print(v.url)                                    # http://127.0.0.1:PORT/?token=...
+
 GulpIO2's adapter helpers (``gulpio2.utils``) are in :mod:`gulpdb.utils`.
 PyTorch datasets are in :mod:`gulpdb.torch` (importing torch only there).
 
@@ -50,6 +55,7 @@ from typing import Any, Callable, Dict, Iterable, Optional, Tuple, Union
 from . import _gulpdb, utils
 from ._dataset import Dataset, FrameSelection, Frames, VideoId, Writer
 from ._decode import DecodeOptions
+from ._view import Viewer, view
 from ._gulpdb import (
     BusyError,
     ChunkInfo,
@@ -104,6 +110,8 @@ __all__ = [
     "push",
     "publish_snapshot",
     "frame_cache_stats",
+    "view",
+    "Viewer",
     "GulpDirectory",
     "GulpChunk",
     "ChunkWriter",

@@ -357,6 +357,27 @@ class Dataset(MetaQueries):
         ascending, starting with 0."""
         return self._native().order_blocks()
 
+    def ids_digest(self, count: int) -> str:
+        """Names the first ``count`` videos of the order :meth:`ids` lists: the
+        SHA-256 (64 hex digits) of their ids in order, each length-prefixed.
+
+        Only ids and their order count: a meta edit keeps it, an append keeps
+        it for the videos that were there, a removal or a replacement (the
+        id moves to the end) changes it. What a
+        :class:`gulpdb.torch.VideoSampler` state records to resume on the
+        same videos. Reads one snapshot in C++, O(count) (on a partitioned
+        URL, the order partitions of those positions); IndexError past the
+        end, ValueError for a negative count.
+        """
+        return self._native().ids_digest(_count(count, "count"))
+
+    @property
+    def uuid(self) -> str:
+        """The dataset's identity: a random UUID made when it was created or
+        imported, kept by copies, re-indexing and pushes ("" for an index made
+        before gulpdb recorded one, until its first push gives it one)."""
+        return self._native().uuid
+
     def info(self, id: VideoId) -> _gulpdb.VideoInfo:
         """The index entry of ``id``: chunk, frame_info, checksums, meta_data text."""
         return self._native().info(id)
@@ -444,6 +465,31 @@ class Dataset(MetaQueries):
         """The JPEG bytes of the selected frames, exactly as stored (a
         ValueError on an h264 dataset, whose frames are not JPEGs)."""
         return self._native().read_jpegs(id, frames)
+
+    def read_thumbnails(
+        self, id: VideoId, frames: FrameSelection = None, *, max_side: int = 160,
+        quality: int = 85
+    ) -> List[bytes]:
+        """The selected frames as JPEG images no larger than ``max_side``
+        pixels on either side (0: their own size), for showing them.
+
+        A JPEG frame that fits is returned as stored; a larger one is decoded
+        with the JPEG decoder's own scaling (1/2, 1/4 or 1/8: the pixels of
+        ``read(..., downscale=d)``) and encoded at ``quality``; an h264
+        dataset's frames are decoded, resized to fit and encoded. The aspect
+        ratio is kept. ValueError for ``max_side`` outside 0..65500 or
+        ``quality`` outside 1..100.
+        """
+        return self._native().read_thumbnails(id, frames, max_side, quality)
+
+    def check_video(self, id: VideoId) -> Dict[str, Any]:
+        """Checks one video's frames as :func:`gulpdb.check` with ``deep=True``
+        checks every video: each frame read, its markers and padding, its
+        CRC-32C (when stored) and its decode. Returns ``{'id', 'frames',
+        'checksums', 'healthy', 'frame_problems': [(frame, what), ...],
+        'problems': [...]}`` (the video's own problems, such as a missing
+        chunk). KeyError for a missing id."""
+        return _gulpdb.check_video(self._native(), id)
 
     def read_h264_stream(self, id: VideoId) -> bytes:
         """The video's stored H.264 stream on an h264 dataset: its packets back
@@ -689,6 +735,11 @@ class Writer:
         """Makes the batch durable (frames are synced first) and visible."""
         self._native.commit()
 
+    def _commit_last(self) -> None:
+        """:meth:`commit` when :meth:`close` follows: the commit that costs the
+        fewest syncs then (docs/reliability.md, "Opening a writer per commit")."""
+        self._native.commit_last()
+
     def rollback(self) -> None:
         """Discards the batch."""
         self._native.rollback()
@@ -713,7 +764,7 @@ class Writer:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         try:
             if exc_type is None:
-                self.commit()
+                self._commit_last()
             else:
                 self.rollback()
         finally:

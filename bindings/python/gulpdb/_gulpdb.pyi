@@ -46,6 +46,10 @@ def _as_id_list(ids: Iterable[_Id], what: str = "ids") -> List[str]:
     """A collection of ids as a list of str (each as :func:`_as_id`); TypeError for a
     bare str or bytes, naming the argument ``what``."""
 
+def ids_digest(ids: Iterable[_Id]) -> str:
+    """SHA-256 (hex) of the ids in order, each length-prefixed: what
+    :meth:`NativeDataset.ids_digest` gives for a dataset's first ids."""
+
 class DecodeOptions:
     """How a read decodes frames (see :mod:`gulpdb._decode`); checked when made
     (TypeError, ValueError), immutable, compared and hashed by value, picklable."""
@@ -246,6 +250,9 @@ class NativeWriter:
         """Removes split ``name`` when the batch commits; False if there is none."""
     def commit(self) -> None:
         """Makes the batch durable and visible."""
+    def commit_last(self) -> None:
+        """commit(), for the batch a ``with`` block ends with: the fewest syncs when the
+        writer closes next."""
     def rollback(self) -> None:
         """Discards the batch."""
     @property
@@ -325,6 +332,12 @@ class NativeDataset:
         """The ids at positions [start, start + count), clipped at the end."""
     def order_blocks(self) -> List[int]:
         """The first position of each block of the order stored together."""
+    def ids_digest(self, count: int) -> str:
+        """SHA-256 (hex) of the ids at positions [0, count), each length-prefixed;
+        IndexError past the end."""
+    @property
+    def uuid(self) -> str:
+        """The dataset's identity (empty for an index made before gulpdb recorded one)."""
     def find(self, id: _Id) -> Optional[VideoInfo]:
         """The video's index entry, or None."""
     def info(self, id: _Id) -> VideoInfo:
@@ -366,6 +379,9 @@ class NativeDataset:
         """
     def read_jpegs(self, id: _Id, frames: _Selection = None) -> List[bytes]:
         """JPEG bytes of the selected frames."""
+    def read_thumbnails(self, id: _Id, frames: _Selection = None, max_side: int = 0,
+                        quality: int = 85) -> List[bytes]:
+        """The selected frames as JPEG images no larger than ``max_side``."""
     def read_jpeg_batch(
         self, ids: Iterable[_Id], frames: Optional[Sequence[_Selection]] = None
     ) -> List[List[bytes]]:
@@ -388,8 +404,15 @@ class NativeDataset:
         """Ids whose first meta entry satisfies every ``(key, [json values])`` condition
         (equal to one of its values), in (chunk, insertion) order; see
         :meth:`gulpdb.Dataset.select`. ValueError for a value that is not JSON."""
+    def select_query(self, expression: str) -> Tuple[List[str], List[str]]:
+        """``(ids, meta keys)``: the ids that satisfy the query (docs/query.md) in
+        (chunk, insertion) order, and the meta keys it names. ValueError for text that
+        is not a query."""
+    def meta_index_details(self) -> List[Tuple[str, bool]]:
+        """``(key, ordered)`` of every meta index; ordered is False for the first key form."""
     def create_meta_index(self, key: str, lock_timeout: float = 0.0) -> bool:
-        """Builds a meta index of ``key``; False if it has one already."""
+        """Builds a meta index of ``key`` (or rebuilds one of the first key form);
+        False if it has one already."""
     def drop_meta_index(self, key: str, lock_timeout: float = 0.0) -> bool:
         """Drops the meta index of ``key``; False if it had none."""
     def meta_indexes(self) -> List[str]:
@@ -461,6 +484,29 @@ def export_gulpio(dataset: NativeDataset, out_dir: str, quality: int = 90,
 
 def check(path: str, deep: bool = False, progress: _Progress = None) -> Dict[str, Any]:
     """Checks a dataset; see :func:`gulpdb.check`."""
+
+def check_video(dataset: NativeDataset, id: _Id) -> Dict[str, Any]:
+    """Checks one video's frames; see :meth:`gulpdb.Dataset.check_video`."""
+
+class ViewServer:
+    """A running dataset viewer; see :func:`gulpdb.view`."""
+    def __init__(self, dataset: NativeDataset, host: str, port: int, label_key: str,
+                 thumb_size: int) -> None:
+        """Starts serving ``dataset`` (read-only) on ``host``:``port`` (0: a free port)."""
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT/?token=TOKEN``."""
+    @property
+    def token(self) -> str:
+        """The access token (256 bits, URL-safe base64)."""
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+    def close(self) -> None:
+        """Stops the server (requests in flight finish)."""
 
 def is_gulpio_data_file_name(name: Union[str, bytes]) -> bool:
     """True for a GulpIO data file name (``data*.gulp``)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from . import _gulpdb
 from ._meta_json import plain
@@ -27,19 +27,33 @@ class MetaQueries:
     def _check_writable(self) -> None:
         raise NotImplementedError
 
-    def select(self, **meta_equals: Any) -> List[str]:
-        """Ids of the videos whose meta has every given key/value pair.
+    def select(self, query: Optional[str] = None, /, **meta_equals: Any) -> List[str]:
+        """Ids of the videos that satisfy a query, in (chunk, insertion) order as :meth:`ids`.
 
-        ``ds.select(label="cat", split_id=3)`` returns, in (chunk, insertion)
-        order as :meth:`ids`, the videos whose :meth:`meta` (the first
-        meta_data entry) has ``label`` equal to ``"cat"`` and ``split_id``
-        equal to 3; no argument gives every id. A key with a meta index
-        (:meth:`create_meta_index`) is answered from the index, in time
-        proportional to the matches; other keys by reading every candidate's
-        meta in C++ (no Python work per video).
+        Two forms:
 
-        Values are Python values: str, int, float, bool, None, and lists and
-        dicts of them (NumPy scalars and 0-d/1-d arrays stand for the values
+        - ``ds.select("frames >= 16 and label in ('a', 'b')")``: an expression of
+          gulpdb's query language (``docs/query.md``): comparisons ``= != < <= > >=``
+          of the built-in fields ``id``, ``frames`` and ``chunk`` or of meta keys
+          with values (strings in ``'...'`` or ``"..."``, numbers, ``true``,
+          ``false``, ``null``), ``KEY in (V, ...)``, ``has KEY``, ``and``, ``or``,
+          ``not`` and parentheses. Numbers compare as numbers, strings by their
+          UTF-8 bytes; ``=`` also lets a number or literal match the string of its
+          text; a term on a key a video lacks, or on a value of another type, is
+          false. Text that is not a query raises ValueError whose message shows it
+          with a caret under the byte where it went wrong.
+        - ``ds.select(label="cat", split_id=3)``: the videos whose :meth:`meta` (the
+          first meta_data entry) has every given key equal to the given Python
+          value; no argument gives every id.
+
+        Terms on keys with a meta index (:meth:`create_meta_index`) are answered
+        from the index, in time proportional to what it reads (ranges and
+        ``!=`` need an index of the ordered form, which every index built by
+        this version has); everything else by one scan of the videos' meta in
+        C++ (no Python work per video).
+
+        Keyword values are Python values: str, int, float, bool, None, and lists
+        and dicts of them (NumPy scalars and 0-d/1-d arrays stand for the values
         they hold). Equality is JSON's, not Python's: strings by their text;
         numbers by exact decimal value as written (``1``, ``1.0`` and ``1e0``
         match each other, but ``0.1`` does not match a stored
@@ -48,14 +62,25 @@ class MetaQueries:
         dicts member by member in any order. Keys that are not identifiers
         go through a dict: ``ds.select(**{"label name": "x"})``.
 
-        An empty result for a key that no video has at all (a misspelt key,
-        or ``template`` for an ingest with ``--label-name template``, which
-        stores the label under GulpIO's ``"label"``) comes with a
-        UserWarning naming the key.
+        A key that no video has at all (a misspelt key, or ``template`` for an
+        ingest with ``--label-name template``, which stores the label under
+        GulpIO's ``"label"``) comes with a UserWarning naming the key.
 
         Raises:
-            TypeError: a value JSON cannot hold (a set, an object, ...).
+            TypeError: a query that is not a str, both forms at once, or a
+                keyword value JSON cannot hold (a set, an object, ...).
+            ValueError: text that is not a query.
         """
+        if query is not None:
+            if meta_equals:
+                raise TypeError("select() takes a query string or keyword conditions, not both")
+            if not isinstance(query, str):
+                raise TypeError(f"select(query): a query is a str, not a "
+                                f"{type(query).__module__}.{type(query).__qualname__}")
+            ids, keys = self._native().select_query(query)
+            if keys:
+                self._warn_absent_keys(keys, "select")
+            return ids
         conditions = [(key, [query_value_json(key, value)]) for key, value in meta_equals.items()]
         ids = self._native().select(conditions)
         if not ids and conditions:
@@ -87,7 +112,10 @@ class MetaQueries:
         False (changing nothing) when ``key`` has an index already.
         ValueError for a read-only dataset or a key that is empty, longer
         than 255 bytes or not text. A key that no video has is indexed (for
-        videos added later) with a UserWarning.
+        videos added later) with a UserWarning. An index of ``key`` of the first
+        key form (made by an older gulpdb: equality only, see
+        :meth:`meta_index_details`) is rebuilt in the ordered form, and True
+        returned.
         """
         self._check_writable()
         built = self._native().create_meta_index(key, lock_timeout)
@@ -102,6 +130,13 @@ class MetaQueries:
     def meta_indexes(self) -> List[str]:
         """The meta keys that have an index (:meth:`create_meta_index`)."""
         return self._native().meta_indexes()
+
+    def meta_index_details(self) -> Dict[str, bool]:
+        """``{key: ordered}`` for every meta index. ``ordered`` is False for an index
+        an older gulpdb made (the first key form): it answers ``=``, ``in`` and
+        ``has``, while ranges and ``!=`` on its key scan until
+        :meth:`create_meta_index` rebuilds it."""
+        return dict(self._native().meta_index_details())
 
     def splits(self) -> Dict[str, int]:
         """The named splits (:meth:`Writer.set_split`), as ``{name: number of ids}``, by name."""

@@ -6,27 +6,27 @@ consumed, so a run stopped with W ranks resumes with any W' ranks (and again
 with W'', and so on), each sample of the epoch taken exactly once. The
 partition-aware shuffle (``shuffle="blocks"``) deals each rank its own share of
 the blocks of the order stored together; its state adds the list of the runs
-of the epoch so far (world size and samples per rank of each). The class
-docstring gives the rules; ``docs/training.md`` shows it in a DDP training loop.
+of the epoch so far (world size and samples per rank of each). The state
+also names the items it counts over (_sampler_state.py), so that a run resumes
+exactly on a dataset that grew since. The class docstring gives the rules;
+``docs/training.md`` shows it in a DDP training loop.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Sized, Tuple, Union
+from typing import Any, Dict, Iterator, Optional, Sequence, Sized, Tuple, Union
 
 import numpy as np
 import torch
 import torch.distributed
 import torch.utils.data
 
-__all__ = ["VideoSampler", "TrackedLoader"]
+from . import _sampler_state
+from ._sampler_state import as_int as _as_int
 
-_STATE_VERSION = 1  # the global shuffle and the natural order
-_BLOCKS_STATE_VERSION = 2  # shuffle="blocks": adds segments, blocks, blocks_digest, window
-_STATE_KEYS = ("version", "epoch", "seed", "shuffle", "dataset_length", "consumed")
-_BLOCKS_STATE_KEYS = ("segments", "blocks", "blocks_digest", "window")
+__all__ = ["VideoSampler", "TrackedLoader"]
 
 # Blocks of the order when the dataset says nothing of how it is stored: the
 # fixed blocks of a local dataset's order (gulpdb.Dataset.order_blocks).
@@ -45,14 +45,6 @@ def _process_group() -> Tuple[int, int]:
     if dist.is_available() and dist.is_initialized():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
-
-
-def _as_int(value: Any, name: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, not {value}")
-    return int(value)
 
 
 def _as_shuffle(value: Any) -> Union[bool, str]:
@@ -219,8 +211,24 @@ class VideoSampler(torch.utils.data.Sampler):
     :meth:`load_state_dict`, then keep calling :meth:`set_epoch` as usual:
     ``set_epoch`` with the saved epoch keeps the saved position, any other
     epoch starts at 0. The state's seed and shuffle replace the constructor's
-    (the saved position only means something in the saved order), and a
-    dataset of another length is refused with :class:`ValueError`.
+    (the saved position only means something in the saved order).
+
+    **What the state counts over.** The state names the items its epoch
+    counts: the dataset's UUID, their number and a digest of their ids in
+    order (:meth:`gulpdb.Dataset.ids_digest`; meta takes no part, so a
+    relabel keeps it), when the dataset can say them (a
+    :class:`~gulpdb.torch.VideoDataset`, :class:`~gulpdb.torch.ImageDataset`
+    or :class:`gulpdb.Dataset`). :meth:`load_state_dict` refuses with
+    :class:`ValueError` a state of another dataset, or one whose items were
+    removed, replaced or reordered since. A dataset that grew by appends
+    (its first items the counted ones) is refused too, unless
+    ``grow="next_epoch"``: the saved epoch then finishes over the items it
+    counted, exactly as it would have (the same order, any world size), and
+    from the next :meth:`set_epoch` every item counts, in an order drawn from
+    the seed and the epoch as always. A state saved while the saved epoch
+    finishes counts over the same items, so it resumes the same way after
+    further growth. A dataset that names nothing (a ``Subset``) and states
+    of versions 1 and 2 keep the old rule: the same number of items.
 
     **Cost.** The order of an epoch is one NumPy array, 4 bytes per item
     (8 from 2^31 items), computed at the first index of an epoch in each
@@ -278,11 +286,25 @@ class VideoSampler(torch.utils.data.Sampler):
         self._tracked: Optional[_TrackedRun] = None
         self._order_key: Optional[Tuple[int, int, int, bool]] = None
         self._order = np.empty(0, np.int64)
+        # After load_state_dict(grow="next_epoch") on a grown dataset: (the
+        # saved epoch, its items), the leading items it finishes over.
+        self._grown: Optional[Tuple[int, int]] = None
 
     # -- the order and the plan of an iteration ---------------------------------
 
     def _length(self) -> int:
-        return len(self.dataset)
+        """The items of the current epoch: the dataset's, or those of a saved
+        epoch being finished after the dataset grew."""
+        n = len(self.dataset)
+        if self._grown is None or self._grown[0] != self.epoch:
+            return n
+        counted = self._grown[1]
+        if n < counted:
+            raise ValueError(
+                f"VideoSampler: the dataset has {n} items, fewer than the {counted} the saved "
+                f"epoch {self.epoch} counts over"
+            )
+        return counted
 
     def epoch_order(self) -> np.ndarray:
         """The global order of the current epoch: a permutation of ``range(len(dataset))``.
@@ -336,15 +358,19 @@ class VideoSampler(torch.utils.data.Sampler):
         """
         n = self._length()
         if self._blocks is None or self._blocks[0] != n:
+            whole = len(self.dataset)  # more than n while a saved epoch finishes after growth
             if self._blocks_argument is not None:
-                starts = _block_starts(self._blocks_argument, n, "blocks")
+                starts = _block_starts(self._blocks_argument, whole, "blocks")
             else:
                 provider = getattr(self.dataset, "order_blocks", None)
                 if callable(provider):
-                    starts = _block_starts(provider(), n, "the dataset's order_blocks()")
+                    starts = _block_starts(provider(), whole, "the dataset's order_blocks()")
                 else:
-                    starts = np.arange(0, n, DEFAULT_BLOCK, dtype=np.int64)
-            self._blocks = (n, starts)
+                    starts = np.arange(0, whole, DEFAULT_BLOCK, dtype=np.int64)
+            # Appends add blocks after the counted items (and may extend the
+            # last one): the blocks of the first n items are those that start
+            # before n.
+            self._blocks = (n, starts[starts < n])
         return self._blocks[1]
 
     def _digest(self) -> int:
@@ -469,6 +495,7 @@ class VideoSampler(torch.utils.data.Sampler):
         epoch = _as_int(epoch, "epoch")
         if epoch != self.epoch:
             self.epoch = epoch
+            self._grown = None  # a saved epoch finished over its items; the next counts all
             self._reset_position(0)
 
     def _reset_position(self, start: int, segments: Tuple[Tuple[int, int], ...] = ()) -> None:
@@ -535,7 +562,7 @@ class VideoSampler(torch.utils.data.Sampler):
         return self._start + taken, self._segments + ((self.num_replicas, consumed),)
 
     def state_dict(self, consumed: Optional[int] = None) -> Dict[str, Any]:
-        """The world's position in the epoch, for :meth:`load_state_dict`: a dict of ints and bools.
+        """The world's position in the epoch, for :meth:`load_state_dict`: a dict of JSON values.
 
         Args:
             consumed: the samples this rank's training loop has taken since the
@@ -543,14 +570,19 @@ class VideoSampler(torch.utils.data.Sampler):
                 point). Default: the count of :meth:`track`, or 0 when no index
                 has been handed out yet.
 
-        Keys: ``version``, ``epoch``, ``seed``, ``shuffle``, ``dataset_length``,
-        ``consumed`` (samples of the epoch's order consumed by all ranks
-        together) and ``num_replicas`` (the world size that saved it, for
-        information); with ``shuffle="blocks"`` (version 2) also
-        ``segments`` (a list of ``[world size, samples per rank]``, one per
-        run of the epoch that stopped mid-epoch), ``blocks`` (the number of
-        blocks), ``blocks_digest`` (a CRC-32 of their first positions) and
-        ``window``. Every rank returns the same state.
+        Keys (version 3): ``version``, ``epoch``, ``seed``, ``shuffle``,
+        ``dataset_length`` (the items of the epoch), ``consumed`` (samples of
+        the epoch's order consumed by all ranks together), ``num_replicas``
+        (the world size that saved it, for information) and ``dataset``: what
+        the epoch counts over, ``{"uuid", "length", "ids_digest"}`` (the
+        dataset's UUID and the engine's digest of the ids of items
+        ``[0, length)``, :meth:`gulpdb.Dataset.ids_digest`), or None for a
+        dataset that cannot name its items (a ``Subset``, a list). With
+        ``shuffle="blocks"`` also ``segments`` (a list of ``[world size,
+        samples per rank]``, one per run of the epoch that stopped
+        mid-epoch), ``blocks`` (the number of blocks), ``blocks_digest`` (a
+        CRC-32 of their first positions) and ``window``. Every rank returns
+        the same state.
 
         Raises:
             RuntimeError: indices were handed out, and neither ``consumed`` nor
@@ -558,18 +590,20 @@ class VideoSampler(torch.utils.data.Sampler):
             ValueError: ``consumed`` is more than this rank yields.
         """
         position, segments = self._consumed_position(consumed)
+        n = self._length()
+        identity = _sampler_state.identity_of(self.dataset, n)
         state = {
-            "version": _STATE_VERSION,
+            "version": _sampler_state.STATE_VERSION,
             "epoch": self.epoch,
             "seed": self.seed,
             "shuffle": self.shuffle,
-            "dataset_length": self._length(),
+            "dataset_length": n,
             "consumed": position,
             "num_replicas": self.num_replicas,
+            "dataset": None if identity is None else identity.to_json(),
         }
         if self.shuffle == "blocks":
             state.update(
-                version=_BLOCKS_STATE_VERSION,
                 segments=[[world, per_rank] for world, per_rank in segments],
                 blocks=len(self.order_blocks()),
                 blocks_digest=self._digest(),
@@ -577,106 +611,76 @@ class VideoSampler(torch.utils.data.Sampler):
             )
         return state
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    def load_state_dict(self, state: Dict[str, Any], grow: Optional[str] = None) -> None:
         """Moves to the position of ``state`` (from :meth:`state_dict` of any rank, any world size).
 
         Sets the epoch, seed and shuffle of the state; the next iteration
         yields this rank's share of what the saved world had not consumed.
 
+        Args:
+            state: a state of any version (1 to 3).
+            grow: ``"next_epoch"`` to resume on a dataset that has grown by
+                appends since the state was saved: the saved epoch finishes
+                over the items it counted (the same order, the same items),
+                and the next epoch counts every item. Needs a state of
+                version 3 and a dataset that names its items (see
+                :meth:`state_dict`). None (default): the dataset must hold
+                exactly what the state counted.
+
         Raises:
-            ValueError: the state is malformed, of another version, or for a
-                dataset of another length.
-            TypeError: a field has the wrong type.
+            ValueError: the state is malformed or of an unknown version; it was
+                saved on another dataset (UUID), or on items that were removed,
+                replaced or reordered since (ids digest); the dataset grew and
+                ``grow`` is None; the dataset has another number of items and
+                the state or the dataset names nothing; ``grow`` is another
+                string.
+            TypeError: a field, or ``grow``, has the wrong type.
         """
-        if not isinstance(state, dict):
-            raise TypeError(f"VideoSampler state must be a dict, not {type(state).__name__}")
-        missing = [k for k in _STATE_KEYS if k not in state]
-        if missing:
-            raise ValueError(f"VideoSampler state lacks {', '.join(missing)}")
-        version = state["version"]
-        if version not in (_STATE_VERSION, _BLOCKS_STATE_VERSION) or isinstance(version, bool):
-            raise ValueError(
-                f"VideoSampler state has version {version!r}; this gulpdb reads "
-                f"versions {_STATE_VERSION} and {_BLOCKS_STATE_VERSION}"
-            )
-        blocked = version == _BLOCKS_STATE_VERSION
-        if blocked:
-            if state["shuffle"] != "blocks":
-                raise ValueError(
-                    f"VideoSampler state of version 2 must have shuffle 'blocks', not "
-                    f"{state['shuffle']!r}"
-                )
-            missing = [k for k in _BLOCKS_STATE_KEYS if k not in state]
-            if missing:
-                raise ValueError(f"VideoSampler state lacks {', '.join(missing)}")
-        elif not isinstance(state["shuffle"], (bool, np.bool_)):
-            raise TypeError(f"shuffle must be a bool, not {type(state['shuffle']).__name__}")
-        length = _as_int(state["dataset_length"], "dataset_length")
-        consumed = _as_int(state["consumed"], "consumed")
-        epoch = _as_int(state["epoch"], "epoch")
-        seed = _as_int(state["seed"], "seed")
-        n = self._length()
-        if length != n:
-            raise ValueError(
-                f"VideoSampler state is for a dataset of {length} items, but this dataset "
-                f"has {n}: resume with the same dataset (and the same Subset of it)"
-            )
-        if consumed > length:
-            raise ValueError(f"VideoSampler state consumed {consumed} of only {length} items")
-        if not blocked:
-            self.epoch = epoch
-            self.seed = seed
-            self.shuffle = bool(state["shuffle"])
-            self._reset_position(consumed)
-            return
-        segments = self._segments_of(state["segments"])
-        window = _as_int(state["window"], "window", 1)
-        count = _as_int(state["blocks"], "blocks")
-        digest = _as_int(state["blocks_digest"], "blocks_digest")
+        grow = _sampler_state.as_grow(grow)
+        saved = _sampler_state.read_state(state)
+        grown = _sampler_state.check_dataset(saved, self.dataset, grow)
+        before = (self.epoch, self.seed, self.shuffle, self.window, self._grown, self._start,
+                  self._segments)
+        self.epoch, self.seed, self.shuffle = saved.epoch, saved.seed, saved.shuffle
+        self._grown = (saved.epoch, saved.length) if grown else None
+        if saved.shuffle == "blocks":
+            self.window = saved.window
+        self._reset_position(saved.consumed, saved.segments)
+        try:
+            if saved.shuffle == "blocks":
+                self._check_blocks(saved, state)
+        except ValueError:
+            self.epoch, self.seed, self.shuffle, self.window, self._grown = before[:5]
+            self._reset_position(before[5], before[6])
+            raise
+
+    def _check_blocks(self, saved: "_sampler_state.SavedState", state: Dict[str, Any]) -> None:
+        """shuffle="blocks": the loaded state's block layout is this sampler's,
+        and its segments leave what it says was left."""
         starts = self.order_blocks()
-        if (count, digest) != (len(starts), _blocks_digest(starts)):
+        if (saved.blocks, saved.blocks_digest) != (len(starts), _blocks_digest(starts)):
             raise ValueError(
-                f"VideoSampler state was counted over {count} blocks of the order (digest "
-                f"{digest}), but this sampler's are {len(starts)} (digest "
+                f"VideoSampler state was counted over {saved.blocks} blocks of the order (digest "
+                f"{saved.blocks_digest}), but this sampler's are {len(starts)} (digest "
                 f"{_blocks_digest(starts)}): resume on a dataset stored the same way, or pass "
                 "blocks= with the first positions of the blocks the state was counted over"
             )
-        saved = (self.epoch, self.seed, self.shuffle, self.window, self._start, self._segments)
-        self.epoch, self.seed, self.shuffle, self.window = epoch, seed, "blocks", window
-        self._reset_position(consumed, segments)
-        if consumed < n:
-            try:
-                left = len(self._remaining_items())
-                if left != n - consumed:
-                    raise ValueError(
-                        f"VideoSampler state: its segments {state['segments']!r} leave {left} "
-                        f"items of the epoch, but it says {n - consumed} are left (they do not "
-                        "leave what it consumed)"
-                    )
-            except ValueError:
-                self.epoch, self.seed, self.shuffle, self.window = saved[:4]
-                self._reset_position(saved[4], saved[5])
-                raise
-
-    @staticmethod
-    def _segments_of(value: Any) -> Tuple[Tuple[int, int], ...]:
-        if not isinstance(value, (list, tuple)):
-            raise TypeError(f"segments must be a list, not {type(value).__name__}")
-        segments = []
-        for pair in value:
-            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        n = saved.length
+        if saved.consumed < n:
+            left = len(self._remaining_items())
+            if left != n - saved.consumed:
                 raise ValueError(
-                    f"VideoSampler state: a segment must be [world, per_rank], not {pair!r}"
+                    f"VideoSampler state: its segments {state['segments']!r} leave {left} "
+                    f"items of the epoch, but it says {n - saved.consumed} are left (they do not "
+                    "leave what it consumed)"
                 )
-            segments.append(
-                (_as_int(pair[0], "segment world", 1), _as_int(pair[1], "segment per_rank", 1))
-            )
-        return tuple(segments)
 
     def __repr__(self) -> str:
+        n = self._length()
+        grown = "" if n == len(self.dataset) else f" (the saved epoch's; {len(self.dataset)} now)"
         return (
             f"<gulpdb.torch.VideoSampler rank {self.rank} of {self.num_replicas}: "
-            f"epoch {self.epoch}, from {self._start} of {self._length()}, "
+            f"epoch {self.epoch}, from {self._start} of {n}{grown}, "
             f"shuffle={self.shuffle!r}, seed={self.seed}, drop_last={self.drop_last}>"
         )
 

@@ -818,7 +818,7 @@ class GulpChunk:
             writer.rollback()
             raise
         else:
-            writer.commit()
+            writer._commit_last()
         finally:
             self._writer = None
             writer.close()

@@ -64,7 +64,7 @@ import os
 import sys
 import threading
 import warnings
-from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -290,7 +290,9 @@ class _IdsByPosition(Sequence[str]):
     """The ids of a dataset in its order, read a page of positions at a time.
 
     For a remote dataset, whose positions never move (it reads one published
-    generation): a reader that never touches a position never fetches the
+    generation, in this process and, pickled, in DataLoader workers: a push
+    of a grown dataset meanwhile is a new generation, read by a new
+    VideoDataset): a reader that never touches a position never fetches the
     index partition holding it, where ``Dataset.ids()`` would fetch every
     order partition of a partitioned snapshot at construction, in every
     process. Pages never cross a block of the order (a partition), so that
@@ -303,10 +305,15 @@ class _IdsByPosition(Sequence[str]):
 
     def __init__(self, dataset: Dataset) -> None:
         self._dataset = dataset
-        self._count = len(dataset)
+        self._count = len(dataset)  # of the generation `dataset` reads, whatever is pushed later
         self._blocks = [int(b) for b in dataset.order_blocks()] or [0]
         self._pages: "dict[int, List[str]]" = {}
         self._lock = threading.Lock()  # items may be read from several threads
+
+    @property
+    def dataset(self) -> Dataset:
+        """The dataset (one published generation) whose positions these are."""
+        return self._dataset
 
     def __len__(self) -> int:
         return self._count
@@ -418,6 +425,25 @@ class _VideoReader:
         self.epoch = 0
         self.in_dataset_order = ids is None  # item i is the video at position i
         self._worker_dataset: Optional[Tuple[int, Dataset]] = None
+        self._digests: Dict[int, str] = {}  # ids_digest by count: the items never change
+
+    def ids_digest(self, count: int) -> str:
+        """The engine's digest of the ids of items [0, count) (gulpdb.Dataset.ids_digest)."""
+        count = _count(count, "count")
+        if count > len(self.ids):
+            raise IndexError(f"count {count} is more than the {len(self.ids)} items")
+        digest = self._digests.get(count)
+        if digest is None:
+            if isinstance(self.ids, _IdsByPosition):
+                # The positions of the generation the items are read from.
+                digest = self.ids.dataset.ids_digest(count)
+            else:
+                # The list the items were made of, which the dataset may no
+                # longer start with (it changes under a local reader).
+                ids = self.ids if count == len(self.ids) else self.ids[:count]
+                digest = _gulpdb.ids_digest(ids)
+            self._digests[count] = digest
+        return digest
 
     @property
     def size(self) -> Optional[Tuple[int, int]]:
@@ -648,6 +674,19 @@ class VideoDataset(torch.utils.data.Dataset):
             return [int(b) for b in blocks()]
         return list(range(0, n, _sampler.DEFAULT_BLOCK))
 
+    @property
+    def uuid(self) -> str:
+        """The identity of the dataset read (:attr:`gulpdb.Dataset.uuid`)."""
+        return self._reader.dataset.uuid
+
+    def ids_digest(self, count: int) -> str:
+        """The digest of the ids of items ``[0, count)`` in item order, as
+        :meth:`gulpdb.Dataset.ids_digest` computes it (the same as the
+        dataset's when the items are the dataset's order): what
+        :class:`VideoSampler` records to resume on the same items. Computed
+        once per count; IndexError past the items."""
+        return self._reader.ids_digest(count)
+
     def __len__(self) -> int:
         return len(self._reader.ids)
 
@@ -722,6 +761,15 @@ class ImageDataset(torch.utils.data.Dataset):
     def set_epoch(self, epoch: int) -> None:
         """Changes the random crops of the next epoch."""
         self._reader.set_epoch(epoch)
+
+    @property
+    def uuid(self) -> str:
+        """The identity of the dataset read (:attr:`gulpdb.Dataset.uuid`)."""
+        return self._reader.dataset.uuid
+
+    def ids_digest(self, count: int) -> str:
+        """The digest of the ids of items ``[0, count)``, as :meth:`VideoDataset.ids_digest`."""
+        return self._reader.ids_digest(count)
 
     def __len__(self) -> int:
         return len(self._reader.ids)

@@ -308,6 +308,45 @@ def py_dataset(s: Session, source: str, want: DatasetModel, path: str, *, pixels
     return got
 
 
+def view_api(s: Session, target: str, want: DatasetModel, order: List[str],
+             sample: Optional[str]) -> None:
+    """The viewer's server (gulpdb.view) over HTTP: the grid's pages list the
+    model's videos in the dataset's order with their frame counts and meta,
+    each split's pages its ids, a frame comes as the model's JPEG, and a
+    damaged frame (bytes that no longer match their CRC) is refused as
+    corruption naming the video and frame, never sent."""
+    path = "view /api"
+    damaged = None
+    for id_, frames in sorted(want.damaged.items()):
+        damaged = (id_, min(frames))
+        break
+    got = s.reader.call("view", path, path=target, frame_of=sample, damaged=damaged)
+    grid = got["grid"]
+    if got["videos"] != len(want.videos) or [g[0] for g in grid] != list(order):
+        raise _fail(path, f"the grid lists {[g[0] for g in grid]} ({got['videos']} videos), "
+                    f"`gulpdb ls` {order}")
+    for id_, frames, meta in grid:
+        video = want.videos[id_]
+        if frames != len(video.frames):
+            raise _fail(path, f"id {id_!r}: {frames} frames, the model has {len(video.frames)}")
+        expect_meta_data(path, id_, json.loads(meta), video)
+    expect_splits(path, got["splits"], want)
+    if sample is not None and got["frame0"] != want.videos[sample].frames[0]:
+        raise _fail(path, f"id {sample!r}: frame 0 is not the model's JPEG")
+    if damaged is not None:
+        status, body = got["damaged"]
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            answer = {}
+        if (status != 500 or answer.get("kind") != "corruption" or
+                f"'{damaged[0]}' frame {damaged[1]}" not in answer.get("error", "")):
+            raise _fail(path, f"id {damaged[0]!r} frame {damaged[1]} is damaged on disk: the "
+                        f"server answered HTTP {status} {body[:300]!r}")
+        s.counters.reads[path + " (damaged frame)"] += 1
+    s.counters.reads[path] += 1
+
+
 def check_read_all(path: str, got: Dict[str, Any], want: DatasetModel,
                    order: Optional[List[str]] = None) -> None:
     expect_ids(path, got["ids"], want)

@@ -5,9 +5,10 @@ A *lineage* is one dataset followed through its life: made one way (created
 from Python or the command line, ingested, imported from a GulpIO directory
 written by gulpio_format), then changed and moved any way (append, ingest,
 remove, compact, merge, split, meta index, export, re-index, cp -r / cp -a,
-push, snapshot, ...). The model (model.DatasetModel) says what every reader
-must see; any difference, any command or read that fails when the model says
-it should work, and any process killed by a signal fails the run.
+push, snapshot, a training run resumed after growth (sampler_rules.py), ...).
+The model (model.DatasetModel) says what every reader must see; any
+difference, any command or read that fails when the model says it should
+work, and any process killed by a signal fails the run.
 
 Randomness comes only from Hypothesis' draws (rule arguments), so that a run
 is reproduced by its seed and a failing sequence shrinks. Steps are logged
@@ -29,11 +30,12 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from . import checks, gulpio_format
+from . import checks, gulpio_format, query_model
 from .decay import flip_bit
 from .model import (DatasetModel, Video, decode_reference, extend_labels, make_jpeg,
                     merge_labels, renumbered)
 from .procs import Failure
+from .sampler_rules import SamplerRules
 from .session import BUCKET, Session
 
 SESSION: Optional[Session] = None  # set by the test for the run
@@ -61,6 +63,8 @@ RULES = {
     "read_held_pickle": ["read a held pickled reader"],
     "snapshot": ["snapshot"],
     "rot_frame": ["rot a frame (checksummed)", "rot a frame (no checksums)"],
+    "query": ["query (python select)", "query (cli ls --where)"],
+    "sampler_resume_after_growth": ["sampler resume after growth"],
 }
 VARIANTS = [v for variants in RULES.values() for v in variants]
 # The operations issue 19 names, each of which must run in a CI-sized run.
@@ -70,7 +74,7 @@ REQUIRED_VARIANTS = [
     "compact", "merge (attach in place)", "merge (copy)", "index --meta-key",
     "export (in place)", "export (-o OUT)", "import --reindex", "copy (cp -r)", "copy (cp -a)",
     "open url (fresh cache)", "open url (warm cache)", "pickle Dataset", "pickle VideoDataset",
-    "snapshot",
+    "snapshot", "sampler resume after growth",
 ]
 READ_PATHS = [
     "cli ls", "cli info", "cli show", "cli extract", "cli check --deep", "cli ls --where",
@@ -85,7 +89,8 @@ READ_PATHS = [
     "exported dir (from url)", "cli ls --split",
     "pickled Dataset (local)", "pickled Dataset (url)",
     "pickled VideoDataset (local)", "pickled VideoDataset (url)",
-    "snapshot reader (network fs)",
+    "snapshot reader (network fs)", "VideoSampler load_state_dict(grow=)",
+    "view /api",
     "damaged: py read", "damaged: py read_jpegs", "damaged: py read_batch",
     "damaged: py VideoDataset item", "damaged: GulpDirectory gd[id]",
     "damaged: verify_checksums=False", "damaged: cli extract",
@@ -95,6 +100,11 @@ READ_PATHS = [
 
 LABELS = ["cat", "dog", "owl", "red fox"]
 TAGS = ["a", "ü", "x y"]
+# What the query rule asks about: the meta keys the lineages' videos have
+# (ingest's and GulpIO's id/label/idx, the Python writer's id/k/tag) and one
+# none has, and the strings they hold.
+QUERY_KEYS = ["label", "idx", "k", "tag", "id", "template"]
+QUERY_STRINGS = LABELS + TAGS + ["", "f1", "5001", "0", "3", "é"]
 CLEAN_ERRORS = {"FileNotFoundError", "OSError", "CorruptionError", "StaleIndexError",
                 "PermissionError", "KeyError", "ValueError"}
 
@@ -159,7 +169,7 @@ class Held:
         self.url_reused = False  # its URL's prefix was wiped and another dataset pushed there
 
 
-class LifecycleMachine(RuleBasedStateMachine):
+class LifecycleMachine(SamplerRules, RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         assert SESSION is not None, "the test sets machine.SESSION"
@@ -439,6 +449,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         checks.py_dataset(s, p, m, "py Dataset", pixels=True, env=self._env(), order=L.order)
         checks.gulp_directory(s, p, m, "GulpDirectory", env=self._env())
         checks.label_map_file(s, p, m, "label2idx.json")
+        checks.view_api(s, p, m, L.order, intact[0] if intact else None)
         for key in sorted(m.meta_keys):
             value = self._query_value(key)
             if value is not None:
@@ -579,8 +590,9 @@ class LifecycleMachine(RuleBasedStateMachine):
 
     @precondition(lambda self: self.cur is not None)
     @rule(count=st.integers(1, 3), seed=st.integers(0, 999),
-          dup=st.sampled_from(["new", "new", "replace", "skip", "removed"]))
-    def append_python(self, count: int, seed: int, dup: str) -> None:
+          dup=st.sampled_from(["new", "new", "replace", "skip", "removed"]),
+          commit_each=st.booleans())
+    def append_python(self, count: int, seed: int, dup: str, commit_each: bool) -> None:
         def go() -> None:
             L = self.cur
             videos = self._python_videos(count, seed)
@@ -593,15 +605,17 @@ class LifecycleMachine(RuleBasedStateMachine):
                 old = existing[seed % len(existing)]
                 videos[0] = (old, videos[0][1], {"id": old, "k": 9, "tag": "replaced"})
             on_duplicate = dup if dup in ("replace", "skip") else "error"
+            # The with-block's end commits the last batch (Writer.commit_last): the
+            # direct path, or the journal when commit_each journaled others first.
             self.s.reader.call("write", "py Dataset writer", path=L.path, videos=videos,
-                               on_duplicate=on_duplicate)
+                               on_duplicate=on_duplicate, commit_each=commit_each)
             for id_, frames, meta in videos:
                 if id_ in L.model.videos and on_duplicate == "skip":
                     continue
                 L.model.videos[id_] = Video.of(frames, [meta])
             self._changed()
-            self.note(f"append (python writer, on_duplicate={on_duplicate}) "
-                      f"{[v[0] for v in videos]}")
+            self.note(f"append (python writer, on_duplicate={on_duplicate}, "
+                      f"commit_each={commit_each}) {[v[0] for v in videos]}")
         self._run("append (python writer)", go)
 
     @precondition(lambda self: self.cur is not None)
@@ -807,6 +821,31 @@ class LifecycleMachine(RuleBasedStateMachine):
         self._run("index --drop" if dropping else "index --meta-key", go)
 
     @precondition(lambda self: self.cur is not None)
+    @rule(expr=query_model.expressions(QUERY_KEYS, QUERY_STRINGS), python=st.booleans())
+    def query(self, expr: Any, python: bool) -> None:
+        """A random expression of the query language: the engine's answer must be
+        the one query_model computes from the model, in the dataset's order."""
+        L = self.cur
+        text = query_model.render(expr)
+        # The order and chunks as the last step listed them (checked against the model).
+        want = [i for i in L.order
+                if query_model.evaluate(expr, i, len(L.model.videos[i].frames), L.chunk_of[i],
+                                        query_model.first_meta(L.model.videos[i].meta_data))]
+        variant = "query (python select)" if python else "query (cli ls --where)"
+
+        def go() -> None:
+            if python:
+                got = self.s.reader.call("select", variant, path=L.path, query=text,
+                                         env=self._env())
+            else:
+                out = self._cli("ls", L.path, "--json", "--where", text, path=variant).stdout
+                got = [json.loads(line)["id"] for line in out.splitlines() if line.strip()]
+            self.note(f"query {text!r}: {got}")
+            if got != want:
+                raise Failure("mismatch", variant, f"{text!r} selects {got}, the model {want}")
+        self._run(variant, go)
+
+    @precondition(lambda self: self.cur is not None)
     @rule(in_place=st.booleans())
     def export(self, in_place: bool) -> None:
         def go() -> None:
@@ -885,6 +924,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                                                              else [])
             self.note(f"import --reindex{' --discard-unexported' if discard else ''} "
                       f"(expected: {'refusal: ' + '; '.join(refusals) if refusals else 'success'})")
+            data_files = {n for n in os.listdir(L.path) if re.match(r"^data.*\.gulp$", n)}
             r = self._cli(*args, expect=None, path="gulpdb import --reindex")
             if refusals:
                 if r.returncode != 1:
@@ -895,9 +935,11 @@ class LifecycleMachine(RuleBasedStateMachine):
                 raise Failure("exit", "gulpdb import --reindex", r.describe())
             if discard and set(L.model.videos) - set(new.videos):
                 L.flags.add("discarded unexported")
-            # It deletes the chunk files gulpdb wrote that the new index does
-            # not take (docs/cli.md, import), which an older snapshot may name.
-            L.snapshot_files_changed = True
+            # The chunk files of dropped videos that gulpdb wrote are deleted,
+            # as compaction deletes emptied ones: a snapshot from before may
+            # name them (docs/gulpio.md, import.cc's ListLeftBehind).
+            if data_files - set(os.listdir(L.path)):
+                L.snapshot_files_changed = True
             L.model = new
             L.flags.add("imported")
             L.import_gmeta = self._read_gmeta_files(L.path)

@@ -19,6 +19,7 @@ import pickle
 import struct
 import sys
 import traceback
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -140,12 +141,16 @@ def op_read_damaged(source: str, id: str, intact: List[int], other: Optional[str
 
 
 def op_write(path: str, videos: List[Any], on_duplicate: str = "error",
-             create: Optional[Dict[str, Any]] = None) -> int:
+             create: Optional[Dict[str, Any]] = None, commit_each: bool = False) -> int:
+    """One writer; the with-block's end commits the last (or only) batch. With
+    commit_each, every video but the last is a commit of its own first."""
     with gulpdb.Dataset(path, "a", **(create or {})) as ds:
         with ds.writer(on_duplicate=on_duplicate) as w:
             appended = 0
-            for id_, frames, meta in videos:
+            for k, (id_, frames, meta) in enumerate(videos):
                 appended += bool(w.append(id_, list(frames), meta))
+                if commit_each and k + 1 < len(videos):
+                    w.commit()
     return appended
 
 
@@ -166,12 +171,71 @@ def op_set_split(path: str, name: str, ids: List[str]) -> None:
             w.set_split(name, ids)
 
 
+def op_select(path: str, query: str) -> List[str]:
+    with gulpdb.Dataset(path) as ds, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a key no video has: the answer is what is checked
+        return ds.select(query)
+
+
 def op_push(path: str, url: str, layout: str = "auto") -> Dict[str, Any]:
     return gulpdb.push(path, url, jobs=2, layout=layout)
 
 
 def op_import_gulpio(path: str, **kwargs: Any) -> Dict[str, Any]:
     return gulpdb.import_gulpio(path, **kwargs)
+
+
+def op_view(path: str, frame_of: Optional[str] = None,
+            damaged: Optional[Tuple[str, int]] = None) -> Dict[str, Any]:
+    """What the viewer's server answers over HTTP (gulpdb.view): every page of
+    the grid, each split's, frame 0 of `frame_of` as sent to the page at its
+    own size (the stored JPEG), and the status and body of a request for
+    `damaged` (an id and frame whose bytes no longer match their CRC)."""
+    import http.client
+    import json
+    import urllib.parse
+
+    with gulpdb.view(path) as viewer:
+        token = viewer.url.split("token=")[1]
+
+        def request(route: str) -> Tuple[int, bytes]:
+            conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=60)
+            try:
+                conn.request("GET", route + ("&" if "?" in route else "?") + "token=" + token)
+                response = conn.getresponse()
+                return response.status, response.read()
+            finally:
+                conn.close()
+
+        def get(route: str) -> bytes:
+            status, body = request(route)
+            if status != 200:
+                raise RuntimeError(f"GET {route}: HTTP {status}: {body[:300]!r}")
+            return body
+
+        def listing(extra: str) -> List[Dict[str, Any]]:
+            videos: List[Dict[str, Any]] = []
+            while True:
+                page = json.loads(get(f"/api/videos?count=500&start={len(videos)}{extra}"))
+                videos += page["videos"]
+                if not page["videos"] or len(videos) >= page["total"]:
+                    return videos
+
+        info = json.loads(get("/api/info"))
+        out: Dict[str, Any] = {
+            "videos": info["videos"],
+            "grid": [(v["id"], v["frames"], v["meta"]) for v in listing("")],
+            "splits": {s["name"]: [v["id"] for v in listing("&split=" + urllib.parse.quote(
+                s["name"], safe=""))] for s in info["splits"]},
+        }
+        if frame_of is not None:
+            out["frame0"] = get("/api/frame?max=0&frame=0&id=" + urllib.parse.quote(
+                frame_of, safe=""))
+        if damaged is not None:
+            status, body = request(f"/api/frame?max=0&frame={damaged[1]}&id=" +
+                                   urllib.parse.quote(damaged[0], safe=""))
+            out["damaged"] = (status, body.decode("utf-8", "replace"))
+        return out
 
 
 def op_pickle_open(kind: str, source: str) -> bytes:
@@ -202,6 +266,47 @@ def op_pickle_read(blob: bytes) -> Dict[str, Any]:
             continue
         items.append((obj.ids[i], clip.numpy().copy(), label))
     return {"kind": "VideoDataset", "items": items}
+
+
+def _samplers(path: str, world: int, **kw: Any) -> List[Any]:
+    import gulpdb.torch as gulpdb_torch
+
+    videos = gulpdb_torch.VideoDataset(path)
+    return [gulpdb_torch.VideoSampler(videos, num_replicas=world, rank=r, **kw)
+            for r in range(world)]
+
+
+def op_sampler_save(path: str, world: int, percent: int, **kw: Any) -> Dict[str, Any]:
+    """`world` samplers over a VideoDataset of ``path`` each take ``percent``% of
+    their epoch 1: the state they save, the ids they took and the epoch's ids."""
+    samplers = _samplers(path, world, **kw)
+    ids = samplers[0].dataset.ids
+    taken, states = [], []
+    for s in samplers:
+        s.set_epoch(1)
+        k = len(s) * percent // 100
+        got = list(s)[:k]
+        taken += [ids[i] for i in got]
+        states.append(s.state_dict(consumed=k))
+    if any(st != states[0] for st in states):
+        raise AssertionError(f"the ranks' states differ: {states}")
+    return {"state": states[0], "taken": taken, "items": list(ids)}
+
+
+def op_sampler_resume(path: str, world: int, state: Dict[str, Any],
+                      grow: Optional[str]) -> Dict[str, Any]:
+    """`world` samplers over a VideoDataset of ``path`` resume ``state``: the ids
+    each takes to the end of the saved epoch, and in the next epoch."""
+    samplers = _samplers(path, world)
+    ids = samplers[0].dataset.ids
+    rest, following = [], []
+    for s in samplers:
+        s.load_state_dict(state, grow=grow)
+        s.set_epoch(state["epoch"])
+        rest.append([ids[i] for i in s])
+        s.set_epoch(state["epoch"] + 1)
+        following.append([ids[i] for i in s])
+    return {"rest": rest, "next": following}
 
 
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
