@@ -19,6 +19,7 @@
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "remote/payload_hash.h"
+#include "util/byte_size.h"
 #include "util/file_io.h"
 
 namespace gulpdb::engine {
@@ -327,35 +328,12 @@ std::string PartitionCacheDirectory() { return CacheDirectory() + "/partitions";
 uint64_t CacheBytesBound() {
   const char* value = std::getenv("GULPDB_CACHE_BYTES");
   if (value == nullptr || value[0] == '\0') return 0;
-  const std::string text = value;
-  const auto bad = [&] {
-    return InvalidArgumentError("GULPDB_CACHE_BYTES '" + text +
-                                "': not a size (bytes, or a number with K, M, G or T)");
-  };
-  uint64_t n = 0;
-  size_t i = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-    if (n > (uint64_t{1} << 50)) throw bad();
-    n = n * 10 + static_cast<uint64_t>(text[i] - '0');
+  const std::optional<uint64_t> bound = util::ParseByteSize(value);
+  if (!bound) {
+    throw InvalidArgumentError(std::string("GULPDB_CACHE_BYTES '") + value +
+                               "': not a size (bytes, or a number with K, M, G or T)");
   }
-  if (i == 0) throw bad();
-  std::string unit = text.substr(i);
-  if (unit.size() == 3 && unit.compare(1, 2, "iB") == 0) unit = unit.substr(0, 1);
-  int shift = 0;
-  if (unit.empty() || unit == "B") {
-    shift = 0;
-  } else if (unit == "K" || unit == "k") {
-    shift = 10;
-  } else if (unit == "M") {
-    shift = 20;
-  } else if (unit == "G") {
-    shift = 30;
-  } else if (unit == "T") {
-    shift = 40;
-  } else {
-    throw bad();
-  }
-  return n << shift;
+  return *bound;
 }
 
 uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {

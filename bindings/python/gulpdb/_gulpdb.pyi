@@ -289,9 +289,11 @@ class NativeDataset:
         allow_network_index: bool = False,
         expected_snapshot_sha256: str = "",
         expected_dataset_uuid: str = "",
+        version: str = "",
     ) -> NativeDataset:
         """Opens an existing dataset (a directory, or an s3:// URL read-only);
-        FileNotFoundError if there is none."""
+        FileNotFoundError if there is none. ``version``: a tag to open instead
+        of the live dataset (KeyError for an unknown one)."""
     @staticmethod
     def create(
         path: str,
@@ -391,6 +393,10 @@ class NativeDataset:
         self, ids: Iterable[_Id], frames: Optional[Sequence[_Selection]] = None
     ) -> List[List[bytes]]:
         """JPEG bytes of many videos; ``frames`` as in :meth:`read_batch`."""
+    def prefetch(
+        self, ids: Iterable[_Id], frames: Optional[Sequence[_Selection]] = None
+    ) -> None:
+        """Starts fetching what reading the requests needs; see :meth:`gulpdb.Dataset.prefetch`."""
     def chunks(self) -> List[ChunkInfo]:
         """Every chunk, by number."""
     def chunk_videos(self, chunk: int) -> List[VideoInfo]:
@@ -405,6 +411,18 @@ class NativeDataset:
         """Ids whose first meta entry satisfies every ``(key, [json values])`` condition
         (equal to one of its values), in (chunk, insertion) order; see
         :meth:`gulpdb.Dataset.select`. ValueError for a value that is not JSON."""
+    def tag(self, name: str, message: str = "") -> Dict[str, Any]:
+        """Tags the dataset as it is now (docs/versions.md); the tag's dict."""
+    def versions(self) -> List[Dict[str, Any]]:
+        """The tags, oldest first: name, created, videos, frames, message, root."""
+    def delete_tag(self, name: str, grace_seconds: int = 600) -> None:
+        """Deletes a tag; what only it held is freed after the grace period."""
+    def reclaim_versions(self) -> int:
+        """Frees what deleted tags past their grace period held; the bytes freed."""
+    def version_bytes(self) -> int:
+        """Bytes the tags hold (objects and kept chunk files)."""
+    def diff(self, a: str, b: str) -> Dict[str, List[str]]:
+        """Ids added, removed, meta_changed and frames_changed from version a to b."""
     def select_query(self, expression: str) -> Tuple[List[str], List[str]]:
         """``(ids, meta keys)``: the ids that satisfy the query (docs/query.md) in
         (chunk, insertion) order, and the meta keys it names. ValueError for text that
@@ -546,6 +564,9 @@ def publish_snapshot(path: str, grace: Union[None, int, float, str] = None,
 def remote_info(dataset: NativeDataset) -> Optional[Dict[str, Any]]:
     """What a dataset opened from a manifest was opened from; see
     :attr:`gulpdb.Dataset.remote_info`."""
+
+def frame_cache_stats() -> Dict[str, Any]:
+    """The node-wide counters of the frame cache; see :meth:`gulpdb.Dataset.cache_stats`."""
 
 def cache_directory() -> str:
     """The local cache folder: $GULPDB_CACHE, $GULPDB_CACHE_DIR, $XDG_CACHE_HOME/gulpdb or
