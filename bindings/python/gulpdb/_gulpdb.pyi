@@ -510,8 +510,10 @@ def check_video(dataset: NativeDataset, id: _Id) -> Dict[str, Any]:
 class ViewServer:
     """A running dataset viewer; see :func:`gulpdb.view`."""
     def __init__(self, dataset: NativeDataset, host: str, port: int, label_key: str,
-                 thumb_size: int) -> None:
-        """Starts serving ``dataset`` (read-only) on ``host``:``port`` (0: a free port)."""
+                 thumb_size: int, version: str = "", index_dir: str = "") -> None:
+        """Starts serving ``dataset`` (read-only) on ``host``:``port`` (0: a free port);
+        ``dataset`` is tag ``version`` ("": the live dataset), and the page's
+        version selector opens the others with ``index_dir``."""
     @property
     def url(self) -> str:
         """``http://HOST:PORT/?token=TOKEN``."""
