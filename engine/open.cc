@@ -30,6 +30,11 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
 
 std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenOptions& options,
                                              bool check_sources) {
+  if (options.decode_threads > kMaxThreads) {
+    throw InvalidArgumentError("open dataset " + util::RedactUrl(dir) + ": decode_threads " +
+                               std::to_string(options.decode_threads) + " is more than " +
+                               std::to_string(kMaxThreads));
+  }
   // Published datasets and shared file systems: engine/remote/remote_dataset.h.
   if (IsRemoteUrl(dir)) return engine::OpenRemoteDataset(dir, options);
   if (!util::IsDirectory(dir)) {

@@ -61,6 +61,22 @@ BOOST_AUTO_TEST_CASE(writer_outlives_its_dataset) {
   BOOST_TEST(ds->ReadJpegs("c")[0] == test::FakeJpeg(30, 4));
 }
 
+BOOST_AUTO_TEST_CASE(open_refuses_more_decode_threads_than_the_engine_allows) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  Dataset::Create(dir);
+  OpenOptions options;
+  options.decode_threads = kMaxThreads;
+  BOOST_TEST(Dataset::Open(dir, options)->Ids().empty());
+  options.decode_threads = kMaxThreads + 1;
+  try {
+    Dataset::Open(dir, options);
+    BOOST_ERROR("decode_threads past the cap was taken");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(std::string(e.what()).find("decode_threads 1025") != std::string::npos, e.what());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(real_frames_round_trip_byte_for_byte) {
   TempDir tmp;
   auto ds = CreateIn(tmp);

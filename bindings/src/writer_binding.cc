@@ -243,6 +243,10 @@ std::unique_ptr<WriterHandle> StartWriter(const DatasetHandle& h, const std::str
                                           double lock_timeout, bool check_jpeg_markers, int quality,
                                           const std::string& subsampling, size_t encode_threads,
                                           bool rollover) {
+  if (encode_threads > kMaxThreads) {
+    throw InvalidArgumentError("encode_threads " + std::to_string(encode_threads) +
+                               " is more than " + std::to_string(kMaxThreads));
+  }
   auto ds = h.Get();
   WriterOptions options;
   options.on_duplicate = ToOnDuplicate(on_duplicate);

@@ -61,6 +61,11 @@ struct CreateOptions {
   Codec codec = Codec::kJpeg;
 };
 
+// The most threads one read, batch or encode may use (OpenOptions::
+// decode_threads, the Python writer's encode_threads): more is a mistake
+// (a count of frames or bytes given for threads), not a wish to be met.
+inline constexpr size_t kMaxThreads = 1024;
+
 struct OpenOptions {
   bool read_only = true;
   // Chunk files kept open for reading; 0: half the process's descriptor limit
@@ -82,7 +87,8 @@ struct OpenOptions {
   // read of the index file: about 10 ms per 100 MB).
   bool verify_index = false;
   // Threads that decode the frames of one read or batch: 0 = one per core,
-  // 1 = decode on the calling thread only.
+  // 1 = decode on the calling thread only; at most kMaxThreads (Open
+  // refuses more with an InvalidArgumentError).
   size_t decode_threads = 0;
   // Where the index lives; empty: <dir>/gulpdb.index.
   std::string index_dir;

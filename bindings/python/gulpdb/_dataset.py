@@ -160,7 +160,7 @@ class Dataset(MetaQueries):
             _count(generation, "generation (a published generation number)", 1)
         options: Dict[str, Any] = dict(
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
-            decode_threads=_count(decode_threads, "decode_threads", 0, 1024),
+            decode_threads=_count(decode_threads, "decode_threads", 0, _gulpdb.MAX_THREADS),
             verify_checksums=bool(verify_checksums),
             verify_index=bool(verify_index),
             max_open_chunk_files=_count(max_open_chunk_files, "max_open_chunk_files", 0, 2**31 - 1),
@@ -574,7 +574,7 @@ class Dataset(MetaQueries):
             check_jpeg_markers,
             quality,
             subsampling,
-            _count(encode_threads, "encode_threads", 0, 1024),
+            _count(encode_threads, "encode_threads", 0, _gulpdb.MAX_THREADS),
             rollover,
         )
         return Writer(native, self)

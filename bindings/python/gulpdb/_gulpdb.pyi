@@ -31,6 +31,7 @@ import numpy as np
 
 __version__: str
 codecs: Tuple[str, ...]
+MAX_THREADS: int
 
 _Selection = Union[None, slice, int, Sequence[int], np.ndarray, str]
 _Frames = Union[np.ndarray, List[np.ndarray]]
