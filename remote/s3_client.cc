@@ -9,7 +9,7 @@
 #include <limits>
 #include <mutex>
 
-#include "remote/payload_hash.h"
+#include "remote/etag.h"
 #include "remote/s3_url.h"
 #include "remote/s3_xml.h"
 #include "remote/transport.h"

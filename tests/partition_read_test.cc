@@ -29,7 +29,7 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/query.h"
 #include "index/partition_root.h"
-#include "remote/payload_hash.h"
+#include "util/sha256.h"
 #include "support/sha256.h"
 #include "support/test_util.h"
 
@@ -46,7 +46,7 @@ using index::PartitionEntry;
 using index::PartitionKind;
 using test::TempDir;
 
-std::string HashedId(uint64_t n) { return remote::Sha256Hex(std::to_string(n)).substr(0, 40); }
+std::string HashedId(uint64_t n) { return util::Sha256Hex(std::to_string(n)).substr(0, 40); }
 
 // Four small decodable frames per video, varied by `n`.
 std::vector<std::string> Frames(uint64_t n) {

@@ -34,7 +34,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
-#include "remote/payload_hash.h"
+#include "util/sha256.h"
 #include "remote/s3_config.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
@@ -107,7 +107,7 @@ struct World {
   }
 };
 
-std::string HashedId(uint64_t n) { return remote::Sha256Hex(std::to_string(n)).substr(0, 40); }
+std::string HashedId(uint64_t n) { return util::Sha256Hex(std::to_string(n)).substr(0, 40); }
 
 // Appends videos [from, to): 16 tiny frames each, a label of 100 values.
 void AppendVideos(const std::string& dir, uint64_t from, uint64_t to) {

@@ -36,7 +36,7 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
 #include "index/records.h"
-#include "remote/payload_hash.h"
+#include "util/sha256.h"
 #include "remote/s3_client.h"
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
@@ -1216,7 +1216,7 @@ BOOST_AUTO_TEST_CASE(chunk_pages_round_trip_and_refuse_what_is_not_a_page) {
   const auto refused = [&](const std::string& page_text, const std::string& expect) {
     engine::ManifestChunkPage page = t.page;
     page.size = page_text.size();
-    page.sha256 = remote::Sha256Hex(page_text);
+    page.sha256 = util::Sha256Hex(page_text);
     try {
       engine::ParseChunkPage(page_text, page, "p");
       BOOST_ERROR("accepted a page: " << page_text.substr(0, 80));

@@ -39,7 +39,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "remote/errors.h"
-#include "remote/payload_hash.h"
+#include "util/sha256.h"
 #include "remote/retry_policy.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
@@ -270,7 +270,7 @@ void PublishEditedIndex(World& w, const std::string& dir,
     fs::remove(file);
     impl.env->CopyTo(file, /*compact=*/true);
     const std::string bytes = FileBytes(file);
-    m.snapshot_sha256 = remote::Sha256Hex(bytes);
+    m.snapshot_sha256 = util::Sha256Hex(bytes);
     m.snapshot_key = engine::SnapshotKey(m.snapshot_sha256);
     m.snapshot_size = bytes.size();
     w.client->Put(w.Key(m.snapshot_key), bytes);

@@ -8,7 +8,8 @@
 #include "engine/partition/partitions.h"
 #include "gulpdb/error.h"
 #include "index/lmdb_verify.h"
-#include "remote/payload_hash.h"
+#include "util/coding.h"
+#include "util/sha256.h"
 #include "util/file_io.h"
 
 namespace gulpdb::engine::part {
@@ -48,8 +49,7 @@ namespace {
 
 std::optional<OrderValue> SplitOrderValue(std::string_view value) {
   if (value.size() < 2) return std::nullopt;
-  const size_t n =
-      (static_cast<size_t>(static_cast<uint8_t>(value[0])) << 8) | static_cast<uint8_t>(value[1]);
+  const auto n = static_cast<size_t>(util::GetFixedBig(value, 0, 2));
   if (n == 0 || value.size() < 2 + n) return std::nullopt;
   return OrderValue{value.substr(2, n), value.substr(2 + n)};
 }
@@ -132,7 +132,7 @@ void VerifyPartitionFile(const std::string& path, const index::PartitionEntry& e
   std::string sha;
   {
     util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
-    sha = remote::Sha256HexOfFile(fd.get(), path, 0, entry.size);
+    sha = util::Sha256HexOfFile(fd.get(), path, 0, entry.size);
   }
   if (sha != entry.sha256) PartitionCorrupt(entry, path, "its SHA-256 is " + sha);
   try {

@@ -16,13 +16,15 @@
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
 #include "remote/errors.h"
-#include "remote/payload_hash.h"
+#include "util/sha256.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
 #include "util/test_bug.h"
 #include "util/url_text.h"
+#include "util/env.h"
+#include "gulpdb/interop.h"
 
 namespace gulpdb {
 
@@ -359,7 +361,7 @@ std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
   }
   const bool key_ok =
       m.key == record.file_name || (record.file_name.find('/') != std::string::npos &&
-                                    m.key == "data_" + std::to_string(number) + ".gulp");
+                                    m.key == GulpioDataFileName(number));
   if (!key_ok) {
     return "names the object '" + m.key + "' for " + chunk + ", whose file is '" +
            record.file_name + "'";
@@ -532,7 +534,7 @@ void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
     throw CorruptionError(what + ": larger than any label map (" + e.what() +
                           "): it was replaced behind the manifest's back");
   }
-  if (!manifest.label2idx_sha256.empty() && remote::Sha256Hex(text) != manifest.label2idx_sha256) {
+  if (!manifest.label2idx_sha256.empty() && util::Sha256Hex(text) != manifest.label2idx_sha256) {
     throw CorruptionError(what + ": its SHA-256 is not the one the manifest (generation " +
                           std::to_string(manifest.generation) +
                           ") gives: it was changed behind the manifest's back");
@@ -630,12 +632,12 @@ bool RemoteDatasetExists(const std::string& url) {
 // ---- shared file systems ----------------------------------------------------
 
 std::string NetworkFileSystemName(const std::string& path) {
-  if (const char* fake = std::getenv("GULPDB_TEST_FS_TYPE"); fake != nullptr && fake[0] != 0) {
+  if (const std::optional<std::string> fake = util::EnvText("GULPDB_TEST_FS_TYPE")) {
     char* end = nullptr;
-    const long long magic = std::strtoll(fake, &end, 0);
+    const long long magic = std::strtoll(fake->c_str(), &end, 0);
     if (end != nullptr && *end == '\0') return NameOfMagic(magic);
     for (const FileSystemType& t : kNetworkFileSystems) {
-      if (std::strcmp(fake, t.name) == 0) return t.name;
+      if (*fake == t.name) return t.name;
     }
     return "";
   }
@@ -646,9 +648,7 @@ std::string NetworkFileSystemName(const std::string& path) {
 
 bool NetworkIndexAllowed(const OpenOptions& options) {
   if (options.allow_network_index) return true;
-  const char* value = std::getenv("GULPDB_ALLOW_NETWORK_INDEX");
-  return value != nullptr && (std::strcmp(value, "1") == 0 || std::strcmp(value, "true") == 0 ||
-                              std::strcmp(value, "yes") == 0);
+  return util::EnvFlag("GULPDB_ALLOW_NETWORK_INDEX");
 }
 
 std::unique_ptr<Dataset> OpenFromPublishedSnapshot(const std::string& dir,

@@ -401,8 +401,46 @@ def variables_the_code_reads() -> Dict[str, str]:
     return found
 
 
+ENV_TABLE_ROW = re.compile(r"""\{"(GULPDB_[A-Z0-9_]+)",\s*K::k(\w+),\s*"([^"]*)",""")
+
+
+def the_env_table() -> Dict[str, str]:
+    """The GULPDB_* variables of util/env.cc's table, with their kinds."""
+    with open(os.path.join(REPO, "util", "env.cc"), encoding="utf-8") as f:
+        return {m.group(1): m.group(2) for m in ENV_TABLE_ROW.finditer(f.read())}
+
+
+def test_gulpdb_variables_are_read_only_through_the_table():
+    """A GULPDB_* variable is read by util/env.h's readers, from its one
+    table; no product file calls getenv on one by itself."""
+    table = the_env_table()
+    assert {"GULPDB_CACHE_BYTES", "GULPDB_PUSH_GRACE", "GULPDB_S3_MAX_ATTEMPTS",
+            "GULPDB_TEST_BUG"} <= set(table), sorted(table)  # fmt: skip
+    assert set(table.values()) <= {"Text", "Flag", "Count", "Bytes", "Duration", "Choice"}
+    read = variables_the_code_reads()
+    unlisted = {n: w for n, w in read.items() if n.startswith("GULPDB_") and n not in table}
+    assert not unlisted, f"GULPDB_* read but not in util/env.cc's table: {unlisted}"
+    direct = re.compile(r"""(?:getenv|environ\.get)\(\s*["'](GULPDB_[A-Z0-9_]+)""")
+    literal = re.compile(r'(?:Env\w*|ParseWhole(?:32)?|Get)\(\s*(?:env\s*,\s*)?"(GULPDB_[A-Z0-9_]+)"')
+    seen = set()
+    for folder in PRODUCT_FOLDERS:
+        for path in glob.glob(os.path.join(REPO, folder, "**", "*"), recursive=True):
+            if not path.endswith((".cc", ".h", ".py")) or path.endswith("util/env.cc"):
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            where = os.path.relpath(path, REPO)
+            assert not direct.search(text), f"{where} reads a GULPDB_* variable by itself"
+            for m in literal.finditer(text):
+                assert m.group(1) in table, (m.group(1), where)
+                seen.add(m.group(1))
+    assert {"GULPDB_CACHE_BYTES", "GULPDB_PUSH_LEASE", "GULPDB_S3_PART_SIZE"} <= seen, seen
+
+
 def test_the_man_page_lists_every_environment_variable_the_code_reads(tmp_path):
     read = variables_the_code_reads()
+    for name in the_env_table():
+        read.setdefault(name, "util/env.cc")
     for expected in ("AWS_ACCESS_KEY_ID", "GULPDB_S3_MAX_ATTEMPTS", "GULPDB_CACHE",
                      "GULPDB_PUSH_GRACE", "GULPDB_ALLOW_NETWORK_INDEX"):  # fmt: skip
         assert expected in read, (expected, sorted(read))  # the scan itself works
