@@ -8,9 +8,9 @@
 #include <limits>
 
 #include "gulpdb/error.h"
+#include "util/env.h"
 #include "util/sys_error.h"
 #include "util/url_text.h"
-#include "util/env.h"
 
 namespace gulpdb::remote {
 namespace {

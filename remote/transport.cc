@@ -15,10 +15,10 @@
 
 #include "remote/errors.h"
 #include "remote/etag.h"
-#include "util/sha256.h"
 #include "remote/retry_policy.h"
 #include "remote/s3_xml.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 #include "util/sys_error.h"
 #include "util/url_text.h"
 
@@ -363,8 +363,8 @@ void Transfer::PrepareAttempt() {
     Body& b = req_->body;
     if (b.kind != Body::Kind::kNone && b.sha256.empty()) {
       util::PayloadDigests d = b.kind == Body::Kind::kMemory
-                             ? util::DigestsOf(b.data)
-                             : util::DigestsOfFile(b.fd, b.path, b.offset, b.length);
+                                   ? util::DigestsOf(b.data)
+                                   : util::DigestsOfFile(b.fd, b.path, b.offset, b.length);
       b.sha256 = std::move(d.sha256_hex);
       b.md5_hex = std::move(d.md5_hex);
       b.md5_base64 = std::move(d.md5_base64);

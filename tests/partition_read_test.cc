@@ -29,9 +29,9 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/query.h"
 #include "index/partition_root.h"
-#include "util/sha256.h"
 #include "support/sha256.h"
 #include "support/test_util.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {

@@ -19,8 +19,8 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "index/partition_root.h"
-#include "util/sha256.h"
 #include "support/test_util.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {

@@ -34,11 +34,11 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
-#include "util/sha256.h"
 #include "remote/s3_config.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 #include "testing/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {

@@ -36,12 +36,12 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
 #include "index/records.h"
-#include "util/sha256.h"
 #include "remote/s3_client.h"
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 #include "testing/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {

@@ -39,12 +39,12 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "remote/errors.h"
-#include "util/sha256.h"
 #include "remote/retry_policy.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 #include "testing/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "util/sha256.h"
 #include "remote/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 #include "testing/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb::test {
 namespace {

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "gulpdb/error.h"
-#include "util/sha256.h"
 #include "remote/retry_policy.h"
 #include "support/test_util.h"
+#include "util/sha256.h"
 
 namespace gulpdb::test {
 

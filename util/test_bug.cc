@@ -1,8 +1,9 @@
 #include "util/test_bug.h"
-#include "util/env.h"
 
 #include <optional>
 #include <string>
+
+#include "util/env.h"
 
 namespace gulpdb::util {
 

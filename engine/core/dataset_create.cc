@@ -39,7 +39,8 @@ void RemoveAbandonedIndexBuilds(const std::string& index_dir) {
   const std::string parent = util::ParentOf(index_dir);
   std::string base = index_dir;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
-  const std::string prefix = base.substr(base.rfind('/') + 1) + kBuildingSuffix + util::HostNameInFileName() + ".";
+  const std::string prefix =
+      base.substr(base.rfind('/') + 1) + kBuildingSuffix + util::HostNameInFileName() + ".";
   std::vector<std::string> names;
   try {
     names = util::ListDirectory(parent);

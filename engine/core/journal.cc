@@ -11,9 +11,9 @@
 #include "index/lmdb_env.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/env.h"
 #include "util/file_io.h"
 #include "util/test_bug.h"
-#include "util/env.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -91,7 +91,9 @@ void Journal::Load() {
   util::PreadFull(fd_.get(), slots.data(), slots.size(), 0, path_);
   for (uint64_t s = 0; s < 2; ++s) {
     std::string_view slot = std::string_view(slots).substr(s * kSlotBytes, kSlotBytes);
-    if (std::memcmp(slot.data(), kHeaderMagic, 8) != 0 || util::GetFixed32Little(slot, 8) != kFormat) continue;
+    if (std::memcmp(slot.data(), kHeaderMagic, 8) != 0 ||
+        util::GetFixed32Little(slot, 8) != kFormat)
+      continue;
     const uint32_t meta_len = util::GetFixed32Little(slot, 12);
     if (meta_len > kSlotBytes - kHeaderFixed) continue;
     std::string copy(slot.substr(0, kHeaderFixed + meta_len));
@@ -116,7 +118,8 @@ void Journal::Load() {
   std::string fixed(kRecordFixed, '\0');
   while (end_ + kRecordFixed <= size_) {
     util::PreadFull(fd_.get(), fixed.data(), fixed.size(), end_, path_);
-    if (util::GetFixed32Little(fixed, 0) != kRecordMagic || util::GetFixed64Little(fixed, 8) != next_lsn_ ||
+    if (util::GetFixed32Little(fixed, 0) != kRecordMagic ||
+        util::GetFixed64Little(fixed, 8) != next_lsn_ ||
         util::GetFixed64Little(fixed, 16) != header_.generation) {
       break;
     }

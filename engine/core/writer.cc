@@ -54,7 +54,6 @@ using engine::PutU64;
 
 constexpr int kMaxChunkNameAttempts = 1000;  // skips over foreign data_<N>.gulp files
 
-
 bool LooksLikeJpeg(std::string_view bytes) {
   return bytes.size() >= 4 && static_cast<uint8_t>(bytes[0]) == 0xff &&
          static_cast<uint8_t>(bytes[1]) == 0xd8 &&

@@ -22,9 +22,9 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "util/sha256.h"
 #include "util/crc32c.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 #include "util/sys_error.h"
 
 namespace gulpdb::engine {

@@ -9,8 +9,8 @@
 #include "gulpdb/error.h"
 #include "index/lmdb_verify.h"
 #include "util/coding.h"
-#include "util/sha256.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine::part {
 

@@ -24,8 +24,8 @@
 #include "index/lmdb_verify.h"
 #include "index/query_keys.h"
 #include "index/seal.h"
-#include "util/sha256.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 namespace gulpdb::engine {
 
 using namespace part;  // NOLINT: the room's partition file helpers

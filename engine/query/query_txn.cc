@@ -9,9 +9,9 @@
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
 #include "index/seal.h"
+#include "util/env.h"
 #include "util/test_bug.h"
 #include "util/utf8.h"
-#include "util/env.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -272,7 +272,7 @@ namespace {
 // kept and rebuilt).
 index::MetaKeyForm NewFieldForm() {
   return util::EnvText("GULPDB_TEST_META_KEY_FORM") == "canonical" ? index::MetaKeyForm::kCanonical
-                                                                    : index::kNewestMetaKeyForm;
+                                                                   : index::kNewestMetaKeyForm;
 }
 
 // Puts the entries of `field` for every video.

@@ -7,9 +7,9 @@
 
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
-#include "util/sha256.h"
 #include "remote/s3_url.h"
 #include "util/hex.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -419,7 +419,8 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     m.root_key = index_root.Key("key");
     m.root_size = index_root.Unsigned("size");
     m.root_sha256 = index_root.String("sha256");
-    if (!util::IsSha256Hex(m.root_sha256)) index_root.Fail("\"sha256\" is not 64 lowercase hex digits");
+    if (!util::IsSha256Hex(m.root_sha256))
+      index_root.Fail("\"sha256\" is not 64 lowercase hex digits");
     if (m.root_size > kMaxRootBytes) {
       index_root.Fail("\"size\" is " + std::to_string(m.root_size) +
                       " bytes, more than a root may be");
@@ -429,7 +430,8 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     m.snapshot_key = snapshot.Key("key");
     m.snapshot_size = snapshot.Unsigned("size");
     m.snapshot_sha256 = snapshot.String("sha256");
-    if (!util::IsSha256Hex(m.snapshot_sha256)) snapshot.Fail("\"sha256\" is not 64 lowercase hex digits");
+    if (!util::IsSha256Hex(m.snapshot_sha256))
+      snapshot.Fail("\"sha256\" is not 64 lowercase hex digits");
   }
   m.videos = top.Unsigned("videos");
   m.frames = top.Unsigned("frames");

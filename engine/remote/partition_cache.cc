@@ -18,10 +18,10 @@
 #include "engine/remote/verified_fetch.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "util/sha256.h"
-#include "util/file_io.h"
 #include "util/env.h"
+#include "util/file_io.h"
 #include "util/hex.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine {
 namespace {

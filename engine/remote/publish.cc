@@ -74,20 +74,20 @@
 #include "engine/remote/push_verify.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
+#include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
 #include "remote/errors.h"
-#include "util/sha256.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
 #include "util/crc32c.h"
 #include "util/env.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/sha256.h"
 #include "util/test_bug.h"
 #include "util/thread_pool.h"
 #include "util/url_text.h"
-#include "gulpdb/interop.h"
 
 namespace gulpdb {
 

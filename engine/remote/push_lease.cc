@@ -9,8 +9,8 @@
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "remote/errors.h"
-#include "util/host_name.h"
 #include "util/env.h"
+#include "util/host_name.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -23,8 +23,8 @@ std::chrono::seconds LeaseDuration() {
   const std::optional<std::chrono::seconds> d = util::EnvDuration("GULPDB_PUSH_LEASE");
   if (!d) return std::chrono::minutes(2);
   if (d->count() < 1) {
-    throw InvalidArgumentError("GULPDB_PUSH_LEASE '" + util::EnvText("GULPDB_PUSH_LEASE").value_or("") +
-                               "': at least 1 s");
+    throw InvalidArgumentError("GULPDB_PUSH_LEASE '" +
+                               util::EnvText("GULPDB_PUSH_LEASE").value_or("") + "': at least 1 s");
   }
   return *d;
 }

@@ -5,8 +5,8 @@
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
 #include "remote/etag.h"
-#include "util/sha256.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine {
 

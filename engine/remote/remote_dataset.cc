@@ -15,16 +15,16 @@
 #include "engine/remote/partition_cache.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
+#include "gulpdb/interop.h"
 #include "remote/errors.h"
-#include "util/sha256.h"
 #include "remote/s3_config.h"
 #include "remote/s3_url.h"
+#include "util/env.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/sha256.h"
 #include "util/test_bug.h"
 #include "util/url_text.h"
-#include "util/env.h"
-#include "gulpdb/interop.h"
 
 namespace gulpdb {
 
@@ -360,8 +360,8 @@ std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
            "' in the index snapshot is not a safe relative name (" + problem + ")";
   }
   const bool key_ok =
-      m.key == record.file_name || (record.file_name.find('/') != std::string::npos &&
-                                    m.key == GulpioDataFileName(number));
+      m.key == record.file_name ||
+      (record.file_name.find('/') != std::string::npos && m.key == GulpioDataFileName(number));
   if (!key_ok) {
     return "names the object '" + m.key + "' for " + chunk + ", whose file is '" +
            record.file_name + "'";

@@ -15,11 +15,11 @@
 #include "engine/remote/verified_fetch.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "util/sha256.h"
 #include "util/file_io.h"
-#include "util/relative_name.h"
-#include "util/sys_error.h"
 #include "util/hex.h"
+#include "util/relative_name.h"
+#include "util/sha256.h"
+#include "util/sys_error.h"
 
 namespace gulpdb {
 
@@ -164,8 +164,7 @@ void Download(ObjectStore& store, const NamedObject& object, const std::string& 
         [&] {
           fd = util::UniqueFd();
           if (!tmp.empty()) util::RemoveTree(tmp);
-          tmp =
-              base + "/.download." + util::UniqueFileSuffix();
+          tmp = base + "/.download." + util::UniqueFileSuffix();
           if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
           return DownloadToFile(store, object, tmp + "/data.mdb", &fd);
         },
@@ -244,8 +243,7 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
     // files left in it): out of the way, whole, so that the download's
     // folder can take its name; then fetched again. Processes that map it
     // keep their mapping (unlinking a mapped file is safe).
-    const std::string aside =
-        base + "/.damaged." + util::UniqueFileSuffix();
+    const std::string aside = base + "/.damaged." + util::UniqueFileSuffix();
     util::Rename(target, aside);
   }
   // Only the lock holder downloads: any other download folder is left over

@@ -30,9 +30,9 @@
 #include "index/partition_root.h"
 #include "index/records.h"
 #include "index/records_generated.h"
-#include "util/sha256.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "util/crc32c.h"
+#include "util/sha256.h"
 
 namespace {
 

@@ -22,8 +22,8 @@
 #include "engine/remote/manifest.h"
 #include "gulpdb/error.h"
 #include "index/partition_root.h"
-#include "util/sha256.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "util/sha256.h"
 
 namespace {
 
