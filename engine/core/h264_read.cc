@@ -72,20 +72,7 @@ struct Job {
 // Writes the decoded RGB frame `rgb` (the video's size) into `out` as
 // `plan` says (the JPEG path's geometry, jpeg.h "Fixed-size output").
 void Place(const RequestPlan& plan, const uint8_t* rgb, uint8_t* out) {
-  const FrameGeometry& g = plan.geometry;
-  const size_t out_row = static_cast<size_t>(plan.shape.width) * 3;
-  int window_height = plan.shape.height;
-  int window_width = plan.shape.width;
-  if (g.scaled_height < window_height || g.scaled_width < window_width) {  // kFit: pad
-    std::memset(out, 0, plan.shape.bytes());
-    window_height = g.scaled_height;
-    window_width = g.scaled_width;
-  }
-  uint8_t* window =
-      out + static_cast<size_t>(g.pad_top) * out_row + static_cast<size_t>(g.pad_left) * 3;
-  ResizeBilinearWindow(rgb, plan.params.width, plan.params.height, 3, g.scaled_width,
-                       g.scaled_height, g.crop_x, g.crop_y, window_width, window_height, window,
-                       out_row);
+  PlaceFrame(rgb, plan.params.width, plan.params.height, 3, plan.geometry, plan.shape, out);
 }
 
 void SwapRedBlue(uint8_t* pixels, size_t bytes) {
