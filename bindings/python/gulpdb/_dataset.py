@@ -141,19 +141,15 @@ class Dataset(MetaQueries):
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, not {mode!r}")
         self._path = os.fspath(path)
-        if _is_remote(self._path):
-            if mode != "r":
-                raise ValueError(
-                    f"{_gulpdb.redact_url(self._path)} is a dataset in object storage, which "
-                    "opens read-only "
-                    f"(mode 'r', not {mode!r}): change a local copy and publish it with "
-                    "gulpdb.push"
-                )
-            if index_dir is not None:
-                raise ValueError(
-                    f"{_gulpdb.redact_url(self._path)}: index_dir does not apply to a remote "
-                    "dataset"
-                )
+        if _is_remote(self._path) and mode in ("a", "x"):
+            # Creating looks for a dataset first, which for a URL is a request:
+            # refused here, before any. Writing ("r+") and index_dir are the
+            # engine's to refuse, as it opens the URL.
+            raise ValueError(
+                f"{_gulpdb.redact_url(self._path)} is a dataset in object storage, which "
+                f"opens read-only (mode 'r', not {mode!r}): change a local copy and publish it "
+                "with gulpdb.push"
+            )
         if generation is not None and not _is_remote(self._path):
             raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
         if generation is not None:
