@@ -37,7 +37,8 @@ SourcePlan PlanSources(const std::string& dir, OnDuplicate on_duplicate, bool st
   // Sources no dataset can hold: bad sources, found before anything is written.
   for (size_t i = 0; i < problems.size(); ++i) {
     if (!plan.keep[i] || !problems[i]) continue;
-    if (strict) throw InvalidArgumentError("ingest '" + problems[i]->id + "': " + problems[i]->message);
+    if (strict)
+      throw InvalidArgumentError("ingest '" + problems[i]->id + "': " + problems[i]->message);
     plan.keep[i] = false;
     plan.bad.push_back(i);
   }

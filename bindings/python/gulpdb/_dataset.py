@@ -530,13 +530,13 @@ class Dataset(MetaQueries):
     def writer(
         self,
         *,
-        on_duplicate: str = "error",
-        lock_timeout: float = 0.0,
-        check_jpeg_markers: bool = True,
-        quality: int = 90,
-        subsampling: str = "444",
+        on_duplicate: Optional[str] = None,
+        lock_timeout: Optional[float] = None,
+        check_jpeg_markers: Optional[bool] = None,
+        quality: Optional[int] = None,
+        subsampling: Optional[str] = None,
         encode_threads: int = 0,
-        rollover: bool = True,
+        rollover: Optional[bool] = None,
     ) -> "Writer":
         """Starts a write transaction; use it as a context manager::
 
@@ -548,9 +548,14 @@ class Dataset(MetaQueries):
         :class:`gulpdb.BusyError` if another is active and does not finish
         within ``lock_timeout`` seconds.
 
+        An argument left out (or None) takes the engine's default, the one
+        C++'s ``WriterOptions`` and ``EncodeOptions`` have (listed in
+        ``gulpdb._gulpdb.writer_defaults()``).
+
         Args:
-            on_duplicate: ``"error"`` (ValueError), ``"skip"`` or ``"replace"``
-                for an id that already exists.
+            on_duplicate: ``"error"`` (ValueError; the default), ``"skip"`` or
+                ``"replace"`` for an id that already exists.
+            lock_timeout: seconds to wait for another writer (default 0).
             check_jpeg_markers: reject JPEG bytes without SOI/EOI markers.
             quality, subsampling: how images given as arrays are encoded
                 (GulpIO2's settings by default: 90, 4:4:4).
@@ -562,16 +567,12 @@ class Dataset(MetaQueries):
                 has none yet): GulpIO's writers, which put into one chunk
                 exactly the videos they are given.
         """
-        if self.read_only:
-            raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
+        given = dict(on_duplicate=on_duplicate, lock_timeout=lock_timeout,
+                     check_jpeg_markers=check_jpeg_markers, quality=quality,
+                     subsampling=subsampling, rollover=rollover)  # fmt: skip
         native = self._native().writer(
-            on_duplicate,
-            lock_timeout,
-            check_jpeg_markers,
-            quality,
-            subsampling,
-            _count(encode_threads, "encode_threads", 0, _gulpdb.MAX_THREADS),
-            rollover,
+            encode_threads=_count(encode_threads, "encode_threads", 0, _gulpdb.MAX_THREADS),
+            **{name: value for name, value in given.items() if value is not None},
         )
         return Writer(native, self)
 
@@ -582,7 +583,6 @@ class Dataset(MetaQueries):
         ``str`` or ``bytes`` is a TypeError: pass ``[id]`` for one video.
         Removed videos leave every split in the same transaction.
         """
-        self._check_writable()
         return self._native().remove(ids)
 
     def _check_writable(self) -> None:

@@ -33,6 +33,10 @@ __version__: str
 codecs: Tuple[str, ...]
 MAX_THREADS: int
 
+def writer_defaults() -> Dict[str, Any]:
+    """The engine's writer defaults (C++ WriterOptions, EncodeOptions), by the
+    names of :meth:`NativeDataset.writer`'s arguments."""
+
 _Selection = Union[None, slice, int, Sequence[int], np.ndarray, str]
 _Frames = Union[np.ndarray, List[np.ndarray]]
 _Size = Optional[Tuple[int, int]]
