@@ -89,31 +89,43 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
                                                 const DecodeOptions& options,
                                                 bool always_verify) const {
   const engine::Verify verify = always_verify ? engine::Verify::kAlways : engine::Verify::kAsOpened;
+  // A random crop takes one window position per request (jpeg.h).
+  std::vector<DecodeOptions> request_options(requests.size(), options);
+  if (options.crop == CropMode::kRandom) {
+    for (size_t r = 0; r < requests.size(); ++r) {
+      request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
+    }
+  }
+  std::vector<DecodedFrames> out(requests.size());
+  // Lays out request r's frames of the shapes out[r] lists, one after
+  // another, in a buffer from the pool (the old one going back first, for a
+  // request laid out again).
+  const auto lay_out = [&](size_t r) {
+    DecodedFrames& d = out[r];
+    d.offsets_.clear();
+    d.offsets_.reserve(d.shapes_.size());
+    d.byte_size_ = 0;
+    for (const ImageShape& shape : d.shapes_) {
+      d.offsets_.push_back(d.byte_size_);
+      d.byte_size_ += shape.bytes();
+    }
+    d.buffer_.reset();
+    DecodedFrames::Free deleter;
+    uint8_t* buffer = engine::BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
+    if (buffer == nullptr) {
+      throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
+                             std::to_string(d.byte_size_) + " bytes");
+    }
+    d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
+  };
   if (impl_->codec == Codec::kH264) {
     // engine/core/h264_read.h: packets read as JPEG frames are, decoded by
     // group of pictures, laid out here as JPEG frames are.
-    std::vector<DecodeOptions> request_options(requests.size(), options);
-    if (options.crop == CropMode::kRandom) {
-      for (size_t r = 0; r < requests.size(); ++r) {
-        request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
-      }
-    }
-    std::vector<DecodedFrames> out(requests.size());
     engine::DecodedSink sink;
     sink.lay_out = [&](size_t r, const std::vector<uint32_t>& indices, const ImageShape& shape) {
-      DecodedFrames& d = out[r];
-      d.indices_ = indices;
-      d.shapes_.assign(indices.size(), shape);
-      d.offsets_.resize(indices.size());
-      for (size_t i = 0; i < indices.size(); ++i) d.offsets_[i] = i * shape.bytes();
-      d.byte_size_ = indices.size() * shape.bytes();
-      DecodedFrames::Free deleter;
-      uint8_t* buffer = engine::BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
-      if (buffer == nullptr) {
-        throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
-                               std::to_string(d.byte_size_) + " bytes");
-      }
-      d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
+      out[r].indices_ = indices;
+      out[r].shapes_.assign(indices.size(), shape);
+      lay_out(r);
     };
     sink.data = [&](size_t r, size_t i) { return out[r].mutable_data(i); };
     engine::ReadH264Batch(*impl_, requests, request_options, sink, verify);
@@ -129,13 +141,6 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
                        std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
                        ": ");
   };
-  // A random crop takes one window position per request (jpeg.h).
-  std::vector<DecodeOptions> request_options(requests.size(), options);
-  if (options.crop == CropMode::kRandom) {
-    for (size_t r = 0; r < requests.size(); ++r) {
-      request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
-    }
-  }
   // The frames of a video nearly always share one shape. So each request is
   // laid out as if all its frames had the shape of its first, and each frame
   // is decoded straight into place, reading its header once
@@ -145,25 +150,6 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
   // TurboJPEG instance and a header parse (about 14,000 of 3.15 million
   // instructions for a 320x240 frame, callgrind) and, per call, one hand-off
   // to the decode threads and back (bench/README.md, "Decoding").
-  std::vector<DecodedFrames> out(requests.size());
-  const auto lay_out = [&](size_t r) {
-    DecodedFrames& d = out[r];
-    d.offsets_.clear();
-    d.offsets_.reserve(d.shapes_.size());
-    d.byte_size_ = 0;
-    for (const ImageShape& shape : d.shapes_) {
-      d.offsets_.push_back(d.byte_size_);
-      d.byte_size_ += shape.bytes();
-    }
-    d.buffer_.reset();  // back to the pool first, for a request laid out again
-    DecodedFrames::Free deleter;
-    uint8_t* buffer = engine::BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
-    if (buffer == nullptr) {
-      throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
-                             std::to_string(d.byte_size_) + " bytes");
-    }
-    d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
-  };
   const auto frame_bytes = [&](size_t r, size_t i) {
     return reinterpret_cast<const uint8_t*>(jpegs[r][i].data());
   };

@@ -37,6 +37,22 @@ std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset) {
 namespace engine {
 namespace {
 
+// What GetRemoteInfo reports of the dataset `manifest` describes, opened from
+// the snapshot of `sha256` and `bytes` at `path`.
+RemoteInfo InfoOf(const ObjectStore& store, const Manifest& manifest, const std::string& sha256,
+                  uint64_t bytes, bool downloaded, std::string path) {
+  RemoteInfo info;
+  info.url = store.url();
+  info.generation = manifest.generation;
+  info.created = IsoTime(manifest.created_unix);
+  info.snapshot_sha256 = sha256;
+  info.dataset_uuid = manifest.dataset;
+  info.snapshot_bytes = bytes;
+  info.snapshot_downloaded = downloaded;
+  info.snapshot_path = std::move(path);
+  return info;
+}
+
 // A label2idx.json larger than this is not one (about 10^6 labels).
 constexpr uint64_t kMaxLabelMapBytes = uint64_t{64} << 20;
 
@@ -80,15 +96,8 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
   PartitionFetch fetch = NodeCacheFetch(store, what, lock_wait, counters, remember);
   auto index = std::make_shared<const PartitionedIndex>(std::move(root), std::move(fetch), dir,
                                                         NodeCachePageFetch(store, what, remember));
-  RemoteInfo info;
-  info.url = store->url();
-  info.generation = manifest.generation;
-  info.created = IsoTime(manifest.created_unix);
-  info.snapshot_sha256 = manifest.root_sha256;
-  info.dataset_uuid = manifest.dataset;
-  info.snapshot_bytes = manifest.root_size;
-  info.snapshot_downloaded = true;
-  info.snapshot_path = PartitionCacheDirectory();
+  RemoteInfo info = InfoOf(*store, manifest, manifest.root_sha256, manifest.root_size,
+                           /*downloaded=*/true, PartitionCacheDirectory());
   info.partitioned = true;
   info.splits_omitted = splits_omitted;
   auto source =
@@ -116,15 +125,8 @@ std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manife
                             " (delete it: the next open downloads it again)");
     }
   }
-  RemoteInfo info;
-  info.url = store->url();
-  info.generation = manifest.generation;
-  info.created = IsoTime(manifest.created_unix);
-  info.snapshot_sha256 = manifest.snapshot_sha256;
-  info.dataset_uuid = manifest.dataset;
-  info.snapshot_bytes = manifest.snapshot_size;
-  info.snapshot_downloaded = snapshot.downloaded;
-  info.snapshot_path = snapshot.dir + "/data.mdb";
+  RemoteInfo info = InfoOf(*store, manifest, manifest.snapshot_sha256, manifest.snapshot_size,
+                           snapshot.downloaded, snapshot.dir + "/data.mdb");
   auto source =
       std::make_shared<const RemoteSource>(std::move(store), std::move(manifest), std::move(info));
   std::unique_ptr<Dataset> dataset = OpenOnIndex(dir, options, std::move(env), source);
