@@ -15,8 +15,8 @@ packages=(
   python3-torch python3-imageio python3-matplotlib
   ffmpeg
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer + sanitizer runtimes, llvm-symbolizer
-  libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (remote/)
-  libexpat1-dev libssl-dev       # remote/: S3's XML responses; payload SHA-256 (libcrypto)
+  libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (s3/)
+  libexpat1-dev libssl-dev       # s3/: S3's XML responses; payload SHA-256 (libcrypto)
   python3-botocore               # testing/s3_proxy.py checks SigV4 signatures with it
   python3-hypothesis             # the model-based lifecycle test (tests/python/test_lifecycle.py)
   python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)

@@ -34,7 +34,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
-#include "remote/s3_config.h"
+#include "s3/s3_config.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 #include "testing/s3_server.h"

@@ -29,7 +29,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"

@@ -36,7 +36,7 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
 #include "index/records.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"

@@ -1,6 +1,6 @@
 // S3Config from the environment and the shared credentials file: where each
 // setting comes from, in which order, and the errors for bad values.
-#include "remote/s3_config.h"
+#include "s3/s3_config.h"
 
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "gulpdb/error.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/test_util.h"
 
 namespace gulpdb::test {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 #include "testing/s3_server.h"

@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 

@@ -1,7 +1,7 @@
 // S3's XML responses as the client parses them (errors, listings, multipart
 // results), hostile documents, the retry policy's decisions, and the payload
 // hashes against FIPS 180-2's known answers.
-#include "remote/s3_xml.h"
+#include "s3/s3_xml.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "gulpdb/error.h"
-#include "remote/retry_policy.h"
+#include "s3/retry_policy.h"
 #include "support/test_util.h"
 #include "util/sha256.h"
 

@@ -7,7 +7,7 @@
 
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
-#include "remote/s3_url.h"
+#include "s3/s3_url.h"
 #include "util/hex.h"
 #include "util/sha256.h"
 

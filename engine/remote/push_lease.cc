@@ -8,7 +8,7 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/errors.h"
+#include "s3/errors.h"
 #include "util/env.h"
 #include "util/host_name.h"
 

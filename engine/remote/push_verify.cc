@@ -4,7 +4,7 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/etag.h"
+#include "s3/etag.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gulpdb/error.h"
-#include "remote/errors.h"
+#include "s3/errors.h"
 #include "util/sha256.h"
 #include "util/url_text.h"
 

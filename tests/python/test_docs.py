@@ -377,7 +377,7 @@ def test_documentation_lives_in_docs():
 
 # ---- the man page's ENVIRONMENT section -----------------------------------------------
 
-PRODUCT_FOLDERS = ("cli", "engine", "index", "ingest", "remote", "include", "bindings", "util")
+PRODUCT_FOLDERS = ("cli", "engine", "index", "ingest", "s3", "include", "bindings", "util")
 ENV_READ = re.compile(
     r"""(?:getenv\(\s*|Get\(\s*env\s*,\s*|environ\.get\(\s*|for \(const char\* name : \{)"""
     r"""["']([A-Z][A-Z0-9_]+)["'](?:\s*,\s*["']([A-Z][A-Z0-9_]+)["'])?"""

@@ -1,4 +1,4 @@
-#include "remote/etag.h"
+#include "s3/etag.h"
 
 #include "util/hex.h"
 

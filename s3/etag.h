@@ -1,11 +1,11 @@
 // What an S3 ETag says about the bytes stored: where it is the MD5 of an
 // object, a client can compare it with the MD5 it sent (util/sha256.h's
-// Md5) and so know the store holds what was uploaded. Internal to remote/
+// Md5) and so know the store holds what was uploaded. Internal to s3/
 // and the published datasets that compare listed ETags.
 //
 // Thread safety: pure functions.
-#ifndef GULPDB_REMOTE_ETAG_H_
-#define GULPDB_REMOTE_ETAG_H_
+#ifndef GULPDB_S3_ETAG_H_
+#define GULPDB_S3_ETAG_H_
 
 #include <string_view>
 
@@ -19,4 +19,4 @@ bool IsMd5Etag(std::string_view etag);
 
 }  // namespace gulpdb::remote
 
-#endif  // GULPDB_REMOTE_ETAG_H_
+#endif  // GULPDB_S3_ETAG_H_

@@ -1,4 +1,4 @@
-#include "remote/transport.h"
+#include "s3/transport.h"
 
 #include <curl/curl.h>
 #include <unistd.h>
@@ -13,10 +13,10 @@
 #include <optional>
 #include <random>
 
-#include "remote/errors.h"
-#include "remote/etag.h"
-#include "remote/retry_policy.h"
-#include "remote/s3_xml.h"
+#include "s3/errors.h"
+#include "s3/etag.h"
+#include "s3/retry_policy.h"
+#include "s3/s3_xml.h"
 #include "util/file_io.h"
 #include "util/sha256.h"
 #include "util/sys_error.h"

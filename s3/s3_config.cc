@@ -1,4 +1,4 @@
-#include "remote/s3_config.h"
+#include "s3/s3_config.h"
 
 #include <fcntl.h>
 #include <unistd.h>
