@@ -255,7 +255,8 @@ BOOST_AUTO_TEST_CASE(gulpdb_knobs_are_read_and_checked) {
     Env e;
     e.vars[name] = value;
     const std::string m = ErrorOf([&] { e.Load(); });
-    BOOST_TEST(Contains(m, std::string(name) + "='" + value + "'"),
+    // The one form of util/env.h: NAME 'value': what is wrong.
+    BOOST_TEST(Contains(m, std::string(name) + " '" + value + "': "),
                name << "=" << value << " -> " << m);
   }
   Env inverted;
