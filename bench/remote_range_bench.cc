@@ -33,7 +33,7 @@
 #include "bench/bench_util.h"
 #include "bench/curl_loop.h"
 #include "s3/s3_client.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::bench {
 namespace {

@@ -43,7 +43,7 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/jpeg.h"
 #include "gulpdb/remote.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::bench {
 namespace {

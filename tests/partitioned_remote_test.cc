@@ -37,7 +37,7 @@
 #include "s3/s3_config.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 #include "util/sha256.h"
 
 namespace gulpdb {

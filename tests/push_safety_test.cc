@@ -33,7 +33,7 @@
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb {
 namespace {

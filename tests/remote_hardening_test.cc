@@ -43,7 +43,7 @@
 #include "s3/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 #include "util/sha256.h"
 
 namespace gulpdb {

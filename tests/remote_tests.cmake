@@ -2,7 +2,7 @@
 # their own binary: gulpdb_s3 does not depend on the engine, so neither
 # do its tests, and they build and run (also under the sanitizers) without it.
 # One suite per *_test.cc file, one CTest entry per suite, as for gulpdb_tests.
-include(${PROJECT_SOURCE_DIR}/testing/s3rver.cmake)
+include(${PROJECT_SOURCE_DIR}/tests/harness/s3rver.cmake)
 
 set(remote_test_sources
   remote_test_main.cc

@@ -20,7 +20,7 @@
 #include "s3/s3_url.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::test {
 namespace {

@@ -1,4 +1,4 @@
-// S3Client through testing/s3_proxy.py: every request's SigV4
+// S3Client through tests/harness/s3_proxy.py: every request's SigV4
 // signature and payload hash checked independently (botocore), and faults
 // injected on command — resets, dropped and truncated bodies, stalls,
 // delays, 503 SlowDown, 500s, wrong ranges, corrupted uploads — to show
@@ -18,7 +18,7 @@
 #include "s3/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 #include "util/sha256.h"
 
 namespace gulpdb::test {

@@ -49,8 +49,8 @@ from conftest import GULPDB_CLI, PYTHON, python_subprocess_env
 import gulpdb
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+    os.path.abspath(__file__)))), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "my-bucket"
@@ -312,7 +312,7 @@ MARKDOWN_OUTSIDE_DOCS = {
     "bench/results/query_lang/latest.md", "bench/results/view/view.md",
     "bench/results/push_verify/latest.md",
     "bindings/README.md", "tests/fixtures/README.md",
-    "testing/README.md", "testing/tls/README.md",
+    "tests/harness/README.md", "tests/harness/tls/README.md",
 }
 
 

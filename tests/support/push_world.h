@@ -21,7 +21,7 @@
 #include "gulpdb/dataset.h"
 #include "s3/s3_client.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::test {
 
