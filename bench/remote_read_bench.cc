@@ -111,7 +111,7 @@ Json RunClips(const std::string& dataset_dir, const std::string& clips_path, con
 
   const auto run_gulpdb = [&] {
     for (const auto& r : requests) {
-      const std::vector<JpegFrames> got = ds->ReadJpegBatch(r);
+      const std::vector<StoredFrames> got = ds->ReadJpegBatch(r);
       if (got.size() != r.size()) Die("gulpdb: short batch");
     }
   };
@@ -132,7 +132,7 @@ Json RunClips(const std::string& dataset_dir, const std::string& clips_path, con
       static_cast<double>(batch * batches);
   run_curl();
   {
-    const std::vector<JpegFrames> got = ds->ReadJpegBatch(requests.back());
+    const std::vector<StoredFrames> got = ds->ReadJpegBatch(requests.back());
     for (size_t i = 0; i < got.size(); ++i) {
       const size_t k = (batches - 1) * batch + i;
       size_t pos = 0;

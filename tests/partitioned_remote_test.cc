@@ -801,8 +801,8 @@ BOOST_AUTO_TEST_CASE(open_by_url_reads_a_video_fetching_the_root_and_a_partition
   const std::string id = HashedId(n);
   auto old_reader = Dataset::Open(w.url);
   {
-    const JpegFrames got = old_reader->ReadJpegs(id);
-    const JpegFrames want = local->ReadJpegs(id);
+    const StoredFrames got = old_reader->ReadJpegs(id);
+    const StoredFrames want = local->ReadJpegs(id);
     BOOST_REQUIRE_EQUAL(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(got[i] == want[i]);
   }

@@ -110,7 +110,7 @@ using Content = std::map<std::string, std::pair<std::vector<std::string>, std::s
 Content ContentOf(const Dataset& ds) {
   Content out;
   for (const std::string& id : ds.Ids()) {
-    const JpegFrames jpegs = ds.ReadJpegs(id);
+    const StoredFrames jpegs = ds.ReadJpegs(id);
     std::vector<std::string> frames;
     for (size_t i = 0; i < jpegs.size(); ++i) frames.emplace_back(jpegs[i]);
     out[id] = {frames, ds.Get(id).meta_data};

@@ -152,7 +152,7 @@ py::object ToArrays(DecodedFrames frames, PixelFormat format, bool as_list);
 std::string CopyBuffer(const py::handle& buffer);
 
 // Copies the JPEG bytes of a read into a list of `bytes`.
-py::list ToBytesList(const JpegFrames& frames);
+py::list ToBytesList(const StoredFrames& frames);
 
 // ---- handles ----------------------------------------------------------------
 

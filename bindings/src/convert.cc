@@ -427,7 +427,7 @@ std::string CopyBuffer(const py::handle& buffer) {
   return bytes.cast<std::string>();
 }
 
-py::list ToBytesList(const JpegFrames& frames) {
+py::list ToBytesList(const StoredFrames& frames) {
   py::list out(frames.size());
   for (size_t i = 0; i < frames.size(); ++i) {
     const std::string_view jpeg = frames[i];

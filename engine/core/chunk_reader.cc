@@ -14,8 +14,8 @@
 namespace gulpdb {
 
 // JPEG bytes come from the read buffer pool (engine/core/buffer_pool.h), with the
-// buffer's capacity in a header before them, for JpegFrames::Free.
-char* engine::DatasetAccess::AllocateBuffer(JpegFrames& frames, size_t bytes) {
+// buffer's capacity in a header before them, for StoredFrames::Free.
+char* engine::DatasetAccess::AllocateBuffer(StoredFrames& frames, size_t bytes) {
   size_t capacity = 0;
   uint8_t* block = BufferPool::Get().Take(kJpegBufferHeader + bytes, &capacity);
   if (block == nullptr) {
@@ -60,7 +60,7 @@ std::string Where(const DatasetImpl& impl, const Plan& plan) {
 // (H.264 decoded reads) holds the frames asked for: a packet read only
 // because decoding them starts at its keyframe is said to be one.
 void CheckFrames(const DatasetImpl& impl, std::string_view id, const Plan& plan,
-                 const JpegFrames& frames, size_t first, size_t end,
+                 const StoredFrames& frames, size_t first, size_t end,
                  const std::vector<uint32_t>* selected) {
   const std::vector<uint32_t>& stored = plan.record.crc32c;
   if (stored.empty()) return;
@@ -115,7 +115,7 @@ enum class ReadKind { kJpeg, kDecode, kStream };
 // and where its chunk is read from (the local chunk file, through the
 // dataset's cache, or the chunk source's object, checked against the
 // snapshot's chunk record on first use).
-std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<JpegRequest>& requests,
+std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests,
                          const ChunkSource* remote) {
   std::vector<Plan> plans(requests.size());
   const ReadSnapshot snapshot(impl);
@@ -149,8 +149,8 @@ std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<JpegRequest>
 // 2. Layout: the frames (or packets) request `i` reads, grouped into runs
 // adjacent in the chunk, and the buffer they are read into. A remote run
 // past the chunk's committed length is a CorruptionError.
-char* LayOut(const DatasetImpl& impl, const JpegRequest& request, ReadKind kind, Plan& plan,
-             JpegFrames& frames, StoredPackets* packets) {
+char* LayOut(const DatasetImpl& impl, const StoredFramesRequest& request, ReadKind kind, Plan& plan,
+             StoredFrames& frames, StoredPackets* packets) {
   const std::string_view id = request.id;
   std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
   std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
@@ -201,9 +201,9 @@ char* LayOut(const DatasetImpl& impl, const JpegRequest& request, ReadKind kind,
 // 3 and 4. Fetch and verify, from the chunk files: one pread per run, each
 // checked (when `verify`) as soon as it is read, while its bytes are in
 // cache. `selected(i)`: the frames asked for of request i (for messages).
-void FetchLocal(const DatasetImpl& impl, const std::vector<JpegRequest>& requests,
+void FetchLocal(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests,
                 const std::vector<Plan>& plans, const std::vector<char*>& buffers,
-                std::vector<JpegFrames>& out, bool verify,
+                std::vector<StoredFrames>& out, bool verify,
                 const std::function<const std::vector<uint32_t>*(size_t)>& selected) {
   for (size_t i = 0; i < requests.size(); ++i) {
     for (const Run& run : plans[i].runs) {
@@ -219,8 +219,9 @@ void FetchLocal(const DatasetImpl& impl, const std::vector<JpegRequest>& request
 // request in one call (ranges read concurrently), then every frame checked
 // (bytes that crossed a network always are).
 void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
-                     const std::vector<JpegRequest>& requests, const std::vector<Plan>& plans,
-                     const std::vector<char*>& buffers, std::vector<JpegFrames>& out,
+                     const std::vector<StoredFramesRequest>& requests,
+                     const std::vector<Plan>& plans, const std::vector<char*>& buffers,
+                     std::vector<StoredFrames>& out,
                      const std::function<const std::vector<uint32_t>*(size_t)>& selected) {
   std::vector<ChunkSource::Range> ranges;
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -238,13 +239,14 @@ void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
   }
 }
 
-std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
-                                   const std::vector<JpegRequest>& requests, ReadKind kind,
-                                   Verify verify_mode, std::vector<StoredPackets>* packets) {
+std::vector<StoredFrames> ReadStored(const DatasetImpl& impl,
+                                     const std::vector<StoredFramesRequest>& requests,
+                                     ReadKind kind, Verify verify_mode,
+                                     std::vector<StoredPackets>* packets) {
   const ChunkSource* remote =
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
   std::vector<Plan> plans = LookUp(impl, requests, remote);
-  std::vector<JpegFrames> out(requests.size());
+  std::vector<StoredFrames> out(requests.size());
   std::vector<char*> buffers(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     buffers[i] = LayOut(impl, requests[i], kind, plans[i], out[i],
@@ -270,8 +272,9 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
 
 }  // namespace
 
-std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
-                                         const std::vector<JpegRequest>& requests, Verify verify) {
+std::vector<StoredFrames> ReadJpegRequests(const DatasetImpl& impl,
+                                           const std::vector<StoredFramesRequest>& requests,
+                                           Verify verify) {
   if (impl.codec != Codec::kJpeg) {
     throw InvalidArgumentError(
         std::string(requests.size() == 1 ? "read jpegs of id '" + std::string(requests[0].id) + "'"
@@ -284,7 +287,7 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
 }
 
 std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
-                                              const std::vector<JpegRequest>& requests,
+                                              const std::vector<StoredFramesRequest>& requests,
                                               PacketScope scope, Verify verify) {
   if (impl.codec != Codec::kH264) {
     throw InvalidArgumentError(
@@ -294,7 +297,7 @@ std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
         " in " + impl.dir + ": the dataset's codec is " + CodecName(impl.codec) + ", not h264");
   }
   std::vector<StoredPackets> out(requests.size());
-  std::vector<JpegFrames> bytes = ReadStored(
+  std::vector<StoredFrames> bytes = ReadStored(
       impl, requests, scope == PacketScope::kDecode ? ReadKind::kDecode : ReadKind::kStream, verify,
       &out);
   for (size_t i = 0; i < out.size(); ++i) out[i].bytes = std::move(bytes[i]);

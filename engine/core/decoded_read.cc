@@ -20,7 +20,7 @@
 
 namespace gulpdb {
 
-void JpegFrames::Free::operator()(char* p) const {
+void StoredFrames::Free::operator()(char* p) const {
   if (p == nullptr) return;
   uint8_t* block = reinterpret_cast<uint8_t*>(p) - engine::kJpegBufferHeader;
   size_t capacity = 0;
@@ -28,9 +28,10 @@ void JpegFrames::Free::operator()(char* p) const {
   engine::BufferPool::Get().Give(block, capacity);
 }
 
-JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
+StoredFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
   // One pread (or ranged GET) per run of adjacent frames: engine/core/chunk_reader.h.
-  return std::move(engine::ReadJpegRequests(*impl_, {engine::JpegRequest{id, &selection}}).front());
+  return std::move(
+      engine::ReadJpegRequests(*impl_, {engine::StoredFramesRequest{id, &selection}}).front());
 }
 
 std::string Dataset::ReadH264Stream(std::string_view id) const {
@@ -58,12 +59,13 @@ util::ThreadPool& Dataset::Impl::DecodePool() const {
   return *pool_;
 }
 
-std::vector<JpegFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>& requests) const {
+std::vector<StoredFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>& requests) const {
   // Every run of every request at once (concurrently for a remote dataset):
   // engine/core/chunk_reader.h.
-  std::vector<engine::JpegRequest> views;
+  std::vector<engine::StoredFramesRequest> views;
   views.reserve(requests.size());
-  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
+  for (const FrameRequest& r : requests)
+    views.push_back(engine::StoredFramesRequest{r.id, &r.selection});
   return engine::ReadJpegRequests(*impl_, views);
 }
 
@@ -131,10 +133,11 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
     engine::ReadH264Batch(*impl_, requests, request_options, sink, verify);
     return out;
   }
-  std::vector<engine::JpegRequest> views;
+  std::vector<engine::StoredFramesRequest> views;
   views.reserve(requests.size());
-  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
-  const std::vector<JpegFrames> jpegs = engine::ReadJpegRequests(*impl_, views, verify);
+  for (const FrameRequest& r : requests)
+    views.push_back(engine::StoredFramesRequest{r.id, &r.selection});
+  const std::vector<StoredFrames> jpegs = engine::ReadJpegRequests(*impl_, views, verify);
   // Rethrows a codec error, of its own type, with the frame it belongs to.
   const auto with_context = [&](size_t request, size_t frame, const Error& e) {
     e.ThrowWithContext("decode id '" + requests[request].id + "' frame " +

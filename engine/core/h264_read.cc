@@ -18,8 +18,8 @@ namespace gulpdb::engine {
 std::string ReadH264StreamOf(const DatasetImpl& impl, std::string_view id) {
   const Selection all = Selection::All();
   std::vector<StoredPackets> read =
-      ReadPacketRequests(impl, {JpegRequest{id, &all}}, PacketScope::kStream);
-  const JpegFrames& packets = read.front().bytes;
+      ReadPacketRequests(impl, {StoredFramesRequest{id, &all}}, PacketScope::kStream);
+  const StoredFrames& packets = read.front().bytes;
   size_t total = 0;
   for (size_t i = 0; i < packets.size(); ++i) total += packets[i].size();
   std::string out;
@@ -88,9 +88,9 @@ void ReadH264Batch(const DatasetImpl& impl, const std::vector<FrameRequest>& req
     CheckH264Options(impl, o);
     CheckOutputOptions(o);  // bad sizes before any byte is read
   }
-  std::vector<JpegRequest> views;
+  std::vector<StoredFramesRequest> views;
   views.reserve(requests.size());
-  for (const FrameRequest& r : requests) views.push_back(JpegRequest{r.id, &r.selection});
+  for (const FrameRequest& r : requests) views.push_back(StoredFramesRequest{r.id, &r.selection});
   const std::vector<StoredPackets> stored =
       ReadPacketRequests(impl, views, PacketScope::kDecode, verify);
 
