@@ -44,6 +44,8 @@ class RemoteBenchmarks:
             env = dict(os.environ, AWS_ENDPOINT_URL=server.endpoint, AWS_ACCESS_KEY_ID="S3RVER",
                        AWS_SECRET_ACCESS_KEY="S3RVER", AWS_REGION="us-east-1",
                        GULPDB_CACHE=os.path.join(self.data, "remote_cache"),
+                       # Reads from the store every time, as the baselines do.
+                       GULPDB_FRAME_CACHE_BYTES="0",
                        GULPDB_S3_MAX_CONNECTIONS=str(REMOTE_CONNECTIONS),
                        PYTHONPATH=os.path.join(os.path.dirname(self.bin_dir), "python"))
             rm(env["GULPDB_CACHE"])

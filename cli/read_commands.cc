@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <optional>
 #include <set>
 
 #include "cli/cleanup.h"
@@ -16,11 +17,48 @@
 #include "gulpdb/error.h"
 #include "gulpdb/jpeg.h"
 #include "gulpdb/json.h"
+#include "gulpdb/remote.h"
 #include "util/relative_name.h"
 
 namespace gulpdb::cli {
 
 namespace {
+
+using ull = unsigned long long;
+
+// `info --cache`: the node's frame cache (docs/frame_cache.md), as JSON
+// members or as lines of text.
+std::string FrameCacheJson(const FrameCacheStats& c, bool reads_through) {
+  char text[1024];
+  std::snprintf(text, sizeof text,
+                ", \"frame_cache\": {\"dir\": %s, \"enabled\": %s, \"reads_through\": %s, "
+                "\"bound\": %llu, \"block_bytes\": %llu, \"hits\": %llu, \"misses\": %llu, "
+                "\"prefetched\": %llu, \"bytes_from_store\": %llu, \"bytes_from_cache\": %llu, "
+                "\"evictions\": %llu, \"bytes_evicted\": %llu, \"damaged\": %llu, "
+                "\"refetched\": %llu, \"bytes\": %llu}",
+                JsonPathString(c.dir).c_str(), c.enabled ? "true" : "false",
+                reads_through ? "true" : "false", ull{c.bound}, ull{c.block_bytes}, ull{c.hits},
+                ull{c.misses}, ull{c.prefetched}, ull{c.bytes_from_store}, ull{c.bytes_from_cache},
+                ull{c.evictions}, ull{c.bytes_evicted}, ull{c.damaged}, ull{c.refetched},
+                ull{c.bytes});
+  return text;
+}
+
+void PrintFrameCache(const FrameCacheStats& c, bool reads_through) {
+  std::printf("frame cache:    %s (%s)\n", EscapeControls(c.dir).c_str(),
+              !c.enabled      ? "off: GULPDB_FRAME_CACHE_BYTES=0"
+              : reads_through ? "this dataset reads through it"
+                              : "a local dataset does not read through it");
+  std::printf("  bound:        %llu bytes, blocks of %llu; %llu bytes under it\n", ull{c.bound},
+              ull{c.block_bytes}, ull{c.bytes});
+  std::printf(
+      "  blocks:       %llu hits, %llu misses, %llu prefetched, %llu evicted, %llu damaged, "
+      "%llu refetched\n",
+      ull{c.hits}, ull{c.misses}, ull{c.prefetched}, ull{c.evictions}, ull{c.damaged},
+      ull{c.refetched});
+  std::printf("  bytes:        %llu from the store, %llu from the cache (node-wide)\n",
+              ull{c.bytes_from_store}, ull{c.bytes_from_cache});
+}
 
 std::string CountOrNull(const std::optional<uint64_t>& n) {
   return n ? std::to_string(*n) : "null";
@@ -44,15 +82,22 @@ std::string ChecksumsText(const DatasetStats& s) {
 
 int RunInfo(const std::vector<std::string>& args) {
   po::options_description o("info options");
-  bool json = false;
+  bool json = false, cache = false;
   o.add_options()("dir", po::value<std::string>(), kReadableDir)("json", po::bool_switch(&json),
-                                                                 "machine-readable output");
+                                                                 "machine-readable output")(
+      "cache", po::bool_switch(&cache),
+      "also the node's frame cache of remote datasets: its bound and node-wide counters");
   AddIndexDirOption(&o);
   po::variables_map vm;
-  if (!Parse(args, "gulpdb info DIR [--json] [--index-dir PATH]", o, {"dir"}, &vm)) return 0;
+  if (!Parse(args, "gulpdb info DIR [--json] [--cache] [--index-dir PATH]", o, {"dir"}, &vm)) {
+    return 0;
+  }
   const DatasetPath path = DatasetArg(vm);
   const std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
   const DatasetStats s = ds->Stats();
+  std::optional<FrameCacheStats> frames;
+  if (cache) frames = GetFrameCacheStats();
+  const bool reads_through = IsRemoteUrl(path.dir) && frames && frames->enabled;
   if (json) {
     std::printf(
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "
@@ -69,7 +114,8 @@ int RunInfo(const std::vector<std::string>& args) {
         static_cast<unsigned long long>(s.index_bytes), s.videos_per_chunk,
         static_cast<unsigned long long>(s.bytes_per_chunk), s.checksums ? "true" : "false",
         CountOrNull(s.unverified_videos).c_str(), CountOrNull(s.unverified_chunks).c_str(),
-        CodecName(s.codec), QueryInfoJson(*ds).c_str());
+        CodecName(s.codec),
+        (QueryInfoJson(*ds) + (frames ? FrameCacheJson(*frames, reads_through) : "")).c_str());
     return 0;
   }
   std::printf("dataset:        %s\n", EscapeControls(path.dir).c_str());
@@ -85,6 +131,7 @@ int RunInfo(const std::vector<std::string>& args) {
   std::printf("index bytes:    %llu\n", static_cast<unsigned long long>(s.index_bytes));
   std::printf("checksums:      %s\n", ChecksumsText(s).c_str());
   std::printf("%s", QueryInfoText(*ds).c_str());
+  if (frames) PrintFrameCache(*frames, reads_through);
   return 0;
 }
 

@@ -179,6 +179,15 @@ the cache of index snapshots of remote datasets (GULPDB_CACHE_DIR is its older n
 .B GULPDB_CACHE_BYTES
 a bound on the bytes of the partitions of partitioned snapshots (what push publishes by default) in the cache, in bytes or with a K, M, G or T suffix (powers of 1024); the least recently used partitions that no open reader holds are deleted past it (default: no bound).
 .TP
+.B GULPDB_FRAME_CACHE_BYTES
+the bound of the frame cache of remote datasets ($GULPDB_CACHE/frames: chunk bytes in verified blocks, shared by every process of the machine), in bytes or with a K, M, G or T suffix; 0 turns it off (default 10G).
+.TP
+.B GULPDB_FRAME_CACHE_BLOCK
+the frame cache's block size, a power of two from 64K to 64M (default 1M).
+.TP
+.B GULPDB_PREFETCH_BYTES
+the memory read-ahead (Dataset.prefetch) may hold when the frame cache is off (default 256M).
+.TP
 .B XDG_CACHE_HOME, HOME
 where the default cache is (and HOME where ~/.aws/credentials is).
 .TP

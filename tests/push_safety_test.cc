@@ -306,13 +306,17 @@ BOOST_AUTO_TEST_CASE(a_push_uploads_again_what_it_names_damaged_or_missing_from_
   ExpectHealthy(w, "cache-check1");
   ExpectPublishedIntact(w, AllJpegs(*Dataset::Open(dir)), "cache-read1");
   // And after an append as well: the damage is found by the check of what
-  // the new generation names, whatever else changed.
+  // the new generation names, whatever else changed. The append goes to
+  // chunk 2 (4 videos a chunk) and rebuilds this small index's partitions,
+  // so chunk 0's object is what both generations name; a .gmeta or a label
+  // map written again with new text is an upload, not a repair.
   w.FreshCache("cache");  // the pusher's cache again
   client->Put(w.Key(parts[2]), Flipped(client->Get(w.Key(parts[2]))));
+  client->Put(w.Key("data_0.gulp"), Flipped(client->Get(w.Key("data_0.gulp"))));
   AppendTagged(dir, "v", 10, 11, 0);
   const PushReport r2 = Push(dir, w.url);
   BOOST_TEST(r2.published);
-  BOOST_TEST(r2.objects_repaired >= 1u);
+  BOOST_TEST(r2.objects_repaired == 1u);
   ExpectHealthy(w, "cache-check2");
   // A push that finds nothing wrong publishes nothing. It checks from its
   // record of what it checked and uploaded (every named object's ETag), so

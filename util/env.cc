@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "gulpdb/error.h"
+#include "util/byte_size.h"
 
 namespace gulpdb::util {
 namespace {
@@ -65,6 +66,12 @@ const std::vector<EnvVariable>& EnvVariables() {
        "the cache of index snapshots of remote datasets"},
       {"GULPDB_CACHE_DIR", K::kText, "as GULPDB_CACHE", "the older name of GULPDB_CACHE"},
       {"GULPDB_CACHE_BYTES", K::kBytes, "no bound", "a bound on the bytes of cached partitions"},
+      {"GULPDB_FRAME_CACHE_BYTES", K::kBytes, "10G",
+       "the bound of the frame cache of remote datasets (0: off)"},
+      {"GULPDB_FRAME_CACHE_BLOCK", K::kBytes, "1M",
+       "the frame cache's block size, a power of two from 64K to 64M"},
+      {"GULPDB_PREFETCH_BYTES", K::kBytes, "256M",
+       "the memory read-ahead may hold when the frame cache is off"},
       {"GULPDB_ALLOW_NETWORK_INDEX", K::kFlag, "0",
        "open the live index of a dataset on a network file system read-only"},
       {"GULPDB_TEST_FS_TYPE", K::kText, "the real one",
@@ -118,27 +125,9 @@ uint64_t ParseEnvCount(std::string_view name, std::string_view text, uint64_t mi
 }
 
 uint64_t ParseEnvBytes(std::string_view name, std::string_view text) {
-  const std::string_view t = Trimmed(text);
-  size_t digits = 0;
-  const uint64_t n = LeadingNumber(t, &digits);
-  std::string unit(t.substr(digits));
-  if (unit.size() == 3 && unit.compare(1, 2, "iB") == 0) unit = unit.substr(0, 1);
-  int shift = -1;
-  if (unit.empty() || unit == "B") {
-    shift = 0;
-  } else if (unit == "K" || unit == "k") {
-    shift = 10;
-  } else if (unit == "M") {
-    shift = 20;
-  } else if (unit == "G") {
-    shift = 30;
-  } else if (unit == "T") {
-    shift = 40;
-  }
-  if (digits == 0 || shift < 0 || (shift > 0 && n > (uint64_t{1} << (62 - shift)))) {
-    Bad(name, text, "not a size (bytes, or a number with K, M, G or T)");
-  }
-  return n << shift;
+  const std::optional<uint64_t> size = ParseByteSize(Trimmed(text));
+  if (!size) Bad(name, text, "not a size (bytes, or a number with K, M, G or T)");
+  return *size;
 }
 
 namespace {

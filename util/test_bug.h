@@ -47,6 +47,10 @@
 //   stale-checkpoint    a writer takes over the journal's last checkpoint
 //                       although a commit changed the index since:
 //                       engine/core/journal_session.cc, CheckpointIsCurrent
+//   frame-trust-blocks  the frame cache serves a block file without checking
+//                       its size, header or page CRCs, so what a power cut
+//                       left of it reaches the frames' own checks:
+//                       engine/frame_cache/block_file.cc, ReadBlockBytes
 //
 // and one bug of the index's size, found by journal_test
 // (the_index_bound_fails_without_the_pin_budget):

@@ -508,7 +508,17 @@ void BindReads(py::class_<DatasetHandle>& cls) {
             return out;
           },
           py::arg("ids"), py::arg("frames") = py::none(),
-          "JPEG bytes of many videos. `frames` is None or one selection per id.");
+          "JPEG bytes of many videos. `frames` is None or one selection per id.")
+      .def(
+          "prefetch",
+          [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames) {
+            auto ds = h.Get();
+            const std::vector<FrameRequest> requests = ToRequests(ids, frames, *ds);
+            py::gil_scoped_release release;
+            ds->Prefetch(requests);
+          },
+          py::arg("ids"), py::arg("frames") = py::none(),
+          "Starts fetching what reading the requests needs, in the background.");
 }
 
 // Chunks, stats, and removing videos.

@@ -124,12 +124,41 @@ py::object RemoteInfoPy(const DatasetHandle& h) {
   out["partitioned"] = info->partitioned;
   out["splits_omitted"] = info->splits_omitted;
   out["partitions_downloaded"] = info->partitions_downloaded;
+  out["prefetch_gets"] = info->prefetch_gets;
+  out["prefetch_bytes"] = info->prefetch_bytes;
+  out["prefetch_peak_bytes"] = info->prefetch_peak_bytes;
   return std::move(out);
+}
+
+py::dict FrameCacheStatsPy() {
+  FrameCacheStats s;
+  {
+    py::gil_scoped_release release;
+    s = GetFrameCacheStats();
+  }
+  py::dict out;
+  out["dir"] = s.dir;
+  out["enabled"] = s.enabled;
+  out["bound"] = s.bound;
+  out["block_bytes"] = s.block_bytes;
+  out["hits"] = s.hits;
+  out["misses"] = s.misses;
+  out["prefetched"] = s.prefetched;
+  out["bytes_from_store"] = s.bytes_from_store;
+  out["bytes_from_cache"] = s.bytes_from_cache;
+  out["evictions"] = s.evictions;
+  out["bytes_evicted"] = s.bytes_evicted;
+  out["damaged"] = s.damaged;
+  out["refetched"] = s.refetched;
+  out["bytes"] = s.bytes;
+  return out;
 }
 
 }  // namespace
 
 void BindRemote(py::module_& m) {
+  m.def("frame_cache_stats", &FrameCacheStatsPy,
+        "The node-wide counters of the frame cache (a dict; docs/frame_cache.md).");
   m.def("push", &PushPy, py::arg("path"), py::arg("url"), py::arg("jobs") = 4,
         py::arg("grace") = py::none(), py::arg("progress") = py::none(), py::arg("index_dir") = "",
         py::arg("overwrite") = false, py::arg("allow_unconditional_writes") = false,

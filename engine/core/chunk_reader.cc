@@ -148,9 +148,10 @@ std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<StoredFrames
 
 // 2. Layout: the frames (or packets) request `i` reads, grouped into runs
 // adjacent in the chunk, and the buffer they are read into. A remote run
-// past the chunk's committed length is a CorruptionError.
+// past the chunk's committed length is a CorruptionError. `plan_only`: the
+// runs alone (no buffer; null is returned).
 char* LayOut(const DatasetImpl& impl, const StoredFramesRequest& request, ReadKind kind, Plan& plan,
-             StoredFrames& frames, StoredPackets* packets) {
+             StoredFrames& frames, StoredPackets* packets, bool plan_only) {
   const std::string_view id = request.id;
   std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
   std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
@@ -193,6 +194,7 @@ char* LayOut(const DatasetImpl& impl, const StoredFramesRequest& request, ReadKi
       }
     }
   }
+  if (plan_only) return nullptr;
   char* buffer = DatasetAccess::AllocateBuffer(frames, total);
   if (buffer == nullptr) throw OutOfMemoryError("read id '" + std::string(id) + "': out of memory");
   return buffer;
@@ -215,25 +217,50 @@ void FetchLocal(const DatasetImpl& impl, const std::vector<StoredFramesRequest>&
   }
 }
 
+// Whether every frame of `frames` matches the CRC-32C `record` gives (a
+// record without checksums: true).
+bool FramesIntact(const index::VideoRecord& record, const StoredFrames& frames) {
+  if (record.crc32c.empty()) return true;
+  const std::vector<uint32_t>& indices = frames.indices();
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const std::string_view bytes = frames[k];
+    if (util::Crc32c(bytes.data(), bytes.size()) != record.crc32c[indices[k]]) return false;
+  }
+  return true;
+}
+
+// The ranges of a plan's runs (`buffer` null: for read-ahead, nowhere
+// to read them to).
+void RangesOf(const Plan& plan, char* buffer, std::vector<ChunkSource::Range>* ranges) {
+  for (const Run& run : plan.runs) {
+    ranges->push_back(ChunkSource::Range{plan.object->key, run.offset, run.size,
+                                         buffer != nullptr ? buffer + run.buffer_pos : nullptr});
+  }
+}
+
 // 3 and 4. Fetch and verify, from a chunk source: every run of every
 // request in one call (ranges read concurrently), then every frame checked
-// (bytes that crossed a network always are).
+// (bytes that crossed a network always are). Frames that fail their
+// checksums may have come from a copy the source keeps (the node's frame
+// cache): dropped, and read again from the store once, before the check
+// reports them.
 void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
                      const std::vector<StoredFramesRequest>& requests,
                      const std::vector<Plan>& plans, const std::vector<char*>& buffers,
                      std::vector<StoredFrames>& out,
                      const std::function<const std::vector<uint32_t>*(size_t)>& selected) {
   std::vector<ChunkSource::Range> ranges;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    for (const Run& run : plans[i].runs) {
-      ranges.push_back(ChunkSource::Range{plans[i].object->key, run.offset, run.size,
-                                          buffers[i] + run.buffer_pos});
-    }
-  }
+  for (size_t i = 0; i < requests.size(); ++i) RangesOf(plans[i], buffers[i], &ranges);
   const std::string what =
       requests.size() == 1 ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
                            : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
   source.Read(ranges, what);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (FramesIntact(plans[i].record, out[i])) continue;
+    std::vector<ChunkSource::Range> again;
+    RangesOf(plans[i], buffers[i], &again);
+    if (source.Forget(again)) source.Read(again, what);
+  }
   for (size_t i = 0; i < requests.size(); ++i) {
     CheckFrames(impl, requests[i].id, plans[i], out[i], 0, out[i].size(), selected(i));
   }
@@ -242,15 +269,16 @@ void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
 std::vector<StoredFrames> ReadStored(const DatasetImpl& impl,
                                      const std::vector<StoredFramesRequest>& requests,
                                      ReadKind kind, Verify verify_mode,
-                                     std::vector<StoredPackets>* packets) {
+                                     std::vector<StoredPackets>* packets, bool plan_only = false) {
   const ChunkSource* remote =
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
+  if (plan_only && remote == nullptr) return {};
   std::vector<Plan> plans = LookUp(impl, requests, remote);
   std::vector<StoredFrames> out(requests.size());
   std::vector<char*> buffers(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     buffers[i] = LayOut(impl, requests[i], kind, plans[i], out[i],
-                        packets != nullptr ? &(*packets)[i] : nullptr);
+                        packets != nullptr ? &(*packets)[i] : nullptr, plan_only);
   }
   const auto selected = [&](size_t i) -> const std::vector<uint32_t>* {
     return kind == ReadKind::kDecode ? &(*packets)[i].selected : nullptr;
@@ -262,6 +290,13 @@ std::vector<StoredFrames> ReadStored(const DatasetImpl& impl,
                         impl.options.verify_checksums;
     FetchLocal(impl, requests, plans, buffers, out, verify, selected);
   } else {
+    if (plan_only) {
+      // Read-ahead: the ranges go to the source's cache, nothing is read here.
+      std::vector<ChunkSource::Range> ranges;
+      for (size_t i = 0; i < requests.size(); ++i) RangesOf(plans[i], nullptr, &ranges);
+      remote->Prefetch(ranges);
+      return {};
+    }
     FetchFromSource(impl, *remote, requests, plans, buffers, out, selected);
   }
   if (packets != nullptr) {
@@ -284,6 +319,13 @@ std::vector<StoredFrames> ReadJpegRequests(const DatasetImpl& impl,
         "(Python: read, read_batch)");
   }
   return ReadStored(impl, requests, ReadKind::kJpeg, verify, nullptr);
+}
+
+void PrefetchRequests(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests) {
+  // An h264 read fetches the packets decoding needs: from each keyframe on.
+  std::vector<StoredPackets> packets(requests.size());
+  ReadStored(impl, requests, impl.codec == Codec::kH264 ? ReadKind::kDecode : ReadKind::kJpeg,
+             Verify::kAsOpened, &packets, /*plan_only=*/true);
 }
 
 std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,

@@ -14,7 +14,9 @@
 //      read and before anything decodes them: every frame of a local read
 //      (each run as soon as its pread returns, while it is in cache) unless
 //      the dataset was opened with OpenOptions::verify_checksums = false,
-//      and always for a remote dataset (bytes that crossed a network), for a
+//      and always for a remote dataset (bytes that crossed a network; frames
+//      that fail and came from the node's frame cache are dropped from it and
+//      read again from the store once, ChunkSource::Forget), for a
 //      stored H.264 stream handed out whole, and for Verify::kAlways (work
 //      that writes what it reads under new checksums or a new form: merge,
 //      compaction, export). An H.264 decoded read checks every packet it
@@ -62,6 +64,13 @@ enum class Verify {
 std::vector<StoredFrames> ReadJpegRequests(const DatasetImpl& impl,
                                            const std::vector<StoredFramesRequest>& requests,
                                            Verify verify = Verify::kAsOpened);
+
+// Dataset::Prefetch: plans the reads of `requests` as ReadJpegRequests
+// (or, on an h264 dataset, the packets decoding needs) and hands their
+// ranges to the remote source's read-ahead (ChunkSource::Prefetch). Throws
+// as ReadJpegRequests for a missing id or a bad selection; nothing for a
+// local dataset.
+void PrefetchRequests(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests);
 
 // The stored bytes of an H.264 video's frames (its packets), for the reads
 // that decode them and for Dataset::ReadH264Stream, through the same path as

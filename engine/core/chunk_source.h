@@ -64,6 +64,20 @@ class ChunkSource {
   };
   virtual void Read(const std::vector<Range>& ranges, const std::string& what) const = 0;
 
+  // Read-ahead: starts fetching the ranges (`out` unused) in the background,
+  // for a Read of them that follows (Dataset::Prefetch). Never throws for
+  // the store's sake: the Read meets what went wrong. By default, nothing.
+  virtual void Prefetch(const std::vector<Range>& ranges) const { (void)ranges; }
+
+  // The frames of `ranges`, as the last Read filled them, failed their
+  // checksums: the source drops any copy it served them from (a cache), so
+  // that a Read of them again fetches them from the store. True when it had
+  // such a copy (reading again may then succeed). By default, false.
+  virtual bool Forget(const std::vector<Range>& ranges) const {
+    (void)ranges;
+    return false;
+  }
+
   // Chunk `number` (whose record is `record`) of the dataset `dir` as one
   // object, for walks over a whole dataset (check): see OpenChunkBytes.
   virtual std::shared_ptr<const ChunkBytes> OpenChunk(uint32_t number,

@@ -69,6 +69,14 @@ std::vector<StoredFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>
   return engine::ReadJpegRequests(*impl_, views);
 }
 
+void Dataset::Prefetch(const std::vector<FrameRequest>& requests) const {
+  std::vector<engine::StoredFramesRequest> views;
+  views.reserve(requests.size());
+  for (const FrameRequest& r : requests)
+    views.push_back(engine::StoredFramesRequest{r.id, &r.selection});
+  engine::PrefetchRequests(*impl_, views);
+}
+
 void Dataset::CheckDecodeOptions(const DecodeOptions& options) const {
   if (impl_->codec == Codec::kH264) engine::CheckH264Options(*impl_, options);
   engine::CheckOutputOptions(options);

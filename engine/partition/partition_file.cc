@@ -10,24 +10,18 @@
 #include "index/lmdb_verify.h"
 #include "util/coding.h"
 #include "util/file_io.h"
+#include "util/hex.h"
 #include "util/sha256.h"
 
 namespace gulpdb::engine::part {
 
 std::string BigEndian32(uint32_t v) {
-  std::string out(4, '\0');
-  for (int i = 3; i >= 0; --i) {
-    out[static_cast<size_t>(i)] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
+  std::string out;
+  util::PutFixedBig(&out, v, 4);
   return out;
 }
 
-bool IsSha256Name(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
+bool IsSha256Name(const std::string& s) { return util::IsSha256Hex(s); }
 
 [[noreturn]] void PartitionCorrupt(const PartitionEntry& entry, const std::string& path,
                                    const std::string& detail) {

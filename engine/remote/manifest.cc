@@ -277,7 +277,7 @@ bool IsUuid(std::string_view s) {
     const char c = s[i];
     if (i == 8 || i == 13 || i == 18 || i == 23) {
       if (c != '-') return false;
-    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+    } else if (!util::IsLowerHexDigit(c)) {
       return false;
     }
   }

@@ -857,9 +857,13 @@ class Publisher {
   // (this push's copy of its bytes, if it has one); with `unverified_too`,
   // also when its bytes cannot be checked (push_verify.h). One the published
   // generation named counts as repaired.
+  // `changed`: the copy's content is not what the published generation has
+  // at `key` (a .gmeta or label map written again with other text, maybe of
+  // the same size): uploaded whatever the store or the record of checked
+  // objects says of the old bytes.
   bool NeedsUpload(const std::string& key, uint64_t size, const LocalCopy* copy,
-                   bool unverified_too = false) {
-    if (foreign_set_.count(key) != 0) return true;
+                   bool unverified_too = false, bool changed = false) {
+    if (changed || foreign_set_.count(key) != 0) return true;
     const auto listed = listing_.find(key);
     // (GULPDB_TEST_BUG=push-named-unchecked: by size alone, as before.)
     const NamedObjectState state =
@@ -1076,7 +1080,10 @@ class Publisher {
       uint64_t size = 0;
       c.gmeta_sha256 = Sha256OfFile(path, &size);
       const LocalCopy copy = LocalCopy::File(path, size);
-      if (!NeedsUpload(c.gmeta_key, size, &copy)) return;  // the same text
+      const auto old = old_chunks_.find(c.key);
+      const bool changed = old == old_chunks_.end() || old->second.gmeta_key != c.gmeta_key ||
+                           old->second.gmeta_sha256 != c.gmeta_sha256;
+      if (!NeedsUpload(c.gmeta_key, size, &copy, false, changed)) return;  // the same text
       WriteFile(c.gmeta_key, path, size, WriteFor(c.gmeta_key));
       uploaded.fetch_add(1);
     });
@@ -1091,7 +1098,9 @@ class Publisher {
     next->label2idx_key = "label2idx.json";
     next->label2idx_sha256 = Sha256OfFile(path, &size);
     const LocalCopy copy = LocalCopy::File(path, size);
-    if (!NeedsUpload(next->label2idx_key, size, &copy)) return;
+    const bool changed = !old_ || old_->label2idx_key != next->label2idx_key ||
+                         old_->label2idx_sha256 != next->label2idx_sha256;
+    if (!NeedsUpload(next->label2idx_key, size, &copy, false, changed)) return;
     Writing();
     WriteFile(next->label2idx_key, path, size, WriteFor(next->label2idx_key));
   }

@@ -12,6 +12,7 @@
 #include "engine/core/chunk_bytes.h"
 #include "engine/core/dataset_view.h"
 #include "engine/partition/partitions.h"
+#include "engine/remote/cached_reads.h"
 #include "engine/remote/partition_cache.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
@@ -170,6 +171,25 @@ RemoteSource::ChunkList::ChunkList(std::vector<ManifestChunk> entries)
 
 RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info)
     : store_(std::move(store)), manifest_(std::move(manifest)), info_(std::move(info)) {
+  const std::string what = "open dataset " + store_->url();
+  std::optional<FrameCacheConfig> cache;
+  if (manifest_.chunks_published) cache = FrameCacheFromEnvironment(what);
+  uint64_t memory = kDefaultPrefetchMemory;
+  try {
+    memory = util::EnvBytes("GULPDB_PREFETCH_BYTES").value_or(kDefaultPrefetchMemory);
+  } catch (const InvalidArgumentError& e) {
+    e.ThrowWithContext(what + ": ");
+  }
+  const std::string ahead = "read ahead in " + store_->url();
+  reads_ = std::make_unique<CachedReads>(
+      std::move(cache),
+      [this, ahead](const std::vector<StoreRead>& reads) {
+        std::vector<StoreRange> ranges;
+        for (const StoreRead& r : reads)
+          ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
+        Read(ranges, ahead);
+      },
+      memory);
   if (manifest_.paged()) {
     pages_.resize(manifest_.chunk_pages.size());
   } else {
@@ -277,6 +297,7 @@ void RemoteSource::PrefetchChunk(uint32_t number, std::function<void()> record) 
 }
 
 RemoteSource::~RemoteSource() {
+  reads_.reset();  // its read-ahead thread stops first
   std::lock_guard<std::mutex> lock(prefetch_mutex_);
   for (std::future<void>& f : prefetches_) f.wait();
 }
@@ -325,6 +346,11 @@ RemoteInfo RemoteSource::info() const {
   out.requests = stats.requests;
   out.bytes_received = stats.bytes_received;
   if (partitions_) out.partitions_downloaded = partitions_->downloads.load();
+  if (const std::optional<ReadAheadStats> ahead = reads_->read_ahead()) {
+    out.prefetch_gets = ahead->gets;
+    out.prefetch_bytes = ahead->bytes;
+    out.prefetch_peak_bytes = ahead->peak_held_bytes;
+  }
   return out;
 }
 
@@ -717,12 +743,42 @@ ChunkSource::Object RemoteSource::VerifiedChunk(
 
 std::string RemoteSource::Name(const std::string& key) const { return store_->Name(key); }
 
+std::vector<CacheRange> RemoteSource::CacheRanges(const std::vector<Range>& ranges) const {
+  std::vector<CacheRange> out;
+  out.reserve(ranges.size());
+  for (const Range& r : ranges) {
+    const CachedObject& object = reads_->Object(r.key, [&] {
+      CachedObject o;
+      o.key = r.key;
+      o.name = store_->Name(r.key);
+      if (const ManifestChunk* chunk = LoadedChunkOfKey(r.key)) {
+        o.identity = CacheIdentity(store_->Identity(), manifest_.dataset, *chunk);
+        o.committed_length = chunk->committed_length;
+      }
+      return o;
+    });
+    out.push_back(CacheRange{&object, r.offset, r.length, r.out});
+  }
+  return out;
+}
+
 void RemoteSource::Read(const std::vector<Range>& ranges, const std::string& what) const {
-  std::vector<StoreRange> store_ranges;
-  store_ranges.reserve(ranges.size());
-  for (const Range& r : ranges)
-    store_ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
-  Read(store_ranges, what);
+  reads_->Read(CacheRanges(ranges), [&](const std::vector<StoreRead>& reads) {
+    std::vector<StoreRange> store_ranges;
+    store_ranges.reserve(reads.size());
+    for (const StoreRead& r : reads) {
+      store_ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
+    }
+    Read(store_ranges, what);
+  });
+}
+
+void RemoteSource::Prefetch(const std::vector<Range>& ranges) const {
+  reads_->Prefetch(CacheRanges(ranges));
+}
+
+bool RemoteSource::Forget(const std::vector<Range>& ranges) const {
+  return reads_->Forget(CacheRanges(ranges));
 }
 
 std::shared_ptr<const ChunkBytes> RemoteSource::OpenChunk(uint32_t number,

@@ -55,12 +55,16 @@
 namespace gulpdb::engine {
 
 struct PartitionCacheCounters;  // partition_cache.h
+class CachedReads;              // cached_reads.h
+struct CacheRange;              // engine/frame_cache/frame_cache.h
 
 // The ChunkSource (engine/core/chunk_source.h) of a dataset opened from a
 // published manifest: the storage core reads chunks and the label map
 // through it.
 class RemoteSource : public ChunkSource, public std::enable_shared_from_this<RemoteSource> {
  public:
+  // Throws as FrameCacheFromEnvironment (cached_reads.h) when the chunks
+  // are in a store: a malformed GULPDB_FRAME_CACHE_BYTES fails every open.
   RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info);
 
   ObjectStore& store() const { return *store_; }
@@ -114,7 +118,11 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   void PrefetchChunk(uint32_t number, std::function<void()> record) const override;
   ~RemoteSource() override;
   std::string Name(const std::string& key) const override;
+  // Through the node's frame cache and read-ahead (cached_reads.h), when
+  // the chunks are in a store and the cache is on.
   void Read(const std::vector<Range>& ranges, const std::string& what) const override;
+  void Prefetch(const std::vector<Range>& ranges) const override;
+  bool Forget(const std::vector<Range>& ranges) const override;
   // One HEAD request; CorruptionError when the manifest has no such chunk or
   // its entry disagrees with the record, NotFoundError when the object is
   // missing.
@@ -162,6 +170,11 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   mutable std::mutex etags_mutex_;
   mutable std::map<std::string, std::string> etags_;  // chunk key -> the ETag reads ask for
   mutable std::mutex revalidate_mutex_;               // one revalidation at a time
+  // The frame cache and read-ahead; destroyed first (its thread reads
+  // through this source).
+  std::unique_ptr<CachedReads> reads_;
+  // Ranges of the core as ranges of the cache.
+  std::vector<CacheRange> CacheRanges(const std::vector<Range>& ranges) const;
 };
 
 // "" when the manifest entry `m` describes chunk `number` of a snapshot

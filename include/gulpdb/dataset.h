@@ -386,6 +386,14 @@ class GULPDB_EXPORT Dataset {
   // JPEG bytes of many requests at once, in request order. On an h264
   // dataset: InvalidArgumentError, as ReadJpegs.
   std::vector<StoredFrames> ReadJpegBatch(const std::vector<FrameRequest>& requests) const;
+  // Read-ahead (docs/frame_cache.md): starts fetching, in the background,
+  // the bytes a read of `requests` will need, and returns; a later read of
+  // them takes them from the node's frame cache (or, with the cache off,
+  // from memory bounded by GULPDB_PREFETCH_BYTES). Adjacent ranges of a
+  // chunk are fetched in one request. Nothing for a local dataset. Throws as
+  // ReadJpegBatch for a missing id or a bad selection, before anything is
+  // fetched; failures of the fetch itself are left for the read to meet.
+  void Prefetch(const std::vector<FrameRequest>& requests) const;
 
   // Throws, before reading anything, the InvalidArgumentError ReadFrames and
   // ReadBatch would throw for `options` on this dataset: options its codec

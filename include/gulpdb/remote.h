@@ -229,11 +229,48 @@ struct RemoteInfo {
   bool splits_omitted = false;
   uint64_t requests = 0;  // made by the dataset so far
   uint64_t bytes_received = 0;
+  // Read-ahead (Dataset::Prefetch) without the frame cache: the ranges it
+  // fetched into memory (merged), their bytes, and the most it held at once
+  // (at most GULPDB_PREFETCH_BYTES).
+  uint64_t prefetch_gets = 0;
+  uint64_t prefetch_bytes = 0;
+  uint64_t prefetch_peak_bytes = 0;
 };
 
 // Set for datasets opened from a manifest: "s3://" URLs, and local datasets
 // on a network file system read through their published snapshot.
 GULPDB_EXPORT std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset);
+
+// The node-level frame cache (docs/frame_cache.md): chunk bytes of remote
+// datasets kept in blocks under CacheDirectory()/frames/, shared by every
+// process of the machine, bounded by GULPDB_FRAME_CACHE_BYTES (default
+// 10 GiB; 0 turns it off), verified on every read. Its counters are
+// node-wide: kept in the cache directory, added to by every process (a
+// DataLoader's workers included) since the directory was made.
+struct FrameCacheStats {
+  std::string dir;  // CacheDirectory()/frames
+  bool enabled = false;
+  uint64_t bound = 0;        // GULPDB_FRAME_CACHE_BYTES
+  uint64_t block_bytes = 0;  // GULPDB_FRAME_CACHE_BLOCK
+  uint64_t hits = 0;         // blocks reads found in the cache
+  uint64_t misses = 0;       // blocks reads fetched from the store
+  uint64_t prefetched = 0;   // blocks read-ahead fetched from the store
+  uint64_t bytes_from_store = 0;
+  uint64_t bytes_from_cache = 0;
+  uint64_t evictions = 0;  // blocks deleted to keep to the bound
+  uint64_t bytes_evicted = 0;
+  uint64_t damaged = 0;  // cache files found damaged, truncated or foreign (fetched again)
+  // blocks whose frames failed their CRC-32C although the block passed its
+  // own checks (the store answered wrongly when it was filled): dropped and
+  // read from the store again
+  uint64_t refetched = 0;
+  uint64_t bytes = 0;  // under frames/, as fills and the last eviction pass counted them
+};
+
+// The node's counters (all zero before the first use). Throws
+// InvalidArgumentError for a malformed GULPDB_FRAME_CACHE_BYTES or
+// GULPDB_FRAME_CACHE_BLOCK.
+GULPDB_EXPORT FrameCacheStats GetFrameCacheStats();
 
 }  // namespace gulpdb
 

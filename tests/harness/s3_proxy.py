@@ -73,6 +73,10 @@ Control: an HTTP endpoint on its own port (``--control-port``, 0 = any):
     POST   /outage   {"seconds": 4}: the S3 port goes away for that long (new
                      connections refused, open ones reset), then serves
                      again on the same port; answers at once
+    POST   /bandwidth {"bytes_per_second": n}: response bodies of all
+                     connections together are sent at most that fast (a
+                     shared link: each 64 KiB piece waits its turn); 0 lifts
+                     the limit. Kept by /reset.
 
 Run it as a program:
 
@@ -440,6 +444,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         # download refused half-way) is seen to have taken only that much.
         for start in range(0, len(payload), 1 << 16):
             piece = payload[start:start + (1 << 16)]
+            self.proxy._pace(len(piece))
             self.wfile.write(piece)
             self.proxy._count_bytes(len(piece))
             entry["response_bytes"] += len(piece)
@@ -501,6 +506,9 @@ class _ControlHandler(http.server.BaseHTTPRequestHandler):
             elif self.path == "/outage":
                 proxy.outage(float(json.loads(body or b"{}").get("seconds", 1)))
                 self._reply(200, {"ok": True})
+            elif self.path == "/bandwidth":
+                proxy.set_bandwidth(float(json.loads(body or b"{}").get("bytes_per_second", 0)))
+                self._reply(200, {"ok": True})
             else:
                 self._reply(404, {"error": f"no {self.path}"})
         except (ValueError, TypeError) as e:
@@ -542,6 +550,28 @@ class S3Proxy:
         self._control = None
         self._outage_lock = threading.Lock()
         self._threads = []
+
+    def set_bandwidth(self, bytes_per_second):
+        """Response bodies of all connections together go out at most
+        `bytes_per_second` (0: no limit)."""
+        if bytes_per_second < 0:
+            raise ValueError("bytes_per_second must be >= 0")
+        with self._lock:
+            self._rate = float(bytes_per_second)
+            self._link_free = time.monotonic()
+
+    def _pace(self, n):
+        """Waits until `n` more bytes fit the bandwidth limit (a shared link:
+        pieces of all connections queue for it)."""
+        with self._lock:
+            rate = getattr(self, "_rate", 0.0)
+            if rate <= 0:
+                return
+            now = time.monotonic()
+            start = max(now, self._link_free)
+            self._link_free = start + n / rate
+        if start > now:
+            time.sleep(start - now)
 
     def _zero(self):
         self._stats = {"connections": 0, "requests": 0, "forwarded": 0, "signature_failures": 0,
@@ -961,6 +991,10 @@ class ProxyControl:
     def outage(self, seconds):
         """The server goes away for `seconds` (see S3Proxy.outage); returns at once."""
         self._call("POST", "/outage", {"seconds": seconds})
+
+    def set_bandwidth(self, bytes_per_second):
+        """See S3Proxy.set_bandwidth (0: no limit)."""
+        self._call("POST", "/bandwidth", {"bytes_per_second": bytes_per_second})
 
     def stats(self):
         return self._call("GET", "/stats")

@@ -45,7 +45,7 @@ SCALES = {
 
 
 # Seeded bugs (util/test_bug.h) of the recovery rather than of the workload.
-RECOVERY_BUGS = {"no-meta-restore"}
+RECOVERY_BUGS = {"no-meta-restore", "frame-trust-blocks"}
 
 
 class Workers:

@@ -719,6 +719,94 @@ class S3Push(S3Workload):
         return problems
 
 
+class S3FrameCache(S3Workload):
+    name = "s3-frame-cache"
+    doc = ("readers filling the node's frame cache from an S3 server (block files written into "
+           "frames/tmp and renamed into place, the node-wide counters) under a bound that "
+           "makes every dataset evict the blocks of the ones before")
+    sets = [[video(9700 + 20 * i + k, frames=6) for k in range(12)] for i in range(2 * SCALE)]
+    models = [None]
+    # 64 KiB blocks under a 64 KiB bound: each dataset's chunk is a few blocks,
+    # so a fill takes the cache past the bound and a pass evicts.
+    env = {"GULPDB_FRAME_CACHE_BYTES": "64K", "GULPDB_FRAME_CACHE_BLOCK": "64K"}
+
+    def setup(self, work):
+        self.start_server(work)
+        env = dict(os.environ, **s3_environment(work))
+        for i, videos in enumerate(self.sets):
+            ds = os.path.join(work, f"ds{i}")
+            append_videos(ds, videos)
+            cli("push", ds, f"s3://{S3_BUCKET}/frames{i}", env=env)
+        # The index is in the node cache before the run: the trace is the frame cache's.
+        os.makedirs(os.path.join(work, "root", "cache"))
+        for i in range(len(self.sets)):
+            self.view(i, os.path.join(work, "root", "cache"), work, frames=False)
+
+    def view(self, i: int, cache: str, work: str, frames: bool = True) -> Any:
+        import gulpdb
+        saved = dict(os.environ)
+        os.environ.update(s3_environment(work))
+        os.environ.update(self.env)
+        os.environ["GULPDB_CACHE"] = cache
+        try:
+            with gulpdb.Dataset(f"s3://{S3_BUCKET}/frames{i}", "r") as d:
+                if not frames:
+                    return None
+                return canonical({id_: (d.read_jpegs(id_), d.meta_data(id_)) for id_ in d.ids()})
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def stats(self, cache: str) -> Dict[str, Any]:
+        import gulpdb
+        saved = dict(os.environ)
+        os.environ.update(self.env)
+        os.environ["GULPDB_CACHE"] = cache
+        try:
+            return gulpdb.frame_cache_stats()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def run(self, root):
+        work = os.path.dirname(root)
+        cache = os.path.join(root, "cache")
+        for i, videos in enumerate(self.sets):
+            for _ in range(2):  # filled, then served from the cache
+                if self.view(i, cache, work) != canonical(add(None, *videos)):
+                    raise SystemExit(f"the reader of frames{i} read other videos")
+            ack(i + 1)
+        if self.stats(cache)["evictions"] == 0:
+            raise SystemExit("the workload never evicted: make its datasets larger")
+
+    def check(self, state):
+        # Whatever a power cut left under frames/, reads give the published
+        # frames, and the cache's own checks catch every block it left
+        # damaged: none reaches the frames' CRC-32Cs (which would drop it and
+        # read the store again, counted as refetched).
+        problems: List[str] = []
+        work = os.environ["GULPDB_PL_WORK"]
+        cache = os.path.join(state, "cache")
+        before = self.stats(cache)["refetched"]
+        for i, videos in enumerate(self.sets):
+            for attempt in (1, 2):
+                try:
+                    if self.view(i, cache, work) != canonical(add(None, *videos)):
+                        problems.append(f"read {attempt} of frames{i} through the cache: "
+                                        "other frames")
+                except Exception as e:  # noqa: BLE001
+                    problems.append(f"read {attempt} of frames{i} through the cache: "
+                                    f"{type(e).__name__}: {e}")
+        refetched = self.stats(cache)["refetched"] - before
+        if refetched > 0:
+            problems.append(f"{refetched} cached blocks passed the cache's checks with frames "
+                            "that fail their CRC-32C")
+        return {"view": None, "problems": problems}
+
+    def judge(self, result, acked):
+        return list(result["problems"])
+
+
 class JournalCommits(Workload):
     name = "journal"
     doc = ("batch-1 commits through the index journal in one chunk: a checkpoint between "
@@ -1042,8 +1130,8 @@ class MetaEdit(Workload):
 
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
-    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), JournalCommits(), JournalGrow(),
-    WriterPerCommit(), AppendH264(), MetaIndexRebuild(), MetaEdit())}
+    Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), S3FrameCache(), JournalCommits(),
+    JournalGrow(), WriterPerCommit(), AppendH264(), MetaIndexRebuild(), MetaEdit())}
 
 
 if __name__ == "__main__":

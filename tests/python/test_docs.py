@@ -311,6 +311,7 @@ MARKDOWN_OUTSIDE_DOCS = {
     "bench/results/crc32c/latest.md", "bench/results/small_commits/latest.md",
     "bench/results/query_lang/latest.md", "bench/results/view/view.md",
     "bench/results/push_verify/latest.md",
+    "bench/results/frame_cache/latest.md", "bench/results/frame_cache/blocks.md",
     "bindings/README.md", "tests/fixtures/README.md",
     "tests/harness/README.md", "tests/harness/tls/README.md",
 }

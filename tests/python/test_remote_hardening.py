@@ -13,6 +13,8 @@ the command line (s3rver and the fault proxy, on 127.0.0.1):
   fetched again, or (when that fails) a clear error naming the cache file;
 - a snapshot object larger than the manifest says is not downloaded whole;
   one damaged on the way is fetched again;
+- a damaged frame cache (every kind of damage to its block files, counters
+  and locks) never kills, hangs or misleads a reader: blocks are fetched again;
 - Retry-After is honoured, and a server away for 4 s mid-epoch costs no batch;
 - secrets in URLs are never printed; credentials over plain http to another
   host are warned about; mistyped s3:// URLs and a missing bucket are named.
@@ -458,6 +460,148 @@ def test_a_damaged_cache_that_cannot_be_fetched_again_is_a_clear_error(remote, t
         assert proc.returncode != 0, f"{what} after {name} succeeded: {proc.stdout[:500]}"
         said = proc.stdout + proc.stderr  # check reports in its JSON, the others on stderr
         assert snapshot in said and "is damaged" in said, (what, name, said)
+    assert seen == set(commands)
+
+
+# ---- a damaged frame cache ---------------------------------------------------------------
+
+
+def _frame_damages(other_frames, outside):
+    """name -> function(frames dir) that damages the node's frame cache in one
+    way: every block file, or the counters, or the fill locks."""
+
+    def blocks(frames):
+        return [p for p in glob.glob(os.path.join(frames, "blocks", "*", "*"))]
+
+    def each(fn):
+        def damage(frames):
+            found = blocks(frames)
+            assert found, "no block files to damage"
+            for path in found:
+                fn(path)
+        return damage
+
+    def flip(path):
+        with open(path, "r+b") as f:
+            for off in (30, os.path.getsize(path) - 7):
+                f.seek(off)
+                b = f.read(1)
+                f.seek(off)
+                f.write(bytes([b[0] ^ 0xFF]))
+
+    def replace(make):
+        def damage(path):
+            data = make(path)
+            os.unlink(path)
+            with open(path, "wb") as f:
+                f.write(data)
+        return damage
+
+    def swap_in(kind):
+        def damage(path):
+            os.unlink(path)
+            if kind == "fifo":
+                os.mkfifo(path)
+            elif kind == "directory":
+                os.mkdir(path)
+            else:
+                os.symlink(outside, path)
+        return damage
+
+    def another_datasets_block(path):
+        other = blocks(other_frames)[0]
+        shutil.copyfile(other, path)
+
+    def each_lock(fn):
+        def damage(frames):
+            for path in glob.glob(os.path.join(frames, "locks", "*")):
+                fn(path)
+            os.makedirs(os.path.join(frames, "locks"), exist_ok=True)
+        return damage
+
+    def stats(data):
+        def damage(frames):
+            path = os.path.join(frames, "stats")
+            if os.path.lexists(path):
+                os.unlink(path)
+            if data is None:
+                os.mkfifo(path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(data)
+        return damage
+
+    return {
+        "flipped_bytes": each(flip),
+        "zeros": each(replace(lambda p: b"\0" * os.path.getsize(p))),
+        "truncated": each(lambda p: os.truncate(p, os.path.getsize(p) // 3)),
+        "empty": each(replace(lambda p: b"")),
+        "random_bytes": each(replace(lambda p: os.urandom(os.path.getsize(p)))),
+        "another_datasets_block": each(another_datasets_block),
+        "a_fifo": each(swap_in("fifo")),
+        "a_directory": each(swap_in("directory")),
+        "a_link_out_of_the_cache": each(swap_in("link")),
+        "deleted": each(os.unlink),
+        "garbage_counters": stats(os.urandom(300)),
+        "a_fifo_for_the_counters": stats(None),
+        "locks_turned_into_directories": each_lock(
+            lambda p: None if os.path.isdir(p) else (os.unlink(p), os.mkdir(p))),
+    }
+
+
+def test_a_damaged_frame_cache_is_fetched_again_by_every_command_and_process(remote, tmp_path):
+    # Every kind of damage to the node's frame cache, met by the Python reader
+    # and the commands that read frames: never a signal, never a hang, never a
+    # wrong frame, never a write outside the cache; the blocks are fetched
+    # again (or, where a damaged entry cannot be replaced, read from the store).
+    local = SmallDataset(str(tmp_path / "local"), videos=10, frames_per_video=3)
+    gulpdb.push(local.path, remote.url)
+    other = SmallDataset(str(tmp_path / "other"), videos=7, frames_per_video=2)
+    gulpdb.push(other.path, remote.url + "-other")
+    env = python_subprocess_env()
+    env["GULPDB_FRAME_CACHE_BLOCK"] = "64K"
+    other_env = dict(env, GULPDB_CACHE=str(tmp_path / "other-cache"))
+    assert _run([PYTHON, "-c", READ_ALL, remote.url + "-other", "0"], other_env).returncode == 0
+    other_frames = str(tmp_path / "other-cache" / "frames")
+    frames = str(tmp_path / "cache" / "frames")
+    outside = str(tmp_path / "outside.txt")
+    with open(outside, "w") as f:
+        f.write("not the cache's")
+    commands = {
+        "python": [PYTHON, "-c", READ_ALL, remote.url, "0"],
+        "check": ["check", remote.url, "--deep", "--json"],
+        "extract": ["extract", remote.url, "video_3", "-o", str(tmp_path / "extracted")],
+    }
+    first = _run(commands["python"], env)
+    assert first.returncode == 0, first.stderr
+    expected = json.loads(first.stdout)
+    with gulpdb.Dataset(local.path) as ds:
+        assert expected == json.loads(json.dumps(
+            {i: [[hashlib.sha256(b).hexdigest() for b in ds.read_jpegs(i)], ds.meta(i)]
+             for i in ds.ids()}))
+    damages = _frame_damages(other_frames, outside)
+    seen = set()
+    for name, what in _rotation(list(damages), commands, 2):
+        # A filled cache to damage: the reader before left every block there.
+        assert _run(commands["python"], env).returncode == 0
+        damages[name](frames)
+        shutil.rmtree(tmp_path / "extracted", ignore_errors=True)
+        seen.add(what)
+        proc = _run(commands[what], env)
+        no_signal(proc, f"{what} after {name}")
+        assert proc.returncode == 0, f"{what} after {name}: {proc.stderr}"
+        if what == "python":
+            assert json.loads(proc.stdout) == expected, name
+        elif what == "check":
+            assert json.loads(proc.stdout)["healthy"], (name, proc.stdout)
+        else:
+            assert sorted(os.listdir(tmp_path / "extracted")), name
+        # And once more from what the damaged cache became: still right.
+        again = _run(commands["python"], env)
+        no_signal(again, f"python after {what} after {name}")
+        assert again.returncode == 0 and json.loads(again.stdout) == expected, (name, again.stderr)
+        assert open(outside).read() == "not the cache's", name
+        assert not os.path.islink(os.path.join(frames, "blocks")), name
     assert seen == set(commands)
 
 

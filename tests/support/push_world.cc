@@ -18,6 +18,11 @@ PushWorld::PushWorld(const std::string& endpoint, const std::string& key, const 
   url = "s3://" + SharedS3rver().bucket() + "/" + prefix.substr(0, prefix.size() - 1);
   UseEndpoint(endpoint, key, secret);
   env.Set("GULPDB_CACHE", tmp / "cache");
+  // These suites are about reads from the store (one GET per run, faults on
+  // the wire, objects replaced behind a manifest): every read goes there.
+  // The node's frame cache in front of it is frame_cache_test's and
+  // tests/python/test_frame_cache.py's.
+  env.Set("GULPDB_FRAME_CACHE_BYTES", "0");
   env.Unset("GULPDB_CACHE_DIR");
   env.Set("GULPDB_S3_CONNECT_TIMEOUT_MS", "2000");
   env.Set("GULPDB_S3_STALL_TIMEOUT_MS", "5000");

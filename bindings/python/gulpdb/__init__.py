@@ -82,6 +82,10 @@ __version__: str = _gulpdb.__version__
 #: build with H.264 support (docs/h264.md; the .deb and the wheel have none).
 codecs: Tuple[str, ...] = _gulpdb.codecs
 
+#: The node-wide counters of the frame cache of remote datasets (a dict, as
+#: :meth:`Dataset.cache_stats` returns; docs/frame_cache.md).
+frame_cache_stats: Callable[[], Dict[str, Any]] = _gulpdb.frame_cache_stats
+
 __all__ = [
     "__version__",
     "codecs",
@@ -106,6 +110,7 @@ __all__ = [
     "push",
     "publish_snapshot",
     "relabel",
+    "frame_cache_stats",
     "view",
     "Viewer",
     "GulpDirectory",

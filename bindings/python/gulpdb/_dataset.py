@@ -516,6 +516,40 @@ class Dataset(MetaQueries):
         ids, selections = _split_requests(requests, frames)
         return self._native().read_batch(ids, selections, options, as_list, crop_seed)
 
+    def prefetch(
+        self,
+        requests: Iterable[Union[VideoId, Tuple[VideoId, FrameSelection]]],
+        frames: FrameSelection = None,
+    ) -> None:
+        """Starts fetching, in the background, the bytes reading ``requests`` needs.
+
+        For ``read_batch`` callers that know their next batches: a later read
+        of them takes their bytes from the node's frame cache (or, with the
+        cache off, from memory bounded by ``GULPDB_PREFETCH_BYTES``) instead of
+        waiting for the store. Adjacent ranges of a chunk are fetched in one
+        request. ``requests`` as in :meth:`read_batch`; a missing id is a
+        KeyError and a bad selection an IndexError, before anything is
+        fetched; a failure of the fetch itself is met by the read. Nothing
+        for a local dataset (see ``docs/frame_cache.md``).
+        """
+        ids, selections = _split_requests(requests, frames)
+        self._native().prefetch(ids, selections)
+
+    def cache_stats(self) -> Dict[str, Any]:
+        """The node's frame-cache counters (a dict): ``hits``, ``misses`` and
+        ``prefetched`` (blocks), ``bytes_from_store``, ``bytes_from_cache``,
+        ``evictions``, ``bytes_evicted``, ``damaged``, ``bytes`` (under the
+        cache's folder), ``bound``, ``block_bytes``, ``dir`` and ``enabled``.
+
+        Node-wide: kept in the cache directory and added to by every process
+        that reads through it (DataLoader workers, other jobs), so the main
+        process sees what its workers fetched. ``enabled`` says whether reads
+        of this dataset go through it (a remote dataset with the cache on).
+        """
+        stats = _gulpdb.frame_cache_stats()
+        stats["enabled"] = bool(stats["enabled"] and self.is_remote)
+        return stats
+
     def read_jpeg_batch(
         self,
         requests: Iterable[Union[VideoId, Tuple[VideoId, FrameSelection]]],

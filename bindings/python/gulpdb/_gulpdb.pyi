@@ -396,6 +396,10 @@ class NativeDataset:
         self, ids: Iterable[_Id], frames: Optional[Sequence[_Selection]] = None
     ) -> List[List[bytes]]:
         """JPEG bytes of many videos; ``frames`` as in :meth:`read_batch`."""
+    def prefetch(
+        self, ids: Iterable[_Id], frames: Optional[Sequence[_Selection]] = None
+    ) -> None:
+        """Starts fetching what reading the requests needs; see :meth:`gulpdb.Dataset.prefetch`."""
     def chunks(self) -> List[ChunkInfo]:
         """Every chunk, by number."""
     def chunk_videos(self, chunk: int) -> List[VideoInfo]:
@@ -551,6 +555,9 @@ def publish_snapshot(path: str, grace: Union[None, int, float, str] = None,
 def remote_info(dataset: NativeDataset) -> Optional[Dict[str, Any]]:
     """What a dataset opened from a manifest was opened from; see
     :attr:`gulpdb.Dataset.remote_info`."""
+
+def frame_cache_stats() -> Dict[str, Any]:
+    """The node-wide counters of the frame cache; see :meth:`gulpdb.Dataset.cache_stats`."""
 
 def cache_directory() -> str:
     """The local cache folder: $GULPDB_CACHE, $GULPDB_CACHE_DIR, $XDG_CACHE_HOME/gulpdb or

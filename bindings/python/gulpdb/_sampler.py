@@ -436,6 +436,13 @@ class VideoSampler(torch.utils.data.Sampler):
         return self._per_rank(self._remaining(self._length()))
 
     def __iter__(self) -> Iterator[int]:
+        # Through the dataset's read-ahead when it has one
+        # (VideoDataset(prefetch_batches=K)): it reads the order ahead.
+        read_ahead = getattr(self.dataset, "read_ahead", None)
+        indices = self._indices()
+        return read_ahead(indices) if callable(read_ahead) else indices
+
+    def _indices(self) -> Iterator[int]:
         # A generator: nothing happens until the first index is asked for, so
         # an iterator a DataLoader makes and drops unstarted changes nothing.
         order = self.epoch_order()
@@ -509,6 +516,9 @@ class VideoSampler(torch.utils.data.Sampler):
                 with a ``batch_sampler`` of its own (pass ``consumed`` to
                 :meth:`state_dict` then).
         """
+        read_ahead = getattr(self.dataset, "_read_ahead", None)
+        if read_ahead is not None and getattr(loader, "batch_size", None):
+            read_ahead.learn_batch_size(loader.batch_size)  # its window counts batches
         return TrackedLoader(self, loader)
 
     def _consumed_position(

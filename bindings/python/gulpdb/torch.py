@@ -74,7 +74,7 @@ from . import _gulpdb
 from ._dataset import Dataset, VideoId
 from ._native_handle import count as _count
 from ._decode import DecodeOptions, decode_options
-from . import _sampler
+from . import _read_ahead, _sampler
 from ._sampler import VideoSampler
 from .fileio import GulpDirectory
 
@@ -560,6 +560,14 @@ class VideoDataset(torch.utils.data.Dataset):
             random crop takes one window per clip, seeded by ``seed``.
         decode_threads: decode threads per read (default: one per core in the
             main process, one per DataLoader worker).
+        prefetch_batches: read-ahead (default 0: off). Iterated by a
+            :class:`VideoSampler`, the dataset fetches in the background the
+            frames of the next ``prefetch_batches`` batches of the sampler's
+            order, into the node's frame cache, where the DataLoader's
+            workers then find them (``docs/frame_cache.md``, "Read-ahead").
+            A batch is the DataLoader's ``batch_size`` when this process
+            knows it (``num_workers=0``, or iterating ``sampler.track(loader)``),
+            else 32 items. Remote datasets only; nothing for a local one.
 
     Items are ``(clip, label)``, or ``clip`` alone when ``label`` is None;
     ``clip`` is a T×H×W×C uint8 tensor (after ``transform``, whatever it returns).
@@ -587,8 +595,10 @@ class VideoDataset(torch.utils.data.Dataset):
         seed: Optional[int] = 0,
         decode: Optional[DecodeOptions] = None,
         decode_threads: Optional[int] = None,
+        prefetch_batches: int = 0,
         **decode_keywords: Any,
     ) -> None:
+        prefetch_batches = _count(prefetch_batches, "prefetch_batches", 0, 1 << 20)
         source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
             source, ids, label=label, transform=transform,
@@ -597,6 +607,34 @@ class VideoDataset(torch.utils.data.Dataset):
             num_frames=num_frames, sampling=sampling, stride=stride,
         )
         self._reader.warn_unused_seed("VideoDataset")
+        self._read_ahead: Optional[_read_ahead.ReadAhead] = None
+        if prefetch_batches and self._reader.dataset.is_remote:
+            self._read_ahead = _read_ahead.ReadAhead(
+                prefetch_batches, self._requests_of, self._reader.dataset.prefetch
+            )
+
+    def _requests_of(self, indices: List[int]) -> List[Tuple[str, Any]]:
+        """(id, frames) of the items, as reading them selects (random samplings
+        seeded as the read seeds them; without a seed, every frame)."""
+        r = self._reader
+        ds = r.dataset
+        out = []
+        for index in indices:
+            id_ = r.ids[index]
+            selection = None
+            if r.sampling != "all" and not (r.seed is None and r.sampling in _RANDOM_SAMPLINGS):
+                selection = sample_frame_indices(
+                    ds.frame_count(id_), r.num_frames, r.sampling, r.stride, r._rng(index)
+                )
+            out.append((id_, selection))
+        return out
+
+    def read_ahead(self, indices: Iterable[int]) -> Iterator[int]:
+        """What :class:`VideoSampler` iterates through: `indices` as they are,
+        with read-ahead of the next ``prefetch_batches`` batches when it is on."""
+        if self._read_ahead is None:
+            return iter(indices)
+        return self._read_ahead.wrap(indices)
 
     @property
     def ids(self) -> Sequence[str]:
@@ -652,6 +690,8 @@ class VideoDataset(torch.utils.data.Dataset):
 
     def __getitems__(self, indices: Sequence[int]) -> List[Any]:
         """The items of one batch; what DataLoader calls (see the class notes on shapes)."""
+        if self._read_ahead is not None:
+            self._read_ahead.learn_batch_size(len(indices))
         items = [self[i] for i in indices]
         if _default_collate_follows():
             ids = [self._reader.ids[i] for i in indices]
@@ -692,8 +732,10 @@ class ImageDataset(torch.utils.data.Dataset):
         seed: Optional[int] = 0,
         decode: Optional[DecodeOptions] = None,
         decode_threads: Optional[int] = None,
+        prefetch_batches: int = 0,
         **decode_keywords: Any,
     ) -> None:
+        prefetch_batches = _count(prefetch_batches, "prefetch_batches", 0, 1 << 20)
         source, ids = _with_split(source, ids, split)
         self._reader = _VideoReader(
             source, ids, label=label, transform=None,

@@ -86,7 +86,9 @@ READ_PATHS = [
     "cli split", "cli index", "label2idx.json",
     "py Dataset", "py Dataset.read pixels", "GulpDirectory",
     "url py Dataset (fresh cache)", "url py Dataset (fresh cache).read pixels",
-    "url py Dataset (warm cache)", "url cli ls", "url cli show", "url cli extract",
+    "url py Dataset (warm cache)", "url py Dataset (frame cache, epoch 2)",
+    "url py Dataset (frame cache, damaged)", "url py Dataset (frame cache, tiny bound)",
+    "url cli ls", "url cli show", "url cli extract",
     "url cli check --deep", "url GulpDirectory", "bucket as GulpIO dir",
     "exported dir (in place)", "exported dir (-o OUT)", "GulpDirectory (exported copy)",
     "exported dir (from url)", "cli ls --split",
@@ -497,6 +499,7 @@ class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, EditRules, RuleB
         if fresh and got.get("remote", {}).get("snapshot_downloaded") is False:
             raise Failure("mismatch", "url py Dataset (fresh cache)",
                           "an empty cache did not download the snapshot")
+        self._verify_frame_cache(url, want, cache, small=not fresh)
         ids = checks.cli_listing(s, url, want, prefix="url ", env=env)
         if list(got["ids"]) != ids:
             raise Failure("mismatch", "url cli ls", f"order {ids} differs from Python's "
@@ -511,6 +514,46 @@ class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, EditRules, RuleB
         bucket = gulpio_format.BucketFiles(s.boto, BUCKET, prefix)
         checks.gulpio_view("bucket as GulpIO dir", bucket, want)
         s.counters.reads["bucket as GulpIO dir"] += 1
+
+    def _frame_cache_stats(self, url: str, cache: str, extra: Dict[str, str]) -> Dict[str, Any]:
+        env = dict(self._env(cache, **extra))
+        env.pop("GULPDB_TEST_FS_TYPE", None)
+        out = self.s.cli.run("info", url, "--cache", "--json", env=env,
+                             path="url cli info --cache")
+        return json.loads(out.stdout)["frame_cache"]
+
+    def _verify_frame_cache(self, url: str, want: DatasetModel, cache: str, small: bool) -> None:
+        """Epoch 2 of a training node: the frames again, from the node's frame
+        cache the read before filled. On a warm cache (`small`) every cached
+        block is damaged first (each is then fetched again), and a third read
+        runs under a bound so small that every block it fills evicts another.
+        The frames must be the pushed model's; the cache serves what it holds
+        (hits) and never a block whose frames fail their CRC-32C (refetched:
+        only a store that lied)."""
+        s = self.s
+        path = f"url py Dataset (frame cache, {'damaged' if small else 'epoch 2'})"
+        damaged = 0
+        if small:
+            for root, _, files in os.walk(os.path.join(cache, "frames", "blocks")):
+                for name in files:
+                    flip_bit(os.path.join(root, name), 20, 3)  # in the header
+                    damaged += 1
+        before = self._frame_cache_stats(url, cache, {})
+        checks.py_dataset(s, url, want, path, pixels=False, env=self._env(cache))
+        after = self._frame_cache_stats(url, cache, {})
+        intact = [v for i, v in want.videos.items() if i not in want.damaged and v.frames]
+        if intact and after["hits"] + after["damaged"] <= before["hits"] + before["damaged"]:
+            raise Failure("mismatch", path, "the second read found nothing in the frame cache")
+        if small and damaged and intact and after["damaged"] <= before["damaged"]:
+            raise Failure("mismatch", path, f"{damaged} damaged block files went unnoticed")
+        if small:
+            tiny = {"GULPDB_FRAME_CACHE_BYTES": "64K", "GULPDB_FRAME_CACHE_BLOCK": "64K"}
+            checks.py_dataset(s, url, want, "url py Dataset (frame cache, tiny bound)",
+                              pixels=False, env=self._env(cache, **tiny))
+            after = self._frame_cache_stats(url, cache, tiny)
+        if not want.damaged and after["refetched"] != before["refetched"]:
+            raise Failure("mismatch", path, "a cached block passed its own checks with frames "
+                          "that fail their CRC-32C")
 
     # ---- rules ---------------------------------------------------------------------------
 
