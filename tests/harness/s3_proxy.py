@@ -866,7 +866,7 @@ def _free_port():
 
 def default_s3rver_program():
     """build/tools/s3rver/node_modules/.bin/s3rver of this checkout (scripts/setup.sh)."""
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout, above tests/harness/
     return os.environ.get("GULPDB_S3RVER",
                           os.path.join(repo, "build", "tools", "s3rver", "node_modules", ".bin",
                                        "s3rver"))
