@@ -176,7 +176,7 @@ std::vector<Api::Thumbnail> Api::Thumbnails(const std::vector<VideoInfo>& videos
   options.max_side = show_.thumb_side;
   std::vector<Thumbnail> out(videos.size());
   try {
-    const std::vector<JpegFrames> batch = dataset_->ReadThumbnailBatch(requests, options);
+    const std::vector<StoredFrames> batch = dataset_->ReadThumbnailBatch(requests, options);
     for (size_t r = 0; r < batch.size(); ++r) out[which[r]].jpeg = std::string(batch[r][0]);
     return out;
   } catch (const Error&) {
@@ -212,7 +212,7 @@ Reply Api::Frame(const Params& params) {
   ThumbnailOptions options;
   options.max_side = static_cast<int>(
       CountParam(params, "max", static_cast<uint64_t>(show_.thumb_side), 0, kMaxFrameSide));
-  const JpegFrames jpegs =
+  const StoredFrames jpegs =
       dataset_->ReadThumbnails(id, Selection::Indices({static_cast<int64_t>(frame)}), options);
   Reply reply;
   reply.content_type = "image/jpeg";

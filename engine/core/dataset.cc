@@ -190,7 +190,7 @@ bool engine::LocalDatasetExists(const std::string& dir, const std::string& index
 }
 
 std::string engine::IndexDirOf(const std::string& dir, const std::string& index_dir) {
-  return index_dir.empty() ? dir + "/" + kIndexDirName : index_dir;
+  return IndexDirectory(dir, index_dir);
 }
 
 index::DatasetInfo Dataset::Impl::AttachEnv(std::shared_ptr<index::Env> env_in) {

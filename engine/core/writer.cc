@@ -41,6 +41,7 @@
 #include "util/utf8.h"
 #ifdef GULPDB_HAVE_H264
 #include "engine/video/h264_stream.h"
+#include "gulpdb/interop.h"
 #endif
 
 namespace gulpdb {
@@ -52,8 +53,6 @@ using engine::PutU32;
 using engine::PutU64;
 
 constexpr int kMaxChunkNameAttempts = 1000;  // skips over foreign data_<N>.gulp files
-
-std::string ChunkFileName(uint32_t chunk) { return "data_" + std::to_string(chunk) + ".gulp"; }
 
 bool LooksLikeJpeg(std::string_view bytes) {
   return bytes.size() >= 4 && static_cast<uint8_t>(bytes[0]) == 0xff &&
@@ -68,12 +67,8 @@ bool LooksLikeJpeg(std::string_view bytes) {
 // write instead of three; the second write is batched by the checkpoint, so
 // the journal must be large enough that checkpoints are rare: it starts at
 // 4 MiB and doubles each time it fills, up to 32 MiB (GrowJournal).
-// Measured (bench/append_bench, batch 1 = one video of 16 frames of 15.8 KB,
-// 253 KB, gulpdb and the bare pwritev + fdatasync loop taking turns, quiet
-// machine; bench/README.md, "Appending"): direct 0.50x; journaled with a
-// fixed 4 MiB journal (a checkpoint every ~12 commits, 5.6 ms each) 0.54-0.66x;
-// with the growing journal 0.61-0.64x over 600 commits, against a ceiling of
-// ~0.72x that the second write of every byte sets; 63 KB commits 0.79-0.80x.
+// What this costs against a bare write-and-sync loop, and why: bench/README.md,
+// "Appending: what bounds batch 1".
 constexpr uint64_t kJournalMaxBatchBytes = 512 << 10;
 // The index entry (info database) holding the last journal record applied.
 constexpr const char* kJournalLsnKey = "journal_lsn";
@@ -463,7 +458,7 @@ struct Writer::Impl {
     bool removed = false;
     for (uint64_t n = first; n < index::kNoChunkNumberLeft && n - first < kMaxChunkNameAttempts;
          ++n) {
-      const std::string path = ChunkPath(ChunkFileName(static_cast<uint32_t>(n)));
+      const std::string path = ChunkPath(GulpioDataFileName(static_cast<uint32_t>(n)));
       struct stat st;
       if (::stat(path.c_str(), &st) != 0) break;  // where StartNewChunk stops looking
       if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
@@ -510,19 +505,19 @@ struct Writer::Impl {
         throw ResourceExhaustedError("create chunk in " + ds->dir +
                                      ": every chunk number up to 2^32 - 1 has been used");
       }
-      if (!util::PathExists(ChunkPath(ChunkFileName(static_cast<uint32_t>(number))))) break;
+      if (!util::PathExists(ChunkPath(GulpioDataFileName(static_cast<uint32_t>(number))))) break;
       if (attempt >= kMaxChunkNameAttempts) {
         throw InvalidArgumentError("create chunk in " + ds->dir +
                                    ": too many foreign data_*.gulp files");
       }
     }
     const auto n = static_cast<uint32_t>(number);
-    auto created = std::make_shared<engine::ChunkFile>(ChunkPath(ChunkFileName(n)),
+    auto created = std::make_shared<engine::ChunkFile>(ChunkPath(GulpioDataFileName(n)),
                                                        engine::ChunkFile::Mode::kCreate);
     util::SyncDirectory(ds->dir);
     engine::fault::Reached(engine::fault::Point::kChunkCreated);
     index::ChunkRecord record;
-    record.file_name = ChunkFileName(n);
+    record.file_name = GulpioDataFileName(n);
     std::vector<uint32_t> dirty;
     for (const auto& entry : touched) dirty.push_back(entry.first);
     dirty.push_back(n);

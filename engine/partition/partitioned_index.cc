@@ -24,8 +24,8 @@
 #include "index/lmdb_verify.h"
 #include "index/query_keys.h"
 #include "index/seal.h"
-#include "remote/payload_hash.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 namespace gulpdb::engine {
 
 using namespace part;  // NOLINT: the room's partition file helpers
@@ -50,7 +50,7 @@ void VerifyPageBytes(std::string_view bytes, const index::RootPage& page, const 
     throw CorruptionError("root page " + name + ": " + std::to_string(bytes.size()) +
                           " bytes, the root says " + std::to_string(page.size));
   }
-  const std::string sha = remote::Sha256Hex(bytes);
+  const std::string sha = util::Sha256Hex(bytes);
   if (sha != page.sha256) {
     throw CorruptionError("root page " + name + ": its SHA-256 is " + sha + ", the root says " +
                           page.sha256);

@@ -74,58 +74,27 @@
 #include "engine/remote/push_verify.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
+#include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
-#include "remote/errors.h"
-#include "remote/payload_hash.h"
-#include "remote/s3_config.h"
-#include "remote/s3_url.h"
+#include "s3/errors.h"
+#include "s3/s3_config.h"
+#include "s3/s3_url.h"
 #include "util/crc32c.h"
+#include "util/env.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/sha256.h"
 #include "util/test_bug.h"
 #include "util/thread_pool.h"
 #include "util/url_text.h"
 
 namespace gulpdb {
 
-std::chrono::seconds ParseDuration(std::string_view text) {
-  const auto bad = [&](const char* why) {
-    return InvalidArgumentError("duration '" + std::string(text) + "': " + why +
-                                " (e.g. 3600, 90s, 30m, 24h, 7d)");
-  };
-  if (text.empty()) throw bad("empty");
-  uint64_t value = 0;
-  size_t i = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
-    if (value > (uint64_t{1} << 40)) throw bad("too large");
-    value = value * 10 + static_cast<uint64_t>(text[i] - '0');
-  }
-  if (i == 0) throw bad("not a number");
-  const std::string_view unit = text.substr(i);
-  uint64_t scale = 1;
-  if (unit.empty() || unit == "s") {
-    scale = 1;
-  } else if (unit == "m") {
-    scale = 60;
-  } else if (unit == "h") {
-    scale = 3600;
-  } else if (unit == "d") {
-    scale = 86400;
-  } else {
-    throw bad("unknown unit");
-  }
-  return std::chrono::seconds(static_cast<int64_t>(value * scale));
-}
+std::chrono::seconds ParseDuration(std::string_view text) { return util::ParseDuration(text); }
 
 std::chrono::seconds DefaultGracePeriod() {
-  const char* value = std::getenv("GULPDB_PUSH_GRACE");
-  if (value == nullptr || value[0] == '\0') return std::chrono::hours(24);
-  try {
-    return ParseDuration(value);
-  } catch (const InvalidArgumentError& e) {
-    e.ThrowWithContext("GULPDB_PUSH_GRACE: ");
-  }
+  return util::EnvDuration("GULPDB_PUSH_GRACE").value_or(std::chrono::hours(24));
 }
 
 namespace engine {
@@ -166,7 +135,7 @@ PrefixCrc CrcOfFile(const std::string& path, uint64_t length, uint64_t checkpoin
 std::string Sha256OfFile(const std::string& path, uint64_t* size) {
   util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
   *size = util::FileSize(fd.get(), path);
-  return remote::Sha256HexOfFile(fd.get(), path, 0, *size);
+  return util::Sha256HexOfFile(fd.get(), path, 0, *size);
 }
 
 // What a published manifest promised about an object's first bytes.
@@ -387,7 +356,7 @@ class Publisher {
     try {
       StoreObject got;
       const std::string bytes = store_.Get(old_->root_key, old_->root_size, &got);
-      if (bytes.size() == old_->root_size && remote::Sha256Hex(bytes) == old_->root_sha256) {
+      if (bytes.size() == old_->root_size && util::Sha256Hex(bytes) == old_->root_sha256) {
         verified_.Add(old_->root_key, got.etag);
         return true;
       }
@@ -516,14 +485,7 @@ class Publisher {
 
   // The positive number of bytes in the variable `name`, else `otherwise`.
   static uint64_t TestBytes(const char* name, uint64_t otherwise) {
-    const char* value = std::getenv(name);
-    if (value == nullptr || value[0] == '\0') return otherwise;
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(value, &end, 10);
-    if (end == value || *end != '\0' || n == 0 || value[0] == '-') {
-      throw InvalidArgumentError(std::string(name) + " '" + value + "': not a number of bytes");
-    }
-    return n;
+    return util::EnvCount(name, 1, UINT64_MAX).value_or(otherwise);
   }
 
   // 5a'. The chunk list of a version 3 manifest, in pages named by their
@@ -655,7 +617,7 @@ class Publisher {
       std::string gmeta_key =
           c.meta_file.empty() ? "meta_" + std::to_string(c.number) + ".gmeta" : c.meta_file;
       if (publish_chunks_ && c.file_name.find('/') != std::string::npos) {
-        const std::string data = "data_" + std::to_string(c.number) + ".gulp";
+        const std::string data = GulpioDataFileName(c.number);
         const std::string meta = "meta_" + std::to_string(c.number) + ".gmeta";
         if (top_level.count(data) == 0 && top_level.count(meta) == 0) {
           m.key = data;

@@ -410,7 +410,7 @@ class GulpDirectory:
         (with ``videos_per_chunk``, when given, for its later default writers)."""
         if self._dataset is not None and not self._dataset.read_only:
             return self._dataset
-        if self.output_dir.startswith("s3://"):
+        if _gulpdb.is_remote_url(self.output_dir):
             raise PermissionError(
                 f"{self.output_dir} is a dataset in object storage, which is read-only: write "
                 "to a local copy and publish it with gulpdb.push"

@@ -80,13 +80,13 @@ Control: an HTTP endpoint on its own port (``--control-port``, 0 = any):
 
 Run it as a program:
 
-    /usr/bin/python3 testing/s3_proxy.py --upstream 127.0.0.1:PORT \\
+    /usr/bin/python3 tests/harness/s3_proxy.py --upstream 127.0.0.1:PORT \\
         --credentials GULPTEST:gulptest-secret [--port 0] [--control-port 0] \\
         [--ready-file FILE] [--exit-with-parent] [--require-auth] \\
-        [--tls-cert testing/tls/cert.pem --tls-key testing/tls/key.pem]
+        [--tls-cert tests/harness/tls/cert.pem --tls-key tests/harness/tls/key.pem]
 
 With --tls-cert and --tls-key it serves HTTPS (the control endpoint stays
-plain HTTP); testing/tls/ holds a certificate for 127.0.0.1.
+plain HTTP); tests/harness/tls/ holds a certificate for 127.0.0.1.
 
 It prints one JSON line, {"port": P, "control_port": C}, on stdout when it
 listens (and writes it to --ready-file, atomically), and exits on SIGTERM or
@@ -866,7 +866,7 @@ def _free_port():
 
 def default_s3rver_program():
     """build/tools/s3rver/node_modules/.bin/s3rver of this checkout (scripts/setup.sh)."""
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout, above tests/harness/
     return os.environ.get("GULPDB_S3RVER",
                           os.path.join(repo, "build", "tools", "s3rver", "node_modules", ".bin",
                                        "s3rver"))
@@ -889,7 +889,7 @@ def _s3rver_environment():
 
 def _has_conditional_requests(program):
     """True if the s3rver of `program` has gulpdb's conditional-requests patch
-    (scripts/setup.sh applies testing/s3rver-conditional-requests.patch)."""
+    (scripts/setup.sh applies tests/harness/s3rver-conditional-requests.patch)."""
     modules = program[:program.rfind("/.bin/")]
     try:
         with open(os.path.join(modules, "s3rver", "lib", "controllers", "object.js")) as f:

@@ -1,4 +1,4 @@
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -27,7 +27,7 @@
 #error "GULPDB_S3RVER (the s3rver program) must be defined by the build"
 #endif
 #ifndef GULPDB_S3_PROXY
-#error "GULPDB_S3_PROXY (testing/s3_proxy.py) must be defined by the build"
+#error "GULPDB_S3_PROXY (tests/harness/s3_proxy.py) must be defined by the build"
 #endif
 #ifndef GULPDB_PYTHON
 #define GULPDB_PYTHON "/usr/bin/python3"
@@ -67,7 +67,7 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
-// testing/tls, next to s3_proxy.py.
+// tests/harness/tls, next to s3_proxy.py.
 std::string TlsDir() {
   const std::string proxy = GULPDB_S3_PROXY;
   return proxy.substr(0, proxy.rfind('/')) + "/tls";
@@ -217,7 +217,7 @@ S3rverServer::S3rverServer(std::string bucket, Conditions conditions)
   if (ReadAll(objects).find("gulpdb's test setup: conditional") == std::string::npos) {
     throw std::runtime_error("s3rver at " + program +
                              " lacks gulpdb's conditional-requests patch "
-                             "(testing/s3rver-conditional-requests.patch): run "
+                             "(tests/harness/s3rver-conditional-requests.patch): run "
                              "scripts/setup.sh");
   }
   dir_ = MakeTempDir("s3rver");

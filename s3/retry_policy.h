@@ -1,5 +1,5 @@
 // When to retry a failed request and how long to wait first. Internal to
-// remote/; transport.cc applies it.
+// s3/; transport.cc applies it.
 //
 // Retried: connection failures and resets, timeouts, truncated or malformed
 // responses, HTTP 500/502/503/504 (503 SlowDown included), 408 and 429, and
@@ -21,8 +21,8 @@
 // request_timeout_ms) bounds everything.
 //
 // Thread safety: pure functions; the random generator is the caller's.
-#ifndef GULPDB_REMOTE_RETRY_POLICY_H_
-#define GULPDB_REMOTE_RETRY_POLICY_H_
+#ifndef GULPDB_S3_RETRY_POLICY_H_
+#define GULPDB_S3_RETRY_POLICY_H_
 
 #include <chrono>
 #include <cstdint>
@@ -67,4 +67,4 @@ bool IsCredentialsError(long status, std::string_view s3_code);
 
 }  // namespace gulpdb::remote
 
-#endif  // GULPDB_REMOTE_RETRY_POLICY_H_
+#endif  // GULPDB_S3_RETRY_POLICY_H_

@@ -1,4 +1,4 @@
-# The S3 test servers (testing/s3_server.cc: s3rver and s3_proxy.py)
+# The S3 test servers (tests/harness/s3_server.cc: s3rver and s3_proxy.py)
 # for the remote client's tests and benchmark.
 #
 # s3rver comes from scripts/setup.sh (npm, into build/tools); a missing one
@@ -21,12 +21,12 @@ endif()
 
 # Compiles the server helpers into `target`.
 function(gulpdb_use_s3_test_servers target)
-  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/testing/s3_server.cc)
+  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/harness/s3_server.cc)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
   target_link_libraries(${target} PRIVATE CURL::libcurl)
   target_compile_definitions(${target} PRIVATE
     GULPDB_S3RVER="${GULPDB_S3RVER}"
     GULPDB_S3RVER_NODE_OPTIONS="${GULPDB_S3RVER_NODE_OPTIONS}"
-    GULPDB_S3_PROXY="${PROJECT_SOURCE_DIR}/testing/s3_proxy.py"
+    GULPDB_S3_PROXY="${PROJECT_SOURCE_DIR}/tests/harness/s3_proxy.py"
     GULPDB_PYTHON="/usr/bin/python3")
 endfunction()

@@ -1,4 +1,4 @@
-#include "remote/retry_policy.h"
+#include "s3/retry_policy.h"
 
 #include <time.h>
 

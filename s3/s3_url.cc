@@ -1,4 +1,4 @@
-#include "remote/s3_url.h"
+#include "s3/s3_url.h"
 
 #include <cstdint>
 

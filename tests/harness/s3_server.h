@@ -1,6 +1,6 @@
 // Test servers for the remote client: s3rver (an S3 server on Node.js,
 // installed by scripts/setup.sh) and the fault-injecting, signature-checking
-// proxy testing/s3_proxy.py in front of it, each a child process on
+// proxy tests/harness/s3_proxy.py in front of it, each a child process on
 // 127.0.0.1 on a free port.
 //
 // Start and stop are bounded: a server that does not listen within the
@@ -108,14 +108,14 @@ struct ProxyStats {
   uint64_t faults_injected = 0;
 };
 
-// testing/s3_proxy.py in front of an S3 server on 127.0.0.1.
+// tests/harness/s3_proxy.py in front of an S3 server on 127.0.0.1.
 class S3ProxyServer {
  public:
   static constexpr const char* kAccessKey = "GULPTEST";
   static constexpr const char* kSecretKey = "gulptest-secret";
 
   // Knows the credentials kAccessKey/kSecretKey and `extra` (key -> secret).
-  // With `tls`, serves HTTPS with testing/tls/cert.pem (TlsCaFile()).
+  // With `tls`, serves HTTPS with tests/harness/tls/cert.pem (TlsCaFile()).
   explicit S3ProxyServer(uint16_t upstream_port,
                          std::map<std::string, std::string> extra_credentials = {},
                          bool tls = false);

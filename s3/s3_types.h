@@ -2,8 +2,8 @@
 // about an object.
 //
 // Thread safety: plain value types.
-#ifndef GULPDB_REMOTE_S3_TYPES_H_
-#define GULPDB_REMOTE_S3_TYPES_H_
+#ifndef GULPDB_S3_S3_TYPES_H_
+#define GULPDB_S3_S3_TYPES_H_
 
 #include <cstdint>
 #include <map>
@@ -39,4 +39,4 @@ struct ListResult {
 
 }  // namespace gulpdb::remote
 
-#endif  // GULPDB_REMOTE_S3_TYPES_H_
+#endif  // GULPDB_S3_S3_TYPES_H_

@@ -1,4 +1,4 @@
-#include "remote/s3_xml.h"
+#include "s3/s3_xml.h"
 
 #include <expat.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
-#include "remote/s3_url.h"
+#include "s3/s3_url.h"
 #include "util/markup.h"
 
 namespace gulpdb::remote::xml {

@@ -26,8 +26,8 @@
 // Python sees the IoError family as OSError.
 //
 // Thread safety: plain value types.
-#ifndef GULPDB_REMOTE_ERRORS_H_
-#define GULPDB_REMOTE_ERRORS_H_
+#ifndef GULPDB_S3_ERRORS_H_
+#define GULPDB_S3_ERRORS_H_
 
 #include <string>
 #include <utility>
@@ -88,4 +88,4 @@ class PreconditionFailedError : public IoError {
 
 }  // namespace gulpdb::remote
 
-#endif  // GULPDB_REMOTE_ERRORS_H_
+#endif  // GULPDB_S3_ERRORS_H_

@@ -42,8 +42,8 @@
 // file:line. A missing default credentials file is not an error.
 //
 // Thread safety: plain value types; FromEnvironment only reads.
-#ifndef GULPDB_REMOTE_S3_CONFIG_H_
-#define GULPDB_REMOTE_S3_CONFIG_H_
+#ifndef GULPDB_S3_S3_CONFIG_H_
+#define GULPDB_S3_S3_CONFIG_H_
 
 #include <cstdint>
 #include <functional>
@@ -124,4 +124,4 @@ Endpoint ParseEndpoint(std::string_view url);
 
 }  // namespace gulpdb::remote
 
-#endif  // GULPDB_REMOTE_S3_CONFIG_H_
+#endif  // GULPDB_S3_S3_CONFIG_H_

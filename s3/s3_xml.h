@@ -1,5 +1,5 @@
 // The XML of S3's responses and of the one request body that needs it
-// (CompleteMultipartUpload). Internal to remote/.
+// (CompleteMultipartUpload). Internal to s3/.
 //
 // Parsing is expat's (libexpat1-dev): a small streaming C parser that builds
 // no tree, has limits against entity expansion, and is a dependency of half
@@ -12,15 +12,15 @@
 // the document is malformed or lacks a required element; none throws.
 //
 // Thread safety: pure functions.
-#ifndef GULPDB_REMOTE_S3_XML_H_
-#define GULPDB_REMOTE_S3_XML_H_
+#ifndef GULPDB_S3_S3_XML_H_
+#define GULPDB_S3_S3_XML_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "remote/s3_types.h"
+#include "s3/s3_types.h"
 
 namespace gulpdb::remote::xml {
 
@@ -67,4 +67,4 @@ std::string CompleteMultipartUploadBody(const std::vector<std::string>& part_eta
 
 }  // namespace gulpdb::remote::xml
 
-#endif  // GULPDB_REMOTE_S3_XML_H_
+#endif  // GULPDB_S3_S3_XML_H_

@@ -1,4 +1,4 @@
-#include "remote/transport.h"
+#include "s3/transport.h"
 
 #include <curl/curl.h>
 #include <unistd.h>
@@ -13,11 +13,12 @@
 #include <optional>
 #include <random>
 
-#include "remote/errors.h"
-#include "remote/payload_hash.h"
-#include "remote/retry_policy.h"
-#include "remote/s3_xml.h"
+#include "s3/errors.h"
+#include "s3/etag.h"
+#include "s3/retry_policy.h"
+#include "s3/s3_xml.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 #include "util/sys_error.h"
 #include "util/url_text.h"
 
@@ -361,9 +362,9 @@ void Transfer::PrepareAttempt() {
     }
     Body& b = req_->body;
     if (b.kind != Body::Kind::kNone && b.sha256.empty()) {
-      PayloadDigests d = b.kind == Body::Kind::kMemory
-                             ? DigestsOf(b.data)
-                             : DigestsOfFile(b.fd, b.path, b.offset, b.length);
+      util::PayloadDigests d = b.kind == Body::Kind::kMemory
+                                   ? util::DigestsOf(b.data)
+                                   : util::DigestsOfFile(b.fd, b.path, b.offset, b.length);
       b.sha256 = std::move(d.sha256_hex);
       b.md5_hex = std::move(d.md5_hex);
       b.md5_base64 = std::move(d.md5_base64);
@@ -453,7 +454,7 @@ void Transfer::PrepareAttempt() {
 
   std::vector<std::string> lines;
   lines.push_back("x-amz-content-sha256: " +
-                  (body.kind == Body::Kind::kNone ? std::string(kEmptySha256) : body.sha256));
+                  (body.kind == Body::Kind::kNone ? std::string(util::kEmptySha256) : body.sha256));
   if (!c.credentials.session_token.empty()) {
     lines.push_back("x-amz-security-token: " + c.credentials.session_token);
   }

@@ -1,6 +1,6 @@
 // The HTTP engine under S3Client: runs batches of signed requests through
 // libcurl's multi interface with bounded concurrency, retries, deadlines and
-// strict checks of what comes back. Internal to remote/; transport.cc is the
+// strict checks of what comes back. Internal to s3/; transport.cc is the
 // only file of the library that includes <curl/curl.h>.
 //
 // Requests are built by the caller (S3Client) with a canonical URL (path
@@ -37,8 +37,8 @@
 //
 // Thread safety: a Transport may be used by any number of threads at once.
 // A Request belongs to one Run at a time.
-#ifndef GULPDB_REMOTE_TRANSPORT_H_
-#define GULPDB_REMOTE_TRANSPORT_H_
+#ifndef GULPDB_S3_TRANSPORT_H_
+#define GULPDB_S3_TRANSPORT_H_
 
 #include <atomic>
 #include <cstdint>
@@ -49,7 +49,7 @@
 #include <string_view>
 #include <vector>
 
-#include "remote/s3_config.h"
+#include "s3/s3_config.h"
 
 namespace gulpdb::remote::internal {
 
@@ -164,4 +164,4 @@ std::string ObjectName(std::string_view bucket, std::string_view key);
 
 }  // namespace gulpdb::remote::internal
 
-#endif  // GULPDB_REMOTE_TRANSPORT_H_
+#endif  // GULPDB_S3_TRANSPORT_H_

@@ -10,8 +10,8 @@
 // before any request is made.
 //
 // Thread safety: pure functions and plain value types.
-#ifndef GULPDB_REMOTE_S3_URL_H_
-#define GULPDB_REMOTE_S3_URL_H_
+#ifndef GULPDB_S3_S3_URL_H_
+#define GULPDB_S3_S3_URL_H_
 
 #include <string>
 #include <string_view>
@@ -58,4 +58,4 @@ std::string UriDecode(std::string_view text);
 
 }  // namespace gulpdb::remote
 
-#endif  // GULPDB_REMOTE_S3_URL_H_
+#endif  // GULPDB_S3_S3_URL_H_

@@ -38,8 +38,8 @@
 // ranges, files) throw InvalidArgumentError before any request. No call ever
 // returns short or wrong bytes as a success. A client whose server went away
 // works again, with no reset, once the server is back.
-#ifndef GULPDB_REMOTE_S3_CLIENT_H_
-#define GULPDB_REMOTE_S3_CLIENT_H_
+#ifndef GULPDB_S3_S3_CLIENT_H_
+#define GULPDB_S3_S3_CLIENT_H_
 
 #include <cstdint>
 #include <map>
@@ -49,9 +49,9 @@
 #include <string_view>
 #include <vector>
 
-#include "remote/errors.h"
-#include "remote/s3_config.h"
-#include "remote/s3_types.h"
+#include "s3/errors.h"
+#include "s3/s3_config.h"
+#include "s3/s3_types.h"
 
 namespace gulpdb::remote {
 
@@ -227,4 +227,4 @@ class S3Client {
 
 }  // namespace gulpdb::remote
 
-#endif  // GULPDB_REMOTE_S3_CLIENT_H_
+#endif  // GULPDB_S3_S3_CLIENT_H_

@@ -1,4 +1,4 @@
-#include "remote/s3_config.h"
+#include "s3/s3_config.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "gulpdb/error.h"
+#include "util/env.h"
 #include "util/sys_error.h"
 #include "util/url_text.h"
 
@@ -39,19 +40,7 @@ const char* Get(const S3Config::EnvLookup& env, const char* name) {
 }
 
 uint64_t ParseWhole(const char* name, const char* text, uint64_t min, uint64_t max) {
-  const std::string s = Trim(text);
-  bool ok = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() <= 19;
-  uint64_t value = 0;
-  if (ok) {
-    errno = 0;
-    value = std::strtoull(s.c_str(), nullptr, 10);
-    ok = errno == 0 && value >= min && value <= max;
-  }
-  if (!ok) {
-    throw InvalidArgumentError(std::string(name) + "='" + text + "': expected a whole number in [" +
-                               std::to_string(min) + ", " + std::to_string(max) + "]");
-  }
-  return value;
+  return util::ParseEnvCount(name, text, min, max);
 }
 
 uint32_t ParseWhole32(const char* name, const char* text, uint32_t min, uint32_t max) {
@@ -317,7 +306,7 @@ S3Config S3Config::FromEnvironment(const EnvLookup& env) {
     } else if (s == "virtual") {
       c.addressing_style = AddressingStyle::kVirtualHosted;
     } else {
-      throw InvalidArgumentError(std::string("GULPDB_S3_ADDRESSING_STYLE='") + v +
+      throw InvalidArgumentError(std::string("GULPDB_S3_ADDRESSING_STYLE '") + v +
                                  "': expected auto, path or virtual");
     }
   }

@@ -1,4 +1,4 @@
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,10 +9,10 @@
 #include <limits>
 #include <mutex>
 
-#include "remote/payload_hash.h"
-#include "remote/s3_url.h"
-#include "remote/s3_xml.h"
-#include "remote/transport.h"
+#include "s3/etag.h"
+#include "s3/s3_url.h"
+#include "s3/s3_xml.h"
+#include "s3/transport.h"
 #include "util/file_io.h"
 #include "util/sys_error.h"
 #include "util/url_text.h"
