@@ -432,6 +432,27 @@ void Writer::Impl::Discard() noexcept {
   ClearBatch();
 }
 
+std::optional<OnDuplicate> OnDuplicateFromName(std::string_view name) {
+  for (OnDuplicate policy : {OnDuplicate::kError, OnDuplicate::kSkip, OnDuplicate::kReplace}) {
+    if (name == OnDuplicateName(policy)) return policy;
+  }
+  return std::nullopt;
+}
+
+const char* OnDuplicateName(OnDuplicate policy) {
+  switch (policy) {
+    case OnDuplicate::kError:
+      return "error";
+    case OnDuplicate::kSkip:
+      return "skip";
+    case OnDuplicate::kReplace:
+      return "replace";
+  }
+  return "error";
+}
+
+Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
 Writer::~Writer() {
   if (!impl_) return;
   impl_->Discard();
