@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "index/lmdb_env.h"
+#include "engine/partition/partitions.h"
 #include "index/partition_root.h"
 
 namespace gulpdb::engine::part {
@@ -92,5 +93,15 @@ std::unique_ptr<PartitionFile> OpenPartitionFile(const std::string& path,
                                                  const PartitionEntry& entry);
 
 }  // namespace gulpdb::engine::part
+
+namespace gulpdb::engine {
+
+// A partition a PartitionedIndex holds open: opened by partitioned_index.cc,
+// read by the lookups of partitioned_lookup.cc.
+struct PartitionedIndex::Open {
+  std::unique_ptr<part::PartitionFile> file;
+};
+
+}  // namespace gulpdb::engine
 
 #endif  // GULPDB_ENGINE_PARTITION_PARTITION_FILE_H_

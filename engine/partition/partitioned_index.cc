@@ -99,10 +99,6 @@ index::PartitionRoot ExpandPartitionRoot(index::PartitionRoot root, const PageFe
 
 // ---- PartitionedIndex --------------------------------------------------------
 
-struct PartitionedIndex::Open {
-  std::unique_ptr<PartitionFile> file;
-};
-
 PartitionedIndex::PartitionedIndex(index::PartitionRoot root, PartitionFetch fetch,
                                    std::string name, PageFetch pages)
     : root_(std::move(root)),
