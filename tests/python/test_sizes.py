@@ -68,3 +68,29 @@ def test_bad_limits_are_refused(args):
     result = _run(*args)
     assert result.returncode == 2
     assert "--max-" in result.stderr
+
+
+def test_room_graph_reads_the_arrows_from_the_cmakelists(tmp_path):
+    _git_repo(tmp_path, {
+        "util/CMakeLists.txt": "add_library(gulpdb_util STATIC a.cc)\n",
+        "engine/low/CMakeLists.txt": ("# gulpdb_high is named only in this comment\n"
+                                      "add_library(gulpdb_low STATIC b.cc)\n"
+                                      "target_link_libraries(gulpdb_low PRIVATE gulpdb_policy "
+                                      "gulpdb_util)\n"),
+        "engine/high/CMakeLists.txt": ("add_library(gulpdb_high STATIC c.cc)\n"
+                                       "target_link_libraries(gulpdb_high\n  PUBLIC gulpdb_api\n"
+                                       "  PRIVATE gulpdb_low gulpdb_util Threads::Threads)\n"),
+        "tests/CMakeLists.txt": "add_library(gulpdb_test_only STATIC t.cc)\n",
+    })
+    script = os.path.join(REPO, "scripts", "room_graph.py")
+    out = subprocess.run([sys.executable, script, "--root", str(tmp_path)], check=True,
+                         stdout=subprocess.PIPE, text=True, timeout=300).stdout
+    assert "3 rooms, 3 arrows" in out
+    assert "engine/high" in out and "(gulpdb_high) -> engine/low, util" in out
+    assert "(gulpdb_low) -> util" in out
+    assert "(gulpdb_util) -> (nothing)" in out
+    assert "test_only" not in out
+    dot = subprocess.run([sys.executable, script, "--root", str(tmp_path), "--dot"], check=True,
+                         stdout=subprocess.PIPE, text=True, timeout=300).stdout
+    assert '"engine/high" -> "engine/low";' in dot
+    assert '"engine/low" -> "engine/high";' not in dot
