@@ -1,6 +1,7 @@
 // The partition file, as both halves of the room read it: the partition
 // builder (partition_builder.cc, which diffs against the previous root's
-// partitions) and the partitioned reader (partitioned_index.cc). Internal to
+// partitions) and the partitioned reader (partitioned_index.cc, which opens
+// partitions, and partitioned_lookup.cc, which reads them). Internal to
 // engine/partition; the format is docs/format/partitions.md's and
 // index/partition_root.h's.
 //
