@@ -6,7 +6,7 @@ structs over a class limit, and file/line counts per folder.
                            [--max-class N] [--check]
 
 Product source is every C++ source or header and Python file in git outside
-tests/, bench/, testing/ (the S3 test servers) and third_party/. A class is
+tests/, bench/ and third_party/. A class is
 measured by its body, braces matched (comments and literals skipped); the
 out-of-line members of a class (defined as Class::Member in any file) are
 reported beside it, for information. With --rev the counts are of that
@@ -21,7 +21,7 @@ import re
 import subprocess
 import sys
 
-EXCLUDED = ("tests/", "bench/", "testing/", "third_party/", "build/")
+EXCLUDED = ("tests/", "bench/", "third_party/", "build/")
 SUFFIXES = (".cc", ".h", ".py")
 
 
