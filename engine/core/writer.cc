@@ -610,4 +610,13 @@ std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }
 
+size_t Dataset::Remove(const std::vector<std::string>& ids) {
+  std::unique_ptr<Writer> writer = NewWriter();
+  size_t removed = 0;
+  for (const std::string& id : ids)
+    if (writer->Remove(id)) ++removed;
+  writer->CommitLast();
+  return removed;
+}
+
 }  // namespace gulpdb
