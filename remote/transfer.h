@@ -157,12 +157,6 @@ struct SlistFree {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
 
-inline std::string ObjectName(std::string_view bucket, std::string_view key) {
-  std::string s = "s3://" + std::string(bucket);
-  if (!key.empty()) s += "/" + std::string(key);
-  return s;
-}
-
 struct Transport::Impl {
   explicit Impl(const S3Config& c);
   ~Impl();

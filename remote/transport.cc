@@ -33,6 +33,12 @@ void GlobalInit() {
 
 }  // namespace
 
+std::string ObjectName(std::string_view bucket, std::string_view key) {
+  std::string s = "s3://" + std::string(bucket);
+  if (!key.empty()) s += "/" + std::string(key);
+  return s;
+}
+
 Transport::Impl::Impl(const S3Config& c) : config(c), pool_pid(::getpid()) {
   policy.max_attempts = c.max_attempts;
   policy.retry_budget_ms = c.retry_budget_ms;
