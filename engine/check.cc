@@ -294,8 +294,8 @@ class Checker {
       const engine::CheckedChunk& state = *todo[i].first;
       const engine::ManifestChunk& c = todo[i].second;
       const std::string name = remote_->store().Name(c.key);
-      std::string block(static_cast<size_t>(std::min<uint64_t>(kObjectBlockBytes, c.committed_length)),
-                        '\0');
+      std::string block(
+          static_cast<size_t>(std::min<uint64_t>(kObjectBlockBytes, c.committed_length)), '\0');
       uint32_t crc = 0;
       try {
         for (uint64_t done = 0; done < c.committed_length;) {

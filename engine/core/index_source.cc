@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "gulpdb/error.h"
 #include "engine/query/index_handles.h"
 #include "engine/query/query_txn.h"
+#include "gulpdb/error.h"
 #include "index/query_keys.h"
 
 namespace gulpdb::engine {
@@ -125,8 +125,8 @@ void IndexSource::CheckQueryData(const Damaged& problem) const {
       if (ok) {
         ++valid;
       } else {
-        problem("meta index",
-                "an entry of id '" + std::string(id) + "' matches no video's meta value, chunk and sequence");
+        problem("meta index", "an entry of id '" + std::string(id) +
+                                  "' matches no video's meta value, chunk and sequence");
       }
       return true;
     });

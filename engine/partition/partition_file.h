@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
-#include "index/lmdb_env.h"
 #include "engine/partition/partitions.h"
+#include "index/lmdb_env.h"
 #include "index/partition_root.h"
 
 namespace gulpdb::engine::part {
