@@ -281,9 +281,8 @@ void Publisher::UploadGmeta(const std::string& tmp, std::vector<ManifestChunk>* 
     const auto listed = listing_.find(c.gmeta_key);
     const bool listed_is_this_text = listed != listing_.end() && listed->second.size == size &&
                                      copy.Md5() && listed->second.etag == "\"" + *copy.Md5() + "\"";
-    if ((text_named || listed_is_this_text) && !NeedsUpload(c.gmeta_key, size, &copy)) {
-      return;  // the same text
-    }
+    const bool needs = NeedsUpload(c.gmeta_key, size, &copy);
+    if (!needs && (text_named || listed_is_this_text)) return;  // the same text
     WriteFile(c.gmeta_key, path, size, WriteFor(c.gmeta_key));
     uploaded.fetch_add(1);
   });
