@@ -1,7 +1,8 @@
 // The HTTP engine under S3Client: runs batches of signed requests through
 // libcurl's multi interface with bounded concurrency, retries, deadlines and
-// strict checks of what comes back. Internal to s3/; transport.cc is the
-// only file of the library that includes <curl/curl.h>.
+// strict checks of what comes back. Internal to s3/; transfer.h, private
+// to transport*.cc, is the only header of the library that includes
+// <curl/curl.h>.
 //
 // Requests are built by the caller (S3Client) with a canonical URL (path
 // percent-encoded as SigV4 wants, query parameters sorted: libcurl 7.88 signs

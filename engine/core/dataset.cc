@@ -489,15 +489,6 @@ const engine::IndexSource* engine::IndexSourceOf(const Dataset& dataset) {
   return engine::DatasetAccess::Of(dataset).index_source.get();
 }
 
-size_t Dataset::Remove(const std::vector<std::string>& ids) {
-  std::unique_ptr<Writer> writer = NewWriter();
-  size_t removed = 0;
-  for (const std::string& id : ids)
-    if (writer->Remove(id)) ++removed;
-  writer->CommitLast();
-  return removed;
-}
-
 // The query room's view of a dataset (engine/query/index_handles.h).
 const engine::IndexHandles& engine::IndexOf(const Dataset& dataset) {
   return engine::DatasetAccess::Of(dataset);

@@ -1,6 +1,6 @@
 // The byte coding of a journal record's payload (docs/format/journal_format.md):
 // little-endian integers, and byte strings as a 32-bit length then the bytes.
-// The writer encodes a batch with these (engine/core/writer.cc) and so does
+// A batch's record is encoded with these (engine/core/journal_record.cc) and so is
 // each part of a batch that lives beside it (meta_edit.h's edits).
 // Thread safety: pure functions; a PayloadReader belongs to one thread.
 #ifndef GULPDB_ENGINE_CORE_PAYLOAD_CODEC_H_
