@@ -124,8 +124,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     cli = args.cli or os.path.join(os.path.dirname(os.path.abspath(args.new)), "cli", "gulpdb")
     d = make_data(args.new, args.data, args.smoke)
-    sys.path.insert(0, os.path.join(REPO, "testing"))
-    import s3_proxy  # testing/s3_proxy.py: s3rver with a bounded start and stop
+    sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+    import s3_proxy  # tests/harness/s3_proxy.py: s3rver with a bounded start and stop
 
     builds = {"old": args.old, "new": args.new}
     rounds = []

@@ -4,7 +4,7 @@
 
 One dataset of one-frame videos with hashed ids, pushed partitioned (64 KiB
 partitions) twice, to two prefixes of s3rver behind the test proxy
-(testing/s3_proxy.py, which counts every request and body byte):
+(tests/harness/s3_proxy.py, which counts every request and body byte):
 
   clean    the baseline, as pushed;
   damaged  the same objects, with the two largest partitions swapped.
@@ -34,9 +34,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "testing"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "harness"))
 
-import s3_proxy  # noqa: E402  testing/s3_proxy.py: s3rver and the proxy, bounded start/stop
+import s3_proxy  # noqa: E402  tests/harness/s3_proxy.py: s3rver and the proxy, bounded start/stop
 
 BUCKET = "gulpdb-damaged"
 KEY, SECRET = "DAMAGEBENCH", "damage-bench-secret"

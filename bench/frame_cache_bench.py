@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The node-level frame cache and read-ahead (docs/frame_cache.md), read the
 way training reads: s3rver on loopback behind the test proxy
-(testing/s3_proxy.py), which adds --latency-ms to every GET and HEAD, limits
+(tests/harness/s3_proxy.py), which adds --latency-ms to every GET and HEAD, limits
 the bandwidth of all answers together to --mbps, and counts every byte; a
 `gulpdb.torch.VideoDataset` iterated by a `VideoSampler` through a DataLoader
 with --workers workers and batches of --batch clips, every clip decoded.
@@ -56,9 +56,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "testing"))
+sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
 
-import s3_proxy  # noqa: E402  testing/s3_proxy.py: s3rver and the proxy, bounded start/stop
+import s3_proxy  # noqa: E402  tests/harness/s3_proxy.py: s3rver and the proxy, bounded start/stop
 
 PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 BUCKET = "gulpdb-frames"

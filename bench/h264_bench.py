@@ -46,7 +46,7 @@ frame) four times: `--codec jpeg` (quality 90, the default) and
               JPEG decodes the 8), and PyAV seeking to each frame's keyframe.
   s3          (not with --no-s3) the JPEG and the h264 GOP 8 datasets pushed
               to a local s3rver and opened by URL behind a proxy adding 20 ms
-              to every GET (testing/s3_proxy.py, as bench/run_remote.py):
+              to every GET (tests/harness/s3_proxy.py, as bench/run_remote.py):
               read_batch of 16 random 16-frame clips over every source,
               clips/s and bytes and requests per clip (remote_info()).
 
@@ -592,8 +592,8 @@ class Bench:
     # ---- S3 ---------------------------------------------------------------------------
 
     def s3(self) -> Dict[str, Any]:
-        sys.path.insert(0, os.path.join(REPO, "testing"))
-        import s3_proxy  # testing/s3_proxy.py: s3rver and the proxy, bounded start/stop
+        sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+        import s3_proxy  # tests/harness/s3_proxy.py: s3rver and the proxy, bounded start/stop
 
         s = self.scale
         gop = 8 if 8 in s.gops else s.gops[0]

@@ -30,7 +30,7 @@ URL's are downloaded):
   snapshot_ids     baseline: open + ids() in the same conditions
 
 With --remote, the same two in fresh processes on the dataset pushed
-(partitioned) to a local s3rver behind the test proxy (testing/s3_proxy.py),
+(partitioned) to a local s3rver behind the test proxy (tests/harness/s3_proxy.py),
 which adds --latency-ms to every GET and HEAD (S3's first-byte latency is
 10-50 ms) and counts the bytes of every answer:
 
@@ -222,8 +222,8 @@ def snapshot_figures(args: argparse.Namespace, path: str, work: str) -> Dict[str
 
 
 def remote_figures(args: argparse.Namespace, path: str, work: str) -> Dict[str, Any]:
-    sys.path.insert(0, os.path.join(REPO, "testing"))
-    import s3_proxy  # testing/s3_proxy.py: s3rver and the proxy, bounded start and stop
+    sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+    import s3_proxy  # tests/harness/s3_proxy.py: s3rver and the proxy, bounded start and stop
 
     bucket = "gulpdb-digest"
     with s3_proxy.S3rverProcess(bucket) as server:

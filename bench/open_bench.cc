@@ -38,7 +38,7 @@ int Run(int argc, char** argv) {
   std::unique_ptr<Dataset> ds = Dataset::Open(dir);
   const double open_seconds = SecondsSince(open_start);
   const auto read_start = Clock::now();
-  const JpegFrames frames = ds->ReadJpegs(id);
+  const StoredFrames frames = ds->ReadJpegs(id);
   const double read_seconds = SecondsSince(read_start);
   const double total_seconds = SecondsSince(open_start);
   uint64_t bytes = 0;

@@ -6,7 +6,7 @@ dataset grows.
 For each size (10^5, 10^6, ... videos of 16 tiny frames, hashed ids, a
 "label" meta field of 100 values with a meta index, default chunk sizes;
 `bench_data hashed`), against s3rver behind the test proxy
-(testing/s3_proxy.py), which adds the latency of every GET and counts every
+(tests/harness/s3_proxy.py), which adds the latency of every GET and counts every
 byte in both directions per request:
 
   push        `gulpdb push --layout partitioned` of the whole dataset: bytes of
@@ -49,9 +49,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "testing"))
+sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
 
-import s3_proxy  # noqa: E402  testing/s3_proxy.py: s3rver and the proxy, bounded start/stop
+import s3_proxy  # noqa: E402  tests/harness/s3_proxy.py: s3rver and the proxy, bounded start/stop
 
 PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 BUCKET = "gulpdb-parts"

@@ -40,9 +40,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "testing"))
+sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
 
-import s3_proxy  # noqa: E402  testing/s3_proxy.py: s3rver, bounded start/stop
+import s3_proxy  # noqa: E402  tests/harness/s3_proxy.py: s3rver, bounded start/stop
 
 BUCKET = "gulpdb-verify"
 

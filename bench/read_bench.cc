@@ -176,7 +176,7 @@ int RunRandom(const std::string& dir, const std::string& clips_path, uint64_t re
   const auto read_clips = [&](const Dataset& from) {
     uint64_t bytes = 0;
     for (size_t i = 0; i < clips.size(); ++i) {
-      const JpegFrames frames = from.ReadJpegs(clips[i].id, selections[i]);
+      const StoredFrames frames = from.ReadJpegs(clips[i].id, selections[i]);
       for (size_t f = 0; f < frames.size(); ++f) bytes += frames[f].size();
     }
     return bytes;
@@ -242,7 +242,7 @@ int RunScan(const std::string& dir, uint64_t reps) {
   const auto scan = [&](const Dataset& from) {
     uint64_t bytes = 0;
     from.ForEach([&](const VideoInfo& video) {
-      const JpegFrames frames = from.ReadJpegs(video.id);
+      const StoredFrames frames = from.ReadJpegs(video.id);
       for (size_t f = 0; f < frames.size(); ++f) {
         bytes += frames[f].size() + PadFor(frames[f].size());
       }
@@ -324,7 +324,7 @@ int RunCold(const std::string& dir, const std::string& jboj, const std::string& 
     std::unique_ptr<Dataset> ds = Dataset::Open(dir);
     for (const Clip& c : clips) {
       const auto t0 = Clock::now();
-      const JpegFrames frames = ds->ReadJpegs(c.id, Selection::Slice(c.start, c.start + c.count));
+      const StoredFrames frames = ds->ReadJpegs(c.id, Selection::Slice(c.start, c.start + c.count));
       for (size_t f = 0; f < frames.size(); ++f) bytes += frames[f].size();
       latencies_ms.push_back(SecondsSince(t0) * 1e3);
     }

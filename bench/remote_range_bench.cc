@@ -32,8 +32,8 @@
 
 #include "bench/bench_util.h"
 #include "bench/curl_loop.h"
-#include "remote/s3_client.h"
-#include "testing/s3_server.h"
+#include "s3/s3_client.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::bench {
 namespace {

@@ -43,7 +43,7 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/jpeg.h"
 #include "gulpdb/remote.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::bench {
 namespace {
@@ -114,7 +114,7 @@ Json RunClips(const std::string& dataset_dir, const std::string& clips_path, con
 
   const auto run_gulpdb = [&] {
     for (const auto& r : requests) {
-      const std::vector<JpegFrames> got = ds->ReadJpegBatch(r);
+      const std::vector<StoredFrames> got = ds->ReadJpegBatch(r);
       if (got.size() != r.size()) Die("gulpdb: short batch");
     }
   };
@@ -135,7 +135,7 @@ Json RunClips(const std::string& dataset_dir, const std::string& clips_path, con
       static_cast<double>(batch * batches);
   run_curl();
   {
-    const std::vector<JpegFrames> got = ds->ReadJpegBatch(requests.back());
+    const std::vector<StoredFrames> got = ds->ReadJpegBatch(requests.back());
     for (size_t i = 0; i < got.size(); ++i) {
       const size_t k = (batches - 1) * batch + i;
       size_t pos = 0;

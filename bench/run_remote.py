@@ -1,4 +1,4 @@
-"""Remote datasets on a local s3rver (testing/s3_proxy.py), directly and
+"""Remote datasets on a local s3rver (tests/harness/s3_proxy.py), directly and
 behind a proxy that adds latency.
 """
 
@@ -30,8 +30,8 @@ class RemoteBenchmarks:
         """Remote datasets on a local s3rver: clips against a bare libcurl loop and one at a
         time, Python against boto3, opening against dataset size; directly and behind a
         proxy that adds REMOTE_LATENCY_MS to every GET."""
-        sys.path.insert(0, os.path.join(REPO, "testing"))
-        import s3_proxy  # testing/s3_proxy.py: s3rver and the proxy, bounded start/stop
+        sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+        import s3_proxy  # tests/harness/s3_proxy.py: s3rver and the proxy, bounded start/stop
 
         s = self.scale
         cli = os.path.join(os.path.dirname(self.bin_dir), "cli", "gulpdb")

@@ -6,7 +6,7 @@ about 7.4 kB: 7.4 GB at 10^6, and as much again in s3rver), hashed ids, a
 "label" meta field of 100 values with a meta index: `bench_data hashed
 --pool`, the partition benchmark's generator with real frames), the
 release build's `gulpdb view --no-browser` serves the dataset and headless
-Chromium (testing/headless_chromium.py) loads the page. Timings are the
+Chromium (tests/harness/headless_chromium.py) loads the page. Timings are the
 page's own Performance API figures:
 
   first grid    from the page request (navigation start) to the mark
@@ -30,7 +30,7 @@ Then the largest dataset is pushed to s3rver with a partitioned index
 (`gulpdb push --layout partitioned`), and `gulpdb view s3://...` starts with
 a fresh node cache (an empty GULPDB_CACHE), reading from s3rver straight,
 then through the test proxy adding 20 ms to every GET and HEAD
-(testing/s3_proxy.py; its own Python and signature checks add more): the
+(tests/harness/s3_proxy.py; its own Python and signature checks add more): the
 same figures, plus the command's start (process start to the address on its
 first line: the manifest and the root fetched).
 
@@ -58,10 +58,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "testing"))
+sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
 
-import headless_chromium  # noqa: E402  testing/headless_chromium.py
-import s3_proxy  # noqa: E402  testing/s3_proxy.py
+import headless_chromium  # noqa: E402  tests/harness/headless_chromium.py
+import s3_proxy  # noqa: E402  tests/harness/s3_proxy.py
 
 BUCKET = "gulpdb-view"
 LATENCY_MS = 20

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "util/hex.h"
+
 namespace gulpdb::cli {
 namespace {
 
@@ -12,15 +14,10 @@ bool IsSafeChar(char c) {
          c == '_' || c == '.';
 }
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-
 // True when `name` ends like a hashed stem: '-' and 8 lowercase hex digits.
 bool LooksHashed(std::string_view name) {
-  if (name.size() < 9 || name[name.size() - 9] != '-') return false;
-  for (size_t i = name.size() - 8; i < name.size(); ++i) {
-    if (!IsHex(name[i])) return false;
-  }
-  return true;
+  return name.size() >= 9 && name[name.size() - 9] == '-' &&
+         util::IsLowerHex(name.substr(name.size() - 8), 8);
 }
 
 }  // namespace

@@ -257,7 +257,7 @@ int RunExtract(const std::vector<std::string>& args) {
   // decoded and encoded as JPEG (quality 90, 4:4:4).
   std::vector<std::string_view> jpegs;
   std::vector<uint32_t> indices;
-  JpegFrames stored;
+  StoredFrames stored;
   std::vector<std::string> encoded;
   if (ds->codec() == Codec::kH264) {
     const DecodedFrames decoded = ds->ReadFrames(id, selection);

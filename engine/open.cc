@@ -31,6 +31,11 @@ std::unique_ptr<Dataset> Dataset::Open(const std::string& dir, const OpenOptions
 
 std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenOptions& options,
                                              bool check_sources) {
+  if (options.decode_threads > kMaxThreads) {
+    throw InvalidArgumentError("open dataset " + util::RedactUrl(dir) + ": decode_threads " +
+                               std::to_string(options.decode_threads) + " is more than " +
+                               std::to_string(kMaxThreads));
+  }
   const bool version = !options.version.empty() && options.version != "HEAD";
   if (version && IsRemoteUrl(dir)) {
     throw InvalidArgumentError("open version " + options.version + " of " + util::RedactUrl(dir) +

@@ -145,8 +145,6 @@ uint64_t Txn::id() const { return mdb_txn_id(txn_); }
 
 void Txn::Commit() { CommitWith(/*sync=*/true); }
 
-void Txn::CommitNoSync() { CommitWith(/*sync=*/false); }
-
 void Txn::CommitWith(bool sync) {
   if (txn_ == nullptr) throw InvalidArgumentError("commit " + env_->path() + ": transaction ended");
   if (open_cursors_ != 0) {

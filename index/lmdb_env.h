@@ -102,10 +102,6 @@ class Txn {
   // A full file system is a ResourceExhaustedError ("No space left on
   // device"), also when LMDB reports it as a short write (EIO).
   void Commit();
-  // Commit without the sync (MDB_NOSYNC for this commit alone: LMDB 0.9 has
-  // no per-transaction flag, so the environment's flag is set and cleared
-  // around it while no other commit of this process can run).
-  void CommitNoSync();
   void Abort() noexcept;
 
  private:

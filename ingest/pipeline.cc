@@ -14,7 +14,6 @@
 #include <optional>
 #include <random>
 #include <thread>
-#include <unordered_set>
 #include <utility>
 
 #include "engine/json/json_text.h"
@@ -278,39 +277,29 @@ IngestReport Ingest(const IngestOptions& o) {
     if (!o.seed) Note(o, "shuffled with --seed " + std::to_string(report.seed));
   }
 
-  // Ids listed twice: an error; kSkip keeps the first, kReplace the last.
-  // Checked before the dataset is touched.
-  std::vector<bool> keep(listed.size(), true);
-  {
-    std::unordered_set<std::string> seen;
-    const bool last_wins = o.on_duplicate == OnDuplicate::kReplace;
-    for (size_t n = 0; n < listed.size(); ++n) {
-      const size_t i = last_wins ? listed.size() - 1 - n : n;
-      if (seen.insert(listed[i].id).second) continue;
-      if (o.on_duplicate == OnDuplicate::kError) {
-        throw InvalidArgumentError("ingest " + o.dir + ": id '" + listed[i].id +
-                                   "' is listed twice (see --on-duplicate)");
-      }
-      keep[i] = false;
-      ++report.duplicates;
-    }
-  }
-  // Sources no dataset can hold: bad sources, found before anything is written.
+  // Ids listed twice and sources no dataset can hold (PlanSources), checked
+  // before the dataset is touched.
+  std::vector<std::string_view> ids;
+  ids.reserve(listed.size());
+  for (const SourceSpec& s : listed) ids.push_back(s.id);
+  std::vector<std::optional<SourceProblem>> problems(listed.size());
   for (size_t i = 0; i < listed.size(); ++i) {
-    if (!keep[i]) continue;
-    std::optional<SourceProblem> problem = UnstorableSource(listed[i]);
-    if (!problem) continue;
-    if (listed[i].path.empty() && locator) {  // name the video file, as ListSources does
+    problems[i] = UnstorableSource(listed[i]);
+    if (problems[i] && listed[i].path.empty() &&
+        locator) {  // name the video file, as ListSources does
       SourceSpec named = listed[i];
       try {
         named.path = locator->Resolve(named.id);
-        problem = UnstorableSource(named);
+        problems[i] = UnstorableSource(named);
       } catch (const Error&) {
       }
     }
-    if (o.strict) throw InvalidArgumentError("ingest '" + problem->id + "': " + problem->message);
-    ReportProblem(o, *problem);
-    keep[i] = false;
+  }
+  SourcePlan plan = PlanSources(o.dir, o.on_duplicate, o.strict, ids, problems);
+  std::vector<bool>& keep = plan.keep;
+  report.duplicates = plan.duplicates;
+  for (const size_t i : plan.bad) {
+    ReportProblem(o, *problems[i]);
     listed[i].label.reset();  // not one of the dataset's labels
     ++report.bad;
   }
@@ -364,17 +353,7 @@ IngestReport Ingest(const IngestOptions& o) {
 
   // Ids already present: an error, or under kSkip left out here, so that a
   // re-run resumes without decoding anything twice.
-  if (o.on_duplicate != OnDuplicate::kReplace) {
-    for (size_t i = 0; i < listed.size(); ++i) {
-      if (!keep[i] || !ds->Contains(listed[i].id)) continue;
-      if (o.on_duplicate == OnDuplicate::kError) {
-        throw InvalidArgumentError("ingest " + o.dir + ": id '" + listed[i].id +
-                                   "' is already in the dataset (see --on-duplicate)");
-      }
-      keep[i] = false;
-      ++report.present;
-    }
-  }
+  report.present = DropIdsPresent(*ds, o.dir, o.on_duplicate, ids, &keep);
   const LabelMap label2idx = o.label_map ? *o.label_map : ComputeLabelMap(o.dir, listed);
   if (o.write_label_map) UpdateLabel2Idx(o.dir, label2idx);
   std::vector<SourceSpec> todo;

@@ -15,9 +15,9 @@ packages=(
   python3-torch python3-imageio python3-matplotlib
   ffmpeg
   clang libclang-rt-14-dev llvm  # the fuzz preset: clang, libFuzzer + sanitizer runtimes, llvm-symbolizer
-  libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (remote/)
-  libexpat1-dev libssl-dev       # remote/: S3's XML responses; payload SHA-256 (libcrypto)
-  python3-botocore               # testing/s3_proxy.py checks SigV4 signatures with it
+  libcurl4-openssl-dev           # remote datasets: S3 over HTTP(S), SigV4 signing (s3/)
+  libexpat1-dev libssl-dev       # s3/: S3's XML responses; payload SHA-256 (libcrypto)
+  python3-botocore               # tests/harness/s3_proxy.py checks SigV4 signatures with it
   python3-hypothesis             # the model-based lifecycle test (tests/python/test_lifecycle.py)
   python3-distributed python3-dask  # distributed ingest (gulpdb.distributed)
   python3-boto3 python3-torchvision  # benchmark baselines only
@@ -68,7 +68,7 @@ fi
 s3rver_store=$tools/s3rver/node_modules/s3rver/lib/stores/filesystem.js
 if ! grep -q "gulpdb's test setup applies this change" "$s3rver_store"; then
   patch --quiet --forward -d "$tools/s3rver/node_modules/s3rver" -p1 \
-    <"$(dirname "$0")/../testing/s3rver-atomic-put.patch"
+    <"$(dirname "$0")/../tests/harness/s3rver-atomic-put.patch"
 fi
 # s3rver 3.7.1 ignores If-None-Match and If-Match on writes and If-Match on
 # reads; S3 honours them (conditional writes, 412 PreconditionFailed), and
@@ -79,5 +79,5 @@ fi
 s3rver_objects=$tools/s3rver/node_modules/s3rver/lib/controllers/object.js
 if ! grep -q "gulpdb's test setup: conditional" "$s3rver_objects"; then
   patch --quiet --forward -d "$tools/s3rver/node_modules/s3rver" -p1 \
-    <"$(dirname "$0")/../testing/s3rver-conditional-requests.patch"
+    <"$(dirname "$0")/../tests/harness/s3rver-conditional-requests.patch"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The README's picture of `gulpdb view`: the page of a dataset in headless
-Chromium (testing/headless_chromium.py, as the browser tests drive it), its
+Chromium (tests/harness/headless_chromium.py, as the browser tests drive it), its
 first grid and charts done, saved as a PNG.
 
     PYTHONPATH=build/release/python scripts/view_screenshot.py build/sample_dataset docs/view_grid.png
@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "testing"))
+                                "tests", "harness"))
 
 import gulpdb  # noqa: E402
 import headless_chromium  # noqa: E402

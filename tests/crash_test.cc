@@ -48,7 +48,7 @@ void AppendBatch(Writer& w, int batch) {
 
 bool VideoIntact(const Dataset& ds, int batch, int i) {
   const auto want = VideoFrames(batch, i);
-  const JpegFrames got = ds.ReadJpegs(VideoId(batch, i));
+  const StoredFrames got = ds.ReadJpegs(VideoId(batch, i));
   if (got.size() != want.size()) return false;
   for (size_t f = 0; f < want.size(); ++f) {
     if (got[f] != want[f]) return false;

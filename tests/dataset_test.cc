@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <thread>
+#include <type_traits>
 
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
@@ -61,6 +62,40 @@ BOOST_AUTO_TEST_CASE(writer_outlives_its_dataset) {
   BOOST_TEST(ds->ReadJpegs("c")[0] == test::FakeJpeg(30, 4));
 }
 
+BOOST_AUTO_TEST_CASE(open_refuses_more_decode_threads_than_the_engine_allows) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  Dataset::Create(dir);
+  OpenOptions options;
+  options.decode_threads = kMaxThreads;
+  BOOST_TEST(Dataset::Open(dir, options)->Ids().empty());
+  options.decode_threads = kMaxThreads + 1;
+  try {
+    Dataset::Open(dir, options);
+    BOOST_ERROR("decode_threads past the cap was taken");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(std::string(e.what()).find("decode_threads 1025") != std::string::npos, e.what());
+  }
+}
+
+// JpegFrames, StoredFrames' old name, keeps compiling for a release (with a
+// deprecation warning, silenced here).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+BOOST_AUTO_TEST_CASE(the_deprecated_name_jpeg_frames_is_stored_frames) {
+  static_assert(std::is_same_v<JpegFrames, StoredFrames>);
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  {
+    std::unique_ptr<Writer> writer = Dataset::Create(dir)->NewWriter();
+    writer->Append("a", test::Views({test::FakeJpeg(50, 1)}), "{}");
+    writer->Commit();
+  }
+  const JpegFrames frames = Dataset::Open(dir)->ReadJpegs("a");
+  BOOST_TEST(frames[0] == test::FakeJpeg(50, 1));
+}
+#pragma GCC diagnostic pop
+
 BOOST_AUTO_TEST_CASE(real_frames_round_trip_byte_for_byte) {
   TempDir tmp;
   auto ds = CreateIn(tmp);
@@ -76,7 +111,7 @@ BOOST_AUTO_TEST_CASE(real_frames_round_trip_byte_for_byte) {
   BOOST_TEST(ro->Count() == 2u);
   BOOST_TEST(ro->Contains("v0"));
   BOOST_TEST(!ro->Contains("v1"));
-  const JpegFrames frames = ro->ReadJpegs("v3");
+  const StoredFrames frames = ro->ReadJpegs("v3");
   BOOST_REQUIRE_EQUAL(frames.size(), v3.size());
   for (size_t i = 0; i < v3.size(); ++i) BOOST_TEST((frames[i] == v3[i]));
   const VideoInfo info = ro->Get("v0");
@@ -113,7 +148,7 @@ BOOST_AUTO_TEST_CASE(selections_pick_the_right_bytes) {
   w->Append("v", Views(frames));
   w->Commit();
   const auto check = [&](const Selection& sel, std::vector<uint32_t> want) {
-    const JpegFrames got = ds->ReadJpegs("v", sel);
+    const StoredFrames got = ds->ReadJpegs("v", sel);
     BOOST_REQUIRE_EQUAL(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
       BOOST_TEST(got.indices()[i] == want[i]);

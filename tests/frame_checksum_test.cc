@@ -141,13 +141,13 @@ BOOST_AUTO_TEST_CASE(a_flipped_bit_fails_every_read_of_that_frame) {
 
   // The video's other frames and the other video read as before (the
   // checksum is per frame).
-  const JpegFrames others = ds->ReadJpegs("a", Selection::Indices({0, 1, 3}));
+  const StoredFrames others = ds->ReadJpegs("a", Selection::Indices({0, 1, 3}));
   BOOST_REQUIRE_EQUAL(others.size(), 3u);
   BOOST_TEST(others[0] == a[0]);
   BOOST_TEST(others[1] == a[1]);
   BOOST_TEST(others[2] == a[3]);
   BOOST_TEST(ds->ReadFrames("a", Selection::Slice(3, 4)).size() == 1u);
-  const JpegFrames whole_b = ds->ReadJpegs("b");
+  const StoredFrames whole_b = ds->ReadJpegs("b");
   BOOST_REQUIRE_EQUAL(whole_b.size(), b.size());
   for (size_t i = 0; i < b.size(); ++i) BOOST_TEST(whole_b[i] == b[i]);
   BOOST_TEST(ds->ReadFrames("b").size() == b.size());
@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(verify_checksums_false_reads_the_damaged_bytes) {
   MakeDataset(tmp.path());
   const Damage d = FlipBit(tmp.path(), "a", 1);
   const std::unique_ptr<Dataset> ds = OpenWith(tmp.path(), false);
-  const JpegFrames got = ds->ReadJpegs("a", Selection::Indices({1}));
+  const StoredFrames got = ds->ReadJpegs("a", Selection::Indices({1}));
   BOOST_REQUIRE_EQUAL(got.size(), 1u);
   BOOST_TEST(got[0] == d.damaged);
 }

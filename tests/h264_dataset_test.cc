@@ -20,7 +20,7 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 #include "tests/support/h264_encode.h"
 #include "tests/support/remote_fixture.h"
 #include "tests/support/run_and_kill.h"

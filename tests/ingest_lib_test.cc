@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(explicit_sources_with_a_fixed_label_map_write_no_label2idx)
   BOOST_TEST(ds->Get("12").meta_data == R"([{"id": "12", "label": "triangle", "idx": 11}])");
   // Frames stored byte for byte, in file order.
   const std::vector<std::string> frames = test::FixtureFrames("0");
-  const JpegFrames read = ds->ReadJpegs("0");
+  const StoredFrames read = ds->ReadJpegs("0");
   BOOST_REQUIRE_EQUAL(read.size(), frames.size());
   for (size_t i = 0; i < frames.size(); ++i) BOOST_TEST(read[i] == frames[i]);
   BOOST_TEST(!std::filesystem::exists(dir + "/label2idx.json"));

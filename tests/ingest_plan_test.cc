@@ -10,8 +10,10 @@
 #include <cstring>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -76,6 +78,66 @@ BOOST_AUTO_TEST_CASE(shuffled_order_is_the_order_a_shuffled_ingest_appends_in) {
   BOOST_TEST(ShuffledOrder(22, *o.seed) == order);
   BOOST_TEST(ShuffledOrder(22, *o.seed + 1) != order);
   BOOST_TEST(ShuffledOrder(0, 1).empty());
+}
+
+BOOST_AUTO_TEST_CASE(plan_sources_drops_ids_listed_twice_and_unstorable_sources_as_ingest_does) {
+  const std::vector<std::string_view> ids = {"a", "b", "a", "c", "b"};
+  std::vector<std::optional<SourceProblem>> problems(ids.size());
+  problems[3] = SourceProblem{"c", "/x/c", "the id (/x/c) is not valid UTF-8", true};
+  // kSkip keeps the first listing, kReplace the last.
+  SourcePlan skip = PlanSources("out", OnDuplicate::kSkip, false, ids, problems);
+  BOOST_TEST(skip.keep == (std::vector<bool>{true, true, false, false, false}),
+             boost::test_tools::per_element());
+  BOOST_TEST(skip.duplicates == 2u);
+  BOOST_TEST(skip.bad == std::vector<size_t>{3}, boost::test_tools::per_element());
+  SourcePlan replace = PlanSources("out", OnDuplicate::kReplace, false, ids, problems);
+  BOOST_TEST(replace.keep == (std::vector<bool>{false, false, true, false, true}),
+             boost::test_tools::per_element());
+  // kError and strict: ingest's messages.
+  try {
+    PlanSources("out", OnDuplicate::kError, false, ids, problems);
+    BOOST_ERROR("an id listed twice was taken");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(std::string(e.what()) == "ingest out: id 'a' is listed twice (see --on-duplicate)");
+  }
+  try {
+    PlanSources("out", OnDuplicate::kSkip, true, ids, problems);
+    BOOST_ERROR("an unstorable source was taken under strict");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(std::string(e.what()) == "ingest 'c': the id (/x/c) is not valid UTF-8");
+  }
+  // A problem of a dropped duplicate is not reported.
+  problems[3].reset();
+  problems[2] = SourceProblem{"a", "", "bad", true};
+  BOOST_TEST(PlanSources("out", OnDuplicate::kSkip, true, ids, problems).bad.empty());
+  BOOST_CHECK_THROW(PlanSources("out", OnDuplicate::kSkip, false, ids, {std::nullopt}),
+                    InvalidArgumentError);
+}
+
+BOOST_AUTO_TEST_CASE(drop_ids_present_skips_or_refuses_what_the_dataset_holds) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  {
+    auto writer = Dataset::Create(dir)->NewWriter();
+    writer->Append("b", test::Views({test::FakeJpeg(10, 1)}), "{}");
+    writer->Commit();
+  }
+  auto ds = Dataset::Open(dir);
+  const std::vector<std::string_view> ids = {"a", "b", "c"};
+  std::vector<bool> keep = {true, true, true};
+  BOOST_TEST(DropIdsPresent(*ds, dir, OnDuplicate::kReplace, ids, &keep) == 0u);
+  BOOST_TEST(DropIdsPresent(*ds, dir, OnDuplicate::kSkip, ids, &keep) == 1u);
+  BOOST_TEST(keep == (std::vector<bool>{true, false, true}), boost::test_tools::per_element());
+  keep = {true, true, true};
+  try {
+    DropIdsPresent(*ds, dir, OnDuplicate::kError, ids, &keep);
+    BOOST_ERROR("an id already present was taken");
+  } catch (const InvalidArgumentError& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "ingest " + dir + ": id 'b' is already in the dataset (see --on-duplicate)");
+  }
+  keep = {true, false, true};  // a dropped source is not looked up
+  BOOST_TEST(DropIdsPresent(*ds, dir, OnDuplicate::kError, ids, &keep) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(update_label_map_file_keeps_existing_entries_and_refuses_a_renumbering) {

@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE(import_every_fixture_matches_its_manifest) {
         BOOST_REQUIRE_EQUAL(v.frames.size(), item.frame_info.size());
         for (size_t i = 0; i < v.frames.size(); ++i)
           BOOST_TEST((v.frames[i] == item.frame_info[i]));
-        const JpegFrames jpegs = ds->ReadJpegs(item.id);
+        const StoredFrames jpegs = ds->ReadJpegs(item.id);
         BOOST_REQUIRE_EQUAL(jpegs.size(), item.frames.size());
         for (size_t i = 0; i < jpegs.size(); ++i) {
           BOOST_TEST(Sha(jpegs[i]) == item.frames[i].jpeg_sha256);
@@ -252,7 +252,7 @@ BOOST_AUTO_TEST_CASE(import_stores_frame_checksums_that_catch_later_damage) {
     BOOST_TEST(ds->Stats().checksums);
     const VideoInfo v = ds->Get(item.id);
     BOOST_REQUIRE_EQUAL(v.checksums.size(), v.frames.size());
-    const JpegFrames jpegs = ds->ReadJpegs(item.id);
+    const StoredFrames jpegs = ds->ReadJpegs(item.id);
     for (size_t i = 0; i < jpegs.size(); ++i) {
       BOOST_TEST(v.checksums[i] == test::ReferenceCrc32c(jpegs[i].data(), jpegs[i].size()));
     }
@@ -791,7 +791,7 @@ std::map<std::string, std::string> Contents(const Dataset& ds) {
   std::map<std::string, std::string> out;
   for (const std::string& id : ds.Ids()) {
     std::string all = ds.Get(id).meta_data;
-    const JpegFrames frames = ds.ReadJpegs(id);
+    const StoredFrames frames = ds.ReadJpegs(id);
     for (size_t i = 0; i < frames.size(); ++i) all += "|" + std::string(frames[i]);
     out[id] = all;
   }

@@ -215,7 +215,7 @@ BOOST_AUTO_TEST_CASE(a_commit_between_writers_makes_the_next_one_checkpoint) {
   BOOST_TEST(ds->Count() == 3u);
   for (int i = 0; i < 3; ++i) {
     const auto want = Frames(i);
-    const JpegFrames got = ds->ReadJpegs(Id(i));
+    const StoredFrames got = ds->ReadJpegs(Id(i));
     BOOST_TEST_REQUIRE(got.size() == want.size(), Id(i));
     for (size_t f = 0; f < want.size(); ++f) BOOST_TEST(got[f] == want[f], Id(i));
   }

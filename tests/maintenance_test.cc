@@ -31,7 +31,7 @@ using Contents = std::map<std::string, std::pair<std::vector<std::string>, std::
 Contents Snapshot(const Dataset& ds) {
   Contents out;
   ds.ForEach([&](const VideoInfo& v) {
-    const JpegFrames jpegs = ds.ReadJpegs(v.id);
+    const StoredFrames jpegs = ds.ReadJpegs(v.id);
     std::vector<std::string> frames;
     for (size_t i = 0; i < jpegs.size(); ++i) frames.emplace_back(jpegs[i]);
     out[v.id] = {frames, v.meta_data};

@@ -29,9 +29,9 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/query.h"
 #include "index/partition_root.h"
-#include "remote/payload_hash.h"
 #include "support/sha256.h"
 #include "support/test_util.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {
@@ -46,7 +46,7 @@ using index::PartitionEntry;
 using index::PartitionKind;
 using test::TempDir;
 
-std::string HashedId(uint64_t n) { return remote::Sha256Hex(std::to_string(n)).substr(0, 40); }
+std::string HashedId(uint64_t n) { return util::Sha256Hex(std::to_string(n)).substr(0, 40); }
 
 // Four small decodable frames per video, varied by `n`.
 std::vector<std::string> Frames(uint64_t n) {
@@ -111,7 +111,7 @@ void ExpectSameVideo(const VideoInfo& got, const VideoInfo& want) {
   BOOST_CHECK_EQUAL(got.meta_data, want.meta_data);
 }
 
-void ExpectSameFrames(const JpegFrames& got, const JpegFrames& want) {
+void ExpectSameFrames(const StoredFrames& got, const StoredFrames& want) {
   BOOST_REQUIRE_EQUAL(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) BOOST_REQUIRE(got[i] == want[i]);
 }
@@ -147,8 +147,8 @@ void ExpectSameReads(const Dataset& local, const Dataset& part) {
   std::vector<FrameRequest> requests;
   for (size_t i = 0; i < ids.size(); i += 97)
     requests.push_back(FrameRequest{ids[i], Selection::All()});
-  const std::vector<JpegFrames> batch = part.ReadJpegBatch(requests);
-  const std::vector<JpegFrames> local_batch = local.ReadJpegBatch(requests);
+  const std::vector<StoredFrames> batch = part.ReadJpegBatch(requests);
+  const std::vector<StoredFrames> local_batch = local.ReadJpegBatch(requests);
   for (size_t i = 0; i < batch.size(); ++i) ExpectSameFrames(batch[i], local_batch[i]);
 
   BOOST_CHECK(!part.Contains("no such id"));

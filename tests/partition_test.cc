@@ -19,8 +19,8 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "index/partition_root.h"
-#include "remote/payload_hash.h"
 #include "support/test_util.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {
@@ -39,7 +39,7 @@ using test::TempDir;
 // appends land all over the key space.
 double D(uint64_t v) { return static_cast<double>(v); }
 
-std::string HashedId(uint64_t n) { return remote::Sha256Hex(std::to_string(n)).substr(0, 40); }
+std::string HashedId(uint64_t n) { return util::Sha256Hex(std::to_string(n)).substr(0, 40); }
 
 // Appends videos [from, to): 16 small frames each, a label of 100 values.
 void AppendVideos(Dataset& ds, uint64_t from, uint64_t to) {
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(round_trip_of_every_video_position_chunk_and_label) {
   }
   // The root on disk is the root returned, under its hash.
   const std::string root_file = test::ReadFile(tmp / "parts/" + built.root_sha256);
-  BOOST_CHECK_EQUAL(remote::Sha256Hex(root_file), built.root_sha256);
+  BOOST_CHECK_EQUAL(util::Sha256Hex(root_file), built.root_sha256);
   PartitionedIndex reader(index::DecodePartitionRoot(root_file, "root"),
                           DirectoryFetch(tmp / "parts"), "parts");
   ExpectSameAsLocal(*ds, reader);

@@ -34,11 +34,11 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
-#include "remote/payload_hash.h"
-#include "remote/s3_config.h"
+#include "s3/s3_config.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {
@@ -107,7 +107,7 @@ struct World {
   }
 };
 
-std::string HashedId(uint64_t n) { return remote::Sha256Hex(std::to_string(n)).substr(0, 40); }
+std::string HashedId(uint64_t n) { return util::Sha256Hex(std::to_string(n)).substr(0, 40); }
 
 // Appends videos [from, to): 16 tiny frames each, a label of 100 values.
 void AppendVideos(const std::string& dir, uint64_t from, uint64_t to) {
@@ -801,8 +801,8 @@ BOOST_AUTO_TEST_CASE(open_by_url_reads_a_video_fetching_the_root_and_a_partition
   const std::string id = HashedId(n);
   auto old_reader = Dataset::Open(w.url);
   {
-    const JpegFrames got = old_reader->ReadJpegs(id);
-    const JpegFrames want = local->ReadJpegs(id);
+    const StoredFrames got = old_reader->ReadJpegs(id);
+    const StoredFrames want = local->ReadJpegs(id);
     BOOST_REQUIRE_EQUAL(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(got[i] == want[i]);
   }

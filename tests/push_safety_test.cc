@@ -29,11 +29,11 @@
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
 #include "index/partition_root.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb {
 namespace {

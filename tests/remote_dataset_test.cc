@@ -36,12 +36,12 @@
 #include "gulpdb/maintenance.h"
 #include "gulpdb/remote.h"
 #include "index/records.h"
-#include "remote/payload_hash.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/push_world.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {
@@ -237,7 +237,7 @@ BOOST_AUTO_TEST_CASE(large_chunks_upload_in_parts_and_read_back) {
   BOOST_TEST(Contains(log, "data_0.gulp?partNumber=3"), log.substr(0, 2000));
   BOOST_TEST(proxy.Stats().signature_failures == 0u);
   auto ds = Dataset::Open(w.url);
-  const JpegFrames got = ds->ReadJpegs("big");
+  const StoredFrames got = ds->ReadJpegs("big");
   BOOST_REQUIRE_EQUAL(got.size(), frames.size());
   for (size_t i = 0; i < frames.size(); ++i) BOOST_TEST(got[i] == frames[i]);
 }
@@ -267,12 +267,12 @@ BOOST_AUTO_TEST_CASE(one_range_request_per_run_and_a_batch_issues_them_together)
   auto through_proxy = Dataset::Open(w.url);
   proxy.AddFault(R"({"kind": "delay", "delay_ms": 400, "count": 8, "method": "GET"})");
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<JpegFrames> got = through_proxy->ReadJpegBatch(batch);
+  const std::vector<StoredFrames> got = through_proxy->ReadJpegBatch(batch);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BOOST_TEST(proxy.Stats().faults_injected == 8u);
   BOOST_TEST(seconds < 4 * 0.4, "8 delayed requests took " << seconds << " s: not concurrent");
-  const JpegFrames v3 = ds->ReadJpegs("v3");
+  const StoredFrames v3 = ds->ReadJpegs("v3");
   BOOST_TEST(got[3][0] == v3[0]);
 
   // A deep check reads each video's adjacent frames in one request too,
@@ -339,8 +339,8 @@ BOOST_AUTO_TEST_CASE(reopening_an_unchanged_dataset_costs_one_small_get) {
   }
   BOOST_TEST(damaged == 2u);  // the root and the one chunk page
   auto repaired = Dataset::Open(w.url + "-p");
-  const JpegFrames got = repaired->ReadJpegs("v1");
-  const JpegFrames want = Dataset::Open(dir)->ReadJpegs("v1");
+  const StoredFrames got = repaired->ReadJpegs("v1");
+  const StoredFrames want = Dataset::Open(dir)->ReadJpegs("v1");
   BOOST_REQUIRE_EQUAL(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) BOOST_TEST(got[i] == want[i]);
   BOOST_TEST(GetRemoteInfo(*repaired)->requests == 4u);  // the manifest, root, page, frames
@@ -460,7 +460,7 @@ BOOST_AUTO_TEST_CASE(a_server_killed_in_the_middle_of_reads_comes_back_to_the_sa
     while (!stop) {
       for (const auto& [id, frames] : want) {
         try {
-          const JpegFrames got = ds->ReadJpegs(id);
+          const StoredFrames got = ds->ReadJpegs(id);
           for (size_t i = 0; i < got.size(); ++i) {
             if (got[i] != frames[i]) ++wrong;
           }
@@ -1035,7 +1035,7 @@ BOOST_AUTO_TEST_CASE(faults_on_the_wire_give_exact_bytes_or_an_error_never_wrong
   std::vector<FrameRequest> batch = AllRequests(*ds);
   for (int round = 0; round < 12; ++round) {
     try {
-      const std::vector<JpegFrames> got = ds->ReadJpegBatch(batch);
+      const std::vector<StoredFrames> got = ds->ReadJpegBatch(batch);
       for (size_t r = 0; r < batch.size(); ++r) {
         const auto& frames = want.at(batch[r].id);
         BOOST_REQUIRE_EQUAL(got[r].size(), frames.size());
@@ -1216,7 +1216,7 @@ BOOST_AUTO_TEST_CASE(chunk_pages_round_trip_and_refuse_what_is_not_a_page) {
   const auto refused = [&](const std::string& page_text, const std::string& expect) {
     engine::ManifestChunkPage page = t.page;
     page.size = page_text.size();
-    page.sha256 = remote::Sha256Hex(page_text);
+    page.sha256 = util::Sha256Hex(page_text);
     try {
       engine::ParseChunkPage(page_text, page, "p");
       BOOST_ERROR("accepted a page: " << page_text.substr(0, 80));

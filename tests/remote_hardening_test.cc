@@ -38,13 +38,13 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "gulpdb/remote.h"
-#include "remote/errors.h"
-#include "remote/payload_hash.h"
-#include "remote/retry_policy.h"
-#include "remote/s3_client.h"
+#include "s3/errors.h"
+#include "s3/retry_policy.h"
+#include "s3/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb {
 namespace {
@@ -110,7 +110,7 @@ using Content = std::map<std::string, std::pair<std::vector<std::string>, std::s
 Content ContentOf(const Dataset& ds) {
   Content out;
   for (const std::string& id : ds.Ids()) {
-    const JpegFrames jpegs = ds.ReadJpegs(id);
+    const StoredFrames jpegs = ds.ReadJpegs(id);
     std::vector<std::string> frames;
     for (size_t i = 0; i < jpegs.size(); ++i) frames.emplace_back(jpegs[i]);
     out[id] = {frames, ds.Get(id).meta_data};
@@ -270,7 +270,7 @@ void PublishEditedIndex(World& w, const std::string& dir,
     fs::remove(file);
     impl.env->CopyTo(file, /*compact=*/true);
     const std::string bytes = FileBytes(file);
-    m.snapshot_sha256 = remote::Sha256Hex(bytes);
+    m.snapshot_sha256 = util::Sha256Hex(bytes);
     m.snapshot_key = engine::SnapshotKey(m.snapshot_sha256);
     m.snapshot_size = bytes.size();
     w.client->Put(w.Key(m.snapshot_key), bytes);

@@ -2,7 +2,7 @@
 // round trips, multipart uploads read back with ranged GETs, concurrent
 // batches, connection reuse, and the errors of absent objects, bad ranges
 // and unknown keys.
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "remote/s3_url.h"
+#include "s3/s3_url.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::test {
 namespace {

@@ -1,6 +1,6 @@
 // S3Config from the environment and the shared credentials file: where each
 // setting comes from, in which order, and the errors for bad values.
-#include "remote/s3_config.h"
+#include "s3/s3_config.h"
 
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "gulpdb/error.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/test_util.h"
 
 namespace gulpdb::test {
@@ -255,7 +255,8 @@ BOOST_AUTO_TEST_CASE(gulpdb_knobs_are_read_and_checked) {
     Env e;
     e.vars[name] = value;
     const std::string m = ErrorOf([&] { e.Load(); });
-    BOOST_TEST(Contains(m, std::string(name) + "='" + value + "'"),
+    // The one form of util/env.h: NAME 'value': what is wrong.
+    BOOST_TEST(Contains(m, std::string(name) + " '" + value + "': "),
                name << "=" << value << " -> " << m);
   }
   Env inverted;

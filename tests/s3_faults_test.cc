@@ -1,4 +1,4 @@
-// S3Client through testing/s3_proxy.py: every request's SigV4
+// S3Client through tests/harness/s3_proxy.py: every request's SigV4
 // signature and payload hash checked independently (botocore), and faults
 // injected on command — resets, dropped and truncated bodies, stalls,
 // delays, 503 SlowDown, 500s, wrong ranges, corrupted uploads — to show
@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "remote/payload_hash.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
+#include "util/sha256.h"
 
 namespace gulpdb::test {
 namespace {
@@ -361,7 +361,7 @@ BOOST_AUTO_TEST_CASE(bytes_a_store_kept_damaged_are_found_by_their_etag_and_sent
   const std::string p = UniquePrefix("stored-damaged");
   const std::string data = RandomBytes(100000, 41);
   WriteFile(dir / "f", data);
-  const std::string md5 = "\"" + remote::DigestsOf(data).md5_hex + "\"";
+  const std::string md5 = "\"" + util::DigestsOf(data).md5_hex + "\"";
   // A plain PUT, a conditional one of a new key, and one replacing an
   // object by its ETag: each stored damaged once, then replaced by the
   // retry (conditional on the damaged object's ETag), never left damaged.
@@ -383,7 +383,7 @@ BOOST_AUTO_TEST_CASE(bytes_a_store_kept_damaged_are_found_by_their_etag_and_sent
   // Every PUT with a body carried Content-MD5, and the proxy (checking it
   // as S3 does) accepted it.
   const std::string log = proxy.Log();
-  BOOST_TEST(Contains(log, R"("content_md5": ")" + remote::DigestsOf(data).md5_base64 + "\""));
+  BOOST_TEST(Contains(log, R"("content_md5": ")" + util::DigestsOf(data).md5_base64 + "\""));
   BOOST_TEST(!std::regex_search(log, std::regex(R"(\{"method": "PUT"[^}]*"content_md5": null)")),
              log);
   // A store that keeps damaging them: an IoError naming the object, never a

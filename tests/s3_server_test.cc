@@ -1,11 +1,11 @@
-// The test servers themselves (testing/s3_server.h): they start
+// The test servers themselves (tests/harness/s3_server.h): they start
 // listening within the bound, stop refusing connections afterwards, and die
 // with the process that started them even when it is killed; and the
 // patched s3rver answers conditional requests as S3 does (If-None-Match: *
 // and If-Match on PUT and CompleteMultipartUpload, checked atomically with
 // the write; If-Match on GET and HEAD), directly and through the proxy,
 // unless told to ignore the conditions of writes.
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 #include <arpa/inet.h>
 #include <ftw.h>
@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/remote_fixture.h"
 #include "support/test_util.h"
 

@@ -1,6 +1,6 @@
 // s3:// URLs, object keys and SigV4 percent-encoding: what is accepted, what
 // is refused and with which message.
-#include "remote/s3_url.h"
+#include "s3/s3_url.h"
 
 #include <boost/test/unit_test.hpp>
 #include <string>

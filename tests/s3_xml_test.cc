@@ -1,7 +1,7 @@
 // S3's XML responses as the client parses them (errors, listings, multipart
 // results), hostile documents, the retry policy's decisions, and the payload
 // hashes against FIPS 180-2's known answers.
-#include "remote/s3_xml.h"
+#include "s3/s3_xml.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 #include <string>
 
 #include "gulpdb/error.h"
-#include "remote/payload_hash.h"
-#include "remote/retry_policy.h"
+#include "s3/retry_policy.h"
 #include "support/test_util.h"
+#include "util/sha256.h"
 
 namespace gulpdb::test {
 
@@ -189,12 +189,12 @@ BOOST_AUTO_TEST_CASE(what_is_retried) {
 
 BOOST_AUTO_TEST_CASE(payload_hashes_match_the_published_vectors) {
   // FIPS 180-2, appendix B.1 and B.2, and the empty message.
-  BOOST_TEST(remote::Sha256Hex("abc") ==
+  BOOST_TEST(util::Sha256Hex("abc") ==
              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  BOOST_TEST(remote::Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+  BOOST_TEST(util::Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  BOOST_TEST(remote::Sha256Hex("") == remote::kEmptySha256);
-  BOOST_TEST(remote::kEmptySha256 ==
+  BOOST_TEST(util::Sha256Hex("") == util::kEmptySha256);
+  BOOST_TEST(util::kEmptySha256 ==
              "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 
   // A region of a file hashes as those bytes; a file too short is an error.
@@ -203,10 +203,10 @@ BOOST_AUTO_TEST_CASE(payload_hashes_match_the_published_vectors) {
   WriteFile(dir / "f", "xyz" + million_a + "tail");
   const int fd = ::open((dir / "f").c_str(), O_RDONLY | O_CLOEXEC);
   BOOST_REQUIRE(fd >= 0);
-  BOOST_TEST(remote::Sha256HexOfFile(fd, dir / "f", 3, 1000000) ==
+  BOOST_TEST(util::Sha256HexOfFile(fd, dir / "f", 3, 1000000) ==
              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-  BOOST_TEST(remote::Sha256HexOfFile(fd, dir / "f", 0, 3) == remote::Sha256Hex("xyz"));
-  BOOST_CHECK_THROW(remote::Sha256HexOfFile(fd, dir / "f", 1000000, 100), IoError);
+  BOOST_TEST(util::Sha256HexOfFile(fd, dir / "f", 0, 3) == util::Sha256Hex("xyz"));
+  BOOST_CHECK_THROW(util::Sha256HexOfFile(fd, dir / "f", 1000000, 100), IoError);
   ::close(fd);
 }
 

@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(h264_frames_are_decoded_resized_and_encoded) {
   auto ds = Dataset::Open(tmp.path());
   ThumbnailOptions options;
   options.max_side = 100;
-  const JpegFrames thumbs = ds->ReadThumbnails("clip", Selection::Indices({9, 3}), options);
+  const StoredFrames thumbs = ds->ReadThumbnails("clip", Selection::Indices({9, 3}), options);
   BOOST_REQUIRE_EQUAL(thumbs.size(), 2u);
   BOOST_TEST(thumbs.indices() == (std::vector<uint32_t>{9, 3}));
   for (size_t i = 0; i < 2; ++i) {
@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(h264_frames_are_decoded_resized_and_encoded) {
   }
   // At its own size: the decoded frame, encoded.
   options.max_side = 0;
-  const JpegFrames whole = ds->ReadThumbnails("clip", Selection::Indices({0}), options);
+  const StoredFrames whole = ds->ReadThumbnails("clip", Selection::Indices({0}), options);
   BOOST_TEST((ShapeOf(whole[0]) == ImageShape{240, 320, 3}));
 }
 BOOST_AUTO_TEST_SUITE_END()

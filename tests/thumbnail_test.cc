@@ -72,7 +72,7 @@ struct Fixture {
   std::string Thumb(const char* id, int max_side, int frame = 0) const {
     ThumbnailOptions options;
     options.max_side = max_side;
-    const JpegFrames t = ds->ReadThumbnails(id, Selection::Indices({frame}), options);
+    const StoredFrames t = ds->ReadThumbnails(id, Selection::Indices({frame}), options);
     BOOST_REQUIRE_EQUAL(t.size(), 1u);
     return std::string(t[0]);
   }
@@ -87,10 +87,10 @@ BOOST_AUTO_TEST_SUITE(thumbnail_test)
 
 BOOST_AUTO_TEST_CASE(a_frame_that_fits_is_sent_as_stored) {
   Fixture f;
-  const JpegFrames stored = f.ds->ReadJpegs("small");
+  const StoredFrames stored = f.ds->ReadJpegs("small");
   ThumbnailOptions options;
   options.max_side = 160;
-  const JpegFrames thumbs = f.ds->ReadThumbnails("small", Selection::All(), options);
+  const StoredFrames thumbs = f.ds->ReadThumbnails("small", Selection::All(), options);
   BOOST_REQUIRE_EQUAL(thumbs.size(), 2u);
   BOOST_TEST(thumbs.indices() == stored.indices());
   BOOST_TEST(thumbs[0] == stored[0]);
@@ -145,10 +145,10 @@ BOOST_AUTO_TEST_CASE(a_batch_gives_each_requests_thumbnails_in_order) {
   requests[3].id = "gray";
   ThumbnailOptions options;
   options.max_side = 160;
-  const std::vector<JpegFrames> batch = f.ds->ReadThumbnailBatch(requests, options);
+  const std::vector<StoredFrames> batch = f.ds->ReadThumbnailBatch(requests, options);
   BOOST_REQUIRE_EQUAL(batch.size(), 4u);
   for (size_t r = 0; r < requests.size(); ++r) {
-    const JpegFrames one = f.ds->ReadThumbnails(requests[r].id, requests[r].selection, options);
+    const StoredFrames one = f.ds->ReadThumbnails(requests[r].id, requests[r].selection, options);
     BOOST_REQUIRE_EQUAL(batch[r].size(), one.size());
     BOOST_TEST(batch[r].indices() == one.indices());
     for (size_t i = 0; i < one.size(); ++i) BOOST_TEST(batch[r][i] == one[i]);

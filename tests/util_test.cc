@@ -9,6 +9,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <cerrno>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,7 +17,10 @@
 #include "gulpdb/error.h"
 #include "support/test_util.h"
 #include "util/coding.h"
+#include "util/env.h"
 #include "util/file_io.h"
+#include "util/hex.h"
+#include "util/host_name.h"
 #include "util/markup.h"
 #include "util/path.h"
 #include "util/sha256.h"
@@ -49,6 +53,100 @@ BOOST_AUTO_TEST_CASE(fixed32_little_endian_orders_bytes_least_significant_first)
   PutFixed32Little(&out, 0x11223344u);
   BOOST_TEST(out == std::string("x\x44\x33\x22\x11", 5));
   BOOST_TEST(GetFixed32Little(out, 1) == 0x11223344u);
+}
+
+BOOST_AUTO_TEST_CASE(fixed64_little_endian_round_trips_and_the_reader_checks_bounds) {
+  std::string out;
+  PutFixed64Little(&out, 0x0102030405060708ull);
+  PutFixed32Little(&out, 3);
+  out += "abc";
+  BOOST_TEST(out.substr(0, 8) == std::string("\x08\x07\x06\x05\x04\x03\x02\x01", 8));
+  BOOST_TEST(GetFixed64Little(out, 0) == 0x0102030405060708ull);
+  ByteReader in(out, "journal record 7");
+  BOOST_TEST(in.Fixed64() == 0x0102030405060708ull);
+  BOOST_TEST(in.Sized() == "abc");
+  BOOST_TEST(in.remaining() == 0u);
+  // A length that claims more than is left: CorruptionError naming what was
+  // being decoded and where, never a read past the end.
+  std::string short_bytes;
+  PutFixed32Little(&short_bytes, 1000);
+  short_bytes += "xy";
+  ByteReader bad(short_bytes, "journal record 9");
+  try {
+    bad.Sized();
+    BOOST_ERROR("a length past the end was taken");
+  } catch (const CorruptionError& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("journal record 9") != std::string::npos, what);
+    BOOST_TEST(what.find("at byte 4") != std::string::npos, what);
+  }
+  ByteReader empty("", "header");
+  BOOST_CHECK_THROW(empty.Fixed(1), CorruptionError);
+}
+
+BOOST_AUTO_TEST_CASE(hex_names_are_exactly_the_lowercase_digits_of_their_length) {
+  const std::string sha = Sha256Hex("x");
+  BOOST_TEST(IsSha256Hex(sha));
+  BOOST_TEST(!IsSha256Hex(sha.substr(1)));
+  BOOST_TEST(!IsSha256Hex(sha + "0"));
+  std::string upper = sha;
+  upper[0] = 'A';
+  BOOST_TEST(!IsSha256Hex(upper));
+  BOOST_TEST(!IsSha256Hex("../" + sha.substr(3)));
+  BOOST_TEST(IsLowerHex("0a9f", 4));
+  BOOST_TEST(!IsLowerHex("0a9g", 4));
+  BOOST_TEST(!IsLowerHex("", 1));
+}
+
+BOOST_AUTO_TEST_CASE(file_suffixes_are_unique_and_name_the_process) {
+  const std::string a = UniqueFileSuffix();
+  const std::string b = UniqueFileSuffix();
+  BOOST_TEST(a != b);
+  BOOST_TEST(a.rfind(std::to_string(::getpid()) + ".", 0) == 0u, a);
+  BOOST_TEST(!HostName().empty());
+  BOOST_TEST(HostNameInFileName().find_first_of("./") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(environment_variables_parse_by_kind_with_one_error_form) {
+  BOOST_TEST(ParseEnvBytes("GULPDB_CACHE_BYTES", "2M") == uint64_t{2} << 20);
+  BOOST_TEST(ParseEnvBytes("GULPDB_CACHE_BYTES", "3KiB") == uint64_t{3} << 10);
+  BOOST_TEST(ParseEnvCount("GULPDB_S3_MAX_ATTEMPTS", " 7 ", 1, 100) == 7u);
+  BOOST_TEST(ParseEnvDuration("GULPDB_PUSH_LEASE", "30m").count() == 1800);
+  BOOST_TEST(ParseEnvFlag("GULPDB_ALLOW_NETWORK_INDEX", "yes"));
+  BOOST_TEST(!ParseEnvFlag("GULPDB_ALLOW_NETWORK_INDEX", "0"));
+  const auto form = [](const std::function<void()>& parse, const std::string& start) {
+    try {
+      parse();
+      BOOST_ERROR(start << " was taken");
+    } catch (const InvalidArgumentError& e) {
+      BOOST_TEST(std::string(e.what()).rfind(start, 0) == 0u, e.what());
+    }
+  };
+  form([] { ParseEnvBytes("GULPDB_CACHE_BYTES", "12X"); }, "GULPDB_CACHE_BYTES '12X': ");
+  form([] { ParseEnvBytes("GULPDB_CACHE_BYTES", "99999999999999999999"); },
+       "GULPDB_CACHE_BYTES '99999999999999999999': ");
+  form([] { ParseEnvCount("GULPDB_S3_MAX_ATTEMPTS", "0", 1, 100); },
+       "GULPDB_S3_MAX_ATTEMPTS '0': ");
+  form([] { ParseEnvCount("GULPDB_S3_MAX_ATTEMPTS", "-1", 1, 100); },
+       "GULPDB_S3_MAX_ATTEMPTS '-1': ");
+  form([] { ParseEnvDuration("GULPDB_PUSH_GRACE", "soon"); }, "GULPDB_PUSH_GRACE 'soon': ");
+  form([] { ParseEnvFlag("GULPDB_ALLOW_NETWORK_INDEX", "maybe"); },
+       "GULPDB_ALLOW_NETWORK_INDEX 'maybe': ");
+  // Read from the environment through the table; unset or empty is unset.
+  test::ScopedEnv env;
+  env.Set("GULPDB_CACHE_BYTES", "");
+  BOOST_TEST(!EnvBytes("GULPDB_CACHE_BYTES").has_value());
+  env.Set("GULPDB_CACHE_BYTES", "1K");
+  BOOST_TEST(EnvBytes("GULPDB_CACHE_BYTES").value() == 1024u);
+  env.Set("GULPDB_PUSH_GRACE", "nope");
+  BOOST_CHECK_THROW(EnvDuration("GULPDB_PUSH_GRACE"), InvalidArgumentError);
+  // A name outside the table cannot be read: a bug, not a user's error.
+  BOOST_CHECK_THROW(EnvText("GULPDB_NOT_A_VARIABLE"), std::logic_error);
+  for (const EnvVariable& v : EnvVariables()) {
+    BOOST_TEST(std::string(v.name).rfind("GULPDB_", 0) == 0u);
+    BOOST_TEST(std::string(v.doc).size() > 10u, v.name);
+    BOOST_TEST(&EnvVariableNamed(v.name) == &v);
+  }
 }
 
 // FIPS 180-4's published examples (NIST's SHA256.pdf), also fed in pieces.

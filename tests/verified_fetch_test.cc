@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gulpdb/error.h"
-#include "remote/errors.h"
+#include "s3/errors.h"
 #include "support/test_util.h"
 
 namespace gulpdb::engine {

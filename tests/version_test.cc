@@ -58,7 +58,7 @@ void Make(const std::string& dir, int n) {
 std::map<std::string, std::pair<std::string, std::vector<std::string>>> State(const Dataset& ds) {
   std::map<std::string, std::pair<std::string, std::vector<std::string>>> out;
   for (const std::string& id : ds.Ids()) {
-    const JpegFrames f = ds.ReadJpegs(id);
+    const StoredFrames f = ds.ReadJpegs(id);
     std::vector<std::string> bytes;
     for (size_t i = 0; i < f.size(); ++i) bytes.emplace_back(f[i]);
     out[id] = {ds.Get(id).meta_data, bytes};

@@ -195,12 +195,15 @@ std::atomic<uint64_t> g_temp_counter{0};
 
 }  // namespace
 
+std::string UniqueFileSuffix() {
+  return std::to_string(::getpid()) + "." + std::to_string(g_temp_counter.fetch_add(1));
+}
+
 AtomicFile::AtomicFile(std::string path, int mode) : path_(std::move(path)) {
   // O_EXCL with a name unique to this process and call; retried in the
   // unlikely case a stale file of a dead process with our pid is in the way.
   for (int attempt = 0;; ++attempt) {
-    temp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." +
-                 std::to_string(g_temp_counter.fetch_add(1));
+    temp_path_ = path_ + ".tmp." + UniqueFileSuffix();
     const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd >= 0) {
       fd_ = UniqueFd(fd);

@@ -108,8 +108,13 @@ uint64_t FileSize(int fd, const std::string& path);
 // when a read fails or the file shrinks while being read.
 std::string ReadFile(const std::string& path);
 
+// "<pid>.<n>": a suffix no other call in any running process returns (n
+// counts up from 0 in each process), for the names of temporary files and
+// directories, which cleaning recognises by the pid.
+std::string UniqueFileSuffix();
+
 // A file that replaces `path` atomically: bytes go to a temporary file beside
-// it ("<path>.tmp.<pid>.<n>", created with O_EXCL and `mode` minus the
+// it ("<path>.tmp." + UniqueFileSuffix(), created with O_EXCL and `mode` minus the
 // umask); Commit() fdatasyncs it, renames it over `path` and fsyncs the
 // directory. Until Commit() renames, a file already at `path` is untouched;
 // on every failure before the rename, and when the object is destroyed

@@ -1,5 +1,5 @@
 // Text inside XML and HTML: the one escape of the five characters markup
-// gives a meaning to, for S3's request bodies (remote/s3_xml.cc) and the
+// gives a meaning to, for S3's request bodies (s3/s3_xml.cc) and the
 // viewer's pages and charts (view/). It does not check or repair UTF-8; a
 // caller whose text may not be UTF-8 makes it so first.
 //

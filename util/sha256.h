@@ -1,19 +1,23 @@
 // SHA-256, by OpenSSL's libcrypto (SHA extensions where the CPU has them):
 // the one home of the hash that names published objects and partitions,
-// signs request payloads (remote/payload_hash.h builds on it) and digests a
-// dataset's ids (Dataset::IdsDigest); beside it MD5, which uploads carry as
-// Content-MD5 and S3 stores answer as ETags. sha256.cc is the only file that
-// includes OpenSSL headers.
+// signs request payloads (SigV4's x-amz-content-sha256, which the store
+// recomputes over the bytes it receives, so that an upload corrupted in
+// transit is never stored) and digests a dataset's ids
+// (Dataset::IdsDigest); beside it MD5, which uploads carry as Content-MD5
+// and S3 stores answer as ETags. sha256.cc is the only file that includes
+// OpenSSL headers. Lowercase hex names are checked by util/hex.h.
 //
 // Errors: OpenSSL failing to make or run a digest context (out of memory) is
-// an IoError naming the step; nothing else fails.
+// an IoError naming the step; a read of a file region that fails or ends
+// early is an IoError naming the file.
 //
-// Thread safety: Sha256Hex is pure; a Sha256 or Md5 belongs to one thread at
-// a time.
+// Thread safety: the functions are pure (or read only the file they are
+// given); a Sha256 or Md5 belongs to one thread at a time.
 #ifndef GULPDB_UTIL_SHA256_H_
 #define GULPDB_UTIL_SHA256_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,8 +46,17 @@ class Sha256 {
   std::unique_ptr<Context> context_;
 };
 
+// The SHA-256 of no bytes, as 64 lowercase hex digits.
+inline constexpr std::string_view kEmptySha256 =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
 // The SHA-256 of `data` as 64 lowercase hex digits.
 std::string Sha256Hex(std::string_view data);
+
+// The SHA-256 of `length` bytes of the open file `fd` from `offset` (pread;
+// the file position is unchanged). Throws IoError naming `path` if the read
+// fails, and IoError if the file ends before offset + length.
+std::string Sha256HexOfFile(int fd, const std::string& path, uint64_t offset, uint64_t length);
 
 // An MD5 computed over bytes given piece by piece, as Sha256. Not for
 // anything that must resist collisions: it only checks bytes against what
@@ -71,6 +84,16 @@ class Md5 {
   struct Context;
   std::unique_ptr<Context> context_;
 };
+
+// Both digests of a payload, from one pass over it.
+struct PayloadDigests {
+  std::string sha256_hex;  // 64 lowercase hex digits
+  std::string md5_hex;     // 32 lowercase hex digits
+  std::string md5_base64;  // as Content-MD5 wants it
+};
+PayloadDigests DigestsOf(std::string_view data);
+// As Sha256HexOfFile.
+PayloadDigests DigestsOfFile(int fd, const std::string& path, uint64_t offset, uint64_t length);
 
 }  // namespace gulpdb::util
 

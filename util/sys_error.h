@@ -1,5 +1,5 @@
 // Failed system calls as typed errors: the one place where an errno value
-// becomes a gulpdb::Error, for every layer (index/, remote/, engine/,
+// becomes a gulpdb::Error, for every layer (index/, s3/, engine/,
 // ingest/, the command). Not part of the public API: callers of gulpdb see
 // only the Error types of gulpdb/error.h.
 //

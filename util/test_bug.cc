@@ -1,12 +1,15 @@
 #include "util/test_bug.h"
 
-#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "util/env.h"
 
 namespace gulpdb::util {
 
 bool TestBugEnabled(std::string_view name) {
-  const char* value = std::getenv("GULPDB_TEST_BUG");
-  return value != nullptr && !name.empty() && name == value;
+  const std::optional<std::string> value = EnvText("GULPDB_TEST_BUG");
+  return value && !name.empty() && name == *value;
 }
 
 }  // namespace gulpdb::util

@@ -228,7 +228,7 @@ std::vector<Api::Thumbnail> Api::Thumbnails(const Dataset& dataset,
   options.max_side = show_.thumb_side;
   std::vector<Thumbnail> out(videos.size());
   try {
-    const std::vector<JpegFrames> batch = dataset.ReadThumbnailBatch(requests, options);
+    const std::vector<StoredFrames> batch = dataset.ReadThumbnailBatch(requests, options);
     for (size_t r = 0; r < batch.size(); ++r) out[which[r]].jpeg = std::string(batch[r][0]);
     return out;
   } catch (const Error&) {
@@ -264,7 +264,7 @@ Reply Api::Frame(const Dataset& dataset, const Params& params) {
   ThumbnailOptions options;
   options.max_side = static_cast<int>(
       CountParam(params, "max", static_cast<uint64_t>(show_.thumb_side), 0, kMaxFrameSide));
-  const JpegFrames jpegs =
+  const StoredFrames jpegs =
       dataset.ReadThumbnails(id, Selection::Indices({static_cast<int64_t>(frame)}), options);
   Reply reply;
   reply.content_type = "image/jpeg";

@@ -157,7 +157,7 @@ StaticReport WriteStaticReport(const Dataset& dataset, const std::string& out,
       try {
         ThumbnailOptions thumb;
         thumb.max_side = options.show.thumb_side;
-        const JpegFrames jpeg = dataset.ReadThumbnails(
+        const StoredFrames jpeg = dataset.ReadThumbnails(
             id, Selection::Indices({static_cast<int64_t>(frames / 2)}), thumb);
         WriteFile(work + "/" + name, jpeg[0]);
       } catch (const CorruptionError& e) {

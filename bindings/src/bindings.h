@@ -99,6 +99,12 @@ Selection ToSelection(const py::handle& frames, const Dataset& ds, std::string_v
 DecodeOptions ToDecodeOptions(const std::string& colorspace, const std::string& dct, int downscale,
                               bool lenient);
 EncodeOptions ToEncodeOptions(int quality, const std::string& subsampling);
+// The name ToEncodeOptions reads for `subsampling` ("444", "422", "420", "gray").
+const char* SubsamplingText(Subsampling subsampling);
+// The engine's writer and encode defaults (WriterOptions, EncodeOptions) under
+// the names of NativeDataset.writer's arguments: the one home of those
+// defaults, which the binding's and the package's writer() use.
+pybind11::dict WriterDefaults();
 
 // The largest output side a fixed-size read accepts (libjpeg's limit).
 inline constexpr int64_t kMaxOutputSide = 65500;
@@ -148,7 +154,7 @@ py::object ToArrays(DecodedFrames frames, PixelFormat format, bool as_list);
 std::string CopyBuffer(const py::handle& buffer);
 
 // Copies the JPEG bytes of a read into a list of `bytes`.
-py::list ToBytesList(const JpegFrames& frames);
+py::list ToBytesList(const StoredFrames& frames);
 
 // ---- handles ----------------------------------------------------------------
 

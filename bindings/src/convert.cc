@@ -1,6 +1,7 @@
 // Conversions between Python objects and gulpdb values (bindings.h).
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -340,6 +341,33 @@ void SetCropSeed(const py::handle& crop_seed, DecodeOptions* options) {
   options->crop_seed = static_cast<uint64_t>(seed);
 }
 
+const char* SubsamplingText(Subsampling subsampling) {
+  switch (subsampling) {
+    case Subsampling::k444:
+      return "444";
+    case Subsampling::k422:
+      return "422";
+    case Subsampling::k420:
+      return "420";
+    case Subsampling::kGray:
+      return "gray";
+  }
+  return "444";
+}
+
+py::dict WriterDefaults() {
+  const WriterOptions writer;
+  const EncodeOptions encode;
+  py::dict d;
+  d["on_duplicate"] = OnDuplicateName(writer.on_duplicate);
+  d["lock_timeout"] = std::chrono::duration<double>(writer.lock_timeout).count();
+  d["check_jpeg_markers"] = writer.check_jpeg_markers;
+  d["quality"] = encode.quality;
+  d["subsampling"] = SubsamplingText(encode.subsampling);
+  d["rollover"] = writer.rollover;
+  return d;
+}
+
 EncodeOptions ToEncodeOptions(int quality, const std::string& subsampling) {
   EncodeOptions options;
   if (quality < 1 || quality > 100) {
@@ -399,7 +427,7 @@ std::string CopyBuffer(const py::handle& buffer) {
   return bytes.cast<std::string>();
 }
 
-py::list ToBytesList(const JpegFrames& frames) {
+py::list ToBytesList(const StoredFrames& frames) {
   py::list out(frames.size());
   for (size_t i = 0; i < frames.size(); ++i) {
     const std::string_view jpeg = frames[i];

@@ -466,7 +466,7 @@ void BindReads(py::class_<DatasetHandle>& cls) {
             auto ds = h.Get();
             const std::string id = ToId(id_object);
             const Selection selection = ToSelection(frames, *ds, id);
-            JpegFrames jpegs;
+            StoredFrames jpegs;
             {
               py::gil_scoped_release release;
               jpegs = ds->ReadJpegs(id, selection);
@@ -484,7 +484,7 @@ void BindReads(py::class_<DatasetHandle>& cls) {
             ThumbnailOptions options;
             options.max_side = max_side;
             options.quality = quality;
-            JpegFrames jpegs;
+            StoredFrames jpegs;
             {
               py::gil_scoped_release release;
               jpegs = ds->ReadThumbnails(id, selection, options);
@@ -499,7 +499,7 @@ void BindReads(py::class_<DatasetHandle>& cls) {
           [](const DatasetHandle& h, const py::handle& ids, const py::handle& frames) {
             auto ds = h.Get();
             const std::vector<FrameRequest> requests = ToRequests(ids, frames, *ds);
-            std::vector<JpegFrames> jpegs;
+            std::vector<StoredFrames> jpegs;
             {
               py::gil_scoped_release release;
               jpegs = ds->ReadJpegBatch(requests);

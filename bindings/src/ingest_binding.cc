@@ -299,6 +299,61 @@ py::list ListSourcesPy(const py::dict& options) {
   return out;
 }
 
+// The ids of source dicts, kept alive by `storage`.
+std::vector<std::string_view> IdsOf(const py::list& sources, std::vector<std::string>* storage) {
+  storage->clear();
+  storage->reserve(sources.size());
+  for (const py::handle item : sources) {
+    const py::dict d = py::reinterpret_borrow<py::dict>(item);
+    if (!d.contains("id")) throw py::value_error("a source has no 'id'");
+    storage->push_back(d["id"].cast<std::string>());
+  }
+  return std::vector<std::string_view>(storage->begin(), storage->end());
+}
+
+// ingest::PlanSources over source dicts (a "problem" key: UnstorableSource's
+// message, as ingest_list_sources gives it).
+py::dict PlanSourcesPy(const std::string& dir, const std::string& on_duplicate, bool strict,
+                       const py::list& sources) {
+  std::vector<std::string> storage;
+  const std::vector<std::string_view> ids = IdsOf(sources, &storage);
+  std::vector<std::optional<ingest::SourceProblem>> problems(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const py::dict d = py::reinterpret_borrow<py::dict>(sources[i]);
+    if (!d.contains("problem")) continue;
+    problems[i] = ingest::SourceProblem{storage[i], d.contains("path") ? TextOf(d["path"]) : "",
+                                        d["problem"].cast<std::string>(), /*skipped=*/true};
+  }
+  ingest::SourcePlan plan;
+  {
+    py::gil_scoped_release release;
+    plan = ingest::PlanSources(dir, ToOnDuplicate(on_duplicate), strict, ids, problems);
+  }
+  py::dict out;
+  py::list keep;
+  for (const bool k : plan.keep) keep.append(py::bool_(k));
+  out["keep"] = keep;
+  out["duplicates"] = plan.duplicates;
+  out["bad"] = py::cast(plan.bad);
+  return out;
+}
+
+// ingest::DropIdsPresent: (keep, how many were dropped).
+py::tuple DropIdsPresentPy(const DatasetHandle& h, const std::string& dir,
+                           const std::string& on_duplicate, const py::list& sources,
+                           std::vector<bool> keep) {
+  const OnDuplicate mode = ToOnDuplicate(on_duplicate);
+  std::vector<std::string> storage;
+  const std::vector<std::string_view> ids = IdsOf(sources, &storage);
+  const std::shared_ptr<Dataset> ds = h.Get();
+  uint64_t present = 0;
+  {
+    py::gil_scoped_release release;
+    present = ingest::DropIdsPresent(*ds, dir, mode, ids, &keep);
+  }
+  return py::make_tuple(py::cast(keep), present);
+}
+
 ingest::LabelMap LabelMapPy(const std::string& dir, const py::list& sources) {
   const std::vector<SourceSpec> specs = ToSources(sources);
   py::gil_scoped_release release;
@@ -436,6 +491,14 @@ void BindIngest(py::module_& m) {
         "The sources a directory ingest with these options would read, in list order.");
   m.def("ingest_label_map", &LabelMapPy, py::arg("dir"), py::arg("sources"),
         "The label -> index map an ingest of `sources` into `dir` would use.");
+  m.def("ingest_plan_sources", &PlanSourcesPy, py::arg("dir"), py::arg("on_duplicate"),
+        py::arg("strict"), py::arg("sources"),
+        "Which of `sources` (source dicts in ingest order) an ingest into `dir` keeps: "
+        "{'keep': [bool], 'duplicates': int, 'bad': [index]}; ValueError as ingest raises it.");
+  m.def("ingest_drop_present", &DropIdsPresentPy, py::arg("dataset"), py::arg("dir"),
+        py::arg("on_duplicate"), py::arg("sources"), py::arg("keep"),
+        "(keep, dropped): `keep` without the sources whose id the dataset holds (on_duplicate "
+        "'skip'); ValueError for one under 'error'; 'replace' keeps them.");
   m.def("ingest_shuffled_order", &ingest::ShuffledOrder, py::arg("n"), py::arg("seed"),
         "The order in which ingest appends n listed sources when shuffled with `seed`.");
   m.def("ingest_update_label_map_file", &UpdateLabelMapFilePy, py::arg("dir"), py::arg("map"),

@@ -7,6 +7,10 @@ PYBIND11_MODULE(_gulpdb, m) {
   namespace python = gulpdb::python;
   m.doc() = "Native half of the gulpdb package (see gulpdb/_gulpdb.pyi).";
   m.attr("__version__") = GULPDB_VERSION;
+  // The engine's cap on the threads of one read, batch or encode.
+  m.attr("MAX_THREADS") = gulpdb::kMaxThreads;
+  m.def("writer_defaults", &python::WriterDefaults,
+        "The engine's writer defaults, by NativeDataset.writer's argument names.");
   {
     pybind11::list codecs;
     for (const gulpdb::Codec codec : {gulpdb::Codec::kJpeg, gulpdb::Codec::kH264}) {

@@ -243,6 +243,10 @@ std::unique_ptr<WriterHandle> StartWriter(const DatasetHandle& h, const std::str
                                           double lock_timeout, bool check_jpeg_markers, int quality,
                                           const std::string& subsampling, size_t encode_threads,
                                           bool rollover) {
+  if (encode_threads > kMaxThreads) {
+    throw InvalidArgumentError("encode_threads " + std::to_string(encode_threads) +
+                               " is more than " + std::to_string(kMaxThreads));
+  }
   auto ds = h.Get();
   WriterOptions options;
   options.on_duplicate = ToOnDuplicate(on_duplicate);
@@ -339,12 +343,18 @@ void BindWriter(py::module_& m) {
       .def_property_readonly("closed", &WriterHandle::closed, "True after close().");
 
   auto dataset = py::reinterpret_borrow<py::class_<DatasetHandle>>(m.attr("NativeDataset"));
-  dataset.def("writer", &StartWriter, py::arg("on_duplicate") = "error",
-              py::arg("lock_timeout") = 0.0, py::arg("check_jpeg_markers") = true,
-              py::arg("quality") = 90, py::arg("subsampling") = "444",
-              py::arg("encode_threads") = 0, py::arg("rollover") = true,
-              "Starts a write transaction; BusyError if another writer is active. With rollover "
-              "false, a new chunk starts only at start_chunk() (GulpIO's writers).");
+  const WriterOptions writer_defaults;
+  const EncodeOptions encode_defaults;
+  dataset.def(
+      "writer", &StartWriter,
+      py::arg("on_duplicate") = std::string(OnDuplicateName(writer_defaults.on_duplicate)),
+      py::arg("lock_timeout") = std::chrono::duration<double>(writer_defaults.lock_timeout).count(),
+      py::arg("check_jpeg_markers") = writer_defaults.check_jpeg_markers,
+      py::arg("quality") = encode_defaults.quality,
+      py::arg("subsampling") = std::string(SubsamplingText(encode_defaults.subsampling)),
+      py::arg("encode_threads") = 0, py::arg("rollover") = writer_defaults.rollover,
+      "Starts a write transaction; BusyError if another writer is active. With rollover "
+      "false, a new chunk starts only at start_chunk() (GulpIO's writers).");
 }
 
 }  // namespace gulpdb::python

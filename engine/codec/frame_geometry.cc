@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
+#include "engine/codec/resample.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb {
@@ -106,6 +108,22 @@ bool CheckOutputOptions(const DecodeOptions& options) {
 
 uint64_t RequestCropSeed(uint64_t crop_seed, uint64_t request) {
   return crop_seed + request * kGoldenGamma;
+}
+
+void PlaceFrame(const uint8_t* src, int src_width, int src_height, int channels,
+                const FrameGeometry& g, const ImageShape& shape, uint8_t* out) {
+  const size_t out_row = static_cast<size_t>(shape.width) * static_cast<size_t>(channels);
+  int window_height = shape.height;
+  int window_width = shape.width;
+  if (g.scaled_height < window_height || g.scaled_width < window_width) {  // kFit: pad
+    std::memset(out, 0, static_cast<size_t>(shape.height) * out_row);
+    window_height = g.scaled_height;
+    window_width = g.scaled_width;
+  }
+  uint8_t* window = out + static_cast<size_t>(g.pad_top) * out_row +
+                    static_cast<size_t>(g.pad_left) * static_cast<size_t>(channels);
+  ResizeBilinearWindow(src, src_width, src_height, channels, g.scaled_width, g.scaled_height,
+                       g.crop_x, g.crop_y, window_width, window_height, window, out_row);
 }
 
 }  // namespace engine

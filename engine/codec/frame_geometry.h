@@ -23,6 +23,13 @@ bool CheckOutputOptions(const DecodeOptions& options);
 // 0x9E3779B97F4A7C15 (mod 2^64), so request 0 keeps the caller's seed.
 uint64_t RequestCropSeed(uint64_t crop_seed, uint64_t request);
 
+// Writes the decoded `src_width` x `src_height` frame of `channels`
+// interleaved channels at `src` into `out` (`shape`, `channels` per pixel)
+// as `g` says: scaled, its window cut out, and zeros around it where kFit
+// pads. The JPEG and H.264 paths place their frames with it.
+void PlaceFrame(const uint8_t* src, int src_width, int src_height, int channels,
+                const FrameGeometry& g, const ImageShape& shape, uint8_t* out);
+
 }  // namespace gulpdb::engine
 
 #endif  // GULPDB_ENGINE_CODEC_FRAME_GEOMETRY_H_

@@ -236,21 +236,8 @@ void Decompress(tjhandle handle, const uint8_t* jpeg, size_t size, const DecodeP
   if (scratch.size() < plan.decoded.bytes()) scratch.resize(plan.decoded.bytes());
   DecompressDecoded(handle, jpeg, size, plan, lenient, scratch.data());
 
-  const FrameGeometry& g = plan.geometry;
-  const size_t channels = static_cast<size_t>(plan.shape.channels);
-  const size_t out_row = static_cast<size_t>(plan.shape.width) * channels;
-  int window_height = plan.shape.height;
-  int window_width = plan.shape.width;
-  if (g.scaled_height < window_height || g.scaled_width < window_width) {  // kFit: pad
-    std::memset(out, 0, plan.shape.bytes());
-    window_height = g.scaled_height;
-    window_width = g.scaled_width;
-  }
-  uint8_t* window =
-      out + static_cast<size_t>(g.pad_top) * out_row + static_cast<size_t>(g.pad_left) * channels;
-  engine::ResizeBilinearWindow(scratch.data(), plan.decoded.width, plan.decoded.height,
-                               plan.shape.channels, g.scaled_width, g.scaled_height, g.crop_x,
-                               g.crop_y, window_width, window_height, window, out_row);
+  engine::PlaceFrame(scratch.data(), plan.decoded.width, plan.decoded.height, plan.shape.channels,
+                     plan.geometry, plan.shape, out);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Recently freed large read buffers, for the next read of a similar size:
-// the decoded pixels of DecodedFrames and the JPEG bytes of JpegFrames.
+// the decoded pixels of DecodedFrames and the JPEG bytes of StoredFrames.
 //
 // A large allocation that malloc serves fresh (mmapped, or heap it has just
 // given back to the kernel) is page-faulted in on first touch. A ReadBatch of
@@ -22,7 +22,7 @@
 
 namespace gulpdb::engine {
 
-// JpegFrames' buffers start this many bytes before their first frame, with
+// StoredFrames' buffers start this many bytes before their first frame, with
 // the block's capacity (a size_t) there; 16 keeps the frames 16-byte aligned.
 inline constexpr size_t kJpegBufferHeader = 16;
 

@@ -7,14 +7,13 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
+#include "util/env.h"
 
 namespace gulpdb {
 
 std::string CacheDirectory() {
-  for (const char* name : {"GULPDB_CACHE", "GULPDB_CACHE_DIR"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && value[0] != '\0') return value;
-  }
+  if (std::optional<std::string> value = util::EnvText("GULPDB_CACHE")) return *value;
+  if (std::optional<std::string> value = util::EnvText("GULPDB_CACHE_DIR")) return *value;
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && xdg[0] != '\0') return std::string(xdg) + "/gulpdb";
   const char* home = std::getenv("HOME");

@@ -14,8 +14,8 @@
 namespace gulpdb {
 
 // JPEG bytes come from the read buffer pool (engine/core/buffer_pool.h), with the
-// buffer's capacity in a header before them, for JpegFrames::Free.
-char* engine::DatasetAccess::AllocateBuffer(JpegFrames& frames, size_t bytes) {
+// buffer's capacity in a header before them, for StoredFrames::Free.
+char* engine::DatasetAccess::AllocateBuffer(StoredFrames& frames, size_t bytes) {
   size_t capacity = 0;
   uint8_t* block = BufferPool::Get().Take(kJpegBufferHeader + bytes, &capacity);
   if (block == nullptr) {
@@ -60,7 +60,7 @@ std::string Where(const DatasetImpl& impl, const Plan& plan) {
 // (H.264 decoded reads) holds the frames asked for: a packet read only
 // because decoding them starts at its keyframe is said to be one.
 void CheckFrames(const DatasetImpl& impl, std::string_view id, const Plan& plan,
-                 const JpegFrames& frames, size_t first, size_t end,
+                 const StoredFrames& frames, size_t first, size_t end,
                  const std::vector<uint32_t>* selected) {
   const std::vector<uint32_t>& stored = plan.record.crc32c;
   if (stored.empty()) return;
@@ -115,7 +115,7 @@ enum class ReadKind { kJpeg, kDecode, kStream };
 // and where its chunk is read from (the local chunk file, through the
 // dataset's cache, or the chunk source's object, checked against the
 // snapshot's chunk record on first use).
-std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<JpegRequest>& requests,
+std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests,
                          const ChunkSource* remote) {
   std::vector<Plan> plans(requests.size());
   const ReadSnapshot snapshot(impl);
@@ -150,8 +150,8 @@ std::vector<Plan> LookUp(const DatasetImpl& impl, const std::vector<JpegRequest>
 // adjacent in the chunk, and the buffer they are read into. A remote run
 // past the chunk's committed length is a CorruptionError. `plan_only`: the
 // runs alone (no buffer; null is returned).
-char* LayOut(const DatasetImpl& impl, const JpegRequest& request, ReadKind kind, Plan& plan,
-             JpegFrames& frames, StoredPackets* packets, bool plan_only) {
+char* LayOut(const DatasetImpl& impl, const StoredFramesRequest& request, ReadKind kind, Plan& plan,
+             StoredFrames& frames, StoredPackets* packets, bool plan_only) {
   const std::string_view id = request.id;
   std::vector<uint32_t>& indices = DatasetAccess::Indices(frames);
   std::vector<std::pair<size_t, size_t>>& spans = DatasetAccess::Spans(frames);
@@ -203,9 +203,9 @@ char* LayOut(const DatasetImpl& impl, const JpegRequest& request, ReadKind kind,
 // 3 and 4. Fetch and verify, from the chunk files: one pread per run, each
 // checked (when `verify`) as soon as it is read, while its bytes are in
 // cache. `selected(i)`: the frames asked for of request i (for messages).
-void FetchLocal(const DatasetImpl& impl, const std::vector<JpegRequest>& requests,
+void FetchLocal(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests,
                 const std::vector<Plan>& plans, const std::vector<char*>& buffers,
-                std::vector<JpegFrames>& out, bool verify,
+                std::vector<StoredFrames>& out, bool verify,
                 const std::function<const std::vector<uint32_t>*(size_t)>& selected) {
   for (size_t i = 0; i < requests.size(); ++i) {
     for (const Run& run : plans[i].runs) {
@@ -219,7 +219,7 @@ void FetchLocal(const DatasetImpl& impl, const std::vector<JpegRequest>& request
 
 // Whether every frame of `frames` matches the CRC-32C `record` gives (a
 // record without checksums: true).
-bool FramesIntact(const index::VideoRecord& record, const JpegFrames& frames) {
+bool FramesIntact(const index::VideoRecord& record, const StoredFrames& frames) {
   if (record.crc32c.empty()) return true;
   const std::vector<uint32_t>& indices = frames.indices();
   for (size_t k = 0; k < indices.size(); ++k) {
@@ -245,8 +245,9 @@ void RangesOf(const Plan& plan, char* buffer, std::vector<ChunkSource::Range>* r
 // cache): dropped, and read again from the store once, before the check
 // reports them.
 void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
-                     const std::vector<JpegRequest>& requests, const std::vector<Plan>& plans,
-                     const std::vector<char*>& buffers, std::vector<JpegFrames>& out,
+                     const std::vector<StoredFramesRequest>& requests,
+                     const std::vector<Plan>& plans, const std::vector<char*>& buffers,
+                     std::vector<StoredFrames>& out,
                      const std::function<const std::vector<uint32_t>*(size_t)>& selected) {
   std::vector<ChunkSource::Range> ranges;
   for (size_t i = 0; i < requests.size(); ++i) RangesOf(plans[i], buffers[i], &ranges);
@@ -265,15 +266,15 @@ void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
   }
 }
 
-std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
-                                   const std::vector<JpegRequest>& requests, ReadKind kind,
-                                   Verify verify_mode, std::vector<StoredPackets>* packets,
-                                   bool plan_only = false) {
+std::vector<StoredFrames> ReadStored(const DatasetImpl& impl,
+                                     const std::vector<StoredFramesRequest>& requests,
+                                     ReadKind kind, Verify verify_mode,
+                                     std::vector<StoredPackets>* packets, bool plan_only = false) {
   const ChunkSource* remote =
       impl.remote && impl.remote->ServesChunks() ? impl.remote.get() : nullptr;
   if (plan_only && remote == nullptr) return {};
   std::vector<Plan> plans = LookUp(impl, requests, remote);
-  std::vector<JpegFrames> out(requests.size());
+  std::vector<StoredFrames> out(requests.size());
   std::vector<char*> buffers(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
     buffers[i] = LayOut(impl, requests[i], kind, plans[i], out[i],
@@ -306,8 +307,9 @@ std::vector<JpegFrames> ReadStored(const DatasetImpl& impl,
 
 }  // namespace
 
-std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
-                                         const std::vector<JpegRequest>& requests, Verify verify) {
+std::vector<StoredFrames> ReadJpegRequests(const DatasetImpl& impl,
+                                           const std::vector<StoredFramesRequest>& requests,
+                                           Verify verify) {
   if (impl.codec != Codec::kJpeg) {
     throw InvalidArgumentError(
         std::string(requests.size() == 1 ? "read jpegs of id '" + std::string(requests[0].id) + "'"
@@ -319,7 +321,7 @@ std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
   return ReadStored(impl, requests, ReadKind::kJpeg, verify, nullptr);
 }
 
-void PrefetchRequests(const DatasetImpl& impl, const std::vector<JpegRequest>& requests) {
+void PrefetchRequests(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests) {
   // An h264 read fetches the packets decoding needs: from each keyframe on.
   std::vector<StoredPackets> packets(requests.size());
   ReadStored(impl, requests, impl.codec == Codec::kH264 ? ReadKind::kDecode : ReadKind::kJpeg,
@@ -327,7 +329,7 @@ void PrefetchRequests(const DatasetImpl& impl, const std::vector<JpegRequest>& r
 }
 
 std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
-                                              const std::vector<JpegRequest>& requests,
+                                              const std::vector<StoredFramesRequest>& requests,
                                               PacketScope scope, Verify verify) {
   if (impl.codec != Codec::kH264) {
     throw InvalidArgumentError(
@@ -337,7 +339,7 @@ std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
         " in " + impl.dir + ": the dataset's codec is " + CodecName(impl.codec) + ", not h264");
   }
   std::vector<StoredPackets> out(requests.size());
-  std::vector<JpegFrames> bytes = ReadStored(
+  std::vector<StoredFrames> bytes = ReadStored(
       impl, requests, scope == PacketScope::kDecode ? ReadKind::kDecode : ReadKind::kStream, verify,
       &out);
   for (size_t i = 0; i < out.size(); ++i) out[i].bytes = std::move(bytes[i]);

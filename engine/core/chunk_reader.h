@@ -43,7 +43,7 @@
 
 namespace gulpdb::engine {
 
-struct JpegRequest {
+struct StoredFramesRequest {
   std::string_view id;
   const Selection* selection = nullptr;  // must outlive the call
 };
@@ -61,23 +61,23 @@ enum class Verify {
 // offset and both checksums), IoError (AccessDeniedError for HTTP 403) when
 // the file system or the object store fails.
 // On an h264 dataset: InvalidArgumentError (its frames are not JPEGs).
-std::vector<JpegFrames> ReadJpegRequests(const DatasetImpl& impl,
-                                         const std::vector<JpegRequest>& requests,
-                                         Verify verify = Verify::kAsOpened);
+std::vector<StoredFrames> ReadJpegRequests(const DatasetImpl& impl,
+                                           const std::vector<StoredFramesRequest>& requests,
+                                           Verify verify = Verify::kAsOpened);
 
 // Dataset::Prefetch: plans the reads of `requests` as ReadJpegRequests
 // (or, on an h264 dataset, the packets decoding needs) and hands their
 // ranges to the remote source's read-ahead (ChunkSource::Prefetch). Throws
 // as ReadJpegRequests for a missing id or a bad selection; nothing for a
 // local dataset.
-void PrefetchRequests(const DatasetImpl& impl, const std::vector<JpegRequest>& requests);
+void PrefetchRequests(const DatasetImpl& impl, const std::vector<StoredFramesRequest>& requests);
 
 // The stored bytes of an H.264 video's frames (its packets), for the reads
 // that decode them and for Dataset::ReadH264Stream, through the same path as
 // JPEG bytes (local preads or remote ranges, one per run of adjacent packets,
 // the same checks of committed lengths and CRC-32Cs).
 struct StoredPackets {
-  JpegFrames bytes;                // the packets read, in bytes.indices() order (ascending)
+  StoredFrames bytes;              // the packets read, in bytes.indices() order (ascending)
   index::VideoRecord record;       // frames, checksums, keyframes and parameters
   std::vector<uint32_t> selected;  // the selection's frames, in its order
 };
@@ -91,7 +91,7 @@ enum class PacketScope {
 // Throws as ReadJpegRequests, and InvalidArgumentError on a JPEG dataset;
 // CorruptionError for a record that is not an H.264 video's.
 std::vector<StoredPackets> ReadPacketRequests(const DatasetImpl& impl,
-                                              const std::vector<JpegRequest>& requests,
+                                              const std::vector<StoredFramesRequest>& requests,
                                               PacketScope scope, Verify verify = Verify::kAsOpened);
 
 }  // namespace gulpdb::engine

@@ -190,7 +190,7 @@ bool engine::LocalDatasetExists(const std::string& dir, const std::string& index
 }
 
 std::string engine::IndexDirOf(const std::string& dir, const std::string& index_dir) {
-  return index_dir.empty() ? dir + "/" + kIndexDirName : index_dir;
+  return IndexDirectory(dir, index_dir);
 }
 
 index::DatasetInfo Dataset::Impl::AttachEnv(std::shared_ptr<index::Env> env_in) {
@@ -487,15 +487,6 @@ std::unique_ptr<Dataset> engine::OpenOnIndexSource(const std::string& name,
 
 const engine::IndexSource* engine::IndexSourceOf(const Dataset& dataset) {
   return engine::DatasetAccess::Of(dataset).index_source.get();
-}
-
-size_t Dataset::Remove(const std::vector<std::string>& ids) {
-  std::unique_ptr<Writer> writer = NewWriter();
-  size_t removed = 0;
-  for (const std::string& id : ids)
-    if (writer->Remove(id)) ++removed;
-  writer->CommitLast();
-  return removed;
 }
 
 // The query room's view of a dataset (engine/query/index_handles.h).

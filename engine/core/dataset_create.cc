@@ -18,6 +18,8 @@
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
+#include "util/file_io.h"
+#include "util/host_name.h"
 #include "util/path.h"
 #include "util/sys_error.h"
 #include "util/test_bug.h"
@@ -30,18 +32,6 @@ namespace {
 // renames it into place. (The host: on a shared file system another host's
 // process ids mean nothing here.)
 constexpr const char* kBuildingSuffix = ".building.";
-std::atomic<uint64_t> g_builds{0};
-
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "host";
-  std::string host(name);
-  for (char& c : host) {
-    if (c == '.' || c == '/') c = '_';
-  }
-  return host;
-}
-
 // Removes what creates killed before their rename left beside `index_dir`
 // ("<index dir>.building.<host>.<pid>.<n>" of a process of this host that
 // no longer runs).
@@ -49,7 +39,8 @@ void RemoveAbandonedIndexBuilds(const std::string& index_dir) {
   const std::string parent = util::ParentOf(index_dir);
   std::string base = index_dir;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
-  const std::string prefix = base.substr(base.rfind('/') + 1) + kBuildingSuffix + HostName() + ".";
+  const std::string prefix =
+      base.substr(base.rfind('/') + 1) + kBuildingSuffix + util::HostNameInFileName() + ".";
   std::vector<std::string> names;
   try {
     names = util::ListDirectory(parent);
@@ -125,9 +116,8 @@ std::unique_ptr<Dataset> engine::CreateDataset(const std::string& dir, const Cre
   std::string index_dir = engine::IndexDirOf(dir, options.index_dir);
   while (index_dir.size() > 1 && index_dir.back() == '/') index_dir.pop_back();
   RemoveAbandonedIndexBuilds(index_dir);
-  const std::string building = index_dir + kBuildingSuffix + HostName() + "." +
-                               std::to_string(::getpid()) + "." +
-                               std::to_string(g_builds.fetch_add(1));
+  const std::string building =
+      index_dir + kBuildingSuffix + util::HostNameInFileName() + "." + util::UniqueFileSuffix();
   struct Building {
     const std::string& path;
     ~Building() {

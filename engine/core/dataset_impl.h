@@ -134,10 +134,12 @@ class DatasetAccess {
     return std::unique_ptr<Dataset>(new Dataset(std::move(impl)));
   }
 
-  // JpegFrames' insides, for the read path (engine/core/chunk_reader.cc).
-  static char* AllocateBuffer(JpegFrames& frames, size_t bytes);
-  static std::vector<std::pair<size_t, size_t>>& Spans(JpegFrames& frames) { return frames.spans_; }
-  static std::vector<uint32_t>& Indices(JpegFrames& frames) { return frames.indices_; }
+  // StoredFrames' insides, for the read path (engine/core/chunk_reader.cc).
+  static char* AllocateBuffer(StoredFrames& frames, size_t bytes);
+  static std::vector<std::pair<size_t, size_t>>& Spans(StoredFrames& frames) {
+    return frames.spans_;
+  }
+  static std::vector<uint32_t>& Indices(StoredFrames& frames) { return frames.indices_; }
   // Dataset::ReadBatch, every frame checked when `always_verify`.
   static std::vector<DecodedFrames> ReadDecoded(const Dataset& dataset,
                                                 const std::vector<FrameRequest>& requests,

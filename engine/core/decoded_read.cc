@@ -20,7 +20,7 @@
 
 namespace gulpdb {
 
-void JpegFrames::Free::operator()(char* p) const {
+void StoredFrames::Free::operator()(char* p) const {
   if (p == nullptr) return;
   uint8_t* block = reinterpret_cast<uint8_t*>(p) - engine::kJpegBufferHeader;
   size_t capacity = 0;
@@ -28,9 +28,10 @@ void JpegFrames::Free::operator()(char* p) const {
   engine::BufferPool::Get().Give(block, capacity);
 }
 
-JpegFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
+StoredFrames Dataset::ReadJpegs(std::string_view id, const Selection& selection) const {
   // One pread (or ranged GET) per run of adjacent frames: engine/core/chunk_reader.h.
-  return std::move(engine::ReadJpegRequests(*impl_, {engine::JpegRequest{id, &selection}}).front());
+  return std::move(
+      engine::ReadJpegRequests(*impl_, {engine::StoredFramesRequest{id, &selection}}).front());
 }
 
 std::string Dataset::ReadH264Stream(std::string_view id) const {
@@ -58,19 +59,21 @@ util::ThreadPool& Dataset::Impl::DecodePool() const {
   return *pool_;
 }
 
-std::vector<JpegFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>& requests) const {
+std::vector<StoredFrames> Dataset::ReadJpegBatch(const std::vector<FrameRequest>& requests) const {
   // Every run of every request at once (concurrently for a remote dataset):
   // engine/core/chunk_reader.h.
-  std::vector<engine::JpegRequest> views;
+  std::vector<engine::StoredFramesRequest> views;
   views.reserve(requests.size());
-  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
+  for (const FrameRequest& r : requests)
+    views.push_back(engine::StoredFramesRequest{r.id, &r.selection});
   return engine::ReadJpegRequests(*impl_, views);
 }
 
 void Dataset::Prefetch(const std::vector<FrameRequest>& requests) const {
-  std::vector<engine::JpegRequest> views;
+  std::vector<engine::StoredFramesRequest> views;
   views.reserve(requests.size());
-  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
+  for (const FrameRequest& r : requests)
+    views.push_back(engine::StoredFramesRequest{r.id, &r.selection});
   engine::PrefetchRequests(*impl_, views);
 }
 
@@ -96,46 +99,6 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
                                                 const DecodeOptions& options,
                                                 bool always_verify) const {
   const engine::Verify verify = always_verify ? engine::Verify::kAlways : engine::Verify::kAsOpened;
-  if (impl_->codec == Codec::kH264) {
-    // engine/core/h264_read.h: packets read as JPEG frames are, decoded by
-    // group of pictures, laid out here as JPEG frames are.
-    std::vector<DecodeOptions> request_options(requests.size(), options);
-    if (options.crop == CropMode::kRandom) {
-      for (size_t r = 0; r < requests.size(); ++r) {
-        request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
-      }
-    }
-    std::vector<DecodedFrames> out(requests.size());
-    engine::DecodedSink sink;
-    sink.lay_out = [&](size_t r, const std::vector<uint32_t>& indices, const ImageShape& shape) {
-      DecodedFrames& d = out[r];
-      d.indices_ = indices;
-      d.shapes_.assign(indices.size(), shape);
-      d.offsets_.resize(indices.size());
-      for (size_t i = 0; i < indices.size(); ++i) d.offsets_[i] = i * shape.bytes();
-      d.byte_size_ = indices.size() * shape.bytes();
-      DecodedFrames::Free deleter;
-      uint8_t* buffer = engine::BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
-      if (buffer == nullptr) {
-        throw OutOfMemoryError("decode id '" + requests[r].id + "': cannot allocate " +
-                               std::to_string(d.byte_size_) + " bytes");
-      }
-      d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
-    };
-    sink.data = [&](size_t r, size_t i) { return out[r].mutable_data(i); };
-    engine::ReadH264Batch(*impl_, requests, request_options, sink, verify);
-    return out;
-  }
-  std::vector<engine::JpegRequest> views;
-  views.reserve(requests.size());
-  for (const FrameRequest& r : requests) views.push_back(engine::JpegRequest{r.id, &r.selection});
-  const std::vector<JpegFrames> jpegs = engine::ReadJpegRequests(*impl_, views, verify);
-  // Rethrows a codec error, of its own type, with the frame it belongs to.
-  const auto with_context = [&](size_t request, size_t frame, const Error& e) {
-    e.ThrowWithContext("decode id '" + requests[request].id + "' frame " +
-                       std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
-                       ": ");
-  };
   // A random crop takes one window position per request (jpeg.h).
   std::vector<DecodeOptions> request_options(requests.size(), options);
   if (options.crop == CropMode::kRandom) {
@@ -143,16 +106,10 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
       request_options[r].crop_seed = engine::RequestCropSeed(options.crop_seed, r);
     }
   }
-  // The frames of a video nearly always share one shape. So each request is
-  // laid out as if all its frames had the shape of its first, and each frame
-  // is decoded straight into place, reading its header once
-  // (engine::DecodeIntoIfShape); a request with a frame of another shape is
-  // laid out again from every frame's header and decoded again (below).
-  // Against a separate header pass over every frame this saves, per frame, a
-  // TurboJPEG instance and a header parse (about 14,000 of 3.15 million
-  // instructions for a 320x240 frame, callgrind) and, per call, one hand-off
-  // to the decode threads and back (bench/README.md, "Decoding").
   std::vector<DecodedFrames> out(requests.size());
+  // Lays out request r's frames of the shapes out[r] lists, one after
+  // another, in a buffer from the pool (the old one going back first, for a
+  // request laid out again).
   const auto lay_out = [&](size_t r) {
     DecodedFrames& d = out[r];
     d.offsets_.clear();
@@ -162,7 +119,7 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
       d.offsets_.push_back(d.byte_size_);
       d.byte_size_ += shape.bytes();
     }
-    d.buffer_.reset();  // back to the pool first, for a request laid out again
+    d.buffer_.reset();
     DecodedFrames::Free deleter;
     uint8_t* buffer = engine::BufferPool::Get().Take(d.byte_size_, &deleter.capacity);
     if (buffer == nullptr) {
@@ -171,6 +128,39 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
     }
     d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
   };
+  if (impl_->codec == Codec::kH264) {
+    // engine/core/h264_read.h: packets read as JPEG frames are, decoded by
+    // group of pictures, laid out here as JPEG frames are.
+    engine::DecodedSink sink;
+    sink.lay_out = [&](size_t r, const std::vector<uint32_t>& indices, const ImageShape& shape) {
+      out[r].indices_ = indices;
+      out[r].shapes_.assign(indices.size(), shape);
+      lay_out(r);
+    };
+    sink.data = [&](size_t r, size_t i) { return out[r].mutable_data(i); };
+    engine::ReadH264Batch(*impl_, requests, request_options, sink, verify);
+    return out;
+  }
+  std::vector<engine::StoredFramesRequest> views;
+  views.reserve(requests.size());
+  for (const FrameRequest& r : requests)
+    views.push_back(engine::StoredFramesRequest{r.id, &r.selection});
+  const std::vector<StoredFrames> jpegs = engine::ReadJpegRequests(*impl_, views, verify);
+  // Rethrows a codec error, of its own type, with the frame it belongs to.
+  const auto with_context = [&](size_t request, size_t frame, const Error& e) {
+    e.ThrowWithContext("decode id '" + requests[request].id + "' frame " +
+                       std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
+                       ": ");
+  };
+  // The frames of a video nearly always share one shape. So each request is
+  // laid out as if all its frames had the shape of its first, and each frame
+  // is decoded straight into place, reading its header once
+  // (engine::DecodeIntoIfShape); a request with a frame of another shape is
+  // laid out again from every frame's header and decoded again (below).
+  // Against a separate header pass over every frame this saves, per frame, a
+  // TurboJPEG instance and a header parse (about 14,000 of 3.15 million
+  // instructions for a 320x240 frame, callgrind) and, per call, one hand-off
+  // to the decode threads and back (bench/README.md, "Decoding").
   const auto frame_bytes = [&](size_t r, size_t i) {
     return reinterpret_cast<const uint8_t*>(jpegs[r][i].data());
   };

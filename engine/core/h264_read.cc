@@ -18,8 +18,8 @@ namespace gulpdb::engine {
 std::string ReadH264StreamOf(const DatasetImpl& impl, std::string_view id) {
   const Selection all = Selection::All();
   std::vector<StoredPackets> read =
-      ReadPacketRequests(impl, {JpegRequest{id, &all}}, PacketScope::kStream);
-  const JpegFrames& packets = read.front().bytes;
+      ReadPacketRequests(impl, {StoredFramesRequest{id, &all}}, PacketScope::kStream);
+  const StoredFrames& packets = read.front().bytes;
   size_t total = 0;
   for (size_t i = 0; i < packets.size(); ++i) total += packets[i].size();
   std::string out;
@@ -72,20 +72,7 @@ struct Job {
 // Writes the decoded RGB frame `rgb` (the video's size) into `out` as
 // `plan` says (the JPEG path's geometry, jpeg.h "Fixed-size output").
 void Place(const RequestPlan& plan, const uint8_t* rgb, uint8_t* out) {
-  const FrameGeometry& g = plan.geometry;
-  const size_t out_row = static_cast<size_t>(plan.shape.width) * 3;
-  int window_height = plan.shape.height;
-  int window_width = plan.shape.width;
-  if (g.scaled_height < window_height || g.scaled_width < window_width) {  // kFit: pad
-    std::memset(out, 0, plan.shape.bytes());
-    window_height = g.scaled_height;
-    window_width = g.scaled_width;
-  }
-  uint8_t* window =
-      out + static_cast<size_t>(g.pad_top) * out_row + static_cast<size_t>(g.pad_left) * 3;
-  ResizeBilinearWindow(rgb, plan.params.width, plan.params.height, 3, g.scaled_width,
-                       g.scaled_height, g.crop_x, g.crop_y, window_width, window_height, window,
-                       out_row);
+  PlaceFrame(rgb, plan.params.width, plan.params.height, 3, plan.geometry, plan.shape, out);
 }
 
 void SwapRedBlue(uint8_t* pixels, size_t bytes) {
@@ -101,9 +88,9 @@ void ReadH264Batch(const DatasetImpl& impl, const std::vector<FrameRequest>& req
     CheckH264Options(impl, o);
     CheckOutputOptions(o);  // bad sizes before any byte is read
   }
-  std::vector<JpegRequest> views;
+  std::vector<StoredFramesRequest> views;
   views.reserve(requests.size());
-  for (const FrameRequest& r : requests) views.push_back(JpegRequest{r.id, &r.selection});
+  for (const FrameRequest& r : requests) views.push_back(StoredFramesRequest{r.id, &r.selection});
   const std::vector<StoredPackets> stored =
       ReadPacketRequests(impl, views, PacketScope::kDecode, verify);
 

@@ -9,7 +9,9 @@
 #include "engine/core/dataset_view.h"
 #include "gulpdb/error.h"
 #include "index/lmdb_env.h"
+#include "util/coding.h"
 #include "util/crc32c.h"
+#include "util/env.h"
 #include "util/file_io.h"
 #include "util/test_bug.h"
 
@@ -23,25 +25,6 @@ constexpr size_t kHeaderFixed = 8 + 4 + 4 + 8 + 8 + 8 + 64 + 4;  // crc last
 constexpr uint32_t kRecordMagic = 0x4a524543;                    // "JREC"
 constexpr size_t kRecordFixed = 4 + 4 + 8 + 8 + 4 + 4;
 
-void Put32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-void Put64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint32_t Get32(std::string_view in, size_t pos) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i)
-    v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
-  return v;
-}
-uint64_t Get64(std::string_view in, size_t pos) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i)
-    v = (v << 8) | static_cast<uint8_t>(in[pos + static_cast<size_t>(i)]);
-  return v;
-}
-
 void WriteAt(int fd, std::string_view bytes, uint64_t offset, const std::string& path) {
   struct iovec iov {
     const_cast<char*>(bytes.data()), bytes.size()
@@ -52,9 +35,7 @@ void WriteAt(int fd, std::string_view bytes, uint64_t offset, const std::string&
 }  // namespace
 
 std::string CurrentBootId() {
-  if (const char* test = std::getenv("GULPDB_TEST_BOOT_ID"); test != nullptr && *test != '\0') {
-    return test;
-  }
+  if (std::optional<std::string> test = util::EnvText("GULPDB_TEST_BOOT_ID")) return *test;
   std::string id = util::ReadFile("/proc/sys/kernel/random/boot_id");
   while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
   return id;
@@ -64,12 +45,8 @@ Journal::Journal(std::string path, util::UniqueFd fd, uint64_t size)
     : path_(std::move(path)), fd_(std::move(fd)), size_(size) {}
 
 uint64_t Journal::InitialBytes() {
-  if (const char* test = std::getenv("GULPDB_TEST_JOURNAL_BYTES");
-      test != nullptr && *test != '\0') {
-    const uint64_t bytes = std::strtoull(test, nullptr, 10);
-    if (bytes >= kRecordsStart + 4096 && bytes <= kMaxBytes) return bytes;
-  }
-  return kDefaultBytes;
+  return util::EnvCount("GULPDB_TEST_JOURNAL_BYTES", kRecordsStart + 4096, kMaxBytes)
+      .value_or(kDefaultBytes);
 }
 
 std::unique_ptr<Journal> Journal::Open(const std::string& path, bool create, uint64_t bytes) {
@@ -114,18 +91,20 @@ void Journal::Load() {
   util::PreadFull(fd_.get(), slots.data(), slots.size(), 0, path_);
   for (uint64_t s = 0; s < 2; ++s) {
     std::string_view slot = std::string_view(slots).substr(s * kSlotBytes, kSlotBytes);
-    if (std::memcmp(slot.data(), kHeaderMagic, 8) != 0 || Get32(slot, 8) != kFormat) continue;
-    const uint32_t meta_len = Get32(slot, 12);
+    if (std::memcmp(slot.data(), kHeaderMagic, 8) != 0 ||
+        util::GetFixed32Little(slot, 8) != kFormat)
+      continue;
+    const uint32_t meta_len = util::GetFixed32Little(slot, 12);
     if (meta_len > kSlotBytes - kHeaderFixed) continue;
     std::string copy(slot.substr(0, kHeaderFixed + meta_len));
-    const uint32_t crc = Get32(copy, kHeaderFixed - 4);
+    const uint32_t crc = util::GetFixed32Little(copy, kHeaderFixed - 4);
     std::memset(copy.data() + kHeaderFixed - 4, 0, 4);
     if (util::Crc32c(copy.data(), copy.size()) != crc) continue;
     Header h;
-    h.seq = Get64(slot, 16);
+    h.seq = util::GetFixed64Little(slot, 16);
     if (has_header_ && h.seq <= header_.seq) continue;
-    h.generation = Get64(slot, 24);
-    h.checkpoint_lsn = Get64(slot, 32);
+    h.generation = util::GetFixed64Little(slot, 24);
+    h.checkpoint_lsn = util::GetFixed64Little(slot, 32);
     std::string_view boot = slot.substr(40, 64);
     h.boot_id = std::string(boot.substr(0, boot.find('\0')));
     h.meta_pages = std::string(slot.substr(kHeaderFixed, meta_len));
@@ -139,15 +118,16 @@ void Journal::Load() {
   std::string fixed(kRecordFixed, '\0');
   while (end_ + kRecordFixed <= size_) {
     util::PreadFull(fd_.get(), fixed.data(), fixed.size(), end_, path_);
-    if (Get32(fixed, 0) != kRecordMagic || Get64(fixed, 8) != next_lsn_ ||
-        Get64(fixed, 16) != header_.generation) {
+    if (util::GetFixed32Little(fixed, 0) != kRecordMagic ||
+        util::GetFixed64Little(fixed, 8) != next_lsn_ ||
+        util::GetFixed64Little(fixed, 16) != header_.generation) {
       break;
     }
-    const uint32_t len = Get32(fixed, 4);
+    const uint32_t len = util::GetFixed32Little(fixed, 4);
     if (end_ + RecordBytes(len) > size_) break;
     std::string record(kRecordFixed + len, '\0');
     util::PreadFull(fd_.get(), record.data(), record.size(), end_, path_);
-    const uint32_t crc = Get32(record, 24);
+    const uint32_t crc = util::GetFixed32Little(record, 24);
     std::memset(record.data() + 24, 0, 4);
     if (util::Crc32c(record.data(), record.size()) != crc) break;
     lsns_.push_back(next_lsn_);
@@ -172,7 +152,7 @@ std::vector<Journal::Record> Journal::ReadRecords() const {
     util::PreadFull(fd_.get(), fixed.data(), fixed.size(), offsets_[i], path_);
     Record r;
     r.lsn = lsns_[i];
-    r.payload.resize(Get32(fixed, 4));
+    r.payload.resize(util::GetFixed32Little(fixed, 4));
     util::PreadFull(fd_.get(), r.payload.data(), r.payload.size(), offsets_[i] + kRecordFixed,
                     path_);
     out.push_back(std::move(r));
@@ -190,16 +170,16 @@ void Journal::Append(std::string_view payload, bool sync) {
   }
   std::string record;
   record.reserve(RecordBytes(payload.size()));
-  Put32(&record, kRecordMagic);
-  Put32(&record, static_cast<uint32_t>(payload.size()));
-  Put64(&record, next_lsn_);
-  Put64(&record, header_.generation);
-  Put32(&record, 0);  // crc32c of the whole record with this field zero
-  Put32(&record, 0);
+  util::PutFixed32Little(&record, kRecordMagic);
+  util::PutFixed32Little(&record, static_cast<uint32_t>(payload.size()));
+  util::PutFixed64Little(&record, next_lsn_);
+  util::PutFixed64Little(&record, header_.generation);
+  util::PutFixed32Little(&record, 0);  // crc32c of the whole record with this field zero
+  util::PutFixed32Little(&record, 0);
   record.append(payload);
   const uint32_t crc = util::Crc32c(record.data(), record.size());
   std::string crc_bytes;
-  Put32(&crc_bytes, crc);
+  util::PutFixed32Little(&crc_bytes, crc);
   record.replace(24, 4, crc_bytes);
   record.resize(RecordBytes(payload.size()), '\0');
   WriteAt(fd_.get(), record, end_, path_);
@@ -232,18 +212,18 @@ void Journal::WriteHeader(const Header& h) {
                                std::to_string(h.meta_pages.size()) + " bytes do not fit");
   }
   std::string slot(kHeaderMagic, 8);
-  Put32(&slot, kFormat);
-  Put32(&slot, static_cast<uint32_t>(h.meta_pages.size()));
-  Put64(&slot, h.seq);
-  Put64(&slot, h.generation);
-  Put64(&slot, h.checkpoint_lsn);
+  util::PutFixed32Little(&slot, kFormat);
+  util::PutFixed32Little(&slot, static_cast<uint32_t>(h.meta_pages.size()));
+  util::PutFixed64Little(&slot, h.seq);
+  util::PutFixed64Little(&slot, h.generation);
+  util::PutFixed64Little(&slot, h.checkpoint_lsn);
   std::string boot = h.boot_id.substr(0, 63);
   boot.resize(64, '\0');
   slot += boot;
-  Put32(&slot, 0);
+  util::PutFixed32Little(&slot, 0);
   slot += h.meta_pages;
   std::string crc_bytes;
-  Put32(&crc_bytes, util::Crc32c(slot.data(), slot.size()));
+  util::PutFixed32Little(&crc_bytes, util::Crc32c(slot.data(), slot.size()));
   slot.replace(kHeaderFixed - 4, 4, crc_bytes);
   WriteAt(fd_.get(), slot, (h.seq % 2) * kSlotBytes, path_);
   util::DataSync(fd_.get(), path_);

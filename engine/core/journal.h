@@ -14,7 +14,8 @@
 // This class owns the file: creating and preallocating it (appends never
 // change its size, so fdatasync flushes data only), its two header slots,
 // appending and scanning records. What a record means (frames, index delta)
-// and replaying it belong to the writer (engine/core/writer.cc).
+// belongs to the writer (engine/core/journal_record.cc), and replaying it to
+// its recovery (engine/core/writer_recovery.cc).
 //
 // Thread safety: none; the holder of the dataset's writer lock uses it.
 // Failure modes: I/O errors are IoError naming the journal's path; a record

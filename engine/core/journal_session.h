@@ -13,8 +13,9 @@
 // journal holds already is taken over instead when it is still the index's
 // state (CheckpointIsCurrent), as after another writer's close.
 //
-// What a record means (frames, index delta) and replaying it belong to the
-// writer (engine/core/writer.cc).
+// What a record means (frames, index delta) belongs to the writer
+// (engine/core/journal_record.cc), and replaying it to its recovery
+// (engine/core/writer_recovery.cc).
 //
 // Thread safety: none; the holder of the dataset's writer lock uses it.
 // Failure modes: I/O errors from the chunks, the index and the journal, as

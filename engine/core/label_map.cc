@@ -9,14 +9,6 @@
 namespace gulpdb::engine {
 namespace {
 
-size_t SkipSpace(std::string_view text, size_t pos) {
-  while (pos < text.size() &&
-         (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\n' || text[pos] == '\r')) {
-    ++pos;
-  }
-  return pos;
-}
-
 // An index as label2idx.json and meta write it: a small non-negative integer.
 std::optional<int64_t> ParseIndex(std::string_view text) {
   if (text.empty() || text.size() > 9) return std::nullopt;
@@ -39,18 +31,18 @@ std::vector<Member> Members(std::string_view text, size_t pos) {
 // Calls fn(members) for each object element of the JSON list `text`.
 template <typename Fn>
 void ForEachObject(std::string_view text, const Fn& fn) {
-  size_t pos = SkipSpace(text, 0);
+  size_t pos = SkipJsonSpace(text, 0);
   const JsonScanResult all = ScanJsonValue(text, pos, true);
   if (all.status != JsonScanStatus::kOk || text[pos] != '[' ||
-      SkipSpace(text, all.pos) != text.size()) {
+      SkipJsonSpace(text, all.pos) != text.size()) {
     throw InvalidArgumentError("read meta_data: not a JSON list");
   }
-  pos = SkipSpace(text, pos + 1);
+  pos = SkipJsonSpace(text, pos + 1);
   while (text[pos] != ']') {
     const size_t end = ScanJsonValue(text, pos, true).pos;
     if (text[pos] == '{') fn(Members(text, pos));
-    pos = SkipSpace(text, end);
-    if (text[pos] == ',') pos = SkipSpace(text, pos + 1);
+    pos = SkipJsonSpace(text, end);
+    if (text[pos] == ',') pos = SkipJsonSpace(text, pos + 1);
   }
 }
 
@@ -77,10 +69,10 @@ LabelEntries ReadLabel2Idx(const std::string& path) {
   LabelEntries entries;
   if (!util::PathExists(path)) return entries;
   const std::string text = util::ReadFile(path);
-  size_t pos = SkipSpace(text, 0);
+  size_t pos = SkipJsonSpace(text, 0);
   const JsonScanResult all = ScanJsonValue(text, pos, true);
   if (all.status != JsonScanStatus::kOk || pos >= text.size() || text[pos] != '{' ||
-      SkipSpace(text, all.pos) != text.size()) {
+      SkipJsonSpace(text, all.pos) != text.size()) {
     throw CorruptionError("read " + path + ": not a JSON object of label indices");
   }
   for (const Member& m : Members(text, pos)) {

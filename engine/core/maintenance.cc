@@ -56,10 +56,10 @@ bool IsAttached(const ChunkInfo& c) {
 bool AppendStoredH264(Writer& writer, const Dataset& from, const std::string& id,
                       const std::string& meta_data) {
   const Selection all = Selection::All();
-  const std::vector<engine::StoredPackets> read =
-      engine::ReadPacketRequests(engine::DatasetAccess::Of(from), {engine::JpegRequest{id, &all}},
-                                 engine::PacketScope::kStream);
-  const JpegFrames& packets = read.front().bytes;
+  const std::vector<engine::StoredPackets> read = engine::ReadPacketRequests(
+      engine::DatasetAccess::Of(from), {engine::StoredFramesRequest{id, &all}},
+      engine::PacketScope::kStream);
+  const StoredFrames& packets = read.front().bytes;
   std::vector<std::string_view> views;
   views.reserve(packets.size());
   for (size_t i = 0; i < packets.size(); ++i) views.push_back(packets[i]);
@@ -69,10 +69,10 @@ bool AppendStoredH264(Writer& writer, const Dataset& from, const std::string& id
 // Every frame of JPEG video `id` of `from`, each checked against its CRC-32C
 // whatever `from` was opened with: what merge and compaction copy under new
 // checksums.
-JpegFrames ReadVerifiedJpegs(const Dataset& from, const std::string& id) {
+StoredFrames ReadVerifiedJpegs(const Dataset& from, const std::string& id) {
   const Selection all = Selection::All();
   return std::move(engine::ReadJpegRequests(engine::DatasetAccess::Of(from),
-                                            {engine::JpegRequest{id, &all}},
+                                            {engine::StoredFramesRequest{id, &all}},
                                             engine::Verify::kAlways)
                        .front());
 }
@@ -142,7 +142,7 @@ CompactReport Compact(Dataset& dataset, const CompactOptions& options) {
       }
       const VideoInfo video = dataset.Get(id);
       // A damaged frame must not be copied under a fresh checksum.
-      JpegFrames jpegs;
+      StoredFrames jpegs;
       try {
         jpegs = ReadVerifiedJpegs(dataset, id);
       } catch (const CorruptionError& e) {
@@ -540,7 +540,7 @@ void CopyShard(Writer& writer, const Shard& shard, MergeReport* report) {
         return true;
       }
       // A damaged frame must not be copied under a fresh checksum.
-      const JpegFrames jpegs = ReadVerifiedJpegs(*shard.ds, video.id);
+      const StoredFrames jpegs = ReadVerifiedJpegs(*shard.ds, video.id);
       std::vector<std::string_view> views;
       for (size_t i = 0; i < jpegs.size(); ++i) views.push_back(jpegs[i]);
       std::string meta = video.meta_data;

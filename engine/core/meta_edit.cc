@@ -11,14 +11,6 @@
 namespace gulpdb::engine {
 namespace {
 
-size_t SkipSpace(std::string_view text, size_t pos) {
-  while (pos < text.size() &&
-         (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\n' || text[pos] == '\r')) {
-    ++pos;
-  }
-  return pos;
-}
-
 // Where the first entry of the list `meta_list` lies: [begin, end), or
 // begin == end at the closing bracket of an empty list.
 struct FirstEntry {
@@ -27,14 +19,14 @@ struct FirstEntry {
 };
 
 FirstEntry FindFirstEntry(std::string_view meta_list, const std::string& operation) {
-  const size_t pos = SkipSpace(meta_list, 0);
+  const size_t pos = SkipJsonSpace(meta_list, 0);
   const JsonScanResult all = ScanJsonValue(meta_list, pos, /*input_complete=*/true);
   if (all.status != JsonScanStatus::kOk || pos >= meta_list.size() || meta_list[pos] != '[' ||
-      SkipSpace(meta_list, all.pos) != meta_list.size()) {
+      SkipJsonSpace(meta_list, all.pos) != meta_list.size()) {
     throw CorruptionError(operation + ": the stored meta_data is not a JSON list");
   }
   FirstEntry first;
-  first.begin = SkipSpace(meta_list, pos + 1);
+  first.begin = SkipJsonSpace(meta_list, pos + 1);
   first.end = first.begin;
   if (meta_list[first.begin] != ']') {
     first.end = ScanJsonValue(meta_list, first.begin, true).pos;

@@ -79,14 +79,15 @@ std::string PixelThumbnail(const uint8_t* pixels, const ImageShape& shape,
 
 // Request r's frames, each its stored JPEG (`stored`, when `made` is
 // nullopt) or the thumbnail made of it, into one buffer.
-JpegFrames Assemble(const std::vector<std::optional<std::string>>& made, const JpegFrames* stored,
-                    std::vector<uint32_t> indices, const std::string& where) {
+StoredFrames Assemble(const std::vector<std::optional<std::string>>& made,
+                      const StoredFrames* stored, std::vector<uint32_t> indices,
+                      const std::string& where) {
   const auto bytes_of = [&](size_t i) -> std::string_view {
     return made[i] ? std::string_view(*made[i]) : (*stored)[i];
   };
   size_t total = 0;
   for (size_t i = 0; i < made.size(); ++i) total += bytes_of(i).size();
-  JpegFrames out;
+  StoredFrames out;
   char* buffer = engine::DatasetAccess::AllocateBuffer(out, total);
   if (buffer == nullptr && total != 0) throw OutOfMemoryError(where + ": out of memory");
   std::vector<std::pair<size_t, size_t>>& spans = engine::DatasetAccess::Spans(out);
@@ -103,16 +104,16 @@ JpegFrames Assemble(const std::vector<std::optional<std::string>>& made, const J
 
 }  // namespace
 
-JpegFrames Dataset::ReadThumbnails(std::string_view id, const Selection& selection,
-                                   const ThumbnailOptions& options) const {
+StoredFrames Dataset::ReadThumbnails(std::string_view id, const Selection& selection,
+                                     const ThumbnailOptions& options) const {
   std::vector<FrameRequest> one(1);
   one[0].id = std::string(id);
   one[0].selection = selection;
   return std::move(ReadThumbnailBatch(one, options).front());
 }
 
-std::vector<JpegFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
-                                                    const ThumbnailOptions& options) const {
+std::vector<StoredFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
+                                                      const ThumbnailOptions& options) const {
   const auto where = [&](size_t r) {
     return "thumbnail id '" + requests[r].id + "' in " + impl_->dir;
   };
@@ -130,7 +131,7 @@ std::vector<JpegFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameReque
   // JPEG itself) made on the decode threads.
   std::vector<std::vector<std::optional<std::string>>> made(requests.size());
   std::vector<std::pair<size_t, size_t>> jobs;  // (request, frame)
-  std::vector<JpegFrames> stored;
+  std::vector<StoredFrames> stored;
   std::vector<DecodedFrames> pixels;
   const bool h264 = impl_->codec == Codec::kH264;
   if (h264) {
@@ -153,7 +154,7 @@ std::vector<JpegFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameReque
       e.ThrowWithContext(where(r) + " frame " + std::to_string(frame) + ": ");
     }
   });
-  std::vector<JpegFrames> out;
+  std::vector<StoredFrames> out;
   out.reserve(requests.size());
   for (size_t r = 0; r < requests.size(); ++r) {
     out.push_back(Assemble(made[r], h264 ? nullptr : &stored[r],

@@ -16,13 +16,12 @@
 #include <thread>
 
 #include "gulpdb/error.h"
-#include "remote/payload_hash.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine {
 namespace {
 
-std::atomic<uint64_t> g_counter{0};
 // The bytes one round of fills holds in memory at most.
 constexpr uint64_t kRoundBytes = uint64_t{64} << 20;
 
@@ -117,7 +116,7 @@ std::vector<FrameCache::Block> FrameCache::BlocksOf(const std::vector<CacheRange
         b.id.offset = n * size;
         b.id.length = std::min(size, o.committed_length - std::min(o.committed_length, n * size));
         b.id.name =
-            remote::Sha256Hex(o.identity + "\n" + std::to_string(size) + "\n" + std::to_string(n));
+            util::Sha256Hex(o.identity + "\n" + std::to_string(size) + "\n" + std::to_string(n));
         blocks.push_back(std::move(b));
       }
       Block& b = blocks[it->second];
@@ -188,8 +187,7 @@ bool FrameCache::Keep(const Block& block, const std::string& data) const noexcep
   std::string tmp;
   try {
     const std::string header = EncodeBlockHeader(block.id, data);
-    tmp = config_.dir + "/tmp/" + std::to_string(::getpid()) + "." +
-          std::to_string(g_counter.fetch_add(1));
+    tmp = config_.dir + "/tmp/" + util::UniqueFileSuffix();
     util::UniqueFd fd = util::OpenFile(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
     struct iovec iov[2] = {{const_cast<char*>(header.data()), header.size()},
                            {const_cast<char*>(data.data()), data.size()}};

@@ -172,7 +172,7 @@ SourceReport CheckSources(const Dataset& ds) {
 
 std::string ReindexCommand(const Dataset& ds) {
   const std::string& index_dir = IndexDirOf(ds);
-  const bool elsewhere = index_dir != ds.dir() + "/" + kIndexDirName;
+  const bool elsewhere = index_dir != IndexDirOf(ds.dir(), "");
   return "gulpdb import " + ds.dir() + " --reindex" +
          (elsewhere ? " --index-dir " + index_dir : std::string());
 }

@@ -580,8 +580,7 @@ void RemoveLeftBehind(const std::string& dir, const ImportOptions& options, Impo
 
 ImportReport ImportGulpio(const std::string& dir, const ImportOptions& options) {
   if (!util::IsDirectory(dir)) throw NotFoundError("import " + dir + ": no such directory");
-  const std::string final_index =
-      options.index_dir.empty() ? dir + "/" + kIndexDirName : options.index_dir;
+  const std::string final_index = engine::IndexDirOf(dir, options.index_dir);
   const bool reindex = options.reindex && engine::LocalDatasetExists(dir, options.index_dir);
   if (!reindex &&
       (engine::LocalDatasetExists(dir, options.index_dir) || util::PathExists(final_index))) {

@@ -22,9 +22,9 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/payload_hash.h"
 #include "util/crc32c.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 #include "util/sys_error.h"
 
 namespace gulpdb::engine {
@@ -65,7 +65,7 @@ std::string CachePathFor(const Dataset& ds) {
   if (real == nullptr) util::ThrowErrno("resolve", IndexDirOf(ds), errno);
   const std::string key(real);
   std::free(real);
-  return CacheDirectory() + "/verified/" + remote::Sha256Hex(key).substr(0, 32);
+  return CacheDirectory() + "/verified/" + util::Sha256Hex(key).substr(0, 32);
 }
 
 bool IndexDirWritable(const Dataset& ds) {

@@ -586,11 +586,6 @@ class ValueScanner {
   JsonScanResult result_;
 };
 
-size_t SkipSpace(std::string_view text, size_t pos) {
-  while (pos < text.size() && IsJsonSpace(text[pos])) ++pos;
-  return pos;
-}
-
 [[noreturn]] void ThrowInvalid(const char* operation, size_t pos, const std::string& what) {
   throw InvalidArgumentError(std::string(operation) + ": byte " + std::to_string(pos) + ": " +
                              what);
@@ -611,7 +606,7 @@ std::string NormalizeJson(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   ValueScanner<true> scanner(text, /*input_complete=*/true, &out);
-  const JsonScanResult result = scanner.Scan(SkipSpace(text, 0));
+  const JsonScanResult result = scanner.Scan(SkipJsonSpace(text, 0));
   switch (result.status) {
     case JsonScanStatus::kTruncated:
       ThrowInvalid(kOperation, text.size(), "unexpected end of input");
@@ -620,7 +615,7 @@ std::string NormalizeJson(std::string_view text) {
     case JsonScanStatus::kOk:
       break;
   }
-  const size_t end = SkipSpace(text, result.pos);
+  const size_t end = SkipJsonSpace(text, result.pos);
   if (end != text.size()) {
     ThrowInvalid(kOperation, end,
                  "unexpected " + DescribeByte(text[end]) + " after the JSON value");
@@ -868,6 +863,11 @@ std::vector<JsonMember> JsonObjectMembers(std::string_view text, size_t pos, boo
     if (text[pos] == ',') pos = skip_space(pos + 1);
   }
   return members;
+}
+
+size_t SkipJsonSpace(std::string_view text, size_t pos) {
+  while (pos < text.size() && IsJsonSpace(text[pos])) ++pos;
+  return pos;
 }
 
 }  // namespace gulpdb::engine

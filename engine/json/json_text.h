@@ -101,6 +101,10 @@ JsonScanResult ScanJsonValue(std::string_view text, size_t pos, bool input_compl
 JsonScanResult ScanJsonString(std::string_view text, size_t pos, std::string* utf8,
                               bool lone_surrogates = false);
 
+// The first position at or after `pos` that is not JSON whitespace (space,
+// tab, line feed, carriage return); text.size() when there is none.
+size_t SkipJsonSpace(std::string_view text, size_t pos);
+
 // One member of a JSON object, as positions in the text it was read from.
 struct JsonMember {
   std::string key;     // decoded; empty when it has no UTF-8 form (see below)

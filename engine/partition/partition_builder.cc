@@ -23,16 +23,15 @@
 #include "index/lmdb_verify.h"
 #include "index/query_keys.h"
 #include "index/seal.h"
-#include "remote/payload_hash.h"
+#include "util/coding.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 namespace gulpdb::engine {
 namespace {
 
 using namespace part;  // NOLINT: the room's partition file helpers
 
 // ---- writing partitions ----------------------------------------------------
-
-std::atomic<uint64_t> temp_counter{0};
 
 // Cuts runs of logical entries into partition files of one kind and level.
 class PartitionWriter {
@@ -43,8 +42,7 @@ class PartitionWriter {
 
   // Writes `entries` (sorted, non-empty) as one partition and returns its entry.
   PartitionEntry Write(const std::vector<Entry>& entries) {
-    const std::string stem = out_dir_ + "/.build." + std::to_string(::getpid()) + "." +
-                             std::to_string(temp_counter.fetch_add(1));
+    const std::string stem = out_dir_ + "/.build." + util::UniqueFileSuffix();
     const std::string env_dir = stem + ".env";
     const std::string file = stem + ".part";
     try {
@@ -89,7 +87,7 @@ class PartitionWriter {
       {
         util::UniqueFd fd = util::OpenFile(file, O_RDONLY);
         entry.size = util::FileSize(fd.get(), file);
-        entry.sha256 = remote::Sha256HexOfFile(fd.get(), file, 0, entry.size);
+        entry.sha256 = util::Sha256HexOfFile(fd.get(), file, 0, entry.size);
       }
       // A file of that name holds these bytes already (content-addressed).
       const std::string final_path = out_dir_ + "/" + entry.sha256;
@@ -259,8 +257,7 @@ class DatasetEntries {
                                   std::string(value) + "' that has no record");
           }
           std::string out;
-          out.push_back(static_cast<char>(value.size() >> 8));
-          out.push_back(static_cast<char>(value.size() & 0xff));
+          util::PutFixedBig(&out, value.size(), 2);
           out.append(value);
           out += SealedVideo(value, stored);
           made_ = std::move(out);
@@ -470,7 +467,7 @@ void PageRoot(PartitionRoot* root, uint64_t page_bytes, const std::string& out_d
         }
         const std::string bytes_of_page = index::EncodeRootPage(run);
         page.size = bytes_of_page.size();
-        page.sha256 = remote::Sha256Hex(bytes_of_page);
+        page.sha256 = util::Sha256Hex(bytes_of_page);
         const std::string path = out_dir + "/" + page.sha256;
         if (!util::PathExists(path)) util::WriteFileAtomically(path, bytes_of_page);
         root->pages.push_back(std::move(page));
@@ -640,7 +637,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
     }
   }
   result.root_bytes = index::EncodePartitionRoot(root);
-  result.root_sha256 = remote::Sha256Hex(result.root_bytes);
+  result.root_sha256 = util::Sha256Hex(result.root_bytes);
   util::WriteFileAtomically(out_dir + "/" + result.root_sha256, result.root_bytes);
   util::SyncDirectory(out_dir);
   return result;

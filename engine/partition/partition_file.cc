@@ -8,25 +8,20 @@
 #include "engine/partition/partitions.h"
 #include "gulpdb/error.h"
 #include "index/lmdb_verify.h"
-#include "remote/payload_hash.h"
+#include "util/coding.h"
 #include "util/file_io.h"
+#include "util/hex.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine::part {
 
 std::string BigEndian32(uint32_t v) {
-  std::string out(4, '\0');
-  for (int i = 3; i >= 0; --i) {
-    out[static_cast<size_t>(i)] = static_cast<char>(v & 0xff);
-    v >>= 8;
-  }
+  std::string out;
+  util::PutFixedBig(&out, v, 4);
   return out;
 }
 
-bool IsSha256Name(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
+bool IsSha256Name(const std::string& s) { return util::IsSha256Hex(s); }
 
 [[noreturn]] void PartitionCorrupt(const PartitionEntry& entry, const std::string& path,
                                    const std::string& detail) {
@@ -48,8 +43,7 @@ namespace {
 
 std::optional<OrderValue> SplitOrderValue(std::string_view value) {
   if (value.size() < 2) return std::nullopt;
-  const size_t n =
-      (static_cast<size_t>(static_cast<uint8_t>(value[0])) << 8) | static_cast<uint8_t>(value[1]);
+  const auto n = static_cast<size_t>(util::GetFixedBig(value, 0, 2));
   if (n == 0 || value.size() < 2 + n) return std::nullopt;
   return OrderValue{value.substr(2, n), value.substr(2 + n)};
 }
@@ -132,7 +126,7 @@ void VerifyPartitionFile(const std::string& path, const index::PartitionEntry& e
   std::string sha;
   {
     util::UniqueFd fd = util::OpenFile(path, O_RDONLY);
-    sha = remote::Sha256HexOfFile(fd.get(), path, 0, entry.size);
+    sha = util::Sha256HexOfFile(fd.get(), path, 0, entry.size);
   }
   if (sha != entry.sha256) PartitionCorrupt(entry, path, "its SHA-256 is " + sha);
   try {

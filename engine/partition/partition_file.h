@@ -1,6 +1,7 @@
 // The partition file, as both halves of the room read it: the partition
 // builder (partition_builder.cc, which diffs against the previous root's
-// partitions) and the partitioned reader (partitioned_index.cc). Internal to
+// partitions) and the partitioned reader (partitioned_index.cc, which opens
+// partitions, and partitioned_lookup.cc, which reads them). Internal to
 // engine/partition; the format is docs/format/partitions.md's and
 // index/partition_root.h's.
 //
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/partition/partitions.h"
 #include "index/lmdb_env.h"
 #include "index/partition_root.h"
 
@@ -92,5 +94,15 @@ std::unique_ptr<PartitionFile> OpenPartitionFile(const std::string& path,
                                                  const PartitionEntry& entry);
 
 }  // namespace gulpdb::engine::part
+
+namespace gulpdb::engine {
+
+// A partition a PartitionedIndex holds open: opened by partitioned_index.cc,
+// read by the lookups of partitioned_lookup.cc.
+struct PartitionedIndex::Open {
+  std::unique_ptr<part::PartitionFile> file;
+};
+
+}  // namespace gulpdb::engine
 
 #endif  // GULPDB_ENGINE_PARTITION_PARTITION_FILE_H_

@@ -9,6 +9,7 @@
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
 #include "index/seal.h"
+#include "util/env.h"
 #include "util/test_bug.h"
 #include "util/utf8.h"
 
@@ -270,9 +271,8 @@ namespace {
 // versions before the ordered form wrote it, to test that it is still read,
 // kept and rebuilt).
 index::MetaKeyForm NewFieldForm() {
-  const char* form = std::getenv("GULPDB_TEST_META_KEY_FORM");
-  return form != nullptr && std::string_view(form) == "canonical" ? index::MetaKeyForm::kCanonical
-                                                                  : index::kNewestMetaKeyForm;
+  return util::EnvText("GULPDB_TEST_META_KEY_FORM") == "canonical" ? index::MetaKeyForm::kCanonical
+                                                                   : index::kNewestMetaKeyForm;
 }
 
 // Puts the entries of `field` for every video.

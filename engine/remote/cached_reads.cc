@@ -10,30 +10,27 @@
 #include "engine/remote/remote_dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "util/byte_size.h"
+#include "util/env.h"
 
 namespace gulpdb {
 namespace engine {
 namespace {
 
 // The size `name` sets, `fallback` when unset; InvalidArgumentError naming
-// the variable for a malformed one.
+// the variable (util/env.h's form, after `what`) for a malformed one.
 uint64_t SizeVariable(const char* name, uint64_t fallback, const std::string& what) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || value[0] == '\0') return fallback;
-  const std::optional<uint64_t> size = util::ParseByteSize(value);
-  if (!size) {
-    throw InvalidArgumentError(what + ": " + name + " '" + value +
-                               "': not a size (bytes, or a number with K, M, G or T)");
+  try {
+    return util::EnvBytes(name).value_or(fallback);
+  } catch (const InvalidArgumentError& e) {
+    e.ThrowWithContext(what + ": ");
   }
-  return *size;
 }
 
 uint64_t BlockBytes(const std::string& what) {
   const uint64_t block = SizeVariable("GULPDB_FRAME_CACHE_BLOCK", kDefaultFrameBlockBytes, what);
   if (block < (uint64_t{64} << 10) || block > (uint64_t{64} << 20) || (block & (block - 1)) != 0) {
     throw InvalidArgumentError(what + ": GULPDB_FRAME_CACHE_BLOCK '" +
-                               std::getenv("GULPDB_FRAME_CACHE_BLOCK") +
+                               util::EnvText("GULPDB_FRAME_CACHE_BLOCK").value_or("") +
                                "': the block size must be a power of two from 64K to 64M");
   }
   return block;

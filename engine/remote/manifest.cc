@@ -7,8 +7,9 @@
 
 #include "engine/json/json_text.h"
 #include "gulpdb/error.h"
-#include "remote/payload_hash.h"
-#include "remote/s3_url.h"
+#include "s3/s3_url.h"
+#include "util/hex.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -35,14 +36,6 @@ void AppendKeyNumber(std::string* out, const char* name, Int value) {
 void AppendCrc(std::string* out, const std::optional<uint32_t>& crc) {
   *out += "\"crc32c\": ";
   *out += crc ? std::to_string(*crc) : std::string("null");
-}
-
-bool IsHex64(std::string_view s) {
-  if (s.size() != 64) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
 }
 
 // Reads fields of one JSON object with type checks; every failure names the
@@ -233,7 +226,7 @@ std::vector<ChunkPageText> MakeChunkPages(const std::vector<ManifestChunk>& chun
     t.page.first = chunks[begin].number;
     t.page.count = static_cast<uint32_t>(end - begin);
     t.page.size = t.text.size();
-    t.page.sha256 = remote::Sha256Hex(t.text);
+    t.page.sha256 = util::Sha256Hex(t.text);
     t.page.key = ChunkPageKey(t.page.sha256);
     pages.push_back(std::move(t));
     begin = end;
@@ -244,7 +237,7 @@ std::vector<ChunkPageText> MakeChunkPages(const std::vector<ManifestChunk>& chun
 std::vector<ManifestChunk> ParseChunkPage(std::string_view text, const ManifestChunkPage& page,
                                           const std::string& where) {
   const char* operation = "read chunk page ";
-  const std::string sha = remote::Sha256Hex(text);
+  const std::string sha = util::Sha256Hex(text);
   if (text.size() != page.size || sha != page.sha256) {
     throw CorruptionError(operation + where + ": " + std::to_string(text.size()) +
                           " bytes with SHA-256 " + sha + ", the manifest says " +
@@ -284,7 +277,7 @@ bool IsUuid(std::string_view s) {
     const char c = s[i];
     if (i == 8 || i == 13 || i == 18 || i == 23) {
       if (c != '-') return false;
-    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+    } else if (!util::IsLowerHexDigit(c)) {
       return false;
     }
   }
@@ -426,7 +419,8 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     m.root_key = index_root.Key("key");
     m.root_size = index_root.Unsigned("size");
     m.root_sha256 = index_root.String("sha256");
-    if (!IsHex64(m.root_sha256)) index_root.Fail("\"sha256\" is not 64 lowercase hex digits");
+    if (!util::IsSha256Hex(m.root_sha256))
+      index_root.Fail("\"sha256\" is not 64 lowercase hex digits");
     if (m.root_size > kMaxRootBytes) {
       index_root.Fail("\"size\" is " + std::to_string(m.root_size) +
                       " bytes, more than a root may be");
@@ -436,7 +430,8 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     m.snapshot_key = snapshot.Key("key");
     m.snapshot_size = snapshot.Unsigned("size");
     m.snapshot_sha256 = snapshot.String("sha256");
-    if (!IsHex64(m.snapshot_sha256)) snapshot.Fail("\"sha256\" is not 64 lowercase hex digits");
+    if (!util::IsSha256Hex(m.snapshot_sha256))
+      snapshot.Fail("\"sha256\" is not 64 lowercase hex digits");
   }
   m.videos = top.Unsigned("videos");
   m.frames = top.Unsigned("frames");
@@ -458,7 +453,7 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
       p.key = f.Key("key");
       p.size = f.Unsigned("size");
       p.sha256 = f.String("sha256");
-      if (!IsHex64(p.sha256)) f.Fail("\"sha256\" is not 64 lowercase hex digits");
+      if (!util::IsSha256Hex(p.sha256)) f.Fail("\"sha256\" is not 64 lowercase hex digits");
       if (p.key != ChunkPageKey(p.sha256)) f.Fail("\"key\" is not the page's name for its SHA-256");
       if (p.count == 0 || p.count > kChunksPerPage || p.size == 0 || p.size > kMaxChunkPageBytes) {
         f.Fail("holds " + std::to_string(p.count) + " chunks in " + std::to_string(p.size) +

@@ -8,8 +8,8 @@
 #include <cerrno>
 
 #include "gulpdb/error.h"
-#include "remote/errors.h"
-#include "remote/s3_url.h"
+#include "s3/errors.h"
+#include "s3/s3_url.h"
 #include "util/file_io.h"
 #include "util/path.h"
 #include "util/sys_error.h"

@@ -13,7 +13,7 @@
 // Errors: NotFoundError for a missing object, AccessDeniedError (403),
 // remote::RangeNotSatisfiableError for a range past an object's end,
 // IoError for everything else, each naming the object (Name(key)). The S3
-// store retries transient failures (remote/s3_client.h); the local one does
+// store retries transient failures (s3/s3_client.h); the local one does
 // not need to.
 //
 // Conditions (remote::WriteOptions, S3 conditional writes): a write may be
@@ -38,7 +38,7 @@
 #include <string_view>
 #include <vector>
 
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 
 namespace gulpdb::engine {
 

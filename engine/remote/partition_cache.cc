@@ -18,22 +18,13 @@
 #include "engine/remote/verified_fetch.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/payload_hash.h"
-#include "util/byte_size.h"
+#include "util/env.h"
 #include "util/file_io.h"
+#include "util/hex.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine {
 namespace {
-
-std::atomic<uint64_t> g_counter{0};
-
-bool IsHex64(const std::string& name) {
-  if (name.size() != 64) return false;
-  for (char c : name) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
 
 // Marks a partition as used now (LRU order). Best effort.
 void Touch(const std::string& path) { ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0); }
@@ -60,7 +51,7 @@ std::optional<std::string> CachedObject(const std::string& sha256, uint64_t size
     if (::stat(path.c_str(), &st) != 0) return std::nullopt;
     if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == size) {
       std::string bytes = util::ReadFile(path);
-      if (bytes.size() == size && remote::Sha256Hex(bytes) == sha256) {
+      if (bytes.size() == size && util::Sha256Hex(bytes) == sha256) {
         Touch(path);
         return bytes;
       }
@@ -83,7 +74,7 @@ void KeepObject(const std::string& sha256, std::string_view bytes) noexcept {
     std::vector<std::pair<int64_t, std::string>> kept;  // (last use, name)
     for (const std::string& name : util::ListDirectory(dir)) {
       struct stat st {};
-      if (!IsHex64(name) || ::stat((dir + "/" + name).c_str(), &st) != 0) continue;
+      if (!util::IsSha256Hex(name) || ::stat((dir + "/" + name).c_str(), &st) != 0) continue;
       kept.emplace_back(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
                         name);
     }
@@ -212,7 +203,7 @@ class Fetcher {
   // `entry` comes from a verified root or root page.
   std::string operator()(const index::PartitionEntry& entry) const {
     const std::string& sha256 = entry.sha256;
-    if (!IsHex64(sha256)) {
+    if (!util::IsSha256Hex(sha256)) {
       throw CorruptionError(what_ + ": fetch partition '" + sha256 + "': not a SHA-256 name");
     }
     const std::string path = dir_ + "/" + sha256;
@@ -244,8 +235,7 @@ class Fetcher {
       damage = Problem(path, entry);
       if (damage.empty()) return Use(sha256, path, std::move(fd));
       // Damaged: out of the way (readers that hold it keep their copy).
-      const std::string aside = dir_ + "/.damaged." + std::to_string(::getpid()) + "." +
-                                std::to_string(g_counter.fetch_add(1));
+      const std::string aside = dir_ + "/.damaged." + util::UniqueFileSuffix();
       util::Rename(path, aside);
       util::RemoveFileQuietly(aside);
     }
@@ -294,8 +284,7 @@ class Fetcher {
           [&] {
             fd = util::UniqueFd();
             if (!tmp.empty()) util::RemoveFileQuietly(tmp);
-            tmp = dir_ + "/.download." + std::to_string(::getpid()) + "." +
-                  std::to_string(g_counter.fetch_add(1));
+            tmp = dir_ + "/.download." + util::UniqueFileSuffix();
             return DownloadToFile(*store_, object, tmp, &fd);
           },
           [&] { VerifyPartitionFile(tmp, entry); }, Remembering());
@@ -325,16 +314,7 @@ class Fetcher {
 
 std::string PartitionCacheDirectory() { return CacheDirectory() + "/partitions"; }
 
-uint64_t CacheBytesBound() {
-  const char* value = std::getenv("GULPDB_CACHE_BYTES");
-  if (value == nullptr || value[0] == '\0') return 0;
-  const std::optional<uint64_t> bound = util::ParseByteSize(value);
-  if (!bound) {
-    throw InvalidArgumentError(std::string("GULPDB_CACHE_BYTES '") + value +
-                               "': not a size (bytes, or a number with K, M, G or T)");
-  }
-  return *bound;
-}
+uint64_t CacheBytesBound() { return util::EnvBytes("GULPDB_CACHE_BYTES").value_or(0); }
 
 uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {
   struct File {
@@ -347,7 +327,7 @@ uint64_t EvictPartitions(const std::string& dir, uint64_t bound) noexcept {
     std::vector<File> files;
     uint64_t total = 0;
     for (const std::string& name : util::ListDirectory(dir)) {
-      if (!IsHex64(name)) continue;
+      if (!util::IsSha256Hex(name)) continue;
       struct stat st {};
       if (::stat((dir + "/" + name).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
       const int64_t used =

@@ -8,7 +8,9 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/errors.h"
+#include "s3/errors.h"
+#include "util/env.h"
+#include "util/host_name.h"
 
 namespace gulpdb::engine {
 namespace {
@@ -16,24 +18,15 @@ namespace {
 // On the probes that check a store honours conditions (never stored).
 constexpr const char* kMetaProbe = "gulpdb-probe";
 
-std::string HostName() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "unknown";
-  return name;
-}
-
 // The lease's duration: $GULPDB_PUSH_LEASE (a duration), else 2 minutes.
 std::chrono::seconds LeaseDuration() {
-  const char* value = std::getenv("GULPDB_PUSH_LEASE");
-  if (value == nullptr || value[0] == '\0') return std::chrono::minutes(2);
-  std::chrono::seconds d;
-  try {
-    d = ParseDuration(value);
-  } catch (const InvalidArgumentError& e) {
-    e.ThrowWithContext("GULPDB_PUSH_LEASE: ");
+  const std::optional<std::chrono::seconds> d = util::EnvDuration("GULPDB_PUSH_LEASE");
+  if (!d) return std::chrono::minutes(2);
+  if (d->count() < 1) {
+    throw InvalidArgumentError("GULPDB_PUSH_LEASE '" +
+                               util::EnvText("GULPDB_PUSH_LEASE").value_or("") + "': at least 1 s");
   }
-  if (d.count() < 1) throw InvalidArgumentError("GULPDB_PUSH_LEASE: at least 1 s");
-  return d;
+  return *d;
 }
 }  // namespace
 
@@ -47,7 +40,7 @@ PushLeaseRecord ThisProcessLease(std::string push_id, std::string dataset, int64
   PushLeaseRecord record;
   record.push_id = std::move(push_id);
   record.dataset = std::move(dataset);
-  record.host = HostName();
+  record.host = util::HostName();
   record.pid = ::getpid();
   record.started_unix = started_unix;
   return record;

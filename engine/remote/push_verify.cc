@@ -4,13 +4,14 @@
 
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/payload_hash.h"
+#include "s3/etag.h"
 #include "util/file_io.h"
+#include "util/sha256.h"
 
 namespace gulpdb::engine {
 
 VerifiedEtags::VerifiedEtags(const std::string& store_identity)
-    : path_(CacheDirectory() + "/pushed/" + remote::Sha256Hex(store_identity).substr(0, 32)) {
+    : path_(CacheDirectory() + "/pushed/" + util::Sha256Hex(store_identity).substr(0, 32)) {
   std::string text;
   try {
     text = util::ReadFile(path_);
@@ -80,13 +81,13 @@ const std::optional<std::string>& LocalCopy::Md5() const {
   if (hashed_) return md5_;
   hashed_ = true;
   try {
-    remote::PayloadDigests d;
+    util::PayloadDigests d;
     if (is_file()) {
       const util::UniqueFd fd = util::OpenFile(path_, O_RDONLY);
       if (util::FileSize(fd.get(), path_) < length_) return md5_;
-      d = remote::DigestsOfFile(fd.get(), path_, 0, length_);
+      d = util::DigestsOfFile(fd.get(), path_, 0, length_);
     } else {
-      d = remote::DigestsOf(bytes_);
+      d = util::DigestsOf(bytes_);
     }
     if (sha256_.empty() || d.sha256_hex == sha256_) md5_ = d.md5_hex;
   } catch (const Error&) {

@@ -59,6 +59,7 @@ class LocalCopy {
   const std::string& path() const { return path_; }
   std::string_view bytes() const { return bytes_; }
   bool is_file() const { return !path_.empty(); }
+  uint64_t length() const { return length_; }
   // The MD5 (hex) of the copy, or nullopt when it is not what it must be (a
   // file that is shorter, unreadable, or whose SHA-256 is not the one to
   // check). Read once.

@@ -16,13 +16,14 @@
 #include "engine/remote/partition_cache.h"
 #include "engine/remote/snapshot_cache.h"
 #include "gulpdb/error.h"
-#include "remote/errors.h"
-#include "remote/payload_hash.h"
-#include "remote/s3_config.h"
-#include "remote/s3_url.h"
-#include "util/byte_size.h"
+#include "gulpdb/interop.h"
+#include "s3/errors.h"
+#include "s3/s3_config.h"
+#include "s3/s3_url.h"
+#include "util/env.h"
 #include "util/file_io.h"
 #include "util/relative_name.h"
+#include "util/sha256.h"
 #include "util/test_bug.h"
 #include "util/url_text.h"
 
@@ -36,6 +37,22 @@ std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset) {
 
 namespace engine {
 namespace {
+
+// What GetRemoteInfo reports of the dataset `manifest` describes, opened from
+// the snapshot of `sha256` and `bytes` at `path`.
+RemoteInfo InfoOf(const ObjectStore& store, const Manifest& manifest, const std::string& sha256,
+                  uint64_t bytes, bool downloaded, std::string path) {
+  RemoteInfo info;
+  info.url = store.url();
+  info.generation = manifest.generation;
+  info.created = IsoTime(manifest.created_unix);
+  info.snapshot_sha256 = sha256;
+  info.dataset_uuid = manifest.dataset;
+  info.snapshot_bytes = bytes;
+  info.snapshot_downloaded = downloaded;
+  info.snapshot_path = std::move(path);
+  return info;
+}
 
 // A label2idx.json larger than this is not one (about 10^6 labels).
 constexpr uint64_t kMaxLabelMapBytes = uint64_t{64} << 20;
@@ -80,15 +97,8 @@ std::unique_ptr<Dataset> OpenPartitioned(std::shared_ptr<ObjectStore> store, Man
   PartitionFetch fetch = NodeCacheFetch(store, what, lock_wait, counters, remember);
   auto index = std::make_shared<const PartitionedIndex>(std::move(root), std::move(fetch), dir,
                                                         NodeCachePageFetch(store, what, remember));
-  RemoteInfo info;
-  info.url = store->url();
-  info.generation = manifest.generation;
-  info.created = IsoTime(manifest.created_unix);
-  info.snapshot_sha256 = manifest.root_sha256;
-  info.dataset_uuid = manifest.dataset;
-  info.snapshot_bytes = manifest.root_size;
-  info.snapshot_downloaded = true;
-  info.snapshot_path = PartitionCacheDirectory();
+  RemoteInfo info = InfoOf(*store, manifest, manifest.root_sha256, manifest.root_size,
+                           /*downloaded=*/true, PartitionCacheDirectory());
   info.partitioned = true;
   info.splits_omitted = splits_omitted;
   auto source =
@@ -116,15 +126,8 @@ std::unique_ptr<Dataset> OpenManifest(std::shared_ptr<ObjectStore> store, Manife
                             " (delete it: the next open downloads it again)");
     }
   }
-  RemoteInfo info;
-  info.url = store->url();
-  info.generation = manifest.generation;
-  info.created = IsoTime(manifest.created_unix);
-  info.snapshot_sha256 = manifest.snapshot_sha256;
-  info.dataset_uuid = manifest.dataset;
-  info.snapshot_bytes = manifest.snapshot_size;
-  info.snapshot_downloaded = snapshot.downloaded;
-  info.snapshot_path = snapshot.dir + "/data.mdb";
+  RemoteInfo info = InfoOf(*store, manifest, manifest.snapshot_sha256, manifest.snapshot_size,
+                           snapshot.downloaded, snapshot.dir + "/data.mdb");
   auto source =
       std::make_shared<const RemoteSource>(std::move(store), std::move(manifest), std::move(info));
   std::unique_ptr<Dataset> dataset = OpenOnIndex(dir, options, std::move(env), source);
@@ -172,13 +175,10 @@ RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest
   std::optional<FrameCacheConfig> cache;
   if (manifest_.chunks_published) cache = FrameCacheFromEnvironment(what);
   uint64_t memory = kDefaultPrefetchMemory;
-  if (const char* value = std::getenv("GULPDB_PREFETCH_BYTES"); value != nullptr && *value) {
-    const std::optional<uint64_t> parsed = util::ParseByteSize(value);
-    if (!parsed) {
-      throw InvalidArgumentError(what + ": GULPDB_PREFETCH_BYTES '" + value +
-                                 "': not a size (bytes, or a number with K, M, G or T)");
-    }
-    memory = *parsed;
+  try {
+    memory = util::EnvBytes("GULPDB_PREFETCH_BYTES").value_or(kDefaultPrefetchMemory);
+  } catch (const InvalidArgumentError& e) {
+    e.ThrowWithContext(what + ": ");
   }
   const std::string ahead = "read ahead in " + store_->url();
   reads_ = std::make_unique<CachedReads>(
@@ -388,8 +388,8 @@ std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
            "' in the index snapshot is not a safe relative name (" + problem + ")";
   }
   const bool key_ok =
-      m.key == record.file_name || (record.file_name.find('/') != std::string::npos &&
-                                    m.key == "data_" + std::to_string(number) + ".gulp");
+      m.key == record.file_name ||
+      (record.file_name.find('/') != std::string::npos && m.key == GulpioDataFileName(number));
   if (!key_ok) {
     return "names the object '" + m.key + "' for " + chunk + ", whose file is '" +
            record.file_name + "'";
@@ -562,7 +562,7 @@ void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
     throw CorruptionError(what + ": larger than any label map (" + e.what() +
                           "): it was replaced behind the manifest's back");
   }
-  if (!manifest.label2idx_sha256.empty() && remote::Sha256Hex(text) != manifest.label2idx_sha256) {
+  if (!manifest.label2idx_sha256.empty() && util::Sha256Hex(text) != manifest.label2idx_sha256) {
     throw CorruptionError(what + ": its SHA-256 is not the one the manifest (generation " +
                           std::to_string(manifest.generation) +
                           ") gives: it was changed behind the manifest's back");
@@ -660,12 +660,12 @@ bool RemoteDatasetExists(const std::string& url) {
 // ---- shared file systems ----------------------------------------------------
 
 std::string NetworkFileSystemName(const std::string& path) {
-  if (const char* fake = std::getenv("GULPDB_TEST_FS_TYPE"); fake != nullptr && fake[0] != 0) {
+  if (const std::optional<std::string> fake = util::EnvText("GULPDB_TEST_FS_TYPE")) {
     char* end = nullptr;
-    const long long magic = std::strtoll(fake, &end, 0);
+    const long long magic = std::strtoll(fake->c_str(), &end, 0);
     if (end != nullptr && *end == '\0') return NameOfMagic(magic);
     for (const FileSystemType& t : kNetworkFileSystems) {
-      if (std::strcmp(fake, t.name) == 0) return t.name;
+      if (*fake == t.name) return t.name;
     }
     return "";
   }
@@ -676,9 +676,7 @@ std::string NetworkFileSystemName(const std::string& path) {
 
 bool NetworkIndexAllowed(const OpenOptions& options) {
   if (options.allow_network_index) return true;
-  const char* value = std::getenv("GULPDB_ALLOW_NETWORK_INDEX");
-  return value != nullptr && (std::strcmp(value, "1") == 0 || std::strcmp(value, "true") == 0 ||
-                              std::strcmp(value, "yes") == 0);
+  return util::EnvFlag("GULPDB_ALLOW_NETWORK_INDEX");
 }
 
 std::unique_ptr<Dataset> OpenFromPublishedSnapshot(const std::string& dir,

@@ -15,9 +15,10 @@
 #include "engine/remote/verified_fetch.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
-#include "remote/payload_hash.h"
 #include "util/file_io.h"
+#include "util/hex.h"
 #include "util/relative_name.h"
+#include "util/sha256.h"
 #include "util/sys_error.h"
 
 namespace gulpdb {
@@ -26,16 +27,6 @@ namespace engine {
 namespace {
 
 constexpr auto kStaleSnapshotAge = std::chrono::hours(1);
-std::atomic<uint64_t> g_counter{0};
-
-bool IsHexName(const std::string& name, size_t length) {
-  if (name.size() != length) return false;
-  for (char c : name) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
-
 // Marks the snapshot as used now (its folder's mtime), so that cleaning does
 // not take a snapshot in use. Best effort: a read-only cache still works.
 void Touch(const std::string& dir) { ::utimensat(AT_FDCWD, dir.c_str(), nullptr, 0); }
@@ -46,7 +37,7 @@ void RemoveStaleSnapshots(const std::string& base, const std::string& keep) {
   const auto now = std::chrono::system_clock::now();
   for (const std::string& name : util::ListDirectory(base)) {
     const std::string path = base + "/" + name;
-    if (path == keep || !IsHexName(name, 64)) continue;
+    if (path == keep || !util::IsSha256Hex(name)) continue;
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) continue;
     const auto used = std::chrono::system_clock::from_time_t(st.st_mtime);
@@ -142,7 +133,7 @@ std::string CheckSnapshotFile(const std::string& dir, const Manifest& manifest) 
       return std::to_string(size) + " bytes, the manifest says " +
              std::to_string(manifest.snapshot_size);
     }
-    const std::string sha = remote::Sha256HexOfFile(fd.get(), file, 0, size);
+    const std::string sha = util::Sha256HexOfFile(fd.get(), file, 0, size);
     if (sha != manifest.snapshot_sha256) {
       return "SHA-256 " + sha + ", the manifest says " + manifest.snapshot_sha256;
     }
@@ -173,8 +164,7 @@ void Download(ObjectStore& store, const NamedObject& object, const std::string& 
         [&] {
           fd = util::UniqueFd();
           if (!tmp.empty()) util::RemoveTree(tmp);
-          tmp =
-              base + "/.download." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+          tmp = base + "/.download." + util::UniqueFileSuffix();
           if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
           return DownloadToFile(store, object, tmp + "/data.mdb", &fd);
         },
@@ -208,7 +198,7 @@ void Download(ObjectStore& store, const NamedObject& object, const std::string& 
 CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
                               std::chrono::milliseconds lock_wait) {
   const std::string base =
-      CacheDirectory() + "/remote/" + remote::Sha256Hex(store.Identity()).substr(0, 32);
+      CacheDirectory() + "/remote/" + util::Sha256Hex(store.Identity()).substr(0, 32);
   const std::string target =
       util::JoinRelative(base, manifest.snapshot_sha256, "open dataset " + store.url(),
                          "the manifest's snapshot SHA-256");
@@ -253,8 +243,7 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
     // files left in it): out of the way, whole, so that the download's
     // folder can take its name; then fetched again. Processes that map it
     // keep their mapping (unlinking a mapped file is safe).
-    const std::string aside =
-        base + "/.damaged." + std::to_string(::getpid()) + "." + std::to_string(g_counter++);
+    const std::string aside = base + "/.damaged." + util::UniqueFileSuffix();
     util::Rename(target, aside);
   }
   // Only the lock holder downloads: any other download folder is left over
@@ -314,7 +303,7 @@ TempDir::TempDir() {
     }
   }
   for (;;) {
-    path_ = root + "/" + std::to_string(::getpid()) + "." + std::to_string(g_counter.fetch_add(1));
+    path_ = root + "/" + util::UniqueFileSuffix();
     if (util::MakeDirectory(path_, 0700)) return;
   }
 }

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gulpdb/error.h"
-#include "remote/errors.h"
-#include "remote/payload_hash.h"
+#include "s3/errors.h"
+#include "util/sha256.h"
 #include "util/url_text.h"
 
 namespace gulpdb::engine {
@@ -152,7 +152,7 @@ Arrival DownloadToFile(ObjectStore& store, const NamedObject& object, const std:
   store.GetToFile(object.key, path, object.size);
   *fd = util::OpenFile(path, O_RDONLY);
   const uint64_t size = util::FileSize(fd->get(), path);
-  return Arrival{size, remote::Sha256HexOfFile(fd->get(), path, 0, size)};
+  return Arrival{size, util::Sha256HexOfFile(fd->get(), path, 0, size)};
 }
 
 std::string GetVerified(ObjectStore& store, const NamedObject& object,
@@ -163,7 +163,7 @@ std::string GetVerified(ObjectStore& store, const NamedObject& object,
       object,
       [&] {
         bytes = store.Get(object.key, object.size);
-        return Arrival{bytes.size(), remote::Sha256Hex(bytes)};
+        return Arrival{bytes.size(), util::Sha256Hex(bytes)};
       },
       check ? std::function<void()>([&] { check(bytes); }) : std::function<void()>(), remember);
   return bytes;

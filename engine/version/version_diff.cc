@@ -63,7 +63,7 @@ bool SameFrames(const Side& a, const Video& va, const Side& b, const Video& vb) 
   }
   if (HasChecksums(ra) && HasChecksums(rb)) return ra.crc32c == rb.crc32c;
   // No CRC on a side: the bytes themselves.
-  const JpegFrames fa = a.dataset->ReadJpegs(va.id), fb = b.dataset->ReadJpegs(vb.id);
+  const StoredFrames fa = a.dataset->ReadJpegs(va.id), fb = b.dataset->ReadJpegs(vb.id);
   if (fa.size() != fb.size()) return false;
   for (size_t i = 0; i < fa.size(); ++i) {
     if (fa[i] != fb[i]) return false;

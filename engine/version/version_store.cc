@@ -13,8 +13,9 @@
 #include "engine/partition/partition_file.h"
 #include "engine/partition/partitions.h"
 #include "gulpdb/error.h"
-#include "remote/payload_hash.h"
 #include "util/file_io.h"
+#include "util/hex.h"
+#include "util/sha256.h"
 #include "util/test_bug.h"
 
 namespace gulpdb::engine {
@@ -37,7 +38,7 @@ std::string DeletedDir(const std::string& dir) { return VersionsDir(dir) + "/del
 // A tag's file: named by the SHA-256 of the tag's name, so that a name of
 // up to 255 bytes makes a file name (and its temporary one) of a fixed size.
 std::string TagFile(const std::string& dir, const std::string& name) {
-  return TagsDir(dir) + "/" + remote::Sha256Hex(name) + kTagSuffix;
+  return TagsDir(dir) + "/" + util::Sha256Hex(name) + kTagSuffix;
 }
 
 std::vector<std::string> ListIfDirectory(const std::string& dir) {
@@ -114,7 +115,7 @@ VersionInfo ParseTagFile(const std::string& path, const std::string& expected_na
   if (!has_name || !has_root || !created || !videos || !frames) {
     throw bad("a member (name, root, created_ms, videos, frames) is missing");
   }
-  if (!part::IsSha256Name(info.root))
+  if (!util::IsSha256Hex(info.root))
     throw bad("its root '" + PrintableBytes(info.root) + "' is not a SHA-256 name");
   if (!expected_name.empty() && info.name != expected_name) {
     throw bad("it names the tag '" + PrintableBytes(info.name) + "'");
@@ -219,7 +220,7 @@ VersionInfo ReadTag(const std::string& dir, const std::string& name, const std::
 }
 
 index::PartitionRoot ReadRoot(const std::string& dir, const std::string& sha256, bool expand) {
-  if (!part::IsSha256Name(sha256)) {
+  if (!util::IsSha256Hex(sha256)) {
     throw CorruptionError("read version root '" + PrintableBytes(sha256) + "' of " + dir +
                           ": not a SHA-256 name");
   }
@@ -230,7 +231,7 @@ index::PartitionRoot ReadRoot(const std::string& dir, const std::string& sha256,
   } catch (const NotFoundError&) {
     throw CorruptionError("read version root " + path + ": the file is missing");
   }
-  if (remote::Sha256Hex(bytes) != sha256) {
+  if (util::Sha256Hex(bytes) != sha256) {
     throw CorruptionError("read version root " + path +
                           ": its bytes are not the ones its name (SHA-256) says");
   }

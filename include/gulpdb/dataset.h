@@ -61,6 +61,11 @@ struct CreateOptions {
   Codec codec = Codec::kJpeg;
 };
 
+// The most threads one read, batch or encode may use (OpenOptions::
+// decode_threads, the Python writer's encode_threads): more is a mistake
+// (a count of frames or bytes given for threads), not a wish to be met.
+inline constexpr size_t kMaxThreads = 1024;
+
 struct OpenOptions {
   bool read_only = true;
   // Chunk files kept open for reading; 0: half the process's descriptor limit
@@ -82,7 +87,8 @@ struct OpenOptions {
   // read of the index file: about 10 ms per 100 MB).
   bool verify_index = false;
   // Threads that decode the frames of one read or batch: 0 = one per core,
-  // 1 = decode on the calling thread only.
+  // 1 = decode on the calling thread only; at most kMaxThreads (Open
+  // refuses more with an InvalidArgumentError).
   size_t decode_threads = 0;
   // Where the index lives; empty: <dir>/gulpdb.index.
   std::string index_dir;
@@ -199,9 +205,10 @@ namespace engine {
 class DatasetAccess;
 }  // namespace engine
 
-// JPEG bytes of the frames of one read, in selection order. Owns its buffer;
-// the views stay valid while the object lives.
-class GULPDB_EXPORT JpegFrames {
+// The stored bytes of the frames of one read, in selection order: JPEG
+// bytes, or the H.264 packets of a dataset that stores its frames as H.264.
+// Owns its buffer; the views stay valid while the object lives.
+class GULPDB_EXPORT StoredFrames {
  public:
   size_t size() const { return spans_.size(); }
   bool empty() const { return spans_.empty(); }
@@ -221,6 +228,10 @@ class GULPDB_EXPORT JpegFrames {
   std::vector<std::pair<size_t, size_t>> spans_;  // (position in buffer_, size)
   std::vector<uint32_t> indices_;
 };
+
+// The name StoredFrames had until 0.2: it holds H.264 packets too.
+// Deprecated; removed in the release after next.
+using JpegFrames [[deprecated("use gulpdb::StoredFrames")]] = StoredFrames;
 
 // Decoded pixels of the frames of one read, in selection order, in one
 // buffer that this object owns. When every frame has the same shape
@@ -372,7 +383,7 @@ class GULPDB_EXPORT Dataset {
   // each frame checked against its CRC-32C (OpenOptions::verify_checksums).
   // On an h264 dataset: InvalidArgumentError (its frames are not JPEGs; use
   // ReadFrames).
-  JpegFrames ReadJpegs(std::string_view id, const Selection& selection = Selection::All()) const;
+  StoredFrames ReadJpegs(std::string_view id, const Selection& selection = Selection::All()) const;
 
   // Decoded pixels of the selected frames (see jpeg.h for formats, DCT
   // methods and scaling). The frames are decoded in parallel on the dataset's
@@ -396,7 +407,7 @@ class GULPDB_EXPORT Dataset {
                                        const DecodeOptions& options = {}) const;
   // JPEG bytes of many requests at once, in request order. On an h264
   // dataset: InvalidArgumentError, as ReadJpegs.
-  std::vector<JpegFrames> ReadJpegBatch(const std::vector<FrameRequest>& requests) const;
+  std::vector<StoredFrames> ReadJpegBatch(const std::vector<FrameRequest>& requests) const;
   // Read-ahead (docs/frame_cache.md): starts fetching, in the background,
   // the bytes a read of `requests` will need, and returns; a later read of
   // them takes them from the node's frame cache (or, with the cache off,
@@ -436,15 +447,15 @@ class GULPDB_EXPORT Dataset {
   // (at least 1). Errors as ReadFrames (a frame that does not decode:
   // CorruptionError naming the id and frame); InvalidArgumentError for
   // max_side outside 0..65500 or quality outside 1..100.
-  JpegFrames ReadThumbnails(std::string_view id, const Selection& selection,
-                            const ThumbnailOptions& options) const;
+  StoredFrames ReadThumbnails(std::string_view id, const Selection& selection,
+                              const ThumbnailOptions& options) const;
   // Thumbnails of many requests at once, in request order: every frame read
   // at once (ReadJpegBatch's one pread per run, or concurrent range requests
   // for a dataset in an object store; ReadBatch on an h264 dataset), every
   // thumbnail made in parallel on the decode threads. Errors as
   // ReadThumbnails, for the first request that fails.
-  std::vector<JpegFrames> ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
-                                             const ThumbnailOptions& options) const;
+  std::vector<StoredFrames> ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
+                                               const ThumbnailOptions& options) const;
 
   // Every id in (chunk, insertion) order. Memory grows with the dataset; for
   // large ones prefer ForEach.

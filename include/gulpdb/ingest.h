@@ -283,6 +283,35 @@ GULPDB_EXPORT IngestReport Ingest(const IngestOptions& options);
 // plan skips such sources the same way (or stops under `strict`).
 GULPDB_EXPORT std::optional<SourceProblem> UnstorableSource(const SourceSpec& source);
 
+// Which of `ids` (the listed sources, in the order Ingest appends them: after
+// any shuffle) an ingest into `dir` keeps, decided as Ingest decides before
+// it writes anything, so that a distributed ingest's plan decides the same,
+// down to the messages. First the ids listed twice: with
+// OnDuplicate::kError an InvalidArgumentError ("ingest <dir>: id '<id>' is
+// listed twice (see --on-duplicate)"), else all but the first (kSkip) or the
+// last (kReplace) listing dropped. Then the kept sources no dataset can hold
+// (`problems[i]`, UnstorableSource's answer for source i): with `strict` an
+// InvalidArgumentError ("ingest '<id>': <message>"), else dropped and listed
+// in `bad`. `problems` is empty or as long as `ids`.
+struct SourcePlan {
+  std::vector<bool> keep;   // one per listed source
+  uint64_t duplicates = 0;  // listings dropped as ids listed twice
+  std::vector<size_t> bad;  // the sources dropped as unstorable, in list order
+};
+GULPDB_EXPORT SourcePlan PlanSources(const std::string& dir, OnDuplicate on_duplicate, bool strict,
+                                     const std::vector<std::string_view>& ids,
+                                     const std::vector<std::optional<SourceProblem>>& problems);
+
+// Of the sources `*keep` still keeps, those whose id `dataset` holds: with
+// OnDuplicate::kError an InvalidArgumentError ("ingest <dir>: id '<id>' is
+// already in the dataset (see --on-duplicate)"), with kSkip dropped (a
+// re-run resumes without decoding anything twice); kReplace keeps them.
+// Returns how many were dropped.
+GULPDB_EXPORT uint64_t DropIdsPresent(const Dataset& dataset, const std::string& dir,
+                                      OnDuplicate on_duplicate,
+                                      const std::vector<std::string_view>& ids,
+                                      std::vector<bool>* keep);
+
 // ---- Relabel: new labels for videos already in a dataset ----------------------
 //
 // Reads a label list as Ingest reads --labels (a 20BN JSON list, its label

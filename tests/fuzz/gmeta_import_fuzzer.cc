@@ -138,7 +138,7 @@ void CheckImported(const Directory& d, const std::vector<GmetaEntry>& entries,
     }
     FUZZ_CHECK(kTarget, v.meta_data == gulpdb::engine::NormalizeJson(e.meta_data),
                "meta_data of '" + e.id + "' is " + v.meta_data);
-    const gulpdb::JpegFrames jpegs = ds->ReadJpegs(e.id);
+    const gulpdb::StoredFrames jpegs = ds->ReadJpegs(e.id);
     FUZZ_CHECK(kTarget, jpegs.size() == e.frame_info.size(), "frame count of '" + e.id + "'");
     for (size_t j = 0; j < jpegs.size(); ++j) {
       const gulpdb::FrameInfo& f = e.frame_info[j];

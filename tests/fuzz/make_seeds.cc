@@ -30,9 +30,9 @@
 #include "index/partition_root.h"
 #include "index/records.h"
 #include "index/records_generated.h"
-#include "remote/payload_hash.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "util/crc32c.h"
+#include "util/sha256.h"
 
 namespace {
 
@@ -497,7 +497,7 @@ void PublishedSeeds() {
     page.partitions = 2;
     page.partition_bytes = 2 * 16384;
     page.size = page_bytes.size();
-    page.sha256 = gulpdb::remote::Sha256Hex(page_bytes);
+    page.sha256 = gulpdb::util::Sha256Hex(page_bytes);
     paged_root.pages = {page};
     Put("published", "root-v3", gulpdb::index::EncodePartitionRoot(paged_root));
     Put("published", "root-page", page_bytes);

@@ -22,8 +22,8 @@
 #include "engine/remote/manifest.h"
 #include "gulpdb/error.h"
 #include "index/partition_root.h"
-#include "remote/payload_hash.h"
 #include "tests/fuzz/fuzz_util.h"
+#include "util/sha256.h"
 
 namespace {
 
@@ -82,7 +82,7 @@ void Manifest(std::string_view text) {
 void Page(std::string_view text) {
   engine::ManifestChunkPage page;
   page.size = text.size();
-  page.sha256 = gulpdb::remote::Sha256Hex(text);
+  page.sha256 = gulpdb::util::Sha256Hex(text);
   page.key = engine::ChunkPageKey(page.sha256);
   // Named as a manifest would name it (the seeds' first numbers and
   // counts): the entries are judged against that.

@@ -13,6 +13,12 @@ std::shared_ptr<const IndexSource> SnapshotOf(const Dataset& dataset);
 }  // namespace engine
 }  // namespace gulpdb
 
-int main() {
-  return gulpdb::engine::SnapshotOf(*static_cast<const gulpdb::Dataset*>(nullptr)) ? 1 : 0;
+int main(int argc, char** argv) {
+  // Called through a volatile pointer on an object the compiler cannot see:
+  // no optimizer (the sanitizer builds are -O1) may drop the reference, which
+  // a call on a null object, undefined behaviour, let it do.
+  using Fn = std::shared_ptr<const gulpdb::engine::IndexSource> (*)(const gulpdb::Dataset&);
+  Fn volatile snapshot_of = &gulpdb::engine::SnapshotOf;
+  const auto* dataset = reinterpret_cast<const gulpdb::Dataset*>(argv[argc - 1]);
+  return snapshot_of(*dataset) ? 1 : 0;
 }

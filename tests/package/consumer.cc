@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
 
   auto dataset = gulpdb::Dataset::Open(dir);
   if (dataset->Count() != 1) return Fail("Count() is not 1");
-  gulpdb::JpegFrames frames = dataset->ReadJpegs("clip", gulpdb::Selection::Slice(1, 3));
+  gulpdb::StoredFrames frames = dataset->ReadJpegs("clip", gulpdb::Selection::Slice(1, 3));
   if (frames.size() != 2 || frames[0] != jpegs[1] || frames[1] != jpegs[2]) {
     return Fail("ReadJpegs does not return the appended bytes");
   }

@@ -642,8 +642,8 @@ class S3Workload(Workload):
     server = None
 
     def start_server(self, work: str) -> None:
-        sys.path.insert(0, os.path.join(REPO, "testing"))
-        import s3_proxy  # testing/s3_proxy.py
+        sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+        import s3_proxy  # tests/harness/s3_proxy.py
         self.server = s3_proxy.S3rverProcess(S3_BUCKET).start()
         with open(os.path.join(work, "s3.json"), "w") as f:
             json.dump({"endpoint": self.server.endpoint}, f)

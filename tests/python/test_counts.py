@@ -37,6 +37,12 @@ def test_numpy_integers_are_counts(tmp_path):
         assert ds.stats().videos_per_chunk == 3
 
 
+def test_the_thread_cap_is_the_engines():
+    """Python checks decode and encode threads against the engine's cap, and
+    the engine itself refuses more (a caller of the native module too)."""
+    assert gulpdb._gulpdb.MAX_THREADS == 1024
+
+
 @pytest.mark.parametrize("value,error", [(-1, ValueError), (1.5, TypeError), (2000, ValueError)])
 def test_writer_encode_threads_are_checked(tmp_path, value, error):
     with gulpdb.Dataset(tmp_path / "ds", "x") as ds:

@@ -409,3 +409,30 @@ def test_native_handle_properties(small_dataset):
     assert native.chunk_ids(1) == small_dataset.ids[4:8]
     assert [v.id for v in native.chunk_videos(2)] == small_dataset.ids[8:]
     assert os.path.isdir(os.path.join(small_dataset.path, "gulpdb.index"))
+
+
+def test_writer_defaults_are_the_engines_in_one_place(tmp_path):
+    """The writer's defaults are C++'s WriterOptions / EncodeOptions: the
+    native writer's defaults and its stub say the same, and Dataset.writer()
+    passes only what it is given."""
+    import ast
+    import inspect
+
+    defaults = gulpdb._gulpdb.writer_defaults()
+    assert defaults == {"on_duplicate": "error", "lock_timeout": 0.0, "check_jpeg_markers": True,
+                        "quality": 90, "subsampling": "444", "rollover": True}  # fmt: skip
+    stub = os.path.join(os.path.dirname(gulpdb.__file__), "_gulpdb.pyi")
+    tree = ast.parse(open(stub, encoding="utf-8").read())
+    native = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "NativeDataset")
+    writer = next(f for f in native.body if isinstance(f, ast.FunctionDef) and f.name == "writer")
+    args = writer.args.args[-len(writer.args.defaults):]
+    stubbed = {a.arg: ast.literal_eval(d) for a, d in zip(args, writer.args.defaults)}
+    assert {k: stubbed[k] for k in defaults} == defaults
+    signature = inspect.signature(gulpdb.Dataset.writer)
+    assert all(signature.parameters[k].default is None for k in defaults)
+    with gulpdb.Dataset(tmp_path / "ds", "x") as ds, ds.writer() as w:
+        w.append("a", synthetic_frames(1, 2))
+    with gulpdb.Dataset(tmp_path / "ds", "a") as ds:
+        with pytest.raises(ValueError, match="listed|already|exists|duplicate"):
+            with ds.writer() as w:  # on_duplicate: the engine's "error"
+                w.append("a", synthetic_frames(1, 2))

@@ -49,8 +49,8 @@ from conftest import GULPDB_CLI, PYTHON, python_subprocess_env
 import gulpdb
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+    os.path.abspath(__file__)))), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "my-bucket"
@@ -313,7 +313,7 @@ MARKDOWN_OUTSIDE_DOCS = {
     "bench/results/push_verify/latest.md",
     "bench/results/frame_cache/latest.md", "bench/results/frame_cache/blocks.md",
     "bindings/README.md", "tests/fixtures/README.md",
-    "testing/README.md", "testing/tls/README.md",
+    "tests/harness/README.md", "tests/harness/tls/README.md",
 }
 
 
@@ -378,7 +378,7 @@ def test_documentation_lives_in_docs():
 
 # ---- the man page's ENVIRONMENT section -----------------------------------------------
 
-PRODUCT_FOLDERS = ("cli", "engine", "index", "ingest", "remote", "include", "bindings", "util")
+PRODUCT_FOLDERS = ("cli", "engine", "index", "ingest", "s3", "include", "bindings", "util")
 ENV_READ = re.compile(
     r"""(?:getenv\(\s*|Get\(\s*env\s*,\s*|environ\.get\(\s*|for \(const char\* name : \{)"""
     r"""["']([A-Z][A-Z0-9_]+)["'](?:\s*,\s*["']([A-Z][A-Z0-9_]+)["'])?"""
@@ -402,8 +402,46 @@ def variables_the_code_reads() -> Dict[str, str]:
     return found
 
 
+ENV_TABLE_ROW = re.compile(r"""\{"(GULPDB_[A-Z0-9_]+)",\s*K::k(\w+),\s*"([^"]*)",""")
+
+
+def the_env_table() -> Dict[str, str]:
+    """The GULPDB_* variables of util/env.cc's table, with their kinds."""
+    with open(os.path.join(REPO, "util", "env.cc"), encoding="utf-8") as f:
+        return {m.group(1): m.group(2) for m in ENV_TABLE_ROW.finditer(f.read())}
+
+
+def test_gulpdb_variables_are_read_only_through_the_table():
+    """A GULPDB_* variable is read by util/env.h's readers, from its one
+    table; no product file calls getenv on one by itself."""
+    table = the_env_table()
+    assert {"GULPDB_CACHE_BYTES", "GULPDB_PUSH_GRACE", "GULPDB_S3_MAX_ATTEMPTS",
+            "GULPDB_TEST_BUG"} <= set(table), sorted(table)  # fmt: skip
+    assert set(table.values()) <= {"Text", "Flag", "Count", "Bytes", "Duration", "Choice"}
+    read = variables_the_code_reads()
+    unlisted = {n: w for n, w in read.items() if n.startswith("GULPDB_") and n not in table}
+    assert not unlisted, f"GULPDB_* read but not in util/env.cc's table: {unlisted}"
+    direct = re.compile(r"""(?:getenv|environ\.get)\(\s*["'](GULPDB_[A-Z0-9_]+)""")
+    literal = re.compile(r'(?:Env\w*|ParseWhole(?:32)?|Get)\(\s*(?:env\s*,\s*)?"(GULPDB_[A-Z0-9_]+)"')
+    seen = set()
+    for folder in PRODUCT_FOLDERS:
+        for path in glob.glob(os.path.join(REPO, folder, "**", "*"), recursive=True):
+            if not path.endswith((".cc", ".h", ".py")) or path.endswith("util/env.cc"):
+                continue
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            where = os.path.relpath(path, REPO)
+            assert not direct.search(text), f"{where} reads a GULPDB_* variable by itself"
+            for m in literal.finditer(text):
+                assert m.group(1) in table, (m.group(1), where)
+                seen.add(m.group(1))
+    assert {"GULPDB_CACHE_BYTES", "GULPDB_PUSH_LEASE", "GULPDB_S3_PART_SIZE"} <= seen, seen
+
+
 def test_the_man_page_lists_every_environment_variable_the_code_reads(tmp_path):
     read = variables_the_code_reads()
+    for name in the_env_table():
+        read.setdefault(name, "util/env.cc")
     for expected in ("AWS_ACCESS_KEY_ID", "GULPDB_S3_MAX_ATTEMPTS", "GULPDB_CACHE",
                      "GULPDB_PUSH_GRACE", "GULPDB_ALLOW_NETWORK_INDEX"):  # fmt: skip
         assert expected in read, (expected, sorted(read))  # the scan itself works

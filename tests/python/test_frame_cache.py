@@ -36,8 +36,8 @@ from conftest import PYTHON, python_subprocess_env
 from test_remote import BUCKET, Remote
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+    os.path.abspath(__file__)))), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 BLOCK = 64 * 1024
 

@@ -24,8 +24,8 @@ from lifecycle import gulpio_format
 from lifecycle.model import make_jpeg
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+    os.path.abspath(__file__)))), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 BUCKET = "lifecycle-regressions"
 

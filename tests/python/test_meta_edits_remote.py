@@ -17,8 +17,8 @@ from botocore.config import Config
 import gulpdb
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+    os.path.abspath(__file__)))), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 BUCKET = "gulpdb-edits"
 

@@ -42,8 +42,8 @@ from conftest import GULPDB_CLI, PYTHON, SmallDataset, python_subprocess_env
 from test_remote import BUCKET, Remote, append_videos, jpeg_digests
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+    os.path.abspath(__file__)))), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 CLI = GULPDB_CLI
 

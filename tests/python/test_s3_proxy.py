@@ -1,4 +1,4 @@
-"""The S3 test proxy (testing/s3_proxy.py), checked with an independent
+"""The S3 test proxy (tests/harness/s3_proxy.py), checked with an independent
 client: botocore signs requests its own way, and the proxy must accept
 exactly the correctly signed ones, as S3 would, and inject the faults it is
 told to, no more and no fewer. Also shows that the proxy and s3rver start
@@ -21,8 +21,8 @@ import pytest
 from botocore.config import Config
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+    os.path.abspath(__file__)))), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 BUCKET = "gulpdb-test"
 KEY_ID = "PYTEST"

@@ -2,7 +2,7 @@
 apart, HTTP requests that say exactly what they send, the `gulpdb view`
 command run with bounded time, and headless Chromium driven by Selenium.
 
-Chromium (testing/headless_chromium.py, shared with the benchmark),
+Chromium (tests/harness/headless_chromium.py, shared with the benchmark),
 chromedriver and python3-selenium are installed by scripts/setup.sh; a test
 that needs them fails (never skips) without them.
 """
@@ -166,7 +166,7 @@ class ViewCommand:
 # ---- the browser ----------------------------------------------------------------
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "testing"))
+    os.path.abspath(__file__)))), "tests", "harness"))
 from headless_chromium import browser, run_async, wait_ready  # noqa: E402,F401
 
 

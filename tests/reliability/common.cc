@@ -67,7 +67,7 @@ Snapshot TakeSnapshot(const std::string& dir) {
       h = HashNumber(h, f.pad);
       h = HashNumber(h, f.length);
     }
-    const JpegFrames frames = ds->ReadJpegs(info.id);
+    const StoredFrames frames = ds->ReadJpegs(info.id);
     for (size_t i = 0; i < frames.size(); ++i) h = Hash(h, frames[i]);
     snap.videos.emplace(info.id, h);
     return true;

@@ -425,7 +425,7 @@ void ExpectVideos(Expect& ex, const Dataset& ds, const std::vector<Video>& video
       }
       ex.That(info->meta_data == "[" + v.meta + "]",
               context + ": '" + v.id + "' has meta " + info->meta_data.substr(0, 80));
-      const JpegFrames got = ds.ReadJpegs(v.id);
+      const StoredFrames got = ds.ReadJpegs(v.id);
       bool same = got.size() == v.frames.size();
       for (size_t i = 0; same && i < got.size(); ++i) same = got[i] == v.frames[i];
       ex.That(same, context + ": '" + v.id + "' reads back other frames than were appended");
@@ -1232,7 +1232,7 @@ BOOST_AUTO_TEST_CASE(short_reads_and_writes_transfer_exact_bytes) {
                std::memcmp(frames.data(f), decoded[i].data(f), frames.shape(f).bytes()) == 0;
       }
       ex.That(same, "'" + all[i].id + "' decodes to other pixels when read 1-7 bytes at a time");
-      const JpegFrames odd = ds->ReadJpegs(all[i].id, Selection::Slice(1, std::nullopt, 2));
+      const StoredFrames odd = ds->ReadJpegs(all[i].id, Selection::Slice(1, std::nullopt, 2));
       bool odd_same = odd.size() == all[i].frames.size() / 2;
       for (size_t f = 0; odd_same && f < odd.size(); ++f)
         odd_same = odd[f] == all[i].frames[2 * f + 1];
@@ -1419,7 +1419,7 @@ BOOST_AUTO_TEST_CASE(truncated_chunk_fails_reads_past_the_cut_only) {
       }
     }
     // b2's first frame lies before the cut and still reads exactly.
-    const JpegFrames first = ds->ReadJpegs("b2", Selection::Indices({0}));
+    const StoredFrames first = ds->ReadJpegs("b2", Selection::Indices({0}));
     ex.That(first.size() == 1 && first[0] == b[2].frames[0], when + ": b2 frame 0 changed");
     ex.That(SizeOf(path1) == cut, when + ": " + name1 + " changed size");
   };

@@ -115,7 +115,7 @@ int Probe(const std::string& dir, const Expected& expected, bool verbose) {
           say("missing " + id);
           continue;
         }
-        const JpegFrames jpegs = ds->ReadJpegs(id);
+        const StoredFrames jpegs = ds->ReadJpegs(id);
         bool same = jpegs.size() == want.first.size() && info->meta_data == want.second;
         for (size_t i = 0; same && i < jpegs.size(); ++i) same = jpegs[i] == want.first[i];
         if (!same) {

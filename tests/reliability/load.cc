@@ -530,7 +530,7 @@ class Reader {
     return rng_() % count;
   }
 
-  void CheckJpegs(uint64_t n, const JpegFrames& got, const std::vector<uint32_t>& want_indices) {
+  void CheckJpegs(uint64_t n, const StoredFrames& got, const std::vector<uint32_t>& want_indices) {
     const auto expected = cache_.Get(n);
     const std::string where = "read '" + VideoId(n) + "'";
     if (got.size() != want_indices.size() || got.indices() != want_indices) {
@@ -572,11 +572,11 @@ class Reader {
     const std::string id = VideoId(n);
     const uint64_t r = rng_() % 100;
     if (r < 40) {
-      const JpegFrames got = Timed(kJpegs, [&] { return ds_.ReadJpegs(id); });
+      const StoredFrames got = Timed(kJpegs, [&] { return ds_.ReadJpegs(id); });
       CheckJpegs(n, got, AllIndices(n));
     } else if (r < 52) {
       const std::vector<uint32_t> picked = RandomIndices(n);
-      const JpegFrames got =
+      const StoredFrames got =
           Timed(kIndices, [&] { return ds_.ReadJpegs(id, IndicesSelection(picked)); });
       CheckJpegs(n, got, picked);
     } else if (r < 62) {
@@ -589,7 +589,7 @@ class Reader {
       for (int64_t i = start; i < std::min(stop, frames); i += step) {
         want.push_back(static_cast<uint32_t>(i));
       }
-      const JpegFrames got =
+      const StoredFrames got =
           Timed(kSlice, [&] { return ds_.ReadJpegs(id, Selection::Slice(start, stop, step)); });
       CheckJpegs(n, got, want);
     } else if (r < 75) {
@@ -607,7 +607,7 @@ class Reader {
         }
         ns.push_back(m);
       }
-      const std::vector<JpegFrames> got =
+      const std::vector<StoredFrames> got =
           Timed(kBatch, [&] { return ds_.ReadJpegBatch(requests); });
       if (got.size() != requests.size()) {
         Wrong("ReadJpegBatch of " + std::to_string(requests.size()) + " requests returned " +
@@ -877,7 +877,7 @@ int OpenerMain(Shared* sh, const Config& config, const std::vector<uint64_t>& bo
       }
       if (count > 0) {
         const uint64_t n = k % count;
-        const JpegFrames got = ds->ReadJpegs(VideoId(n));
+        const StoredFrames got = ds->ReadJpegs(VideoId(n));
         const auto want = cache.Get(n);
         bool same = got.size() == want->frames.size();
         for (size_t i = 0; same && i < got.size(); ++i) same = got[i] == want->frames[i];

@@ -695,7 +695,7 @@ class Verifier {
                 info->meta_data.substr(0, 200).c_str(), meta.c_str());
         return false;
       }
-      const JpegFrames got = ds.ReadJpegs(id);
+      const StoredFrames got = ds.ReadJpegs(id);
       if (got.size() != want.size()) {
         Message("CORRUPT READ: '%s' read %zu frames, expected %zu", id.c_str(), got.size(),
                 want.size());

@@ -54,7 +54,7 @@ std::unique_ptr<remote::S3Client> PushWorld::Client() const {
 Jpegs AllJpegs(const Dataset& ds) {
   Jpegs out;
   for (const std::string& id : ds.Ids()) {
-    const JpegFrames jpegs = ds.ReadJpegs(id);
+    const StoredFrames jpegs = ds.ReadJpegs(id);
     for (size_t i = 0; i < jpegs.size(); ++i) out[id].emplace_back(jpegs[i]);
   }
   return out;
@@ -62,7 +62,7 @@ Jpegs AllJpegs(const Dataset& ds) {
 
 void ExpectSameJpegs(const Dataset& ds, const Jpegs& want) {
   for (const auto& [id, frames] : want) {
-    const JpegFrames got = ds.ReadJpegs(id);
+    const StoredFrames got = ds.ReadJpegs(id);
     BOOST_REQUIRE_EQUAL(got.size(), frames.size());
     for (size_t i = 0; i < got.size(); ++i) {
       BOOST_REQUIRE_MESSAGE(got[i] == frames[i], "id " << id << " frame " << i);

@@ -19,9 +19,9 @@
 #include "engine/core/fault_injection.h"
 #include "engine/remote/manifest.h"
 #include "gulpdb/dataset.h"
-#include "remote/s3_client.h"
+#include "s3/s3_client.h"
 #include "support/test_util.h"
-#include "testing/s3_server.h"
+#include "tests/harness/s3_server.h"
 
 namespace gulpdb::test {
 

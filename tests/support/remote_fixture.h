@@ -13,8 +13,8 @@
 #include <string>
 
 #include "gulpdb/remote.h"
-#include "remote/s3_client.h"
-#include "remote/s3_config.h"
+#include "s3/s3_client.h"
+#include "s3/s3_config.h"
 
 namespace gulpdb::test {
 

@@ -146,19 +146,15 @@ class Dataset(MetaQueries, Versions):
         if mode not in _MODES:
             raise ValueError(f"mode must be one of {_MODES}, not {mode!r}")
         self._path = os.fspath(path)
-        if _is_remote(self._path):
-            if mode != "r":
-                raise ValueError(
-                    f"{_gulpdb.redact_url(self._path)} is a dataset in object storage, which "
-                    "opens read-only "
-                    f"(mode 'r', not {mode!r}): change a local copy and publish it with "
-                    "gulpdb.push"
-                )
-            if index_dir is not None:
-                raise ValueError(
-                    f"{_gulpdb.redact_url(self._path)}: index_dir does not apply to a remote "
-                    "dataset"
-                )
+        if _is_remote(self._path) and mode in ("a", "x"):
+            # Creating looks for a dataset first, which for a URL is a request:
+            # refused here, before any. Writing ("r+") and index_dir are the
+            # engine's to refuse, as it opens the URL.
+            raise ValueError(
+                f"{_gulpdb.redact_url(self._path)} is a dataset in object storage, which "
+                f"opens read-only (mode 'r', not {mode!r}): change a local copy and publish it "
+                "with gulpdb.push"
+            )
         if generation is not None and not _is_remote(self._path):
             raise ValueError("generation is a published generation (>= 1) of an s3:// dataset")
         if generation is not None:
@@ -174,7 +170,7 @@ class Dataset(MetaQueries, Versions):
                 )
         options: Dict[str, Any] = dict(
             index_dir=os.fspath(index_dir) if index_dir is not None else "",
-            decode_threads=_count(decode_threads, "decode_threads", 0, 1024),
+            decode_threads=_count(decode_threads, "decode_threads", 0, _gulpdb.MAX_THREADS),
             verify_checksums=bool(verify_checksums),
             verify_index=bool(verify_index),
             max_open_chunk_files=_count(max_open_chunk_files, "max_open_chunk_files", 0, 2**31 - 1),
@@ -588,13 +584,13 @@ class Dataset(MetaQueries, Versions):
     def writer(
         self,
         *,
-        on_duplicate: str = "error",
-        lock_timeout: float = 0.0,
-        check_jpeg_markers: bool = True,
-        quality: int = 90,
-        subsampling: str = "444",
+        on_duplicate: Optional[str] = None,
+        lock_timeout: Optional[float] = None,
+        check_jpeg_markers: Optional[bool] = None,
+        quality: Optional[int] = None,
+        subsampling: Optional[str] = None,
         encode_threads: int = 0,
-        rollover: bool = True,
+        rollover: Optional[bool] = None,
     ) -> "Writer":
         """Starts a write transaction; use it as a context manager::
 
@@ -606,9 +602,14 @@ class Dataset(MetaQueries, Versions):
         :class:`gulpdb.BusyError` if another is active and does not finish
         within ``lock_timeout`` seconds.
 
+        An argument left out (or None) takes the engine's default, the one
+        C++'s ``WriterOptions`` and ``EncodeOptions`` have (listed in
+        ``gulpdb._gulpdb.writer_defaults()``).
+
         Args:
-            on_duplicate: ``"error"`` (ValueError), ``"skip"`` or ``"replace"``
-                for an id that already exists.
+            on_duplicate: ``"error"`` (ValueError; the default), ``"skip"`` or
+                ``"replace"`` for an id that already exists.
+            lock_timeout: seconds to wait for another writer (default 0).
             check_jpeg_markers: reject JPEG bytes without SOI/EOI markers.
             quality, subsampling: how images given as arrays are encoded
                 (GulpIO2's settings by default: 90, 4:4:4).
@@ -620,16 +621,12 @@ class Dataset(MetaQueries, Versions):
                 has none yet): GulpIO's writers, which put into one chunk
                 exactly the videos they are given.
         """
-        if self.read_only:
-            raise ValueError(f"dataset {self._path} is open read-only (mode 'r')")
+        given = dict(on_duplicate=on_duplicate, lock_timeout=lock_timeout,
+                     check_jpeg_markers=check_jpeg_markers, quality=quality,
+                     subsampling=subsampling, rollover=rollover)  # fmt: skip
         native = self._native().writer(
-            on_duplicate,
-            lock_timeout,
-            check_jpeg_markers,
-            quality,
-            subsampling,
-            _count(encode_threads, "encode_threads", 0, 1024),
-            rollover,
+            encode_threads=_count(encode_threads, "encode_threads", 0, _gulpdb.MAX_THREADS),
+            **{name: value for name, value in given.items() if value is not None},
         )
         return Writer(native, self)
 
@@ -640,7 +637,6 @@ class Dataset(MetaQueries, Versions):
         ``str`` or ``bytes`` is a TypeError: pass ``[id]`` for one video.
         Removed videos leave every split in the same transaction.
         """
-        self._check_writable()
         return self._native().remove(ids)
 
     def _check_writable(self) -> None:

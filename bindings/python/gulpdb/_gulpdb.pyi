@@ -31,6 +31,11 @@ import numpy as np
 
 __version__: str
 codecs: Tuple[str, ...]
+MAX_THREADS: int
+
+def writer_defaults() -> Dict[str, Any]:
+    """The engine's writer defaults (C++ WriterOptions, EncodeOptions), by the
+    names of :meth:`NativeDataset.writer`'s arguments."""
 
 _Selection = Union[None, slice, int, Sequence[int], np.ndarray, str]
 _Frames = Union[np.ndarray, List[np.ndarray]]
@@ -614,6 +619,19 @@ def ingest_list_sources(options: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 def ingest_label_map(dir: str, sources: List[Dict[str, Any]]) -> Dict[str, int]:
     """The label -> index map an ingest of ``sources`` into ``dir`` would use."""
+
+def ingest_plan_sources(
+    dir: str, on_duplicate: str, strict: bool, sources: List[Dict[str, Any]]
+) -> Dict[str, Any]:
+    """Which of ``sources`` (in ingest order) an ingest into ``dir`` keeps:
+    ``{"keep": [bool], "duplicates": int, "bad": [index]}``; ValueError as ingest raises it."""
+
+def ingest_drop_present(
+    dataset: NativeDataset, dir: str, on_duplicate: str, sources: List[Dict[str, Any]],
+    keep: List[bool],
+) -> Tuple[List[bool], int]:
+    """``keep`` without the sources whose id ``dataset`` holds, and how many
+    ('skip'); ValueError for one under 'error'; 'replace' keeps them."""
 
 def ingest_shuffled_order(n: int, seed: int) -> List[int]:
     """The order in which ingest appends ``n`` listed sources when shuffled with ``seed``."""

@@ -183,7 +183,7 @@ def open_for_gulpio(
         return Dataset(*args, decode_threads=decode_threads, verify_checksums=verify_checksums,
                        **kwargs)
 
-    if path.startswith("s3://"):
+    if _gulpdb.is_remote_url(path):
         if mode != "r" or index_dir is not None:
             raise ValueError(
                 f"{_gulpdb.redact_url(path)} is a dataset in object storage: it opens read-only, "

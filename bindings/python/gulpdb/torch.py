@@ -133,7 +133,7 @@ def _as_dataset(source: Source) -> Dataset:
             raise ValueError(f"{source.output_dir} holds no videos")
         return source.dataset
     path = os.fspath(source)
-    if path.startswith("s3://") or Dataset.exists(path):  # a remote one is opened as it is
+    if _gulpdb.is_remote_url(path) or Dataset.exists(path):  # a remote one is opened as it is
         return Dataset(path)
     dataset = GulpDirectory(path).dataset  # a GulpIO directory: indexed on first open
     if dataset is None:
@@ -234,7 +234,7 @@ def shard_ids(
             f"pass [{ids!r}] for one id"
         )
     if rank is None or world_size is None:
-        default_rank, default_world = _distributed_rank()
+        default_rank, default_world = _sampler._process_group()
         rank = default_rank if rank is None else rank
         world_size = default_world if world_size is None else world_size
     if world_size <= 0 or not 0 <= rank < world_size:
@@ -372,13 +372,6 @@ class _IdsByPosition(Sequence[str]):
         return f"<ids of {self._count} videos, read by position>"
 
 
-def _distributed_rank() -> Tuple[int, int]:
-    dist = torch.distributed
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
-
 class _VideoReader:
     """What the video datasets share: sampling, decoding, labels, transforms."""
 
@@ -402,7 +395,7 @@ class _VideoReader:
         stride = _count(stride, "stride", 1)
         sampling = _sampling_of(sampling, num_frames, stride)
         if decode_threads is not None:
-            decode_threads = _count(decode_threads, "decode_threads", 0, 1024)
+            decode_threads = _count(decode_threads, "decode_threads", 0, _gulpdb.MAX_THREADS)
         self.dataset = _as_dataset(source)
         # Options the dataset's codec cannot honour (JPEG-only ones on an
         # h264 dataset) are a ValueError here, not in every DataLoader

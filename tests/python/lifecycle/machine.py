@@ -72,8 +72,7 @@ RULES = {
     "edit_meta": EDIT_VARIANTS,
     "relabel": RELABEL_VARIANTS,
     "tag_version": version_rules.TAG_VARIANTS,
-    "read_version": version_rules.READ_VARIANTS,
-    "diff_versions": version_rules.DIFF_VARIANTS,
+    "read_version": version_rules.READ_VARIANTS + version_rules.DIFF_VARIANTS,
     "delete_version": version_rules.DELETE_VARIANTS,
     "compact_under_tag": version_rules.COMPACT_VARIANTS,
 }

@@ -16,8 +16,8 @@ from typing import Dict, Optional
 from .procs import Cli, Worker
 
 _TESTS_PYTHON = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(_TESTS_PYTHON)), "testing"))
-import s3_proxy  # noqa: E402  (testing/s3_proxy.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(_TESTS_PYTHON)), "tests", "harness"))
+import s3_proxy  # noqa: E402  (tests/harness/s3_proxy.py)
 
 BUCKET = "lifecycle"
 

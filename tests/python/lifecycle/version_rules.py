@@ -1,7 +1,7 @@
 """The lifecycle machine's version rules (docs/versions.md): tag the dataset
 (``gulpdb tag`` or ``Dataset.tag``), open a version and read it on every path
 (Python, ``ls``, ``show``, ``extract``, ``check --deep``), diff two versions
-(``gulpdb diff --json`` or ``Dataset.diff``), delete a tag, and compact under
+(``gulpdb diff --json`` or ``Dataset.diff``, with each read of a version), delete a tag, and compact under
 live tags.
 
 The model keeps versions: a tag is a copy of the lineage's model when it was
@@ -146,35 +146,33 @@ class VersionRules:
             raise
 
     @precondition(lambda self: self.cur is not None and self.cur.tags)
-    @rule(pick=st.integers(0, 99))
-    def read_version(self, pick: int) -> None:
+    @rule(pick=st.integers(0, 99), other=st.integers(0, 99),
+          how=st.sampled_from(["cli --json", "python"]))
+    def read_version(self, pick: int, other: int, how: str) -> None:
         def go() -> None:
             names = sorted(self.cur.tags)
             name = names[pick % len(names)]
             self.note(f"open version {name!r}")
             self._verify_version(name)
-        self._run("open a version", go)
+            # And what changed between it and another version, or HEAD.
+            others = names + ["HEAD"]
+            self._check_diff(name, others[other % len(others)], how)
+        self._run(["open a version", f"diff ({how})"], go)
 
-    @precondition(lambda self: self.cur is not None and self.cur.tags)
-    @rule(a=st.integers(0, 99), b=st.integers(0, 99), how=st.sampled_from(["cli --json", "python"]))
-    def diff_versions(self, a: int, b: int, how: str) -> None:
-        def go() -> None:
-            L = self.cur
-            names = sorted(L.tags) + ["HEAD"]
-            left, right = names[a % len(names)], names[b % len(names)]
-            model = {**L.tags, "HEAD": L.model}
-            want = expected_diff(model[left], model[right])
-            if how == "python":
-                got: Any = self.s.reader.call("diff", "diff", path=L.path, a=left, b=right)
-            else:
-                got = json.loads(self._cli("diff", L.path, left, right, "--json",
-                                           path="diff").stdout)
-            if got != want:
-                raise Failure("mismatch", "diff", f"diff {left} {right} ({how}): {got}, the "
-                              f"model says {want}")
-            self.s.counters.reads["diff"] += 1
-            self.note(f"diff {left} {right} ({how}): {sum(map(len, want.values()))} ids")
-        self._run(f"diff ({how})", go)
+    def _check_diff(self, left: str, right: str, how: str) -> None:
+        """A diff of two versions (or HEAD) against the two models."""
+        L = self.cur
+        model = {**L.tags, "HEAD": L.model}
+        want = expected_diff(model[left], model[right])
+        if how == "python":
+            got: Any = self.s.reader.call("diff", "diff", path=L.path, a=left, b=right)
+        else:
+            got = json.loads(self._cli("diff", L.path, left, right, "--json", path="diff").stdout)
+        if got != want:
+            raise Failure("mismatch", "diff", f"diff {left} {right} ({how}): {got}, the model "
+                          f"says {want}")
+        self.s.counters.reads["diff"] += 1
+        self.note(f"diff {left} {right} ({how}): {sum(map(len, want.values()))} ids")
 
     @precondition(lambda self: self.cur is not None and self.cur.tags)
     @rule(pick=st.integers(0, 99), how=st.sampled_from(["cli", "python"]))

@@ -136,49 +136,25 @@ class Planner:
         if self.o["shuffle"]:
             seed = self.o["seed"] if self.o["seed"] is not None else secrets.randbits(32)
             order = [listed[i] for i in _gulpdb.ingest_shuffled_order(len(listed), seed)]
-        # Ids listed twice, as ingest treats them: an error, or the first
-        # (skip) or last (replace) entry kept.
-        keep = [True] * len(order)
-        seen: set = set()
-        duplicates = 0
-        indices = range(len(order))
-        if self.o["on_duplicate"] == "replace":
-            indices = range(len(order) - 1, -1, -1)
-        for i in indices:
-            if order[i]["id"] in seen:
-                if self.o["on_duplicate"] == "error":
-                    raise ValueError(
-                        f"ingest {self.out}: id '{order[i]['id']}' is listed twice (see "
-                        "--on-duplicate)"
-                    )
-                keep[i] = False
-                duplicates += 1
-            else:
-                seen.add(order[i]["id"])
-        # Sources no dataset can hold (an id or label that is not UTF-8): bad
-        # sources, reported as ingest reports them, before anything is written.
-        bad: List[List[str]] = []
-        for i, s in enumerate(order):
-            if keep[i] and "problem" in s:
-                if self.o["strict"]:
-                    raise ValueError(f"ingest '{s['id']}': {s['problem']}")
-                bad.append([s["id"], display_path(s["path"]), s["problem"]])
-                keep[i] = False
+        # Ids listed twice and sources no dataset can hold, decided by the
+        # engine as ingest decides them (ingest::PlanSources), before anything
+        # is written.
+        planned = _gulpdb.ingest_plan_sources(
+            self.out, self.o["on_duplicate"], bool(self.o["strict"]), order
+        )
+        keep: List[bool] = planned["keep"]
+        duplicates = planned["duplicates"]
+        bad = [[order[i]["id"], display_path(order[i]["path"]), order[i]["problem"]]
+               for i in planned["bad"]]  # fmt: skip
         label_map = _gulpdb.ingest_label_map(self.out, [s for s in order if "problem" not in s])
         present = 0
-        if out_exists and self.o["on_duplicate"] != "replace":
+        if out_exists:
             # Opened read-write: the driver holds OUT's lock, and a read-only
             # open of an index on a network file system may be refused.
             with gulpdb.Dataset(self.out, "r+") as ds:
-                for i, s in enumerate(order):
-                    if keep[i] and s["id"] in ds:
-                        if self.o["on_duplicate"] == "error":
-                            raise ValueError(
-                                f"ingest {self.out}: id '{s['id']}' is already in the dataset "
-                                "(see --on-duplicate)"
-                            )
-                        keep[i] = False
-                        present += 1
+                keep, present = _gulpdb.ingest_drop_present(
+                    ds._native(), self.out, self.o["on_duplicate"], order, keep
+                )
         todo = [s for i, s in enumerate(order) if keep[i]]
         if seed is not None and self.o["seed"] is None:
             self.say(f"gulpdb.distributed: shuffled with --seed {seed}")

@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""Sizes of the product source: files over a line limit, C++ classes and
+structs over a class limit, and file/line counts per folder.
+
+    scripts/size_report.py [--root DIR] [--rev REV] [--max-file N]
+                           [--max-class N] [--check]
+
+Product source is every C++ source or header and Python file in git outside
+tests/, bench/ and third_party/. A class is
+measured by its body, braces matched (comments and literals skipped); the
+out-of-line members of a class (defined as Class::Member in any file) are
+reported beside it, for information. With --rev the counts are of that
+commit (git show), not of the working tree. --check exits 1 when a file is
+over --max-file lines (the suite's rule, tests/python/test_sizes.py).
+Standard library only.
+"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+
+EXCLUDED = ("tests/", "bench/", "third_party/", "build/")
+SUFFIXES = (".cc", ".h", ".py")
+
+
+def product_files(root, rev):
+    args = ["git", "-C", root, "ls-tree", "-r", "--name-only", rev] if rev else \
+        ["git", "-C", root, "ls-files"]
+    names = subprocess.run(args, check=True, stdout=subprocess.PIPE, text=True).stdout.split()
+    return sorted(n for n in names if n.endswith(SUFFIXES) and not n.startswith(EXCLUDED))
+
+
+def read(root, rev, name):
+    if rev:
+        return subprocess.run(["git", "-C", root, "show", f"{rev}:{name}"], check=True,
+                              stdout=subprocess.PIPE, text=True, errors="replace").stdout
+    with open(os.path.join(root, name), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def line_count(text):
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def code_only(text):
+    """The text with comments, string and character literals blanked (newlines kept)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text.startswith('R"', i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'R"([^(\s]*)\(', text[i:])
+            if not m:
+                out.append(c)
+                i += 1
+                continue
+            end = text.find(")" + m.group(1) + '"', i)
+            j = n if end < 0 else end + len(m.group(1)) + 2
+            out.append('""' + "\n" * text.count("\n", i, j))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+CLASS_RE = re.compile(r"\b(class|struct)\s+(?:GULPDB_EXPORT\s+)?([A-Za-z_][\w:]*)\s*(?:final\s*)?"
+                      r"(?::[^;{()]*)?\{")
+
+
+def classes(text):
+    """(name, first line, lines) of every class or struct body in a C++ file."""
+    code = code_only(text)
+    found = []
+    for m in CLASS_RE.finditer(code):
+        start = m.end() - 1
+        depth = 0
+        for j in range(start, len(code)):
+            if code[j] == "{":
+                depth += 1
+            elif code[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    first = code.count("\n", 0, m.start()) + 1
+                    last = code.count("\n", 0, j) + 1
+                    found.append((m.group(2), first, last - first + 1))
+                    break
+    return found
+
+
+MEMBER_RE = re.compile(r"^[^\s#/][^;{}]*?\b((?:[A-Z]\w*::)+)~?\w+\([^;]*?\)[^;{]*\{", re.M)
+
+
+def out_of_line(text):
+    """Lines of member functions defined outside their class, by class name."""
+    code = code_only(text)
+    sizes = collections.Counter()
+    for m in MEMBER_RE.finditer(code):
+        owner = m.group(1)[:-2]
+        depth = 0
+        for j in range(m.end() - 1, len(code)):
+            if code[j] == "{":
+                depth += 1
+            elif code[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    sizes[owner] += code.count("\n", m.start(), j) + 1
+                    break
+    return sizes
+
+
+def report(root, rev, max_file, max_class):
+    files = product_files(root, rev)
+    per_folder = collections.OrderedDict()
+    big_files, big_classes = [], []
+    members = collections.Counter()
+    for name in files:
+        text = read(root, rev, name)
+        lines = line_count(text)
+        folder = os.path.dirname(name) or "."
+        count = per_folder.setdefault(folder, [0, 0])
+        count[0] += 1
+        count[1] += lines
+        if lines > max_file:
+            big_files.append((name, lines))
+        if name.endswith((".cc", ".h")):
+            for cls, first, size in classes(text):
+                if size > max_class:
+                    big_classes.append((f"{name}:{first}", cls, size))
+            members.update(out_of_line(text))
+    return files, per_folder, big_files, big_classes, members
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p.add_argument("--rev", help="measure this commit instead of the working tree")
+    p.add_argument("--max-file", type=int, default=1000)
+    p.add_argument("--max-class", type=int, default=400)
+    p.add_argument("--check", action="store_true", help="exit 1 if a file is over --max-file")
+    a = p.parse_args()
+    if a.max_file <= 0 or a.max_class <= 0:
+        p.error("--max-file and --max-class must be positive")
+    files, per_folder, big_files, big_classes, members = report(a.root, a.rev, a.max_file,
+                                                                a.max_class)
+    where = a.rev or "working tree"
+    print(f"# Product source at {where}: {len(files)} files, "
+          f"{sum(c[1] for c in per_folder.values())} lines")
+    print(f"\n## Files over {a.max_file} lines: {len(big_files)}")
+    for name, lines in sorted(big_files, key=lambda x: -x[1]):
+        print(f"  {lines:6d}  {name}")
+    print(f"\n## Class or struct bodies over {a.max_class} lines: {len(big_classes)}")
+    for at, cls, size in sorted(big_classes, key=lambda x: -x[2]):
+        print(f"  {size:6d}  {cls}  ({at})")
+    print(f"\n## Out-of-line members over {a.max_class} lines per class (information)")
+    for cls, size in members.most_common():
+        if size > a.max_class:
+            print(f"  {size:6d}  {cls}")
+    print("\n## Per folder: files, lines")
+    for folder, (n, lines) in sorted(per_folder.items()):
+        print(f"  {folder:34s} {n:4d} {lines:7d}")
+    if a.check and big_files:
+        print(f"\nsize_report: {len(big_files)} product file(s) over {a.max_file} lines",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

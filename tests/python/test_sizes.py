@@ -1,0 +1,96 @@
+"""No product source file over 1,000 lines (scripts/size_report.py --check),
+and the report finds what it should: a file over the limit, a class body
+over the class limit, braces in comments and strings not counted."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(REPO, "scripts", "size_report.py")
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, SCRIPT, *args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=300)
+
+
+def _git_repo(path, files):
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    for name, text in files.items():
+        target = path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    subprocess.run(["git", "-C", str(path), "add", "-A"], check=True)
+
+
+def test_no_product_file_is_over_1000_lines():
+    if not os.path.isdir(os.path.join(REPO, ".git")) and not os.path.isfile(
+            os.path.join(REPO, ".git")):
+        pytest.fail("the size check needs the source tree's git checkout at " + REPO)
+    result = _run("--root", REPO, "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Files over 1000 lines: 0" in result.stdout
+
+
+def test_a_file_over_the_limit_fails_the_check(tmp_path):
+    _git_repo(tmp_path, {
+        "engine/big.cc": "int x;\n" * 1001,
+        "engine/small.cc": "int y;\n" * 1000,
+        "tests/huge_test.cc": "int z;\n" * 5000,  # tests are not product code
+    })
+    result = _run("--root", str(tmp_path), "--check")
+    assert result.returncode == 1
+    assert "1001  engine/big.cc" in result.stdout
+    assert "small.cc" not in result.stdout.split("## Class")[0]
+    assert "huge_test" not in result.stdout
+    assert "engine                                2    2001" in result.stdout
+
+
+def test_class_bodies_are_brace_matched(tmp_path):
+    body = "  int f() { return 1; }\n" * 450
+    _git_repo(tmp_path, {
+        "util/a.h": ("// a { in a comment\nclass Big {\n" + body + "  const char* s = \"}}}\";\n"
+                     "};\nstruct Small {\n  int x;\n};\n"),
+    })
+    result = _run("--root", str(tmp_path), "--max-class", "400")
+    assert result.returncode == 0
+    assert "Big  (util/a.h:2)" in result.stdout
+    assert "   453  Big" in result.stdout
+    assert "Small" not in result.stdout
+
+
+@pytest.mark.parametrize("args", [["--max-file", "0"], ["--max-class", "-3"],
+                                  ["--max-file", "many"]])
+def test_bad_limits_are_refused(args):
+    result = _run(*args)
+    assert result.returncode == 2
+    assert "--max-" in result.stderr
+
+
+def test_room_graph_reads_the_arrows_from_the_cmakelists(tmp_path):
+    _git_repo(tmp_path, {
+        "util/CMakeLists.txt": "add_library(gulpdb_util STATIC a.cc)\n",
+        "engine/low/CMakeLists.txt": ("# gulpdb_high is named only in this comment\n"
+                                      "add_library(gulpdb_low STATIC b.cc)\n"
+                                      "target_link_libraries(gulpdb_low PRIVATE gulpdb_policy "
+                                      "gulpdb_util)\n"),
+        "engine/high/CMakeLists.txt": ("add_library(gulpdb_high STATIC c.cc)\n"
+                                       "target_link_libraries(gulpdb_high\n  PUBLIC gulpdb_api\n"
+                                       "  PRIVATE gulpdb_low gulpdb_util Threads::Threads)\n"),
+        "tests/CMakeLists.txt": "add_library(gulpdb_test_only STATIC t.cc)\n",
+    })
+    script = os.path.join(REPO, "scripts", "room_graph.py")
+    out = subprocess.run([sys.executable, script, "--root", str(tmp_path)], check=True,
+                         stdout=subprocess.PIPE, text=True, timeout=300).stdout
+    assert "3 rooms, 3 arrows" in out
+    assert "engine/high" in out and "(gulpdb_high) -> engine/low, util" in out
+    assert "(gulpdb_low) -> util" in out
+    assert "(gulpdb_util) -> (nothing)" in out
+    assert "test_only" not in out
+    dot = subprocess.run([sys.executable, script, "--root", str(tmp_path), "--dot"], check=True,
+                         stdout=subprocess.PIPE, text=True, timeout=300).stdout
+    assert '"engine/high" -> "engine/low";' in dot
+    assert '"engine/low" -> "engine/high";' not in dot
