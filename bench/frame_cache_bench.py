@@ -33,12 +33,23 @@ With --part blocks, instead: epochs 1 and 2 from a cold cache with blocks of
 256 KiB, 1 MiB and 4 MiB and with exact ranges (the cache off), global and
 "blocks" shuffles: clips/s and bytes from the store.
 
+With --part readahead, instead: read-ahead with the network alone. Clips
+cheap to decode (960 clips of 2 frames, 64 KiB blocks, so that reading the
+local copy waits about nothing): epoch 1's wait per batch with a --step-ms
+step, read-ahead off and on against the local copy, at each latency of
+--ra-latencies; then the link's use with read-ahead on and no step under each
+limit of --ra-mbps, measured from the proxy's byte count, sampled, over the
+interval while there was something to fetch, with the CPU s3rver and the
+proxy took.
+
 Run alone:
     bench/frame_cache_bench.py --bin-dir build/release [--videos 480] [--rounds 3]
     bench/frame_cache_bench.py --part blocks --bin-dir build/release
+    bench/frame_cache_bench.py --part readahead --bin-dir build/release
     bench/frame_cache_bench.py --smoke            (tiny; what CTest runs)
 Writes --out/latest.json and latest.md (--part blocks: blocks.json and
-blocks.md; default --out bench/results/frame_cache/).
+blocks.md, --part readahead: readahead.json and readahead.md; default --out
+bench/results/frame_cache/).
 """
 
 from __future__ import annotations
@@ -47,7 +58,9 @@ import argparse
 import fcntl
 import json
 import os
+import resource
 import shutil
+import threading
 import statistics
 import subprocess
 import sys
@@ -233,6 +246,8 @@ def run_reader(args) -> None:
                 time.sleep(args.step_ms / 1000)
         seconds = time.perf_counter() - t0
         after = control.stats()["body_bytes_sent"] if control else 0
+        usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                     resource.RUSAGE_CHILDREN)]
         out = {"epoch": epoch + 1, "clips": clips, "seconds": seconds,
                "clips_per_s": clips / seconds, "store_bytes": after - before,
                # Bytes per second from the first batch on (the store's steady rate).
@@ -240,7 +255,9 @@ def run_reader(args) -> None:
                # The first batch waits for the workers to start, with or
                # without read-ahead: the steady state is the rest.
                "wait_s_per_batch": statistics.median(waits[1:]) if len(waits) > 1 else 0.0,
-               "wait_s_mean": statistics.mean(waits[1:]) if len(waits) > 1 else 0.0}
+               "wait_s_mean": statistics.mean(waits[1:]) if len(waits) > 1 else 0.0,
+               # CPU seconds so far of this process and of its finished workers.
+               "cpu_s": sum(u.ru_utime + u.ru_stime for u in usage)}
         if args.mode == "gulpdb" and args.source.startswith("s3://"):
             stats = gulpdb.frame_cache_stats()
             out["cache"] = {k: stats[k] for k in ("hits", "misses", "prefetched",
@@ -313,6 +330,8 @@ def run(args) -> dict:
         with s3_proxy.s3rver_behind_proxy(BUCKET, {KEY: KEY}) as (s3rver, proxy):
             if args.part == "blocks":
                 return measure_blocks(args, work, local, data, chunk_files, s3rver, proxy)
+            if args.part == "readahead":
+                return measure_read_ahead(args, work, local, data, chunk_files, s3rver, proxy)
             return measure(args, work, local, data, chunk_files, s3rver, proxy)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -444,6 +463,159 @@ def measure_blocks(args, work, local, data, chunk_files, s3rver, proxy) -> dict:
             "rounds": rows, "median": med}
 
 
+# ---- read-ahead, the network alone ------------------------------------------------------
+
+
+class LinkMeter:
+    """Samples the proxy's body bytes sent every `period` s in a thread: the bytes
+    and the time between the first sample that saw bytes move and the last."""
+
+    def __init__(self, proxy, period=0.02):
+        self.proxy, self.period = proxy, period
+        self.samples = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.samples.append((time.perf_counter(), self.proxy.stats()["body_bytes_sent"]))
+            self._stop.wait(self.period)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.samples.append((time.perf_counter(), self.proxy.stats()["body_bytes_sent"]))
+
+    def busy_rate(self):
+        """(bytes, seconds) from the sample before the first move to the first
+        sample after the last: the interval while there was something to fetch."""
+        s = self.samples
+        moved = [i for i in range(1, len(s)) if s[i][1] > s[i - 1][1]]
+        if not moved:
+            return 0, 0.0
+        first, last = moved[0] - 1, moved[-1]
+        return s[last][1] - s[first][1], s[last][0] - s[first][0]
+
+
+def measure_read_ahead(args, work, local, data, chunk_files, s3rver, proxy) -> dict:
+    """Epoch 1 from a cold cache, clips cheap to decode (--frames per clip), so
+    that reading the local copy waits about nothing and the wait isolates the
+    network: the loop's wait per batch with a --step-ms step, read-ahead off and
+    on, against the local copy, at each of --ra-latencies; then the link's use
+    with read-ahead on and no step, under limits that bind (--ra-mbps), over the
+    interval while there was something to fetch (the proxy's own byte count,
+    sampled), with the CPU s3rver and the proxy took meanwhile."""
+    import gulpdb
+
+    b = Bench(args, work, s3rver, proxy)
+    os.environ.update({k: b.env[k] for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+                                             "AWS_SECRET_ACCESS_KEY", "AWS_REGION")})
+    url = f"s3://{BUCKET}/{args.prefix}"
+    gulpdb.push(local, url)
+    roomy = 2 * chunk_files + (64 << 20)
+    latencies = [int(v) for v in args.ra_latencies.split(",")]
+    limits = [float(v) for v in args.ra_mbps.split(",")]
+    ahead = [int(v) for v in args.ra_prefetch.split(",")]
+
+    def set_link(latency_ms, mbps):
+        proxy.reset()
+        for method in ("GET", "HEAD"):
+            proxy.add_fault(kind="delay", delay_ms=latency_ms, fraction=1.0, method=method)
+        proxy.set_bandwidth(mbps * 1e6)
+
+    rows, loads = {}, []
+
+    def add(key, value):
+        rows.setdefault(key, []).append(value)
+
+    for r in range(args.rounds):
+        loads.append(os.getloadavg()[0])
+        print(f"round {r + 1}/{args.rounds} at {time.strftime('%H:%M:%S')}, "
+              f"load {loads[-1]:.1f}", flush=True)
+        for latency in latencies:
+            set_link(latency, args.mbps)
+            (floor,) = b.reader(local, b.fresh("cache"), roomy, step_ms=args.step_ms,
+                                block=args.block)
+            (off,) = b.reader(url, b.fresh("cache"), roomy, step_ms=args.step_ms,
+                              block=args.block)
+            runs = [("local", floor), ("off", off)]
+            for k in ahead:
+                (on,) = b.reader(url, b.fresh("cache"), roomy, step_ms=args.step_ms,
+                                 prefetch=k, block=args.block)
+                runs.append((f"on{k}", on))
+            for name, run in runs:
+                add(f"wait_{name}_{latency}", run["wait_s_mean"])
+                add(f"cpu_{name}_{latency}", run["cpu_s"])
+        for mbps in limits:
+            set_link(args.latency_ms, mbps)
+            for name, prefetch in (("off", 0), ("on", args.prefetch)):
+                cpu0 = cpu_seconds(s3rver.proc.pid) + cpu_seconds(proxy.proc.pid)
+                with LinkMeter(proxy) as meter:
+                    (run,) = b.reader(url, b.fresh("cache"), roomy, prefetch=prefetch,
+                                      block=args.block)
+                cpu = cpu_seconds(s3rver.proc.pid) + cpu_seconds(proxy.proc.pid) - cpu0
+                sent, seconds = meter.busy_rate()
+                key = f"{name}_{mbps:g}"
+                add(f"link_{key}", sent / seconds / (mbps * 1e6) if seconds else 0.0)
+                add(f"link_s_{key}", seconds)
+                add(f"link_bytes_{key}", sent)
+                add(f"server_cpu_{key}", cpu / run["seconds"])
+                add(f"epoch_link_{key}", run["store_bytes"] / run["seconds"] / (mbps * 1e6))
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    return {"params": {"videos": args.videos, "frames": args.frames,
+                       "size": f"{args.height}x{args.width}", "frame_bytes": data,
+                       "chunk_bytes": chunk_files, "rounds": args.rounds,
+                       "latencies_ms": latencies, "latency_ms": args.latency_ms,
+                       "mbps": args.mbps, "limits_mbps": limits, "workers": args.workers,
+                       "batch": args.batch, "step_ms": args.step_ms,
+                       "prefetch_batches": args.prefetch, "ra_prefetch": ahead,
+                       "block": args.block,
+                       "cpus": os.cpu_count(), "load_avg": loads},
+            "rounds": rows, "median": med}
+
+
+def report_read_ahead(result: dict) -> str:
+    p, m = result["params"], result["median"]
+    step = p["step_ms"]
+    ks = p["ra_prefetch"]
+    lines = [
+        "# Read-ahead: the network alone", "",
+        f"{p['videos']} clips of {p['frames']} frames ({p['size']}, "
+        f"{p['frame_bytes'] / 1e6:.1f} MB of frames), blocks of {p['block'] // 1024} KiB, a cache "
+        f"the dataset's size, cold; DataLoader with {p['workers']} workers, batches of "
+        f"{p['batch']}, a {step} ms step, global shuffle; medians of {p['rounds']} interleaved "
+        f"rounds on {p['cpus']} cores (load average {', '.join(f'{v:.1f}' for v in p['load_avg'])}).",
+        "",
+        "| link | the loop's wait per batch: local copy / read-ahead off / "
+        + " / ".join(f"prefetch_batches={k}" for k in ks)
+        + " (share of the step) | CPU s of the reader and its workers: local / off / "
+        + " / ".join(f"{k}" for k in ks) + " |",
+        "|---|---|---|"]
+    names = ["local", "off"] + [f"on{k}" for k in ks]
+    for lat in p["latencies_ms"]:
+        w = [m[f"wait_{k}_{lat}"] * 1000 for k in names]
+        lines.append(
+            f"| {lat} ms per GET, {p['mbps']:g} MB/s | "
+            + " / ".join(f"{v:.1f}" for v in w) + " ms ("
+            + " / ".join(f"{v / step:.0%}" for v in w) + ") | "
+            + " / ".join(f"{m[f'cpu_{k}_{lat}']:.1f}" for k in names) + " |")
+    lines += ["", "| limit, no step | read-ahead | store bytes/s while there was something to "
+              "fetch / the limit | over the whole epoch | the interval | s3rver + proxy CPU |",
+              "|---|---|---|---|---|---|"]
+    for mbps in p["limits_mbps"]:
+        for name in ("off", "on"):
+            k = f"{name}_{mbps:g}"
+            lines.append(
+                f"| {mbps:g} MB/s, {p['latency_ms']} ms per GET | {name} | "
+                f"{m[f'link_{k}']:.2f}× | {m[f'epoch_link_{k}']:.2f}× | {m[f'link_s_{k}']:.2f} s, "
+                f"{m[f'link_bytes_{k}'] / 1e6:.1f} MB | {m[f'server_cpu_{k}']:.2f} of a CPU |")
+    return "\n".join(lines) + "\n"
+
+
 def report_blocks(result: dict) -> str:
     p = result["params"]
     lines = ["# Frame cache: block size", "",
@@ -568,17 +740,40 @@ def main() -> int:
                    help="the bandwidth limit of the run that measures the bandwidth reached: "
                         "one below what decoding alone reaches on this machine, so that it binds")
     p.add_argument("--out", default=os.path.join(HERE, "results", "frame_cache"))
-    p.add_argument("--part", choices=["all", "blocks"], default="all",
-                   help="blocks: the block-size comparison alone")
+    p.add_argument("--part", choices=["all", "blocks", "readahead"], default="all",
+                   help="blocks: the block-size comparison alone; readahead: read-ahead's "
+                        "wait and the link's use, with clips cheap to decode (the defaults "
+                        "become 960 clips of 2 frames and 64 KiB blocks)")
+    p.add_argument("--block", type=int, default=0,
+                   help="the frame cache's block (default 1 MiB; 64 KiB with --part readahead)")
+    p.add_argument("--ra-latencies", default="20,100",
+                   help="--part readahead: the latencies per GET (ms) the wait is measured at")
+    p.add_argument("--ra-prefetch", default="4,8",
+                   help="--part readahead: the prefetch_batches the wait is measured with")
+    p.add_argument("--ra-mbps", default="2,1",
+                   help="--part readahead: the limits (MB/s) the link's use is measured under")
     p.add_argument("--smoke", action="store_true", help="tiny, one round; checks nothing")
+    given = set(a.split("=")[0] for a in sys.argv[1:])
     args = p.parse_args()
+    if args.part == "readahead":
+        # Clips cheap to decode: reading the local copy waits about nothing.
+        if "--videos" not in given:
+            args.videos = 960
+        if "--frames" not in given:
+            args.frames = 2
+        if "--block" not in given:
+            args.block = 64 << 10
+    if not args.block:
+        args.block = 1 << 20
     if args.smoke:
         args.videos, args.frames, args.height, args.width, args.rounds = 24, 4, 48, 64, 1
         args.step_ms, args.workers, args.order_block = 5, 2, 4
+        args.ra_latencies, args.ra_mbps, args.ra_prefetch = "20", "10", "4"
     result = run(args)
-    text = report_blocks(result) if args.part == "blocks" else report(result)
+    reports = {"blocks": report_blocks, "readahead": report_read_ahead, "all": report}
+    text = reports[args.part](result)
     print(text)
-    name = "blocks" if args.part == "blocks" else "latest"
+    name = {"blocks": "blocks", "readahead": "readahead", "all": "latest"}[args.part]
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, name + ".json"), "w") as f:
         json.dump(result, f, indent=1)

@@ -14,9 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -416,6 +418,98 @@ BOOST_AUTO_TEST_CASE(read_ahead_in_memory_keeps_to_its_bound_and_serves_what_it_
   const ReadAheadStats s = ahead.stats();
   BOOST_TEST(s.peak_held_bytes <= bound);
   BOOST_TEST(s.gets > 0u);
+}
+
+// A store whose fetches wait at a gate the test opens: what is in flight at
+// once is counted, never timed.
+struct GatedStore {
+  std::string bytes;
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  int in_flight = 0;
+  int peak = 0;
+  std::vector<uint64_t> offsets;  // of every range asked for
+  StoreFetch Fetch() {
+    return [this](const std::vector<StoreRead>& reads) {
+      std::unique_lock<std::mutex> lock(m);
+      for (const StoreRead& r : reads) offsets.push_back(r.offset);
+      peak = std::max(peak, ++in_flight);
+      cv.notify_all();
+      cv.wait(lock, [&] { return open; });
+      --in_flight;
+      for (const StoreRead& r : reads) std::memcpy(r.out, bytes.data() + r.offset, r.length);
+    };
+  }
+  // Waits (at most a minute: a failing test ends) until `n` fetches are in
+  // flight at once; returns how many are.
+  int AwaitInFlight(int n) {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait_for(lock, std::chrono::seconds(60), [&] { return in_flight >= n; });
+    return in_flight;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(m);
+    open = true;
+    cv.notify_all();
+  }
+};
+
+BOOST_AUTO_TEST_CASE(read_ahead_into_the_cache_fills_the_next_calls_concurrently) {
+  // Two batches queued at once: the second's GET is on its way while the
+  // first's is (one at a time, the link idles through every request's latency).
+  TempDir tmp;
+  GatedStore store;
+  store.bytes = ObjectBytes(8 * kBlock, 12);
+  const CachedObject o = Object("id", store.bytes.size());
+  auto cache = std::make_shared<const FrameCache>(Config(tmp));
+  {
+    ReadAhead ahead(cache, store.Fetch(), kDefaultPrefetchMemory);
+    ahead.Prefetch({CacheRange{&o, 0, 100, nullptr}});
+    ahead.Prefetch({CacheRange{&o, 4 * kBlock, 100, nullptr}});
+    ahead.Prefetch({CacheRange{&o, 6 * kBlock, 100, nullptr}});
+    BOOST_TEST(store.AwaitInFlight(2) == 2);  // the first two at once
+    store.Open();
+    // All three filled (a bounded wait: a failing test ends).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (ahead.stats().fills < 3 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    BOOST_TEST(cache->Counters().prefetched == 3u);
+    // Each block read once it is in: from the cache, no other fetch.
+    for (const uint64_t n : {uint64_t{0}, uint64_t{4}, uint64_t{6}}) {
+      std::string out(100, '\0');
+      ahead.Read({CacheRange{&o, n * kBlock, 100, out.data()}}, store.Fetch());
+      BOOST_TEST(out == store.bytes.substr(n * kBlock, 100));
+    }
+    BOOST_TEST(ahead.stats().fills == 3u);
+    BOOST_TEST(ahead.stats().peak_fills == static_cast<uint64_t>(kFillers));
+  }
+  BOOST_TEST(store.peak == kFillers);
+  BOOST_TEST(store.offsets.size() == 3u);  // one GET per block
+}
+
+BOOST_AUTO_TEST_CASE(a_read_of_a_block_read_ahead_is_filling_waits_for_it_and_fetches_nothing) {
+  TempDir tmp;
+  GatedStore store;
+  store.bytes = ObjectBytes(4 * kBlock, 13);
+  const CachedObject o = Object("id", store.bytes.size());
+  auto cache = std::make_shared<const FrameCache>(Config(tmp));
+  ReadAhead ahead(cache, store.Fetch(), kDefaultPrefetchMemory);
+  ahead.Prefetch({CacheRange{&o, kBlock, kBlock, nullptr}});
+  BOOST_TEST(store.AwaitInFlight(1) == 1);  // read-ahead holds the block's fill lock
+  std::string out(1000, '\0');
+  std::thread reader([&] {
+    ahead.Read({CacheRange{&o, kBlock + 10, 1000, out.data()}}, store.Fetch());
+  });
+  store.Open();
+  reader.join();
+  BOOST_TEST(out == store.bytes.substr(kBlock + 10, 1000));
+  BOOST_TEST(store.offsets == std::vector<uint64_t>{kBlock});  // the reader fetched nothing
+  const CacheCounters c = cache->Counters();
+  BOOST_TEST(c.prefetched == 1u);
+  BOOST_TEST(c.misses == 0u);
+  BOOST_TEST(c.hits == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -127,6 +127,8 @@ py::object RemoteInfoPy(const DatasetHandle& h) {
   out["prefetch_gets"] = info->prefetch_gets;
   out["prefetch_bytes"] = info->prefetch_bytes;
   out["prefetch_peak_bytes"] = info->prefetch_peak_bytes;
+  out["prefetch_fills"] = info->prefetch_fills;
+  out["prefetch_peak_fills"] = info->prefetch_peak_fills;
   return std::move(out);
 }
 

@@ -56,7 +56,10 @@ HeldLock LockFile(const std::string& path, std::chrono::milliseconds wait) {
     if (errno != EWOULDBLOCK && errno != EINTR) return HeldLock();
     if (std::chrono::steady_clock::now() >= deadline) return HeldLock();
     std::this_thread::sleep_for(pause);
-    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(20));
+    // At most 2 ms between looks: a reader waiting for a block read-ahead is
+    // filling would otherwise sleep up to 20 ms past its arrival, a part of
+    // the latency read-ahead is there to hide. A look is one system call.
+    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(2));
   }
 }
 

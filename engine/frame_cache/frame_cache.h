@@ -24,8 +24,9 @@
 // takes the stripe lock (LOCK_NB), looks again, GETs the missing blocks
 // (adjacent ones of an object in one request), writes each into tmp/ and
 // renames it into place, then releases the lock. Blocks whose stripe another
-// filler holds are waited for (polling the lock, at most `fill_wait`), then
-// read from the file, or fetched by this process if the other filler failed.
+// filler holds are waited for (polling the lock every 2 ms at most, for at
+// most `fill_wait`), then read from the file, or fetched by this process if
+// the other filler failed.
 // So concurrent misses for one block make one GET.
 //
 // Eviction: every use sets a block's mtime (LRU order). When the bytes under

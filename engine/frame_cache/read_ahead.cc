@@ -56,7 +56,9 @@ ReadAhead::~ReadAhead() {
     pending_.clear();
   }
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 void ReadAhead::Prefetch(std::vector<CacheRange> ranges) {
@@ -84,7 +86,10 @@ void ReadAhead::Prefetch(std::vector<CacheRange> ranges) {
     } else {
       queue_.push_back(std::move(ranges));
     }
-    if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+    if (threads_.empty()) {
+      const int n = cache_ != nullptr ? kFillers : 1;
+      for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Run(); });
+    }
   }
   changed_.notify_all();
 }
@@ -109,27 +114,45 @@ bool ReadAhead::MakeRoom(uint64_t bytes) {
 }
 
 void ReadAhead::Run() {
+  if (cache_ != nullptr) {
+    RunFills();
+  } else {
+    RunMemory();
+  }
+}
+
+void ReadAhead::RunFills() {
   for (;;) {
-    std::vector<CacheRange> batch;
+    std::vector<CacheRange> call;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || !queue_.empty() || !pending_.empty(); });
+      changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (stop_) return;
-      if (!queue_.empty()) {
-        batch = std::move(queue_.front());
-        queue_.pop_front();
-      }
+      call = std::move(queue_.front());
+      queue_.pop_front();
+      ++filling_;
+      stats_.peak_fills = std::max<uint64_t>(stats_.peak_fills, static_cast<uint64_t>(filling_));
     }
-    if (cache_ != nullptr) {
-      try {
-        cache_->Fill(batch, fetch_);
-      } catch (...) {
-        // The read that needs these bytes fetches them, and reports.
-      }
-      continue;
+    try {
+      cache_->Fill(call, fetch_);
+    } catch (...) {
+      // The read that needs these bytes fetches them, and reports.
     }
-    // Memory: the ranges Prefetch registered, admitted while there is room
-    // (the oldest ones read or not make way), then fetched at once.
+    std::lock_guard<std::mutex> lock(mutex_);
+    --filling_;
+    ++stats_.fills;
+  }
+}
+
+void ReadAhead::RunMemory() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+      if (stop_) return;
+    }
+    // The ranges Prefetch registered, admitted while there is room (the
+    // oldest ones read or not make way), then fetched at once.
     for (;;) {
       std::vector<std::shared_ptr<Extent>> group;
       {

@@ -1,13 +1,16 @@
 // Read-ahead for one remote reader (docs/frame_cache.md, "Read-ahead"): the
 // byte ranges a reader will read next (Dataset::Prefetch: the next batches
-// of a sampler's order) are fetched by one background thread, while the
-// reader reads what it asked for before.
+// of a sampler's order) are fetched by background threads, while the reader
+// reads what it asked for before.
 //
 // With the node's frame cache, what is fetched goes into the cache, in whole
-// blocks (adjacent missing blocks of an object in one GET); a read of a block
-// still being filled waits for it there (the cache's fill lock), so nothing
-// is fetched twice. Without it, adjacent ranges of an object whose gap is at
-// most kMergeGap are merged into one GET (up to kMaxMergedBytes) and kept in
+// blocks (adjacent missing blocks of an object in one GET, the GETs of one
+// Prefetch call concurrent); kFillers calls are filled at once, the oldest
+// first, so that one call's request latency overlaps another's transfer (one
+// at a time, a link with 20 ms of latency idles while each call's first
+// bytes are on their way). A read of a block still being filled waits for it
+// there (the cache's fill lock), so nothing is fetched twice. Without it, adjacent ranges of an
+// object whose gap is at most kMergeGap are merged into one GET (up to kMaxMergedBytes) and kept in
 // memory until read, at most `memory_bound` bytes of them (in flight
 // included): the oldest ones not read yet are dropped first, and read-ahead
 // waits when everything held is still in flight. A read takes its bytes from
@@ -15,8 +18,8 @@
 // flight), else from the store.
 //
 // Failures in the background are dropped: the read that needs the bytes
-// fetches them itself and meets the error. The thread stops (its fetch in
-// flight finished, queued work dropped) when the ReadAhead is destroyed: no
+// fetches them itself and meets the error. The threads stop (their fetches
+// in flight finished, queued work dropped) when the ReadAhead is destroyed: no
 // background fetch outlives its reader.
 //
 // Thread safety: every method may be called from any number of threads.
@@ -40,6 +43,8 @@ namespace gulpdb::engine {
 inline constexpr uint64_t kMergeGap = 64 * 1024;
 inline constexpr uint64_t kMaxMergedBytes = uint64_t{8} << 20;
 inline constexpr uint64_t kDefaultPrefetchMemory = uint64_t{256} << 20;
+// Prefetch calls filled into the cache at once.
+inline constexpr int kFillers = 2;
 
 // Merges the ranges (of any objects, in any order) into fewer: sorted by
 // object and offset, a range joins the one before when both are of one
@@ -55,6 +60,8 @@ struct ReadAheadStats {
   uint64_t held_bytes = 0;       // in memory now
   uint64_t peak_held_bytes = 0;  // in memory at most, so far
   uint64_t dropped_bytes = 0;    // dropped before being read (the bound)
+  uint64_t fills = 0;            // Prefetch calls filled into the cache (finished)
+  uint64_t peak_fills = 0;       // of them filled at once, at most
 };
 
 class ReadAhead {
@@ -65,7 +72,7 @@ class ReadAhead {
   ReadAhead(const ReadAhead&) = delete;
   ReadAhead& operator=(const ReadAhead&) = delete;
 
-  // Queues the ranges (`out` unused) for the background thread. Never
+  // Queues the ranges (`out` unused) for the background threads. Never
   // throws for the store's sake; std::system_error if no thread can start.
   void Prefetch(std::vector<CacheRange> ranges);
 
@@ -78,6 +85,10 @@ class ReadAhead {
  private:
   struct Extent;
   void Run();
+  // With the cache: fills the queued calls, oldest first, until stopped.
+  void RunFills();
+  // Memory mode: fetches the registered extents, until stopped.
+  void RunMemory();
   // Memory mode: the bytes of `r` from a fetched range, waiting for one in
   // flight; false when none holds them.
   bool FromMemory(const CacheRange& r) const;
@@ -94,8 +105,9 @@ class ReadAhead {
   std::deque<std::shared_ptr<Extent>> pending_;         // without: registered, to fetch
   mutable std::list<std::shared_ptr<Extent>> extents_;  // oldest first
   mutable ReadAheadStats stats_;
+  int filling_ = 0;  // with the cache: calls being filled
   bool stop_ = false;
-  std::thread thread_;  // started by the first Prefetch
+  std::vector<std::thread> threads_;  // started by the first Prefetch
 };
 
 }  // namespace gulpdb::engine

@@ -350,6 +350,8 @@ RemoteInfo RemoteSource::info() const {
     out.prefetch_gets = ahead->gets;
     out.prefetch_bytes = ahead->bytes;
     out.prefetch_peak_bytes = ahead->peak_held_bytes;
+    out.prefetch_fills = ahead->fills;
+    out.prefetch_peak_fills = ahead->peak_fills;
   }
   return out;
 }

@@ -235,6 +235,10 @@ struct RemoteInfo {
   uint64_t prefetch_gets = 0;
   uint64_t prefetch_bytes = 0;
   uint64_t prefetch_peak_bytes = 0;
+  // With the frame cache: the Prefetch calls read-ahead has filled into it
+  // (finished, fetched or found there), and how many it filled at once at most.
+  uint64_t prefetch_fills = 0;
+  uint64_t prefetch_peak_fills = 0;
 };
 
 // Set for datasets opened from a manifest: "s3://" URLs, and local datasets

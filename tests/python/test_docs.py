@@ -312,6 +312,7 @@ MARKDOWN_OUTSIDE_DOCS = {
     "bench/results/query_lang/latest.md", "bench/results/view/view.md",
     "bench/results/push_verify/latest.md",
     "bench/results/frame_cache/latest.md", "bench/results/frame_cache/blocks.md",
+    "bench/results/frame_cache/readahead.md",
     "bindings/README.md", "tests/fixtures/README.md",
     "tests/harness/README.md", "tests/harness/tls/README.md",
 }

@@ -564,3 +564,64 @@ def test_video_dataset_reads_ahead_in_the_samplers_order(remote, tmp_path):
         gulpdb.torch.VideoDataset(remote.url, prefetch_batches=-1)
     with pytest.raises(TypeError):
         gulpdb.torch.VideoDataset(remote.url, prefetch_batches="2")
+
+
+def test_read_ahead_has_the_next_batches_in_the_cache_before_they_are_asked_for(remote, tmp_path):
+    # When the loop has batch i, the fetches of batches i+1..i+K have been
+    # asked for; once they are done, reading those items makes no GET.
+    published(remote, tmp_path, videos=24)
+    K, B = 2, 4
+    train = gulpdb.torch.VideoDataset(remote.url, label="idx", num_frames=4, prefetch_batches=K)
+    ahead = train._read_ahead
+    asked = []  # the requests handed to prefetch, in order
+    requests_of = ahead._requests
+
+    def recorded(indices):
+        requests = requests_of(indices)
+        asked.extend(requests)
+        return requests
+
+    ahead._requests = recorded
+    sampler = gulpdb.torch.VideoSampler(train, num_replicas=1, rank=0, shuffle=True, seed=7)
+    loader = torch.utils.data.DataLoader(train, batch_size=B, sampler=sampler)
+    other = gulpdb.Dataset(remote.url)
+    for i, (clips, _) in enumerate(sampler.track(loader)):
+        assert clips.shape[:2] == (B, 4)
+        assert ahead.prefetched == min(24, (i + 1 + K) * B)
+        wait_for(lambda: train.dataset.remote_info["prefetch_fills"] == ahead.calls)
+        upcoming = asked[(i + 1) * B:]
+        gets = len(data_gets(remote.proxy))
+        other.read_jpeg_batch(upcoming)  # batches i+1..i+K: from the cache
+        assert len(data_gets(remote.proxy)) == gets, f"batch {i}: the next batches were not fetched"
+    stats = train.dataset.cache_stats()
+    assert stats["prefetched"] > 0
+    gets = data_gets(remote.proxy)
+    assert len(gets) == len(set(gets)), "a block was fetched twice"
+
+
+def test_read_ahead_with_the_cache_off_leaves_dataloader_workers_alone(
+        remote, tmp_path, monkeypatch):
+    # Without the cache, what read-ahead fetches stays in this process's
+    # memory: under DataLoader workers it would be every byte fetched twice.
+    published(remote, tmp_path, videos=16)
+    monkeypatch.setenv("GULPDB_FRAME_CACHE_BYTES", "0")
+
+    def epoch(prefetch, workers):
+        remote.proxy.reset()
+        train = gulpdb.torch.VideoDataset(remote.url, label="idx", num_frames=4,
+                                          prefetch_batches=prefetch)
+        sampler = gulpdb.torch.VideoSampler(train, num_replicas=1, rank=0, shuffle=True, seed=3)
+        loader = torch.utils.data.DataLoader(train, batch_size=4, sampler=sampler,
+                                             num_workers=workers)
+        assert sum(len(label) for _, label in sampler.track(loader)) == 16
+        return train, data_bytes(remote.proxy)
+
+    _, without = epoch(0, 2)
+    train, with_ahead = epoch(2, 2)
+    assert train._read_ahead.skipped == 16 and train._read_ahead.prefetched == 0
+    assert train.dataset.remote_info["prefetch_gets"] == 0
+    assert with_ahead == without
+    # Read in this process: read-ahead into memory runs, and the reads take its bytes.
+    train, _ = epoch(2, 0)
+    assert train._read_ahead.prefetched == 16 and train._read_ahead.skipped == 0
+    assert train.dataset.remote_info["prefetch_gets"] > 0

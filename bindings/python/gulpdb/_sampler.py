@@ -517,8 +517,11 @@ class VideoSampler(torch.utils.data.Sampler):
                 :meth:`state_dict` then).
         """
         read_ahead = getattr(self.dataset, "_read_ahead", None)
-        if read_ahead is not None and getattr(loader, "batch_size", None):
-            read_ahead.learn_batch_size(loader.batch_size)  # its window counts batches
+        if read_ahead is not None:
+            if getattr(loader, "batch_size", None):
+                read_ahead.learn_batch_size(loader.batch_size)  # its window counts batches
+            # Who reads the items: this process, or the loader's workers.
+            read_ahead.learn_workers(int(getattr(loader, "num_workers", 0) or 0))
         return TrackedLoader(self, loader)
 
     def _consumed_position(

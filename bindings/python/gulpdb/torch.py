@@ -568,6 +568,9 @@ class VideoDataset(torch.utils.data.Dataset):
             A batch is the DataLoader's ``batch_size`` when this process
             knows it (``num_workers=0``, or iterating ``sampler.track(loader)``),
             else 32 items. Remote datasets only; nothing for a local one.
+            With the frame cache off the fetched bytes stay in this
+            process's memory, so read-ahead runs only when this process reads
+            the items (``num_workers=0``), never for DataLoader workers.
 
     Items are ``(clip, label)``, or ``clip`` alone when ``label`` is None;
     ``clip`` is a T×H×W×C uint8 tensor (after ``transform``, whatever it returns).
@@ -610,7 +613,8 @@ class VideoDataset(torch.utils.data.Dataset):
         self._read_ahead: Optional[_read_ahead.ReadAhead] = None
         if prefetch_batches and self._reader.dataset.is_remote:
             self._read_ahead = _read_ahead.ReadAhead(
-                prefetch_batches, self._requests_of, self._reader.dataset.prefetch
+                prefetch_batches, self._requests_of, self._reader.dataset.prefetch,
+                shared=bool(self._reader.dataset.cache_stats()["enabled"]),
             )
 
     def _requests_of(self, indices: List[int]) -> List[Tuple[str, Any]]:
@@ -686,6 +690,8 @@ class VideoDataset(torch.utils.data.Dataset):
     def __getitem__(self, index: int) -> Any:
         if index < 0:
             index += len(self)
+        if self._read_ahead is not None:
+            self._read_ahead.note_read()
         return self._reader.read_item(index, self._reader.ids[index])
 
     def __getitems__(self, indices: Sequence[int]) -> List[Any]:
