@@ -289,15 +289,8 @@ void Env::TrackChanges(const std::vector<std::pair<std::string, uint8_t>>& track
   const std::vector<std::pair<std::string, Dbi>> opened = opened_;
   opened_.clear();
   for (const auto& [name, dbi] : opened) NoteOpened(name, dbi);
-  if (changes_dbi_.load() == 0) {
-    // Only an existing record is kept: a read-only Dataset never creates it.
-    Txn txn = BeginRead();
-    MDB_dbi dbi = 0;
-    if (mdb_dbi_open(txn.txn_, changes_db.c_str(), 0u, &dbi) == 0) {
-      txn.Abort();
-      NoteOpened(changes_db, dbi);
-    }
-  }
+  // Only an existing record is kept: a read-only Dataset never creates it.
+  if (changes_dbi_.load() == 0) FindChangesDb();
 }
 
 bool Txn::IsTracked(Dbi dbi) const {
@@ -309,7 +302,11 @@ void Txn::RecordChange(Dbi dbi, std::string_view key) {
   if (read_only_ || changes_ == Changes::kOff || dbi >= Env::kMaxTrackedDbi) return;
   const int kind = env_->tracked_kind_[dbi].load();
   const Dbi changes = env_->changes_dbi_.load();
-  if (kind < 0 || changes == 0) return;
+  if (kind < 0) return;
+  if (changes == 0) {
+    changes_ = Changes::kOff;  // no record (yet): nothing to keep in this transaction
+    return;
+  }
   if (changes_ == Changes::kUnknown) {
     const std::optional<ChangeHeader> header = ReadChangeHeader(*this, changes);
     if (!header || header->overflowed || header->base.empty()) {
@@ -512,7 +509,24 @@ Txn Env::Begin(bool read_only) {
 }
 
 Txn Env::BeginRead() { return Begin(true); }
-Txn Env::BeginWrite() { return Begin(false); }
+Txn Env::BeginWrite() {
+  // A change record another process started since this one looked: found
+  // before the write begins, so that the write keeps it. Not while this
+  // thread opens a database (OpenDb holds the mutex and begins a write).
+  if (!changes_name_.empty() && changes_dbi_.load() == 0) {
+    std::unique_lock<std::mutex> serialise(open_db_mutex_, std::try_to_lock);
+    if (serialise.owns_lock()) FindChangesDb();
+  }
+  return Begin(false);
+}
+
+void Env::FindChangesDb() {
+  Txn txn = Begin(true);
+  MDB_dbi dbi = 0;
+  if (mdb_dbi_open(txn.txn_, changes_name_.c_str(), 0u, &dbi) != 0) return;
+  txn.Commit();  // the handle joins the environment at commit (an abort would close it)
+  NoteOpened(changes_name_, dbi);
+}
 
 void Env::AdoptNewMapSize() {
   std::unique_lock<std::shared_mutex> lock(resize_mutex_);

@@ -292,6 +292,7 @@ class Env {
   std::string changes_name_;
   std::vector<std::pair<std::string, Dbi>> opened_;
   void NoteOpened(const std::string& name, Dbi dbi);  // open_db_mutex_ held
+  void FindChangesDb();                               // open_db_mutex_ held
   static constexpr Dbi kMaxTrackedDbi = 64;
   std::atomic<Dbi> changes_dbi_{0};
   std::atomic<Dbi> bounding_dbi_{0};

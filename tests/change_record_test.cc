@@ -5,6 +5,9 @@
 // tag, an overflow) is not used, and the build reads the index instead.
 #include "index/change_record.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <boost/test/unit_test.hpp>
 #include <functional>
 #include <map>
@@ -257,6 +260,43 @@ BOOST_AUTO_TEST_CASE(a_commit_that_does_not_keep_the_record_makes_it_unused) {
   const index::Dbi changes = env->OpenDb(index::kChangesDb, false);
   index::Txn read = env->BeginRead();
   BOOST_CHECK(!index::ChangeRecordCovers(read, changes, "base"));
+}
+
+BOOST_AUTO_TEST_CASE(a_record_started_by_another_process_is_kept_by_a_writer_open_before) {
+  // A Python session open before `gulpdb tag` started the record: its next
+  // write finds the record and keeps it (else the next tag could not use it).
+  TempDir tmp;
+  const std::string env_dir = tmp / "env";
+  util::MakeDirectories(env_dir);
+  const std::vector<std::pair<std::string, uint8_t>> tracked = {{"videos", 0}};
+  auto env = index::Env::Open(env_dir, {});
+  env->TrackChanges(tracked, index::kChangesDb);
+  const index::Dbi videos = env->OpenDb("videos", true);
+  env->Update([&](index::Txn& txn) { txn.Put(videos, "a", "1"); });
+  const pid_t child = ::fork();
+  BOOST_REQUIRE(child >= 0);
+  if (child == 0) {
+    int code = 1;
+    try {
+      auto other = index::Env::Open(env_dir, {});
+      other->TrackChanges(tracked, index::kChangesDb);
+      const index::Dbi changes = other->OpenDb(index::kChangesDb, true);
+      other->Update([&](index::Txn& txn) { index::StartChangeRecord(txn, changes, "base"); });
+      code = 0;
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  BOOST_REQUIRE_EQUAL(::waitpid(child, &status, 0), child);
+  BOOST_REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  env->Update([&](index::Txn& txn) { txn.Put(videos, "a", "2"); });
+  const index::Dbi changes = env->OpenDb(index::kChangesDb, false);
+  index::Txn read = env->BeginRead();
+  BOOST_CHECK(index::ChangeRecordCovers(read, changes, "base"));
+  std::string_view value;
+  BOOST_REQUIRE(read.Get(changes, std::string(1, '\0') + "a", &value));
+  BOOST_CHECK_EQUAL(std::string(value), std::string("\1") + "1");
 }
 
 BOOST_AUTO_TEST_CASE(a_record_past_its_bound_overflows_and_is_not_used) {
