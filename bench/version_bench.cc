@@ -1,5 +1,10 @@
 // Versions (docs/versions.md): what a tag costs after a 1% relabel, opening
-// a tag, and the diff of two tags, in one run.
+// a tag, and the diff of two tags, in one run. Tag "b" is built from the
+// change record the relabel kept; what a build from it reads of the
+// previous tag is measured by one more build of the same state into a
+// scratch directory (engine::BuildPartitions, which counts the previous
+// partitions it opens), and the diff reads are counted by
+// engine::DiffVersions (the tags' partitions it opens).
 //
 //   version_bench [--dir D] [--videos N] [--repeat R] [--smoke]
 //
@@ -12,9 +17,8 @@
 // gulpdb.versions/objects) against the bytes of the whole tag and of the
 // LMDB index; opening tag "b" (Dataset::Open with OpenOptions::version,
 // median of R x 20 opens); the diff of "a" and "b" (time, and the ids it
-// reports, checked against the relabel). What a tag and a diff read is
-// stated by design in bench/README.md (the builder and the diff walk both
-// versions whole).
+// reports, checked against the relabel), and the bytes of partitions each
+// build and the diff read.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -23,6 +27,9 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "engine/partition/partitions.h"
+#include "engine/version/version_diff.h"
+#include "engine/version/version_store.h"
 #include "gulpdb/dataset.h"
 #include "util/file_io.h"
 
@@ -101,6 +108,25 @@ int Run(int argc, char** argv) {
   }
   const double relabel_ms = SecondsSince(start) * 1e3;
 
+  // What a build from the change record reads (the state tag "b" is made
+  // of, built into a scratch directory first).
+  engine::BuildResult probe;
+  {
+    const std::string scratch = base + "/probe";
+    RemoveTree(scratch);
+    const index::PartitionRoot root_a =
+        engine::ReadRoot(dir, engine::ListTags(dir).back().root, /*expand=*/true);
+    engine::PartitionOptions options;
+    options.previous = engine::DirectoryFetch(objects);
+    options.previous_sha256 = engine::ListTags(dir).back().root;
+    const auto t = Clock::now();
+    probe = engine::BuildPartitions(*ds, &root_a, options, scratch);
+    Log("build from the change record: %.0f ms, %s, previous partitions read %llu bytes",
+        SecondsSince(t) * 1e3, probe.from_changes ? "from the record" : "the full comparison",
+        static_cast<unsigned long long>(probe.previous_bytes_read));
+    RemoveTree(scratch);
+  }
+
   start = Clock::now();
   ds->Tag("b");
   const double tag_b_ms = SecondsSince(start) * 1e3;
@@ -118,9 +144,10 @@ int Run(int argc, char** argv) {
 
   std::vector<double> diff_ms;
   VersionDiff diff;
+  engine::DiffCost diff_cost;
   for (int r = 0; r < repeat; ++r) {
     const auto t = Clock::now();
-    diff = ds->Diff("a", "b");
+    diff = engine::DiffVersions(*ds, "a", "b", &diff_cost);
     diff_ms.push_back(SecondsSince(t) * 1e3);
   }
   if (diff.meta_changed.size() != picked.size() || !diff.added.empty() || !diff.removed.empty() ||
@@ -145,18 +172,29 @@ int Run(int argc, char** argv) {
               static_cast<double>(tag_b_new_bytes) / static_cast<double>(index_bytes))
       .Number("tag_after_relabel_written_vs_full_tag",
               static_cast<double>(tag_b_new_bytes) / static_cast<double>(tag_a_bytes))
+      .Boolean("tag_after_relabel_from_change_record", probe.from_changes)
+      .Integer("tag_after_relabel_previous_bytes_read",
+               static_cast<int64_t>(probe.previous_bytes_read))
+      .Number("tag_after_relabel_previous_read_vs_index",
+              static_cast<double>(probe.previous_bytes_read) / static_cast<double>(index_bytes))
       .Stats("open_tag_ms", open_ms)
-      .Stats("diff_ms", diff_ms);
+      .Stats("diff_ms", diff_ms)
+      .Boolean("diff_by_record_deltas", diff_cost.by_record_deltas)
+      .Integer("diff_bytes_read", static_cast<int64_t>(diff_cost.bytes))
+      .Number("diff_read_vs_index",
+              static_cast<double>(diff_cost.bytes) / static_cast<double>(index_bytes));
   AddMemory(&json);
   json.Print();
   Log("%llu videos: full tag %.0f ms (%llu bytes); relabel of %zu: %.0f ms; tag after it %.0f ms, "
-      "%llu bytes written (%.1f%% of the index's %llu); open a tag %.2f ms (median); diff %.0f ms",
+      "%llu bytes written (%.1f%% of the index's %llu); open a tag %.2f ms (median); diff %.0f ms "
+      "reading %llu bytes (%.2f%% of the index)",
       static_cast<unsigned long long>(videos), tag_a_ms,
       static_cast<unsigned long long>(tag_a_bytes), picked.size(), relabel_ms, tag_b_ms,
       static_cast<unsigned long long>(tag_b_new_bytes),
       100.0 * static_cast<double>(tag_b_new_bytes) / static_cast<double>(index_bytes),
       static_cast<unsigned long long>(index_bytes), Summarize(open_ms).median,
-      Summarize(diff_ms).median);
+      Summarize(diff_ms).median, static_cast<unsigned long long>(diff_cost.bytes),
+      100.0 * static_cast<double>(diff_cost.bytes) / static_cast<double>(index_bytes));
   return 0;
 }
 

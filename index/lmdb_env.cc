@@ -10,10 +10,13 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <utility>
 
+#include "index/change_record.h"
 #include "util/file_io.h"
 #include "util/sys_error.h"
+#include "util/test_bug.h"
 
 namespace gulpdb::index {
 namespace {
@@ -87,6 +90,9 @@ Txn::Txn(Txn&& other) : env_(other.env_), txn_(nullptr), read_only_(other.read_o
   }
   txn_ = std::exchange(other.txn_, nullptr);
   lock_ = std::move(other.lock_);
+  changes_ = other.changes_;
+  changes_overflowed_ = other.changes_overflowed_;
+  change_budget_ = other.change_budget_;
 }
 
 Txn::~Txn() { Abort(); }
@@ -105,6 +111,15 @@ bool Txn::Get(Dbi dbi, std::string_view key, std::string_view* value) const {
 }
 
 void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
+  // The record's write may move pages `key` and `value` point into.
+  std::string key_copy, value_copy;
+  if (IsTracked(dbi)) {
+    key_copy.assign(key);
+    value_copy.assign(value);
+    key = key_copy;
+    value = value_copy;
+    RecordChange(dbi, key);
+  }
   MDB_val k = ToVal(key);
   MDB_val v = ToVal(value);
   const int rc = mdb_put(txn_, dbi, &k, &v, 0);
@@ -112,6 +127,14 @@ void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
 }
 
 void Txn::Append(Dbi dbi, std::string_view key, std::string_view value) {
+  std::string key_copy, value_copy;
+  if (IsTracked(dbi)) {
+    key_copy.assign(key);
+    value_copy.assign(value);
+    key = key_copy;
+    value = value_copy;
+    RecordChange(dbi, key);
+  }
   MDB_val k = ToVal(key);
   MDB_val v = ToVal(value);
   const int rc = mdb_put(txn_, dbi, &k, &v, MDB_APPEND);
@@ -123,6 +146,12 @@ void Txn::Append(Dbi dbi, std::string_view key, std::string_view value) {
 
 bool Txn::Del(Dbi dbi, std::string_view key) {
   if (!KeyFits(key)) return false;  // as in Get: LMDB cannot hold it
+  std::string key_copy;
+  if (IsTracked(dbi)) {
+    key_copy.assign(key);
+    key = key_copy;
+    RecordChange(dbi, key);
+  }
   MDB_val k = ToVal(key);
   const int rc = mdb_del(txn_, dbi, &k, nullptr);
   if (rc == MDB_NOTFOUND) return false;
@@ -149,6 +178,14 @@ void Txn::CommitWith(bool sync) {
   if (txn_ == nullptr) throw InvalidArgumentError("commit " + env_->path() + ": transaction ended");
   if (open_cursors_ != 0) {
     throw InvalidArgumentError("commit " + env_->path() + ": cursors still open");
+  }
+  if (!read_only_) {
+    try {
+      StampChanges();
+    } catch (...) {
+      Abort();
+      throw;
+    }
   }
   int rc = 0;
   {
@@ -225,7 +262,103 @@ bool Cursor::Seek(std::string_view key) { return Move(MDB_SET_RANGE, key); }
 // ---- Env -------------------------------------------------------------------
 
 Env::Env(std::string path, bool read_only, const EnvOptions& options)
-    : path_(std::move(path)), read_only_(read_only), options_(options), owner_pid_(getpid()) {}
+    : path_(std::move(path)), read_only_(read_only), options_(options), owner_pid_(getpid()) {
+  for (std::atomic<int>& kind : tracked_kind_) kind.store(-1);
+}
+
+void Env::NoteOpened(const std::string& name, Dbi dbi) {
+  opened_.emplace_back(name, dbi);
+  if (name == changes_name_ && !changes_name_.empty()) changes_dbi_.store(dbi);
+  for (size_t i = 0; i < tracked_names_.size(); ++i) {
+    if (tracked_names_[i].first != name) continue;
+    if (dbi >= kMaxTrackedDbi) {
+      throw InvalidArgumentError("track changes of " + name + " in " + path_ +
+                                 ": database handle out of range");
+    }
+    tracked_kind_[dbi].store(tracked_names_[i].second);
+    if (i == 0) bounding_dbi_.store(dbi);
+  }
+}
+
+void Env::TrackChanges(const std::vector<std::pair<std::string, uint8_t>>& tracked,
+                       const std::string& changes_db) {
+  if (read_only_) return;
+  std::lock_guard<std::mutex> serialise(open_db_mutex_);
+  tracked_names_ = tracked;
+  changes_name_ = changes_db;
+  const std::vector<std::pair<std::string, Dbi>> opened = opened_;
+  opened_.clear();
+  for (const auto& [name, dbi] : opened) NoteOpened(name, dbi);
+  // Only an existing record is kept: a read-only Dataset never creates it.
+  if (changes_dbi_.load() == 0) FindChangesDb();
+}
+
+bool Txn::IsTracked(Dbi dbi) const {
+  return !read_only_ && changes_ != Changes::kOff && dbi < Env::kMaxTrackedDbi &&
+         env_->tracked_kind_[dbi].load(std::memory_order_relaxed) >= 0;
+}
+
+void Txn::RecordChange(Dbi dbi, std::string_view key) {
+  if (read_only_ || changes_ == Changes::kOff || dbi >= Env::kMaxTrackedDbi) return;
+  const int kind = env_->tracked_kind_[dbi].load();
+  const Dbi changes = env_->changes_dbi_.load();
+  if (kind < 0) return;
+  if (changes == 0) {
+    changes_ = Changes::kOff;  // no record (yet): nothing to keep in this transaction
+    return;
+  }
+  if (changes_ == Changes::kUnknown) {
+    const std::optional<ChangeHeader> header = ReadChangeHeader(*this, changes);
+    if (!header || header->overflowed || header->base.empty()) {
+      changes_ = Changes::kOff;
+      return;
+    }
+    changes_ = Changes::kOn;
+    const Dbi bounding = env_->bounding_dbi_.load();
+    const uint64_t bound = 4096 + (bounding != 0 ? Count(bounding) / 4 : 0);
+    const uint64_t held = Count(changes);
+    change_budget_ = held < bound ? bound - held : 0;
+  }
+  std::string change_key(1, static_cast<char>(kind));
+  change_key.append(key);
+  std::string_view existing;
+  if (Get(changes, change_key, &existing)) return;  // recorded since the start
+  if (util::TestBugEnabled("change-record-skips-meta") && kind == kChangedVideo) return;
+  if (change_budget_ == 0 || !KeyFits(change_key)) {
+    changes_overflowed_ = true;
+    changes_ = Changes::kOff;
+    return;
+  }
+  --change_budget_;
+  std::string_view before;
+  const bool existed = Get(dbi, key, &before);
+  std::string value(1, existed ? '\1' : '\0');
+  if (existed) value.append(before);
+  MDB_val k = ToVal(change_key);
+  MDB_val v = ToVal(value);
+  const int rc = mdb_put(txn_, changes, &k, &v, 0);
+  if (rc != 0) ThrowLmdb(rc, "mdb_put", env_->path());
+}
+
+void Txn::StampChanges() {
+  const Dbi changes = env_->changes_dbi_.load();
+  if (read_only_ || changes == 0) return;
+  std::optional<ChangeHeader> header = ReadChangeHeader(*this, changes);
+  if (!header) return;
+  header->stamp = id();
+  header->overflowed = header->overflowed || changes_overflowed_;
+  if (header->overflowed) {
+    // An overflowed record is not used: its entries go, so that it costs
+    // nothing until the next tag starts it again.
+    StartChangeRecord(*this, changes, "");
+    header->base.clear();
+  }
+  const std::string bytes = EncodeChangeHeader(*header);
+  MDB_val k = ToVal(kChangeHeaderKey);
+  MDB_val v = ToVal(bytes);
+  const int rc = mdb_put(txn_, changes, &k, &v, 0);
+  if (rc != 0) ThrowLmdb(rc, "mdb_put", env_->path());
+}
 
 Env::~Env() {
   // A child process must not close its parent's environment: the handle's
@@ -337,6 +470,7 @@ Dbi Env::OpenDb(const std::string& name, bool create) {
   const int rc = mdb_dbi_open(txn.txn_, name.c_str(), create ? MDB_CREATE : 0u, &dbi);
   if (rc != 0) ThrowLmdb(rc, "open index database '" + name + "' in", path_);
   txn.Commit();
+  NoteOpened(name, dbi);
   return dbi;
 }
 
@@ -375,7 +509,24 @@ Txn Env::Begin(bool read_only) {
 }
 
 Txn Env::BeginRead() { return Begin(true); }
-Txn Env::BeginWrite() { return Begin(false); }
+Txn Env::BeginWrite() {
+  // A change record another process started since this one looked: found
+  // before the write begins, so that the write keeps it. Not while this
+  // thread opens a database (OpenDb holds the mutex and begins a write).
+  if (!changes_name_.empty() && changes_dbi_.load() == 0) {
+    std::unique_lock<std::mutex> serialise(open_db_mutex_, std::try_to_lock);
+    if (serialise.owns_lock()) FindChangesDb();
+  }
+  return Begin(false);
+}
+
+void Env::FindChangesDb() {
+  Txn txn = Begin(true);
+  MDB_dbi dbi = 0;
+  if (mdb_dbi_open(txn.txn_, changes_name_.c_str(), 0u, &dbi) != 0) return;
+  txn.Commit();  // the handle joins the environment at commit (an abort would close it)
+  NoteOpened(changes_name_, dbi);
+}
 
 void Env::AdoptNewMapSize() {
   std::unique_lock<std::shared_mutex> lock(resize_mutex_);

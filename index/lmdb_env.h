@@ -20,6 +20,7 @@
 #ifndef GULPDB_INDEX_LMDB_ENV_H_
 #define GULPDB_INDEX_LMDB_ENV_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -28,6 +29,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gulpdb/error.h"
@@ -108,6 +110,11 @@ class Txn {
   friend class Env;
   friend class Cursor;
   void CommitWith(bool sync);
+  // The change record's hooks (Env::TrackChanges, change_record.h): records
+  // `key` of `dbi` before its first change, and stamps the header at commit.
+  void RecordChange(Dbi dbi, std::string_view key);
+  bool IsTracked(Dbi dbi) const;
+  void StampChanges();
   // True if LMDB can hold `key`: 1 to Env::max_key_size() bytes.
   bool KeyFits(std::string_view key) const;
   Txn(Env* env, MDB_txn* txn, bool read_only, std::shared_lock<std::shared_mutex> lock);
@@ -117,6 +124,12 @@ class Txn {
   bool read_only_;
   int open_cursors_ = 0;  // Commit refuses while cursors are open: LMDB frees them at commit
   std::shared_lock<std::shared_mutex> lock_;
+  // The change record in this write transaction: not looked at yet, not
+  // kept (no record, or it overflowed), kept; entries it may still add.
+  enum class Changes : uint8_t { kUnknown, kOff, kOn };
+  Changes changes_ = Changes::kUnknown;
+  bool changes_overflowed_ = false;
+  uint64_t change_budget_ = 0;
 };
 
 // A cursor over one database, bounded by its transaction: it must be
@@ -167,6 +180,14 @@ class Env {
   // The handle is valid in transactions begun after this returns; a
   // transaction begun earlier must not use it (LMDB fails with EINVAL).
   Dbi OpenDb(const std::string& name, bool create);
+
+  // Keeps the change record (change_record.h) in database `changes_db`
+  // once it exists: writes to the databases `tracked` names (name -> kind
+  // byte, below 0x80; the first is the one whose size bounds the record)
+  // record the keys they touch. Databases opened later are tracked too.
+  // Call once, before this process writes.
+  void TrackChanges(const std::vector<std::pair<std::string, uint8_t>>& tracked,
+                    const std::string& changes_db);
 
   Txn BeginRead();
   Txn BeginWrite();
@@ -265,6 +286,17 @@ class Env {
   // may run between the two.
   std::mutex commit_mutex_;
   bool durable_ = true;  // SetDurable
+  // TrackChanges: names and kinds, the databases opened so far (both under
+  // open_db_mutex_), and what a transaction reads without a lock.
+  std::vector<std::pair<std::string, uint8_t>> tracked_names_;
+  std::string changes_name_;
+  std::vector<std::pair<std::string, Dbi>> opened_;
+  void NoteOpened(const std::string& name, Dbi dbi);  // open_db_mutex_ held
+  void FindChangesDb();                               // open_db_mutex_ held
+  static constexpr Dbi kMaxTrackedDbi = 64;
+  std::atomic<Dbi> changes_dbi_{0};
+  std::atomic<Dbi> bounding_dbi_{0};
+  std::atomic<int> tracked_kind_[kMaxTrackedDbi];
 };
 
 // Translates a non-zero LMDB return code into a typed error naming `operation`

@@ -80,6 +80,8 @@ const char* PartitionKindName(PartitionKind kind) {
       return "chunks";
     case PartitionKind::kSplitMembers:
       return "split_members";
+    case PartitionKind::kRecords:
+      return "records";
   }
   return "?";
 }
@@ -355,12 +357,17 @@ void CheckRuns(const PartitionRoot& root, const std::vector<Entry>& entries, con
                         Printable(p.last_key) + "'] is empty or reversed");
     }
     const bool tail_kind = p.kind == PartitionKind::kOrder || p.kind == PartitionKind::kChunks ||
-                           p.kind == PartitionKind::kSplitMembers;
+                           p.kind == PartitionKind::kSplitMembers ||
+                           p.kind == PartitionKind::kRecords;
     if (tail_kind && p.generation != 0) {
       Corrupt(what, where + ": " + PartitionKindName(p.kind) + " partitions have no deltas");
     }
     if (p.kind == PartitionKind::kSplitMembers && root.format_version < 2) {
       Corrupt(what, where + ": split members in a format " + std::to_string(root.format_version) +
+                        " root");
+    }
+    if (p.kind == PartitionKind::kRecords && root.format_version < 4) {
+      Corrupt(what, where + ": a record delta in a format " + std::to_string(root.format_version) +
                         " root");
     }
     if (p.generation > root.generation) {

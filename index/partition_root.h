@@ -28,8 +28,15 @@ namespace gulpdb::index {
 // two-level root: the groups of partitions too large to list in the root
 // are listed by pages (RootPage) that the root names, so that the root
 // stays small at any size and a lookup reads one page per group it probes.
-// A publisher writes format 3 only for a root that has pages.
-inline constexpr uint32_t kPartitionRootFormat = 3;
+// A publisher writes format 3 only for a root that has pages. Format 4 is
+// format 3 (pages where needed) with a record delta level for the order
+// table (kRecords): records changed in place since the order partitions
+// were written, so that a scattered meta edit rewrites about what it
+// changed. A publisher writes format 4 only for a root that has records
+// partitions; readers of formats up to 3 refuse it (a right refusal: they
+// would read the base records).
+inline constexpr uint32_t kPartitionRootFormat = 4;
+inline constexpr uint32_t kPagedPartitionRootFormat = 3;
 inline constexpr uint32_t kUnpagedPartitionRootFormat = 2;
 inline constexpr uint32_t kOldestPartitionRootFormat = 1;
 
@@ -46,8 +53,15 @@ enum class PartitionKind : uint8_t {
   // Split member key (query_keys.h: split number, position) -> id; the
   // root lists the splits (format 2).
   kSplitMembers = 4,
+  // Format 4: the record delta level of the order table, one group
+  // (generation 0), by order key: order key -> id length (2 bytes,
+  // big-endian), id, length of the sealed record (4 bytes, big-endian), the
+  // sealed VideoRecord now, then the sealed record the order partition
+  // holds (the base's). An entry here wins over the order partition's
+  // record; the order partitions keep ids and positions.
+  kRecords = 5,
 };
-inline constexpr int kPartitionKinds = 5;
+inline constexpr int kPartitionKinds = 6;
 // The name of the database a partition of `kind` keeps its entries in.
 const char* PartitionKindName(PartitionKind kind);
 

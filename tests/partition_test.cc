@@ -209,6 +209,135 @@ BOOST_AUTO_TEST_CASE(a_one_percent_append_writes_about_one_percent) {
   ExpectSameAsLocal(*ds, reader);
 }
 
+// Relabels the videos n of [0, count) with n % step == offset.
+std::vector<std::string> Relabel(Dataset& ds, uint64_t count, uint64_t step, uint64_t offset,
+                                 const std::string& label) {
+  std::vector<std::string> ids;
+  auto w = ds.NewWriter();
+  for (uint64_t n = offset; n < count; n += step) {
+    w->UpdateMeta(HashedId(n), "{\"label\": " + label + "}");
+    ids.push_back(HashedId(n));
+  }
+  w->Commit();
+  return ids;
+}
+
+std::set<std::string> Hashes(const index::PartitionRoot& root, PartitionKind kind) {
+  std::set<std::string> out;
+  for (const PartitionEntry& p : root.partitions) {
+    if (p.kind == kind) out.insert(p.sha256);
+  }
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(a_scattered_one_percent_relabel_writes_a_record_delta_not_the_order) {
+  TempDir tmp;
+  auto ds = MakeDataset(tmp / "d", 20000);
+  PartitionOptions options;
+  options.target_bytes = 128 << 10;
+  const BuildResult first = BuildPartitions(*ds, nullptr, options, tmp / "parts");
+  BOOST_CHECK_EQUAL(first.root.format_version, index::kUnpagedPartitionRootFormat);
+  BOOST_REQUIRE_GT(CountKind(first.root, PartitionKind::kOrder, true), 10u);
+  Relabel(*ds, 20000, 100, 7, "1000");  // 200 videos, spread over every order partition
+  const BuildResult second = BuildPartitions(*ds, &first.root, options, tmp / "parts");
+  std::printf("partition_test: 1%% scattered relabel of 20000: %llu of %llu bytes new (%.2f%%)\n",
+              static_cast<unsigned long long>(second.new_bytes),
+              static_cast<unsigned long long>(second.total_bytes),
+              100 * D(second.new_bytes) / D(second.total_bytes));
+  BOOST_CHECK_EQUAL(second.root.format_version, index::kPartitionRootFormat);
+  // Every order partition kept its hash; the records are in the delta level.
+  BOOST_CHECK(Hashes(second.root, PartitionKind::kOrder) ==
+              Hashes(first.root, PartitionKind::kOrder));
+  BOOST_CHECK_GE(CountKind(second.root, PartitionKind::kRecords, true), 1u);
+  BOOST_CHECK_EQUAL(second.root.Count(PartitionKind::kRecords), 200u);
+  BOOST_CHECK_LE(D(second.new_bytes), 0.03 * D(second.total_bytes));
+  {
+    PartitionedIndex reader(second.root, DirectoryFetch(tmp / "parts"), "parts");
+    ExpectSameAsLocal(*ds, reader);
+    // The root round-trips through its bytes.
+    const index::PartitionRoot decoded = index::DecodePartitionRoot(second.root_bytes, "root");
+    PartitionedIndex again(decoded, DirectoryFetch(tmp / "parts"), "parts");
+    BOOST_CHECK_EQUAL(again.FindVideo(HashedId(7))->meta_data, ds->Find(HashedId(7))->meta_data);
+  }
+
+  // An edit again, a removal in a range with deltas, appends: the delta
+  // level stays right where its order partitions are rewritten.
+  Relabel(*ds, 20000, 100, 7, "1001");
+  Relabel(*ds, 20000, 250, 3, "1002");
+  ds->Remove({HashedId(107), HashedId(5)});
+  AppendVideos(*ds, 20000, 20100);
+  const BuildResult third = BuildPartitions(*ds, &second.root, options, tmp / "parts");
+  BOOST_CHECK(!third.merged);
+  {
+    PartitionedIndex reader(third.root, DirectoryFetch(tmp / "parts"), "parts");
+    ExpectSameAsLocal(*ds, reader);
+    BOOST_CHECK(!reader.FindVideo(HashedId(107)).has_value());
+  }
+  // Building the same state again gives the same names.
+  const BuildResult same = BuildPartitions(*ds, &second.root, options, tmp / "parts");
+  BOOST_CHECK_EQUAL(same.root_sha256, third.root_sha256);
+
+  // A delta past a tenth of the order partitions is a rebase: the order
+  // partitions are rewritten and the level empties.
+  Relabel(*ds, 20000, 5, 1, "1003");
+  const BuildResult rebased = BuildPartitions(*ds, &third.root, options, tmp / "parts");
+  BOOST_CHECK(rebased.merged);
+  BOOST_CHECK_EQUAL(CountKind(rebased.root, PartitionKind::kRecords, true), 0u);
+  BOOST_CHECK_EQUAL(rebased.root.format_version, index::kUnpagedPartitionRootFormat);
+  PartitionedIndex reader(rebased.root, DirectoryFetch(tmp / "parts"), "parts");
+  ExpectSameAsLocal(*ds, reader);
+}
+
+BOOST_AUTO_TEST_CASE(a_format_3_build_after_a_relabel_rewrites_the_order_and_reads_the_same) {
+  // What older builds write (no record delta level), and what they read.
+  TempDir tmp;
+  auto ds = MakeDataset(tmp / "d", 5000);
+  PartitionOptions options;
+  options.target_bytes = 64 << 10;
+  const BuildResult first = BuildPartitions(*ds, nullptr, options, tmp / "parts");
+  Relabel(*ds, 5000, 100, 3, "1000");
+  const BuildResult with_delta = BuildPartitions(*ds, &first.root, options, tmp / "parts");
+  BOOST_REQUIRE_GE(CountKind(with_delta.root, PartitionKind::kRecords, true), 1u);
+  options.format = index::kPagedPartitionRootFormat;
+  const BuildResult old_format = BuildPartitions(*ds, &with_delta.root, options, tmp / "parts");
+  BOOST_CHECK_EQUAL(CountKind(old_format.root, PartitionKind::kRecords, true), 0u);
+  BOOST_CHECK_LE(old_format.root.format_version, index::kPagedPartitionRootFormat);
+  PartitionedIndex reader(index::DecodePartitionRoot(old_format.root_bytes, "old"),
+                          DirectoryFetch(tmp / "parts"), "parts");
+  ExpectSameAsLocal(*ds, reader);
+  // A record delta in a root that says format 3 is refused.
+  index::PartitionRoot mislabeled = with_delta.root;
+  mislabeled.format_version = index::kPagedPartitionRootFormat;
+  BOOST_CHECK_THROW(index::DecodePartitionRoot(index::EncodePartitionRoot(mislabeled), "root"),
+                    CorruptionError);
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_record_delta_is_refused_naming_its_hash) {
+  TempDir tmp;
+  auto ds = MakeDataset(tmp / "d", 3000);
+  PartitionOptions options;
+  options.target_bytes = 64 << 10;
+  const BuildResult first = BuildPartitions(*ds, nullptr, options, tmp / "parts");
+  const std::vector<std::string> ids = Relabel(*ds, 3000, 100, 3, "1000");
+  const BuildResult built = BuildPartitions(*ds, &first.root, options, tmp / "parts");
+  const PartitionEntry* victim = nullptr;
+  for (const PartitionEntry& p : built.root.partitions) {
+    if (p.kind == PartitionKind::kRecords) victim = &p;
+  }
+  BOOST_REQUIRE(victim != nullptr);
+  const std::string path = tmp / "parts/" + victim->sha256;
+  std::string bytes = test::ReadFile(path);
+  bytes[bytes.size() / 3] = static_cast<char>(bytes[bytes.size() / 3] ^ 0x01);
+  test::WriteFile(path, bytes);
+  PartitionedIndex reader(built.root, DirectoryFetch(tmp / "parts"), "parts");
+  try {
+    reader.FindVideo(ids.back());
+    BOOST_ERROR("a read through a damaged record delta answered");
+  } catch (const CorruptionError& e) {
+    BOOST_CHECK_MESSAGE(test::Contains(e.what(), victim->sha256), e.what());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_read_learns_the_chunk_before_the_order_partition_is_fetched) {
   // FindVideoToRead tells the reader the video's chunk as soon as the
   // videos partition gave its order key, so that a remote reader fetches

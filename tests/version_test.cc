@@ -4,6 +4,7 @@
 // names); tags share unchanged objects; diff by content; deleting a tag
 // frees its space only after the grace period; names from disk never leave
 // gulpdb.versions.
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/version/version_diff.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
@@ -190,6 +192,93 @@ BOOST_AUTO_TEST_CASE(a_root_name_from_a_tag_file_never_becomes_a_path_outside) {
     BOOST_TEST(test::Contains(e.what(), file));
   }
   BOOST_CHECK_THROW(ds->Versions(), CorruptionError);
+}
+
+BOOST_AUTO_TEST_CASE(a_diff_of_tags_after_meta_edits_reads_their_record_deltas_alone) {
+  TempDir tmp;
+  const std::string dir = tmp / "d";
+  {
+    auto ds = Dataset::Create(dir);
+    auto w = ds->NewWriter();
+    const std::vector<std::string> frames = Frames(0);
+    for (int i = 0; i < 6000; ++i) {
+      w->Append("v" + std::to_string(i), test::Views(frames),
+                "{\"label\": \"l" + std::to_string(i % 7) + "\", \"pad\": \"" +
+                    std::string(200, 'x') + "\"}");
+    }
+    w->Commit();
+  }
+  auto ds = OpenRw(dir);
+  ds->Tag("a");
+  const auto edit = [&](int from, int step, const std::string& label) {
+    std::vector<std::string> ids;
+    auto w = ds->NewWriter();
+    for (int i = from; i < 6000; i += step) {
+      w->UpdateMeta("v" + std::to_string(i), "{\"label\": \"" + label + "\"}");
+      ids.push_back("v" + std::to_string(i));
+    }
+    w->Commit();
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  };
+  const std::vector<std::string> first = edit(5, 100, "fixed");
+  {
+    // Meta set to what it is: no change.
+    auto w = ds->NewWriter();
+    w->SetMeta("v1", ds->Get("v1").meta_data.substr(1, ds->Get("v1").meta_data.size() - 2));
+    w->Commit();
+  }
+  ds->Tag("b");
+  const std::vector<std::string> second = edit(5, 200, "twice");  // a subset of the first
+  const std::vector<std::string> third = edit(77, 300, "other");
+  ds->Tag("c");
+  const uint64_t tag_bytes = ds->VersionBytes();
+
+  const auto diff = [&](const std::string& a, const std::string& b, engine::DiffCost* cost) {
+    return engine::DiffVersions(*ds, a, b, cost);
+  };
+  engine::DiffCost cost;
+  VersionDiff d = diff("a", "b", &cost);
+  BOOST_CHECK(cost.by_record_deltas);
+  BOOST_CHECK(d.meta_changed == first);
+  BOOST_CHECK(d.added.empty() && d.removed.empty() && d.frames_changed.empty());
+  BOOST_CHECK_LT(cost.bytes * 10, tag_bytes);
+  std::vector<std::string> b_to_c = second;
+  b_to_c.insert(b_to_c.end(), third.begin(), third.end());
+  std::sort(b_to_c.begin(), b_to_c.end());
+  b_to_c.erase(std::unique(b_to_c.begin(), b_to_c.end()), b_to_c.end());
+  d = diff("b", "c", &cost);
+  BOOST_CHECK(cost.by_record_deltas);
+  BOOST_CHECK(d.meta_changed == b_to_c);
+  d = diff("c", "b", &cost);
+  BOOST_CHECK(d.meta_changed == b_to_c);
+  std::vector<std::string> a_to_c = first;
+  a_to_c.insert(a_to_c.end(), third.begin(), third.end());
+  std::sort(a_to_c.begin(), a_to_c.end());
+  a_to_c.erase(std::unique(a_to_c.begin(), a_to_c.end()), a_to_c.end());
+  d = diff("a", "c", &cost);
+  BOOST_CHECK(cost.by_record_deltas);
+  BOOST_CHECK(d.meta_changed == a_to_c);
+  // The walk of both order tables says the same.
+  BOOST_CHECK(diff("a", "HEAD", &cost).meta_changed == a_to_c);
+  BOOST_CHECK(!cost.by_record_deltas);
+
+  // An append moves no record, but the order table is another: a walk.
+  {
+    auto w = ds->NewWriter();
+    const std::vector<std::string> frames = Frames(1);
+    w->Append("new", test::Views(frames), "{}");
+    w->UpdateMeta("v9", "{\"label\": \"late\"}");
+    w->Commit();
+  }
+  ds->Tag("d");
+  d = diff("c", "d", &cost);
+  BOOST_CHECK(!cost.by_record_deltas);
+  BOOST_CHECK(d.added == std::vector<std::string>{"new"});
+  BOOST_CHECK(d.meta_changed == std::vector<std::string>{"v9"});
+  auto version = OpenVersion(dir, "c");
+  BOOST_CHECK(version->Get("v5").meta_data == ds->Get("v5").meta_data);
+  BOOST_CHECK(version->Get("v9").meta_data != ds->Get("v9").meta_data);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -85,6 +85,11 @@
 //                       before the reclaim deletes what it named:
 //                       engine/version/version_store.cc, MoveTagToDeleted
 //                       and Reclaim
+//   change-record-skips-meta
+//                       a write to a video's record is not kept in the
+//                       change record (a meta edit the next tag would miss
+//                       if it trusted the record): index/lmdb_env.cc,
+//                       Txn::RecordChange
 //
 // Never set it outside gulpdb's tests: it makes gulpdb give wrong answers.
 //

@@ -10,6 +10,9 @@
 #include <string>
 
 #include "gulpdb/error.h"
+#include "index/change_record.h"
+#include "index/query_keys.h"
+#include "index/records.h"
 #include "util/sys_error.h"
 
 namespace gulpdb::engine {
@@ -61,6 +64,12 @@ std::shared_ptr<index::Env> AcquireEnv(const std::string& index_dir,
     if (!opts.read_only) throw;
     env = index::Env::Open(index_dir, opts);  // read-only media or permissions
   }
+  // Every write of this process keeps the change record, once a tag has
+  // started one (index/change_record.h).
+  env->TrackChanges({{index::kVideosDb, index::kChangedVideo},
+                     {index::kMetaIndexDb, index::kChangedMetaEntry},
+                     {index::kOrderDb, index::kChangedOrder}},
+                    index::kChangesDb);
   if (::stat(data_file.c_str(), &st) == 0) {
     entry.dev = st.st_dev;
     entry.ino = st.st_ino;

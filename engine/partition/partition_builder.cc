@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -20,6 +21,7 @@
 #include "engine/query/index_handles.h"
 #include "engine/query/meta_value.h"
 #include "gulpdb/error.h"
+#include "index/change_record.h"
 #include "index/lmdb_verify.h"
 #include "index/query_keys.h"
 #include "index/seal.h"
@@ -157,7 +159,77 @@ class DatasetEntries {
     meta_fields_dbi_ = q.meta_fields;
     splits_dbi_ = q.splits;
     info_dbi_ = env.OpenDb(index::kInfoDb, false);
+    try {
+      changes_dbi_ = env.OpenDb(index::kChangesDb, false);
+    } catch (const NotFoundError&) {
+      changes_dbi_ = 0;  // no change record: every build reads the whole index
+    }
     txn_ = std::make_unique<index::Txn>(env.BeginRead());
+  }
+
+  // Whether the change record holds every change since the root `base`.
+  bool ChangesCover(const std::string& base) const {
+    return changes_dbi_ != 0 && index::ChangeRecordCovers(*txn_, changes_dbi_, base);
+  }
+
+  // A key the change record holds for `kind`, and its value before.
+  struct Changed {
+    std::string key;
+    bool existed = false;
+    std::string before;
+  };
+  // The change record's keys of `kind` (index/change_record.h), in key order.
+  std::vector<Changed> Changes(uint8_t kind) const {
+    std::vector<Changed> out;
+    const std::string prefix(1, static_cast<char>(kind));
+    index::Cursor cursor(*txn_, changes_dbi_);
+    for (bool ok = cursor.Seek(prefix); ok && cursor.key().substr(0, 1) == prefix;
+         ok = cursor.Next()) {
+      const std::optional<index::ChangeBefore> before = index::DecodeChangeBefore(cursor.value());
+      if (!before) {
+        throw CorruptionError("partition " + handles_.dir + ": a change record entry is damaged");
+      }
+      out.push_back(Changed{std::string(cursor.key().substr(1)), before->existed,
+                            std::string(before->value)});
+    }
+    return out;
+  }
+
+  // The record of video `id` as the index holds it, or nullopt.
+  std::optional<std::string_view> StoredVideo(std::string_view id) const {
+    std::string_view value;
+    if (!txn_->Get(handles_.videos, id, &value)) return std::nullopt;
+    return value;
+  }
+  // `stored` (a record as the index holds it) sealed, as partitions hold it.
+  std::string SealedVideo(std::string_view id, std::string_view stored) const {
+    return handles_.sealed ? std::string(stored) : index::Seal(id, std::string(stored));
+  }
+  // The order key a stored record of `id` names.
+  std::string OrderKeyOf(std::string_view id, std::string_view stored) const {
+    const std::string where = "partition " + handles_.dir;
+    const std::string_view record =
+        handles_.sealed ? index::Unseal(id, stored, index::RecordKind::kVideo, where) : stored;
+    const index::VideoMetaView v = index::DecodeVideoMeta(record, id);
+    return index::OrderKey(v.chunk, v.seq);
+  }
+  // The id at order key `key`, or nullopt.
+  std::optional<std::string_view> OrderId(std::string_view key) const {
+    std::string_view id;
+    if (!txn_->Get(dbis_[static_cast<int>(PartitionKind::kOrder)], key, &id)) return std::nullopt;
+    return id;
+  }
+  // A videos or meta_index entry's value in a partition (a video's: its
+  // order key), from the index's value `stored` of `key`.
+  std::string LsmValue(PartitionKind kind, std::string_view key, std::string_view stored) const {
+    return kind == PartitionKind::kVideos ? OrderKeyOf(key, stored) : std::string(stored);
+  }
+  // The index's value of `key` in a videos or meta_index database.
+  std::optional<std::string_view> Stored(PartitionKind kind, std::string_view key) const {
+    std::string_view value;
+    const index::Dbi dbi = dbis_[static_cast<int>(kind)];
+    if (dbi == 0 || !txn_->Get(dbi, key, &value)) return std::nullopt;
+    return value;
   }
 
   bool sealed() const { return handles_.sealed; }
@@ -218,12 +290,13 @@ class DatasetEntries {
 
    private:
     friend class DatasetEntries;
-    Cursor(const DatasetEntries& data, PartitionKind kind, uint32_t format)
+    Cursor(const DatasetEntries& data, PartitionKind kind, uint32_t format,
+           std::string_view from = {})
         : data_(data), kind_(kind), seal_(!data.handles_.sealed), clustered_(format >= 2) {
       const index::Dbi dbi = data.dbis_[static_cast<int>(kind)];
       if (dbi == 0) return;  // no meta index
       cursor_ = std::make_unique<index::Cursor>(*data.txn_, dbi);
-      valid_ = cursor_->First();
+      valid_ = from.empty() ? cursor_->First() : cursor_->Seek(from);
       Set();
     }
     // The sealed record of video `id`, as the dataset's index holds it.
@@ -268,6 +341,7 @@ class DatasetEntries {
           break;
         case PartitionKind::kMetaIndex:
         case PartitionKind::kSplitMembers:
+        case PartitionKind::kRecords:  // never read from the dataset: made with the order's
           break;
       }
     }
@@ -280,6 +354,10 @@ class DatasetEntries {
     std::optional<std::string> made_;
   };
   Cursor Entries(PartitionKind kind, uint32_t format) const { return Cursor(*this, kind, format); }
+  // From the first key >= `from`.
+  Cursor Entries(PartitionKind kind, uint32_t format, std::string_view from) const {
+    return Cursor(*this, kind, format, from);
+  }
 
  private:
   const IndexHandles& handles_;
@@ -287,6 +365,7 @@ class DatasetEntries {
   index::Dbi meta_fields_dbi_ = 0;
   index::Dbi splits_dbi_ = 0;
   index::Dbi info_dbi_ = 0;
+  index::Dbi changes_dbi_ = 0;
   std::unique_ptr<index::Txn> txn_;
 };
 
@@ -321,6 +400,11 @@ class RangeStableBuilder {
         options_(options),
         writer_(writer),
         out_(out) {}
+
+  // Order partitions: a range whose entries have the previous partition's
+  // keys and ids keeps it, and the records that differ are added to
+  // `deltas` (as record delta entries, in key order).
+  void KeepWithRecordDeltas(std::vector<Entry>* deltas) { record_deltas_ = deltas; }
 
   void Add(std::string_view key, std::string_view value) {
     while (range_ + 1 < previous_.size() && key >= previous_[range_ + 1].first_key) {
@@ -383,7 +467,20 @@ class RangeStableBuilder {
         const std::string path = fetch_(old);
         const std::unique_ptr<PartitionFile> file = OpenPartitionFile(path, old);
         const std::vector<Entry> old_entries = ReadAll(*file);
-        if (std::equal(old_entries.begin(), old_entries.end(), buffer_.begin())) {
+        bool keep = std::equal(old_entries.begin(), old_entries.end(), buffer_.begin());
+        if (!keep && record_deltas_ != nullptr && SameIds(old_entries, file->path)) {
+          // Records changed in place: the partition stays, the records
+          // that differ go to the record delta level.
+          for (size_t i = 0; i < old_entries.size(); ++i) {
+            if (old_entries[i].value == buffer_[i].value) continue;
+            const OrderValue now = ParseOrderValue(buffer_[i].value, old, file->path);
+            const OrderValue base = ParseOrderValue(old_entries[i].value, old, file->path);
+            record_deltas_->push_back(
+                Entry{buffer_[i].key, EncodeRecordDelta(now.id, now.record, base.record)});
+          }
+          keep = true;
+        }
+        if (keep) {
           out_->push_back(old);
           buffer_.erase(buffer_.begin(),
                         buffer_.begin() + static_cast<ptrdiff_t>(old_entries.size()));
@@ -399,6 +496,20 @@ class RangeStableBuilder {
     Reset();
   }
 
+  // Whether the first entries of the buffer are `old`'s keys and ids (order
+  // entries, whose records may differ).
+  bool SameIds(const std::vector<Entry>& old, const std::string& path) const {
+    if (buffer_.size() < old.size() || previous_.empty()) return false;
+    for (size_t i = 0; i < old.size(); ++i) {
+      if (old[i].key != buffer_[i].key) return false;
+      if (ParseOrderValue(old[i].value, previous_[range_], path).id !=
+          ParseOrderValue(buffer_[i].value, previous_[range_], path).id) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   void Reset() {
     buffer_.clear();
     buffer_bytes_ = 0;
@@ -410,6 +521,7 @@ class RangeStableBuilder {
   const PartitionOptions& options_;
   PartitionWriter* writer_;
   std::vector<PartitionEntry>* out_;
+  std::vector<Entry>* record_deltas_ = nullptr;
   size_t range_ = 0;
   std::vector<Entry> buffer_;
   uint64_t buffer_bytes_ = 0;
@@ -422,6 +534,151 @@ std::vector<PartitionEntry> PartitionsOf(const PartitionRoot& root, PartitionKin
     if (p.kind == kind && (p.generation == 0) == base) out.push_back(p);
   }
   return out;
+}
+
+// ---- building from the change record ---------------------------------------
+
+// A videos or meta_index kind's changes since the previous root, by a walk
+// of the dataset's entries and the previous partitions (base and deltas
+// merged) together: every key whose value differs, tombstones for keys gone.
+void ScanChanges(const DatasetEntries& data, const PartitionedIndex& old, PartitionKind kind,
+                 uint32_t format,
+                 const std::function<void(std::string_view key, std::string_view value)>& change) {
+  DatasetEntries::Cursor current = data.Entries(kind, format);
+  old.Scan(kind, {}, {}, [&](std::string_view key, std::string_view value) {
+    for (; current.Valid() && current.key() < key; current.Next()) {
+      change(current.key(), current.value());
+    }
+    if (current.Valid() && current.key() == key) {
+      if (current.value() != value) change(current.key(), current.value());
+      current.Next();
+    } else {
+      change(key, {});  // removed: a tombstone
+    }
+    return true;
+  });
+  for (; current.Valid(); current.Next()) change(current.key(), current.value());
+}
+
+// A videos or meta_index kind's changes since the previous root, from the
+// change record: each key it holds whose value differs from the one it had
+// then (a tombstone, an empty value, for one removed). In key order.
+std::vector<Entry> LsmChanges(const DatasetEntries& data, PartitionKind kind) {
+  std::vector<Entry> out;
+  for (const DatasetEntries::Changed& c : data.Changes(static_cast<uint8_t>(kind))) {
+    const std::optional<std::string_view> stored = data.Stored(kind, c.key);
+    std::optional<std::string> now, was;
+    if (stored) now = data.LsmValue(kind, c.key, *stored);
+    if (c.existed) was = data.LsmValue(kind, c.key, c.before);
+    if (now == was) continue;
+    out.push_back(Entry{c.key, now ? *now : std::string()});
+  }
+  return out;
+}
+
+// The order partitions and the record delta level from the change record:
+// a range of the previous order partitions that no order key was added to
+// or removed from keeps its partition (appends after a last partition at
+// least half full keep it too, and follow it); another is rewritten from
+// the index. Records changed in place in kept ranges join the previous
+// record deltas. Returns false, having written nothing to `out`, when the
+// full build must run instead (no previous order partitions, or a delta
+// past a tenth of the order partitions: a rebase).
+bool OrderFromChanges(const DatasetEntries& data, const std::vector<PartitionEntry>& base,
+                      const std::vector<PartitionEntry>& previous_records,
+                      const PartitionFetch& fetch, const PartitionOptions& options, uint32_t format,
+                      PartitionWriter* writer, std::vector<PartitionEntry>* out,
+                      std::vector<Entry>* records) {
+  if (base.empty()) return false;
+  const auto range_of = [&](std::string_view key) -> size_t {
+    auto it = std::upper_bound(
+        base.begin(), base.end(), key,
+        [](std::string_view k, const PartitionEntry& p) { return k < p.first_key; });
+    return it == base.begin() ? 0 : static_cast<size_t>(it - base.begin()) - 1;
+  };
+  const size_t last = base.size() - 1;
+  std::vector<bool> rewrite(base.size(), false);
+  bool appended = false;
+  for (const DatasetEntries::Changed& c : data.Changes(index::kChangedOrder)) {
+    const std::optional<std::string_view> id = data.OrderId(c.key);
+    if (c.existed && id && *id == c.before) continue;  // written again as it was
+    if (!c.existed && !id) continue;                   // added and removed since
+    const size_t r = range_of(c.key);
+    if (r == last && c.key > base[last].last_key) {
+      appended = true;
+    } else {
+      rewrite[r] = true;
+    }
+  }
+  const bool keep_last = appended && !rewrite[last] && base[last].size >= options.target_bytes / 2;
+  if (appended && !keep_last) rewrite[last] = true;
+
+  // The previous record deltas, then the records changed in place since.
+  std::map<std::string, std::string> deltas;  // order key -> record delta value
+  for (const PartitionEntry& p : previous_records) {
+    const std::unique_ptr<PartitionFile> file = OpenPartitionFile(fetch(p), p);
+    for (Entry& e : ReadAll(*file)) deltas[e.key] = std::move(e.value);
+  }
+  for (const DatasetEntries::Changed& c : data.Changes(index::kChangedVideo)) {
+    if (!c.existed) continue;  // a new id: its order key is new too
+    const std::optional<std::string_view> stored = data.StoredVideo(c.key);
+    if (!stored) continue;  // removed: its order key is gone
+    const std::string key = data.OrderKeyOf(c.key, *stored);
+    if (key != data.OrderKeyOf(c.key, c.before)) continue;  // moved: order keys changed
+    std::string base_record;
+    const auto previous = deltas.find(key);
+    if (previous != deltas.end()) {
+      const PartitionEntry where{};
+      base_record = std::string(ParseRecordDelta(previous->second, where, data.name()).base);
+    } else {
+      base_record = data.SealedVideo(c.key, c.before);
+    }
+    deltas[key] = EncodeRecordDelta(c.key, data.SealedVideo(c.key, *stored), base_record);
+  }
+  uint64_t delta_bytes = 0, order_bytes = 0;
+  for (const PartitionEntry& p : base) order_bytes += p.size;
+  std::vector<Entry> kept;
+  for (auto& [key, value] : deltas) {
+    const size_t r = range_of(key);
+    if (rewrite[r] || key > base[r].last_key) continue;  // rewritten from the index
+    const PartitionEntry where{};
+    const RecordDelta d = ParseRecordDelta(value, where, data.name());
+    if (d.record == d.base) continue;  // edited back to what the order partition holds
+    const std::optional<std::string_view> id = data.OrderId(key);
+    if (!id || *id != d.id) continue;  // removed (its range is rewritten)
+    kept.push_back(Entry{key, std::move(value)});
+    delta_bytes += kept.back().bytes();
+  }
+  if (EstimatedFileBytes(delta_bytes) > order_bytes / 10 && !kept.empty()) return false;
+
+  // Entries of the index's order table in [from, to) (`to` empty: no bound).
+  const auto read = [&](const std::string& from, const std::string& to) {
+    std::vector<Entry> entries;
+    for (DatasetEntries::Cursor c = data.Entries(PartitionKind::kOrder, format, from);
+         c.Valid() && (to.empty() || c.key() < to); c.Next()) {
+      entries.push_back(Entry{std::string(c.key()), std::string(c.value())});
+    }
+    return entries;
+  };
+  const auto write = [&](const std::vector<Entry>& entries, uint64_t max_one) {
+    for (const auto& [begin, end] : Cut(entries, options.target_bytes, max_one)) {
+      out->push_back(
+          writer->Write(std::vector<Entry>(entries.begin() + static_cast<ptrdiff_t>(begin),
+                                           entries.begin() + static_cast<ptrdiff_t>(end))));
+    }
+  };
+  for (size_t r = 0; r < base.size(); ++r) {
+    if (!rewrite[r]) {
+      out->push_back(base[r]);
+      continue;
+    }
+    write(read(r == 0 ? std::string() : base[r].first_key,
+               r == last ? std::string() : base[r + 1].first_key),
+          2 * options.target_bytes);
+  }
+  if (keep_last) write(read(base[last].last_key + std::string(1, '\0'), {}), options.target_bytes);
+  *records = std::move(kept);
+  return true;
 }
 
 }  // namespace
@@ -476,7 +733,8 @@ void PageRoot(PartitionRoot* root, uint64_t page_bytes, const std::string& out_d
     }
     begin = end;
   }
-  root->format_version = root->pages.empty() ? index::kUnpagedPartitionRootFormat : 3;
+  root->format_version =
+      root->pages.empty() ? index::kUnpagedPartitionRootFormat : index::kPagedPartitionRootFormat;
 }
 
 // Formats whose partitions hold the same entries (3 pages the root of 2).
@@ -511,9 +769,23 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
     throw InvalidArgumentError("build partitions: root pages of " +
                                std::to_string(options.page_bytes) + " bytes are too small");
   }
-  const PartitionFetch fetch = options.previous ? options.previous : DirectoryFetch(out_dir);
-  DatasetEntries data(dataset);
   BuildResult result;
+  // What the build reads of the previous root's partitions, counted.
+  const PartitionFetch fetch =
+      [&result, inner = options.previous ? options.previous
+                                         : DirectoryFetch(out_dir)](const PartitionEntry& entry) {
+        std::string path = inner(entry);
+        result.previous_bytes_read += entry.size;
+        return path;
+      };
+  DatasetEntries data(dataset);
+  // The change record says what changed since the previous root: the
+  // build reads that instead of the whole index (format 4; a record that
+  // does not cover the previous root is not used).
+  const bool from_changes = previous != nullptr && options.format >= 4 &&
+                            !options.previous_sha256.empty() &&
+                            data.ChangesCover(options.previous_sha256);
+  result.from_changes = from_changes;
   PartitionRoot& root = result.root;
   root.format_version = options.format;
   root.generation = generation;
@@ -532,6 +804,7 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
     old = std::make_unique<PartitionedIndex>(*previous, fetch, out_dir + " (previous root)");
   }
 
+  std::vector<PartitionEntry> record_partitions;  // made with the order's
   for (int k = 0; k < index::kPartitionKinds; ++k) {
     const auto kind = static_cast<PartitionKind>(k);
     std::vector<PartitionEntry> base, deltas;
@@ -555,20 +828,11 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
         changes.push_back(Entry{std::string(key), std::string(value)});
         change_bytes += changes.back().bytes();
       };
-      DatasetEntries::Cursor current = data.Entries(kind, root.format_version);
-      old->Scan(kind, {}, {}, [&](std::string_view key, std::string_view value) {
-        for (; current.Valid() && current.key() < key; current.Next()) {
-          change(current.key(), current.value());
-        }
-        if (current.Valid() && current.key() == key) {
-          if (current.value() != value) change(current.key(), current.value());
-          current.Next();
-        } else {
-          change(key, {});  // removed: a tombstone
-        }
-        return true;
-      });
-      for (; current.Valid(); current.Next()) change(current.key(), current.value());
+      if (from_changes) {
+        for (Entry& e : LsmChanges(data, kind)) change(e.key, e.value);
+      } else {
+        ScanChanges(data, *old, kind, root.format_version, change);
+      }
       // Merge when the deltas would be too many, or when the changes are
       // not small next to the base (a first meta index, a base that is
       // empty): a lookup then keeps probing few partitions.
@@ -599,14 +863,47 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
         }
         builder.Finish();
       }
+    } else if (kind == PartitionKind::kRecords) {
+      out = std::move(record_partitions);
     } else {
       PartitionWriter writer(kind, 0, out_dir, &written);
-      RangeStableBuilder builder(base, fetch, options, &writer, &out);
-      for (DatasetEntries::Cursor c = data.Entries(kind, root.format_version); c.Valid();
-           c.Next()) {
-        builder.Add(c.key(), c.value());
+      const auto build_base = [&](std::vector<Entry>* record_deltas) {
+        out.clear();
+        RangeStableBuilder builder(base, fetch, options, &writer, &out);
+        if (record_deltas != nullptr) builder.KeepWithRecordDeltas(record_deltas);
+        for (DatasetEntries::Cursor c = data.Entries(kind, root.format_version); c.Valid();
+             c.Next()) {
+          builder.Add(c.key(), c.value());
+        }
+        builder.Finish();
+      };
+      if (kind == PartitionKind::kOrder && options.format >= 4 && previous != nullptr) {
+        // Records changed in place go to the record delta level, against
+        // the previous order partitions, unless the delta would be more
+        // than a tenth of them: then the order partitions are rebuilt (a
+        // rebase) and the level empties.
+        std::vector<Entry> records;
+        if (!from_changes ||
+            !OrderFromChanges(data, base, PartitionsOf(*previous, PartitionKind::kRecords, true),
+                              fetch, options, root.format_version, &writer, &out, &records)) {
+          build_base(&records);
+        }
+        uint64_t delta_bytes = 0, order_bytes = 0;
+        for (const Entry& e : records) delta_bytes += e.bytes();
+        for (const PartitionEntry& p : out) order_bytes += p.size;
+        if (!records.empty() && EstimatedFileBytes(delta_bytes) > order_bytes / 10) {
+          result.merged = true;
+          build_base(nullptr);
+        } else if (!records.empty()) {
+          PartitionWriter delta_writer(PartitionKind::kRecords, 0, out_dir, &written);
+          RangeStableBuilder delta_builder(PartitionsOf(*previous, PartitionKind::kRecords, true),
+                                           fetch, options, &delta_writer, &record_partitions);
+          for (const Entry& e : records) delta_builder.Add(e.key, e.value);
+          delta_builder.Finish();
+        }
+      } else {
+        build_base(nullptr);
       }
-      builder.Finish();
     }
     uint64_t position = 0;
     for (PartitionEntry& p : out) {
@@ -621,6 +918,11 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
     root.partitions.insert(root.partitions.end(), out.begin(), out.end());
   }
   if (options.format >= 3) PageRoot(&root, options.page_bytes, out_dir);
+  // Format 4 only for a root with a record delta level: another keeps the
+  // bytes older readers read.
+  for (const PartitionEntry& p : root.partitions) {
+    if (p.kind == PartitionKind::kRecords) root.format_version = index::kPartitionRootFormat;
+  }
   index::ValidatePartitionRoot(root, out_dir);
 
   std::set<std::string> listed_before;
@@ -641,6 +943,12 @@ BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* 
   util::WriteFileAtomically(out_dir + "/" + result.root_sha256, result.root_bytes);
   util::SyncDirectory(out_dir);
   return result;
+}
+
+void StartChangeRecord(const Dataset& dataset, const std::string& root_sha256) {
+  index::Env& env = *IndexOf(dataset).env;
+  const index::Dbi changes = env.OpenDb(index::kChangesDb, true);
+  env.Update([&](index::Txn& txn) { index::StartChangeRecord(txn, changes, root_sha256); });
 }
 
 }  // namespace gulpdb::engine

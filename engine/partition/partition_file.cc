@@ -61,6 +61,27 @@ OrderValue ParseOrderValue(std::string_view value, const std::string& name) {
   return *v;
 }
 
+std::string EncodeRecordDelta(std::string_view id, std::string_view record, std::string_view base) {
+  std::string out;
+  util::PutFixedBig(&out, id.size(), 2);
+  out.append(id);
+  util::PutFixedBig(&out, record.size(), 4);
+  out.append(record);
+  out.append(base);
+  return out;
+}
+
+RecordDelta ParseRecordDelta(std::string_view value, const PartitionEntry& entry,
+                             const std::string& path) {
+  const std::optional<OrderValue> v = SplitOrderValue(value);
+  if (!v || v->record.size() < 4) PartitionCorrupt(entry, path, "a record delta is cut short");
+  const auto n = static_cast<size_t>(util::GetFixedBig(v->record, 0, 4));
+  if (n == 0 || v->record.size() - 4 < n) {
+    PartitionCorrupt(entry, path, "a record delta's record is cut short");
+  }
+  return RecordDelta{v->id, v->record.substr(4, n), v->record.substr(4 + n)};
+}
+
 std::unique_ptr<PartitionFile> OpenPartitionFile(const std::string& path,
                                                  const PartitionEntry& entry) {
   VerifyPartitionFile(path, entry);

@@ -83,6 +83,18 @@ OrderValue ParseOrderValue(std::string_view value, const PartitionEntry& entry,
                            const std::string& path);
 OrderValue ParseOrderValue(std::string_view value, const std::string& name);
 
+// A record delta entry's value (kRecords, index/partition_root.h): the id,
+// its sealed record now and the sealed record of the base's order entry.
+struct RecordDelta {
+  std::string_view id;
+  std::string_view record;
+  std::string_view base;
+};
+std::string EncodeRecordDelta(std::string_view id, std::string_view record, std::string_view base);
+// CorruptionError naming the partition for a value cut short.
+RecordDelta ParseRecordDelta(std::string_view value, const PartitionEntry& entry,
+                             const std::string& path);
+
 // Whether the partitions of every paged group of `root` are listed too
 // (ExpandPartitionRoot, partitions.h).
 bool Expanded(const PartitionRoot& root);

@@ -162,6 +162,11 @@ uint64_t PartitionedIndex::fetches() const {
   return fetches_;
 }
 
+uint64_t PartitionedIndex::fetched_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fetched_bytes_;
+}
+
 size_t PartitionedIndex::open_partitions() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return open_.size();
@@ -252,6 +257,7 @@ std::shared_ptr<PartitionedIndex::Open> PartitionedIndex::OpenPartition(
       opened = promise.get_future().share();
       open_.emplace(entry.sha256, Opened{opened, ++clock_});
       ++fetches_;
+      fetched_bytes_ += entry.size;
       mine = true;
     }
   }

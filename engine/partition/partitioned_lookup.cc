@@ -37,6 +37,19 @@ std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
   return std::nullopt;
 }
 
+std::optional<PartitionedIndex::RecordDeltaHit> PartitionedIndex::FindRecordDelta(
+    std::string_view order_key) const {
+  const std::vector<Group>& levels = levels_[static_cast<int>(PartitionKind::kRecords)];
+  if (levels.empty()) return std::nullopt;
+  const PartitionEntry* p = Holding(levels.front(), order_key);
+  if (p == nullptr) return std::nullopt;
+  std::shared_ptr<Open> open = OpenPartition(*p);
+  index::Txn txn = open->file->env->BeginRead();
+  std::string_view value;
+  if (!txn.Get(open->file->dbi, order_key, &value)) return std::nullopt;
+  return RecordDeltaHit{*p, open->file->path, std::string(value)};
+}
+
 std::optional<index::VideoRecord> PartitionedIndex::FindVideo(std::string_view id) const {
   return Find(id, nullptr, /*frames_only=*/false);
 }
@@ -69,6 +82,17 @@ std::optional<index::VideoRecord> PartitionedIndex::Find(
   }
   // The order key starts with the chunk: the caller may fetch for it now.
   if (chunk_known != nullptr) (*chunk_known)(index::DecodeChunkKey(order_key->substr(0, 4)));
+  // A record changed in place since its order partition was written is in
+  // the record delta level (format 4), which wins.
+  if (std::optional<RecordDeltaHit> hit = FindRecordDelta(*order_key)) {
+    const RecordDelta d = ParseRecordDelta(hit->value, hit->entry, hit->path);
+    if (d.id != id) {
+      PartitionCorrupt(
+          hit->entry, hit->path,
+          "the record delta of id '" + std::string(id) + "' names '" + std::string(d.id) + "'");
+    }
+    return decode(index::Unseal(id, d.record, index::RecordKind::kVideo, where), id);
+  }
   const PartitionEntry* p = Holding(order(), *order_key);
   if (p == nullptr) {
     throw CorruptionError("read id '" + std::string(id) + "' in " + where +
@@ -361,5 +385,47 @@ std::vector<std::string> PartitionedIndex::SplitIds(uint32_t split) const {
 }
 
 uint64_t PartitionedIndex::IndexBytes() const { return root_.PartitionBytes(); }
+
+void PartitionedIndex::ScanRecordDeltas(
+    const std::function<bool(std::string_view order_key, std::string_view id,
+                             const index::VideoRecord& now, const index::VideoRecord& base)>& fn)
+    const {
+  const std::string where = "partitioned index " + name_;
+  for (const Group& level : levels_[static_cast<int>(PartitionKind::kRecords)]) {
+    for (const PartitionEntry* p : Overlapping(level, {}, {})) {
+      std::shared_ptr<Open> open = OpenPartition(*p);
+      index::Txn txn = open->file->env->BeginRead();
+      index::Cursor cursor(txn, open->file->dbi);
+      for (bool ok = cursor.First(); ok; ok = cursor.Next()) {
+        const RecordDelta d = ParseRecordDelta(cursor.value(), *p, open->file->path);
+        const index::VideoRecord now = index::DecodeVideoRecord(
+            index::Unseal(d.id, d.record, index::RecordKind::kVideo, where), d.id);
+        const index::VideoRecord base = index::DecodeVideoRecord(
+            index::Unseal(d.id, d.base, index::RecordKind::kVideo, where), d.id);
+        if (!fn(cursor.key(), d.id, now, base)) return;
+      }
+    }
+  }
+}
+
+bool PartitionedIndex::SameVideosAs(const PartitionedIndex& other) const {
+  const auto listed = [](const PartitionRoot& root, PartitionKind kind) {
+    std::vector<std::pair<uint64_t, std::string>> out;
+    for (const PartitionEntry& p : root.partitions) {
+      if (p.kind == kind) out.emplace_back(p.generation, p.sha256);
+    }
+    for (const index::RootPage& page : root.pages) {
+      if (page.kind == kind) out.emplace_back(page.generation, "page " + page.sha256);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  if (clustered() != other.clustered()) return false;
+  // Not the chunk list: a meta edit counts itself in its chunk's record.
+  for (const PartitionKind kind : {PartitionKind::kVideos, PartitionKind::kOrder}) {
+    if (listed(root_, kind) != listed(other.root_, kind)) return false;
+  }
+  return true;
+}
 
 }  // namespace gulpdb::engine

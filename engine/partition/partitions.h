@@ -24,6 +24,14 @@
 //   chunks      chunk number -> chunk record, by number range (new chunks
 //               come at the tail), so the chunk list is in partitions and
 //               neither the manifest nor the root grows with it.
+//   records     format 4: the order table's record delta level, by order
+//               key: the records changed in place (a meta edit) since the
+//               order partitions holding them were written, each with the
+//               base's record, one level that a lookup probes before the
+//               order partition. A build rewrites it whole (unchanged
+//               pieces keep their hash); when it would exceed a tenth of
+//               the order partitions' bytes, the build rebases instead:
+//               the order partitions it touches are rewritten and it empties.
 //
 // Thread safety: BuildPartitions may run in any thread; it reads one
 // snapshot of the dataset. A PartitionedIndex may be used from any number of
@@ -91,6 +99,11 @@ struct PartitionOptions {
   // Where the previous root's partitions are read from (a builder diffs
   // against them); null: the output directory.
   PartitionFetch previous;
+  // The previous root's name (SHA-256 hex). When the dataset's change record
+  // (index/change_record.h) covers every change since that root, a format 4
+  // build reads the changes instead of the whole index and the previous
+  // partitions; empty, or a record that does not cover it: the full build.
+  std::string previous_sha256;
 };
 
 struct BuildResult {
@@ -103,6 +116,8 @@ struct BuildResult {
   uint64_t new_bytes = 0;                   // their bytes
   uint64_t total_bytes = 0;                 // bytes of every partition the root lists
   bool merged = false;                      // this build merged the deltas into the base
+  bool from_changes = false;                // read the change record, not the whole index
+  uint64_t previous_bytes_read = 0;         // bytes of the previous partitions it opened
 };
 
 // Writes the partitions of one snapshot of `dataset` that `previous` (null:
@@ -114,6 +129,13 @@ struct BuildResult {
 // the file system.
 BuildResult BuildPartitions(const Dataset& dataset, const index::PartitionRoot* previous,
                             const PartitionOptions& options, const std::string& out_dir);
+
+// Starts the dataset's change record at the root `root_sha256` (a tag just
+// made of it), emptying it, in one durable commit of the index: from then
+// on every write of this gulpdb records what it changes, and the next
+// build against that root reads only that. The caller holds the writer
+// lock. Throws what the index throws.
+void StartChangeRecord(const Dataset& dataset, const std::string& root_sha256);
 
 // Checks a local partition file against its root entry: its size, its
 // SHA-256 and a bounds-checked walk of its pages (index/lmdb_verify.h).
@@ -171,8 +193,22 @@ class PartitionedIndex : public IndexSource {
   std::map<std::string, index::SplitHeader> SplitHeaders() const override;
   std::vector<std::string> SplitIds(uint32_t split) const override;
 
-  // Partitions fetched (first uses) so far, and root pages.
+  // Format 4: the record delta level in order-key order, each video whose
+  // record changed in place since its order partition was written, with its
+  // record now and the one the order partition holds (`fn` returns false to
+  // stop). CorruptionError naming the partition for a damaged entry.
+  void ScanRecordDeltas(const std::function<bool(std::string_view order_key, std::string_view id,
+                                                 const index::VideoRecord& now,
+                                                 const index::VideoRecord& base)>& fn) const;
+  // Whether `other` lists the same videos and order partitions (or root
+  // pages of them): the two snapshots then hold the same videos at the same
+  // places, and their records differ only where their record delta levels
+  // do.
+  bool SameVideosAs(const PartitionedIndex& other) const;
+
+  // Partitions fetched (first uses) so far, their bytes, and root pages.
   uint64_t fetches() const;
+  uint64_t fetched_bytes() const;
   uint64_t page_fetches() const;
   // Partitions open now (at most kMaxOpenPartitions once idle).
   size_t open_partitions() const;
@@ -210,6 +246,13 @@ class PartitionedIndex : public IndexSource {
   std::optional<index::VideoRecord> Find(std::string_view id,
                                          const std::function<void(uint32_t)>* chunk_known,
                                          bool frames_only) const;
+  // The record delta entry of `order_key` (format 4), or nullopt.
+  struct RecordDeltaHit {
+    index::PartitionEntry entry;
+    std::string path;
+    std::string value;
+  };
+  std::optional<RecordDeltaHit> FindRecordDelta(std::string_view order_key) const;
   // The newest value of `key` (empty: removed), or nullopt when no partition holds it.
   std::optional<std::string> Lookup(index::PartitionKind kind, std::string_view key) const;
   // Format 2 keeps records with their order entries (by position).
@@ -250,6 +293,7 @@ class PartitionedIndex : public IndexSource {
   mutable std::map<std::string, Opened> open_;
   mutable uint64_t clock_ = 0;
   mutable uint64_t fetches_ = 0;
+  mutable uint64_t fetched_bytes_ = 0;
   mutable uint64_t page_fetches_ = 0;
   mutable std::unordered_map<std::string, std::string> hints_;
 };

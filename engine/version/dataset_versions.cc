@@ -53,6 +53,9 @@ VersionInfo Dataset::Tag(const std::string& name, const std::string& message) {
   if (!tags.empty()) previous = engine::ReadRoot(dir(), tags.back().root, /*expand=*/true);
   engine::PartitionOptions options;
   options.previous = engine::DirectoryFetch(objects);
+  // The change record since that tag, when it covers it, spares reading the
+  // whole index.
+  if (!tags.empty()) options.previous_sha256 = tags.back().root;
   const engine::BuildResult built =
       engine::BuildPartitions(*this, previous ? &*previous : nullptr, options, objects);
   const DatasetStats stats = Stats();  // the same state: the writer lock is held
@@ -64,6 +67,10 @@ VersionInfo Dataset::Tag(const std::string& name, const std::string& message) {
   info.message = message;
   info.root = built.root_sha256;
   engine::WriteTag(dir(), info);
+  // The tag's own durable step: the change record starts again at it. A
+  // crash before this commit leaves the record at the previous tag, which
+  // is no longer the newest: the next tag reads the whole index.
+  engine::StartChangeRecord(*this, built.root_sha256);
   return info;
 }
 

@@ -1,6 +1,7 @@
 #include "engine/version/version_diff.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "engine/core/dataset_view.h"
 #include "engine/core/index_source.h"
+#include "engine/partition/partitions.h"
 #include "engine/version/version_open.h"
 #include "engine/version/version_store.h"
 #include "gulpdb/error.h"
@@ -108,9 +110,45 @@ Video Record(const Side& side, const std::string& id) {
   return Video{id, std::move(*record)};
 }
 
+// Two tags whose videos and order partitions are the same objects
+// hold the same videos at the same places: only records changed in place
+// can differ, and the record delta levels (format 4) hold every one of
+// them with the base record both share. The diff then reads those levels
+// alone. False (nothing compared) when the two do not share their order
+// table that way.
+bool DiffByRecordDeltas(const Side& left, const Side& right,
+                        const std::function<void(const Video&, const Video&)>& compare) {
+  const auto* a = dynamic_cast<const PartitionedIndex*>(left.index.get());
+  const auto* b = dynamic_cast<const PartitionedIndex*>(right.index.get());
+  if (a == nullptr || b == nullptr || !a->SameVideosAs(*b)) return false;
+  struct Delta {
+    Video now;
+    index::VideoRecord base;
+  };
+  const auto read = [](const PartitionedIndex& index) {
+    std::map<std::string, Delta> out;  // by order key
+    index.ScanRecordDeltas([&](std::string_view order_key, std::string_view id,
+                               const index::VideoRecord& now, const index::VideoRecord& base) {
+      out.emplace(std::string(order_key), Delta{Video{std::string(id), now}, base});
+      return true;
+    });
+    return out;
+  };
+  const std::map<std::string, Delta> in_a = read(*a), in_b = read(*b);
+  for (const auto& [key, da] : in_a) {
+    const auto other = in_b.find(key);
+    compare(da.now, other != in_b.end() ? other->second.now : Video{da.now.id, da.base});
+  }
+  for (const auto& [key, db] : in_b) {
+    if (in_a.count(key) == 0) compare(Video{db.now.id, db.base}, db.now);
+  }
+  return true;
+}
+
 }  // namespace
 
-VersionDiff DiffVersions(const Dataset& self, const std::string& a, const std::string& b) {
+VersionDiff DiffVersions(const Dataset& self, const std::string& a, const std::string& b,
+                         DiffCost* cost) {
   const std::string operation = "diff " + a + " " + b + " of " + self.dir();
   for (const std::string& name : {a, b}) {
     if (name != kHeadVersion) CheckTagName(name, operation);
@@ -130,6 +168,24 @@ VersionDiff DiffVersions(const Dataset& self, const std::string& a, const std::s
     if (was.record.meta_data != now.record.meta_data) diff.meta_changed.push_back(was.id);
     if (!SameFrames(left, was, right, now)) diff.frames_changed.push_back(was.id);
   };
+  const auto count_cost = [&](bool by_deltas) {
+    if (cost == nullptr) return;
+    *cost = DiffCost();
+    cost->by_record_deltas = by_deltas;
+    for (const Side* side : {&left, &right}) {
+      if (const auto* p = dynamic_cast<const PartitionedIndex*>(side->index.get())) {
+        cost->partitions += p->fetches();
+        cost->bytes += p->fetched_bytes();
+      }
+    }
+  };
+  if (DiffByRecordDeltas(left, right, compare)) {
+    for (std::vector<std::string>* ids : {&diff.meta_changed, &diff.frames_changed}) {
+      std::sort(ids->begin(), ids->end());
+    }
+    count_cost(true);
+    return diff;
+  }
   std::map<std::string, Video> only_left, only_right;
   OrderStream l(left), r(right);
   while (l.Valid() || r.Valid()) {
@@ -165,6 +221,7 @@ VersionDiff DiffVersions(const Dataset& self, const std::string& a, const std::s
   for (std::vector<std::string>* ids : {&diff.meta_changed, &diff.frames_changed}) {
     std::sort(ids->begin(), ids->end());
   }
+  count_cost(false);
   return diff;
 }
 

@@ -1275,11 +1275,77 @@ class CompactUnderTag(VersionWorkload):
         ack(3)
 
 
+class TagAfterEdit(VersionWorkload):
+    name = "tag-after-edit"
+    doc = ("meta edits between tags: each tag is built from the change record the edits keep "
+           "(index/change_record.h) and started again by the tag; after recovery, one more edit "
+           "and tag must read as the dataset")
+    base = [video(14000 + k) for k in range(4 + SCALE)]
+    first = {v[0]: {"label": "fixed"} for v in base[::2]}
+    second = {base[1][0]: {"label": "again"}}
+
+    @staticmethod
+    def _edited(model, edits):
+        out = dict(model)
+        for id_, patch in edits.items():
+            frames, meta = out[id_]
+            out[id_] = (frames, [{**meta[0], **patch}] + list(meta[1:]))
+        return out
+
+    def __init__(self):
+        start = add(None, *self.base)
+        once = self._edited(start, self.first)
+        twice = self._edited(once, self.second)
+        self.models = [once, once, twice, twice]
+        self.tags = {"t0": start, "t1": once, "t2": twice}
+        self.tag_sets = [["t0"], ["t0", "t1"], ["t0", "t1"], ["t0", "t1", "t2"]]
+
+    def setup(self, work):
+        path = os.path.join(work, "root", "ds")
+        append_videos(path, self.base, videos_per_chunk=2)
+        cli("tag", path, "t0")
+        self._edit(path, self.first)
+
+    @staticmethod
+    def _edit(path, edits):
+        import gulpdb
+        with gulpdb.Dataset(path, "r+") as d:
+            with d.writer() as w:
+                for id_, patch in edits.items():
+                    w.update_meta(id_, patch)
+
+    def run(self, root):
+        ds = os.path.join(root, "ds")
+        cli("tag", ds, "t1")
+        ack(1)
+        self._edit(ds, self.second)
+        ack(2)
+        cli("tag", ds, "t2")
+        ack(3)
+
+    def check(self, state):
+        import gulpdb
+        result = super().check(state)
+        if result["view"] in (None, "error") or result["problems"]:
+            return result
+        # What a crash left of the record must not make the next tag wrong.
+        path = os.path.join(state, "ds")
+        try:
+            self._edit(path, {self.base[-1][0]: {"label": "probe"}})
+            cli("tag", path, "probe")
+            if version_view(path, "probe") != dataset_view(path):
+                result["problems"].append("a tag made after recovery reads otherwise than "
+                                          "the dataset")
+        except Exception as e:  # noqa: BLE001 - every failure is a finding
+            result["problems"].append(f"edit and tag after recovery: {type(e).__name__}: {e}")
+        return result
+
+
 WORKLOADS: Dict[str, Workload] = {w.name: w for w in (
     Append1(), AppendMany(), Remove(), Compact(), Merge(), Import(), Reindex(), Create(),
     Snapshot(), CacheDownload(), S3CacheDownload(), S3Push(), S3FrameCache(), JournalCommits(),
     JournalGrow(), WriterPerCommit(), AppendH264(), MetaIndexRebuild(), MetaEdit(), Tag(),
-    TagDelete(), CompactUnderTag())}
+    TagDelete(), CompactUnderTag(), TagAfterEdit())}
 
 
 if __name__ == "__main__":
