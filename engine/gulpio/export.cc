@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/chunk_bytes.h"
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
 #include "engine/core/index_source.h"
@@ -476,18 +477,20 @@ ExportReport ExportVersion(const Dataset& version, const std::string& out_dir) {
             ? "meta" + chunk.file_name.substr(4, chunk.file_name.size() - 9) + ".gmeta"
             : std::string();
     if (meta.empty() || !util::PathExists(out_dir + "/" + meta)) continue;
-    const std::string from = engine::ChunkPathOf(version, chunk.file_name);
-    util::UniqueFd in = util::OpenFile(from, O_RDONLY);
+    // The chunk's file, or (a version of a dataset in a bucket) its object.
+    const std::shared_ptr<const engine::ChunkBytes> in =
+        engine::OpenChunkBytes(version, chunk.number, engine::IndexTxn(version).Chunk(chunk.number));
+    if (in->Size() < chunk.committed_length) {
+      throw CorruptionError("export " + version.dir() + ": " + in->name() + " is shorter than the " +
+                            std::to_string(chunk.committed_length) +
+                            " committed bytes the version names");
+    }
     util::AtomicFile out(util::JoinRelative(out_dir, chunk.file_name, "export " + version.dir(),
                                             "the index names the file"));
     std::string block;
     for (uint64_t done = 0; done < chunk.committed_length;) {
       block.resize(static_cast<size_t>(std::min<uint64_t>(chunk.committed_length - done, 1 << 20)));
-      if (util::PreadFull(in.get(), block.data(), block.size(), done, from) != block.size()) {
-        throw CorruptionError("export " + version.dir() + ": " + from + " is shorter than the " +
-                              std::to_string(chunk.committed_length) +
-                              " committed bytes the version names");
-      }
+      in->ReadAt(done, block.data(), block.size());
       out.Append(block);
       done += block.size();
     }
