@@ -471,6 +471,7 @@ ExportReport ExportVersion(const Dataset& version, const std::string& out_dir) {
   const ExportReport report = ExportGmeta(version, out_dir);
   // Each data file the .gmeta files name, up to the version's committed
   // length (the live file may have grown since).
+  const std::shared_ptr<const engine::IndexSource> index_source = engine::SnapshotOf(version);
   for (const ChunkInfo& chunk : version.Chunks()) {
     const std::string meta =
         IsGulpioDataFileName(chunk.file_name)
@@ -478,8 +479,13 @@ ExportReport ExportVersion(const Dataset& version, const std::string& out_dir) {
             : std::string();
     if (meta.empty() || !util::PathExists(out_dir + "/" + meta)) continue;
     // The chunk's file, or (a version of a dataset in a bucket) its object.
+    const std::optional<index::ChunkRecord> record = index_source->Chunk(chunk.number);
+    if (!record) {
+      throw CorruptionError("export " + version.dir() + ": the version lists chunk " +
+                            std::to_string(chunk.number) + " but has no record of it");
+    }
     const std::shared_ptr<const engine::ChunkBytes> in =
-        engine::OpenChunkBytes(version, chunk.number, engine::IndexTxn(version).Chunk(chunk.number));
+        engine::OpenChunkBytes(version, chunk.number, *record);
     if (in->Size() < chunk.committed_length) {
       throw CorruptionError("export " + version.dir() + ": " + in->name() + " is shorter than the " +
                             std::to_string(chunk.committed_length) +

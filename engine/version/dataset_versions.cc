@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
 #include "engine/json/json_text.h"
 #include "engine/partition/partitions.h"
