@@ -93,9 +93,7 @@ class ChunkSource {
   // The tags the source publishes (a manifest's tags: Dataset::Versions
   // of a dataset in a bucket), or nullopt when the dataset's own directory
   // holds its tags. By default, nullopt.
-  virtual std::optional<std::vector<VersionInfo>> PublishedVersions() const {
-    return std::nullopt;
-  }
+  virtual std::optional<std::vector<VersionInfo>> PublishedVersions() const { return std::nullopt; }
 };
 
 }  // namespace gulpdb::engine

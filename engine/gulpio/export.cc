@@ -487,8 +487,8 @@ ExportReport ExportVersion(const Dataset& version, const std::string& out_dir) {
     const std::shared_ptr<const engine::ChunkBytes> in =
         engine::OpenChunkBytes(version, chunk.number, *record);
     if (in->Size() < chunk.committed_length) {
-      throw CorruptionError("export " + version.dir() + ": " + in->name() + " is shorter than the " +
-                            std::to_string(chunk.committed_length) +
+      throw CorruptionError("export " + version.dir() + ": " + in->name() +
+                            " is shorter than the " + std::to_string(chunk.committed_length) +
                             " committed bytes the version names");
     }
     util::AtomicFile out(util::JoinRelative(out_dir, chunk.file_name, "export " + version.dir(),

@@ -184,7 +184,6 @@ std::vector<ManifestChunk> ParseChunkList(const Fields& top, const std::string& 
   return chunks;
 }
 
-
 // The "chunk_pages" member of a version 3 manifest or a tag object.
 void AppendChunkPages(std::string* out, const std::vector<ManifestChunkPage>& pages) {
   *out += ",\n \"chunk_pages\": [";
@@ -256,7 +255,8 @@ void AppendTagSummary(std::string* out, const std::string& name, int64_t created
 // A SHA-256 member: 64 lowercase hex digits.
 std::string Sha256Member(const Fields& f, const char* name) {
   std::string sha = f.String(name);
-  if (!util::IsSha256Hex(sha)) f.Fail("\"" + std::string(name) + "\" is not 64 lowercase hex digits");
+  if (!util::IsSha256Hex(sha))
+    f.Fail("\"" + std::string(name) + "\" is not 64 lowercase hex digits");
   return sha;
 }
 
@@ -556,11 +556,13 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
       t.key = f.Key("key");
       t.size = f.Unsigned("size");
       t.sha256 = Sha256Member(f, "sha256");
-      if (t.key != TagObjectKey(t.sha256)) f.Fail("\"key\" is not the tag object's name for its SHA-256");
+      if (t.key != TagObjectKey(t.sha256))
+        f.Fail("\"key\" is not the tag object's name for its SHA-256");
       if (t.size == 0 || t.size > kMaxTagObjectBytes) {
         f.Fail("gives \"size\" " + std::to_string(t.size) + ", not what a tag object may be");
       }
-      if (!m.tags.empty() && t.name <= m.tags.back().name) f.Fail("is not after the previous by name");
+      if (!m.tags.empty() && t.name <= m.tags.back().name)
+        f.Fail("is not after the previous by name");
       m.tags.push_back(std::move(t));
     }
   }
@@ -611,7 +613,8 @@ TagObject ParseTagObject(std::string_view text, const std::string& where) {
   const Fields r(top.Raw("root"), "\"root\"", where, operation);
   t.root_sha256 = Sha256Member(r, "sha256");
   t.root_key = r.Key("key");
-  if (t.root_key != RootKey(t.root_sha256)) r.Fail("\"key\" is not the root's name for its SHA-256");
+  if (t.root_key != RootKey(t.root_sha256))
+    r.Fail("\"key\" is not the root's name for its SHA-256");
   t.root_size = r.Unsigned("size");
   if (t.root_size == 0 || t.root_size > kMaxRootBytes) {
     r.Fail("\"size\" is " + std::to_string(t.root_size) + " bytes, not what a root may be");

@@ -59,13 +59,15 @@ namespace {
 
 // The key a push gives chunk `record` that the generation does not list
 // (publish_plan.cc's rule for a chunk alone).
-std::pair<std::string, std::string> TagChunkKeys(uint32_t number, const index::ChunkRecord& record) {
+std::pair<std::string, std::string> TagChunkKeys(uint32_t number,
+                                                 const index::ChunkRecord& record) {
   if (record.file_name.find('/') != std::string::npos) {
     return {GulpioDataFileName(number), "meta_" + std::to_string(number) + ".gmeta"};
   }
-  return {record.file_name, record.meta_file.empty() || record.meta_file.find('/') != std::string::npos
-                                ? "meta_" + std::to_string(number) + ".gmeta"
-                                : record.meta_file};
+  return {record.file_name,
+          record.meta_file.empty() || record.meta_file.find('/') != std::string::npos
+              ? "meta_" + std::to_string(number) + ".gmeta"
+              : record.meta_file};
 }
 
 }  // namespace

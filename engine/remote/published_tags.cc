@@ -25,10 +25,10 @@ const ManifestTag& FindPublishedTag(const Manifest& manifest, const std::string&
 TagObject FetchTagObject(ObjectStore& store, const ManifestTag& tag, const std::string& what,
                          const BadObjectScope* remember) {
   const std::string name = store.Name(tag.key);
-  const NamedObject object = NameObject(store, tag.key, tag.size, tag.sha256,
-                                        what + ": the tag object " + name + " of tag '" +
-                                            tag.name + "' that the manifest names",
-                                        "the manifest");
+  const NamedObject object = NameObject(
+      store, tag.key, tag.size, tag.sha256,
+      what + ": the tag object " + name + " of tag '" + tag.name + "' that the manifest names",
+      "the manifest");
   TagObject parsed;
   GetVerified(store, object, remember,
               [&](std::string_view bytes) { parsed = ParseTagObject(bytes, name); });
