@@ -10,7 +10,6 @@
 // no longer lists has its objects retired with the grace period, as a
 // generation's are.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -20,6 +19,7 @@
 #include "engine/partition/partitions.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/partition_cache.h"
+#include "engine/remote/published_objects.h"
 #include "engine/remote/published_tags.h"
 #include "engine/remote/publisher.h"
 #include "engine/remote/push_verify.h"
@@ -27,8 +27,8 @@
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "util/file_io.h"
+#include "util/relative_name.h"
 #include "util/sha256.h"
-#include "util/test_bug.h"
 #include "util/thread_pool.h"
 
 namespace gulpdb::engine {
@@ -110,6 +110,16 @@ void Publisher::PublishTags(Manifest* next) {
       c.committed_length = record.committed_length;
       c.live_videos = record.live_videos;
       c.live_bytes = record.live_bytes;
+      // Names from the version store become keys and paths: inside the
+      // dataset, and never one of gulpdb's own objects.
+      if (!util::IsRelativeName(record.file_name) ||
+          (!record.meta_file.empty() && !util::IsRelativeName(record.meta_file)) ||
+          IsGulpdbObject(record.file_name) || IsGulpdbObject(record.meta_file)) {
+        throw CorruptionError(what_ + ": tag '" + info.name + "' reads chunk " +
+                              std::to_string(number) + ", whose record names the file '" +
+                              record.file_name + "' (.gmeta '" + record.meta_file +
+                              "'): not a chunk file inside the dataset");
+      }
       const auto in_generation = generation_chunks.find(number);
       if (in_generation != generation_chunks.end()) {
         c.key = in_generation->second->key;
