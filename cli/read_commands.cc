@@ -103,7 +103,7 @@ int RunInfo(const std::vector<std::string>& args) {
   // What the tags hold (docs/versions.md): their index objects and the chunk
   // files compaction kept for them.
   const uint64_t tag_bytes = IsRemoteUrl(path.dir) ? 0 : ds->VersionBytes();
-  const size_t tags = IsRemoteUrl(path.dir) ? 0 : ds->Versions().size();
+  const size_t tags = ds->Versions().size();  // a URL: the tags its push published
   if (json) {
     std::printf(
         "{\"path\": %s, \"format_version\": %u, \"creator\": %s, \"videos\": %llu, \"frames\": "

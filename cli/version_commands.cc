@@ -76,14 +76,17 @@ int RunTag(const std::vector<std::string>& args) {
              "that `--version NAME` (info, ls, show, extract, check, export) and\n"
              "gulpdb.Dataset(DIR, version=NAME) open, whatever is appended, edited, removed\n"
              "or compacted later. Without NAME, lists the tags (name, time, videos, frames,\n"
-             "message). See docs/versions.md.",
+             "message); DIR may then be an s3:// URL: the tags its last push published.\n"
+             "See docs/versions.md.",
              o, {"dir", "name?"}, &vm)) {
     return 0;
   }
   const DatasetPath path = DatasetArg(vm);
-  RequireLocal(path.dir);
   const bool named = vm.count("name") != 0;
   const std::string name = named ? vm["name"].as<std::string>() : "";
+  // A URL lists the tags a push published; tags are made and deleted on
+  // the local dataset (the next push publishes the change).
+  if (named || reclaim) RequireLocal(path.dir);
   if (remove && !named) throw UsageError("--delete needs the NAME of the tag to delete");
   if (reclaim && (named || remove)) throw UsageError("--reclaim takes no NAME");
   if (Given(vm, "message") && (!named || remove)) {

@@ -37,12 +37,8 @@ std::unique_ptr<Dataset> engine::OpenDataset(const std::string& dir, const OpenO
                                std::to_string(kMaxThreads));
   }
   const bool version = !options.version.empty() && options.version != "HEAD";
-  if (version && IsRemoteUrl(dir)) {
-    throw InvalidArgumentError("open version " + options.version + " of " + util::RedactUrl(dir) +
-                               ": versions are read from a local dataset (push does not "
-                               "publish tags)");
-  }
-  // Published datasets and shared file systems: engine/remote/remote_dataset.h.
+  // Published datasets (their tags too) and shared file systems:
+  // engine/remote/remote_dataset.h.
   if (IsRemoteUrl(dir)) return engine::OpenRemoteDataset(dir, options);
   // Tags: engine/version.
   if (version) return engine::OpenVersion(dir, options);

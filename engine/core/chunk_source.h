@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gulpdb/dataset.h"
 #include "index/records.h"
 
 namespace gulpdb::engine {
@@ -87,6 +89,11 @@ class ChunkSource {
   // Copies the published label map, if the dataset has one, to the local
   // file `path` (written atomically).
   virtual void CopyLabelMap(const std::string& path) const = 0;
+
+  // The tags the source publishes (a manifest's tags: Dataset::Versions
+  // of a dataset in a bucket), or nullopt when the dataset's own directory
+  // holds its tags. By default, nullopt.
+  virtual std::optional<std::vector<VersionInfo>> PublishedVersions() const { return std::nullopt; }
 };
 
 }  // namespace gulpdb::engine

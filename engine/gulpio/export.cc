@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/chunk_bytes.h"
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
 #include "engine/core/index_source.h"
@@ -470,24 +471,32 @@ ExportReport ExportVersion(const Dataset& version, const std::string& out_dir) {
   const ExportReport report = ExportGmeta(version, out_dir);
   // Each data file the .gmeta files name, up to the version's committed
   // length (the live file may have grown since).
+  const std::shared_ptr<const engine::IndexSource> index_source = engine::SnapshotOf(version);
   for (const ChunkInfo& chunk : version.Chunks()) {
     const std::string meta =
         IsGulpioDataFileName(chunk.file_name)
             ? "meta" + chunk.file_name.substr(4, chunk.file_name.size() - 9) + ".gmeta"
             : std::string();
     if (meta.empty() || !util::PathExists(out_dir + "/" + meta)) continue;
-    const std::string from = engine::ChunkPathOf(version, chunk.file_name);
-    util::UniqueFd in = util::OpenFile(from, O_RDONLY);
+    // The chunk's file, or (a version of a dataset in a bucket) its object.
+    const std::optional<index::ChunkRecord> record = index_source->Chunk(chunk.number);
+    if (!record) {
+      throw CorruptionError("export " + version.dir() + ": the version lists chunk " +
+                            std::to_string(chunk.number) + " but has no record of it");
+    }
+    const std::shared_ptr<const engine::ChunkBytes> in =
+        engine::OpenChunkBytes(version, chunk.number, *record);
+    if (in->Size() < chunk.committed_length) {
+      throw CorruptionError("export " + version.dir() + ": " + in->name() +
+                            " is shorter than the " + std::to_string(chunk.committed_length) +
+                            " committed bytes the version names");
+    }
     util::AtomicFile out(util::JoinRelative(out_dir, chunk.file_name, "export " + version.dir(),
                                             "the index names the file"));
     std::string block;
     for (uint64_t done = 0; done < chunk.committed_length;) {
       block.resize(static_cast<size_t>(std::min<uint64_t>(chunk.committed_length - done, 1 << 20)));
-      if (util::PreadFull(in.get(), block.data(), block.size(), done, from) != block.size()) {
-        throw CorruptionError("export " + version.dir() + ": " + from + " is shorter than the " +
-                              std::to_string(chunk.committed_length) +
-                              " committed bytes the version names");
-      }
+      in->ReadAt(done, block.data(), block.size());
       out.Append(block);
       done += block.size();
     }

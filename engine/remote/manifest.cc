@@ -17,6 +17,7 @@ namespace {
 constexpr const char* kFormatName = "gulpdb-manifest";
 constexpr const char* kLeaseFormatName = "gulpdb-push-lease";
 constexpr const char* kChunkPageFormatName = "gulpdb-chunk-page";
+constexpr const char* kTagFormatName = "gulpdb-tag";
 
 void AppendKeyValue(std::string* out, const char* name, const std::string& value) {
   *out += '"';
@@ -183,6 +184,82 @@ std::vector<ManifestChunk> ParseChunkList(const Fields& top, const std::string& 
   return chunks;
 }
 
+// The "chunk_pages" member of a version 3 manifest or a tag object.
+void AppendChunkPages(std::string* out, const std::vector<ManifestChunkPage>& pages) {
+  *out += ",\n \"chunk_pages\": [";
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const ManifestChunkPage& p = pages[i];
+    *out += i == 0 ? "\n  {" : ",\n  {";
+    AppendKeyNumber(out, "first", p.first);
+    *out += ", ";
+    AppendKeyNumber(out, "count", p.count);
+    *out += ", ";
+    AppendKeyValue(out, "key", p.key);
+    *out += ", ";
+    AppendKeyNumber(out, "size", p.size);
+    *out += ", ";
+    AppendKeyValue(out, "sha256", p.sha256);
+    *out += "}";
+  }
+  *out += "]";
+}
+
+// The "chunk_pages" of `top`, checked: each page's key its SHA-256's name,
+// pages in order, their counts adding up to `chunk_count`.
+std::vector<ManifestChunkPage> ParseChunkPages(const Fields& top, const std::string& where,
+                                               const char* operation, uint64_t chunk_count) {
+  std::vector<ManifestChunkPage> pages;
+  uint64_t listed = 0;
+  size_t i = 0;
+  for (simdjson::dom::element e : top.Array("chunk_pages")) {
+    const Fields f(e, "chunk page " + std::to_string(i++), where, operation);
+    ManifestChunkPage p;
+    p.first = f.Unsigned32("first");
+    p.count = f.Unsigned32("count");
+    p.key = f.Key("key");
+    p.size = f.Unsigned("size");
+    p.sha256 = f.String("sha256");
+    if (!util::IsSha256Hex(p.sha256)) f.Fail("\"sha256\" is not 64 lowercase hex digits");
+    if (p.key != ChunkPageKey(p.sha256)) f.Fail("\"key\" is not the page's name for its SHA-256");
+    if (p.count == 0 || p.count > kChunksPerPage || p.size == 0 || p.size > kMaxChunkPageBytes) {
+      f.Fail("holds " + std::to_string(p.count) + " chunks in " + std::to_string(p.size) +
+             " bytes, not what a page may");
+    }
+    if (!pages.empty() && p.first / kChunksPerPage <= pages.back().first / kChunksPerPage) {
+      f.Fail("starts at chunk " + std::to_string(p.first) + ", not in a page after the previous");
+    }
+    listed += p.count;
+    pages.push_back(std::move(p));
+  }
+  if (listed != chunk_count) {
+    top.Fail("gives \"chunk_count\" " + std::to_string(chunk_count) + ", its pages hold " +
+             std::to_string(listed));
+  }
+  return pages;
+}
+
+// The summary members a manifest's tag entry and a tag object share.
+void AppendTagSummary(std::string* out, const std::string& name, int64_t created_ms,
+                      uint64_t videos, uint64_t frames, const std::string& message) {
+  AppendKeyValue(out, "name", name);
+  *out += ", ";
+  AppendKeyNumber(out, "created_ms", created_ms);
+  *out += ", ";
+  AppendKeyNumber(out, "videos", videos);
+  *out += ", ";
+  AppendKeyNumber(out, "frames", frames);
+  *out += ", ";
+  AppendKeyValue(out, "message", message);
+}
+
+// A SHA-256 member: 64 lowercase hex digits.
+std::string Sha256Member(const Fields& f, const char* name) {
+  std::string sha = f.String(name);
+  if (!util::IsSha256Hex(sha))
+    f.Fail("\"" + std::string(name) + "\" is not 64 lowercase hex digits");
+  return sha;
+}
+
 }  // namespace
 
 std::string ManifestHistoryKey(uint64_t generation) {
@@ -209,6 +286,10 @@ std::string RootPageKey(const std::string& sha256) {
 
 std::string ChunkPageKey(const std::string& sha256) {
   return std::string(kChunkPageDir) + "/" + sha256 + ".json";
+}
+
+std::string TagObjectKey(const std::string& sha256) {
+  return std::string(kTagObjectDir) + "/" + sha256 + ".json";
 }
 
 std::vector<ChunkPageText> MakeChunkPages(const std::vector<ManifestChunk>& chunks) {
@@ -350,25 +431,28 @@ std::string SerializeManifest(const Manifest& m) {
   if (m.paged()) {
     out += ",\n ";
     AppendKeyNumber(&out, "chunk_count", m.chunk_count);
-    out += ",\n \"chunk_pages\": [";
-    for (size_t i = 0; i < m.chunk_pages.size(); ++i) {
-      const ManifestChunkPage& p = m.chunk_pages[i];
-      out += i == 0 ? "\n  {" : ",\n  {";
-      AppendKeyNumber(&out, "first", p.first);
-      out += ", ";
-      AppendKeyNumber(&out, "count", p.count);
-      out += ", ";
-      AppendKeyValue(&out, "key", p.key);
-      out += ", ";
-      AppendKeyNumber(&out, "size", p.size);
-      out += ", ";
-      AppendKeyValue(&out, "sha256", p.sha256);
-      out += "}";
-    }
-    out += "]";
+    AppendChunkPages(&out, m.chunk_pages);
   } else {
     out += ",\n \"chunks\": ";
     AppendChunkList(&out, m.chunks.data(), m.chunks.size());
+  }
+  if (!m.tags.empty()) {  // absent when none: a manifest without tags keeps its bytes
+    out += ",\n \"tags\": [";
+    for (size_t i = 0; i < m.tags.size(); ++i) {
+      const ManifestTag& t = m.tags[i];
+      out += i == 0 ? "\n  {" : ",\n  {";
+      AppendTagSummary(&out, t.name, t.created_ms, t.videos, t.frames, t.message);
+      out += ", ";
+      AppendKeyValue(&out, "root", t.root_sha256);
+      out += ", ";
+      AppendKeyValue(&out, "key", t.key);
+      out += ", ";
+      AppendKeyNumber(&out, "size", t.size);
+      out += ", ";
+      AppendKeyValue(&out, "sha256", t.sha256);
+      out += "}";
+    }
+    out += "]";
   }
   out += ",\n \"obsolete\": [";
   for (size_t i = 0; i < m.obsolete.size(); ++i) {
@@ -443,33 +527,7 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
   }
   if (m.paged()) {
     m.chunk_count = top.Unsigned("chunk_count");
-    uint64_t listed = 0;
-    size_t i = 0;
-    for (simdjson::dom::element e : top.Array("chunk_pages")) {
-      const Fields f(e, "chunk page " + std::to_string(i++), where);
-      ManifestChunkPage p;
-      p.first = f.Unsigned32("first");
-      p.count = f.Unsigned32("count");
-      p.key = f.Key("key");
-      p.size = f.Unsigned("size");
-      p.sha256 = f.String("sha256");
-      if (!util::IsSha256Hex(p.sha256)) f.Fail("\"sha256\" is not 64 lowercase hex digits");
-      if (p.key != ChunkPageKey(p.sha256)) f.Fail("\"key\" is not the page's name for its SHA-256");
-      if (p.count == 0 || p.count > kChunksPerPage || p.size == 0 || p.size > kMaxChunkPageBytes) {
-        f.Fail("holds " + std::to_string(p.count) + " chunks in " + std::to_string(p.size) +
-               " bytes, not what a page may");
-      }
-      if (!m.chunk_pages.empty() &&
-          p.first / kChunksPerPage <= m.chunk_pages.back().first / kChunksPerPage) {
-        f.Fail("starts at chunk " + std::to_string(p.first) + ", not in a page after the previous");
-      }
-      listed += p.count;
-      m.chunk_pages.push_back(std::move(p));
-    }
-    if (listed != m.chunk_count) {
-      top.Fail("gives \"chunk_count\" " + std::to_string(m.chunk_count) + ", its pages hold " +
-               std::to_string(listed));
-    }
+    m.chunk_pages = ParseChunkPages(top, where, "read manifest ", m.chunk_count);
   } else {
     m.chunks = ParseChunkList(top, where, "read manifest ");
   }
@@ -484,7 +542,86 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     o.gmeta_key = f.Key("gmeta_key", false);
     m.obsolete.push_back(std::move(o));
   }
+  if (top.Has("tags")) {
+    index = 0;
+    for (simdjson::dom::element e : top.Array("tags")) {
+      const Fields f(e, "tag entry " + std::to_string(index++), where);
+      ManifestTag t;
+      t.name = f.String("name");
+      t.created_ms = f.Signed("created_ms");
+      t.videos = f.Unsigned("videos");
+      t.frames = f.Unsigned("frames");
+      t.message = f.String("message");
+      t.root_sha256 = Sha256Member(f, "root");
+      t.key = f.Key("key");
+      t.size = f.Unsigned("size");
+      t.sha256 = Sha256Member(f, "sha256");
+      if (t.key != TagObjectKey(t.sha256))
+        f.Fail("\"key\" is not the tag object's name for its SHA-256");
+      if (t.size == 0 || t.size > kMaxTagObjectBytes) {
+        f.Fail("gives \"size\" " + std::to_string(t.size) + ", not what a tag object may be");
+      }
+      if (!m.tags.empty() && t.name <= m.tags.back().name)
+        f.Fail("is not after the previous by name");
+      m.tags.push_back(std::move(t));
+    }
+  }
   return m;
+}
+
+std::string SerializeTagObject(const TagObject& t) {
+  std::string out = "{";
+  AppendKeyValue(&out, "format", kTagFormatName);
+  out += ", ";
+  AppendKeyNumber(&out, "version", kTagObjectVersion);
+  out += ",\n ";
+  AppendTagSummary(&out, t.name, t.created_ms, t.videos, t.frames, t.message);
+  out += ",\n \"root\": {";
+  AppendKeyValue(&out, "key", t.root_key);
+  out += ", ";
+  AppendKeyNumber(&out, "size", t.root_size);
+  out += ", ";
+  AppendKeyValue(&out, "sha256", t.root_sha256);
+  out += "},\n ";
+  AppendKeyNumber(&out, "chunk_count", t.chunk_count);
+  AppendChunkPages(&out, t.chunk_pages);
+  out += "}\n";
+  return out;
+}
+
+TagObject ParseTagObject(std::string_view text, const std::string& where) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
+    throw CorruptionError("read tag " + where + ": not valid JSON (" +
+                          simdjson::error_message(error) + ")");
+  }
+  const char* operation = "read tag ";
+  const Fields top(root, "the tag object", where, operation);
+  if (top.String("format") != kTagFormatName) top.Fail("is not a gulpdb tag (\"format\")");
+  const uint32_t version = top.Unsigned32("version");
+  if (version != kTagObjectVersion) {
+    top.Fail("has version " + std::to_string(version) + "; this gulpdb reads version " +
+             std::to_string(kTagObjectVersion) + " (another gulpdb wrote it)");
+  }
+  TagObject t;
+  t.name = top.String("name");
+  t.created_ms = top.Signed("created_ms");
+  t.videos = top.Unsigned("videos");
+  t.frames = top.Unsigned("frames");
+  t.message = top.String("message");
+  const Fields r(top.Raw("root"), "\"root\"", where, operation);
+  t.root_sha256 = Sha256Member(r, "sha256");
+  t.root_key = r.Key("key");
+  if (t.root_key != RootKey(t.root_sha256))
+    r.Fail("\"key\" is not the root's name for its SHA-256");
+  t.root_size = r.Unsigned("size");
+  if (t.root_size == 0 || t.root_size > kMaxRootBytes) {
+    r.Fail("\"size\" is " + std::to_string(t.root_size) + " bytes, not what a root may be");
+  }
+  t.chunk_count = top.Unsigned("chunk_count");
+  t.chunk_pages = ParseChunkPages(top, where, operation, t.chunk_count);
+  return t;
 }
 
 std::string SerializePushLease(const PushLeaseRecord& lease) {

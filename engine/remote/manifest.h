@@ -37,6 +37,13 @@ inline constexpr const char* kPartitionDir = "gulpdb.partitions";  // /<sha256>
 inline constexpr const char* kRootDir = "gulpdb.roots";            // /<sha256>.root
 // A version 3 manifest's chunk list, in pages named by their SHA-256.
 inline constexpr const char* kChunkPageDir = "gulpdb.chunk-pages";  // /<sha256>.json
+// Published tags (docs/versions.md): one tag object per tag, named by its
+// SHA-256, listed by the manifest (ManifestTag).
+inline constexpr const char* kTagObjectDir = "gulpdb.tags";  // /<sha256>.json
+// The version of the tag objects this gulpdb writes and reads.
+inline constexpr uint32_t kTagObjectVersion = 1;
+// A tag object larger than this is refused (its message is at most 64 KiB).
+inline constexpr uint64_t kMaxTagObjectBytes = uint64_t{16} << 20;
 // Where `gulpdb snapshot DIR` publishes, inside the dataset directory.
 inline constexpr const char* kLocalSnapshotStore = "gulpdb.snapshot";
 // The version a manifest naming a whole snapshot is written with, and the
@@ -72,6 +79,8 @@ std::string RootKey(const std::string& sha256);
 // A page of a two-level (format 3) root: gulpdb.roots/<sha256>.page.
 std::string RootPageKey(const std::string& sha256);
 std::string ChunkPageKey(const std::string& sha256);
+// The object of a published tag whose SHA-256 is `sha256`.
+std::string TagObjectKey(const std::string& sha256);
 
 struct ManifestChunk {
   uint32_t number = 0;
@@ -112,6 +121,26 @@ struct ManifestObsolete {
   std::string gmeta_key;  // the emptied .gmeta deleted with it
 };
 
+// A tag the manifest lists: its summary (what `gulpdb tag URL` lists) and
+// the tag object (TagObject) that says what it reads.
+struct ManifestTag {
+  std::string name;
+  int64_t created_ms = 0;
+  uint64_t videos = 0;
+  uint64_t frames = 0;
+  std::string message;
+  std::string root_sha256;  // the tag's partition root
+  std::string key;          // TagObjectKey(sha256)
+  uint64_t size = 0;
+  std::string sha256;
+  bool operator==(const ManifestTag& o) const {
+    return name == o.name && key == o.key && size == o.size && sha256 == o.sha256 &&
+           created_ms == o.created_ms && videos == o.videos && frames == o.frames &&
+           message == o.message && root_sha256 == o.root_sha256;
+  }
+  bool operator!=(const ManifestTag& o) const { return !(*this == o); }
+};
+
 struct Manifest {
   uint32_t version = kManifestVersionSnapshot;
   uint64_t generation = 0;
@@ -150,7 +179,35 @@ struct Manifest {
   std::string label2idx_sha256;
   int64_t grace_seconds = 0;
   std::vector<ManifestObsolete> obsolete;
+  // The published tags, by name (absent from the text when there is none).
+  std::vector<ManifestTag> tags;
 };
+
+// A published tag's object (kTagObjectDir/<sha256>.json): the tag's summary,
+// its partition root and its chunk list in pages, as a version 3 manifest
+// names them. Its chunk entries carry no ETag, CRC or .gmeta hash (the
+// object does not change when a push replaces a grown chunk object), and the
+// committed length the tag reads of each chunk.
+struct TagObject {
+  std::string name;
+  int64_t created_ms = 0;
+  uint64_t videos = 0;
+  uint64_t frames = 0;
+  std::string message;
+  std::string root_key;
+  uint64_t root_size = 0;
+  std::string root_sha256;
+  uint64_t chunk_count = 0;
+  std::vector<ManifestChunkPage> chunk_pages;
+};
+
+// The tag object as JSON text (keys in a fixed order: the same tag is the
+// same bytes, so a push that finds it published sends nothing).
+std::string SerializeTagObject(const TagObject& tag);
+// Parses and checks a tag object (its version, keys inside the prefix, the
+// root's key the name of its SHA-256). Throws CorruptionError "read tag
+// <where>: ...".
+TagObject ParseTagObject(std::string_view text, const std::string& where);
 
 // The push lease (kPushLeaseKey): which push holds the prefix, until when.
 struct PushLeaseRecord {

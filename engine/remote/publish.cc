@@ -32,6 +32,10 @@
 //      (push_verify.h): one missing or damaged is uploaded again from this
 //      machine's copy, or the push stops naming it (the overwrite option
 //      builds the whole index, and checks every chunk's bytes);
+//   5c. publish the local tags (publish_tags.cc): each tag's objects (its
+//      root, pages and partitions, content-addressed: those the store
+//      holds are not sent), its chunk pages, the chunk objects only tags
+//      read, then its tag object, all before the manifest that lists them;
 //   6. claim the generation (its manifest copy, created only if absent), then
 //      swap the manifest (only if it still has the ETag read in step 2): the
 //      one step that makes the new state visible;
@@ -152,6 +156,7 @@ PushReport Publisher::Run() {
     }
     report_.snapshot_bytes = snapshot_size_;
   }
+  if (publish_chunks_) PublishTags(&next);
   std::vector<std::string> expired;
   next.obsolete = Obsolete(next, &expired);
   if (!old_ || Changed(next) || !expired.empty()) {

@@ -62,24 +62,35 @@ std::vector<ManifestObsolete> Publisher::Obsolete(const Manifest& next,
     std::set<std::string> data_objects;  // never emptied as a .gmeta
     for (const ManifestChunk& c : old_->chunks) data_objects.insert(c.key);
     for (const ManifestChunk& c : next.chunks) data_objects.insert(c.key);
+    std::set<std::string> next_gmeta;  // the .gmeta of the new generation's chunks
+    for (const ManifestChunk& c : next.chunks) next_gmeta.insert(c.gmeta_key);
     for (const ManifestChunk& c : old_->chunks) {
+      // A chunk gone from the generation that a tag still reads keeps its
+      // data object (named by the tag); its .gmeta is emptied all the same.
+      const bool for_tags = tag_only_chunks_.count(c.key) != 0;
       // A local snapshot's chunks are the dataset's own files, not objects.
-      if (named.count(c.key) != 0 || !old_->chunks_published || IsGulpdbObject(c.key)) continue;
+      if ((named.count(c.key) != 0 && !for_tags) || !old_->chunks_published ||
+          IsGulpdbObject(c.key)) {
+        continue;
+      }
       ManifestObsolete o;
       o.key = c.key;
       o.since_unix = now_;
       o.committed_length = c.committed_length;
       o.crc32c = c.crc32c;
-      if (!c.gmeta_key.empty() && named.count(c.gmeta_key) == 0 &&
-          data_objects.count(c.gmeta_key) == 0 && !IsGulpdbObject(c.gmeta_key)) {
+      const bool gmeta_free =
+          for_tags ? next_gmeta.count(c.gmeta_key) == 0 : named.count(c.gmeta_key) == 0;
+      if (!c.gmeta_key.empty() && gmeta_free && data_objects.count(c.gmeta_key) == 0 &&
+          !IsGulpdbObject(c.gmeta_key)) {
         o.gmeta_key = c.gmeta_key;
         if (listing_.count(c.gmeta_key) != 0) {
           Writing();
           Write(c.gmeta_key, "{}", WriteFor(c.gmeta_key));
         }
       }
-      if (listed.insert(o.key).second) out.push_back(std::move(o));
       ++removed_chunks_;
+      if (for_tags) continue;
+      if (listed.insert(o.key).second) out.push_back(std::move(o));
     }
     uint64_t superseded = 0;
     for (const std::string& key : OldIndexKeys()) {
@@ -109,6 +120,7 @@ std::set<std::string> Publisher::Untouchable(const Manifest& next) const {
     for (const std::string& key : NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr)) {
       kept.insert(key);
     }
+    kept.insert(old_tag_named_.begin(), old_tag_named_.end());
   }
   return kept;
 }

@@ -51,7 +51,7 @@ bool Publisher::Changed(const Manifest& next) const {
     }
   }
   return next.label2idx_sha256 != old_->label2idx_sha256 ||
-         next.grace_seconds != old_->grace_seconds;
+         next.grace_seconds != old_->grace_seconds || next.tags != old_->tags;
 }
 
 // 6. The manifest, last.

@@ -94,7 +94,7 @@ bool Publisher::PublishedRootIsWhole() {
 }
 
 // The index objects the published manifest names: its snapshot, or its
-// root and the root's partitions.
+// root and the root's partitions, and the objects of its tags.
 std::vector<std::string> Publisher::OldIndexKeys() const {
   std::vector<std::string> keys;
   if (!old_) return keys;
@@ -107,6 +107,9 @@ std::vector<std::string> Publisher::OldIndexKeys() const {
     }
     for (const index::RootPage& p : old_root_->pages) keys.push_back(RootPageKey(p.sha256));
   }
+  // What the published tags name: retired when no tag (nor the generation)
+  // of the new manifest names it.
+  keys.insert(keys.end(), old_tag_named_.begin(), old_tag_named_.end());
   return keys;
 }
 

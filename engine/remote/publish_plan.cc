@@ -228,7 +228,9 @@ void Publisher::ReadPublished() {
     for (const ManifestChunk& c : old_->chunks) old_chunks_.emplace(c.key, c);
     for (const ManifestObsolete& o : old_->obsolete) old_obsolete_.emplace(o.key, o);
     if (old_->partitioned()) ReadPublishedRoot();
+    if (publish_chunks_) ReadPublishedTags();
     old_named_ = NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr);
+    old_named_.insert(old_tag_named_.begin(), old_tag_named_.end());
   }
   if (conditional_) FindForeign();
 }
@@ -262,6 +264,7 @@ void Publisher::FindForeign() {
   std::set<std::string> named = {kManifestKey, kPushLeaseKey};
   if (old_) {
     named = NamedObjects(*old_, old_root_ ? &*old_root_ : nullptr);
+    named.insert(old_tag_named_.begin(), old_tag_named_.end());
     named.insert(kManifestKey);
     named.insert(kPushLeaseKey);
     for (const ManifestObsolete& o : old_->obsolete) {

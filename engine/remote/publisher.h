@@ -82,6 +82,8 @@ class Publisher {
   void EnsureIdentity();
   void CopyIndex(const std::string& tmp);
   void ReadPublishedRoot();
+  void ReadPublishedTags();
+  void PublishTags(Manifest* next);
   CorruptionError DamagedIndex(const Error& e) const;
   bool PublishedRootIsWhole();
   std::vector<std::string> OldIndexKeys() const;
@@ -177,6 +179,12 @@ class Publisher {
   // the ETags it checked (push_verify.h).
   std::set<std::string> old_named_;
   std::set<std::string> built_;
+  // Tags (publish_tags.cc): every object the published tags name; the data
+  // objects and .gmeta keys of the chunks the new manifest's tags read, and
+  // the data objects of those the generation does not list.
+  std::set<std::string> old_tag_named_;
+  std::set<std::string> tag_chunk_keys_;
+  std::set<std::string> tag_only_chunks_;
   std::atomic<uint64_t> repaired_{0};
   VerifiedEtags verified_;
 };

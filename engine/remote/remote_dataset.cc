@@ -14,7 +14,9 @@
 #include "engine/partition/partitions.h"
 #include "engine/remote/cached_reads.h"
 #include "engine/remote/partition_cache.h"
+#include "engine/remote/published_tags.h"
 #include "engine/remote/snapshot_cache.h"
+#include "engine/version/version_store.h"
 #include "gulpdb/error.h"
 #include "gulpdb/interop.h"
 #include "s3/errors.h"
@@ -631,6 +633,16 @@ std::unique_ptr<Dataset> OpenRemoteDataset(const std::string& url_in, const Open
     throw CorruptionError("open dataset " + store->url() + ": the manifest " + store->Name(key) +
                           " says generation " + std::to_string(manifest.generation));
   }
+  // A tag (published_tags.h): the manifest that describes it, read as a
+  // generation is.
+  if (!options.version.empty() && options.version != kHeadVersion) {
+    const std::string what = "open version " + options.version + " of " + store->url();
+    CheckTagName(options.version, what);
+    const BadObjectScope remember = ScopeOf(*store, manifest.generation);
+    TagObject tag = FetchTagObject(
+        *store, FindPublishedTag(manifest, options.version, store->url(), what), what, &remember);
+    manifest = TagManifest(manifest, tag);
+  }
   // (GULPDB_TEST_BUG=pickle-generation: the generation alone, as before.)
   if (((!options.expected_snapshot_sha256.empty() &&
         manifest.index_sha256() != options.expected_snapshot_sha256) ||
@@ -806,6 +818,11 @@ std::shared_ptr<const ChunkBytes> RemoteSource::OpenChunk(uint32_t number,
 }
 
 void RemoteSource::CopyLabelMap(const std::string& path) const { CopyPublishedLabels(*this, path); }
+
+std::optional<std::vector<VersionInfo>> RemoteSource::PublishedVersions() const {
+  if (!manifest_.chunks_published) return std::nullopt;  // a local dataset's snapshot
+  return engine::PublishedVersions(manifest_);
+}
 
 const RemoteSource* RemoteSourceOf(const Dataset& dataset) {
   return dynamic_cast<const RemoteSource*>(ChunkSourceOf(dataset));

@@ -129,6 +129,8 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   std::shared_ptr<const ChunkBytes> OpenChunk(uint32_t number, const index::ChunkRecord& record,
                                               const std::string& dir) const override;
   void CopyLabelMap(const std::string& path) const override;
+  // The tags the manifest lists (published_tags.h), when it published chunks.
+  std::optional<std::vector<VersionInfo>> PublishedVersions() const override;
 
  private:
   // The ETag reads of `key` ask for ("" for none).

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
 #include "engine/json/json_text.h"
 #include "engine/partition/partitions.h"
@@ -74,7 +75,15 @@ VersionInfo Dataset::Tag(const std::string& name, const std::string& message) {
   return info;
 }
 
-std::vector<VersionInfo> Dataset::Versions() const { return engine::ListTags(dir()); }
+std::vector<VersionInfo> Dataset::Versions() const {
+  // A dataset in a bucket: the tags its manifest lists.
+  if (const engine::ChunkSource* source = engine::ChunkSourceOf(*this)) {
+    if (std::optional<std::vector<VersionInfo>> published = source->PublishedVersions()) {
+      return *std::move(published);
+    }
+  }
+  return engine::ListTags(dir());
+}
 
 void Dataset::DeleteTag(const std::string& name, std::chrono::seconds grace) {
   const std::string operation = "delete tag " + name + " of " + dir();

@@ -105,7 +105,8 @@ class Dataset(MetaQueries, Versions):
             same one, for as long as the grace period keeps it.
         version: open the version tagged so (:meth:`tag`, ``docs/versions.md``),
             read-only, as it was when tagged; ``"HEAD"`` (or None) is the live
-            dataset. KeyError for a name no tag has.
+            dataset. KeyError for a name no tag has. On an ``s3://`` URL, a
+            tag its push published (the newest manifest's, or ``generation``'s).
         allow_network_index: open the live index even on a network file
             system (see docs/remote_datasets.md, "Shared file systems"); safe only when
             no other host writes the dataset.

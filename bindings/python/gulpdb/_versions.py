@@ -50,7 +50,8 @@ class Versions:
     def versions(self) -> List[Dict[str, Any]]:
         """The tags, oldest first: dicts with ``name``, ``created`` (seconds
         since the epoch), ``videos``, ``frames``, ``message`` (None when none
-        was given) and ``root`` (the SHA-256 of the tag's index root)."""
+        was given) and ``root`` (the SHA-256 of the tag's index root). On a
+        dataset opened from an ``s3://`` URL: the tags its push published."""
         return self._native().versions()
 
     def diff(self, a: str, b: str) -> Dict[str, List[str]]:

@@ -1069,6 +1069,8 @@ class LifecycleMachine(bucket_rules.BucketFaults, SamplerRules, EditRules, Versi
             cache = self._dir("cache-fresh") if fresh else L.cache
             self.note(f"open {L.url} ({'fresh' if fresh else 'warm'} cache)")
             self._verify_url(cache, fresh=fresh)
+            if pushing:  # the tags that push published (version_rules.py)
+                self._verify_url_tags(cache)
             # `gulpdb export URL -o OUT`: the .gmeta files of the published
             # dataset, which pair with the bucket's data files.
             out = self._dir("export-url")

@@ -30,7 +30,7 @@ DIFF_VARIANTS = ["diff (cli --json)", "diff (python)"]
 DELETE_VARIANTS = ["delete a tag (cli)", "delete a tag (python)"]
 COMPACT_VARIANTS = ["remove and compact under a tag"]
 READ_PATHS = ["version py Dataset", "version cli ls", "version cli show", "version cli extract",
-              "version cli check --deep", "version view /api", "diff"]
+              "version cli check --deep", "version view /api", "diff", "url cli tag (list)"]
 NAMES = ["t{}", "run.{}", "v{}-rc_1"]
 
 
@@ -104,6 +104,35 @@ class VersionRules:
             if r.returncode != 0 or not json.loads(r.stdout).get("healthy"):
                 raise Failure("mismatch", path, f"the version is not healthy: {r.describe()}")
             s.counters.reads[path] += 1
+
+    def _verify_url_tags(self, cache: str) -> None:
+        """After a push: the bucket lists the lineage's tags, and the first of
+        them (by name: a deterministic pick, no draw) reads by URL as the model
+        kept it, from Python and from the command line."""
+        s, L = self.s, self.cur
+        env = {"GULPDB_CACHE": cache}
+        path = "url cli tag (list)"
+        listed = json.loads(s.cli.run("tag", L.url, "--json", path=path, env=env).stdout)
+        if sorted(t["name"] for t in listed) != sorted(L.tags):
+            raise Failure("mismatch", path, f"the bucket lists tags "
+                          f"{sorted(t['name'] for t in listed)}, the dataset has {sorted(L.tags)}")
+        s.counters.reads[path] += 1
+        if not L.tags:
+            return
+        name = sorted(L.tags)[0]
+        want = self._tag_want(name)
+        path = "url version py Dataset"
+        got = s.reader.call("read_dataset", path, env=self._env(cache), source=L.url,
+                            pixels=False, skip=sorted(want.damaged), version=name)
+        checks.check_read_all(path, got, want)
+        s.counters.reads[path] += 1
+        path = "url version cli ls"
+        r = s.cli.run("ls", L.url, "--json", "--version", name, path=path, env=env)
+        ids = [json.loads(line)["id"] for line in r.stdout.splitlines() if line.strip()]
+        checks.expect_ids(path, ids, want)
+        if ids != list(got["ids"]):
+            raise Failure("mismatch", path, f"order {ids} differs from Python's {got['ids']}")
+        s.counters.reads[path] += 1
 
     @precondition(lambda self: self.cur is not None)
     @rule(how=st.sampled_from(["cli", "python"]), form=st.integers(0, len(NAMES) - 1))

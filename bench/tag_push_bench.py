@@ -1,0 +1,85 @@
+"""What a push sends for tags (docs/versions.md, "Tags in a bucket"): bytes
+PUT through the counting proxy (tests/harness) by kind of object, for a
+first push, a push after a tag, a push after a 1% relabel and a second tag,
+and an unchanged push. Counts bytes, not time.
+
+    PYTHONPATH=build/dev/python /usr/bin/python3 bench/tag_push_bench.py [VIDEOS]
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import shutil
+import sys
+import tempfile
+
+import numpy as np
+
+import gulpdb
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
+from s3_processes import s3rver_behind_proxy  # noqa: E402
+
+
+def kind(key: str) -> str:
+    if "gulpdb.tags/" in key:
+        return "tag objects"
+    if "gulpdb.partitions/" in key:
+        return "partitions"
+    if "gulpdb.roots/" in key:
+        return "roots/pages"
+    if "gulpdb.chunk-pages/" in key:
+        return "chunk pages"
+    if key.endswith(".gulp"):
+        return "chunks"
+    if key.endswith(".gmeta"):
+        return "gmeta"
+    return "manifest, lease, other"
+
+
+def main() -> None:
+    videos = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    tmp = tempfile.mkdtemp(prefix="gulpdb-tag-push-")
+    try:
+        with s3rver_behind_proxy("gulpdb-tag-push", {"K": "S"}) as (_, proxy):
+            os.environ.update(AWS_ENDPOINT_URL=proxy.endpoint, AWS_ACCESS_KEY_ID="K",
+                              AWS_SECRET_ACCESS_KEY="S", AWS_REGION="us-east-1",
+                              GULPDB_CACHE=os.path.join(tmp, "cache"))
+            path, url = os.path.join(tmp, "ds"), "s3://gulpdb-tag-push/p"
+            with gulpdb.Dataset(path, "a", videos_per_chunk=200) as ds:
+                with ds.writer() as w:
+                    for i in range(videos):
+                        w.append(f"{i:08x}", np.full((2, 8, 8, 3), i % 256, np.uint8),
+                                 {"label": f"l{i % 100}", "n": i})
+
+            def push(what: str) -> None:
+                proxy.reset()
+                gulpdb.push(path, url)
+                sent: collections.Counter = collections.Counter()
+                for e in proxy.log():
+                    if e["method"] == "PUT":
+                        sent[kind(e["path"].split("?")[0])] += e["request_bytes"]
+                print(f"{what}: {dict(sent)}, total {sum(sent.values())}")
+
+            push("first push (no tags)")
+            with gulpdb.Dataset(path, "r+") as ds:
+                ds.tag("a")
+            push("push after tag a")
+            objects = os.path.join(path, "gulpdb.versions", "objects")
+            print("local tag objects:",
+                  sum(os.path.getsize(os.path.join(objects, f)) for f in os.listdir(objects)))
+            with gulpdb.Dataset(path, "r+") as ds:
+                with ds.writer() as w:
+                    for i in range(0, videos, 100):
+                        w.update_meta(f"{i:08x}", {"label": "fixed"})
+                ds.tag("b")
+            push("push after a 1% relabel and tag b")
+            push("push again, unchanged")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
