@@ -112,10 +112,11 @@ struct OpenOptions {
   // writes the dataset. The environment variable GULPDB_ALLOW_NETWORK_INDEX=1
   // does the same.
   bool allow_network_index = false;
-  // A local dataset: open the version tagged `version` (Dataset::Tag,
-  // docs/versions.md) instead of the live dataset: read-only, as it was when
-  // tagged. Empty or "HEAD": the live dataset. NameNotFoundError naming the
-  // tags for a name no tag has.
+  // Open the version tagged `version` (Dataset::Tag, docs/versions.md)
+  // instead of the live dataset: read-only, as it was when tagged; on an
+  // "s3://" URL, a tag its push published (of `generation`, if given).
+  // Empty or "HEAD": the live dataset. NameNotFoundError naming the tags for
+  // a name no tag has.
   std::string version;
 };
 
@@ -591,7 +592,8 @@ class GULPDB_EXPORT Dataset {
   // while it builds. InvalidArgumentError for a bad or used name (naming
   // it), a read-only or remote dataset; IoError for the file system.
   VersionInfo Tag(const std::string& name, const std::string& message = "");
-  // The dataset's tags, oldest first (works on a version, too).
+  // The dataset's tags, oldest first (works on a version, too; on a dataset
+  // opened from a URL, the tags its push published).
   std::vector<VersionInfo> Versions() const;
   // Deletes tag `name`: new opens no longer find it at once; what only it
   // holds (index objects, chunk files compaction kept for it) is freed by
