@@ -103,9 +103,9 @@ extern "C" int GULPDB_FUZZ_ENTRY(const uint8_t* data, size_t size) {
       FUZZ_CHECK(kTarget, Decode(*decoder, packets, scattered, &got),
                  "a scattered request fails where the whole stream decodes");
       for (size_t i = 0; i < scattered.size(); ++i) {
-        FUZZ_CHECK(kTarget, got[i] == whole[static_cast<size_t>(scattered[i])],
-                   "frame " + std::to_string(scattered[i]) +
-                       " differs from the whole-stream decode");
+        FUZZ_CHECK(
+            kTarget, got[i] == whole[static_cast<size_t>(scattered[i])],
+            "frame " + std::to_string(scattered[i]) + " differs from the whole-stream decode");
       }
     }
     for (int64_t k : undefined) {
