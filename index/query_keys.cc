@@ -46,9 +46,7 @@ MetaFieldValue DecodeMetaField(std::string_view value) {
 }
 
 std::string MetaFieldPrefix(uint32_t field) {
-  std::string out;
-  util::PutFixedBig(&out, field, 4);
-  return out;
+  return util::FixedBig(field, 4);
 }
 
 std::string MetaHashedPrefix(uint32_t field) {
@@ -144,9 +142,7 @@ std::string SplitMemberKey(uint32_t split, uint64_t position) {
 }
 
 std::string SplitMemberPrefix(uint32_t split) {
-  std::string out;
-  util::PutFixedBig(&out, split, 4);
-  return out;
+  return util::FixedBig(split, 4);
 }
 
 SplitRef DecodeSplitMemberKey(std::string_view key) {

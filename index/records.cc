@@ -445,9 +445,7 @@ uint64_t NextChunkNumber(const DatasetInfo& info, std::optional<uint32_t> last_c
 }
 
 std::string ChunkKey(uint32_t chunk) {
-  std::string key;
-  util::PutFixedBig(&key, chunk, 4);
-  return key;
+  return util::FixedBig(chunk, 4);
 }
 
 uint32_t DecodeChunkKey(std::string_view key) {

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "engine/json/json_text.h"
+#include "engine/json/json_writer.h"
 #include "gulpdb/error.h"
 #include "s3/s3_url.h"
 #include "util/hex.h"
@@ -18,24 +19,50 @@ constexpr const char* kFormatName = "gulpdb-manifest";
 constexpr const char* kLeaseFormatName = "gulpdb-push-lease";
 constexpr const char* kChunkPageFormatName = "gulpdb-chunk-page";
 
-void AppendKeyValue(std::string* out, const char* name, const std::string& value) {
-  *out += '"';
-  *out += name;
-  *out += "\": ";
-  AppendPythonJsonString(value, out);
+// `text` parsed by `parser` (whose buffers the element lives in), or a
+// CorruptionError "<operation><where>: not valid JSON (...)".
+simdjson::dom::element ParseText(simdjson::dom::parser* parser, std::string_view text,
+                                 const std::string& operation, const std::string& where) {
+  simdjson::dom::element root;
+  if (const auto error = parser->parse(text.data(), text.size()).get(root); error) {
+    throw CorruptionError(operation + where + ": not valid JSON (" +
+                          simdjson::error_message(error) + ")");
+  }
+  return root;
 }
 
-template <typename Int>
-void AppendKeyNumber(std::string* out, const char* name, Int value) {
-  *out += '"';
-  *out += name;
-  *out += "\": ";
-  *out += std::to_string(value);
+// The text of one JSON object that `write` fills in, and a newline.
+template <typename Fn>
+std::string ObjectText(const Fn& write) {
+  std::string out;
+  JsonObjectWriter w(&out);
+  write(w);
+  w.Close();
+  out += "\n";
+  return out;
 }
 
-void AppendCrc(std::string* out, const std::optional<uint32_t>& crc) {
-  *out += "\"crc32c\": ";
-  *out += crc ? std::to_string(*crc) : std::string("null");
+// "crc32c": the CRC-32C, or null when none is known.
+void Crc(JsonObjectWriter& w, const std::optional<uint32_t>& crc) {
+  if (crc) {
+    w.Number("crc32c", *crc);
+  } else {
+    w.Null("crc32c");
+  }
+}
+
+// A list of objects, one a line: `[\n  {...},\n  {...}]`; `write` writes
+// the members of element i.
+template <typename Fn>
+void AppendObjectLines(std::string* out, size_t n, const Fn& write) {
+  *out += "[";
+  for (size_t i = 0; i < n; ++i) {
+    *out += i == 0 ? "\n  " : ",\n  ";
+    JsonObjectWriter element(out);
+    write(element, i);
+    element.Close();
+  }
+  *out += "]";
 }
 
 // Reads fields of one JSON object with type checks; every failure names the
@@ -126,34 +153,19 @@ class Fields {
 
 // The chunk entries of a manifest or a chunk page, as a JSON list.
 void AppendChunkList(std::string* out, const ManifestChunk* chunks, size_t n) {
-  *out += "[";
-  for (size_t i = 0; i < n; ++i) {
+  AppendObjectLines(out, n, [&](JsonObjectWriter& w, size_t i) {
     const ManifestChunk& c = chunks[i];
-    *out += i == 0 ? "\n  {" : ",\n  {";
-    AppendKeyNumber(out, "number", c.number);
-    *out += ", ";
-    AppendKeyValue(out, "key", c.key);
-    *out += ", ";
-    AppendKeyNumber(out, "committed_length", c.committed_length);
-    *out += ", ";
-    AppendKeyNumber(out, "live_videos", c.live_videos);
-    *out += ", ";
-    AppendKeyNumber(out, "live_bytes", c.live_bytes);
-    *out += ", ";
-    AppendKeyValue(out, "etag", c.etag);
-    *out += ", ";
-    AppendCrc(out, c.crc32c);
-    *out += ", ";
-    AppendKeyValue(out, "gmeta_key", c.gmeta_key);
-    *out += ", ";
-    AppendKeyValue(out, "gmeta_sha256", c.gmeta_sha256);
-    if (c.meta_edits != 0) {  // absent when 0: a manifest of an unedited dataset keeps its bytes
-      *out += ", ";
-      AppendKeyNumber(out, "meta_edits", c.meta_edits);
-    }
-    *out += "}";
-  }
-  *out += "]";
+    w.Number("number", c.number)
+        .String("key", c.key)
+        .Number("committed_length", c.committed_length)
+        .Number("live_videos", c.live_videos)
+        .Number("live_bytes", c.live_bytes)
+        .String("etag", c.etag);
+    Crc(w, c.crc32c);
+    w.String("gmeta_key", c.gmeta_key).String("gmeta_sha256", c.gmeta_sha256);
+    // Absent when 0: a manifest of an unedited dataset keeps its bytes.
+    if (c.meta_edits != 0) w.Number("meta_edits", c.meta_edits);
+  });
 }
 
 // The entries of the "chunks" list of `top`, numbers ascending.
@@ -218,11 +230,10 @@ std::vector<ChunkPageText> MakeChunkPages(const std::vector<ManifestChunk>& chun
     size_t end = begin;
     while (end < chunks.size() && chunks[end].number / kChunksPerPage == page) ++end;
     ChunkPageText t;
-    t.text = "{";
-    AppendKeyValue(&t.text, "format", kChunkPageFormatName);
-    t.text += ",\n \"chunks\": ";
-    AppendChunkList(&t.text, chunks.data() + begin, end - begin);
-    t.text += "}\n";
+    t.text = ObjectText([&](JsonObjectWriter& w) {
+      w.String("format", kChunkPageFormatName).Break();
+      AppendChunkList(&w.Key("chunks"), chunks.data() + begin, end - begin);
+    });
     t.page.first = chunks[begin].number;
     t.page.count = static_cast<uint32_t>(end - begin);
     t.page.size = t.text.size();
@@ -245,11 +256,7 @@ std::vector<ManifestChunk> ParseChunkPage(std::string_view text, const ManifestC
                           ": it was replaced behind the manifest's back");
   }
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
-    throw CorruptionError(operation + where + ": not valid JSON (" +
-                          simdjson::error_message(error) + ")");
-  }
+  const simdjson::dom::element root = ParseText(&parser, text, operation, where);
   const Fields top(root, "the page", where, operation);
   if (top.String("format") != kChunkPageFormatName) {
     top.Fail("is not a gulpdb chunk page (\"format\")");
@@ -294,110 +301,67 @@ std::string IsoTime(int64_t unix_seconds) {
 }
 
 std::string SerializeManifest(const Manifest& m) {
-  std::string out = "{";
-  AppendKeyValue(&out, "format", kFormatName);
-  out += ", ";
-  AppendKeyNumber(&out, "version", m.version);
-  out += ", ";
-  AppendKeyNumber(&out, "generation", m.generation);
-  out += ", ";
-  AppendKeyValue(&out, "created", IsoTime(m.created_unix));
-  out += ", ";
-  AppendKeyNumber(&out, "created_unix", m.created_unix);
-  out += ", ";
-  AppendKeyValue(&out, "creator", m.creator);
-  if (!m.dataset.empty()) {
-    out += ",\n ";
-    AppendKeyValue(&out, "dataset", m.dataset);
-  }
-  if (!m.push_id.empty()) {
-    out += ", ";
-    AppendKeyValue(&out, "push", m.push_id);
-  }
-  out += ",\n \"chunks_published\": ";
-  out += m.chunks_published ? "true" : "false";
-  if (m.partitioned()) {
-    out += ",\n \"root\": {";
-    AppendKeyValue(&out, "key", m.root_key);
-    out += ", ";
-    AppendKeyNumber(&out, "size", m.root_size);
-    out += ", ";
-    AppendKeyValue(&out, "sha256", m.root_sha256);
-  } else {
-    out += ",\n \"snapshot\": {";
-    AppendKeyValue(&out, "key", m.snapshot_key);
-    out += ", ";
-    AppendKeyNumber(&out, "size", m.snapshot_size);
-    out += ", ";
-    AppendKeyValue(&out, "sha256", m.snapshot_sha256);
-  }
-  out += "},\n ";
-  AppendKeyNumber(&out, "videos", m.videos);
-  out += ", ";
-  AppendKeyNumber(&out, "frames", m.frames);
-  out += ", ";
-  AppendKeyNumber(&out, "grace_seconds", m.grace_seconds);
-  out += ",\n \"label2idx\": ";
-  if (m.label2idx_key.empty()) {
-    out += "null";
-  } else {
-    out += "{";
-    AppendKeyValue(&out, "key", m.label2idx_key);
-    out += ", ";
-    AppendKeyValue(&out, "sha256", m.label2idx_sha256);
-    out += "}";
-  }
-  if (m.paged()) {
-    out += ",\n ";
-    AppendKeyNumber(&out, "chunk_count", m.chunk_count);
-    out += ",\n \"chunk_pages\": [";
-    for (size_t i = 0; i < m.chunk_pages.size(); ++i) {
-      const ManifestChunkPage& p = m.chunk_pages[i];
-      out += i == 0 ? "\n  {" : ",\n  {";
-      AppendKeyNumber(&out, "first", p.first);
-      out += ", ";
-      AppendKeyNumber(&out, "count", p.count);
-      out += ", ";
-      AppendKeyValue(&out, "key", p.key);
-      out += ", ";
-      AppendKeyNumber(&out, "size", p.size);
-      out += ", ";
-      AppendKeyValue(&out, "sha256", p.sha256);
-      out += "}";
+  return ObjectText([&](JsonObjectWriter& w) {
+    w.String("format", kFormatName)
+        .Number("version", m.version)
+        .Number("generation", m.generation)
+        .String("created", IsoTime(m.created_unix))
+        .Number("created_unix", m.created_unix)
+        .String("creator", m.creator);
+    if (!m.dataset.empty()) w.Break().String("dataset", m.dataset);
+    if (!m.push_id.empty()) w.String("push", m.push_id);
+    w.Break().Bool("chunks_published", m.chunks_published).Break();
+    {
+      const bool root = m.partitioned();
+      JsonObjectWriter index(&w.Key(root ? "root" : "snapshot"));
+      index.String("key", root ? m.root_key : m.snapshot_key)
+          .Number("size", root ? m.root_size : m.snapshot_size)
+          .String("sha256", root ? m.root_sha256 : m.snapshot_sha256)
+          .Close();
     }
-    out += "]";
-  } else {
-    out += ",\n \"chunks\": ";
-    AppendChunkList(&out, m.chunks.data(), m.chunks.size());
-  }
-  out += ",\n \"obsolete\": [";
-  for (size_t i = 0; i < m.obsolete.size(); ++i) {
-    const ManifestObsolete& o = m.obsolete[i];
-    out += i == 0 ? "\n  {" : ",\n  {";
-    AppendKeyValue(&out, "key", o.key);
-    out += ", ";
-    AppendKeyValue(&out, "since", IsoTime(o.since_unix));
-    out += ", ";
-    AppendKeyNumber(&out, "since_unix", o.since_unix);
-    out += ", ";
-    AppendKeyNumber(&out, "committed_length", o.committed_length);
-    out += ", ";
-    AppendCrc(&out, o.crc32c);
-    out += ", ";
-    AppendKeyValue(&out, "gmeta_key", o.gmeta_key);
-    out += "}";
-  }
-  out += "]}\n";
-  return out;
+    w.Break()
+        .Number("videos", m.videos)
+        .Number("frames", m.frames)
+        .Number("grace_seconds", m.grace_seconds)
+        .Break();
+    if (m.label2idx_key.empty()) {
+      w.Null("label2idx");
+    } else {
+      JsonObjectWriter(&w.Key("label2idx"))
+          .String("key", m.label2idx_key)
+          .String("sha256", m.label2idx_sha256)
+          .Close();
+    }
+    if (m.paged()) {
+      w.Break().Number("chunk_count", m.chunk_count).Break();
+      AppendObjectLines(&w.Key("chunk_pages"), m.chunk_pages.size(),
+                        [&](JsonObjectWriter& page, size_t i) {
+                          const ManifestChunkPage& p = m.chunk_pages[i];
+                          page.Number("first", p.first)
+                              .Number("count", p.count)
+                              .String("key", p.key)
+                              .Number("size", p.size)
+                              .String("sha256", p.sha256);
+                        });
+    } else {
+      AppendChunkList(&w.Break().Key("chunks"), m.chunks.data(), m.chunks.size());
+    }
+    AppendObjectLines(&w.Break().Key("obsolete"), m.obsolete.size(),
+                      [&](JsonObjectWriter& entry, size_t i) {
+                        const ManifestObsolete& o = m.obsolete[i];
+                        entry.String("key", o.key)
+                            .String("since", IsoTime(o.since_unix))
+                            .Number("since_unix", o.since_unix)
+                            .Number("committed_length", o.committed_length);
+                        Crc(entry, o.crc32c);
+                        entry.String("gmeta_key", o.gmeta_key);
+                      });
+  });
 }
 
 Manifest ParseManifest(std::string_view text, const std::string& where) {
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
-    throw CorruptionError("read manifest " + where + ": not valid JSON (" +
-                          simdjson::error_message(error) + ")");
-  }
+  const simdjson::dom::element root = ParseText(&parser, text, "read manifest ", where);
   const Fields top(root, "the manifest", where);
   if (top.String("format") != kFormatName) top.Fail("is not a gulpdb manifest (\"format\")");
   Manifest m;
@@ -488,35 +452,25 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
 }
 
 std::string SerializePushLease(const PushLeaseRecord& lease) {
-  std::string out = "{";
-  AppendKeyValue(&out, "format", kLeaseFormatName);
-  out += ", ";
-  AppendKeyValue(&out, "push", lease.push_id);
-  out += ", ";
-  AppendKeyValue(&out, "dataset", lease.dataset);
-  out += ",\n ";
-  AppendKeyValue(&out, "host", lease.host);
-  out += ", ";
-  AppendKeyNumber(&out, "pid", lease.pid);
-  out += ",\n ";
-  AppendKeyValue(&out, "started", IsoTime(lease.started_unix));
-  out += ", ";
-  AppendKeyNumber(&out, "started_unix", lease.started_unix);
-  out += ",\n ";
-  AppendKeyValue(&out, "expires", IsoTime(lease.expires_unix));
-  out += ", ";
-  AppendKeyNumber(&out, "expires_unix", lease.expires_unix);
-  out += "}\n";
-  return out;
+  return ObjectText([&](JsonObjectWriter& w) {
+    w.String("format", kLeaseFormatName)
+        .String("push", lease.push_id)
+        .String("dataset", lease.dataset)
+        .Break()
+        .String("host", lease.host)
+        .Number("pid", lease.pid)
+        .Break()
+        .String("started", IsoTime(lease.started_unix))
+        .Number("started_unix", lease.started_unix)
+        .Break()
+        .String("expires", IsoTime(lease.expires_unix))
+        .Number("expires_unix", lease.expires_unix);
+  });
 }
 
 PushLeaseRecord ParsePushLease(std::string_view text, const std::string& where) {
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
-    throw CorruptionError("read push lease " + where + ": not valid JSON (" +
-                          simdjson::error_message(error) + ")");
-  }
+  const simdjson::dom::element root = ParseText(&parser, text, "read push lease ", where);
   const Fields f(root, "the lease", where, "read push lease ");
   if (f.String("format") != kLeaseFormatName) f.Fail("is not a gulpdb push lease (\"format\")");
   PushLeaseRecord lease;
