@@ -45,9 +45,7 @@ MetaFieldValue DecodeMetaField(std::string_view value) {
   return out;
 }
 
-std::string MetaFieldPrefix(uint32_t field) {
-  return util::FixedBig(field, 4);
-}
+std::string MetaFieldPrefix(uint32_t field) { return util::FixedBig(field, 4); }
 
 std::string MetaHashedPrefix(uint32_t field) {
   std::string out = MetaFieldPrefix(field);
@@ -141,9 +139,7 @@ std::string SplitMemberKey(uint32_t split, uint64_t position) {
   return out;
 }
 
-std::string SplitMemberPrefix(uint32_t split) {
-  return util::FixedBig(split, 4);
-}
+std::string SplitMemberPrefix(uint32_t split) { return util::FixedBig(split, 4); }
 
 SplitRef DecodeSplitMemberKey(std::string_view key) {
   if (key.size() != kPositionBytes) {
