@@ -358,6 +358,9 @@ class GmetaReader::Impl {
     buf_.resize(capacity_ + 1);
     buf_[0] = kSentinel;
   }
+  // entry_ refers to path_: an Impl stays where it was made.
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   const std::string& path() const { return path_; }
   const GmetaContent& content() const { return content_; }
