@@ -1191,6 +1191,14 @@ BOOST_AUTO_TEST_CASE(manifest_lease_and_page_texts_keep_their_exact_layout) {
   m.label2idx_sha256 = "ef";
   m.chunks = {c, plain};
   m.obsolete = {o, o};
+  // The two chunks as a manifest and a chunk page list them, one a line.
+  const std::string chunk_lines =
+      "  {\"number\": 3, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
+      "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": 7, "
+      "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\", \"meta_edits\": 4},\n"
+      "  {\"number\": 4, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
+      "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": null, "
+      "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\"}]";
   BOOST_TEST(engine::SerializeManifest(m) ==
              "{\"format\": \"gulpdb-manifest\", \"version\": 1, \"generation\": 7, "
              "\"created\": \"1970-01-01T00:00:00Z\", \"created_unix\": 0, "
@@ -1200,20 +1208,16 @@ BOOST_AUTO_TEST_CASE(manifest_lease_and_page_texts_keep_their_exact_layout) {
              " \"snapshot\": {\"key\": \"s.mdb\", \"size\": 4096, \"sha256\": \"cd\"},\n"
              " \"videos\": 10, \"frames\": 160, \"grace_seconds\": 60,\n"
              " \"label2idx\": {\"key\": \"label2idx.json\", \"sha256\": \"ef\"},\n"
-             " \"chunks\": [\n"
-             "  {\"number\": 3, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
-             "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": 7, "
-             "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\", \"meta_edits\": 4},\n"
-             "  {\"number\": 4, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
-             "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": null, "
-             "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\"}],\n"
-             " \"obsolete\": [\n"
-             "  {\"key\": \"data_1.gulp\", \"since\": \"1970-01-02T00:00:00Z\", "
-             "\"since_unix\": 86400, \"committed_length\": 5, \"crc32c\": 9, "
-             "\"gmeta_key\": \"meta_1.gmeta\"},\n"
-             "  {\"key\": \"data_1.gulp\", \"since\": \"1970-01-02T00:00:00Z\", "
-             "\"since_unix\": 86400, \"committed_length\": 5, \"crc32c\": 9, "
-             "\"gmeta_key\": \"meta_1.gmeta\"}]}\n");
+             " \"chunks\": [\n" +
+                 chunk_lines +
+                 ",\n"
+                 " \"obsolete\": [\n"
+                 "  {\"key\": \"data_1.gulp\", \"since\": \"1970-01-02T00:00:00Z\", "
+                 "\"since_unix\": 86400, \"committed_length\": 5, \"crc32c\": 9, "
+                 "\"gmeta_key\": \"meta_1.gmeta\"},\n"
+                 "  {\"key\": \"data_1.gulp\", \"since\": \"1970-01-02T00:00:00Z\", "
+                 "\"since_unix\": 86400, \"committed_length\": 5, \"crc32c\": 9, "
+                 "\"gmeta_key\": \"meta_1.gmeta\"}]}\n");
 
   // Partitioned, paged, no dataset, push or label map, nothing obsolete.
   engine::Manifest paged;
@@ -1229,13 +1233,8 @@ BOOST_AUTO_TEST_CASE(manifest_lease_and_page_texts_keep_their_exact_layout) {
   BOOST_REQUIRE_EQUAL(pages.size(), 1u);
   BOOST_TEST(pages[0].text ==
              "{\"format\": \"gulpdb-chunk-page\",\n"
-             " \"chunks\": [\n"
-             "  {\"number\": 3, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
-             "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": 7, "
-             "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\", \"meta_edits\": 4},\n"
-             "  {\"number\": 4, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
-             "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": null, "
-             "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\"}]}\n");
+             " \"chunks\": [\n" +
+                 chunk_lines + "}\n");
   paged.chunk_pages = {pages[0].page, pages[0].page};
   paged.chunk_pages[1].first = 256;
   const std::string sha = pages[0].page.sha256;
