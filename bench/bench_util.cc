@@ -507,6 +507,37 @@ std::string GulpioMeta(std::mt19937_64& rng, std::string_view id) {
          ", \"fps\": 12, \"width\": 427, \"height\": 240}";
 }
 
+std::string LabelledDuration(uint64_t i) {
+  const uint64_t v = Mix64(i ^ 0x5eed) % 1000000;
+  char text[32];
+  std::snprintf(text, sizeof text, "%llu.%04llu", static_cast<unsigned long long>(v / 10000),
+                static_cast<unsigned long long>(v % 10000));
+  return text;
+}
+
+std::string LabelledMeta(uint64_t i, uint64_t label, bool with_idx) {
+  std::string meta = "{\"label\": \"class" + std::to_string(label) + "\", ";
+  if (with_idx) meta += "\"idx\": " + std::to_string(label) + ", ";
+  return meta + "\"duration\": " + LabelledDuration(i) + "}";
+}
+
+double BuildLabelledDataset(const std::string& dir, uint64_t videos, bool checksums,
+                            bool with_idx) {
+  const auto start = Clock::now();
+  CreateOptions create;
+  create.checksums = checksums;
+  auto ds = Dataset::Create(dir, create);
+  const std::string frame = TinyFrame();
+  const std::vector<std::string_view> frames(kLabelledFrames, frame);
+  auto writer = ds->NewWriter();
+  for (uint64_t i = 0; i < videos; ++i) {
+    writer->Append(HashedVideoId(i), frames, LabelledMeta(i, i % kLabelClasses, with_idx));
+    if ((i + 1) % 50000 == 0) writer->Commit();
+  }
+  writer->Commit();
+  return SecondsSince(start);
+}
+
 double BuildIndexDataset(const std::string& dir, const IndexSpec& spec) {
   CreateOptions create;
   create.videos_per_chunk = spec.videos_per_chunk;

@@ -185,6 +185,20 @@ struct IndexSpec {
 // TinyFrame()s, deterministic for a given spec. Returns the build time in seconds.
 double BuildIndexDataset(const std::string& dir, const IndexSpec& spec);
 
+// The labelled datasets of the query and meta-edit benchmarks
+// (query_lang_bench, relabel_bench, version_bench): video i has the id
+// HashedVideoId(i), kLabelledFrames TinyFrame()s and meta with a label of
+// kLabelClasses classes and a duration.
+inline constexpr int kLabelledFrames = 16;
+inline constexpr uint64_t kLabelClasses = 100;
+// Video i's duration as JSON number text: 0.0000 to 99.9999, uniform.
+std::string LabelledDuration(uint64_t i);
+// {"label": "class<label>", ("idx": <label>, )"duration": LabelledDuration(i)}.
+std::string LabelledMeta(uint64_t i, uint64_t label, bool with_idx);
+// Creates the dataset `dir` of `videos` such videos, label i % kLabelClasses,
+// committed every 50,000. Returns the seconds it took.
+double BuildLabelledDataset(const std::string& dir, uint64_t videos, bool checksums, bool with_idx);
+
 // JPEG files (sorted by name) in `dir`, read into memory.
 std::vector<std::string> LoadJpegs(const std::string& dir);
 

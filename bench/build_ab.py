@@ -3,7 +3,7 @@
 change move a benchmark figure by more than noise?
 
     bench/build_ab.py --old OLD_BIN_DIR --new NEW_BIN_DIR [--rounds 5]
-                      [--data DIR] [--json OUT] [--smoke]
+                      [--reps 3] [--no-warm] [--data DIR] [--json OUT] [--smoke]
 
 Each BIN_DIR is a build's bench/ directory (both built with the release
 preset: the old one from a `git worktree` of the base commit into its own
@@ -20,7 +20,10 @@ alike), the benchmarks whose figures a change of the read path could move:
 
 The data come from the new build's bench_data; the push from the new
 build's command (the snapshot format is the same for both). An untimed pass
-of each build warms the caches before the rounds. Per figure it
+of each build warms the caches before the rounds (--no-warm: none; the first
+round then pays for it, which the median of enough rounds outvotes). Each
+benchmark repeats its measurement --reps times within a run (its median is
+the run's figure); fewer repetitions make a round shorter on a busy machine. Per figure it
 prints the median of the rounds for each build and new/old, and says
 whether that is within --tolerance (3% by default). Per CPU-second figures
 are used where the program gives them: other load on a shared machine
@@ -92,7 +95,7 @@ FIGURES = {
 
 def one_build(bin_dir, d, server, args):
     prog = lambda name: os.path.join(bin_dir, name)
-    reps = 1 if args.smoke else 3
+    reps = 1 if args.smoke else args.reps
     out = {}
     out["lookup"] = run_json([prog("lookup_bench"), "--dir", d["index"], "--videos", d["videos"],
                               "--lookups", 2000 if args.smoke else 100000, "--repeat", reps])
@@ -117,11 +120,15 @@ def main(argv=None):
     p.add_argument("--new", required=True, help="the changed build's bench/ directory")
     p.add_argument("--cli", help="a gulpdb command to push with (default: <new>/../cli/gulpdb)")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--reps", type=int, default=3, help="repetitions inside each benchmark run")
+    p.add_argument("--no-warm", action="store_true", help="no untimed pass before the rounds")
     p.add_argument("--tolerance", type=float, default=0.03)
     p.add_argument("--data", default=os.path.join(REPO, "build", "bench-ab"))
     p.add_argument("--json", help="also write every measurement to this file")
     p.add_argument("--smoke", action="store_true", help="tiny data, one repetition")
     args = p.parse_args(argv)
+    if args.rounds < 1 or args.reps < 1:
+        p.error("--rounds and --reps must be at least 1")
     cli = args.cli or os.path.join(os.path.dirname(os.path.abspath(args.new)), "cli", "gulpdb")
     d = make_data(args.new, args.data, args.smoke)
     sys.path.insert(0, os.path.join(REPO, "tests", "harness"))
@@ -136,7 +143,7 @@ def main(argv=None):
                        check=True, env=env, timeout=600, stdout=subprocess.DEVNULL)
         # An untimed pass of each build first: the page cache, the node cache
         # of the remote dataset's partitions and the connections all warm.
-        for name in builds:
+        for name in builds if not args.no_warm else []:
             one_build(builds[name], d, server, args)
         for k in range(args.rounds):
             order = ["old", "new"] if k % 2 == 0 else ["new", "old"]

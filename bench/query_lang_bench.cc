@@ -28,35 +28,8 @@
 namespace gulpdb::bench {
 namespace {
 
-constexpr int kFrames = 16;
-constexpr uint64_t kLabels = 100;
-
-// The duration of video i: 0.0000 to 99.9999, uniform.
-std::string Duration(uint64_t i) {
-  const uint64_t v = Mix64(i ^ 0x5eed) % 1000000;
-  char text[32];
-  std::snprintf(text, sizeof text, "%llu.%04llu", static_cast<unsigned long long>(v / 10000),
-                static_cast<unsigned long long>(v % 10000));
-  return text;
-}
-
-double Build(const std::string& dir, uint64_t videos) {
-  const auto start = Clock::now();
-  CreateOptions create;
-  create.checksums = false;
-  auto ds = Dataset::Create(dir, create);
-  const std::string frame = TinyFrame();
-  const std::vector<std::string_view> frames(kFrames, frame);
-  auto writer = ds->NewWriter();
-  for (uint64_t i = 0; i < videos; ++i) {
-    writer->Append(HashedVideoId(i), frames,
-                   "{\"label\": \"class" + std::to_string(i % kLabels) +
-                       "\", \"duration\": " + Duration(i) + "}");
-    if ((i + 1) % 50000 == 0) writer->Commit();
-  }
-  writer->Commit();
-  return SecondsSince(start);
-}
+constexpr int kFrames = kLabelledFrames;
+constexpr uint64_t kLabels = kLabelClasses;
 
 struct Timing {
   std::vector<double> wall_ms, cpu_ms;
@@ -93,7 +66,7 @@ int Run(int argc, char** argv) {
   }
   if (!reuse) {
     RemoveTree(dir);
-    build_seconds = Build(dir, videos);
+    build_seconds = BuildLabelledDataset(dir, videos, /*checksums=*/false, /*with_idx=*/false);
     Log("built %llu videos in %.1f s", static_cast<unsigned long long>(videos), build_seconds);
   }
   OpenOptions rw;

@@ -44,21 +44,10 @@
 namespace gulpdb::bench {
 namespace {
 
-constexpr int kFrames = 16;
-constexpr uint64_t kLabels = 100;
+constexpr int kFrames = kLabelledFrames;
+constexpr uint64_t kLabels = kLabelClasses;
 
-std::string Duration(uint64_t i) {
-  const uint64_t v = Mix64(i ^ 0x5eed) % 1000000;
-  char text[32];
-  std::snprintf(text, sizeof text, "%llu.%04llu", static_cast<unsigned long long>(v / 10000),
-                static_cast<unsigned long long>(v % 10000));
-  return text;
-}
-
-std::string Meta(uint64_t i, uint64_t label) {
-  return "{\"label\": \"class" + std::to_string(label) + "\", \"idx\": " + std::to_string(label) +
-         ", \"duration\": " + Duration(i) + "}";
-}
+std::string Meta(uint64_t i, uint64_t label) { return LabelledMeta(i, label, /*with_idx=*/true); }
 
 // Whether round r relabels video i (1% of the videos).
 bool Picked(uint64_t i, int round) {
@@ -100,19 +89,10 @@ std::string LabelKey(uint64_t i, uint64_t label) {
 }
 
 void BuildDataset(const std::string& dir, uint64_t videos) {
-  CreateOptions create;
-  create.checksums = false;
-  auto ds = Dataset::Create(dir, create);
-  const std::string frame = TinyFrame();
-  const std::vector<std::string_view> frames(kFrames, frame);
-  {
-    auto writer = ds->NewWriter();
-    for (uint64_t i = 0; i < videos; ++i) {
-      writer->Append(HashedVideoId(i), frames, Meta(i, i % kLabels));
-      if ((i + 1) % 50000 == 0) writer->Commit();
-    }
-    writer->Commit();
-  }
+  BuildLabelledDataset(dir, videos, /*checksums=*/false, /*with_idx=*/true);
+  OpenOptions rw;
+  rw.read_only = false;
+  auto ds = Dataset::Open(dir, rw);
   ds->CreateMetaIndex("label");
   ds->CreateMetaIndex("duration");
   std::string json = "{";

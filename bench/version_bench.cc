@@ -36,14 +36,8 @@
 namespace gulpdb::bench {
 namespace {
 
-constexpr int kFrames = 16;
-constexpr uint64_t kLabels = 100;
-
-std::string Meta(uint64_t i, uint64_t label) {
-  const uint64_t d = Mix64(i ^ 0x5eed) % 1000000;
-  return "{\"label\": \"class" + std::to_string(label) + "\", \"idx\": " + std::to_string(label) +
-         ", \"duration\": " + std::to_string(d / 10000) + "." + std::to_string(d % 10000) + "}";
-}
+constexpr int kFrames = kLabelledFrames;
+constexpr uint64_t kLabels = kLabelClasses;
 
 bool Picked(uint64_t i) { return Mix64(i * 131 + 17) % 100 == 0; }
 
@@ -65,22 +59,9 @@ int Run(int argc, char** argv) {
   RemoveTree(dir);
   util::MakeDirectories(base);
 
-  const auto build_start = Clock::now();
-  {
-    CreateOptions create;
-    create.checksums = true;
-    auto ds = Dataset::Create(dir, create);
-    const std::string frame = TinyFrame();
-    const std::vector<std::string_view> frames(kFrames, frame);
-    auto writer = ds->NewWriter();
-    for (uint64_t i = 0; i < videos; ++i) {
-      writer->Append(HashedVideoId(i), frames, Meta(i, i % kLabels));
-      if ((i + 1) % 50000 == 0) writer->Commit();
-    }
-    writer->Commit();
-  }
-  Log("built %llu videos in %.1f s", static_cast<unsigned long long>(videos),
-      SecondsSince(build_start));
+  const double build_seconds =
+      BuildLabelledDataset(dir, videos, /*checksums=*/true, /*with_idx=*/true);
+  Log("built %llu videos in %.1f s", static_cast<unsigned long long>(videos), build_seconds);
 
   OpenOptions rw;
   rw.read_only = false;

@@ -63,15 +63,6 @@ std::vector<std::string> SetGivenIngestOptions(const po::variables_map& vm,
 const std::set<std::string> kCreateOptions = {"videos-per-chunk", "bytes-per-chunk", "no-checksums",
                                               "codec"};
 
-CreateOptions CreateOptionsOf(const ingest::IngestOptions& in) {
-  CreateOptions c;
-  c.codec = in.codec;
-  c.videos_per_chunk = in.videos_per_chunk;
-  c.bytes_per_chunk = in.bytes_per_chunk;
-  c.checksums = in.checksums;
-  return c;
-}
-
 }  // namespace
 
 int RunCreate(const std::vector<std::string>& args) {
@@ -84,8 +75,8 @@ int RunCreate(const std::vector<std::string>& args) {
   const DatasetPath path = DatasetArg(vm);
   ingest::IngestOptions settings;
   SetGivenIngestOptions(vm, &settings);
-  CreateOptions c = CreateOptionsOf(settings);
-  c.index_dir = path.index_dir;
+  settings.index_dir = path.index_dir;
+  const CreateOptions c = ingest::NewDatasetOptions(settings);
   RequireLocal(path.dir);
   RequireDirectories(path, "create dataset");
   CreatedPaths created;

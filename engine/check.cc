@@ -33,6 +33,114 @@ namespace {
 constexpr size_t kBatch = 512;
 constexpr uint64_t kObjectBlockBytes = 16 << 20;  // a chunk object read per request by --deep
 
+// The checks only a published dataset has: its manifest's chunk list
+// against the index snapshot's chunks, and (deep) each chunk object's bytes
+// against the CRC-32C the manifest gives. Problems go to `problem`, which
+// must be safe to call from the decode pool's threads.
+class PublishedChecker {
+ public:
+  using Chunks = std::map<uint32_t, engine::CheckedChunk>;
+  using ProblemFn = engine::IndexSource::Damaged;
+
+  PublishedChecker(const engine::RemoteSource& remote, ProblemFn problem,
+                   std::vector<std::string>* notes)
+      : remote_(remote), problem_(std::move(problem)), notes_(notes) {}
+
+  // A published dataset: every chunk of the manifest is one of the snapshot
+  // (Checker::CheckChunks compared those), and no two chunks share an object.
+  void CheckManifest(const Chunks& chunks) {
+    const engine::Manifest& m = remote_.manifest();
+    const std::string where = remote_.store().Name(engine::kManifestKey) + " (generation " +
+                              std::to_string(m.generation) + ")";
+    std::map<std::string, uint32_t> keys;
+    std::vector<engine::ManifestChunk> listed;
+    try {
+      listed = remote_.AllChunks();
+    } catch (const Error& e) {
+      problem_(where, std::string("its chunk list: ") + e.what());
+      return;
+    }
+    for (const engine::ManifestChunk& c : listed) {
+      if (chunks.count(c.number) == 0) {
+        problem_(where, "lists chunk " + std::to_string(c.number) + " ('" + c.key +
+                            "'), which the index snapshot does not have");
+      }
+      // Every published data object has its .gmeta: GulpIO readers of the
+      // bucket pair data_N.gulp with meta_N.gmeta, and refuse a directory
+      // whose counts differ.
+      if (c.gmeta_key.empty()) {
+        problem_(where, "chunk " + std::to_string(c.number) + " ('" + c.key +
+                            "') names no .gmeta object: GulpIO readers of the bucket would pair "
+                            "its data file with no .gmeta");
+      }
+      if (!c.crc32c) {
+        notes_->push_back(where + ": chunk " + std::to_string(c.number) +
+                          " has no CRC-32C; --deep cannot check its object's bytes");
+      }
+      const auto [it, added] = keys.emplace(c.key, c.number);
+      if (!added) {
+        problem_(where, "names the object '" + c.key + "' for chunks " +
+                            std::to_string(it->second) + " and " + std::to_string(c.number));
+      }
+    }
+  }
+
+  // Deep, for a published dataset: each chunk object's committed bytes have
+  // the CRC-32C the manifest gives (the pusher's, of its local file). Finds
+  // bytes a store kept damaged (a body changed on the way to a store that
+  // checked no hash), also where no frame checksum or decoder would: pads,
+  // the bytes of removed videos, a dataset without checksums.
+  void CheckChunkObjects(const Chunks& chunks, util::ThreadPool& pool) {
+    std::vector<std::pair<const engine::CheckedChunk*, engine::ManifestChunk>> todo;
+    for (const auto& [n, state] : chunks) {
+      const engine::ManifestChunk* c = nullptr;
+      try {
+        c = remote_.Chunk(n);
+      } catch (const Error&) {
+        continue;  // CheckManifest reports the chunk list
+      }
+      if (c != nullptr && c->crc32c && state.file && state.size >= c->committed_length) {
+        todo.emplace_back(&state, *c);
+      }
+    }
+    pool.ParallelFor(todo.size(), [&](size_t i) {
+      const engine::CheckedChunk& state = *todo[i].first;
+      const engine::ManifestChunk& c = todo[i].second;
+      const std::string name = remote_.store().Name(c.key);
+      std::string block(
+          static_cast<size_t>(std::min<uint64_t>(kObjectBlockBytes, c.committed_length)), '\0');
+      uint32_t crc = 0;
+      try {
+        for (uint64_t done = 0; done < c.committed_length;) {
+          const size_t n =
+              static_cast<size_t>(std::min<uint64_t>(block.size(), c.committed_length - done));
+          state.file->ReadAt(done, block.data(), n);
+          crc = util::Crc32c(block.data(), n, crc);
+          done += n;
+        }
+      } catch (const Error& e) {
+        problem_(name, std::string("cannot read its committed bytes: ") + e.what());
+        return;
+      }
+      if (crc != *c.crc32c) {
+        char have[9], want[9];
+        std::snprintf(have, sizeof have, "%08x", crc);
+        std::snprintf(want, sizeof want, "%08x", *c.crc32c);
+        problem_(name, "its first " + std::to_string(c.committed_length) + " bytes have CRC-32C " +
+                           have + ", the manifest (generation " +
+                           std::to_string(remote_.manifest().generation) + ") says " + want +
+                           ": the object holds other bytes than were pushed (damaged on the way "
+                           "to a store that checked no hash, or in the store)");
+      }
+    });
+  }
+
+ private:
+  const engine::RemoteSource& remote_;
+  const ProblemFn problem_;
+  std::vector<std::string>* notes_;
+};
+
 class Checker {
  public:
   Checker(const Dataset& ds, const CheckOptions& options, CheckReport* report)
@@ -40,6 +148,9 @@ class Checker {
         remote_(engine::RemoteSourceOf(ds)),
         options_(options),
         report_(report),
+        problem_([this](std::string where, std::string what) {
+          Problem(std::move(where), std::move(what));
+        }),
         frames_(ds.codec(), options.deep,
                 [this](std::string where, std::string what, std::optional<size_t> frame) {
                   Problem(std::move(where), std::move(what), frame);
@@ -56,15 +167,15 @@ class Checker {
     CheckSources();
     Walk("chunk list", [&] { CheckChunks(); });
     CheckChunkNumbers();
-    CheckManifest();
-    CheckChunkObjects();
+    if (Published()) {
+      PublishedChecker published(*remote_, problem_, &report_->notes);
+      published.CheckManifest(chunks_);
+      if (options_.deep) published.CheckChunkObjects(chunks_, engine::DecodePoolOf(ds_));
+    }
     Walk("videos", [&] { CheckVideos(); });
     Walk("order table", [&] { CheckOrder(); });
     CheckTotals();
-    Walk("query data", [&] {
-      engine::SnapshotOf(ds_)->CheckQueryData(
-          [&](std::string where, std::string what) { Problem(std::move(where), std::move(what)); });
-    });
+    Walk("query data", [&] { engine::SnapshotOf(ds_)->CheckQueryData(problem_); });
   }
 
   // Checks the frames of video `id` alone, deep, as Run checks each video
@@ -158,7 +269,7 @@ class Checker {
           AddChunk(n, record);
           return true;
         },
-        [&](std::string where, std::string what) { Problem(std::move(where), std::move(what)); });
+        problem_);
   }
 
   // Opens chunk `n` (whose record is `record`) and reports what is wrong
@@ -231,97 +342,6 @@ class Checker {
     }
   }
 
-  // A published dataset: every chunk of the manifest is one of the snapshot
-  // (CheckChunks compared those), and no two chunks share an object.
-  void CheckManifest() {
-    if (!Published()) return;
-    const engine::Manifest& m = remote_->manifest();
-    const std::string where = remote_->store().Name(engine::kManifestKey) + " (generation " +
-                              std::to_string(m.generation) + ")";
-    std::map<std::string, uint32_t> keys;
-    std::vector<engine::ManifestChunk> listed;
-    try {
-      listed = remote_->AllChunks();
-    } catch (const Error& e) {
-      Problem(where, std::string("its chunk list: ") + e.what());
-      return;
-    }
-    for (const engine::ManifestChunk& c : listed) {
-      if (chunks_.count(c.number) == 0) {
-        Problem(where, "lists chunk " + std::to_string(c.number) + " ('" + c.key +
-                           "'), which the index snapshot does not have");
-      }
-      // Every published data object has its .gmeta: GulpIO readers of the
-      // bucket pair data_N.gulp with meta_N.gmeta, and refuse a directory
-      // whose counts differ.
-      if (c.gmeta_key.empty()) {
-        Problem(where, "chunk " + std::to_string(c.number) + " ('" + c.key +
-                           "') names no .gmeta object: GulpIO readers of the bucket would pair "
-                           "its data file with no .gmeta");
-      }
-      if (!c.crc32c) {
-        report_->notes.push_back(where + ": chunk " + std::to_string(c.number) +
-                                 " has no CRC-32C; --deep cannot check its object's bytes");
-      }
-      const auto [it, added] = keys.emplace(c.key, c.number);
-      if (!added) {
-        Problem(where, "names the object '" + c.key + "' for chunks " + std::to_string(it->second) +
-                           " and " + std::to_string(c.number));
-      }
-    }
-  }
-
-  // Deep, for a published dataset: each chunk object's committed bytes have
-  // the CRC-32C the manifest gives (the pusher's, of its local file). Finds
-  // bytes a store kept damaged (a body changed on the way to a store that
-  // checked no hash), also where no frame checksum or decoder would: pads,
-  // the bytes of removed videos, a dataset without checksums.
-  void CheckChunkObjects() {
-    if (!Published() || !options_.deep) return;
-    std::vector<std::pair<const engine::CheckedChunk*, engine::ManifestChunk>> todo;
-    for (const auto& [n, state] : chunks_) {
-      const engine::ManifestChunk* c = nullptr;
-      try {
-        c = remote_->Chunk(n);
-      } catch (const Error&) {
-        continue;  // CheckManifest reports the chunk list
-      }
-      if (c != nullptr && c->crc32c && state.file && state.size >= c->committed_length) {
-        todo.emplace_back(&state, *c);
-      }
-    }
-    engine::DecodePoolOf(ds_).ParallelFor(todo.size(), [&](size_t i) {
-      const engine::CheckedChunk& state = *todo[i].first;
-      const engine::ManifestChunk& c = todo[i].second;
-      const std::string name = remote_->store().Name(c.key);
-      std::string block(
-          static_cast<size_t>(std::min<uint64_t>(kObjectBlockBytes, c.committed_length)), '\0');
-      uint32_t crc = 0;
-      try {
-        for (uint64_t done = 0; done < c.committed_length;) {
-          const size_t n =
-              static_cast<size_t>(std::min<uint64_t>(block.size(), c.committed_length - done));
-          state.file->ReadAt(done, block.data(), n);
-          crc = util::Crc32c(block.data(), n, crc);
-          done += n;
-        }
-      } catch (const Error& e) {
-        Problem(name, std::string("cannot read its committed bytes: ") + e.what());
-        return;
-      }
-      if (crc != *c.crc32c) {
-        char have[9], want[9];
-        std::snprintf(have, sizeof have, "%08x", crc);
-        std::snprintf(want, sizeof want, "%08x", *c.crc32c);
-        Problem(name, "its first " + std::to_string(c.committed_length) + " bytes have CRC-32C " +
-                          have + ", the manifest (generation " +
-                          std::to_string(remote_->manifest().generation) + ") says " + want +
-                          ": the object holds other bytes than were pushed (damaged on the way "
-                          "to a store that checked no hash, or in the store)");
-      }
-    });
-  }
-
   bool Published() const { return remote_ != nullptr && remote_->manifest().chunks_published; }
 
   // Every video record, a batch from each snapshot (none is held while
@@ -330,9 +350,6 @@ class Checker {
     std::string resume;
     std::vector<std::pair<std::string, index::VideoRecord>> batch;
     const uint64_t total = engine::SnapshotOf(ds_)->VideoCount();
-    const auto damaged = [&](std::string where, std::string what) {
-      Problem(std::move(where), std::move(what));
-    };
     for (bool exhausted = false; !exhausted;) {
       batch.clear();
       exhausted = true;
@@ -355,7 +372,7 @@ class Checker {
               batch.emplace_back(std::string(id), record);
               return true;
             },
-            damaged);
+            problem_);
       }
       CheckBatch(batch);
       if (options_.progress) options_.progress(report_->videos, total);
@@ -453,6 +470,7 @@ class Checker {
   const engine::RemoteSource* remote_;  // null unless opened from a published manifest
   const CheckOptions& options_;
   CheckReport* report_;
+  const PublishedChecker::ProblemFn problem_;  // Problem, for a walk's callbacks
   std::mutex mu_;
   std::map<uint32_t, engine::CheckedChunk> chunks_;
   std::set<std::string> changed_;                        // files reported by CheckSources

@@ -45,11 +45,7 @@ MetaFieldValue DecodeMetaField(std::string_view value) {
   return out;
 }
 
-std::string MetaFieldPrefix(uint32_t field) {
-  std::string out;
-  util::PutFixedBig(&out, field, 4);
-  return out;
-}
+std::string MetaFieldPrefix(uint32_t field) { return util::FixedBig(field, 4); }
 
 std::string MetaHashedPrefix(uint32_t field) {
   std::string out = MetaFieldPrefix(field);
@@ -143,11 +139,7 @@ std::string SplitMemberKey(uint32_t split, uint64_t position) {
   return out;
 }
 
-std::string SplitMemberPrefix(uint32_t split) {
-  std::string out;
-  util::PutFixedBig(&out, split, 4);
-  return out;
-}
+std::string SplitMemberPrefix(uint32_t split) { return util::FixedBig(split, 4); }
 
 SplitRef DecodeSplitMemberKey(std::string_view key) {
   if (key.size() != kPositionBytes) {

@@ -444,11 +444,7 @@ uint64_t NextChunkNumber(const DatasetInfo& info, std::optional<uint32_t> last_c
   return next;
 }
 
-std::string ChunkKey(uint32_t chunk) {
-  std::string key;
-  util::PutFixedBig(&key, chunk, 4);
-  return key;
-}
+std::string ChunkKey(uint32_t chunk) { return util::FixedBig(chunk, 4); }
 
 uint32_t DecodeChunkKey(std::string_view key) {
   if (key.size() != 4) throw CorruptionError("decode chunk key: expected 4 bytes");

@@ -256,6 +256,16 @@ std::vector<size_t> ShuffledOrder(size_t n, uint64_t seed) {
 
 void UpdateLabelMapFile(const std::string& dir, const LabelMap& map) { UpdateLabel2Idx(dir, map); }
 
+CreateOptions NewDatasetOptions(const IngestOptions& options) {
+  CreateOptions create;
+  create.codec = options.codec;
+  create.videos_per_chunk = options.videos_per_chunk;
+  create.bytes_per_chunk = options.bytes_per_chunk;
+  create.checksums = options.checksums;
+  create.index_dir = options.index_dir;
+  return create;
+}
+
 IngestReport Ingest(const IngestOptions& o) {
   if (const std::string problem = ValidateIngestOptions(o); !problem.empty()) {
     throw InvalidArgumentError("ingest " + o.dir + ": " + problem);
@@ -313,14 +323,8 @@ IngestReport Ingest(const IngestOptions& o) {
     open.index_dir = o.index_dir;
     ds = Dataset::Open(o.dir, open);
   } else {
-    CreateOptions create;
-    create.codec = o.codec;
-    create.videos_per_chunk = o.videos_per_chunk;
-    create.bytes_per_chunk = o.bytes_per_chunk;
-    create.checksums = o.checksums;
-    create.index_dir = o.index_dir;
     try {
-      ds = Dataset::Create(o.dir, create);
+      ds = Dataset::Create(o.dir, NewDatasetOptions(o));
     } catch (const InvalidArgumentError&) {
       // Another process created it meanwhile (Create is all or nothing):
       // extend that one, as if it had been there from the start.

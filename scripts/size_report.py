@@ -11,7 +11,8 @@ measured by its body, braces matched (comments and literals skipped); the
 out-of-line members of a class (defined as Class::Member in any file) are
 reported beside it, for information. With --rev the counts are of that
 commit (git show), not of the working tree. --check exits 1 when a file is
-over --max-file lines (the suite's rule, tests/python/test_sizes.py).
+over --max-file lines or a class or struct body over --max-class lines (the
+suite's rule, tests/python/test_sizes.py).
 Standard library only.
 """
 import argparse
@@ -153,7 +154,8 @@ def main():
     p.add_argument("--rev", help="measure this commit instead of the working tree")
     p.add_argument("--max-file", type=int, default=1000)
     p.add_argument("--max-class", type=int, default=400)
-    p.add_argument("--check", action="store_true", help="exit 1 if a file is over --max-file")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 if a file is over --max-file or a class over --max-class")
     a = p.parse_args()
     if a.max_file <= 0 or a.max_class <= 0:
         p.error("--max-file and --max-class must be positive")
@@ -175,11 +177,17 @@ def main():
     print("\n## Per folder: files, lines")
     for folder, (n, lines) in sorted(per_folder.items()):
         print(f"  {folder:34s} {n:4d} {lines:7d}")
+    failed = False
     if a.check and big_files:
         print(f"\nsize_report: {len(big_files)} product file(s) over {a.max_file} lines",
               file=sys.stderr)
-        return 1
-    return 0
+        failed = True
+    if a.check and big_classes:
+        print(f"\nsize_report: {len(big_classes)} class or struct bod(y/ies) over "
+              f"{a.max_class} lines: " + ", ".join(cls for _, cls, _ in big_classes),
+              file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

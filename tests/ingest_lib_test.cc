@@ -125,6 +125,28 @@ BOOST_AUTO_TEST_CASE(list_sources_and_compute_label_map_match_a_directory_ingest
              R"({"square": 4, "circle": 5, "triangle": 6})");
 }
 
+BOOST_AUTO_TEST_CASE(a_new_dataset_takes_only_its_settings_from_the_ingest_options) {
+  IngestOptions o;
+  o.dir = "/d";
+  o.index_dir = "/i";
+  o.codec = Codec::kH264;
+  o.videos_per_chunk = 7;
+  o.bytes_per_chunk = 1 << 20;
+  o.checksums = false;
+  o.batch = 3;
+  const CreateOptions c = NewDatasetOptions(o);
+  BOOST_TEST(c.index_dir == "/i");
+  BOOST_TEST(static_cast<int>(c.codec) == static_cast<int>(Codec::kH264));
+  BOOST_TEST(c.videos_per_chunk == 7u);
+  BOOST_TEST(c.bytes_per_chunk == uint64_t{1} << 20);
+  BOOST_TEST(!c.checksums);
+  const CreateOptions defaults = NewDatasetOptions(IngestOptions{});
+  const CreateOptions created{};
+  BOOST_TEST(defaults.index_dir.empty());
+  BOOST_TEST(defaults.videos_per_chunk == IngestOptions{}.videos_per_chunk);
+  BOOST_TEST(defaults.checksums == created.checksums);
+}
+
 BOOST_AUTO_TEST_CASE(sources_and_directories_together_are_refused) {
   IngestOptions o = Quiet("/nonexistent/ds");
   o.frames_dir = test::FixturesDir() + "/frames_src";

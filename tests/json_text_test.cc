@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/gulpio/gmeta.h"
+#include "engine/json/json_writer.h"
 #include "gulpdb/error.h"
 #include "support/test_util.h"
 
@@ -395,6 +396,30 @@ BOOST_AUTO_TEST_CASE(random_mutations_never_crash) {
     (void)ScanJsonValue(text, 0, false);
   }
   BOOST_TEST(accepted > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(object_writer_spaces_as_json_dumps_and_breaks_only_where_asked) {
+  std::string out = "x";
+  JsonObjectWriter w(&out);
+  w.String("s", "caf\xc3\xa9 \"q\"").Number("n", -3).Break().Bool("t", true).Null("z");
+  JsonObjectWriter(&w.Break().Key("o")).Number("u", uint64_t{18446744073709551615u}).Close();
+  w.Key("raw") += "[1, 2]";
+  w.Close();
+  BOOST_TEST(out ==
+             "x{\"s\": \"caf\\u00e9 \\\"q\\\"\", \"n\": -3,\n \"t\": true, \"z\": null,\n"
+             " \"o\": {\"u\": 18446744073709551615}, \"raw\": [1, 2]}");
+  BOOST_CHECK_NO_THROW(NormalizeJson(out.substr(1)));
+
+  std::string first;
+  JsonObjectWriter(&first).Break().Number("a", 1).Close();
+  BOOST_TEST(first == "{\n \"a\": 1}");
+  std::string empty;
+  JsonObjectWriter(&empty).Close();
+  BOOST_TEST(empty == "{}");
+
+  std::string bad;
+  JsonObjectWriter b(&bad);
+  BOOST_CHECK_THROW(b.String("k", "\xff"), InvalidArgumentError);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

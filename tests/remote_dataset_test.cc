@@ -1149,6 +1149,129 @@ BOOST_AUTO_TEST_CASE(manifests_that_are_not_understood_are_corruption_errors) {
   }
 }
 
+// The texts are hashed (a chunk page is named by its SHA-256, a manifest's
+// generations are compared byte for byte by readers of older ones), so the
+// writer's layout is part of the format: every key, separator and line break.
+BOOST_AUTO_TEST_CASE(manifest_lease_and_page_texts_keep_their_exact_layout) {
+  engine::ManifestChunk c;
+  c.number = 3;
+  c.key = "data_3.gulp";
+  c.committed_length = 100;
+  c.live_videos = 2;
+  c.live_bytes = 90;
+  c.etag = "\"e\"";
+  c.crc32c = 7;
+  c.gmeta_key = "meta_3.gmeta";
+  c.gmeta_sha256 = "ab";
+  c.meta_edits = 4;
+  engine::ManifestChunk plain = c;
+  plain.number = 4;
+  plain.crc32c.reset();
+  plain.meta_edits = 0;
+  engine::ManifestObsolete o;
+  o.key = "data_1.gulp";
+  o.since_unix = 86400;
+  o.committed_length = 5;
+  o.crc32c = 9;
+  o.gmeta_key = "meta_1.gmeta";
+
+  engine::Manifest m;
+  m.generation = 7;
+  m.created_unix = 0;
+  m.creator = "gulpdb t\u00e9st";
+  m.dataset = "123e4567-e89b-12d3-a456-426614174000";
+  m.push_id = "p1";
+  m.snapshot_key = "s.mdb";
+  m.snapshot_size = 4096;
+  m.snapshot_sha256 = "cd";
+  m.videos = 10;
+  m.frames = 160;
+  m.grace_seconds = 60;
+  m.label2idx_key = "label2idx.json";
+  m.label2idx_sha256 = "ef";
+  m.chunks = {c, plain};
+  m.obsolete = {o, o};
+  // The two chunks as a manifest and a chunk page list them, one a line.
+  const std::string chunk_lines =
+      "  {\"number\": 3, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
+      "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": 7, "
+      "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\", \"meta_edits\": 4},\n"
+      "  {\"number\": 4, \"key\": \"data_3.gulp\", \"committed_length\": 100, "
+      "\"live_videos\": 2, \"live_bytes\": 90, \"etag\": \"\\\"e\\\"\", \"crc32c\": null, "
+      "\"gmeta_key\": \"meta_3.gmeta\", \"gmeta_sha256\": \"ab\"}]";
+  BOOST_TEST(engine::SerializeManifest(m) ==
+             "{\"format\": \"gulpdb-manifest\", \"version\": 1, \"generation\": 7, "
+             "\"created\": \"1970-01-01T00:00:00Z\", \"created_unix\": 0, "
+             "\"creator\": \"gulpdb t\\u00e9st\",\n"
+             " \"dataset\": \"123e4567-e89b-12d3-a456-426614174000\", \"push\": \"p1\",\n"
+             " \"chunks_published\": true,\n"
+             " \"snapshot\": {\"key\": \"s.mdb\", \"size\": 4096, \"sha256\": \"cd\"},\n"
+             " \"videos\": 10, \"frames\": 160, \"grace_seconds\": 60,\n"
+             " \"label2idx\": {\"key\": \"label2idx.json\", \"sha256\": \"ef\"},\n"
+             " \"chunks\": [\n" +
+                 chunk_lines +
+                 ",\n"
+                 " \"obsolete\": [\n"
+                 "  {\"key\": \"data_1.gulp\", \"since\": \"1970-01-02T00:00:00Z\", "
+                 "\"since_unix\": 86400, \"committed_length\": 5, \"crc32c\": 9, "
+                 "\"gmeta_key\": \"meta_1.gmeta\"},\n"
+                 "  {\"key\": \"data_1.gulp\", \"since\": \"1970-01-02T00:00:00Z\", "
+                 "\"since_unix\": 86400, \"committed_length\": 5, \"crc32c\": 9, "
+                 "\"gmeta_key\": \"meta_1.gmeta\"}]}\n");
+
+  // Partitioned, paged, no dataset, push or label map, nothing obsolete.
+  engine::Manifest paged;
+  paged.version = engine::kManifestVersionChunkPages;
+  paged.generation = 2;
+  paged.creator = "c";
+  paged.chunks_published = false;
+  paged.root_key = "r.root";
+  paged.root_size = 12;
+  paged.root_sha256 = "01";
+  paged.chunk_count = 2;
+  const std::vector<engine::ChunkPageText> pages = engine::MakeChunkPages({c, plain});
+  BOOST_REQUIRE_EQUAL(pages.size(), 1u);
+  BOOST_TEST(pages[0].text ==
+             "{\"format\": \"gulpdb-chunk-page\",\n"
+             " \"chunks\": [\n" +
+                 chunk_lines + "}\n");
+  paged.chunk_pages = {pages[0].page, pages[0].page};
+  paged.chunk_pages[1].first = 256;
+  const std::string sha = pages[0].page.sha256;
+  const std::string size = std::to_string(pages[0].page.size);
+  const std::string page_entry = "\"count\": 2, \"key\": \"" + pages[0].page.key +
+                                 "\", \"size\": " + size + ", \"sha256\": \"" + sha + "\"}";
+  BOOST_TEST(engine::SerializeManifest(paged) ==
+             "{\"format\": \"gulpdb-manifest\", \"version\": 3, \"generation\": 2, "
+             "\"created\": \"1970-01-01T00:00:00Z\", \"created_unix\": 0, \"creator\": \"c\",\n"
+             " \"chunks_published\": false,\n"
+             " \"root\": {\"key\": \"r.root\", \"size\": 12, \"sha256\": \"01\"},\n"
+             " \"videos\": 0, \"frames\": 0, \"grace_seconds\": 0,\n"
+             " \"label2idx\": null,\n"
+             " \"chunk_count\": 2,\n"
+             " \"chunk_pages\": [\n"
+             "  {\"first\": 3, " +
+                 page_entry +
+                 ",\n"
+                 "  {\"first\": 256, " +
+                 page_entry +
+                 "],\n"
+                 " \"obsolete\": []}\n");
+
+  engine::PushLeaseRecord lease;
+  lease.push_id = "p2";
+  lease.dataset = "d";
+  lease.host = "h\"ost";
+  lease.pid = -1;
+  lease.started_unix = 60;
+  lease.expires_unix = 3600;
+  BOOST_TEST(engine::SerializePushLease(lease) ==
+             "{\"format\": \"gulpdb-push-lease\", \"push\": \"p2\", \"dataset\": \"d\",\n"
+             " \"host\": \"h\\\"ost\", \"pid\": -1,\n"
+             " \"started\": \"1970-01-01T00:01:00Z\", \"started_unix\": 60,\n"
+             " \"expires\": \"1970-01-01T01:00:00Z\", \"expires_unix\": 3600}\n");
+}
+
 BOOST_AUTO_TEST_CASE(chunk_pages_round_trip_and_refuse_what_is_not_a_page) {
   // 600 chunks with a gap: pages by number range, 256 numbers each.
   std::vector<engine::ManifestChunk> chunks;

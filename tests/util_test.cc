@@ -46,6 +46,9 @@ BOOST_AUTO_TEST_CASE(fixed_big_endian_orders_bytes_most_significant_first) {
   PutFixedBig(&wide, 0xfedcba9876543210ULL, 8);
   BOOST_TEST(GetFixedBig(wide, 0, 8) == 0xfedcba9876543210ULL);
   BOOST_TEST(static_cast<uint8_t>(wide[0]) == 0xfe);
+  BOOST_TEST(FixedBig(0x01020304u, 4) == std::string("\x01\x02\x03\x04", 4));
+  BOOST_TEST(FixedBig(0x0a0b, 2) == std::string("\x0a\x0b", 2));
+  BOOST_TEST(FixedBig(255, 4) < FixedBig(256, 4));  // byte order is numeric order
 }
 
 BOOST_AUTO_TEST_CASE(fixed32_little_endian_orders_bytes_least_significant_first) {

@@ -29,6 +29,14 @@ inline void PutFixedBig(std::string* out, uint64_t value, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
 }
 
+// The low `bytes` bytes of `value`, most significant first: a key whose byte
+// order is the numbers' order.
+inline std::string FixedBig(uint64_t value, int bytes) {
+  std::string out;
+  PutFixedBig(&out, value, bytes);
+  return out;
+}
+
 // The `bytes`-byte big-endian number at `in[pos]`. The caller has checked
 // that `in` holds pos + bytes bytes.
 inline uint64_t GetFixedBig(std::string_view in, size_t pos, int bytes) {

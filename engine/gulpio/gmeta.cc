@@ -70,202 +70,33 @@ std::string QuoteId(std::string_view id) {
   return PythonJsonString(id.substr(0, cut)) + "...";
 }
 
-}  // namespace
+// Thrown by EntryParser when an entry runs past the buffered bytes. It
+// happens about once per block, so an exception keeps the parsing code free
+// of a status check after every step without costing anything measurable.
+struct NeedMoreInput {};
 
-// ---------------------------------------------------------------------------
-// Reader
+[[noreturn]] void FailAt(const std::string& path, uint64_t offset, const std::string& what) {
+  throw CorruptionError("read gmeta " + path + ": byte " + std::to_string(offset) + ": " + what);
+}
 
-class GmetaReader::Impl {
+// The grammar of one entry, `"id": {"frame_info": [...], "meta_data": [...]}`,
+// read out of the reader's buffered bytes; the reader owns the file, the
+// blocks and the object around the entries. Offsets are into the buffer and
+// never pass its end; they become file offsets by adding its base.
+class EntryParser {
  public:
-  Impl(const std::string& path, const GmetaReadOptions& options) : path_(path) {
-    fd_ = util::OpenFile(path, O_RDONLY);
-    // Advice only: a failure changes nothing but read-ahead.
-    (void)::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-    // A small file needs no more than its size (GulpIO directories can hold
-    // thousands of small .gmeta files); the buffer still grows if it grows.
-    const uint64_t size_hint = util::FileSize(fd_.get(), path) + 1;
-    capacity_ = static_cast<size_t>(
-        std::max<uint64_t>(1, std::min<uint64_t>(options.block_size, size_hint)));
-    buf_.resize(capacity_ + 1);
-    buf_[0] = kSentinel;
-  }
+  explicit EntryParser(const std::string& path) : path_(path) {}
 
-  const std::string& path() const { return path_; }
-  const GmetaContent& content() const { return content_; }
-
-  bool Next(GmetaEntry* entry) {
-    for (;;) {
-      switch (state_) {
-        case State::kBeforeOpen:
-          if (!SkipSpace()) {
-            FailAtEnd(base_ + end_ == 0 ? "empty file, expected a JSON object"
-                                        : "expected '{' (a .gmeta file is one JSON object)");
-          }
-          if (base_ + pos_ == 0 && buf_[pos_] == '\xef') {
-            Fail(0, "a UTF-8 byte order mark is not allowed");
-          }
-          if (buf_[pos_] != '{') {
-            Fail(base_ + pos_, "expected '{' (a .gmeta file is one JSON object), found " +
-                                   DescribeChar(buf_[pos_]));
-          }
-          ++pos_;
-          state_ = State::kAfterOpen;
-          break;
-        case State::kAfterOpen:
-          if (!SkipSpace()) FailAtEnd("expected an id or '}'");
-          if (buf_[pos_] == '}') {
-            ++pos_;
-            state_ = State::kTrailing;
-          } else {
-            state_ = State::kEntry;
-          }
-          break;
-        case State::kBeforeId:
-          if (!SkipSpace()) FailAtEnd("expected an id after ','");
-          state_ = State::kEntry;
-          break;
-        case State::kEntry:
-          if (buf_[pos_] != '"') {
-            Fail(base_ + pos_, "expected an id (a JSON string), found " + DescribeChar(buf_[pos_]));
-          }
-          ParseEntryRefilling(entry);
-          state_ = State::kAfterEntry;
-          return true;
-        case State::kAfterEntry:
-          if (!SkipSpace()) FailAtEnd("expected ',' or '}' after an entry");
-          if (buf_[pos_] == ',') {
-            state_ = State::kBeforeId;
-          } else if (buf_[pos_] == '}') {
-            state_ = State::kTrailing;
-          } else {
-            Fail(base_ + pos_,
-                 "expected ',' or '}' after an entry, found " + DescribeChar(buf_[pos_]));
-          }
-          ++pos_;
-          break;
-        case State::kTrailing:
-          if (SkipSpace()) {
-            Fail(base_ + pos_,
-                 "unexpected " + DescribeChar(buf_[pos_]) + " after the end of the JSON object");
-          }
-          state_ = State::kDone;
-          return false;
-        case State::kDone:
-          return false;
-      }
-    }
-  }
-
- private:
-  enum class State { kBeforeOpen, kAfterOpen, kBeforeId, kEntry, kAfterEntry, kTrailing, kDone };
-
-  // Always stored at buf_[end_]. It matches nothing the parser looks for (no
-  // digit, space or punctuation), so scanning loops stop at the end of the
-  // buffered bytes without a bounds check; only where a byte fails to match
-  // does the parser ask whether it is the sentinel (more input needed) or a
-  // real byte (corruption).
-  static constexpr char kSentinel = '\0';
-
-  // Thrown inside ParseEntry when the entry runs past the buffered bytes. It
-  // happens about once per block, so an exception keeps the parsing code free
-  // of a status check after every step without costing anything measurable.
-  struct NeedMoreInput {};
-
-  [[noreturn]] void Fail(uint64_t offset, const std::string& what) const {
-    throw CorruptionError("read gmeta " + path_ + ": byte " + std::to_string(offset) + ": " + what);
-  }
-  [[noreturn]] void FailAtEnd(const std::string& what) const {
-    Fail(base_ + end_, "unexpected end of file (truncated?): " + what);
-  }
-
-  // Moves the unconsumed bytes [pos_, end_) to the front, then reads more,
-  // doubling the buffer when those bytes fill it. Sets eof_ when read(2)
-  // returns nothing.
-  void Refill() {
-    const size_t keep = end_ - pos_;
-    if (pos_ > 0) {
-      std::memmove(buf_.data(), buf_.data() + pos_, keep);
-      base_ += pos_;
-      pos_ = 0;
-      end_ = keep;
-    }
-    if (end_ == capacity_) {
-      capacity_ *= 2;
-      buf_.resize(capacity_ + 1);
-    }
-    // The file layer's pread (fault hooks included); it returns less than
-    // asked only at the end of the file.
-    const size_t n =
-        util::PreadFull(fd_.get(), buf_.data() + end_, capacity_ - end_, base_ + end_, path_);
-    if (n == 0) {
-      eof_ = true;
-    } else {
-      content_.crc32c = util::Crc32c(buf_.data() + end_, n, content_.crc32c);
-      content_.size += n;
-      end_ += n;
-    }
-    buf_[end_] = kSentinel;
-  }
-
-  // Consumes whitespace, reading as needed. Returns whether a byte follows.
-  bool SkipSpace() {
-    for (;;) {
-      while (IsJsonSpace(buf_[pos_])) ++pos_;
-      if (pos_ < end_) return true;
-      if (eof_) return false;
-      Refill();
-    }
-  }
-
-  void ParseEntryRefilling(GmetaEntry* entry) {
-    for (;;) {
-      try {
-        ParseEntry(entry);
-        return;
-      } catch (const NeedMoreInput&) {
-        if (eof_) {
-          FailAtEnd("the entry starting at byte " + std::to_string(base_ + pos_) +
-                    " is incomplete");
-        }
-        Refill();
-      }
-    }
-  }
-
-  // --- Parsing one entry out of the buffered bytes. Offsets are into buf_ and
-  // never pass end_; they become file offsets by adding base_.
-
-  size_t Space(size_t p) const {
-    while (IsJsonSpace(buf_[p])) ++p;
-    return p;
-  }
-  std::string_view Window() const { return std::string_view(buf_.data(), end_); }
-
-  // Failure inside the entry whose id was just read; the message names it.
-  [[noreturn]] void EntryFail(size_t p, const std::string& what) const {
-    Fail(base_ + p, "entry " + QuoteId(current_->id) + ": " + what);
-  }
-  // buf_[p] is not what the grammar allows there: either the buffered bytes
-  // ran out, or the file is corrupt.
-  [[noreturn]] void Unexpected(size_t p, const std::string& expected) const {
-    if (p >= end_) throw NeedMoreInput{};
-    EntryFail(p, expected + ", found " + DescribeChar(buf_[p]));
-  }
-
-  // kOk passes; kTruncated asks for more input; kInvalid is corruption.
-  void Check(const JsonScanResult& result, const char* context) const {
-    if (result.status == JsonScanStatus::kTruncated) throw NeedMoreInput{};
-    if (result.status == JsonScanStatus::kInvalid) {
-      if (id_known_) {
-        EntryFail(result.pos, context + result.error);
-      } else {
-        Fail(base_ + result.pos, context + result.error);
-      }
-    }
-  }
-
-  void ParseEntry(GmetaEntry* entry) {
-    size_t p = pos_;
+  // Parses the entry whose id starts at buf[pos] into *entry and returns the
+  // offset after it. buf holds `end` bytes and the sentinel; buf[0] is at
+  // file offset `base`. Throws NeedMoreInput when the entry runs past them,
+  // CorruptionError naming the file offset (and the entry's id, once read)
+  // when it breaks the grammar.
+  size_t Parse(const char* buf, size_t end, uint64_t base, size_t pos, GmetaEntry* entry) {
+    buf_ = buf;
+    end_ = end;
+    base_ = base;
+    size_t p = pos;
     entry->offset = base_ + p;
     current_ = entry;
     id_known_ = false;
@@ -302,7 +133,7 @@ class GmetaReader::Impl {
           if (buf_[p] != '[') Unexpected(p, "meta_data must be a list");
           r = ScanJsonValue(Window(), p, /*input_complete=*/false);
           Check(r, "meta_data: ");
-          entry->meta_data.assign(buf_.data() + p, r.pos - p);
+          entry->meta_data.assign(buf_ + p, r.pos - p);
           p = r.pos;
         } else {
           EntryFail(key_pos, "unknown key " + QuoteId(key_) +
@@ -319,9 +150,39 @@ class GmetaReader::Impl {
         }
       }
     }
-    if (!have_frame_info) EntryFail(pos_, "no \"frame_info\"");
-    if (!have_meta_data) EntryFail(pos_, "no \"meta_data\"");
-    pos_ = p;
+    if (!have_frame_info) EntryFail(pos, "no \"frame_info\"");
+    if (!have_meta_data) EntryFail(pos, "no \"meta_data\"");
+    return p;
+  }
+
+ private:
+  size_t Space(size_t p) const {
+    while (IsJsonSpace(buf_[p])) ++p;
+    return p;
+  }
+  std::string_view Window() const { return std::string_view(buf_, end_); }
+
+  // Failure inside the entry whose id was just read; the message names it.
+  [[noreturn]] void EntryFail(size_t p, const std::string& what) const {
+    FailAt(path_, base_ + p, "entry " + QuoteId(current_->id) + ": " + what);
+  }
+  // buf_[p] is not what the grammar allows there: either the buffered bytes
+  // ran out, or the file is corrupt.
+  [[noreturn]] void Unexpected(size_t p, const std::string& expected) const {
+    if (p >= end_) throw NeedMoreInput{};
+    EntryFail(p, expected + ", found " + DescribeChar(buf_[p]));
+  }
+
+  // kOk passes; kTruncated asks for more input; kInvalid is corruption.
+  void Check(const JsonScanResult& result, const char* context) const {
+    if (result.status == JsonScanStatus::kTruncated) throw NeedMoreInput{};
+    if (result.status == JsonScanStatus::kInvalid) {
+      if (id_known_) {
+        EntryFail(result.pos, context + result.error);
+      } else {
+        FailAt(path_, base_ + result.pos, context + result.error);
+      }
+    }
   }
 
   size_t ParseFrameInfo(size_t p, std::vector<FrameInfo>* frames) const {
@@ -351,7 +212,7 @@ class GmetaReader::Impl {
   // ParseTriple then parses (or reports) the same bytes. The sentinel at
   // end_ stops every comparison, so no bounds checks are needed.
   size_t ParseCompactTriple(size_t p, std::vector<FrameInfo>* frames) const {
-    const char* s = buf_.data() + p;
+    const char* s = buf_ + p;
     if (*s != '[') return 0;
     ++s;
     uint64_t offset = 0;
@@ -363,7 +224,7 @@ class GmetaReader::Impl {
     s += 2;
     if (!CompactDigits(&s, 9, &length) || *s != ']') return 0;
     frames->push_back(FrameInfo{offset, static_cast<uint32_t>(pad), static_cast<uint32_t>(length)});
-    return static_cast<size_t>(s + 1 - buf_.data());
+    return static_cast<size_t>(s + 1 - buf_);
   }
 
   // An integer of 1 to `max_digits` digits without a leading zero.
@@ -469,6 +330,175 @@ class GmetaReader::Impl {
     EntryFail(start, FrameLabel(index) + " " + field + what);
   }
 
+  const std::string& path_;    // the reader's, for messages
+  const char* buf_ = nullptr;  // the buffered bytes, then the sentinel
+  size_t end_ = 0;
+  uint64_t base_ = 0;                    // file offset of buf_[0]
+  std::string key_;                      // scratch for entry keys
+  const GmetaEntry* current_ = nullptr;  // the entry being parsed, for messages
+  bool id_known_ = false;                // whether current_->id is complete
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Reader
+
+class GmetaReader::Impl {
+ public:
+  Impl(const std::string& path, const GmetaReadOptions& options) : path_(path) {
+    fd_ = util::OpenFile(path, O_RDONLY);
+    // Advice only: a failure changes nothing but read-ahead.
+    (void)::posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    // A small file needs no more than its size (GulpIO directories can hold
+    // thousands of small .gmeta files); the buffer still grows if it grows.
+    const uint64_t size_hint = util::FileSize(fd_.get(), path) + 1;
+    capacity_ = static_cast<size_t>(
+        std::max<uint64_t>(1, std::min<uint64_t>(options.block_size, size_hint)));
+    buf_.resize(capacity_ + 1);
+    buf_[0] = kSentinel;
+  }
+  // entry_ refers to path_: an Impl stays where it was made.
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  const std::string& path() const { return path_; }
+  const GmetaContent& content() const { return content_; }
+
+  bool Next(GmetaEntry* entry) {
+    for (;;) {
+      switch (state_) {
+        case State::kBeforeOpen:
+          if (!SkipSpace()) {
+            FailAtEnd(base_ + end_ == 0 ? "empty file, expected a JSON object"
+                                        : "expected '{' (a .gmeta file is one JSON object)");
+          }
+          if (base_ + pos_ == 0 && buf_[pos_] == '\xef') {
+            Fail(0, "a UTF-8 byte order mark is not allowed");
+          }
+          if (buf_[pos_] != '{') {
+            Fail(base_ + pos_, "expected '{' (a .gmeta file is one JSON object), found " +
+                                   DescribeChar(buf_[pos_]));
+          }
+          ++pos_;
+          state_ = State::kAfterOpen;
+          break;
+        case State::kAfterOpen:
+          if (!SkipSpace()) FailAtEnd("expected an id or '}'");
+          if (buf_[pos_] == '}') {
+            ++pos_;
+            state_ = State::kTrailing;
+          } else {
+            state_ = State::kEntry;
+          }
+          break;
+        case State::kBeforeId:
+          if (!SkipSpace()) FailAtEnd("expected an id after ','");
+          state_ = State::kEntry;
+          break;
+        case State::kEntry:
+          if (buf_[pos_] != '"') {
+            Fail(base_ + pos_, "expected an id (a JSON string), found " + DescribeChar(buf_[pos_]));
+          }
+          ParseEntryRefilling(entry);
+          state_ = State::kAfterEntry;
+          return true;
+        case State::kAfterEntry:
+          if (!SkipSpace()) FailAtEnd("expected ',' or '}' after an entry");
+          if (buf_[pos_] == ',') {
+            state_ = State::kBeforeId;
+          } else if (buf_[pos_] == '}') {
+            state_ = State::kTrailing;
+          } else {
+            Fail(base_ + pos_,
+                 "expected ',' or '}' after an entry, found " + DescribeChar(buf_[pos_]));
+          }
+          ++pos_;
+          break;
+        case State::kTrailing:
+          if (SkipSpace()) {
+            Fail(base_ + pos_,
+                 "unexpected " + DescribeChar(buf_[pos_]) + " after the end of the JSON object");
+          }
+          state_ = State::kDone;
+          return false;
+        case State::kDone:
+          return false;
+      }
+    }
+  }
+
+ private:
+  enum class State { kBeforeOpen, kAfterOpen, kBeforeId, kEntry, kAfterEntry, kTrailing, kDone };
+
+  // Always stored at buf_[end_]. It matches nothing the parser looks for (no
+  // digit, space or punctuation), so scanning loops stop at the end of the
+  // buffered bytes without a bounds check; only where a byte fails to match
+  // does the parser ask whether it is the sentinel (more input needed) or a
+  // real byte (corruption).
+  static constexpr char kSentinel = '\0';
+
+  [[noreturn]] void Fail(uint64_t offset, const std::string& what) const {
+    FailAt(path_, offset, what);
+  }
+  [[noreturn]] void FailAtEnd(const std::string& what) const {
+    Fail(base_ + end_, "unexpected end of file (truncated?): " + what);
+  }
+
+  // Moves the unconsumed bytes [pos_, end_) to the front, then reads more,
+  // doubling the buffer when those bytes fill it. Sets eof_ when read(2)
+  // returns nothing.
+  void Refill() {
+    const size_t keep = end_ - pos_;
+    if (pos_ > 0) {
+      std::memmove(buf_.data(), buf_.data() + pos_, keep);
+      base_ += pos_;
+      pos_ = 0;
+      end_ = keep;
+    }
+    if (end_ == capacity_) {
+      capacity_ *= 2;
+      buf_.resize(capacity_ + 1);
+    }
+    // The file layer's pread (fault hooks included); it returns less than
+    // asked only at the end of the file.
+    const size_t n =
+        util::PreadFull(fd_.get(), buf_.data() + end_, capacity_ - end_, base_ + end_, path_);
+    if (n == 0) {
+      eof_ = true;
+    } else {
+      content_.crc32c = util::Crc32c(buf_.data() + end_, n, content_.crc32c);
+      content_.size += n;
+      end_ += n;
+    }
+    buf_[end_] = kSentinel;
+  }
+
+  // Consumes whitespace, reading as needed. Returns whether a byte follows.
+  bool SkipSpace() {
+    for (;;) {
+      while (IsJsonSpace(buf_[pos_])) ++pos_;
+      if (pos_ < end_) return true;
+      if (eof_) return false;
+      Refill();
+    }
+  }
+
+  void ParseEntryRefilling(GmetaEntry* entry) {
+    for (;;) {
+      try {
+        pos_ = entry_.Parse(buf_.data(), end_, base_, pos_, entry);
+        return;
+      } catch (const NeedMoreInput&) {
+        if (eof_) {
+          FailAtEnd("the entry starting at byte " + std::to_string(base_ + pos_) +
+                    " is incomplete");
+        }
+        Refill();
+      }
+    }
+  }
+
   std::string path_;
   util::UniqueFd fd_;
   std::vector<char> buf_;  // capacity_ bytes of input, then room for the sentinel
@@ -479,9 +509,7 @@ class GmetaReader::Impl {
   bool eof_ = false;
   GmetaContent content_;  // of the bytes read so far
   State state_ = State::kBeforeOpen;
-  std::string key_;                      // scratch for entry keys
-  const GmetaEntry* current_ = nullptr;  // the entry being parsed, for messages
-  bool id_known_ = false;                // whether current_->id is complete
+  EntryParser entry_{path_};
 };
 
 GmetaReader::GmetaReader(const std::string& path, GmetaReadOptions options)

@@ -153,6 +153,90 @@ Step ParseUnicodeEscape(std::string_view text, size_t pos, uint32_t* unit, size_
   return Step::kOk;
 }
 
+// The members of each open object while ValueScanner emits: where each key
+// and value stand in the emitted text, innermost object last, so that a
+// repeated key can be merged as Python merges it when the object closes.
+class OpenObjects {
+ public:
+  void Reset() { open_ = 0; }
+  // An object opened; its member list is reused from an earlier one.
+  void Open() {
+    if (open_ == objects_.size()) objects_.emplace_back();
+    objects_[open_].clear();
+    ++open_;
+  }
+  void Close() { --open_; }
+  // The innermost object's next key, quoted, at [key_begin, key_end) ...
+  void AddKey(size_t key_begin, size_t key_end) {
+    objects_[open_ - 1].push_back(Member{key_begin, key_end, 0});
+  }
+  // ... and its value, after ": ", ending at value_end.
+  void EndValue(size_t value_end) { objects_[open_ - 1].back().value_end = value_end; }
+
+  // Python's json.loads keeps the last value of a repeated key at the place
+  // where the key first appeared: rewrites the innermost object's body in
+  // *out (the text emitted so far) accordingly.
+  void MergeDuplicateKeys(std::string* out) {
+    std::vector<Member>& members = objects_[open_ - 1];
+    const size_t n = members.size();
+    if (n < 2) return;
+    auto key = [out](const Member& m) {
+      return std::string_view(*out).substr(m.key_begin, m.key_end - m.key_begin);
+    };
+    // Canonical text is a one-to-one form of the decoded key, so comparing
+    // it compares the keys. Objects are small in practice: pairwise first.
+    bool duplicates = false;
+    if (n <= 16) {
+      for (size_t i = 1; i < n && !duplicates; ++i) {
+        for (size_t j = 0; j < i && !duplicates; ++j) {
+          duplicates = key(members[i]) == key(members[j]);
+        }
+      }
+      if (!duplicates) return;
+    }
+    // Sorted by key, equal keys in document order.
+    order_.resize(n);
+    for (size_t i = 0; i < n; ++i) order_[i] = i;
+    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
+      const int c = key(members[a]).compare(key(members[b]));
+      return c < 0 || (c == 0 && a < b);
+    });
+    // winner[i]: for the first occurrence i of a key, the index of its last
+    // occurrence; n for the later occurrences, which are dropped.
+    std::vector<size_t> winner(n, n);
+    for (size_t i = 0; i < n;) {
+      size_t j = i;
+      while (j + 1 < n && key(members[order_[j + 1]]) == key(members[order_[i]])) ++j;
+      winner[order_[i]] = order_[j];
+      duplicates = duplicates || j > i;
+      i = j + 1;
+    }
+    if (!duplicates) return;
+    std::string body;
+    for (size_t i = 0; i < n; ++i) {
+      if (winner[i] == n) continue;
+      if (!body.empty()) body.append(", ");
+      const Member& last = members[winner[i]];
+      body.append(key(members[i]));
+      body.append(": ");
+      body.append(*out, last.key_end + 2, last.value_end - last.key_end - 2);
+    }
+    out->resize(members.front().key_begin);
+    out->append(body);
+  }
+
+ private:
+  struct Member {
+    size_t key_begin;  // offsets into the emitted text: the quoted key ...
+    size_t key_end;
+    size_t value_end;  // ... and, after ": ", its value
+  };
+
+  std::vector<std::vector<Member>> objects_;
+  size_t open_ = 0;
+  std::vector<size_t> order_;
+};
+
 // Validates one JSON value, and when kEmit re-emits it in Python's form into
 // *out. Iterative, so hostile nesting costs a bit per level, not stack frames.
 template <bool kEmit>
@@ -164,7 +248,7 @@ class ValueScanner {
   JsonScanResult Scan(size_t pos) {
     pos_ = pos;
     depth_ = 0;
-    open_objects_ = 0;
+    objects_.Reset();
     result_ = JsonScanResult{};
     if (Run()) {
       result_.status = JsonScanStatus::kOk;
@@ -268,9 +352,7 @@ class ValueScanner {
           size_t key_begin = 0;
           if constexpr (kEmit) key_begin = out_->size();
           if (!ScanString()) return false;
-          if constexpr (kEmit) {
-            objects_[open_objects_ - 1].push_back(Member{key_begin, out_->size(), 0});
-          }
+          if constexpr (kEmit) objects_.AddKey(key_begin, out_->size());
           SkipSpace();
           if (AtEnd()) return Truncated();
           if (Cur() != ':') {
@@ -287,7 +369,7 @@ class ValueScanner {
           if (depth_ == 0) return true;
           const bool in_object = TopIsObject();
           if constexpr (kEmit) {
-            if (in_object) objects_[open_objects_ - 1].back().value_end = out_->size();
+            if (in_object) objects_.EndValue(out_->size());
           }
           SkipSpace();
           if (AtEnd()) return Truncated();
@@ -299,7 +381,7 @@ class ValueScanner {
             state = in_object ? State::kKey : State::kValue;
           } else if (c == (in_object ? '}' : ']')) {
             if constexpr (kEmit) {
-              if (in_object) MergeDuplicateKeys();
+              if (in_object) objects_.MergeDuplicateKeys(out_);
             }
             Emit(c);
             ++pos_;
@@ -324,11 +406,7 @@ class ValueScanner {
     const uint64_t bit = uint64_t{1} << (d % 64);
     if (is_object) {
       kinds_[d / 64] |= bit;
-      if constexpr (kEmit) {
-        if (open_objects_ == objects_.size()) objects_.emplace_back();
-        objects_[open_objects_].clear();
-        ++open_objects_;
-      }
+      if constexpr (kEmit) objects_.Open();
     } else {
       kinds_[d / 64] &= ~bit;
     }
@@ -338,7 +416,7 @@ class ValueScanner {
 
   void Pop() {
     if constexpr (kEmit) {
-      if (TopIsObject()) --open_objects_;
+      if (TopIsObject()) objects_.Close();
     }
     --depth_;
   }
@@ -515,63 +593,6 @@ class ValueScanner {
     return true;
   }
 
-  struct Member {
-    size_t key_begin;  // offsets into *out_: the quoted key ...
-    size_t key_end;
-    size_t value_end;  // ... and, after ": ", its value
-  };
-
-  // Python's json.loads keeps the last value of a repeated key at the place
-  // where the key first appeared; rewrite the object body accordingly.
-  void MergeDuplicateKeys() {
-    std::vector<Member>& members = objects_[open_objects_ - 1];
-    const size_t n = members.size();
-    if (n < 2) return;
-    auto key = [this](const Member& m) {
-      return std::string_view(*out_).substr(m.key_begin, m.key_end - m.key_begin);
-    };
-    // Canonical text is a one-to-one form of the decoded key, so comparing
-    // it compares the keys. Objects are small in practice: pairwise first.
-    bool duplicates = false;
-    if (n <= 16) {
-      for (size_t i = 1; i < n && !duplicates; ++i) {
-        for (size_t j = 0; j < i && !duplicates; ++j) {
-          duplicates = key(members[i]) == key(members[j]);
-        }
-      }
-      if (!duplicates) return;
-    }
-    // Sorted by key, equal keys in document order.
-    order_.resize(n);
-    for (size_t i = 0; i < n; ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-      const int c = key(members[a]).compare(key(members[b]));
-      return c < 0 || (c == 0 && a < b);
-    });
-    // winner[i]: for the first occurrence i of a key, the index of its last
-    // occurrence; n for the later occurrences, which are dropped.
-    std::vector<size_t> winner(n, n);
-    for (size_t i = 0; i < n;) {
-      size_t j = i;
-      while (j + 1 < n && key(members[order_[j + 1]]) == key(members[order_[i]])) ++j;
-      winner[order_[i]] = order_[j];
-      duplicates = duplicates || j > i;
-      i = j + 1;
-    }
-    if (!duplicates) return;
-    std::string body;
-    for (size_t i = 0; i < n; ++i) {
-      if (winner[i] == n) continue;
-      if (!body.empty()) body.append(", ");
-      const Member& last = members[winner[i]];
-      body.append(key(members[i]));
-      body.append(": ");
-      body.append(*out_, last.key_end + 2, last.value_end - last.key_end - 2);
-    }
-    out_->resize(members.front().key_begin);
-    out_->append(body);
-  }
-
   std::string_view text_;
   bool input_complete_;
   std::string* out_;
@@ -579,10 +600,7 @@ class ValueScanner {
   int depth_ = 0;
   // Bit d set: the container at depth d is an object (else an array).
   uint64_t kinds_[(kMaxJsonDepth + 63) / 64] = {};
-  // Emit mode only: the members of each open object, innermost last.
-  std::vector<std::vector<Member>> objects_;
-  size_t open_objects_ = 0;
-  std::vector<size_t> order_;
+  OpenObjects objects_;  // emit mode only
   JsonScanResult result_;
 };
 

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "engine/json/json_text.h"
+#include "engine/json/json_writer.h"
 #include "gulpdb/error.h"
 #include "s3/s3_url.h"
 #include "util/hex.h"
@@ -19,24 +20,50 @@ constexpr const char* kLeaseFormatName = "gulpdb-push-lease";
 constexpr const char* kChunkPageFormatName = "gulpdb-chunk-page";
 constexpr const char* kTagFormatName = "gulpdb-tag";
 
-void AppendKeyValue(std::string* out, const char* name, const std::string& value) {
-  *out += '"';
-  *out += name;
-  *out += "\": ";
-  AppendPythonJsonString(value, out);
+// `text` parsed by `parser` (whose buffers the element lives in), or a
+// CorruptionError "<operation><where>: not valid JSON (...)".
+simdjson::dom::element ParseText(simdjson::dom::parser* parser, std::string_view text,
+                                 const std::string& operation, const std::string& where) {
+  simdjson::dom::element root;
+  if (const auto error = parser->parse(text.data(), text.size()).get(root); error) {
+    throw CorruptionError(operation + where + ": not valid JSON (" +
+                          simdjson::error_message(error) + ")");
+  }
+  return root;
 }
 
-template <typename Int>
-void AppendKeyNumber(std::string* out, const char* name, Int value) {
-  *out += '"';
-  *out += name;
-  *out += "\": ";
-  *out += std::to_string(value);
+// The text of one JSON object that `write` fills in, and a newline.
+template <typename Fn>
+std::string ObjectText(const Fn& write) {
+  std::string out;
+  JsonObjectWriter w(&out);
+  write(w);
+  w.Close();
+  out += "\n";
+  return out;
 }
 
-void AppendCrc(std::string* out, const std::optional<uint32_t>& crc) {
-  *out += "\"crc32c\": ";
-  *out += crc ? std::to_string(*crc) : std::string("null");
+// "crc32c": the CRC-32C, or null when none is known.
+void Crc(JsonObjectWriter& w, const std::optional<uint32_t>& crc) {
+  if (crc) {
+    w.Number("crc32c", *crc);
+  } else {
+    w.Null("crc32c");
+  }
+}
+
+// A list of objects, one a line: `[\n  {...},\n  {...}]`; `write` writes
+// the members of element i.
+template <typename Fn>
+void AppendObjectLines(std::string* out, size_t n, const Fn& write) {
+  *out += "[";
+  for (size_t i = 0; i < n; ++i) {
+    *out += i == 0 ? "\n  " : ",\n  ";
+    JsonObjectWriter element(out);
+    write(element, i);
+    element.Close();
+  }
+  *out += "]";
 }
 
 // Reads fields of one JSON object with type checks; every failure names the
@@ -127,34 +154,19 @@ class Fields {
 
 // The chunk entries of a manifest or a chunk page, as a JSON list.
 void AppendChunkList(std::string* out, const ManifestChunk* chunks, size_t n) {
-  *out += "[";
-  for (size_t i = 0; i < n; ++i) {
+  AppendObjectLines(out, n, [&](JsonObjectWriter& w, size_t i) {
     const ManifestChunk& c = chunks[i];
-    *out += i == 0 ? "\n  {" : ",\n  {";
-    AppendKeyNumber(out, "number", c.number);
-    *out += ", ";
-    AppendKeyValue(out, "key", c.key);
-    *out += ", ";
-    AppendKeyNumber(out, "committed_length", c.committed_length);
-    *out += ", ";
-    AppendKeyNumber(out, "live_videos", c.live_videos);
-    *out += ", ";
-    AppendKeyNumber(out, "live_bytes", c.live_bytes);
-    *out += ", ";
-    AppendKeyValue(out, "etag", c.etag);
-    *out += ", ";
-    AppendCrc(out, c.crc32c);
-    *out += ", ";
-    AppendKeyValue(out, "gmeta_key", c.gmeta_key);
-    *out += ", ";
-    AppendKeyValue(out, "gmeta_sha256", c.gmeta_sha256);
-    if (c.meta_edits != 0) {  // absent when 0: a manifest of an unedited dataset keeps its bytes
-      *out += ", ";
-      AppendKeyNumber(out, "meta_edits", c.meta_edits);
-    }
-    *out += "}";
-  }
-  *out += "]";
+    w.Number("number", c.number)
+        .String("key", c.key)
+        .Number("committed_length", c.committed_length)
+        .Number("live_videos", c.live_videos)
+        .Number("live_bytes", c.live_bytes)
+        .String("etag", c.etag);
+    Crc(w, c.crc32c);
+    w.String("gmeta_key", c.gmeta_key).String("gmeta_sha256", c.gmeta_sha256);
+    // Absent when 0: a manifest of an unedited dataset keeps its bytes.
+    if (c.meta_edits != 0) w.Number("meta_edits", c.meta_edits);
+  });
 }
 
 // The entries of the "chunks" list of `top`, numbers ascending.
@@ -184,24 +196,19 @@ std::vector<ManifestChunk> ParseChunkList(const Fields& top, const std::string& 
   return chunks;
 }
 
-// The "chunk_pages" member of a version 3 manifest or a tag object.
-void AppendChunkPages(std::string* out, const std::vector<ManifestChunkPage>& pages) {
-  *out += ",\n \"chunk_pages\": [";
-  for (size_t i = 0; i < pages.size(); ++i) {
+// The "chunk_pages" member of a version 3 manifest or a tag object, after
+// "chunk_count" on a line of its own.
+void ChunkPages(JsonObjectWriter& w, uint64_t chunk_count,
+                const std::vector<ManifestChunkPage>& pages) {
+  w.Break().Number("chunk_count", chunk_count).Break();
+  AppendObjectLines(&w.Key("chunk_pages"), pages.size(), [&](JsonObjectWriter& page, size_t i) {
     const ManifestChunkPage& p = pages[i];
-    *out += i == 0 ? "\n  {" : ",\n  {";
-    AppendKeyNumber(out, "first", p.first);
-    *out += ", ";
-    AppendKeyNumber(out, "count", p.count);
-    *out += ", ";
-    AppendKeyValue(out, "key", p.key);
-    *out += ", ";
-    AppendKeyNumber(out, "size", p.size);
-    *out += ", ";
-    AppendKeyValue(out, "sha256", p.sha256);
-    *out += "}";
-  }
-  *out += "]";
+    page.Number("first", p.first)
+        .Number("count", p.count)
+        .String("key", p.key)
+        .Number("size", p.size)
+        .String("sha256", p.sha256);
+  });
 }
 
 // The "chunk_pages" of `top`, checked: each page's key its SHA-256's name,
@@ -239,17 +246,13 @@ std::vector<ManifestChunkPage> ParseChunkPages(const Fields& top, const std::str
 }
 
 // The summary members a manifest's tag entry and a tag object share.
-void AppendTagSummary(std::string* out, const std::string& name, int64_t created_ms,
-                      uint64_t videos, uint64_t frames, const std::string& message) {
-  AppendKeyValue(out, "name", name);
-  *out += ", ";
-  AppendKeyNumber(out, "created_ms", created_ms);
-  *out += ", ";
-  AppendKeyNumber(out, "videos", videos);
-  *out += ", ";
-  AppendKeyNumber(out, "frames", frames);
-  *out += ", ";
-  AppendKeyValue(out, "message", message);
+JsonObjectWriter& TagSummary(JsonObjectWriter& w, const std::string& name, int64_t created_ms,
+                             uint64_t videos, uint64_t frames, const std::string& message) {
+  return w.String("name", name)
+      .Number("created_ms", created_ms)
+      .Number("videos", videos)
+      .Number("frames", frames)
+      .String("message", message);
 }
 
 // A SHA-256 member: 64 lowercase hex digits.
@@ -299,11 +302,10 @@ std::vector<ChunkPageText> MakeChunkPages(const std::vector<ManifestChunk>& chun
     size_t end = begin;
     while (end < chunks.size() && chunks[end].number / kChunksPerPage == page) ++end;
     ChunkPageText t;
-    t.text = "{";
-    AppendKeyValue(&t.text, "format", kChunkPageFormatName);
-    t.text += ",\n \"chunks\": ";
-    AppendChunkList(&t.text, chunks.data() + begin, end - begin);
-    t.text += "}\n";
+    t.text = ObjectText([&](JsonObjectWriter& w) {
+      w.String("format", kChunkPageFormatName).Break();
+      AppendChunkList(&w.Key("chunks"), chunks.data() + begin, end - begin);
+    });
     t.page.first = chunks[begin].number;
     t.page.count = static_cast<uint32_t>(end - begin);
     t.page.size = t.text.size();
@@ -326,11 +328,7 @@ std::vector<ManifestChunk> ParseChunkPage(std::string_view text, const ManifestC
                           ": it was replaced behind the manifest's back");
   }
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
-    throw CorruptionError(operation + where + ": not valid JSON (" +
-                          simdjson::error_message(error) + ")");
-  }
+  const simdjson::dom::element root = ParseText(&parser, text, operation, where);
   const Fields top(root, "the page", where, operation);
   if (top.String("format") != kChunkPageFormatName) {
     top.Fail("is not a gulpdb chunk page (\"format\")");
@@ -375,113 +373,69 @@ std::string IsoTime(int64_t unix_seconds) {
 }
 
 std::string SerializeManifest(const Manifest& m) {
-  std::string out = "{";
-  AppendKeyValue(&out, "format", kFormatName);
-  out += ", ";
-  AppendKeyNumber(&out, "version", m.version);
-  out += ", ";
-  AppendKeyNumber(&out, "generation", m.generation);
-  out += ", ";
-  AppendKeyValue(&out, "created", IsoTime(m.created_unix));
-  out += ", ";
-  AppendKeyNumber(&out, "created_unix", m.created_unix);
-  out += ", ";
-  AppendKeyValue(&out, "creator", m.creator);
-  if (!m.dataset.empty()) {
-    out += ",\n ";
-    AppendKeyValue(&out, "dataset", m.dataset);
-  }
-  if (!m.push_id.empty()) {
-    out += ", ";
-    AppendKeyValue(&out, "push", m.push_id);
-  }
-  out += ",\n \"chunks_published\": ";
-  out += m.chunks_published ? "true" : "false";
-  if (m.partitioned()) {
-    out += ",\n \"root\": {";
-    AppendKeyValue(&out, "key", m.root_key);
-    out += ", ";
-    AppendKeyNumber(&out, "size", m.root_size);
-    out += ", ";
-    AppendKeyValue(&out, "sha256", m.root_sha256);
-  } else {
-    out += ",\n \"snapshot\": {";
-    AppendKeyValue(&out, "key", m.snapshot_key);
-    out += ", ";
-    AppendKeyNumber(&out, "size", m.snapshot_size);
-    out += ", ";
-    AppendKeyValue(&out, "sha256", m.snapshot_sha256);
-  }
-  out += "},\n ";
-  AppendKeyNumber(&out, "videos", m.videos);
-  out += ", ";
-  AppendKeyNumber(&out, "frames", m.frames);
-  out += ", ";
-  AppendKeyNumber(&out, "grace_seconds", m.grace_seconds);
-  out += ",\n \"label2idx\": ";
-  if (m.label2idx_key.empty()) {
-    out += "null";
-  } else {
-    out += "{";
-    AppendKeyValue(&out, "key", m.label2idx_key);
-    out += ", ";
-    AppendKeyValue(&out, "sha256", m.label2idx_sha256);
-    out += "}";
-  }
-  if (m.paged()) {
-    out += ",\n ";
-    AppendKeyNumber(&out, "chunk_count", m.chunk_count);
-    AppendChunkPages(&out, m.chunk_pages);
-  } else {
-    out += ",\n \"chunks\": ";
-    AppendChunkList(&out, m.chunks.data(), m.chunks.size());
-  }
-  if (!m.tags.empty()) {  // absent when none: a manifest without tags keeps its bytes
-    out += ",\n \"tags\": [";
-    for (size_t i = 0; i < m.tags.size(); ++i) {
-      const ManifestTag& t = m.tags[i];
-      out += i == 0 ? "\n  {" : ",\n  {";
-      AppendTagSummary(&out, t.name, t.created_ms, t.videos, t.frames, t.message);
-      out += ", ";
-      AppendKeyValue(&out, "root", t.root_sha256);
-      out += ", ";
-      AppendKeyValue(&out, "key", t.key);
-      out += ", ";
-      AppendKeyNumber(&out, "size", t.size);
-      out += ", ";
-      AppendKeyValue(&out, "sha256", t.sha256);
-      out += "}";
+  return ObjectText([&](JsonObjectWriter& w) {
+    w.String("format", kFormatName)
+        .Number("version", m.version)
+        .Number("generation", m.generation)
+        .String("created", IsoTime(m.created_unix))
+        .Number("created_unix", m.created_unix)
+        .String("creator", m.creator);
+    if (!m.dataset.empty()) w.Break().String("dataset", m.dataset);
+    if (!m.push_id.empty()) w.String("push", m.push_id);
+    w.Break().Bool("chunks_published", m.chunks_published).Break();
+    {
+      const bool root = m.partitioned();
+      JsonObjectWriter index(&w.Key(root ? "root" : "snapshot"));
+      index.String("key", root ? m.root_key : m.snapshot_key)
+          .Number("size", root ? m.root_size : m.snapshot_size)
+          .String("sha256", root ? m.root_sha256 : m.snapshot_sha256)
+          .Close();
     }
-    out += "]";
-  }
-  out += ",\n \"obsolete\": [";
-  for (size_t i = 0; i < m.obsolete.size(); ++i) {
-    const ManifestObsolete& o = m.obsolete[i];
-    out += i == 0 ? "\n  {" : ",\n  {";
-    AppendKeyValue(&out, "key", o.key);
-    out += ", ";
-    AppendKeyValue(&out, "since", IsoTime(o.since_unix));
-    out += ", ";
-    AppendKeyNumber(&out, "since_unix", o.since_unix);
-    out += ", ";
-    AppendKeyNumber(&out, "committed_length", o.committed_length);
-    out += ", ";
-    AppendCrc(&out, o.crc32c);
-    out += ", ";
-    AppendKeyValue(&out, "gmeta_key", o.gmeta_key);
-    out += "}";
-  }
-  out += "]}\n";
-  return out;
+    w.Break()
+        .Number("videos", m.videos)
+        .Number("frames", m.frames)
+        .Number("grace_seconds", m.grace_seconds)
+        .Break();
+    if (m.label2idx_key.empty()) {
+      w.Null("label2idx");
+    } else {
+      JsonObjectWriter(&w.Key("label2idx"))
+          .String("key", m.label2idx_key)
+          .String("sha256", m.label2idx_sha256)
+          .Close();
+    }
+    if (m.paged()) {
+      ChunkPages(w, m.chunk_count, m.chunk_pages);
+    } else {
+      AppendChunkList(&w.Break().Key("chunks"), m.chunks.data(), m.chunks.size());
+    }
+    if (!m.tags.empty()) {  // absent when none: a manifest without tags keeps its bytes
+      AppendObjectLines(&w.Break().Key("tags"), m.tags.size(), [&](JsonObjectWriter& entry,
+                                                                   size_t i) {
+        const ManifestTag& t = m.tags[i];
+        TagSummary(entry, t.name, t.created_ms, t.videos, t.frames, t.message)
+            .String("root", t.root_sha256)
+            .String("key", t.key)
+            .Number("size", t.size)
+            .String("sha256", t.sha256);
+      });
+    }
+    AppendObjectLines(&w.Break().Key("obsolete"), m.obsolete.size(),
+                      [&](JsonObjectWriter& entry, size_t i) {
+                        const ManifestObsolete& o = m.obsolete[i];
+                        entry.String("key", o.key)
+                            .String("since", IsoTime(o.since_unix))
+                            .Number("since_unix", o.since_unix)
+                            .Number("committed_length", o.committed_length);
+                        Crc(entry, o.crc32c);
+                        entry.String("gmeta_key", o.gmeta_key);
+                      });
+  });
 }
 
 Manifest ParseManifest(std::string_view text, const std::string& where) {
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
-    throw CorruptionError("read manifest " + where + ": not valid JSON (" +
-                          simdjson::error_message(error) + ")");
-  }
+  const simdjson::dom::element root = ParseText(&parser, text, "read manifest ", where);
   const Fields top(root, "the manifest", where);
   if (top.String("format") != kFormatName) top.Fail("is not a gulpdb manifest (\"format\")");
   Manifest m;
@@ -570,33 +524,22 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
 }
 
 std::string SerializeTagObject(const TagObject& t) {
-  std::string out = "{";
-  AppendKeyValue(&out, "format", kTagFormatName);
-  out += ", ";
-  AppendKeyNumber(&out, "version", kTagObjectVersion);
-  out += ",\n ";
-  AppendTagSummary(&out, t.name, t.created_ms, t.videos, t.frames, t.message);
-  out += ",\n \"root\": {";
-  AppendKeyValue(&out, "key", t.root_key);
-  out += ", ";
-  AppendKeyNumber(&out, "size", t.root_size);
-  out += ", ";
-  AppendKeyValue(&out, "sha256", t.root_sha256);
-  out += "},\n ";
-  AppendKeyNumber(&out, "chunk_count", t.chunk_count);
-  AppendChunkPages(&out, t.chunk_pages);
-  out += "}\n";
-  return out;
+  return ObjectText([&](JsonObjectWriter& w) {
+    w.String("format", kTagFormatName).Number("version", kTagObjectVersion).Break();
+    TagSummary(w, t.name, t.created_ms, t.videos, t.frames, t.message).Break();
+    JsonObjectWriter(&w.Key("root"))
+        .String("key", t.root_key)
+        .Number("size", t.root_size)
+        .String("sha256", t.root_sha256)
+        .Close();
+    ChunkPages(w, t.chunk_count, t.chunk_pages);
+  });
 }
 
 TagObject ParseTagObject(std::string_view text, const std::string& where) {
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
-    throw CorruptionError("read tag " + where + ": not valid JSON (" +
-                          simdjson::error_message(error) + ")");
-  }
   const char* operation = "read tag ";
+  const simdjson::dom::element root = ParseText(&parser, text, operation, where);
   const Fields top(root, "the tag object", where, operation);
   if (top.String("format") != kTagFormatName) top.Fail("is not a gulpdb tag (\"format\")");
   const uint32_t version = top.Unsigned32("version");
@@ -625,35 +568,25 @@ TagObject ParseTagObject(std::string_view text, const std::string& where) {
 }
 
 std::string SerializePushLease(const PushLeaseRecord& lease) {
-  std::string out = "{";
-  AppendKeyValue(&out, "format", kLeaseFormatName);
-  out += ", ";
-  AppendKeyValue(&out, "push", lease.push_id);
-  out += ", ";
-  AppendKeyValue(&out, "dataset", lease.dataset);
-  out += ",\n ";
-  AppendKeyValue(&out, "host", lease.host);
-  out += ", ";
-  AppendKeyNumber(&out, "pid", lease.pid);
-  out += ",\n ";
-  AppendKeyValue(&out, "started", IsoTime(lease.started_unix));
-  out += ", ";
-  AppendKeyNumber(&out, "started_unix", lease.started_unix);
-  out += ",\n ";
-  AppendKeyValue(&out, "expires", IsoTime(lease.expires_unix));
-  out += ", ";
-  AppendKeyNumber(&out, "expires_unix", lease.expires_unix);
-  out += "}\n";
-  return out;
+  return ObjectText([&](JsonObjectWriter& w) {
+    w.String("format", kLeaseFormatName)
+        .String("push", lease.push_id)
+        .String("dataset", lease.dataset)
+        .Break()
+        .String("host", lease.host)
+        .Number("pid", lease.pid)
+        .Break()
+        .String("started", IsoTime(lease.started_unix))
+        .Number("started_unix", lease.started_unix)
+        .Break()
+        .String("expires", IsoTime(lease.expires_unix))
+        .Number("expires_unix", lease.expires_unix);
+  });
 }
 
 PushLeaseRecord ParsePushLease(std::string_view text, const std::string& where) {
   simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  if (const auto error = parser.parse(text.data(), text.size()).get(root); error) {
-    throw CorruptionError("read push lease " + where + ": not valid JSON (" +
-                          simdjson::error_message(error) + ")");
-  }
+  const simdjson::dom::element root = ParseText(&parser, text, "read push lease ", where);
   const Fields f(root, "the lease", where, "read push lease ");
   if (f.String("format") != kLeaseFormatName) f.Fail("is not a gulpdb push lease (\"format\")");
   PushLeaseRecord lease;

@@ -123,10 +123,10 @@ std::string Problem(const std::string& path, const index::PartitionEntry& entry)
 // Removes downloads left by processes that are gone.
 void RemoveDeadDownloads(const std::string& dir) {
   for (const std::string& name : util::ListDirectory(dir)) {
-    if (name.rfind(".download.", 0) != 0 && name.rfind(".damaged.", 0) != 0) continue;
+    if (!IsDownloadName(name) && !IsDamagedName(name)) continue;
     const long pid = std::strtol(name.c_str() + name.find('.', 1) + 1, nullptr, 10);
     if (pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;
-    if (pid == ::getpid() && name.rfind(".download.", 0) == 0) continue;  // another thread's
+    if (pid == ::getpid() && IsDownloadName(name)) continue;  // another thread's
     util::RemoveFileQuietly(dir + "/" + name);
   }
 }
@@ -279,14 +279,13 @@ class Fetcher {
     std::string tmp;
     util::UniqueFd fd;
     try {
-      FetchVerified(
-          object,
-          [&] {
+      FetchVerifiedToNewName(
+          object, dir_, &tmp,
+          [&](const std::string& old) {
             fd = util::UniqueFd();
-            if (!tmp.empty()) util::RemoveFileQuietly(tmp);
-            tmp = dir_ + "/.download." + util::UniqueFileSuffix();
-            return DownloadToFile(*store_, object, tmp, &fd);
+            util::RemoveFileQuietly(old);
           },
+          [&](const std::string& to) { return DownloadToFile(*store_, object, to, &fd); },
           [&] { VerifyPartitionFile(tmp, entry); }, Remembering());
       util::DataSync(fd.get(), tmp);
       while (::flock(fd.get(), LOCK_SH) != 0) {

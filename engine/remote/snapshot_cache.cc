@@ -159,14 +159,15 @@ void Download(ObjectStore& store, const NamedObject& object, const std::string& 
   std::string tmp;
   util::UniqueFd fd;
   try {
-    FetchVerified(
-        object,
-        [&] {
+    FetchVerifiedToNewName(
+        object, base, &tmp,
+        [&](const std::string& old) {
           fd = util::UniqueFd();
-          if (!tmp.empty()) util::RemoveTree(tmp);
-          tmp = base + "/.download." + util::UniqueFileSuffix();
-          if (!util::MakeDirectory(tmp)) util::ThrowErrno("create", tmp, EEXIST);
-          return DownloadToFile(store, object, tmp + "/data.mdb", &fd);
+          util::RemoveTree(old);
+        },
+        [&](const std::string& to) {
+          if (!util::MakeDirectory(to)) util::ThrowErrno("create", to, EEXIST);
+          return DownloadToFile(store, object, to + "/data.mdb", &fd);
         },
         [&] {
           index::EnvOptions options;
@@ -243,13 +244,13 @@ CachedSnapshot EnsureSnapshot(ObjectStore& store, const Manifest& manifest,
     // files left in it): out of the way, whole, so that the download's
     // folder can take its name; then fetched again. Processes that map it
     // keep their mapping (unlinking a mapped file is safe).
-    const std::string aside = base + "/.damaged." + util::UniqueFileSuffix();
+    const std::string aside = NewDamagedName(base);
     util::Rename(target, aside);
   }
   // Only the lock holder downloads: any other download folder is left over
   // by a process that died, and damaged snapshots set aside are removed.
   for (const std::string& name : util::ListDirectory(base)) {
-    if (name.rfind(".download.", 0) == 0 || name.rfind(".damaged.", 0) == 0) {
+    if (IsDownloadName(name) || IsDamagedName(name)) {
       util::RemoveTree(base + "/" + name);
     }
   }

@@ -155,6 +155,41 @@ Arrival DownloadToFile(ObjectStore& store, const NamedObject& object, const std:
   return Arrival{size, util::Sha256HexOfFile(fd->get(), path, 0, size)};
 }
 
+namespace {
+constexpr std::string_view kDownloadPrefix = ".download.";
+constexpr std::string_view kDamagedPrefix = ".damaged.";
+}  // namespace
+
+std::string NewDownloadName(const std::string& dir) {
+  return dir + "/" + std::string(kDownloadPrefix) + util::UniqueFileSuffix();
+}
+
+std::string NewDamagedName(const std::string& dir) {
+  return dir + "/" + std::string(kDamagedPrefix) + util::UniqueFileSuffix();
+}
+
+bool IsDownloadName(std::string_view name) {
+  return name.substr(0, kDownloadPrefix.size()) == kDownloadPrefix;
+}
+
+bool IsDamagedName(std::string_view name) {
+  return name.substr(0, kDamagedPrefix.size()) == kDamagedPrefix;
+}
+
+void FetchVerifiedToNewName(const NamedObject& object, const std::string& dir, std::string* tmp,
+                            const std::function<void(const std::string& tmp)>& discard,
+                            const std::function<Arrival(const std::string& tmp)>& download,
+                            const std::function<void()>& check, const BadObjectScope* remember) {
+  FetchVerified(
+      object,
+      [&] {
+        if (!tmp->empty()) discard(*tmp);
+        *tmp = NewDownloadName(dir);
+        return download(*tmp);
+      },
+      check, remember);
+}
+
 std::string GetVerified(ObjectStore& store, const NamedObject& object,
                         const BadObjectScope* remember,
                         const std::function<void(std::string_view bytes)>& check) {

@@ -88,6 +88,26 @@ Arrival DownloadToFile(ObjectStore& store, const NamedObject& object, const std:
 void FetchVerified(const NamedObject& object, const std::function<Arrival()>& download,
                    const std::function<void()>& check, const BadObjectScope* remember);
 
+// The transient entries of a cache folder `dir`: a download in progress
+// and a damaged copy set aside, each named by util::UniqueFileSuffix (the
+// process id first, so that a sweep can tell a live process's from a dead
+// one's): "<dir>/.download.<suffix>", "<dir>/.damaged.<suffix>".
+std::string NewDownloadName(const std::string& dir);
+std::string NewDamagedName(const std::string& dir);
+bool IsDownloadName(std::string_view name);  // a name in the folder, not a path
+bool IsDamagedName(std::string_view name);
+
+// FetchVerified of `object` into a NewDownloadName in `dir`, a new one for
+// each download: `discard(*tmp)` first removes the previous download's
+// (when there was one), then `download(*tmp)` brings the bytes there (a
+// file, or a folder it creates). On return *tmp names the verified bytes;
+// when it throws, *tmp names what is left, if anything ("" if nothing), for
+// the caller to remove.
+void FetchVerifiedToNewName(const NamedObject& object, const std::string& dir, std::string* tmp,
+                            const std::function<void(const std::string& tmp)>& discard,
+                            const std::function<Arrival(const std::string& tmp)>& download,
+                            const std::function<void()>& check, const BadObjectScope* remember);
+
 // FetchVerified of the object's bytes (one GET of at most its size each).
 // `check`, when not null, is given them.
 std::string GetVerified(ObjectStore& store, const NamedObject& object,

@@ -239,6 +239,11 @@ struct IngestReport {
   int interrupted_by = 0;  // the signal that stopped the run, or 0
 };
 
+// The settings a dataset that `options` creates takes from them: codec,
+// videos_per_chunk, bytes_per_chunk, checksums and index_dir (an existing
+// dataset keeps its own). What Ingest creates with, and `gulpdb create`.
+GULPDB_EXPORT CreateOptions NewDatasetOptions(const IngestOptions& options);
+
 // Returns what is wrong with `options` (one line), or an empty string.
 GULPDB_EXPORT std::string ValidateIngestOptions(const IngestOptions& options);
 

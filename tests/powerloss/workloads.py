@@ -295,6 +295,18 @@ class Remove(Workload):
                 ack(k)
 
 
+def compact_remove_compact(ds, later):
+    """gulpdb compact (ack 1), the removal of `later` (ack 2), compact again (ack 3)."""
+    import gulpdb
+    cli("compact", ds, "--min-garbage", "0")
+    ack(1)
+    with gulpdb.Dataset(ds, "r+") as d:
+        d.remove([later])
+    ack(2)
+    cli("compact", ds, "--min-garbage", "0")
+    ack(3)
+
+
 class Compact(Workload):
     name = "compact"
     doc = "gulpdb compact of chunks holding removed videos, then of a removal after it"
@@ -313,15 +325,7 @@ class Compact(Workload):
             d.remove(self.gone)
 
     def run(self, root):
-        import gulpdb
-        ds = os.path.join(root, "ds")
-        cli("compact", ds, "--min-garbage", "0")
-        ack(1)
-        with gulpdb.Dataset(ds, "r+") as d:
-            d.remove([self.later])
-        ack(2)
-        cli("compact", ds, "--min-garbage", "0")
-        ack(3)
+        compact_remove_compact(os.path.join(root, "ds"), self.later)
 
 
 class Merge(Workload):
@@ -1264,15 +1268,7 @@ class CompactUnderTag(VersionWorkload):
             d.remove(self.gone_ids)
 
     def run(self, root):
-        import gulpdb
-        ds = os.path.join(root, "ds")
-        cli("compact", ds, "--min-garbage", "0")
-        ack(1)
-        with gulpdb.Dataset(ds, "r+") as d:
-            d.remove([self.later])
-        ack(2)
-        cli("compact", ds, "--min-garbage", "0")
-        ack(3)
+        compact_remove_compact(os.path.join(root, "ds"), self.later)
 
 
 class TagAfterEdit(VersionWorkload):

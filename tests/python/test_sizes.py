@@ -1,6 +1,7 @@
-"""No product source file over 1,000 lines (scripts/size_report.py --check),
-and the report finds what it should: a file over the limit, a class body
-over the class limit, braces in comments and strings not counted."""
+"""No product source file over 1,000 lines and no class or struct body over
+400 (scripts/size_report.py --check), and the report finds what it should: a
+file over the limit, a class body over the class limit, braces in comments
+and strings not counted."""
 
 import os
 import subprocess
@@ -33,6 +34,33 @@ def test_no_product_file_is_over_1000_lines():
     result = _run("--root", REPO, "--check")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Files over 1000 lines: 0" in result.stdout
+
+
+def test_no_product_class_is_over_400_lines():
+    # The three that were over (JSON's value scanner, the health check, the
+    # .gmeta reader) were split along their seams; the report still sees them.
+    result = _run("--root", REPO, "--max-class", "400")
+    assert result.returncode == 0, result.stderr
+    assert "Class or struct bodies over 400 lines: 0" in result.stdout, result.stdout
+    bodies = _run("--root", REPO, "--max-class", "1").stdout
+    for cls in ("ValueScanner", "Checker", "GmetaReader::Impl"):
+        sizes = [int(line.split()[0]) for line in bodies.splitlines()
+                 if line.split()[1:2] == [cls]]
+        assert sizes and all(0 < n <= 400 for n in sizes), (cls, sizes)
+
+
+def test_a_class_over_the_limit_fails_the_check(tmp_path):
+    body = "  int f() { return 1; }\n"
+    _git_repo(tmp_path, {
+        "engine/a.h": "class Big {\n" + body * 401 + "};\nclass Fits {\n" + body * 398 + "};\n",
+        "tests/b.h": "class TestOnly {\n" + body * 900 + "};\n",
+    })
+    result = _run("--root", str(tmp_path), "--check")
+    assert result.returncode == 1
+    assert "Class or struct bodies over 400 lines: 1" in result.stdout
+    assert "   403  Big  (engine/a.h:1)" in result.stdout
+    assert "Big" in result.stderr and "Fits" not in result.stdout
+    assert "TestOnly" not in result.stdout
 
 
 def test_a_file_over_the_limit_fails_the_check(tmp_path):

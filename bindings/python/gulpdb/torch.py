@@ -375,6 +375,27 @@ class _IdsByPosition(Sequence[str]):
 class _VideoReader:
     """What the video datasets share: sampling, decoding, labels, transforms."""
 
+    @classmethod
+    def for_dataset(
+        cls,
+        what: str,
+        source: Source,
+        ids: Optional[Iterable[VideoId]],
+        split: Optional[str],
+        decode: Optional[DecodeOptions],
+        decode_keywords: Dict[str, Any],
+        *,
+        shuffle: bool = False,
+        **options: Any,
+    ) -> "_VideoReader":
+        """The reader of the dataset class named ``what``: of ``ids``, or of
+        ``split``'s (:func:`_with_split`), decoding as ``decode`` and the
+        keywords say; it warns when a seed is given that nothing draws from."""
+        source, ids = _with_split(source, ids, split)
+        reader = cls(source, ids, decode=decode_options(decode, decode_keywords, what), **options)
+        reader.warn_unused_seed(what, shuffle=shuffle)
+        return reader
+
     def __init__(
         self,
         source: Source,
@@ -602,14 +623,11 @@ class VideoDataset(torch.utils.data.Dataset):
         **decode_keywords: Any,
     ) -> None:
         prefetch_batches = _count(prefetch_batches, "prefetch_batches", 0, 1 << 20)
-        source, ids = _with_split(source, ids, split)
-        self._reader = _VideoReader(
-            source, ids, label=label, transform=transform,
-            decode=decode_options(decode, decode_keywords, "VideoDataset"),
-            decode_threads=decode_threads, seed=seed,
+        self._reader = _VideoReader.for_dataset(
+            "VideoDataset", source, ids, split, decode, decode_keywords,
+            label=label, transform=transform, decode_threads=decode_threads, seed=seed,
             num_frames=num_frames, sampling=sampling, stride=stride,
         )
-        self._reader.warn_unused_seed("VideoDataset")
         self._read_ahead: Optional[_read_ahead.ReadAhead] = None
         if prefetch_batches and self._reader.dataset.is_remote:
             self._read_ahead = _read_ahead.ReadAhead(
@@ -742,13 +760,10 @@ class ImageDataset(torch.utils.data.Dataset):
         **decode_keywords: Any,
     ) -> None:
         prefetch_batches = _count(prefetch_batches, "prefetch_batches", 0, 1 << 20)
-        source, ids = _with_split(source, ids, split)
-        self._reader = _VideoReader(
-            source, ids, label=label, transform=None,
-            decode=decode_options(decode, decode_keywords, "ImageDataset"),
-            decode_threads=decode_threads, seed=seed,
+        self._reader = _VideoReader.for_dataset(
+            "ImageDataset", source, ids, split, decode, decode_keywords,
+            label=label, transform=None, decode_threads=decode_threads, seed=seed,
         )
-        self._reader.warn_unused_seed("ImageDataset")
         self.transform = transform
         self.frame = int(frame)
 
@@ -837,14 +852,11 @@ class IterableVideoDataset(torch.utils.data.IterableDataset):
         **decode_keywords: Any,
     ) -> None:
         super().__init__()
-        source, ids = _with_split(source, ids, split)
-        self._reader = _VideoReader(
-            source, ids, label=label, transform=transform,
-            decode=decode_options(decode, decode_keywords, "IterableVideoDataset"),
-            decode_threads=decode_threads, seed=seed,
+        self._reader = _VideoReader.for_dataset(
+            "IterableVideoDataset", source, ids, split, decode, decode_keywords, shuffle=shuffle,
+            label=label, transform=transform, decode_threads=decode_threads, seed=seed,
             num_frames=num_frames, sampling=sampling, stride=stride,
         )
-        self._reader.warn_unused_seed("IterableVideoDataset", shuffle=shuffle)
         self.rank = rank
         self.world_size = world_size
         self.shuffle = shuffle
