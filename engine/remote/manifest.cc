@@ -410,15 +410,15 @@ std::string SerializeManifest(const Manifest& m) {
       AppendChunkList(&w.Break().Key("chunks"), m.chunks.data(), m.chunks.size());
     }
     if (!m.tags.empty()) {  // absent when none: a manifest without tags keeps its bytes
-      AppendObjectLines(&w.Break().Key("tags"), m.tags.size(), [&](JsonObjectWriter& entry,
-                                                                   size_t i) {
-        const ManifestTag& t = m.tags[i];
-        TagSummary(entry, t.name, t.created_ms, t.videos, t.frames, t.message)
-            .String("root", t.root_sha256)
-            .String("key", t.key)
-            .Number("size", t.size)
-            .String("sha256", t.sha256);
-      });
+      AppendObjectLines(&w.Break().Key("tags"), m.tags.size(),
+                        [&](JsonObjectWriter& entry, size_t i) {
+                          const ManifestTag& t = m.tags[i];
+                          TagSummary(entry, t.name, t.created_ms, t.videos, t.frames, t.message)
+                              .String("root", t.root_sha256)
+                              .String("key", t.key)
+                              .Number("size", t.size)
+                              .String("sha256", t.sha256);
+                        });
     }
     AppendObjectLines(&w.Break().Key("obsolete"), m.obsolete.size(),
                       [&](JsonObjectWriter& entry, size_t i) {
