@@ -15,12 +15,12 @@ import pickle
 import re
 import subprocess
 
-import numpy as np
 import pytest
 
 import gulpdb
 from conftest import GULPDB_CLI
 from test_remote import BUCKET, Remote
+from test_versions import cli, frames_of, make, state  # the local tags' helpers
 
 import s3_proxy  # noqa: E402  (tests/harness, on the path test_remote sets)
 
@@ -36,29 +36,6 @@ def servers():
 @pytest.fixture
 def remote(servers, tmp_path, monkeypatch):
     return Remote(servers, tmp_path, monkeypatch)
-
-
-def cli(*args, expect=0):
-    r = subprocess.run([GULPDB_CLI, *args], capture_output=True, text=True, timeout=300)
-    assert r.returncode == expect, f"gulpdb {args}: exit {r.returncode}\n{r.stdout}{r.stderr}"
-    return r
-
-
-def frames_of(i, n=3):
-    return np.full((n, 16, 16, 3), (17 * i) % 256, np.uint8)
-
-
-def make(path, n=9, vpc=3):
-    with gulpdb.Dataset(path, "a", videos_per_chunk=vpc) as ds:
-        with ds.writer() as w:
-            for i in range(n):
-                w.append(f"v{i}", frames_of(i), {"label": ["cat", "dog", "owl"][i % 3], "n": i})
-    return path
-
-
-def state(ds):
-    """Everything a reader sees: ids in order, meta and JPEG bytes."""
-    return {id_: (ds.meta(id_), ds.read_jpegs(id_)) for id_ in ds.ids()}
 
 
 def reads(ds):
