@@ -82,7 +82,10 @@ def main() -> None:
         result["listed"] = made["listed"]
         result["chunks"] = made["chunks"]
         print(f"built {made['videos']} videos in {result['build_s']:.0f} s", file=sys.stderr)
-        with s3rver_behind_proxy(BUCKET, CREDENTIALS) as (s3rver, proxy):
+        # A push after a scattered relabel sends a .gmeta object for most
+        # chunks: the proxy keeps every request of a push.
+        log_size = 4 * made["chunks"] + 100000
+        with s3rver_behind_proxy(BUCKET, CREDENTIALS, log_size) as (s3rver, proxy):
             use_proxy(proxy, tmp)
             url = f"s3://{BUCKET}/p"
 

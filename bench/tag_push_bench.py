@@ -44,9 +44,15 @@ KINDS = ("partitions", "roots/pages", "chunk pages", "tag objects", "gmeta", "ch
 
 
 def bytes_put_by_kind(proxy) -> collections.Counter:
-    """Bytes of the PUT requests the proxy saw (since its last reset), by kind."""
+    """Bytes of the PUT requests the proxy saw (since its last reset), by kind.
+    Raises RuntimeError when its log lost requests (start the proxy with a
+    larger log_size)."""
+    log = proxy.log()
+    if proxy.stats()["requests"] != len(log):
+        raise RuntimeError(f"the proxy's log kept {len(log)} of {proxy.stats()['requests']} "
+                           "requests: count with a larger log_size")
     sent: collections.Counter = collections.Counter()
-    for e in proxy.log():
+    for e in log:
         if e["method"] == "PUT":
             sent[kind(e["path"].split("?")[0])] += e["request_bytes"]
     return sent
