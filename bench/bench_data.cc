@@ -32,6 +32,12 @@
 //       --pool, the frames are real JPEGs from DIR (bench_data frames):
 //       frame k of video i is the pool's (i * F + k) mod size (the viewer's
 //       benchmark, bench/view_bench.py, decodes them).
+//   bench_data relabel   --dir D --videos N [--list FILE]
+//       relabel_bench's dataset (BuildRelabelDataset: hashed ids, 16 tiny
+//       frames, meta {"label", "idx", "duration"}, meta indexes on label and
+//       duration, label2idx.json); --list also writes the `id;label` CSV of
+//       relabel_bench's first round (the 1% a hash picks, each to another
+//       class) for `gulpdb relabel --labels` (bench/relabel_push_bench.py).
 //   bench_data stats     --dir D
 //       Dataset::Stats(), the size of the .gmeta files in D, and where the
 //       index's bytes go (record payloads by field; read with the index's
@@ -437,9 +443,39 @@ int RunStats(Options& opt) {
   return 0;
 }
 
+int RunRelabel(Options& opt) {
+  const std::string dir = opt.Required("dir");
+  const uint64_t videos = opt.Uint("videos", 1000);
+  const std::string list = opt.Str("list", "");
+  opt.Finish();
+  if (videos == 0) Die("--videos must be positive");
+  const auto start = Clock::now();
+  BuildRelabelDataset(dir, videos);
+  const double seconds = SecondsSince(start);
+  std::vector<std::string> ids;
+  std::vector<uint16_t> labels;
+  if (!list.empty()) {
+    for (uint64_t i = 0; i < videos; ++i) {
+      if (!RelabelPicked(i, 0)) continue;
+      ids.push_back(HashedVideoId(i));
+      labels.push_back(RelabelNext(static_cast<uint16_t>(i % kLabelClasses), 0));
+    }
+    WriteRelabelList(list, ids, labels);
+  }
+  const DatasetStats stats = Dataset::Open(dir)->Stats();
+  Json json;
+  json.Integer("videos", static_cast<int64_t>(stats.videos))
+      .Integer("chunks", static_cast<int64_t>(stats.chunks))
+      .Integer("index_bytes", static_cast<int64_t>(stats.index_bytes))
+      .Integer("listed", static_cast<int64_t>(ids.size()))
+      .Number("seconds", seconds);
+  json.Print();
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   const std::string usage =
-      "bench_data frames|realistic|index|gulpio|hashed|stats [options] (see the top of "
+      "bench_data frames|realistic|index|gulpio|hashed|relabel|stats [options] (see the top of "
       "bench_data.cc)";
   if (argc < 2) Options(argc, argv, 1, usage).Usage("missing command");
   const std::string command = argv[1];
@@ -449,6 +485,7 @@ int Main(int argc, char** argv) {
   if (command == "index") return RunIndex(opt);
   if (command == "gulpio") return RunGulpio(opt);
   if (command == "hashed") return RunHashed(opt);
+  if (command == "relabel") return RunRelabel(opt);
   if (command == "stats") return RunStats(opt);
   opt.Usage("unknown command " + command);
 }

@@ -538,6 +538,37 @@ double BuildLabelledDataset(const std::string& dir, uint64_t videos, bool checks
   return SecondsSince(start);
 }
 
+void BuildRelabelDataset(const std::string& dir, uint64_t videos) {
+  BuildLabelledDataset(dir, videos, /*checksums=*/false, /*with_idx=*/true);
+  OpenOptions rw;
+  rw.read_only = false;
+  auto ds = Dataset::Open(dir, rw);
+  ds->CreateMetaIndex("label");
+  ds->CreateMetaIndex("duration");
+  std::string json = "{";
+  for (uint64_t k = 0; k < kLabelClasses; ++k) {
+    json += (k == 0 ? "\"class" : ", \"class") + std::to_string(k) + "\": " + std::to_string(k);
+  }
+  WriteWholeFile(dir + "/label2idx.json", json + "}");
+}
+
+bool RelabelPicked(uint64_t i, int round) {
+  return Mix64(i * 131 + static_cast<uint64_t>(round) * 7919 + 17) % 100 == 0;
+}
+
+uint16_t RelabelNext(uint16_t current, int round) {
+  return static_cast<uint16_t>((current + 1u + static_cast<uint64_t>(round)) % kLabelClasses);
+}
+
+void WriteRelabelList(const std::string& path, const std::vector<std::string>& ids,
+                      const std::vector<uint16_t>& labels) {
+  std::string text;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    text += ids[k] + ";class" + std::to_string(labels[k]) + "\n";
+  }
+  WriteWholeFile(path, text);
+}
+
 double BuildIndexDataset(const std::string& dir, const IndexSpec& spec) {
   CreateOptions create;
   create.videos_per_chunk = spec.videos_per_chunk;

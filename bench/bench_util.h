@@ -198,6 +198,19 @@ std::string LabelledMeta(uint64_t i, uint64_t label, bool with_idx);
 // Creates the dataset `dir` of `videos` such videos, label i % kLabelClasses,
 // committed every 50,000. Returns the seconds it took.
 double BuildLabelledDataset(const std::string& dir, uint64_t videos, bool checksums, bool with_idx);
+// The relabel benchmarks' dataset (relabel_bench, `bench_data relabel`,
+// relabel_push_bench.py): BuildLabelledDataset without checksums, with
+// "idx", meta indexes on label and duration and a label2idx.json of the
+// kLabelClasses classes.
+void BuildRelabelDataset(const std::string& dir, uint64_t videos);
+// Whether relabel round `round` picks video i (1% of the videos, by hash).
+bool RelabelPicked(uint64_t i, int round);
+// The label round `round` gives a picked video whose label is `current`.
+uint16_t RelabelNext(uint16_t current, int round);
+// Writes the `id;label` CSV list (`gulpdb relabel --labels`) of `ids` and
+// their `labels` (class numbers) to `path`.
+void WriteRelabelList(const std::string& path, const std::vector<std::string>& ids,
+                      const std::vector<uint16_t>& labels);
 
 // JPEG files (sorted by name) in `dir`, read into memory.
 std::vector<std::string> LoadJpegs(const std::string& dir);

@@ -5,10 +5,10 @@
 // the same records and meta index entries in one durable commit, in the
 // same run, round after round.
 //
-//   relabel_bench [--dir D] [--videos N] [--repeat R] [--smoke]
+//   relabel_bench [--dir D] [--videos N] [--repeat R] [--no-tag] [--smoke]
 //
-// The dataset (reused when D holds one of the same size made by this
-// program): N videos with hashed ids, 16 tiny frames each, meta
+// The dataset (BuildRelabelDataset, made anew each run): N videos with hashed ids, 16 tiny frames
+// each, meta
 // {"label": "class<k>" (100 values), "idx": k, "duration": <0 to 100>},
 // meta indexes on label and duration. Round r relabels the 1% of videos
 // whose hash picks them for r, each to another class.
@@ -21,7 +21,13 @@
 // label entry and puts the new one, committed durably: the index work of a
 // relabel with nothing around it.
 //
-// Reported: the median of R rounds of each, the ratio baseline / gulpdb
+// Two phases of R rounds of each: the first without a tag (no change
+// record), the second with a tag made before each of gulpdb's rounds
+// (untimed), so that every edit also records the keys it changes in the
+// index's change record (index/change_record.h), as it does for a user who
+// tags; --no-tag runs the first alone.
+//
+// Reported for each phase: the median of R rounds of each, the ratio baseline / gulpdb
 // (the target is >= 0.5), and the bytes gulpdb wrote to chunk files during
 // the rounds, counted by the file layer's I/O hook (util/file_io.h) and
 // checked against the chunk files' sizes and modification times.
@@ -30,7 +36,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -48,11 +53,6 @@ constexpr int kFrames = kLabelledFrames;
 constexpr uint64_t kLabels = kLabelClasses;
 
 std::string Meta(uint64_t i, uint64_t label) { return LabelledMeta(i, label, /*with_idx=*/true); }
-
-// Whether round r relabels video i (1% of the videos).
-bool Picked(uint64_t i, int round) {
-  return Mix64(i * 131 + static_cast<uint64_t>(round) * 7919 + 17) % 100 == 0;
-}
 
 // The labels of every video after `round` rounds, kept incrementally.
 struct Labels {
@@ -86,20 +86,6 @@ std::string LabelKey(uint64_t i, uint64_t label) {
   key += "\"class" + std::to_string(label) + "\"";
   for (int b = 7; b >= 0; --b) key.push_back(static_cast<char>((i >> (8 * b)) & 0xff));
   return key;
-}
-
-void BuildDataset(const std::string& dir, uint64_t videos) {
-  BuildLabelledDataset(dir, videos, /*checksums=*/false, /*with_idx=*/true);
-  OpenOptions rw;
-  rw.read_only = false;
-  auto ds = Dataset::Open(dir, rw);
-  ds->CreateMetaIndex("label");
-  ds->CreateMetaIndex("duration");
-  std::string json = "{";
-  for (uint64_t k = 0; k < kLabels; ++k) {
-    json += (k == 0 ? "\"class" : ", \"class") + std::to_string(k) + "\": " + std::to_string(k);
-  }
-  WriteWholeFile(dir + "/label2idx.json", json + "}");
 }
 
 struct Baseline {
@@ -150,9 +136,135 @@ std::string ChunkStamps(const std::string& dir) {
   return out;
 }
 
+// The rounds of one phase: `repeat` of each kind, taking turns (Relabel,
+// the Writer alone, the bare loop), each relabeling its own 1% (the bare
+// loop its own copy of them). `tagged`: a tag is made before each of
+// gulpdb's rounds (untimed), so that the round runs with the change record
+// on and every key it touches is a first change since the tag.
+struct Phase {
+  std::vector<double> relabel_ms, writer_ms, bare_ms;
+  // CPU time (user + system) of the same rounds: less of the machine's load
+  // than their wall time.
+  std::vector<double> relabel_cpu_ms, writer_cpu_ms, bare_cpu_ms;
+  uint64_t edited = 0;
+  int rounds = 0;
+};
+
+struct Rounds {
+  const std::string& base;
+  const std::string& dir;
+  uint64_t videos;
+  Baseline& bare;
+  Labels labels;       // the dataset's
+  Labels bare_labels;  // the baseline's
+  int next_round = 0;
+
+  void Tag(int round) {
+    OpenOptions rw;
+    rw.read_only = false;
+    Dataset::Open(dir, rw)->Tag("before-round-" + std::to_string(round));
+  }
+
+  Phase Run(int repeat, bool tagged) {
+    Phase phase;
+    for (int r = 0; r < 3 * repeat; ++r) {
+      const int round = next_round++;
+      const int kind = r % 3;
+      std::vector<uint64_t> picked;
+      for (uint64_t i = 0; i < videos; ++i) {
+        if (RelabelPicked(i, round)) picked.push_back(i);
+      }
+      Labels& current = kind == 2 ? bare_labels : labels;
+      std::vector<uint16_t> next(picked.size());
+      std::vector<std::string> ids(picked.size());
+      for (size_t k = 0; k < picked.size(); ++k) {
+        next[k] = RelabelNext(current.now[picked[k]], round);
+        ids[k] = HashedVideoId(picked[k]);
+      }
+      if (tagged && kind != 2) Tag(round);
+      if (kind == 0) {
+        const std::string list = base + "/labels.csv";
+        WriteRelabelList(list, ids, next);
+        ingest::RelabelOptions o;
+        o.dir = dir;
+        o.labels = list;
+        const auto start = Clock::now();
+        const double cpu = ProcessCpuSeconds();
+        const ingest::RelabelReport report = ingest::Relabel(o);
+        phase.relabel_ms.push_back(SecondsSince(start) * 1e3);
+        phase.relabel_cpu_ms.push_back((ProcessCpuSeconds() - cpu) * 1e3);
+        if (report.changed != picked.size()) Die("relabel changed fewer videos than listed");
+      } else if (kind == 1) {
+        OpenOptions rw;
+        rw.read_only = false;
+        auto ds = Dataset::Open(dir, rw);
+        std::vector<std::string> patches;
+        for (size_t k = 0; k < picked.size(); ++k) {
+          patches.push_back("{\"label\": \"class" + std::to_string(next[k]) +
+                            "\", \"idx\": " + std::to_string(next[k]) + "}");
+        }
+        const auto start = Clock::now();
+        const double cpu = ProcessCpuSeconds();
+        auto w = ds->NewWriter();
+        for (size_t k = 0; k < ids.size(); ++k) w->UpdateMeta(ids[k], patches[k]);
+        w->CommitLast();
+        w.reset();
+        phase.writer_ms.push_back(SecondsSince(start) * 1e3);
+        phase.writer_cpu_ms.push_back((ProcessCpuSeconds() - cpu) * 1e3);
+      } else {
+        std::vector<std::string> records, old_keys, new_keys;
+        for (size_t k = 0; k < picked.size(); ++k) {
+          const uint64_t i = picked[k];
+          records.push_back(index::EncodeVideoRecord(RecordOf(i, next[k])));
+          old_keys.push_back(LabelKey(i, bare_labels.now[i]));
+          new_keys.push_back(LabelKey(i, next[k]));
+        }
+        const auto start = Clock::now();
+        const double cpu = ProcessCpuSeconds();
+        bare.env->Update([&](index::Txn& txn) {
+          for (size_t k = 0; k < ids.size(); ++k) {
+            txn.Put(bare.videos, ids[k], records[k]);
+            txn.Del(bare.meta, old_keys[k]);
+            txn.Put(bare.meta, new_keys[k], ids[k]);
+          }
+        });
+        phase.bare_ms.push_back(SecondsSince(start) * 1e3);
+        phase.bare_cpu_ms.push_back((ProcessCpuSeconds() - cpu) * 1e3);
+      }
+      for (size_t k = 0; k < picked.size(); ++k) current.now[picked[k]] = next[k];
+      phase.edited += picked.size();
+      ++phase.rounds;
+    }
+    return phase;
+  }
+};
+
+void AddPhase(Json* json, const std::string& prefix, const Phase& p) {
+  const double relabel = Summarize(p.relabel_ms).median;
+  const double writer = Summarize(p.writer_ms).median;
+  const double baseline = Summarize(p.bare_ms).median;
+  json->Integer(prefix + "edited_per_round",
+                static_cast<int64_t>(p.edited / static_cast<uint64_t>(std::max(1, p.rounds))))
+      .Stats(prefix + "relabel_ms", p.relabel_ms)
+      .Stats(prefix + "writer_ms", p.writer_ms)
+      .Stats(prefix + "bare_lmdb_ms", p.bare_ms)
+      .Number(prefix + "relabel_vs_bare", baseline / relabel)
+      .Number(prefix + "writer_vs_bare", baseline / writer)
+      .Stats(prefix + "relabel_cpu_ms", p.relabel_cpu_ms)
+      .Stats(prefix + "writer_cpu_ms", p.writer_cpu_ms)
+      .Stats(prefix + "bare_lmdb_cpu_ms", p.bare_cpu_ms);
+  Log("%s: relabel %.1f ms, writer %.1f ms, bare LMDB %.1f ms (%.2fx, %.2fx); CPU %.1f, %.1f, "
+      "%.1f ms",
+      prefix.empty() ? "without a tag" : "with a tag (change record on)", relabel, writer, baseline,
+      baseline / relabel, baseline / writer, Summarize(p.relabel_cpu_ms).median,
+      Summarize(p.writer_cpu_ms).median, Summarize(p.bare_cpu_ms).median);
+}
+
 int Run(int argc, char** argv) {
-  Options opt(argc, argv, 1, "relabel_bench [--dir D] [--videos N] [--repeat R] [--smoke]");
+  Options opt(argc, argv, 1,
+              "relabel_bench [--dir D] [--videos N] [--repeat R] [--no-tag] [--smoke]");
   const bool smoke = opt.Flag("smoke");
+  const bool no_tag = opt.Flag("no-tag");
   const std::string base = opt.Str("dir", ScratchDir("relabel_bench"));
   const uint64_t videos = std::max<uint64_t>(1000, opt.Uint("videos", smoke ? 5000 : 1000000));
   const int repeat = static_cast<int>(std::max<uint64_t>(1, opt.Uint("repeat", smoke ? 2 : 5)));
@@ -164,86 +276,21 @@ int Run(int argc, char** argv) {
   // Each run starts from the dataset as built: the rounds relabel it.
   const auto build_start = Clock::now();
   RemoveTree(dir);
-  BuildDataset(dir, videos);
+  BuildRelabelDataset(dir, videos);
   Baseline bare = BuildBaseline(bare_dir, videos);
   Log("built %llu videos (and the baseline) in %.1f s", static_cast<unsigned long long>(videos),
       SecondsSince(build_start));
 
   const std::string stamps_before = ChunkStamps(dir);
   util::fault::SetIoHook(&CountChunkWrites, nullptr);
-  Labels labels(videos);       // the dataset's
-  Labels bare_labels(videos);  // the baseline's
-  std::vector<double> relabel_ms, writer_ms, bare_ms;
-  uint64_t edited_total = 0;
-  for (int round = 0; round < 3 * repeat; ++round) {
-    // Rounds take turns: Relabel, the Writer alone, the bare loop; each
-    // round relabels its own 1% (the bare loop its own copy of them).
-    const int kind = round % 3;
-    std::vector<uint64_t> picked;
-    for (uint64_t i = 0; i < videos; ++i) {
-      if (Picked(i, round)) picked.push_back(i);
-    }
-    Labels& current = kind == 2 ? bare_labels : labels;
-    std::vector<uint16_t> next(picked.size());
-    for (size_t k = 0; k < picked.size(); ++k) {
-      next[k] = static_cast<uint16_t>((current.now[picked[k]] + 1u + static_cast<uint64_t>(round)) %
-                                      kLabels);
-    }
-    if (kind == 0) {
-      const std::string list = base + "/labels.csv";
-      {
-        std::ofstream out(list);
-        for (size_t k = 0; k < picked.size(); ++k) {
-          out << HashedVideoId(picked[k]) << ";class" << next[k] << "\n";
-        }
-      }
-      ingest::RelabelOptions o;
-      o.dir = dir;
-      o.labels = list;
-      const auto start = Clock::now();
-      const ingest::RelabelReport report = ingest::Relabel(o);
-      relabel_ms.push_back(SecondsSince(start) * 1e3);
-      if (report.changed != picked.size()) Die("relabel changed fewer videos than listed");
-    } else if (kind == 1) {
-      OpenOptions rw;
-      rw.read_only = false;
-      auto ds = Dataset::Open(dir, rw);
-      std::vector<std::string> ids, patches;
-      for (size_t k = 0; k < picked.size(); ++k) {
-        ids.push_back(HashedVideoId(picked[k]));
-        patches.push_back("{\"label\": \"class" + std::to_string(next[k]) +
-                          "\", \"idx\": " + std::to_string(next[k]) + "}");
-      }
-      const auto start = Clock::now();
-      auto w = ds->NewWriter();
-      for (size_t k = 0; k < ids.size(); ++k) w->UpdateMeta(ids[k], patches[k]);
-      w->CommitLast();
-      w.reset();
-      writer_ms.push_back(SecondsSince(start) * 1e3);
-    } else {
-      std::vector<std::string> ids, records, old_keys, new_keys;
-      for (size_t k = 0; k < picked.size(); ++k) {
-        const uint64_t i = picked[k];
-        ids.push_back(HashedVideoId(i));
-        records.push_back(index::EncodeVideoRecord(RecordOf(i, next[k])));
-        old_keys.push_back(LabelKey(i, bare_labels.now[i]));
-        new_keys.push_back(LabelKey(i, next[k]));
-      }
-      const auto start = Clock::now();
-      bare.env->Update([&](index::Txn& txn) {
-        for (size_t k = 0; k < ids.size(); ++k) {
-          txn.Put(bare.videos, ids[k], records[k]);
-          txn.Del(bare.meta, old_keys[k]);
-          txn.Put(bare.meta, new_keys[k], ids[k]);
-        }
-      });
-      bare_ms.push_back(SecondsSince(start) * 1e3);
-    }
-    for (size_t k = 0; k < picked.size(); ++k) current.now[picked[k]] = next[k];
-    edited_total += picked.size();
-  }
+  Rounds rounds{base, dir, videos, bare, Labels(videos), Labels(videos)};
+  // Without a tag first (no change record), then with one.
+  const Phase untagged = rounds.Run(repeat, /*tagged=*/false);
+  Phase tagged;
+  if (!no_tag) tagged = rounds.Run(repeat, /*tagged=*/true);
   util::fault::SetIoHook(nullptr, nullptr);
   const bool stamps_same = ChunkStamps(dir) == stamps_before;
+  const Labels& labels = rounds.labels;
 
   // The answer is right: a sample of videos has the label the rounds gave it,
   // and the label index agrees.
@@ -281,32 +328,21 @@ int Run(int argc, char** argv) {
   }
   const uint64_t relabel_chunk_bytes = chunk_bytes_written.load() - append_bytes;
 
-  const double relabel = Summarize(relabel_ms).median;
-  const double writer = Summarize(writer_ms).median;
-  const double baseline = Summarize(bare_ms).median;
   Json json;
   json.String("benchmark", "relabel")
       .Boolean("smoke", smoke)
       .Integer("videos", static_cast<int64_t>(videos))
       .Integer("frames_per_video", kFrames)
-      .Integer("repeat", repeat)
-      .Integer("edited_per_round",
-               static_cast<int64_t>(edited_total / (3 * static_cast<uint64_t>(repeat))))
-      .Stats("relabel_ms", relabel_ms)
-      .Stats("writer_ms", writer_ms)
-      .Stats("bare_lmdb_ms", bare_ms)
-      .Number("relabel_vs_bare", baseline / relabel)
-      .Number("writer_vs_bare", baseline / writer)
-      .Integer("chunk_bytes_written", static_cast<int64_t>(relabel_chunk_bytes))
+      .Integer("repeat", repeat);
+  AddPhase(&json, "", untagged);
+  if (!no_tag) AddPhase(&json, "tagged_", tagged);
+  json.Integer("chunk_bytes_written", static_cast<int64_t>(relabel_chunk_bytes))
       .Integer("calibration_append_chunk_bytes", static_cast<int64_t>(append_bytes))
       .Boolean("chunk_files_unchanged", stamps_same);
   AddMemory(&json);
   json.Print();
-  Log("relabel of ~1%% of %llu videos: relabel %.1f ms, writer %.1f ms, bare LMDB %.1f ms "
-      "(%.2fx, %.2fx); chunk bytes written %llu, chunk files %s",
-      static_cast<unsigned long long>(videos), relabel, writer, baseline, baseline / relabel,
-      baseline / writer, static_cast<unsigned long long>(relabel_chunk_bytes),
-      stamps_same ? "unchanged" : "CHANGED");
+  Log("chunk bytes written %llu, chunk files %s",
+      static_cast<unsigned long long>(relabel_chunk_bytes), stamps_same ? "unchanged" : "CHANGED");
   if (relabel_chunk_bytes != 0 || !stamps_same) Die("a relabel wrote to chunk files");
   return 0;
 }

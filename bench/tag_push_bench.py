@@ -39,14 +39,41 @@ def kind(key: str) -> str:
     return "manifest, lease, other"
 
 
+KINDS = ("partitions", "roots/pages", "chunk pages", "tag objects", "gmeta", "chunks",
+         "manifest, lease, other")
+
+
+def bytes_put_by_kind(proxy) -> collections.Counter:
+    """Bytes of the PUT requests the proxy saw (since its last reset), by kind.
+    Raises RuntimeError when its log lost requests (start the proxy with a
+    larger log_size)."""
+    log = proxy.log()
+    if proxy.stats()["requests"] != len(log):
+        raise RuntimeError(f"the proxy's log kept {len(log)} of {proxy.stats()['requests']} "
+                           "requests: count with a larger log_size")
+    sent: collections.Counter = collections.Counter()
+    for e in log:
+        if e["method"] == "PUT":
+            sent[kind(e["path"].split("?")[0])] += e["request_bytes"]
+    return sent
+
+
+def use_proxy(proxy, tmp: str) -> None:
+    """Points gulpdb's S3 client (this process and its children) at the proxy."""
+    os.environ.update(AWS_ENDPOINT_URL=proxy.endpoint, AWS_ACCESS_KEY_ID="K",
+                      AWS_SECRET_ACCESS_KEY="S", AWS_REGION="us-east-1",
+                      GULPDB_CACHE=os.path.join(tmp, "cache"))
+
+
+CREDENTIALS = {"K": "S"}
+
+
 def main() -> None:
     videos = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
     tmp = tempfile.mkdtemp(prefix="gulpdb-tag-push-")
     try:
-        with s3rver_behind_proxy("gulpdb-tag-push", {"K": "S"}) as (_, proxy):
-            os.environ.update(AWS_ENDPOINT_URL=proxy.endpoint, AWS_ACCESS_KEY_ID="K",
-                              AWS_SECRET_ACCESS_KEY="S", AWS_REGION="us-east-1",
-                              GULPDB_CACHE=os.path.join(tmp, "cache"))
+        with s3rver_behind_proxy("gulpdb-tag-push", CREDENTIALS) as (_, proxy):
+            use_proxy(proxy, tmp)
             path, url = os.path.join(tmp, "ds"), "s3://gulpdb-tag-push/p"
             with gulpdb.Dataset(path, "a", videos_per_chunk=200) as ds:
                 with ds.writer() as w:
@@ -57,10 +84,7 @@ def main() -> None:
             def push(what: str) -> None:
                 proxy.reset()
                 gulpdb.push(path, url)
-                sent: collections.Counter = collections.Counter()
-                for e in proxy.log():
-                    if e["method"] == "PUT":
-                        sent[kind(e["path"].split("?")[0])] += e["request_bytes"]
+                sent = bytes_put_by_kind(proxy)
                 print(f"{what}: {dict(sent)}, total {sum(sent.values())}")
 
             push("first push (no tags)")

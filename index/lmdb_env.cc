@@ -321,23 +321,26 @@ void Txn::RecordChange(Dbi dbi, std::string_view key) {
   }
   std::string change_key(1, static_cast<char>(kind));
   change_key.append(key);
-  std::string_view existing;
-  if (Get(changes, change_key, &existing)) return;  // recorded since the start
   if (util::TestBugEnabled("change-record-skips-meta") && kind == kChangedVideo) return;
   if (change_budget_ == 0 || !KeyFits(change_key)) {
+    std::string_view existing;
+    if (Get(changes, change_key, &existing)) return;  // recorded since the start
     changes_overflowed_ = true;
     changes_ = Changes::kOff;
     return;
   }
-  --change_budget_;
   std::string_view before;
   const bool existed = Get(dbi, key, &before);
   std::string value(1, existed ? '\1' : '\0');
   if (existed) value.append(before);
   MDB_val k = ToVal(change_key);
   MDB_val v = ToVal(value);
-  const int rc = mdb_put(txn_, changes, &k, &v, 0);
+  // One descent both finds a key recorded since the start (kept: its value
+  // is the one before the first change) and records a new one.
+  const int rc = mdb_put(txn_, changes, &k, &v, MDB_NOOVERWRITE);
+  if (rc == MDB_KEYEXIST) return;
   if (rc != 0) ThrowLmdb(rc, "mdb_put", env_->path());
+  --change_budget_;
 }
 
 void Txn::StampChanges() {

@@ -100,40 +100,47 @@ RelabelReport Relabel(const RelabelOptions& o) {
                                ListIds(twice) + "; nothing was changed");
   }
 
-  std::vector<std::string> missing;
-  for (const auto& [id, label] : label_of) {
-    if (!ds->Contains(id)) missing.push_back(id);
-  }
-  if (!missing.empty()) {
+  // The writer looks each id up once, to edit it: an id the dataset lacks
+  // rolls the whole batch back. The ids are checked only when something
+  // failed, so that missing ids are the error whatever else went wrong, as
+  // when they were checked first.
+  const std::string map_path = Join(o.dir, "label2idx.json");
+  bool had_file = false;
+  LabelEntries entries;
+  RelabelReport report;
+  try {
+    LabelEntries existing = engine::ReadLabel2Idx(map_path);
+    had_file = !existing.empty() || util::PathExists(map_path);
+    if (!had_file) existing = LabelsOfVideos(*ds);
+    std::vector<SourceSpec> sources;
+    sources.reserve(label_of.size());
+    for (const auto& [id, label] : label_of) {
+      SourceSpec s;
+      s.id = id;
+      s.label = label;
+      sources.push_back(std::move(s));
+    }
+    const size_t known = existing.size();
+    entries = ExtendLabels(std::move(existing), sources);
+    const LabelMap map(entries.begin(), entries.end());
+    report.listed = label_of.size();
+    report.new_labels = entries.size() - known;
+    std::string patch;
+    for (const auto& [id, label] : label_of) {
+      patch = "{\"label\": " + engine::PythonJsonString(label) +
+              ", \"idx\": " + std::to_string(map.at(label)) + "}";
+      if (writer->UpdateMeta(id, patch)) ++report.changed;
+    }
+  } catch (const Error&) {
+    std::vector<std::string> missing;
+    for (const auto& [id, label] : label_of) {
+      if (!ds->Contains(id)) missing.push_back(id);
+    }
+    if (missing.empty()) throw;
     throw IdNotFoundError(operation + ": " + std::to_string(missing.size()) +
                           (missing.size() == 1 ? " id" : " ids") + " of " + o.labels +
                           (missing.size() == 1 ? " is" : " are") +
                           " not in the dataset: " + ListIds(missing) + "; nothing was changed");
-  }
-
-  const std::string map_path = Join(o.dir, "label2idx.json");
-  LabelEntries existing = engine::ReadLabel2Idx(map_path);
-  const bool had_file = !existing.empty() || util::PathExists(map_path);
-  if (!had_file) existing = LabelsOfVideos(*ds);
-  std::vector<SourceSpec> sources;
-  sources.reserve(label_of.size());
-  for (const auto& [id, label] : label_of) {
-    SourceSpec s;
-    s.id = id;
-    s.label = label;
-    sources.push_back(std::move(s));
-  }
-  const size_t known = existing.size();
-  const LabelEntries entries = ExtendLabels(std::move(existing), sources);
-  const LabelMap map(entries.begin(), entries.end());
-
-  RelabelReport report;
-  report.listed = label_of.size();
-  report.new_labels = entries.size() - known;
-  for (const auto& [id, label] : label_of) {
-    const std::string patch = "{\"label\": " + engine::PythonJsonString(label) +
-                              ", \"idx\": " + std::to_string(map.at(label)) + "}";
-    if (writer->UpdateMeta(id, patch)) ++report.changed;
   }
   // The map first: a crash or a failed commit leaves labels no meta uses,
   // never meta with a label the map lacks.

@@ -319,6 +319,43 @@ BOOST_AUTO_TEST_CASE(a_record_past_its_bound_overflows_and_is_not_used) {
   BOOST_CHECK_EQUAL(read.Count(changes), 1u);  // the header alone
 }
 
+// A key keeps the value it had before its first change since the start, in
+// the transaction that changed it first or a later one, and writing it
+// again costs none of the record's bound (only new keys count).
+BOOST_AUTO_TEST_CASE(a_key_changed_again_keeps_its_first_before_value_and_costs_no_bound) {
+  TempDir tmp;
+  const std::string env_dir = tmp / "env";
+  util::MakeDirectories(env_dir);
+  auto env = index::Env::Open(env_dir, {});
+  env->TrackChanges({{"videos", 0}}, index::kChangesDb);
+  const index::Dbi videos = env->OpenDb("videos", true);
+  const index::Dbi changes = env->OpenDb(index::kChangesDb, true);
+  env->Update([&](index::Txn& txn) { txn.Put(videos, "old", "v0"); });
+  env->Update([&](index::Txn& txn) { index::StartChangeRecord(txn, changes, "base"); });
+  env->Update([&](index::Txn& txn) {
+    txn.Put(videos, "old", "v1");
+    txn.Put(videos, "new", "n1");
+    for (int i = 0; i < 5000; ++i) txn.Put(videos, "old", "w" + std::to_string(i));
+  });
+  env->Update([&](index::Txn& txn) {
+    txn.Del(videos, "old");
+    for (int i = 0; i < 5000; ++i) txn.Put(videos, "new", "m" + std::to_string(i));
+  });
+  index::Txn read = env->BeginRead();
+  BOOST_CHECK(index::ChangeRecordCovers(read, changes, "base"));
+  BOOST_CHECK_EQUAL(read.Count(changes), 3u);  // the header, "old" and "new"
+  std::string_view bytes;
+  BOOST_REQUIRE(read.Get(changes, std::string(1, '\0') + "old", &bytes));
+  std::optional<index::ChangeBefore> before = index::DecodeChangeBefore(bytes);
+  BOOST_REQUIRE(before.has_value());
+  BOOST_CHECK(before->existed);
+  BOOST_CHECK_EQUAL(before->value, "v0");
+  BOOST_REQUIRE(read.Get(changes, std::string(1, '\0') + "new", &bytes));
+  before = index::DecodeChangeBefore(bytes);
+  BOOST_REQUIRE(before.has_value());
+  BOOST_CHECK(!before->existed);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

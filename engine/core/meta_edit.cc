@@ -106,6 +106,14 @@ std::string MergeFirstMeta(std::string_view meta_list, std::string_view patch,
   return WithFirst(meta_list, first, out);
 }
 
+std::optional<std::string> CommittedMeta(const DatasetImpl& ds, const index::Txn& txn,
+                                         std::string_view id) {
+  std::string_view bytes;
+  if (!txn.Get(ds.videos, id, &bytes)) return std::nullopt;
+  const std::string_view record = ds.Unseal(id, bytes, index::RecordKind::kVideo);
+  return std::string(index::DecodeVideoMeta(record, id).meta_data);
+}
+
 void EncodeMetaEdits(const MetaEdits& edits, std::string* out) {
   PutU32(out, static_cast<uint32_t>(edits.size()));
   for (const auto& [id, meta] : edits) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,12 @@ std::string MergeFirstMeta(std::string_view meta_list, std::string_view patch,
 // `meta_list` with its first entry replaced by `meta` (canonical object text).
 std::string ReplaceFirstMeta(std::string_view meta_list, std::string_view meta,
                              const std::string& operation);
+
+// The meta_data list of the committed video `id` in `txn`'s snapshot,
+// verified as FindRecord verifies its record but without materialising the
+// frames; nullopt when the index lacks the id.
+std::optional<std::string> CommittedMeta(const DatasetImpl& ds, const index::Txn& txn,
+                                         std::string_view id);
 
 // ---- The edits of a Writer's batch -------------------------------------------
 //

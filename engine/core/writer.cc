@@ -299,7 +299,7 @@ bool Writer::Impl::EditMeta(std::string_view id_view, std::string_view json, boo
     current = it->second;
   } else if (removals.count(id) == 0 && !id.empty()) {
     index::Txn txn = ds->env->BeginRead();
-    if (auto record = ds->FindRecord(txn, id)) current = std::move(record->meta_data);
+    current = engine::CommittedMeta(*ds, txn, id);
   }
   if (!current) {
     Discard();

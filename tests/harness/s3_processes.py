@@ -151,11 +151,13 @@ class S3rverProcess:
 
 
 @contextlib.contextmanager
-def s3rver_behind_proxy(bucket, credentials):
+def s3rver_behind_proxy(bucket, credentials, log_size=2000):
     """s3rver with `bucket` and, in front of it, the proxy knowing `credentials`
-    (access key -> secret): yields (s3rver, proxy), both stopped on exit."""
+    (access key -> secret) and keeping the last `log_size` requests in its
+    log: yields (s3rver, proxy), both stopped on exit."""
     with S3rverProcess(bucket) as s3rver:
-        with ProxyProcess(("127.0.0.1", s3rver.port), credentials) as proxy:
+        with ProxyProcess(("127.0.0.1", s3rver.port), credentials,
+                          log_size=log_size) as proxy:
             yield s3rver, proxy
 
 

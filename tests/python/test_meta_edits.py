@@ -161,6 +161,32 @@ def test_relabel_refuses_missing_ids_listing_them_and_changes_nothing(tmp_path):
         assert f.read() == labels_before
 
 
+def test_relabel_names_missing_ids_before_any_other_fault(tmp_path):
+    # The ids are checked only when something failed; missing ids are still
+    # the error when the label map is damaged too, and nothing changes.
+    path = make(str(tmp_path / "ds"))
+    listing = tmp_path / "fix.csv"
+    listing.write_text("aaa;cat\nv0;zebra\nzzz;dog\n")
+    with open(os.path.join(path, "label2idx.json"), "w") as f:
+        f.write('{"cat": "not an index"}')
+    with pytest.raises(KeyError, match=r"2 ids .*'aaa', 'zzz'"):
+        gulpdb.relabel(path, str(listing))
+    with open(os.path.join(path, "label2idx.json"), "w") as f:
+        f.write('{"cat": 0, "dog": 1}')
+    with gulpdb.Dataset(path, "r+") as ds:
+        with ds.writer() as w:
+            assert w.set_meta("v0", {"id": "v0"})
+    r = cli("relabel", path, "--labels", str(listing), expect=1)
+    assert "'aaa', 'zzz'" in r.stderr and "2 ids" in r.stderr
+    with gulpdb.Dataset(path) as ds:
+        assert ds.meta("v0") == {"id": "v0"}
+    listing.write_text("v0;zebra\n")
+    report = gulpdb.relabel(path, str(listing))
+    assert report["changed"] == 1
+    with gulpdb.Dataset(path) as ds:
+        assert ds.meta("v0") == {"id": "v0", "label": "zebra", "idx": 2}
+
+
 def test_relabel_refuses_bad_lists(tmp_path):
     path = make(str(tmp_path / "ds"))
     twice = tmp_path / "twice.csv"
