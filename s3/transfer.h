@@ -1,10 +1,12 @@
 // One S3 request's progress through its attempts over libcurl (Transfer),
-// and the state a Transport shares between its batches (Transport::Impl:
-// pooled handles, the retry policy, counters). Private to the transport's
-// files, one per step: the attempt (transport_attempt.cc: the easy handle
-// set up, and libcurl's callbacks as the response arrives), its finish
-// (transport_finish.cc: the attempt classified as success, retry or
-// failure) and the run of a batch (transport.cc). The one header of this
+// the response of an attempt as it arrives (ResponseReceiver), and the state
+// a Transport shares between its batches (Transport::Impl: pooled handles,
+// the retry policy, counters). Private to the transport's files, one per
+// step: the attempt (transport_attempt.cc: the easy handle set up, the
+// upload body and progress callbacks), its response (transport_response.cc:
+// headers and body as they arrive), its finish (transport_finish.cc: the
+// attempt classified as success, retry or failure) and the run of a batch
+// (transport.cc). The one header of this
 // folder that holds libcurl's types; nothing outside transport*.cc includes
 // it.
 // Thread safety: a Transfer belongs to the thread running its batch;
@@ -188,10 +190,71 @@ struct Transport::Impl {
 
 enum class Outcome { kSuccess, kRetry, kFail };
 
-// One request's progress through its attempts.
-class Transfer {
+// The response of one attempt as libcurl delivers it: its status line and
+// headers (OnHeader), the decision whether its body is the caller's or an
+// error body (Decide: the status, Content-Range and sizes checked), and the
+// body into the request's sink (OnWrite, Deliver), with the state a file
+// sink keeps across attempts to resume (transport_response.cc). A failure
+// found inside a callback is kept (SetCallbackError, or the exception) for
+// the attempt's finish to report. Transfer is built on it.
+class ResponseReceiver {
  public:
-  Transfer(Request* req, Transport::Impl* impl) : req_(req), impl_(impl) {}
+  explicit ResponseReceiver(Request* req) : req_(req) {}
+  ResponseReceiver(const ResponseReceiver&) = delete;
+  ResponseReceiver& operator=(const ResponseReceiver&) = delete;
+
+  // libcurl's header and write callbacks; `self` is the ResponseReceiver.
+  static size_t OnHeader(char* data, size_t size, size_t n, void* self);
+  static size_t OnWrite(char* data, size_t size, size_t n, void* self);
+
+ protected:
+  ~ResponseReceiver() = default;
+
+  // Forgets the previous attempt's response (a file sink keeps what it wrote).
+  void StartResponse();
+  bool Decide();  // is this response's body the caller's? sets cb_error_ on a bad 2xx
+  void SetCallbackError(std::string text, bool retryable, ErrorKind kind);
+
+  Request* req_;
+
+  // The current attempt.
+  ResponseInfo resp_;
+  std::string content_range_;
+  std::string retry_after_;
+  bool chunked_ = false;
+  bool decided_ = false;
+  bool body_is_callers_ = false;
+  std::string error_body_;
+  uint64_t received_ = 0;
+  std::string cb_error_;
+  bool cb_error_retryable_ = false;
+  ErrorKind cb_error_kind_ = ErrorKind::kIo;
+  std::exception_ptr cb_exception_;
+
+  // A file sink, across attempts.
+  uint64_t file_written_ = 0;
+  uint64_t file_total_ = 0;
+  bool file_total_known_ = false;
+  std::string file_etag_;
+  bool resuming_ = false;
+
+ private:
+  bool DecideRange();
+  bool DecideFile();
+  // False (with the callback error set) when the response announces more
+  // bytes than the sink's max_size.
+  bool WithinMaxSize(int64_t content_length);
+  bool Deliver(const char* data, size_t len);
+};
+
+// One request's progress through its attempts: each attempt's easy handle
+// set up, with its headers, signing and upload body (PrepareAttempt,
+// transport_attempt.cc), and its end classified as success, retry after a
+// backoff, or failure (Finish, transport_finish.cc). The response itself is
+// ResponseReceiver's; the run of a batch, Transport::Run's (transport.cc).
+class Transfer : private ResponseReceiver {
+ public:
+  Transfer(Request* req, Transport::Impl* impl) : ResponseReceiver(req), impl_(impl) {}
   ~Transfer() {
     if (easy_ != nullptr) impl_->ReturnEasy(easy_);
   }
@@ -216,25 +279,14 @@ class Transfer {
   }
 
  private:
-  static size_t OnHeader(char* data, size_t size, size_t n, void* self);
-  static size_t OnWrite(char* data, size_t size, size_t n, void* self);
   static size_t OnRead(char* data, size_t size, size_t n, void* self);
   static int OnSeek(void* self, curl_off_t offset, int origin);
   static int OnProgress(void* self, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                         curl_off_t ulnow);
 
-  bool Decide();  // is this response's body the caller's? sets cb_error_ on a bad 2xx
-  bool DecideRange();
-  bool DecideFile();
-  // False (with the callback error set) when the response announces more
-  // bytes than the sink's max_size.
-  bool WithinMaxSize(int64_t content_length);
-  bool Deliver(const char* data, size_t len);
-  void SetCallbackError(std::string text, bool retryable, ErrorKind kind);
   Outcome Failed(const std::string& detail, bool retryable, ErrorKind kind);
   std::string Prefix() const;
 
-  Request* req_;
   Transport::Impl* impl_;
   CURL* easy_ = nullptr;
   std::unique_ptr<curl_slist, SlistFree> headers_;
@@ -244,30 +296,11 @@ class Transfer {
   Clock::time_point deadline_ = Clock::time_point::max();
   Clock::time_point next_start_{};
 
-  // The current attempt.
-  ResponseInfo resp_;
-  std::string content_range_;
-  std::string retry_after_;
-  bool chunked_ = false;
-  bool decided_ = false;
-  bool body_is_callers_ = false;
-  std::string error_body_;
-  uint64_t received_ = 0;
+  // The current attempt's upload and progress.
   uint64_t upload_pos_ = 0;
   Clock::time_point last_progress_{};
   curl_off_t last_dlnow_ = 0;
   curl_off_t last_ulnow_ = 0;
-  std::string cb_error_;
-  bool cb_error_retryable_ = false;
-  ErrorKind cb_error_kind_ = ErrorKind::kIo;
-  std::exception_ptr cb_exception_;
-
-  // A file sink, across attempts.
-  uint64_t file_written_ = 0;
-  uint64_t file_total_ = 0;
-  bool file_total_known_ = false;
-  std::string file_etag_;
-  bool resuming_ = false;
 
   std::exception_ptr failure_;
 };

@@ -1,8 +1,10 @@
 // The read API of Dataset (gulpdb/dataset.h): stored bytes (ReadJpegs,
 // ReadJpegBatch, ReadH264Stream) through the chunk reader
-// (engine/core/chunk_reader.h), and decoded reads: JPEG bytes from the chunk
-// files, then TurboJPEG into one buffer per request, frames decoded in
-// parallel on the dataset's pool.
+// (engine/core/chunk_reader.h), and decoded reads (engine/core/decoded_read.h):
+// JPEG bytes from the chunk files, then TurboJPEG into one buffer per
+// request, frames decoded in parallel on the dataset's pool.
+#include "engine/core/decoded_read.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -98,7 +100,14 @@ std::vector<DecodedFrames> Dataset::ReadBatch(const std::vector<FrameRequest>& r
 std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>& requests,
                                                 const DecodeOptions& options,
                                                 bool always_verify) const {
-  const engine::Verify verify = always_verify ? engine::Verify::kAlways : engine::Verify::kAsOpened;
+  return engine::DecodedRead::Run(
+      *impl_, requests, options,
+      always_verify ? engine::Verify::kAlways : engine::Verify::kAsOpened);
+}
+
+std::vector<DecodedFrames> engine::DecodedRead::Run(const DatasetImpl& ds,
+                                                    const std::vector<FrameRequest>& requests,
+                                                    const DecodeOptions& options, Verify verify) {
   // A random crop takes one window position per request (jpeg.h).
   std::vector<DecodeOptions> request_options(requests.size(), options);
   if (options.crop == CropMode::kRandom) {
@@ -128,7 +137,7 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
     }
     d.buffer_ = std::unique_ptr<uint8_t, DecodedFrames::Free>(buffer, deleter);
   };
-  if (impl_->codec == Codec::kH264) {
+  if (ds.codec == Codec::kH264) {
     // engine/core/h264_read.h: packets read as JPEG frames are, decoded by
     // group of pictures, laid out here as JPEG frames are.
     engine::DecodedSink sink;
@@ -138,19 +147,18 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
       lay_out(r);
     };
     sink.data = [&](size_t r, size_t i) { return out[r].mutable_data(i); };
-    engine::ReadH264Batch(*impl_, requests, request_options, sink, verify);
+    engine::ReadH264Batch(ds, requests, request_options, sink, verify);
     return out;
   }
   std::vector<engine::StoredFramesRequest> views;
   views.reserve(requests.size());
   for (const FrameRequest& r : requests)
     views.push_back(engine::StoredFramesRequest{r.id, &r.selection});
-  const std::vector<StoredFrames> jpegs = engine::ReadJpegRequests(*impl_, views, verify);
+  const std::vector<StoredFrames> jpegs = engine::ReadJpegRequests(ds, views, verify);
   // Rethrows a codec error, of its own type, with the frame it belongs to.
   const auto with_context = [&](size_t request, size_t frame, const Error& e) {
     e.ThrowWithContext("decode id '" + requests[request].id + "' frame " +
-                       std::to_string(jpegs[request].indices()[frame]) + " in " + impl_->dir +
-                       ": ");
+                       std::to_string(jpegs[request].indices()[frame]) + " in " + ds.dir + ": ");
   };
   // The frames of a video nearly always share one shape. So each request is
   // laid out as if all its frames had the shape of its first, and each frame
@@ -180,7 +188,7 @@ std::vector<DecodedFrames> Dataset::ReadDecoded(const std::vector<FrameRequest>&
     lay_out(r);
     for (size_t i = 0; i < jpegs[r].size(); ++i) jobs.emplace_back(r, i);
   }
-  util::ThreadPool& pool = impl_->DecodePool();
+  util::ThreadPool& pool = ds.DecodePool();
   const std::unique_ptr<std::atomic<bool>[]> other_shape(new std::atomic<bool>[requests.size()]());
   pool.ParallelFor(jobs.size(), [&](size_t j) {
     const auto [r, i] = jobs[j];

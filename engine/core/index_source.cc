@@ -144,4 +144,38 @@ void IndexSource::CheckQueryData(const Damaged& problem) const {
   });
 }
 
+DatasetStats SnapshotStats(const IndexSource& snapshot) {
+  DatasetStats stats;
+  const index::DatasetInfo& info = snapshot.info();
+  stats.videos = snapshot.VideoCount();
+  stats.format_version = info.format_version;
+  stats.creator = info.creator;
+  stats.frames = info.total_frames;
+  stats.videos_per_chunk = info.videos_per_chunk;
+  stats.bytes_per_chunk = info.bytes_per_chunk;
+  stats.checksums = info.checksums;
+  stats.uuid = info.uuid;
+  stats.codec = static_cast<Codec>(info.codec);
+  stats.committed_videos = info.next_seq;  // one sequence number per committed video
+  // Every video of the dataset's own chunks was written under its checksums
+  // setting; chunks merged in place kept their shard's (counted by Check).
+  bool attached = false;
+  uint64_t live_chunks = 0;
+  snapshot.ScanChunks([&](uint32_t, const index::ChunkRecord& c) {
+    ++stats.chunks;
+    stats.committed_bytes += c.committed_length;
+    stats.live_bytes += c.live_bytes;
+    attached = attached || c.attached();
+    if (c.live_videos != 0) ++live_chunks;
+    return true;
+  });
+  if (!attached) {
+    stats.unverified_videos = info.checksums ? 0 : stats.videos;
+    stats.unverified_chunks = info.checksums ? 0 : live_chunks;
+  }
+  stats.garbage_bytes = stats.committed_bytes - stats.live_bytes;
+  stats.index_bytes = snapshot.IndexBytes();
+  return stats;
+}
+
 }  // namespace gulpdb::engine

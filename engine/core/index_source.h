@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "engine/query/index_handles.h"
+#include "gulpdb/dataset.h"
 #include "index/records.h"
 
 namespace gulpdb::engine {
@@ -127,6 +128,9 @@ class IndexSource : public QuerySource {
   // query_txn.h, CheckQueryDatabases).
   virtual void CheckQueryData(const Damaged& problem) const;
 };
+
+// What Dataset::Stats answers, read from `snapshot`.
+DatasetStats SnapshotStats(const IndexSource& snapshot);
 
 }  // namespace gulpdb::engine
 

@@ -1,6 +1,7 @@
-// The journal record of a write batch (docs/format/journal_format.md): its
-// encoding, written by a journaled commit (writer.cc), and its decoding,
-// read by the replay of a journal (writer_recovery.cc). As LevelDB's
+// The journal record of a write batch (write_batch.h,
+// docs/format/journal_format.md): its encoding, written by a journaled
+// commit (writer.cc), and its decoding, read by the replay of a journal
+// (writer_recovery.cc). As LevelDB's
 // write_batch.cc, the record's bytes belong beside the journal that stores
 // them (journal.h), not in the commit that fills them; the byte coding is
 // payload_codec.h's.
@@ -9,23 +10,17 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/core/journal.h"
 #include "engine/core/meta_edit.h"
 #include "engine/core/payload_codec.h"
-#include "engine/core/writer_impl.h"
+#include "engine/core/write_batch.h"
 #include "gulpdb/error.h"
 #include "util/file_io.h"
 #include "util/test_bug.h"
 
-namespace gulpdb {
-
-using engine::PayloadReader;
-using engine::PutBytes;
-using engine::PutU32;
-using engine::PutU64;
-
-namespace engine {
+namespace gulpdb::engine {
 
 std::string EncodeLsn(uint64_t lsn) {
   std::string out;
@@ -33,18 +28,16 @@ std::string EncodeLsn(uint64_t lsn) {
   return out;
 }
 
-uint64_t AppliedLsn(const engine::DatasetImpl& ds, const index::Txn& txn) {
+uint64_t AppliedLsn(const DatasetImpl& ds, const index::Txn& txn) {
   std::string_view bytes;
   if (!txn.Get(ds.info, kJournalLsnKey, &bytes) || bytes.size() != 8) return 0;
   return PayloadReader(bytes, "journal_lsn").Fixed(8);
 }
 
-}  // namespace engine
-
 // The record of this batch: the frames it wrote (read back from the page
-// cache) with their offsets, then what ApplyBatch reads. Version 2 adds
+// cache) with their offsets, then what Apply reads. Version 2 adds
 // the meta edits; a batch without edits keeps version 1's bytes.
-std::string Writer::Impl::EncodeBatch() const {
+std::string WriteBatch::EncodeRecord(uint32_t chunk) const {
   // GULPDB_TEST_BUG=edit-not-journaled: the record leaves the edits out.
   const bool with_edits = !edits.empty() && !util::TestBugEnabled("edit-not-journaled");
   std::string out;
@@ -67,21 +60,35 @@ std::string Writer::Impl::EncodeBatch() const {
   }
   PutU32(&out, static_cast<uint32_t>(removals.size()));
   for (const std::string& id : removals) PutBytes(&out, id);
-  if (with_edits) engine::EncodeMetaEdits(edits, &out);
+  if (with_edits) EncodeMetaEdits(edits, &out);
   return out;
 }
 
-// The inverse of EncodeBatch for replay: sets this Impl's batch and
-// rewrites the record's frames at their offsets (not synced).
-void Writer::Impl::DecodeBatch(const engine::Journal::Record& r, const index::Txn& txn) {
-  PayloadReader in(r.payload, JournalPath() + " record " + std::to_string(r.lsn));
+std::vector<uint32_t> WriteBatch::RecordChunks(const Journal::Record& r,
+                                               const std::string& journal_path) {
+  PayloadReader in(r.payload, journal_path + " record " + std::to_string(r.lsn));
+  in.Fixed(4);
+  in.Fixed(4);
+  std::vector<uint32_t> chunks;
+  const uint64_t n_touched = in.Fixed(4);
+  for (uint64_t i = 0; i < n_touched; ++i) {
+    chunks.push_back(static_cast<uint32_t>(in.Fixed(4)));
+    const uint64_t start = in.Fixed(8);
+    in.Bytes(in.Fixed(8) - start);
+  }
+  return chunks;
+}
+
+uint32_t WriteBatch::DecodeRecord(const DatasetImpl& ds, const Journal::Record& r,
+                                  const std::string& journal_path, const index::Txn& txn,
+                                  std::map<uint32_t, std::shared_ptr<ChunkFile>>* files) {
+  PayloadReader in(r.payload, journal_path + " record " + std::to_string(r.lsn));
   const uint64_t version = in.Fixed(4);
   if (version != 1 && version != 2) {
-    throw CorruptionError("replay " + JournalPath() + " record " + std::to_string(r.lsn) +
+    throw CorruptionError("replay " + journal_path + " record " + std::to_string(r.lsn) +
                           ": unknown payload version");
   }
-  chunk = static_cast<uint32_t>(in.Fixed(4));
-  have_chunk = true;
+  const auto chunk = static_cast<uint32_t>(in.Fixed(4));
   const uint64_t n_touched = in.Fixed(4);
   for (uint64_t i = 0; i < n_touched; ++i) {
     const auto n = static_cast<uint32_t>(in.Fixed(4));
@@ -89,14 +96,14 @@ void Writer::Impl::DecodeBatch(const engine::Journal::Record& r, const index::Tx
     t.committed_length = in.Fixed(8);
     t.end = in.Fixed(8);
     if (t.end < t.committed_length) {
-      throw CorruptionError("replay " + JournalPath() + " record " + std::to_string(r.lsn) +
+      throw CorruptionError("replay " + journal_path + " record " + std::to_string(r.lsn) +
                             ": frames end before they start");
     }
     std::string_view bytes = in.Bytes(t.end - t.committed_length);
-    auto& f = journal.chunks()[n];
+    auto& f = (*files)[n];
     if (!f) {
-      f = std::make_shared<engine::ChunkFile>(ChunkPath(ds->GetChunk(txn, n).file_name),
-                                              engine::ChunkFile::Mode::kAppend);
+      f = std::make_shared<ChunkFile>(ds.ChunkPath(ds.GetChunk(txn, n).file_name),
+                                      ChunkFile::Mode::kAppend);
     }
     struct iovec iov {
       const_cast<char*>(bytes.data()), bytes.size()
@@ -114,7 +121,8 @@ void Writer::Impl::DecodeBatch(const engine::Journal::Record& r, const index::Tx
   }
   const uint64_t n_removals = in.Fixed(4);
   for (uint64_t i = 0; i < n_removals; ++i) removals.insert(std::string(in.Sized()));
-  if (version >= 2) engine::DecodeMetaEdits(&in, &edits);
+  if (version >= 2) DecodeMetaEdits(&in, &edits);
+  return chunk;
 }
 
-}  // namespace gulpdb
+}  // namespace gulpdb::engine

@@ -102,22 +102,14 @@ StoredFrames Assemble(const std::vector<std::optional<std::string>>& made,
   return out;
 }
 
-}  // namespace
-
-StoredFrames Dataset::ReadThumbnails(std::string_view id, const Selection& selection,
-                                     const ThumbnailOptions& options) const {
-  std::vector<FrameRequest> one(1);
-  one[0].id = std::string(id);
-  one[0].selection = selection;
-  return std::move(ReadThumbnailBatch(one, options).front());
-}
-
-std::vector<StoredFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
-                                                      const ThumbnailOptions& options) const {
+// Dataset::ReadThumbnailBatch of `dataset`, whose internals are `impl`.
+std::vector<StoredFrames> ThumbnailBatch(const Dataset& dataset, const engine::DatasetImpl& impl,
+                                         const std::vector<FrameRequest>& requests,
+                                         const ThumbnailOptions& options) {
   const auto where = [&](size_t r) {
-    return "thumbnail id '" + requests[r].id + "' in " + impl_->dir;
+    return "thumbnail id '" + requests[r].id + "' in " + impl.dir;
   };
-  const std::string what = requests.size() == 1 ? where(0) : "thumbnails in " + impl_->dir;
+  const std::string what = requests.size() == 1 ? where(0) : "thumbnails in " + impl.dir;
   if (options.max_side < 0 || options.max_side > kMaxSide) {
     throw InvalidArgumentError(what + ": max_side " + std::to_string(options.max_side) +
                                " is outside 0..65500");
@@ -133,18 +125,18 @@ std::vector<StoredFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameReq
   std::vector<std::pair<size_t, size_t>> jobs;  // (request, frame)
   std::vector<StoredFrames> stored;
   std::vector<DecodedFrames> pixels;
-  const bool h264 = impl_->codec == Codec::kH264;
+  const bool h264 = impl.codec == Codec::kH264;
   if (h264) {
-    pixels = ReadBatch(requests);
+    pixels = dataset.ReadBatch(requests);
   } else {
-    stored = ReadJpegBatch(requests);
+    stored = dataset.ReadJpegBatch(requests);
   }
   for (size_t r = 0; r < requests.size(); ++r) {
     const size_t frames = h264 ? pixels[r].size() : stored[r].size();
     made[r].resize(frames);
     for (size_t i = 0; i < frames; ++i) jobs.emplace_back(r, i);
   }
-  impl_->DecodePool().ParallelFor(jobs.size(), [&](size_t j) {
+  impl.DecodePool().ParallelFor(jobs.size(), [&](size_t j) {
     const auto [r, i] = jobs[j];
     try {
       made[r][i] = h264 ? PixelThumbnail(pixels[r].data(i), pixels[r].shape(i), options)
@@ -161,6 +153,21 @@ std::vector<StoredFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameReq
                            h264 ? pixels[r].indices() : stored[r].indices(), where(r)));
   }
   return out;
+}
+
+}  // namespace
+
+StoredFrames Dataset::ReadThumbnails(std::string_view id, const Selection& selection,
+                                     const ThumbnailOptions& options) const {
+  std::vector<FrameRequest> one(1);
+  one[0].id = std::string(id);
+  one[0].selection = selection;
+  return std::move(ReadThumbnailBatch(one, options).front());
+}
+
+std::vector<StoredFrames> Dataset::ReadThumbnailBatch(const std::vector<FrameRequest>& requests,
+                                                      const ThumbnailOptions& options) const {
+  return ThumbnailBatch(*this, *impl_, requests, options);
 }
 
 }  // namespace gulpdb

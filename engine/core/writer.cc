@@ -11,11 +11,11 @@
 // A small batch (JournalEligible) takes the journal instead of (2): its
 // frames and index delta go into one journal record, synced once, then the
 // index commits without a sync (engine/core/journal.h, docs/reliability.md).
-// When a checkpoint is due is engine/core/journal_session.h's; the records'
-// payloads are journal_record.cc's, and the recovery of a journal is
-// writer_recovery.cc's (replaying a record is applying a batch, ApplyBatch,
-// here). Chunk rollover is chunk_rollover.cc's; the Writer's state is
-// writer_impl.h.
+// When a checkpoint is due is engine/core/journal_session.h's. The batch,
+// what it does to the index and its journal record are write_batch.h's;
+// the open chunk and its rollover, chunk_rollover.h's; the recovery of a
+// journal (replaying a record is applying its batch), writer_recovery.h's.
+// The Writer's state is writer_impl.h.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -64,19 +64,20 @@ constexpr uint64_t kJournalMaxBatchBytes = 512 << 10;
 }  // namespace
 
 bool Writer::Impl::JournalEligible() const {
-  if (!options.journal || !split_ops.empty() || !have_chunk) return false;
+  if (!options.journal || !batch.split_ops.empty() || !open.have_chunk) return false;
   uint64_t bytes = 0;
-  for (const auto& [n, t] : touched) {
-    if (n != chunk) return false;
+  for (const auto& [n, t] : batch.touched) {
+    if (n != open.chunk) return false;
     bytes += t.end - t.committed_length;
   }
-  for (const Pending& p : pending) bytes += p.id.size() + p.record.meta_data.size();
-  for (const auto& [id, meta] : edits) bytes += id.size() + meta.size();
+  for (const engine::WriteBatch::Pending& p : batch.pending)
+    bytes += p.id.size() + p.record.meta_data.size();
+  for (const auto& [id, meta] : batch.edits) bytes += id.size() + meta.size();
   return bytes <= kJournalMaxBatchBytes;
 }
 
 void Writer::Impl::CommitJournaled() {
-  std::string payload = EncodeBatch();
+  std::string payload = batch.EncodeRecord(open.chunk);
   try {
     journal.Open();
   } catch (const Error& e) {
@@ -96,14 +97,14 @@ void Writer::Impl::CommitJournaled() {
   }
   engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
   journal.journal()->Append(payload, /*sync=*/!util::TestBugEnabled("skip-journal-sync"));
-  for (const auto& [n, t] : touched) journal.AddChunk(n, t.file);
+  for (const auto& [n, t] : batch.touched) journal.AddChunk(n, t.file);
   engine::fault::Reached(engine::fault::Point::kAfterDataSync);
   const uint64_t lsn = journal.journal()->record_lsns().back();
   index::DatasetInfo next;
   std::map<uint32_t, index::ChunkRecord> chunks;
   try {
     ds->env->UpdateNoSync([&](index::Txn& txn) {
-      ApplyBatch(txn, &next, &chunks);
+      batch.Apply(*ds, txn, open.current(), &next, &chunks);
       txn.Put(ds->info, kJournalLsnKey, EncodeLsn(lsn));
     });
   } catch (...) {
@@ -115,23 +116,23 @@ void Writer::Impl::CommitJournaled() {
   }
   engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
   info = std::move(next);
-  auto it = chunks.find(chunk);
-  if (it != chunks.end()) chunk_record = it->second;
+  auto it = chunks.find(open.chunk);
+  if (it != chunks.end()) open.chunk_record = it->second;
 }
 
 void Writer::Impl::CommitDirect() {
   engine::fault::Reached(engine::fault::Point::kBeforeDataSync);
-  for (auto& [n, t] : touched) {
+  for (auto& [n, t] : batch.touched) {
     if (!util::TestBugEnabled("skip-chunk-sync")) t.file->Sync();
   }
   engine::fault::Reached(engine::fault::Point::kAfterDataSync);
   index::DatasetInfo next;
   std::map<uint32_t, index::ChunkRecord> chunks;
-  ds->env->Update([&](index::Txn& txn) { ApplyBatch(txn, &next, &chunks); });
+  ds->env->Update([&](index::Txn& txn) { batch.Apply(*ds, txn, open.current(), &next, &chunks); });
   engine::fault::Reached(engine::fault::Point::kAfterIndexCommit);
   info = std::move(next);
-  auto it = chunks.find(chunk);
-  if (it != chunks.end()) chunk_record = it->second;
+  auto it = chunks.find(open.chunk);
+  if (it != chunks.end()) open.chunk_record = it->second;
 }
 
 void Writer::Impl::ValidateAppend(std::string_view id, const std::vector<std::string_view>& jpegs,
@@ -160,35 +161,6 @@ void Writer::Impl::ValidateAppend(std::string_view id, const std::vector<std::st
                                  " is not a JPEG (no SOI/EOI markers)");
     }
   }
-}
-
-// Decides what an append of an existing id does; false means skip it.
-bool Writer::Impl::ResolveDuplicate(const std::string& id) {
-  bool exists = false;
-  auto it = pending_by_id.find(id);
-  if (it != pending_by_id.end()) {
-    exists = true;
-  } else if (removals.count(id) == 0) {
-    index::Txn txn = ds->env->BeginRead();
-    std::string_view bytes;
-    exists = txn.Get(ds->videos, id, &bytes);
-  }
-  if (!exists) return true;
-  switch (options.on_duplicate) {
-    case OnDuplicate::kError:
-      throw InvalidArgumentError("append '" + id + "' to " + ds->dir +
-                                 (it != pending_by_id.end() ? ": appended twice in this batch"
-                                                            : ": the id already exists"));
-    case OnDuplicate::kSkip:
-      return false;
-    case OnDuplicate::kReplace:
-      if (it != pending_by_id.end()) {
-        pending[it->second].dropped = true;
-        pending_by_id.erase(it);
-      }
-      return true;
-  }
-  return true;
 }
 
 // Normalizes `json` (one meta object, or a list of them when `is_list`) to
@@ -223,29 +195,30 @@ bool Writer::Impl::Append(std::string_view id_view, const std::vector<std::strin
   std::string meta = NormalizeMeta(id_view, meta_json, meta_is_list);
   if (!meta_is_list) meta = "[" + meta + "]";
   std::string id(id_view);
-  if (!ResolveDuplicate(id)) return false;
-  edits.erase(id);  // replaced: the new append's meta is the video's
+  if (!batch.ResolveDuplicate(*ds, options.on_duplicate, id)) return false;
+  batch.edits.erase(id);  // replaced: the new append's meta is the video's
 
   uint64_t bytes = 0;
   for (std::string_view j : jpegs) bytes += j.size() + PadFor(j.size());
-  if (!have_chunk || ChunkIsFull(bytes) || (options.start_new_chunk && !started_new_chunk)) {
+  if (!open.have_chunk || open.IsFull(options.rollover, info, bytes) ||
+      (options.start_new_chunk && !open.started_new_chunk)) {
     StartNewChunk();
-    started_new_chunk = true;
+    open.started_new_chunk = true;
   }
 
-  Touched& t = touched[chunk];
+  engine::WriteBatch::Touched& t = batch.touched[open.chunk];
   if (!t.file) {
-    t.file = file;
-    t.committed_length = chunk_record.committed_length;
-    t.end = write_pos;
+    t.file = open.file;
+    t.committed_length = open.chunk_record.committed_length;
+    t.end = open.write_pos;
   }
   index::VideoRecord record;
-  record.chunk = chunk;
-  record.frames = file->AppendFrames(write_pos, jpegs);
-  write_pos += bytes;
-  t.end = write_pos;
+  record.chunk = open.chunk;
+  record.frames = open.file->AppendFrames(open.write_pos, jpegs);
+  open.write_pos += bytes;
+  t.end = open.write_pos;
   engine::fault::Reached(engine::fault::Point::kFramesWritten);
-  ++batch_videos_in_chunk;
+  ++open.batch_videos_in_chunk;
   if (info.checksums) {
     record.crc32c.reserve(jpegs.size());
     for (std::string_view j : jpegs) record.crc32c.push_back(util::Crc32c(j.data(), j.size()));
@@ -255,26 +228,8 @@ bool Writer::Impl::Append(std::string_view id_view, const std::vector<std::strin
     record.keyframes = h264->keyframes;
     record.h264 = h264->params;
   }
-  pending_by_id[id] = pending.size();
-  pending.push_back(Pending{std::move(id), std::move(record), false});
-  return true;
-}
-
-bool Writer::Impl::Remove(std::string_view id_view) {
-  std::string id(id_view);
-  edits.erase(id);
-  auto it = pending_by_id.find(id);
-  if (it != pending_by_id.end()) {
-    pending[it->second].dropped = true;
-    pending_by_id.erase(it);
-    removals.insert(id);  // a committed video of that id may exist too
-    return true;
-  }
-  if (removals.count(id) != 0) return false;
-  index::Txn txn = ds->env->BeginRead();
-  std::string_view bytes;
-  if (!txn.Get(ds->videos, id, &bytes)) return false;
-  removals.insert(std::move(id));
+  batch.pending_by_id[id] = batch.pending.size();
+  batch.pending.push_back(engine::WriteBatch::Pending{std::move(id), std::move(record), false});
   return true;
 }
 
@@ -289,15 +244,15 @@ bool Writer::Impl::EditMeta(std::string_view id_view, std::string_view json, boo
     return merge ? engine::MergeFirstMeta(list, meta, operation)
                  : engine::ReplaceFirstMeta(list, meta, operation);
   };
-  if (auto it = pending_by_id.find(id); it != pending_by_id.end()) {
-    std::string& list = pending[it->second].record.meta_data;
+  if (auto it = batch.pending_by_id.find(id); it != batch.pending_by_id.end()) {
+    std::string& list = batch.pending[it->second].record.meta_data;
     list = edited(list);
     return true;
   }
   std::optional<std::string> current;
-  if (auto it = edits.find(id); it != edits.end()) {
+  if (auto it = batch.edits.find(id); it != batch.edits.end()) {
     current = it->second;
-  } else if (removals.count(id) == 0 && !id.empty()) {
+  } else if (batch.removals.count(id) == 0 && !id.empty()) {
     index::Txn txn = ds->env->BeginRead();
     current = engine::CommittedMeta(*ds, txn, id);
   }
@@ -309,77 +264,8 @@ bool Writer::Impl::EditMeta(std::string_view id_view, std::string_view json, boo
   }
   std::string next = edited(*current);
   if (next == *current) return false;
-  edits[id] = std::move(next);
+  batch.edits[id] = std::move(next);
   return true;
-}
-
-// Applies the batch to the index inside `txn`. Runs again from scratch if
-// the map had to grow, so it only reads `this`.
-void Writer::Impl::ApplyBatch(index::Txn& txn, index::DatasetInfo* out_info,
-                              std::map<uint32_t, index::ChunkRecord>* out_chunks) const {
-  index::DatasetInfo next = ds->GetInfo(txn);
-  // The meta index and the splits. Their handles are all known before this
-  // transaction began: found when the writer took the lock (nobody else can
-  // create them while it holds it) or created by Commit.
-  engine::QueryTxn query(*ds, txn, ds->query.Load());
-  std::map<uint32_t, index::ChunkRecord> chunks;
-  auto chunk_ref = [&](uint32_t n) -> index::ChunkRecord& {
-    auto it = chunks.find(n);
-    if (it == chunks.end()) it = chunks.emplace(n, ds->GetChunk(txn, n)).first;
-    return it->second;
-  };
-  // Forgets the committed video `id` (its bytes become garbage).
-  auto forget = [&](const std::string& id, const index::VideoRecord& old) {
-    index::ChunkRecord& c = chunk_ref(old.chunk);
-    c.live_videos -= std::min<uint32_t>(c.live_videos, 1);
-    c.live_bytes -= std::min(c.live_bytes, old.frame_bytes());
-    txn.Del(ds->order, index::OrderKey(old.chunk, old.seq));
-    next.total_videos -= std::min<uint64_t>(next.total_videos, 1);
-    next.total_frames -= std::min<uint64_t>(next.total_frames, old.frames.size());
-    query.Unindex(id, old);
-  };
-  for (const std::string& id : removals) {
-    if (auto old = ds->FindRecord(txn, id)) {
-      forget(id, *old);
-      txn.Del(ds->videos, id);
-      query.DropFromSplits(id);
-    }
-  }
-  for (const Pending& p : pending) {
-    if (p.dropped) continue;
-    if (auto old = ds->FindRecord(txn, p.id)) forget(p.id, *old);
-    index::VideoRecord record = p.record;
-    record.seq = next.next_seq++;
-    ds->PutVideo(txn, p.id, record);
-    txn.Put(ds->order, index::OrderKey(record.chunk, record.seq), p.id);
-    query.Index(p.id, record);
-    index::ChunkRecord& c = chunk_ref(record.chunk);
-    ++c.live_videos;
-    c.live_bytes += record.frame_bytes();
-    ++next.total_videos;
-    next.total_frames += record.frames.size();
-  }
-  for (const auto& [n, t] : touched) {
-    index::ChunkRecord& c = chunk_ref(n);
-    c.committed_length = t.end;
-    if (n != chunk) c.state = index::ChunkState::kFull;
-  }
-  for (const Pending& p : pending) ++chunk_ref(p.record.chunk).appended_videos;
-  engine::ApplyMetaEdits(*ds, txn, query, edits, chunk_ref);
-  for (const engine::SplitOp& op : split_ops) query.Apply(op);
-  // A batch of split changes alone may commit before any chunk exists.
-  if (have_chunk) {
-    next.dirty_chunks.assign(1, chunk);
-  } else {
-    next.dirty_chunks.clear();
-  }
-  for (const auto& [n, c] : chunks) {
-    ds->PutChunk(txn, n, c);
-  }
-  txn.Put(ds->info, index::kDatasetInfoKey, index::EncodeDatasetInfo(next));
-  *out_info = std::move(next);
-  *out_chunks = std::move(chunks);
-  engine::fault::Reached(engine::fault::Point::kBeforeIndexCommit);
 }
 
 // `last`: no commit follows (Writer::CommitLast). A journaled commit then
@@ -387,14 +273,14 @@ void Writer::Impl::ApplyBatch(index::Txn& txn, index::DatasetInfo* out_info,
 // the direct path three durable writes, unless the journal holds records
 // already: their checkpoint is due anyway and covers this one too.
 void Writer::Impl::Commit(bool last) {
-  if (pending.empty() && removals.empty() && split_ops.empty() && edits.empty()) return;
+  if (batch.empty()) return;
   const bool journal_settled = !journal.has_records();
   try {
     if (JournalEligible() && !(last && journal_settled)) {
       CommitJournaled();
     } else {
       journal.Settle();
-      if (!split_ops.empty()) ds->query.Create(*ds->env);
+      if (!batch.split_ops.empty()) ds->query.Create(*ds->env);
       CommitDirect();
     }
   } catch (...) {
@@ -405,26 +291,15 @@ void Writer::Impl::Commit(bool last) {
 }
 
 void Writer::Impl::ClearBatch() {
-  pending.clear();
-  pending_by_id.clear();
-  removals.clear();
-  touched.clear();
-  split_ops.clear();
-  edits.clear();
-  batch_videos_in_chunk = 0;
-  if (have_chunk) write_pos = chunk_record.committed_length;
+  batch.Clear();
+  open.Rewind();
 }
 
 // Truncates what the batch wrote and forgets it. Truncation failures are
 // harmless for correctness (the bytes are past the committed length and
 // the next writer truncates them), so they are swallowed here.
 void Writer::Impl::Discard() noexcept {
-  for (auto& [n, t] : touched) {
-    try {
-      t.file->TruncateTo(t.committed_length);
-    } catch (const Error&) {
-    }
-  }
+  batch.TruncateWritten();
   ClearBatch();
 }
 
@@ -519,7 +394,7 @@ bool engine::DatasetAccess::AppendStored(Writer& writer, std::string_view id,
   return writer.impl_->Append(id, frames, meta_data_list, /*meta_is_list=*/true, &extra);
 }
 
-bool Writer::Remove(std::string_view id) { return impl_->Remove(id); }
+bool Writer::Remove(std::string_view id) { return impl_->batch.Remove(*impl_->ds, id); }
 bool Writer::UpdateMeta(std::string_view id, std::string_view patch_json) {
   return impl_->EditMeta(id, patch_json, /*merge=*/true);
 }
@@ -528,13 +403,13 @@ bool Writer::SetMeta(std::string_view id, std::string_view meta_json) {
 }
 uint32_t Writer::StartChunk() {
   impl_->StartNewChunk();
-  impl_->started_new_chunk = true;  // WriterOptions::start_new_chunk is satisfied
-  return impl_->chunk;
+  impl_->open.started_new_chunk = true;  // WriterOptions::start_new_chunk is satisfied
+  return impl_->open.chunk;
 }
 void Writer::Commit() { impl_->Commit(); }
 void Writer::CommitLast() { impl_->Commit(/*last=*/true); }
 void Writer::Rollback() { impl_->Discard(); }
-size_t Writer::pending_videos() const { return impl_->pending_by_id.size(); }
+size_t Writer::pending_videos() const { return impl_->batch.pending_by_id.size(); }
 
 void Writer::SetSplit(std::string_view name, const std::vector<std::string>& ids) {
   const std::string operation = "set split '" + std::string(name) + "' in " + impl_->ds->dir;
@@ -562,9 +437,9 @@ void Writer::SetSplit(std::string_view name, const std::vector<std::string>& ids
     // Committed ids in one read transaction; this batch's own changes on top.
     index::Txn txn = impl_->ds->env->BeginRead();
     for (const std::string& id : ids) {
-      if (impl_->pending_by_id.count(id) != 0) continue;
+      if (impl_->batch.pending_by_id.count(id) != 0) continue;
       std::string_view bytes;
-      if (impl_->removals.count(id) != 0 || !txn.Get(impl_->ds->videos, id, &bytes)) {
+      if (impl_->batch.removals.count(id) != 0 || !txn.Get(impl_->ds->videos, id, &bytes)) {
         missing.push_back(id);
       }
     }
@@ -574,13 +449,14 @@ void Writer::SetSplit(std::string_view name, const std::vector<std::string>& ids
                           (missing.size() == 1 ? " id is" : " ids are") +
                           " not in the dataset: " + list(missing) + " (the split was not set)");
   }
-  impl_->split_ops.push_back(engine::SplitOp{std::string(name), false, ids});
+  impl_->batch.split_ops.push_back(engine::SplitOp{std::string(name), false, ids});
 }
 
 bool Writer::RemoveSplit(std::string_view name) {
   bool exists = false;
   bool decided = false;
-  for (auto it = impl_->split_ops.rbegin(); it != impl_->split_ops.rend() && !decided; ++it) {
+  for (auto it = impl_->batch.split_ops.rbegin(); it != impl_->batch.split_ops.rend() && !decided;
+       ++it) {
     if (it->name == name) {
       exists = !it->remove;
       decided = true;
@@ -592,7 +468,7 @@ bool Writer::RemoveSplit(std::string_view name) {
     std::string_view bytes;
     exists = dbs.has_splits() && txn.Get(dbs.splits, name, &bytes);
   }
-  if (exists) impl_->split_ops.push_back(engine::SplitOp{std::string(name), true, {}});
+  if (exists) impl_->batch.split_ops.push_back(engine::SplitOp{std::string(name), true, {}});
   return exists;
 }
 
@@ -601,8 +477,9 @@ std::unique_ptr<Writer> Dataset::NewWriter(const WriterOptions& options) {
     throw InvalidArgumentError("open writer " + impl_->dir + ": the dataset is open read-only");
   }
   auto impl = std::make_unique<Writer::Impl>(impl_, options);
-  impl->SettleLeftJournal();
-  impl->Recover();
+  engine::WriterRecovery recovery = impl->Recovery();
+  recovery.SettleLeftJournal();
+  recovery.Recover(&impl->info, &impl->open);
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }
 

@@ -1,33 +1,20 @@
-// The recovery a writer runs when it takes the lock, as RocksDB's
-// db_impl_open.cc: a journal left by a writer of this boot is settled, one
-// from before a restart replayed (engine/core/journal.h; the record's bytes,
-// journal_record.cc), and whatever an interrupted writer left past the
-// committed lengths is truncated (docs/reliability.md).
-#include <sys/stat.h>
+// The recovery a writer runs when it takes the lock (writer_recovery.h).
+#include "engine/core/writer_recovery.h"
 
 #include <map>
 #include <optional>
-#include <tuple>
-#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "engine/core/dataset_impl.h"
 #include "engine/core/journal.h"
 #include "engine/core/journal_session.h"
 #include "engine/core/obsolete_files.h"
-#include "engine/core/payload_codec.h"
-#include "engine/core/writer_impl.h"
+#include "engine/core/write_batch.h"
 #include "gulpdb/error.h"
 #include "util/file_io.h"
 
-namespace gulpdb {
-
-using engine::AppliedLsn;
-using engine::ChunkFileName;
-using engine::EncodeLsn;
-using engine::kJournalLsnKey;
-using engine::kMaxChunkNameAttempts;
-using engine::PayloadReader;
+namespace gulpdb::engine {
 
 // Under the writer lock, with the index open: a journal left with records
 // past its checkpoint by a writer of this boot that stopped (crashed, or
@@ -35,106 +22,85 @@ using engine::PayloadReader;
 // was acknowledged (the page cache survived); records past the index's
 // journal_lsn were never acknowledged and their frames lie past committed
 // lengths. A checkpoint makes the rest durable and retires them.
-void Writer::Impl::SettleLeftJournal() {
-  std::unique_ptr<engine::Journal> left = engine::Journal::Open(JournalPath(), /*create=*/false);
+void WriterRecovery::SettleLeftJournal() {
+  std::unique_ptr<Journal> left = Journal::Open(journal_.path(), /*create=*/false);
   if (!left || left->record_lsns().empty()) return;
-  if (left->header().boot_id != engine::CurrentBootId()) {
-    throw CorruptionError("open writer " + ds->dir + ": the journal " + JournalPath() +
+  if (left->header().boot_id != CurrentBootId()) {
+    throw CorruptionError("open writer " + ds_.dir + ": the journal " + journal_.path() +
                           " holds commits from before a restart that were not recovered; "
                           "reopen the dataset to recover them");
   }
-  journal.Open();  // read-write
-  index::Txn txn = ds->env->BeginRead();
-  for (const engine::Journal::Record& r : journal.journal()->ReadRecords()) {
-    PayloadReader in(r.payload, JournalPath() + " record " + std::to_string(r.lsn));
-    in.Fixed(4);
-    in.Fixed(4);
-    const uint64_t n_touched = in.Fixed(4);
-    for (uint64_t i = 0; i < n_touched; ++i) {
-      const auto n = static_cast<uint32_t>(in.Fixed(4));
-      const uint64_t start = in.Fixed(8);
-      in.Bytes(in.Fixed(8) - start);
+  journal_.Open();  // read-write
+  index::Txn txn = ds_.env->BeginRead();
+  for (const Journal::Record& r : journal_.journal()->ReadRecords()) {
+    for (uint32_t n : WriteBatch::RecordChunks(r, journal_.path())) {
       std::string_view bytes;
-      if (journal.chunks().count(n) == 0 && txn.Get(ds->chunks, index::ChunkKey(n), &bytes)) {
-        journal.AddChunk(
-            n, std::make_shared<engine::ChunkFile>(ChunkPath(ds->GetChunk(txn, n).file_name),
-                                                   engine::ChunkFile::Mode::kAppend));
+      if (journal_.chunks().count(n) == 0 && txn.Get(ds_.chunks, index::ChunkKey(n), &bytes)) {
+        journal_.AddChunk(n,
+                          std::make_shared<ChunkFile>(ds_.ChunkPath(ds_.GetChunk(txn, n).file_name),
+                                                      ChunkFile::Mode::kAppend));
       }
     }
   }
   txn.Abort();
-  journal.Checkpoint();
-  journal.Settle();
+  journal_.Checkpoint();
+  journal_.Settle();
 }
 
 // Replays the records past the index's journal_lsn (after a power cut the
 // caller restored the checkpoint's meta pages first): their frames are
 // written again at their offsets and synced, then one durable index
 // transaction applies every delta in order; a checkpoint ends it.
-void Writer::Impl::ReplayJournal() {
-  journal.Open();
-  if (!journal.has_records()) return;
-  ds->query.Refresh(*ds->env);
-  std::vector<engine::Journal::Record> records = journal.journal()->ReadRecords();
+void WriterRecovery::ReplayJournal() {
+  journal_.Open();
+  if (!journal_.has_records()) return;
+  ds_.query.Refresh(*ds_.env);
+  std::vector<Journal::Record> records = journal_.journal()->ReadRecords();
   uint64_t applied = 0;
   {
-    index::Txn txn = ds->env->BeginRead();
-    applied = AppliedLsn(*ds, txn);
+    index::Txn txn = ds_.env->BeginRead();
+    applied = AppliedLsn(ds_, txn);
   }
-  std::vector<std::tuple<uint32_t, std::map<uint32_t, Touched>, std::vector<Pending>,
-                         std::unordered_set<std::string>, engine::MetaEdits>>
-      batches;
+  std::vector<std::pair<uint32_t, WriteBatch>> batches;  // each with the chunk it appended to
   {
-    index::Txn txn = ds->env->BeginRead();
-    for (const engine::Journal::Record& r : records) {
+    index::Txn txn = ds_.env->BeginRead();
+    for (const Journal::Record& r : records) {
       if (r.lsn <= applied) continue;
-      DecodeBatch(r, txn);
-      batches.emplace_back(chunk, std::move(touched), std::move(pending), std::move(removals),
-                           std::move(edits));
-      touched.clear();
-      pending.clear();
-      removals.clear();
-      edits.clear();
+      WriteBatch batch;
+      const uint32_t chunk = batch.DecodeRecord(ds_, r, journal_.path(), txn, &journal_.chunks());
+      batches.emplace_back(chunk, std::move(batch));
     }
   }
-  for (auto& [n, f] : journal.chunks()) f->Sync();
+  for (auto& [n, f] : journal_.chunks()) f->Sync();
   if (!batches.empty()) {
     const uint64_t last = records.back().lsn;
-    ds->env->Update([&](index::Txn& txn) {
-      for (auto& [c, t, p, rm, e] : batches) {
-        chunk = c;
-        touched = t;
-        pending = p;
-        removals = rm;
-        edits = e;
+    ds_.env->Update([&](index::Txn& txn) {
+      for (const auto& [chunk, batch] : batches) {
         index::DatasetInfo next;
         std::map<uint32_t, index::ChunkRecord> chunks;
-        ApplyBatch(txn, &next, &chunks);
+        batch.Apply(ds_, txn, chunk, &next, &chunks);
       }
-      txn.Put(ds->info, kJournalLsnKey, EncodeLsn(last));
+      txn.Put(ds_.info, kJournalLsnKey, EncodeLsn(last));
     });
   }
-  touched.clear();
-  pending.clear();
-  removals.clear();
-  edits.clear();
-  journal.Checkpoint();
-  journal.Settle();
+  journal_.Checkpoint();
+  journal_.Settle();
 }
 
 // Truncates whatever an interrupted writer left past committed lengths, and
 // makes the last chunk the current one.
-void Writer::Impl::Recover() {
+void WriterRecovery::Recover(index::DatasetInfo* info_out, OpenChunk* open) {
+  index::DatasetInfo& info = *info_out;
   // Query databases another process created since this dataset was opened;
   // none can appear while this writer holds the lock.
-  ds->query.Refresh(*ds->env);
+  ds_.query.Refresh(*ds_.env);
   std::vector<std::pair<uint32_t, index::ChunkRecord>> dirty;
   std::optional<std::pair<uint32_t, index::ChunkRecord>> last;
   {
-    index::Txn txn = ds->env->BeginRead();
-    info = ds->GetInfo(txn);
+    index::Txn txn = ds_.env->BeginRead();
+    info = ds_.GetInfo(txn);
     if (!info.attached_to.empty()) {
-      throw InvalidArgumentError("open writer " + ds->dir + ": the dataset is attached to " +
+      throw InvalidArgumentError("open writer " + ds_.dir + ": the dataset is attached to " +
                                  info.attached_to +
                                  " (merged in place): that index refers to its chunk files, "
                                  "so it takes no more writes; write to " +
@@ -146,22 +112,22 @@ void Writer::Impl::Recover() {
       // and left it listed. It has no file to truncate; it still counts
       // for NextChunkNumber below, and the list is rewritten without it.
       std::string_view bytes;
-      if (!txn.Get(ds->chunks, index::ChunkKey(n), &bytes)) continue;
-      index::ChunkRecord record = ds->GetChunk(txn, n);
+      if (!txn.Get(ds_.chunks, index::ChunkKey(n), &bytes)) continue;
+      index::ChunkRecord record = ds_.GetChunk(txn, n);
       // Another dataset's file: never truncated from here.
       if (!record.attached()) dirty.emplace_back(n, std::move(record));
     }
-    index::Cursor cursor(txn, ds->chunks);
+    index::Cursor cursor(txn, ds_.chunks);
     if (cursor.Last()) {
       const uint32_t n = index::DecodeChunkKey(cursor.key());
-      last.emplace(n, ds->DecodeChunkAt(cursor.key(), cursor.value()));
+      last.emplace(n, ds_.DecodeChunkAt(cursor.key(), cursor.value()));
     }
-    next_chunk =
+    open->next_chunk =
         index::NextChunkNumber(info, last ? std::optional<uint32_t>(last->first) : std::nullopt);
   }
   for (const auto& [n, record] : dirty) {
-    const std::string path = ChunkPath(record.file_name);
-    engine::ChunkFile f(path, engine::ChunkFile::Mode::kAppend);
+    const std::string path = ds_.ChunkPath(record.file_name);
+    ChunkFile f(path, ChunkFile::Mode::kAppend);
     const uint64_t size = f.Size();
     if (size < record.committed_length) {
       throw CorruptionError("recover " + path + ": the file has " + std::to_string(size) +
@@ -174,55 +140,36 @@ void Writer::Impl::Recover() {
     }
   }
   if (!info.obsolete_files.empty()) {
-    engine::RemoveObsoleteFiles(*ds, "recover");
+    RemoveObsoleteFiles(ds_, "recover");
     info.obsolete_files.clear();
   }
-  RemoveAbandonedChunkFiles(next_chunk);
+  OpenChunk::RemoveAbandonedFiles(ds_, open->next_chunk);
   if (last) {
-    have_chunk = true;
-    chunk = last->first;
-    chunk_record = last->second;
-    file = std::make_shared<engine::ChunkFile>(ChunkPath(chunk_record.file_name),
-                                               engine::ChunkFile::Mode::kAppend);
-    write_pos = chunk_record.committed_length;
+    open->have_chunk = true;
+    open->chunk = last->first;
+    open->chunk_record = last->second;
+    open->file = std::make_shared<ChunkFile>(ds_.ChunkPath(open->chunk_record.file_name),
+                                             ChunkFile::Mode::kAppend);
+    open->write_pos = open->chunk_record.committed_length;
   }
   std::vector<uint32_t> want;
-  if (have_chunk) want.push_back(chunk);
+  if (open->have_chunk) want.push_back(open->chunk);
   // Also records next_chunk in datasets written before it existed.
-  if (want != info.dirty_chunks || info.next_chunk != next_chunk) SetDirty(want);
-}
-
-// A writer killed between creating a chunk file and registering it
-// (StartNewChunk) leaves an empty data_<N>.gulp that the index does not
-// know, at the first free name from next_chunk on. GulpIO readers pair
-// every data*.gulp with a meta*.gmeta, so such a file would break an
-// exported directory: remove it. Files holding bytes are not ours and stay.
-void Writer::Impl::RemoveAbandonedChunkFiles(uint64_t first) {
-  bool removed = false;
-  for (uint64_t n = first; n < index::kNoChunkNumberLeft && n - first < kMaxChunkNameAttempts;
-       ++n) {
-    const std::string path = ChunkPath(ChunkFileName(static_cast<uint32_t>(n)));
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) break;  // where StartNewChunk stops looking
-    if (!S_ISREG(st.st_mode) || st.st_size != 0) continue;
-    util::RemoveFile(path);
-    removed = true;
+  if (want != info.dirty_chunks || info.next_chunk != open->next_chunk) {
+    open->SetDirty(ds_, want, &info);
   }
-  if (removed) util::SyncDirectory(ds->dir);
 }
 
-}  // namespace gulpdb
-
-namespace gulpdb::engine {
-
+// `lock`, the writer lock, is held until the replay ends.
 void DatasetAccess::ReplayJournal(std::shared_ptr<Impl> ds, util::FileLock lock) {
-  Writer::Impl impl(std::move(ds), std::move(lock));
-  impl.ReplayJournal();
+  const util::FileLock held = std::move(lock);
+  JournalSession journal(*ds->env, JournalPathOf(*ds));
+  WriterRecovery(*ds, journal).ReplayJournal();
 }
 
 void DatasetAccess::SettleJournal(Impl& ds) {
-  Writer::Impl impl(std::shared_ptr<Impl>(&ds, [](Impl*) {}), std::nullopt);
-  impl.SettleLeftJournal();
+  JournalSession journal(*ds.env, JournalPathOf(ds));
+  WriterRecovery(ds, journal).SettleLeftJournal();
 }
 
 }  // namespace gulpdb::engine

@@ -30,36 +30,37 @@ std::unique_ptr<Writer> LockForVersions(Dataset& dataset, const std::string& ope
   return dataset.NewWriter();
 }
 
-}  // namespace
-
-VersionInfo Dataset::Tag(const std::string& name, const std::string& message) {
-  const std::string operation = "tag " + dir();
+// Dataset::Tag: the index's partitions built against the newest tag's (so
+// that unchanged ones are shared), the tag written, the change record
+// restarted at it.
+VersionInfo MakeTag(Dataset& dataset, const std::string& name, const std::string& message) {
+  const std::string operation = "tag " + dataset.dir();
   engine::CheckTagName(name, operation);
   try {
     (void)engine::PythonJsonString(message);
   } catch (const InvalidArgumentError&) {
     throw InvalidArgumentError(operation + " " + name + ": the message is not valid UTF-8");
   }
-  const std::unique_ptr<Writer> lock = LockForVersions(*this, operation + " " + name);
-  for (const VersionInfo& tag : engine::ListTags(dir())) {
+  const std::unique_ptr<Writer> lock = LockForVersions(dataset, operation + " " + name);
+  for (const VersionInfo& tag : engine::ListTags(dataset.dir())) {
     if (tag.name == name) {
       throw InvalidArgumentError(operation + ": the name '" + name +
                                  "' is in use (gulpdb tag DIR " + name + " --delete frees it)");
     }
   }
-  const std::vector<VersionInfo> tags = engine::ListTags(dir());
-  const std::string objects = engine::ObjectsDir(dir());
+  const std::vector<VersionInfo> tags = engine::ListTags(dataset.dir());
+  const std::string objects = engine::ObjectsDir(dataset.dir());
   // Against the newest tag, so that unchanged partitions are shared.
   std::optional<index::PartitionRoot> previous;
-  if (!tags.empty()) previous = engine::ReadRoot(dir(), tags.back().root, /*expand=*/true);
+  if (!tags.empty()) previous = engine::ReadRoot(dataset.dir(), tags.back().root, /*expand=*/true);
   engine::PartitionOptions options;
   options.previous = engine::DirectoryFetch(objects);
   // The change record since that tag, when it covers it, spares reading the
   // whole index.
   if (!tags.empty()) options.previous_sha256 = tags.back().root;
   const engine::BuildResult built =
-      engine::BuildPartitions(*this, previous ? &*previous : nullptr, options, objects);
-  const DatasetStats stats = Stats();  // the same state: the writer lock is held
+      engine::BuildPartitions(dataset, previous ? &*previous : nullptr, options, objects);
+  const DatasetStats stats = dataset.Stats();  // the same state: the writer lock is held
   VersionInfo info;
   info.name = name;
   info.created = static_cast<double>(engine::NowMs()) / 1000.0;
@@ -67,12 +68,18 @@ VersionInfo Dataset::Tag(const std::string& name, const std::string& message) {
   info.frames = stats.frames;
   info.message = message;
   info.root = built.root_sha256;
-  engine::WriteTag(dir(), info);
+  engine::WriteTag(dataset.dir(), info);
   // The tag's own durable step: the change record starts again at it. A
   // crash before this commit leaves the record at the previous tag, which
   // is no longer the newest: the next tag reads the whole index.
-  engine::StartChangeRecord(*this, built.root_sha256);
+  engine::StartChangeRecord(dataset, built.root_sha256);
   return info;
+}
+
+}  // namespace
+
+VersionInfo Dataset::Tag(const std::string& name, const std::string& message) {
+  return MakeTag(*this, name, message);
 }
 
 std::vector<VersionInfo> Dataset::Versions() const {

@@ -204,6 +204,7 @@ struct DatasetStats {
 class Writer;
 namespace engine {
 class DatasetAccess;
+class DecodedRead;
 }  // namespace engine
 
 // The stored bytes of the frames of one read, in selection order: JPEG
@@ -253,6 +254,7 @@ class GULPDB_EXPORT DecodedFrames {
 
  private:
   friend class Dataset;
+  friend class engine::DecodedRead;  // the engine's decoded read fills it
   // Returns the buffer to a small process-wide pool, so that the next read
   // of a similar size reuses memory that is already mapped (no page faults).
   struct Free {
