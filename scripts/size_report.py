@@ -3,16 +3,23 @@
 structs over a class limit, and file/line counts per folder.
 
     scripts/size_report.py [--root DIR] [--rev REV] [--max-file N]
-                           [--max-class N] [--check]
+                           [--max-class N] [--max-members N [--members-of CLASS]...]
+                           [--check]
 
 Product source is every C++ source or header and Python file in git outside
 tests/, bench/ and third_party/. A class is
 measured by its body, braces matched (comments and literals skipped); the
-out-of-line members of a class (defined as Class::Member in any file) are
-reported beside it, for information. With --rev the counts are of that
+out-of-line members of a class (defined as Class::Member in any file, each
+from the line that ended the definition before it, constructors too) are
+reported beside it. With --rev the counts are of that
 commit (git show), not of the working tree. --check exits 1 when a file is
 over --max-file lines or a class or struct body over --max-class lines (the
-suite's rule, tests/python/test_sizes.py).
+suite's rule, tests/python/test_sizes.py). With --max-members N it also exits
+1 when the out-of-line members of a class total more than N lines: of every
+class, or only of the classes named by --members-of (repeatable; "Outer::Inner"
+for a nested class), each of which must have out-of-line members (a name no
+definition uses is an error, so that a renamed class is not held by
+nothing).
 Standard library only.
 """
 import argparse
@@ -105,7 +112,11 @@ def classes(text):
     return found
 
 
-MEMBER_RE = re.compile(r"^[^\s#/][^;{}]*?\b((?:[A-Z]\w*::)+)~?\w+\([^;]*?\)[^;{]*\{", re.M)
+# A definition from the start of a line: a return type (and the comment
+# and blank lines after the definition before it), or the class name itself
+# (a constructor).
+MEMBER_RE = re.compile(r"^(?:[^\s#/][^;{}]*?\b|(?=[A-Z]))((?:[A-Z]\w*::)+)~?\w+\([^;]*?\)[^;{]*\{",
+                       re.M)
 
 
 def out_of_line(text):
@@ -154,11 +165,23 @@ def main():
     p.add_argument("--rev", help="measure this commit instead of the working tree")
     p.add_argument("--max-file", type=int, default=1000)
     p.add_argument("--max-class", type=int, default=400)
+    p.add_argument("--max-members", type=int,
+                   help="with --check, exit 1 if a class's out-of-line members total more lines")
+    p.add_argument("--members-of", action="append", default=[], metavar="CLASS",
+                   help="hold only this class to --max-members (repeatable)")
     p.add_argument("--check", action="store_true",
-                   help="exit 1 if a file is over --max-file or a class over --max-class")
+                   help="exit 1 if a file is over --max-file or a class over --max-class "
+                        "(or its out-of-line members over --max-members)")
     a = p.parse_args()
     if a.max_file <= 0 or a.max_class <= 0:
         p.error("--max-file and --max-class must be positive")
+    if a.max_members is not None and a.max_members <= 0:
+        p.error("--max-members must be positive")
+    if a.members_of and a.max_members is None:
+        p.error("--members-of needs --max-members")
+    for cls in a.members_of:
+        if not re.fullmatch(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*", cls):
+            p.error(f"--members-of {cls!r}: not a C++ class name")
     files, per_folder, big_files, big_classes, members = report(a.root, a.rev, a.max_file,
                                                                 a.max_class)
     where = a.rev or "working tree"
@@ -174,6 +197,21 @@ def main():
     for cls, size in members.most_common():
         if size > a.max_class:
             print(f"  {size:6d}  {cls}")
+    over_members, unknown = [], []
+    if a.max_members is not None:
+        held = a.members_of or sorted(members)
+        print(f"\n## Out-of-line members of "
+              f"{'the named classes' if a.members_of else 'every class'}, limit {a.max_members}")
+        for cls in held:
+            size = members.get(cls, 0)
+            if a.members_of:
+                print(f"  {size:6d}  {cls}")
+            if size == 0:
+                unknown.append(cls)
+            elif size > a.max_members:
+                over_members.append((cls, size))
+                if not a.members_of:
+                    print(f"  {size:6d}  {cls}")
     print("\n## Per folder: files, lines")
     for folder, (n, lines) in sorted(per_folder.items()):
         print(f"  {folder:34s} {n:4d} {lines:7d}")
@@ -186,6 +224,15 @@ def main():
         print(f"\nsize_report: {len(big_classes)} class or struct bod(y/ies) over "
               f"{a.max_class} lines: " + ", ".join(cls for _, cls, _ in big_classes),
               file=sys.stderr)
+        failed = True
+    if a.check and over_members:
+        print(f"\nsize_report: {len(over_members)} class(es) with out-of-line members over "
+              f"{a.max_members} lines: " + ", ".join(f"{c} ({n})" for c, n in over_members),
+              file=sys.stderr)
+        failed = True
+    if a.check and unknown and a.members_of:
+        print("\nsize_report: no out-of-line members of " + ", ".join(unknown) +
+              " (a class renamed or gone? --members-of names it)", file=sys.stderr)
         failed = True
     return 1 if failed else 0
 
