@@ -10,7 +10,6 @@
 // no longer lists has its objects retired with the grace period, as a
 // generation's are.
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <mutex>
 #include <set>
@@ -121,15 +120,9 @@ void TagPublisher::Publish(Manifest* next) {
     });
     std::sort(chunks.begin(), chunks.end(),
               [](const ManifestChunk& a, const ManifestChunk& b) { return a.number < b.number; });
-    TagObject object;
-    object.name = info.name;
-    object.created_ms = std::llround(info.created * 1000.0);
-    object.videos = info.videos;
-    object.frames = info.frames;
-    object.message = info.message;
+    TagObject object(SummaryOf(info));
     object.root_key = RootKey(info.root);
     object.root_size = files[object.root_key].size;
-    object.root_sha256 = info.root;
     object.chunk_count = chunks.size();
     for (ChunkPageText& t : MakeChunkPages(chunks)) {
       texts[t.page.key] = std::move(t.text);
@@ -140,13 +133,7 @@ void TagPublisher::Publish(Manifest* next) {
       if (!c.gmeta_key.empty()) tag_chunk_keys.insert(c.gmeta_key);
     }
     const std::string text = SerializeTagObject(object);
-    ManifestTag entry;
-    entry.name = info.name;
-    entry.created_ms = object.created_ms;
-    entry.videos = info.videos;
-    entry.frames = info.frames;
-    entry.message = info.message;
-    entry.root_sha256 = info.root;
+    ManifestTag entry(object.summary());
     entry.sha256 = util::Sha256Hex(text);
     entry.key = TagObjectKey(entry.sha256);
     entry.size = text.size();
