@@ -31,8 +31,7 @@ void ChunkUploads::Plan(std::vector<ManifestChunk>* chunks) {
     // and uploads again what it cannot check.
     if (unchanged && push_.options.overwrite) {
       const LocalCopy copy = LocalCopy::File(local_.PathOf(m.key), m.committed_length);
-      unchanged =
-          !uploader_.NeedsUpload(m.key, m.committed_length, &copy, /*unverified_too=*/true);
+      unchanged = !uploader_.NeedsUpload(m.key, m.committed_length, &copy, /*unverified_too=*/true);
     } else if (!unchanged && old != nullptr && old->committed_length == m.committed_length &&
                old->crc32c.has_value()) {
       uploader_.CountRepair();  // missing, or replaced behind the manifest's back
@@ -108,8 +107,7 @@ void ChunkUploads::UploadGmeta(const std::string& tmp, std::vector<ManifestChunk
                       !old->gmeta_sha256.empty() && old->committed_length == c.committed_length &&
                       old->live_videos == c.live_videos && old->live_bytes == c.live_bytes &&
                       old->meta_edits == c.meta_edits &&
-                      published_.Listed(c.gmeta_key) != nullptr &&
-                      !published_.Foreign(c.gmeta_key);
+                      published_.Listed(c.gmeta_key) != nullptr && !published_.Foreign(c.gmeta_key);
     if (same && !push_.options.overwrite) {  // overwriting writes each one and checks it
       c.gmeta_sha256 = old->gmeta_sha256;
     } else {

@@ -1,6 +1,8 @@
 // The cleanup of a push (engine/remote/publish_cleanup.h; step 7 of publish.cc's
 // list): what the new manifest lists as obsolete, what it may never delete,
 // and the foreign objects an overwriting push removes.
+#include "engine/remote/publish_cleanup.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +22,6 @@
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "engine/remote/published_objects.h"
-#include "engine/remote/publish_cleanup.h"
 #include "engine/remote/push_lease.h"
 #include "s3/errors.h"
 #include "util/thread_pool.h"

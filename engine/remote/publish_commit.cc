@@ -1,6 +1,8 @@
 // The commit of a push (engine/remote/publish_commit.h; step 6 of publish.cc's
 // list): whether anything changed, then the generation claimed and the
 // manifest swapped, the one step that makes the new state visible.
+#include "engine/remote/publish_commit.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +22,6 @@
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "engine/remote/published_objects.h"
-#include "engine/remote/publish_commit.h"
 #include "gulpdb/error.h"
 #include "s3/errors.h"
 #include "util/thread_pool.h"
@@ -44,8 +45,8 @@ bool ManifestCommit::Changed(const Manifest& next, uint64_t removed_chunks) cons
       return true;
     }
   }
-  return next.label2idx_sha256 != old.label2idx_sha256 ||
-         next.grace_seconds != old.grace_seconds || next.tags != old.tags;
+  return next.label2idx_sha256 != old.label2idx_sha256 || next.grace_seconds != old.grace_seconds ||
+         next.tags != old.tags;
 }
 
 // 6. The manifest, last.

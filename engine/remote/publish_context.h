@@ -49,8 +49,7 @@ CorruptionError DamagedIndex(const Error& e);
 
 struct PushContext {
   // Throws InvalidArgumentError for a negative grace period.
-  PushContext(std::string dir, ObjectStore& store, bool publish_chunks,
-              const PushOptions& options);
+  PushContext(std::string dir, ObjectStore& store, bool publish_chunks, const PushOptions& options);
 
   // Whether an obsolete entry listed since `since` is past its grace period.
   bool Expired(int64_t since) const { return since + grace.count() <= now; }

@@ -2,6 +2,8 @@
 // publish.cc's list): the snapshot, or the partitions built against the
 // published root, the chunk pages and partitions uploaded, and the node
 // cache seeded with what this push built.
+#include "engine/remote/publish_index.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,7 +25,6 @@
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
 #include "engine/remote/partition_cache.h"
-#include "engine/remote/publish_index.h"
 #include "engine/remote/push_lease.h"
 #include "engine/remote/push_verify.h"
 #include "engine/remote/snapshot_cache.h"
@@ -163,7 +164,7 @@ void IndexPublisher::SeedCache() {
 // Whether `root` lists the same partitions, dataset info and meta fields
 // as the published root.
 bool IndexPublisher::SameIndex(const index::PartitionRoot& root,
-                          const std::optional<index::PartitionRoot>& old) {
+                               const std::optional<index::PartitionRoot>& old) {
   if (!old || root.dataset_info != old->dataset_info ||
       root.partitions.size() != old->partitions.size() ||
       root.meta_fields.size() != old->meta_fields.size()) {
@@ -248,10 +249,9 @@ void IndexPublisher::UploadPartitions(const Manifest& next) {
       throw DamagedIndex(CorruptionError(
           push_.what + ": the partition " + push_.store.Name(key) +
           " that the published root lists is " +
-          (listed == nullptr
-               ? std::string("not in the store")
-               : std::to_string(listed->size) + " bytes in the store, the root says " +
-                     std::to_string(p.size)) +
+          (listed == nullptr ? std::string("not in the store")
+                             : std::to_string(listed->size) +
+                                   " bytes in the store, the root says " + std::to_string(p.size)) +
           " (deleted or replaced behind the manifest's back), and this machine has no copy "
           "of it"));
     }

@@ -2,6 +2,8 @@
 // publish.cc's list): the dataset's identity, the copy of its index, the
 // published manifest, its root and tags, the listing of the prefix, objects
 // no push of this dataset wrote, and what older manifests promised.
+#include "engine/remote/publish_plan.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,7 +27,6 @@
 #include "engine/remote/object_store.h"
 #include "engine/remote/partition_cache.h"
 #include "engine/remote/published_objects.h"
-#include "engine/remote/publish_plan.h"
 #include "engine/remote/published_tags.h"
 #include "engine/remote/push_verify.h"
 #include "engine/remote/snapshot_cache.h"
@@ -347,9 +348,9 @@ void PublishedState::ReadRoot() {
   // The store outlives the fetch; it holds it only meanwhile.
   std::shared_ptr<ObjectStore> store(&push_.store, [](ObjectStore*) {});
   try {
-    old_root_ =
-        ExpandPartitionRoot(FetchRoot(push_.store, *old_, push_.what),
-                            NodeCachePageFetch(store, push_.what), push_.store.Name(old_->root_key));
+    old_root_ = ExpandPartitionRoot(FetchRoot(push_.store, *old_, push_.what),
+                                    NodeCachePageFetch(store, push_.what),
+                                    push_.store.Name(old_->root_key));
   } catch (const CorruptionError& e) {
     // Overwriting rebuilds the whole index: a damaged published root is
     // replaced, its partitions retired as leftovers of this dataset.

@@ -43,7 +43,9 @@ class IndexCopy {
   uint64_t size() const { return size_; }
   // Chunk key -> its file in the dataset (relative to the directory).
   const std::map<std::string, std::string>& local_files() const { return local_files_; }
-  std::string PathOf(const std::string& key) const { return push_.dir + "/" + local_files_.at(key); }
+  std::string PathOf(const std::string& key) const {
+    return push_.dir + "/" + local_files_.at(key);
+  }
 
  private:
   PushContext& push_;
@@ -100,16 +102,16 @@ class PublishedState {
   void ReadTags();
 
   const PushContext& push_;
-  std::optional<Manifest> old_;               // this dataset's published manifest
-  std::optional<Manifest> foreign_manifest_;  // another dataset's, to overwrite
-  std::optional<std::string> manifest_text_;  // the manifest read, if any
-  std::string manifest_etag_;                 // of the manifest read, "" if none
-  uint64_t base_generation_ = 0;              // the highest published or claimed generation
+  std::optional<Manifest> old_;                   // this dataset's published manifest
+  std::optional<Manifest> foreign_manifest_;      // another dataset's, to overwrite
+  std::optional<std::string> manifest_text_;      // the manifest read, if any
+  std::string manifest_etag_;                     // of the manifest read, "" if none
+  uint64_t base_generation_ = 0;                  // the highest published or claimed generation
   std::optional<index::PartitionRoot> old_root_;  // partitioned: the published root
   std::map<std::string, ManifestChunk> old_chunks_;
   std::map<std::string, ManifestObsolete> old_obsolete_;
   std::map<std::string, StoreObject> listing_;
-  std::set<std::string> foreign_;      // objects no push of this dataset wrote
+  std::set<std::string> foreign_;       // objects no push of this dataset wrote
   std::vector<std::string> leftovers_;  // unnamed objects of this dataset's pushes
   // What the published generation names, and every object its tags name.
   std::set<std::string> old_named_;

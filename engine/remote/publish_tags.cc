@@ -9,6 +9,8 @@
 // a tag in the manifest names is retired or deleted; a tag the new manifest
 // no longer lists has its objects retired with the grace period, as a
 // generation's are.
+#include "engine/remote/publish_tags.h"
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -20,7 +22,6 @@
 #include "engine/remote/partition_cache.h"
 #include "engine/remote/published_objects.h"
 #include "engine/remote/published_tags.h"
-#include "engine/remote/publish_tags.h"
 #include "engine/remote/push_verify.h"
 #include "engine/version/version_store.h"
 #include "gulpdb/error.h"

@@ -1,6 +1,8 @@
 // The writes of a push (engine/remote/publish_upload.h): the conditional
 // writes, the lease and the checks of the manifest read that guard every
 // write of a push.
+#include "engine/remote/publish_upload.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,7 +23,6 @@
 #include "engine/partition/partitions.h"
 #include "engine/remote/manifest.h"
 #include "engine/remote/object_store.h"
-#include "engine/remote/publish_upload.h"
 #include "engine/remote/push_lease.h"
 #include "engine/remote/push_verify.h"
 #include "engine/remote/snapshot_cache.h"
@@ -101,12 +102,11 @@ void Uploader::RequireManifestAsRead() {
     }
   }
   if (lease_) lease_->Release();
-  throw BusyError(
-      push_.what + ": another push published " + published + " after this push read " +
-      push_.store.Name(kManifestKey) +
-      (read ? " (generation " + std::to_string(published_.read_generation()) + ")"
-            : " (there was none)") +
-      "; this push published nothing and replaced nothing: run it again");
+  throw BusyError(push_.what + ": another push published " + published + " after this push read " +
+                  push_.store.Name(kManifestKey) +
+                  (read ? " (generation " + std::to_string(published_.read_generation()) + ")"
+                        : " (there was none)") +
+                  "; this push published nothing and replaced nothing: run it again");
 }
 
 void Uploader::CheckLease() const {
