@@ -9,8 +9,9 @@ structs over a class limit, and file/line counts per folder.
 Product source is every C++ source or header and Python file in git outside
 tests/, bench/ and third_party/. A class is
 measured by its body, braces matched (comments and literals skipped); the
-out-of-line members of a class (defined as Class::Member in any file) are
-reported beside it, for information. With --rev the counts are of that
+out-of-line members of a class (defined as Class::Member in any file, each
+from the line that ended the definition before it, constructors too) are
+reported beside it. With --rev the counts are of that
 commit (git show), not of the working tree. --check exits 1 when a file is
 over --max-file lines or a class or struct body over --max-class lines (the
 suite's rule, tests/python/test_sizes.py). With --max-members N it also exits

@@ -154,6 +154,60 @@ BOOST_AUTO_TEST_CASE(a_tag_object_names_its_root_inside_the_prefix_by_its_sha256
                     CorruptionError);
 }
 
+// The same tag is the same bytes at every push and in every gulpdb that
+// writes tag object version 1 (docs/format/remote_format.md "Tags"): its
+// object's name is its SHA-256, so other bytes would send every published
+// tag again. The manifest's entry repeats the summary, in the same order.
+BOOST_AUTO_TEST_CASE(a_tag_object_and_its_manifest_entry_keep_their_bytes) {
+  engine::TagObject t;
+  t.name = "run17";
+  t.created_ms = 1765100000000;
+  t.videos = 3;
+  t.frames = 6;
+  t.message = "m\xc3\xa9 \"q\"";
+  t.root_sha256 = util::Sha256Hex("root");
+  t.root_key = engine::RootKey(t.root_sha256);
+  t.root_size = 100;
+  const std::string text = engine::SerializeTagObject(t);
+  const std::string root = "4813494d137e1631bba301d5acab6e7bb7aa74ce1185d456565ef51d737677b2";
+  BOOST_TEST(text ==
+             "{\"format\": \"gulpdb-tag\", \"version\": 1,\n"
+             " \"name\": \"run17\", \"created_ms\": 1765100000000, \"videos\": 3, \"frames\": 6, "
+             "\"message\": \"m\\u00e9 \\\"q\\\"\",\n"
+             " \"root\": {\"key\": \"gulpdb.roots/" +
+                 root + ".root\", \"size\": 100, \"sha256\": \"" + root +
+                 "\"},\n"
+                 " \"chunk_count\": 0,\n"
+                 " \"chunk_pages\": []}\n");
+  engine::Manifest m;
+  m.generation = 1;
+  m.version = engine::kManifestVersionChunkPages;
+  m.root_key = t.root_key;
+  m.root_size = t.root_size;
+  m.root_sha256 = t.root_sha256;
+  engine::ManifestTag entry(t.summary());
+  entry.sha256 = util::Sha256Hex(text);
+  entry.key = engine::TagObjectKey(entry.sha256);
+  entry.size = text.size();
+  m.tags.push_back(entry);
+  const std::string manifest = engine::SerializeManifest(m);
+  const size_t at = manifest.find("\"tags\"");
+  const size_t end = manifest.find("\"obsolete\"");
+  BOOST_REQUIRE(at != std::string::npos);
+  BOOST_REQUIRE(end != std::string::npos);
+  const std::string object = "db5cd3c588de55cbf99cac4a47f7bbc1f7e107ce42293f6d90b07be6186524cb";
+  BOOST_TEST(manifest.substr(at, end - at) ==
+             "\"tags\": [\n"
+             "  {\"name\": \"run17\", \"created_ms\": 1765100000000, \"videos\": 3, \"frames\": 6, "
+             "\"message\": \"m\\u00e9 \\\"q\\\"\", \"root\": \"" +
+                 root + "\", \"key\": \"gulpdb.tags/" + object +
+                 ".json\", \"size\": 374, \"sha256\": \"" + object + "\"}],\n ");
+  const engine::Manifest back = engine::ParseManifest(manifest, "here");
+  BOOST_REQUIRE(back.tags.size() == 1);
+  BOOST_TEST((back.tags[0] == entry));
+  BOOST_TEST((engine::ParseTagObject(text, "here").summary() == t.summary()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace

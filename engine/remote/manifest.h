@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gulpdb::engine {
@@ -121,22 +122,32 @@ struct ManifestObsolete {
   std::string gmeta_key;  // the emptied .gmeta deleted with it
 };
 
-// A tag the manifest lists: its summary (what `gulpdb tag URL` lists) and
-// the tag object (TagObject) that says what it reads.
-struct ManifestTag {
+// What a manifest's tag entry and the tag's object both say of a tag (what
+// `gulpdb tag URL` lists): its name, time, counts, message and root.
+struct TagSummary {
   std::string name;
   int64_t created_ms = 0;
   uint64_t videos = 0;
   uint64_t frames = 0;
   std::string message;
   std::string root_sha256;  // the tag's partition root
-  std::string key;          // TagObjectKey(sha256)
+  const TagSummary& summary() const { return *this; }
+  bool operator==(const TagSummary& o) const {
+    return name == o.name && created_ms == o.created_ms && videos == o.videos &&
+           frames == o.frames && message == o.message && root_sha256 == o.root_sha256;
+  }
+};
+
+// A tag the manifest lists: its summary and the tag object (TagObject) that
+// says what it reads.
+struct ManifestTag : TagSummary {
+  ManifestTag() = default;
+  explicit ManifestTag(TagSummary summary) : TagSummary(std::move(summary)) {}
+  std::string key;  // TagObjectKey(sha256)
   uint64_t size = 0;
   std::string sha256;
   bool operator==(const ManifestTag& o) const {
-    return name == o.name && key == o.key && size == o.size && sha256 == o.sha256 &&
-           created_ms == o.created_ms && videos == o.videos && frames == o.frames &&
-           message == o.message && root_sha256 == o.root_sha256;
+    return summary() == o.summary() && key == o.key && size == o.size && sha256 == o.sha256;
   }
   bool operator!=(const ManifestTag& o) const { return !(*this == o); }
 };
@@ -188,15 +199,11 @@ struct Manifest {
 // names them. Its chunk entries carry no ETag, CRC or .gmeta hash (the
 // object does not change when a push replaces a grown chunk object), and the
 // committed length the tag reads of each chunk.
-struct TagObject {
-  std::string name;
-  int64_t created_ms = 0;
-  uint64_t videos = 0;
-  uint64_t frames = 0;
-  std::string message;
-  std::string root_key;
+struct TagObject : TagSummary {
+  TagObject() = default;
+  explicit TagObject(TagSummary summary) : TagSummary(std::move(summary)) {}
+  std::string root_key;  // RootKey(root_sha256)
   uint64_t root_size = 0;
-  std::string root_sha256;
   uint64_t chunk_count = 0;
   std::vector<ManifestChunkPage> chunk_pages;
 };

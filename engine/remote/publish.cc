@@ -48,8 +48,10 @@
 // write is conditional: If-None-Match: * for a key the listing did not show,
 // If-Match on the listed ETag otherwise. Another push that changed an object
 // meanwhile makes this one stop with BusyError, having replaced nothing a
+// published manifest names.
 //
-// The Publisher's steps are in files of their own (engine/remote/publisher.h).
+// The Publisher's steps are classes in files of their own
+// (engine/remote/publisher.h lists them).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,94 +95,104 @@ std::chrono::seconds DefaultGracePeriod() {
 
 namespace engine {
 
+PushContext::PushContext(std::string dir_in, ObjectStore& store_in, bool publish_chunks_in,
+                         const PushOptions& options_in)
+    : dir(std::move(dir_in)),
+      store(store_in),
+      publish_chunks(publish_chunks_in),
+      conditional(publish_chunks_in && store_in.SupportsConditions()),
+      options(options_in),
+      grace(options_in.grace ? *options_in.grace : DefaultGracePeriod()),
+      jobs(options_in.jobs == 0 ? 1 : options_in.jobs),
+      what((publish_chunks_in ? "push " + dir + " to " : "snapshot " + dir + " to ") +
+           store_in.url()) {
+  if (grace.count() < 0) throw InvalidArgumentError("push: the grace period is negative");
+}
+
+std::map<std::string, std::string> PushContext::Metadata() const {
+  return {{kMetaDataset, dataset}, {kMetaPush, push_id}};
+}
+
 PushReport Publisher::Run() {
   const auto start = Clock::now();
-  now_ = NowUnix();
-  push_id_ = util::RandomUuid();
-  if (conditional_) EnsureIdentity();
+  push_.now = NowUnix();
+  push_.push_id = util::RandomUuid();
+  if (push_.conditional) local_.EnsureIdentity();
   TempDir tmp;
-  CopyIndex(tmp.path());
-  partitioned_ = Partitioned();
-  std::vector<ManifestChunk> chunks = ChunkKeys();
-  ReadPublished();
+  local_.Make(tmp.path());
+  const bool partitioned = Partitioned();
+  std::vector<ManifestChunk> chunks = local_.ChunkKeys();
+  published_.Read(local_);
   Manifest next;
-  next.generation = base_generation_ + 1;
-  next.created_unix = now_;
+  next.generation = published_.base_generation() + 1;
+  next.created_unix = push_.now;
   next.creator = "gulpdb " GULPDB_VERSION;
-  next.dataset = dataset_;
-  next.push_id = push_id_;
-  next.chunks_published = publish_chunks_;
-  if (partitioned_) {
-    BuildIndexPartitions(tmp.path());
-    next.version = kManifestVersionChunkPages;
-    if (SameIndex(build_.root, old_root_) && PublishedRootIsWhole()) {
-      // An unchanged index keeps its root (the new one would differ only
-      // in its generation number), so that nothing is published.
-      next.root_key = old_->root_key;
-      next.root_size = old_->root_size;
-      next.root_sha256 = old_->root_sha256;
-      next_index_keys_.erase(RootKey(build_.root_sha256));
-      next_index_keys_.insert(next.root_key);
-    } else {
-      next.root_key = RootKey(build_.root_sha256);
-      next.root_size = build_.root_bytes.size();
-      next.root_sha256 = build_.root_sha256;
-    }
+  next.dataset = push_.dataset;
+  next.push_id = push_.push_id;
+  next.chunks_published = push_.publish_chunks;
+  if (partitioned) {
+    index_.Build(tmp.path(), &next);
   } else {
-    next.snapshot_key = SnapshotKey(snapshot_sha256_);
-    next.snapshot_size = snapshot_size_;
-    next.snapshot_sha256 = snapshot_sha256_;
+    index_.NameSnapshot(&next);
   }
-  const DatasetStats stats = snapshot_->Stats();
+  const DatasetStats stats = local_.snapshot().Stats();
   next.videos = stats.videos;
   next.frames = stats.frames;
-  next.grace_seconds = grace_.count();
-  PlanUploads(&chunks);
+  next.grace_seconds = push_.grace.count();
+  chunks_.Plan(&chunks);
   next.chunks = std::move(chunks);
-  report_.chunks = next.chunks.size();
+  PushReport& report = push_.report;
+  report.chunks = next.chunks.size();
   fault::Reached(fault::Point::kPushPlanned);
-  if (publish_chunks_) {
-    UploadChunks(&next.chunks);
-    UploadGmeta(tmp.path(), &next.chunks);
-    UploadLabels(&next);
+  if (push_.publish_chunks) {
+    chunks_.UploadChunks(&next.chunks);
+    chunks_.UploadGmeta(tmp.path(), &next.chunks);
+    chunks_.UploadLabels(&next);
   }
-  if (partitioned_) {
-    UploadChunkPages(&next);
-    UploadPartitions(next);
+  if (partitioned) {
+    index_.UploadChunkPages(&next);
+    index_.UploadPartitions(next);
   } else {
-    const LocalCopy copy = LocalCopy::File(snapshot_file_, snapshot_size_);
-    if (NeedsUpload(next.snapshot_key, snapshot_size_, &copy)) {
-      Writing();
-      WriteFile(next.snapshot_key, snapshot_file_, snapshot_size_, WriteFor(next.snapshot_key));
-      report_.snapshot_uploaded = true;
-    }
-    report_.snapshot_bytes = snapshot_size_;
+    index_.UploadSnapshot(next);
   }
-  if (publish_chunks_) PublishTags(&next);
+  if (push_.publish_chunks) tags_.Publish(&next);
   std::vector<std::string> expired;
-  next.obsolete = Obsolete(next, &expired);
-  if (!old_ || Changed(next) || !expired.empty()) {
+  next.obsolete = retirement_.Obsolete(next, &expired);
+  const std::optional<Manifest>& old = published_.old();
+  if (!old || commit_.Changed(next, retirement_.removed_chunks()) || !expired.empty()) {
     fault::Reached(fault::Point::kPushBeforePublish);
-    Publish(next);
-    report_.published = true;
-    report_.generation = next.generation;
+    commit_.Publish(next);
+    report.published = true;
+    report.generation = next.generation;
     // What older pushes made obsolete and whose grace period is over. The
     // new manifest no longer lists them.
     if (!expired.empty()) {
-      CheckLease();
-      store_.Delete(expired);
-      report_.objects_deleted = expired.size();
+      uploader_.CheckLease();
+      push_.store.Delete(expired);
+      report.objects_deleted = expired.size();
     }
-    DeleteForeign(next);
+    retirement_.DeleteForeign(next);
   } else {
-    report_.generation = old_->generation;
+    report.generation = old->generation;
   }
-  if (lease_) lease_->Release();
-  if (partitioned_) SeedCache();
-  report_.objects_repaired = repaired_.load();
-  if (conditional_) verified_.Save(NamedByNext(next));
-  report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return report_;
+  uploader_.ReleaseLease();
+  if (partitioned) index_.SeedCache();
+  report.objects_repaired = uploader_.repaired();
+  if (push_.conditional) uploader_.verified().Save(retirement_.NamedByNext(next));
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return report;
+}
+
+bool Publisher::Partitioned() const {
+  switch (push_.options.layout) {
+    case IndexLayout::kPartitioned:
+      return true;
+    case IndexLayout::kWhole:
+      return false;
+    case IndexLayout::kAuto:
+      return true;
+  }
+  return false;
 }
 
 namespace {

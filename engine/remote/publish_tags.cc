@@ -1,4 +1,4 @@
-// The tags of a push (engine/remote/publisher.h; step 5c of publish.cc's
+// The tags of a push (engine/remote/publish_tags.h; step 5c of publish.cc's
 // list, docs/versions.md "Tags in a bucket"): every local tag published as a
 // tag object that the new manifest lists, with every object it names — its
 // root, root pages and partitions (the version store's objects, content-
@@ -9,8 +9,9 @@
 // a tag in the manifest names is retired or deleted; a tag the new manifest
 // no longer lists has its objects retired with the grace period, as a
 // generation's are.
+#include "engine/remote/publish_tags.h"
+
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <mutex>
 #include <set>
@@ -21,7 +22,6 @@
 #include "engine/remote/partition_cache.h"
 #include "engine/remote/published_objects.h"
 #include "engine/remote/published_tags.h"
-#include "engine/remote/publisher.h"
 #include "engine/remote/push_verify.h"
 #include "engine/version/version_store.h"
 #include "gulpdb/error.h"
@@ -32,28 +32,6 @@
 #include "util/thread_pool.h"
 
 namespace gulpdb::engine {
-
-// 2d. What the published tags name: their tag objects, roots (with pages
-// and partitions) and chunk lists, read from the store. A tag whose object
-// or root cannot be read (damaged or deleted behind the manifest's back)
-// names its object only: the push publishes the local tag of that name
-// again, or retires the object.
-void Publisher::ReadPublishedTags() {
-  std::shared_ptr<ObjectStore> store(&store_, [](ObjectStore*) {});
-  for (const ManifestTag& tag : old_->tags) {
-    old_tag_named_.insert(tag.key);
-    try {
-      Manifest m = TagManifest(*old_, FetchTagObject(store_, tag, what_, nullptr));
-      const index::PartitionRoot root = ExpandPartitionRoot(
-          FetchRoot(store_, m, what_), NodeCachePageFetch(store, what_), store_.Name(m.root_key));
-      LoadChunkPages(store_, &m, what_);
-      const std::set<std::string> named = TagNamedObjects(tag, m, root);
-      old_tag_named_.insert(named.begin(), named.end());
-    } catch (const CorruptionError&) {
-    } catch (const NotFoundError&) {
-    }
-  }
-}
 
 namespace {
 
@@ -73,10 +51,11 @@ std::pair<std::string, std::string> TagChunkKeys(uint32_t number,
 }  // namespace
 
 // 5c. The local tags, each as a tag object listed by `next`.
-void Publisher::PublishTags(Manifest* next) {
-  const std::vector<VersionInfo> local = ListTags(dir_);
+void TagPublisher::Publish(Manifest* next) {
+  const std::string& dir = push_.dir;
+  const std::vector<VersionInfo> local = ListTags(dir);
   if (local.empty()) return;
-  const std::string objects = ObjectsDir(dir_);
+  const std::string objects = ObjectsDir(dir);
   std::map<uint32_t, const ManifestChunk*> generation_chunks;
   for (const ManifestChunk& c : next->chunks) generation_chunks.emplace(c.number, &c);
   // What to send: objects of the version store (key -> file, size, SHA-256),
@@ -90,8 +69,10 @@ void Publisher::PublishTags(Manifest* next) {
   std::map<std::string, std::string> texts;
   std::map<std::string, std::pair<std::string, uint64_t>> chunk_files;
   std::set<std::string> empty_gmeta;
+  // The data objects and .gmeta keys of the chunks the tags read.
+  std::set<std::string> tag_chunk_keys;
   for (const VersionInfo& info : local) {
-    const index::PartitionRoot root = ReadRoot(dir_, info.root, /*expand=*/true);
+    const index::PartitionRoot root = ReadRoot(dir, info.root, /*expand=*/true);
     const std::string root_path = objects + "/" + info.root;
     files[RootKey(info.root)] = {root_path, util::ReadFile(root_path).size(), info.root};
     for (const index::RootPage& p : root.pages) {
@@ -102,7 +83,7 @@ void Publisher::PublishTags(Manifest* next) {
     }
     // Its chunk list: the generation's keys, at the length the tag reads.
     std::vector<ManifestChunk> chunks;
-    PartitionedIndex index(root, DirectoryFetch(objects), dir_ + " (version " + info.name + ")",
+    PartitionedIndex index(root, DirectoryFetch(objects), dir + " (version " + info.name + ")",
                            DirectoryPageFetch(objects));
     index.ScanChunks([&](uint32_t number, const index::ChunkRecord& record) {
       ManifestChunk c;
@@ -115,7 +96,7 @@ void Publisher::PublishTags(Manifest* next) {
       if (!util::IsRelativeName(record.file_name) ||
           (!record.meta_file.empty() && !util::IsRelativeName(record.meta_file)) ||
           IsGulpdbObject(record.file_name) || IsGulpdbObject(record.meta_file)) {
-        throw CorruptionError(what_ + ": tag '" + info.name + "' reads chunk " +
+        throw CorruptionError(push_.what + ": tag '" + info.name + "' reads chunk " +
                               std::to_string(number) + ", whose record names the file '" +
                               record.file_name + "' (.gmeta '" + record.meta_file +
                               "'): not a chunk file inside the dataset");
@@ -128,8 +109,8 @@ void Publisher::PublishTags(Manifest* next) {
         std::tie(c.key, c.gmeta_key) = TagChunkKeys(number, record);
         tag_only_chunks_.insert(c.key);
         // Its file: in the dataset, or where compaction kept it for tags.
-        std::string path = dir_ + "/" + record.file_name;
-        if (!util::PathExists(path)) path = KeptChunksDir(dir_) + "/" + record.file_name;
+        std::string path = dir + "/" + record.file_name;
+        if (!util::PathExists(path)) path = KeptChunksDir(dir) + "/" + record.file_name;
         auto& [file, length] = chunk_files[c.key];
         file = path;
         length = std::max(length, record.committed_length);
@@ -140,32 +121,20 @@ void Publisher::PublishTags(Manifest* next) {
     });
     std::sort(chunks.begin(), chunks.end(),
               [](const ManifestChunk& a, const ManifestChunk& b) { return a.number < b.number; });
-    TagObject object;
-    object.name = info.name;
-    object.created_ms = std::llround(info.created * 1000.0);
-    object.videos = info.videos;
-    object.frames = info.frames;
-    object.message = info.message;
+    TagObject object(SummaryOf(info));
     object.root_key = RootKey(info.root);
     object.root_size = files[object.root_key].size;
-    object.root_sha256 = info.root;
     object.chunk_count = chunks.size();
     for (ChunkPageText& t : MakeChunkPages(chunks)) {
       texts[t.page.key] = std::move(t.text);
       object.chunk_pages.push_back(std::move(t.page));
     }
     for (const ManifestChunk& c : chunks) {
-      tag_chunk_keys_.insert(c.key);
-      if (!c.gmeta_key.empty()) tag_chunk_keys_.insert(c.gmeta_key);
+      tag_chunk_keys.insert(c.key);
+      if (!c.gmeta_key.empty()) tag_chunk_keys.insert(c.gmeta_key);
     }
     const std::string text = SerializeTagObject(object);
-    ManifestTag entry;
-    entry.name = info.name;
-    entry.created_ms = object.created_ms;
-    entry.videos = info.videos;
-    entry.frames = info.frames;
-    entry.message = info.message;
-    entry.root_sha256 = info.root;
+    ManifestTag entry(object.summary());
     entry.sha256 = util::Sha256Hex(text);
     entry.key = TagObjectKey(entry.sha256);
     entry.size = text.size();
@@ -177,20 +146,19 @@ void Publisher::PublishTags(Manifest* next) {
 
   // The generation's objects were sent (or checked) by the steps before.
   const auto sent = [&](const std::string& key) {
-    std::lock_guard<std::mutex> lock(written_mutex_);
-    return written_.count(key) != 0 || next_index_keys_.count(key) != 0;
+    return uploader_.Written(key) || index_.Names(key);
   };
   std::vector<const std::pair<const std::string, FileObject>*> todo;
   for (const auto& entry : files) {
     if (!sent(entry.first)) todo.push_back(&entry);
   }
   std::vector<char> upload(todo.size(), 0);
-  util::ParallelFor(todo.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
+  util::ParallelFor(todo.size(), std::max<uint32_t>(push_.jobs, 1), [&](size_t k) {
     const auto& [key, f] = *todo[k];
     const LocalCopy copy = LocalCopy::File(f.path, f.size, f.sha256);
-    if (!NeedsUpload(key, f.size, &copy)) return;
+    if (!uploader_.NeedsUpload(key, f.size, &copy)) return;
     if (!copy.Md5()) {
-      throw CorruptionError(what_ + ": the tag object " + f.path + " (" + key +
+      throw CorruptionError(push_.what + ": the tag object " + f.path + " (" + key +
                             ") is missing or damaged: its bytes are not the ones its name "
                             "(SHA-256) says; `gulpdb check DIR --version NAME` names the tag");
     }
@@ -200,49 +168,49 @@ void Publisher::PublishTags(Manifest* next) {
   for (size_t k = 0; k < todo.size(); ++k) {
     if (upload[k] != 0) send.push_back(todo[k]);
   }
-  if (!send.empty()) Writing();
-  util::ParallelFor(send.size(), std::max<uint32_t>(jobs_, 1), [&](size_t k) {
+  if (!send.empty()) uploader_.Writing();
+  util::ParallelFor(send.size(), std::max<uint32_t>(push_.jobs, 1), [&](size_t k) {
     const auto& [key, f] = *send[k];
-    WriteFile(key, f.path, f.size, WriteFor(key));
+    uploader_.WriteFile(key, f.path, f.size, uploader_.WriteFor(key));
   });
   for (const auto& [key, text] : texts) {
     if (sent(key)) continue;
     const LocalCopy copy = LocalCopy::Bytes(text);
-    if (!NeedsUpload(key, text.size(), &copy)) continue;
-    Writing();
-    Write(key, text, WriteFor(key));
+    if (!uploader_.NeedsUpload(key, text.size(), &copy)) continue;
+    uploader_.Writing();
+    uploader_.Write(key, text, uploader_.WriteFor(key));
   }
   // Chunks only tags read: the store keeps the object a push uploaded
   // (chunk objects only grow); one it lacks, or holds shorter, is sent from
   // the local file, its promised prefix checked as any chunk's.
   for (const auto& [key, file] : chunk_files) {
     const auto& [path, length] = file;
-    const auto listed = listing_.find(key);
-    if (sent(key) || (listed != listing_.end() && listed->second.size >= length &&
-                      foreign_set_.count(key) == 0)) {
+    const StoreObject* listed = published_.Listed(key);
+    if (sent(key) || (listed != nullptr && listed->size >= length && !published_.Foreign(key))) {
       continue;
     }
-    if (const std::optional<Promise> promise = PromiseFor(key); promise && promise->crc32c) {
+    if (const std::optional<Promise> promise = published_.PromiseFor(key);
+        promise && promise->crc32c) {
       if (CrcOfFile(path, promise->length, promise->length).whole != *promise->crc32c) {
-        throw CorruptionError(what_ + ": the chunk file " + path + " that a tag reads does not " +
-                              "hold the bytes " + promise->from + " promised of " +
-                              store_.Name(key));
+        throw CorruptionError(push_.what + ": the chunk file " + path +
+                              " that a tag reads does not " + "hold the bytes " + promise->from +
+                              " promised of " + push_.store.Name(key));
       }
     }
-    Writing();
-    WriteFile(key, path, length, WriteFor(key));
+    uploader_.Writing();
+    uploader_.WriteFile(key, path, length, uploader_.WriteFor(key));
   }
   // Every data object keeps a .gmeta (GulpIO lists them in pairs): an empty
   // one for a chunk only tags read, whose videos the generation has
   // elsewhere.
   for (const std::string& key : empty_gmeta) {
-    if (sent(key) || listing_.count(key) != 0) continue;
-    Writing();
-    Write(key, "{}", WriteFor(key));
+    if (sent(key) || published_.Listed(key) != nullptr) continue;
+    uploader_.Writing();
+    uploader_.Write(key, "{}", uploader_.WriteFor(key));
   }
-  next_index_keys_.insert(tag_chunk_keys_.begin(), tag_chunk_keys_.end());
-  for (const auto& entry : files) next_index_keys_.insert(entry.first);
-  for (const auto& entry : texts) next_index_keys_.insert(entry.first);
+  for (const std::string& key : tag_chunk_keys) index_.Name(key);
+  for (const auto& entry : files) index_.Name(entry.first);
+  for (const auto& entry : texts) index_.Name(entry.first);
 }
 
 }  // namespace gulpdb::engine

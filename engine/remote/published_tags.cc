@@ -1,6 +1,7 @@
 #include "engine/remote/published_tags.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/remote/published_objects.h"
 #include "gulpdb/error.h"
@@ -58,17 +59,32 @@ Manifest TagManifest(const Manifest& published, const TagObject& tag) {
   return m;
 }
 
+TagSummary SummaryOf(const VersionInfo& local) {
+  TagSummary t;
+  t.name = local.name;
+  t.created_ms = std::llround(local.created * 1000.0);
+  t.videos = local.videos;
+  t.frames = local.frames;
+  t.message = local.message;
+  t.root_sha256 = local.root;
+  return t;
+}
+
+VersionInfo VersionOf(const TagSummary& published) {
+  VersionInfo v;
+  v.name = published.name;
+  v.created = static_cast<double>(published.created_ms) / 1000.0;
+  v.videos = published.videos;
+  v.frames = published.frames;
+  v.message = published.message;
+  v.root = published.root_sha256;
+  return v;
+}
+
 std::vector<VersionInfo> PublishedVersions(const Manifest& manifest) {
   std::vector<VersionInfo> out;
   for (const ManifestTag& t : manifest.tags) {
-    VersionInfo v;
-    v.name = t.name;
-    v.created = static_cast<double>(t.created_ms) / 1000.0;
-    v.videos = t.videos;
-    v.frames = t.frames;
-    v.message = t.message;
-    v.root = t.root_sha256;
-    out.push_back(std::move(v));
+    out.push_back(VersionOf(t));
   }
   // As a local dataset lists them: oldest first.
   std::stable_sort(out.begin(), out.end(), [](const VersionInfo& a, const VersionInfo& b) {

@@ -40,6 +40,11 @@ TagObject FetchTagObject(ObjectStore& store, const ManifestTag& tag, const std::
 // counts, and no obsolete list.
 Manifest TagManifest(const Manifest& published, const TagObject& tag);
 
+// A local tag's summary as a published tag says it (its time in whole
+// milliseconds), and a published summary as Dataset::Versions gives it.
+TagSummary SummaryOf(const VersionInfo& local);
+VersionInfo VersionOf(const TagSummary& published);
+
 // The tags `manifest` lists, as Dataset::Versions gives them (oldest first).
 std::vector<VersionInfo> PublishedVersions(const Manifest& manifest);
 
