@@ -246,13 +246,20 @@ std::vector<ManifestChunkPage> ParseChunkPages(const Fields& top, const std::str
 }
 
 // The summary members a manifest's tag entry and a tag object share.
-JsonObjectWriter& TagSummary(JsonObjectWriter& w, const std::string& name, int64_t created_ms,
-                             uint64_t videos, uint64_t frames, const std::string& message) {
-  return w.String("name", name)
-      .Number("created_ms", created_ms)
-      .Number("videos", videos)
-      .Number("frames", frames)
-      .String("message", message);
+JsonObjectWriter& WriteTagSummary(JsonObjectWriter& w, const TagSummary& t) {
+  return w.String("name", t.name)
+      .Number("created_ms", t.created_ms)
+      .Number("videos", t.videos)
+      .Number("frames", t.frames)
+      .String("message", t.message);
+}
+
+void ReadTagSummary(const Fields& f, TagSummary* t) {
+  t->name = f.String("name");
+  t->created_ms = f.Signed("created_ms");
+  t->videos = f.Unsigned("videos");
+  t->frames = f.Unsigned("frames");
+  t->message = f.String("message");
 }
 
 // A SHA-256 member: 64 lowercase hex digits.
@@ -413,7 +420,7 @@ std::string SerializeManifest(const Manifest& m) {
       AppendObjectLines(&w.Break().Key("tags"), m.tags.size(),
                         [&](JsonObjectWriter& entry, size_t i) {
                           const ManifestTag& t = m.tags[i];
-                          TagSummary(entry, t.name, t.created_ms, t.videos, t.frames, t.message)
+                          WriteTagSummary(entry, t)
                               .String("root", t.root_sha256)
                               .String("key", t.key)
                               .Number("size", t.size)
@@ -501,11 +508,7 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
     for (simdjson::dom::element e : top.Array("tags")) {
       const Fields f(e, "tag entry " + std::to_string(index++), where);
       ManifestTag t;
-      t.name = f.String("name");
-      t.created_ms = f.Signed("created_ms");
-      t.videos = f.Unsigned("videos");
-      t.frames = f.Unsigned("frames");
-      t.message = f.String("message");
+      ReadTagSummary(f, &t);
       t.root_sha256 = Sha256Member(f, "root");
       t.key = f.Key("key");
       t.size = f.Unsigned("size");
@@ -526,7 +529,7 @@ Manifest ParseManifest(std::string_view text, const std::string& where) {
 std::string SerializeTagObject(const TagObject& t) {
   return ObjectText([&](JsonObjectWriter& w) {
     w.String("format", kTagFormatName).Number("version", kTagObjectVersion).Break();
-    TagSummary(w, t.name, t.created_ms, t.videos, t.frames, t.message).Break();
+    WriteTagSummary(w, t).Break();
     JsonObjectWriter(&w.Key("root"))
         .String("key", t.root_key)
         .Number("size", t.root_size)
@@ -548,11 +551,7 @@ TagObject ParseTagObject(std::string_view text, const std::string& where) {
              std::to_string(kTagObjectVersion) + " (another gulpdb wrote it)");
   }
   TagObject t;
-  t.name = top.String("name");
-  t.created_ms = top.Signed("created_ms");
-  t.videos = top.Unsigned("videos");
-  t.frames = top.Unsigned("frames");
-  t.message = top.String("message");
+  ReadTagSummary(top, &t);
   const Fields r(top.Raw("root"), "\"root\"", where, operation);
   t.root_sha256 = Sha256Member(r, "sha256");
   t.root_key = r.Key("key");

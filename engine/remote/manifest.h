@@ -121,22 +121,30 @@ struct ManifestObsolete {
   std::string gmeta_key;  // the emptied .gmeta deleted with it
 };
 
-// A tag the manifest lists: its summary (what `gulpdb tag URL` lists) and
-// the tag object (TagObject) that says what it reads.
-struct ManifestTag {
+// What a tag says about itself (what `gulpdb tag URL` lists): the manifest's
+// entry for it and its tag object both carry it.
+struct TagSummary {
   std::string name;
   int64_t created_ms = 0;
   uint64_t videos = 0;
   uint64_t frames = 0;
   std::string message;
+  bool operator==(const TagSummary& o) const {
+    return name == o.name && created_ms == o.created_ms && videos == o.videos &&
+           frames == o.frames && message == o.message;
+  }
+};
+
+// A tag the manifest lists: its summary and the tag object (TagObject) that
+// says what it reads.
+struct ManifestTag : TagSummary {
   std::string root_sha256;  // the tag's partition root
   std::string key;          // TagObjectKey(sha256)
   uint64_t size = 0;
   std::string sha256;
   bool operator==(const ManifestTag& o) const {
-    return name == o.name && key == o.key && size == o.size && sha256 == o.sha256 &&
-           created_ms == o.created_ms && videos == o.videos && frames == o.frames &&
-           message == o.message && root_sha256 == o.root_sha256;
+    return TagSummary::operator==(o) && key == o.key && size == o.size && sha256 == o.sha256 &&
+           root_sha256 == o.root_sha256;
   }
   bool operator!=(const ManifestTag& o) const { return !(*this == o); }
 };
@@ -188,12 +196,7 @@ struct Manifest {
 // names them. Its chunk entries carry no ETag, CRC or .gmeta hash (the
 // object does not change when a push replaces a grown chunk object), and the
 // committed length the tag reads of each chunk.
-struct TagObject {
-  std::string name;
-  int64_t created_ms = 0;
-  uint64_t videos = 0;
-  uint64_t frames = 0;
-  std::string message;
+struct TagObject : TagSummary {
   std::string root_key;
   uint64_t root_size = 0;
   std::string root_sha256;
