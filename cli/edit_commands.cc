@@ -19,11 +19,6 @@ std::vector<std::string> Values(const po::variables_map& vm, const char* name) {
   return vm.count(name) != 0 ? vm[name].as<std::vector<std::string>>() : std::vector<std::string>();
 }
 
-std::chrono::milliseconds WaitOption(const po::variables_map& vm) {
-  const double seconds = *RealOption(vm, "wait", 0, 1e9);
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
-
 // The patch of --set KEY=VALUE and --unset KEY: a JSON object, keys in the
 // order given, an unset key null.
 std::string Patch(const std::vector<std::string>& sets, const std::vector<std::string>& unsets) {
@@ -64,8 +59,8 @@ int RunMeta(const std::vector<std::string>& args) {
       "set", po::value<std::vector<std::string>>(),
       "set KEY to VALUE (JSON when it parses as JSON, else a string, as --where reads it; "
       "repeatable)")("unset", po::value<std::vector<std::string>>(),
-                     "delete KEY from the meta (repeatable)")("wait", NumberValue("0"),
-                                                              "seconds to wait for another writer");
+                     "delete KEY from the meta (repeatable)");
+  AddWaitOption(&o);
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,
@@ -103,8 +98,8 @@ int RunRelabel(const std::vector<std::string>& args) {
       "labels", po::value(&options.labels)->required(),
       "label list: a 20BN JSON list or an id;label CSV, read as ingest --labels reads it")(
       "label-name", po::value(&options.label_name)->default_value("label"),
-      "key of the label in a JSON list")("wait", NumberValue("0"),
-                                         "seconds to wait for another writer");
+      "key of the label in a JSON list");
+  AddWaitOption(&o);
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args,

@@ -118,8 +118,8 @@ int RunCompact(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "min-garbage", NumberValue("0"),
       "only rewrite chunks with at least this fraction of garbage bytes (0..1)")(
-      "wait", NumberValue("0"), "seconds to wait for another writer")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
+  AddWaitOption(&o);
   AddIndexDirOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb compact DIR [--min-garbage F] [--wait S] [--index-dir PATH]", o, {"dir"},
@@ -128,8 +128,7 @@ int RunCompact(const std::vector<std::string>& args) {
   }
   const DatasetPath path = DatasetArg(vm);
   options.min_garbage_fraction = *RealOption(vm, "min-garbage", 0, 1);
-  const double wait_s = *RealOption(vm, "wait", 0, 1e9);
-  options.lock_timeout = std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+  options.lock_timeout = WaitOption(vm);
   RequireLocal(path.dir);
   std::unique_ptr<Progress> progress;
   options.progress = [&](uint64_t done, uint64_t total) {

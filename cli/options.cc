@@ -75,6 +75,15 @@ void AddIndexDirOption(po::options_description* options, const std::string& data
   options->add_options()("index-dir", po::value<std::string>(), help.c_str());  // copied
 }
 
+void AddWaitOption(po::options_description* options) {
+  options->add_options()("wait", NumberValue("0"), "seconds to wait for another writer");
+}
+
+std::chrono::milliseconds WaitOption(const po::variables_map& vm) {
+  const double seconds = *RealOption(vm, "wait", 0, 1e9);
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
 void AddVersionOption(po::options_description* options) {
   options->add_options()("version", po::value<std::string>(),
                          "read the version tagged NAME (gulpdb tag) instead of the live dataset");

@@ -9,6 +9,7 @@
 #define GULPDB_CLI_OPTIONS_H_
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -39,6 +40,13 @@ struct DatasetPath {
 // Adds --index-dir, with the same meaning for every command; `dataset` names
 // the positional it applies to in the help ("DIR", or "OUT" for merge).
 void AddIndexDirOption(po::options_description* options, const std::string& dataset = "DIR");
+
+// Adds --wait S, how long a command that writes waits for another writer
+// (default 0: BusyError at once), with the same meaning for every command.
+void AddWaitOption(po::options_description* options);
+// --wait as a lock timeout (Options::lock_timeout). Throws UsageError for a
+// value that is not a number of seconds from 0 to 10^9.
+std::chrono::milliseconds WaitOption(const po::variables_map& vm);
 
 // Adds --version NAME (a tag to read instead of the live dataset) to a
 // command that only reads.

@@ -26,11 +26,6 @@ std::unique_ptr<Dataset> Open(const po::variables_map& vm, bool read_only) {
   return OpenDataset(path, read_only);
 }
 
-std::chrono::milliseconds Wait(const po::variables_map& vm) {
-  const double seconds = *RealOption(vm, "wait", 0, 1e9);
-  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
-}
-
 std::vector<std::string> WhereArguments(const po::variables_map& vm) {
   return vm.count("where") != 0 ? vm["where"].as<std::vector<std::string>>()
                                 : std::vector<std::string>();
@@ -112,9 +107,9 @@ int RunIndex(const std::vector<std::string>& args) {
   o.add_options()("meta-key", po::value<std::vector<std::string>>(),
                   "build a meta index of this key of the first meta entry (repeatable)")(
       "drop", po::value<std::vector<std::string>>(),
-      "drop the meta index of this key (repeatable)")("wait", NumberValue("0"),
-                                                      "seconds to wait for another writer")(
-      "json", po::bool_switch(&json), "list the indexed keys as a JSON list");
+      "drop the meta index of this key (repeatable)")("json", po::bool_switch(&json),
+                                                      "list the indexed keys as a JSON list");
+  AddWaitOption(&o);
   po::variables_map vm;
   if (!Parse(args, "gulpdb index DIR [--meta-key KEY]... [--drop KEY]... [--json]", o, {"dir"},
              &vm)) {
@@ -175,7 +170,7 @@ int RunIndex(const std::vector<std::string>& args) {
   }
   int status = 0;
   for (const std::string& key : drop) {
-    if (ds->DropMetaIndex(key, Wait(vm))) {
+    if (ds->DropMetaIndex(key, WaitOption(vm))) {
       std::printf("dropped the meta index of '%s'\n", EscapeForDisplay(key).c_str());
     } else {  // dropped by another process since the check
       std::fprintf(stderr, "gulpdb index: '%s' has no meta index\n", EscapeForDisplay(key).c_str());
@@ -187,7 +182,7 @@ int RunIndex(const std::vector<std::string>& args) {
     const bool older_form = std::any_of(before.begin(), before.end(), [&](const MetaIndexInfo& i) {
       return i.key == key && !i.ordered;
     });
-    if (ds->CreateMetaIndex(key, Wait(vm))) {
+    if (ds->CreateMetaIndex(key, WaitOption(vm))) {
       std::printf(older_form ? "rebuilt the meta index of '%s' in the ordered form\n"
                              : "built a meta index of '%s'\n",
                   EscapeForDisplay(key).c_str());
@@ -217,8 +212,8 @@ int RunSplit(const std::vector<std::string>& args) {
       "where", po::value<std::vector<std::string>>(),
       "set the split to the videos that satisfy this query (docs/query.md; repeatable: all "
       "of them), in dataset order")("remove", po::bool_switch(&remove), "remove the split")(
-      "wait", NumberValue("0"), "seconds to wait for another writer")(
       "json", po::bool_switch(&json), "machine-readable output");
+  AddWaitOption(&o);
   po::variables_map vm;
   if (!Parse(args,
              "gulpdb split DIR                          list the splits\n"
@@ -267,7 +262,7 @@ int RunSplit(const std::vector<std::string>& args) {
   }
   auto ds = Open(vm, false);
   WriterOptions wo;
-  wo.lock_timeout = Wait(vm);
+  wo.lock_timeout = WaitOption(vm);
   if (remove) {
     auto writer = ds->NewWriter(wo);
     if (!writer->RemoveSplit(name)) {

@@ -110,7 +110,7 @@ bool Txn::Get(Dbi dbi, std::string_view key, std::string_view* value) const {
   return true;
 }
 
-void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
+int Txn::RecordedPut(Dbi dbi, std::string_view key, std::string_view value, unsigned int flags) {
   // The record's write may move pages `key` and `value` point into.
   std::string key_copy, value_copy;
   if (IsTracked(dbi)) {
@@ -122,22 +122,16 @@ void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
   }
   MDB_val k = ToVal(key);
   MDB_val v = ToVal(value);
-  const int rc = mdb_put(txn_, dbi, &k, &v, 0);
+  return mdb_put(txn_, dbi, &k, &v, flags);
+}
+
+void Txn::Put(Dbi dbi, std::string_view key, std::string_view value) {
+  const int rc = RecordedPut(dbi, key, value, 0);
   if (rc != 0) ThrowLmdb(rc, "mdb_put", env_->path());
 }
 
 void Txn::Append(Dbi dbi, std::string_view key, std::string_view value) {
-  std::string key_copy, value_copy;
-  if (IsTracked(dbi)) {
-    key_copy.assign(key);
-    value_copy.assign(value);
-    key = key_copy;
-    value = value_copy;
-    RecordChange(dbi, key);
-  }
-  MDB_val k = ToVal(key);
-  MDB_val v = ToVal(value);
-  const int rc = mdb_put(txn_, dbi, &k, &v, MDB_APPEND);
+  const int rc = RecordedPut(dbi, key, value, MDB_APPEND);
   if (rc == MDB_KEYEXIST) {
     throw InvalidArgumentError("mdb_put " + env_->path() + ": append of a key out of order");
   }

@@ -114,6 +114,9 @@ class Txn {
   // `key` of `dbi` before its first change, and stamps the header at commit.
   void RecordChange(Dbi dbi, std::string_view key);
   bool IsTracked(Dbi dbi) const;
+  // mdb_put with `flags`, `key` recorded first when `dbi` is tracked; LMDB's
+  // return code, for Put and Append to translate.
+  int RecordedPut(Dbi dbi, std::string_view key, std::string_view value, unsigned int flags);
   void StampChanges();
   // True if LMDB can hold `key`: 1 to Env::max_key_size() bytes.
   bool KeyFits(std::string_view key) const;

@@ -256,15 +256,7 @@ std::vector<size_t> ShuffledOrder(size_t n, uint64_t seed) {
 
 void UpdateLabelMapFile(const std::string& dir, const LabelMap& map) { UpdateLabel2Idx(dir, map); }
 
-CreateOptions NewDatasetOptions(const IngestOptions& options) {
-  CreateOptions create;
-  create.codec = options.codec;
-  create.videos_per_chunk = options.videos_per_chunk;
-  create.bytes_per_chunk = options.bytes_per_chunk;
-  create.checksums = options.checksums;
-  create.index_dir = options.index_dir;
-  return create;
-}
+CreateOptions NewDatasetOptions(const IngestOptions& options) { return options; }
 
 IngestReport Ingest(const IngestOptions& o) {
   if (const std::string problem = ValidateIngestOptions(o); !problem.empty()) {

@@ -76,13 +76,7 @@ void CheckRange(const std::string& key, uint64_t offset, uint64_t length, const 
 }
 
 ObjectInfo InfoOf(const internal::ResponseInfo& r) {
-  ObjectInfo info;
-  info.size = r.object_size;
-  info.etag = r.etag;
-  info.last_modified = r.last_modified;
-  info.server_side_encryption = r.server_side_encryption;
-  info.metadata = r.metadata;
-  return info;
+  return ObjectInfo{r.object_size, r.etag, r.last_modified, r.server_side_encryption, r.metadata};
 }
 
 // Signed requests over plain http to another machine can be read and
@@ -565,15 +559,12 @@ ListResult S3Client::List(const std::string& prefix, const ListOptions& options)
 }
 
 ClientStats S3Client::stats() const {
+  // The transport's counters, member for member: a counter added to one
+  // and not the other fails here.
+  static_assert(sizeof(ClientStats) == sizeof(internal::TransportStats));
   const internal::TransportStats t = transport_->stats();
-  ClientStats s;
-  s.requests = t.requests;
-  s.attempts = t.attempts;
-  s.retries = t.retries;
-  s.connections = t.connections;
-  s.bytes_received = t.bytes_received;
-  s.bytes_sent = t.bytes_sent;
-  return s;
+  return ClientStats{t.requests,    t.attempts,       t.retries,
+                     t.connections, t.bytes_received, t.bytes_sent};
 }
 
 }  // namespace gulpdb::remote

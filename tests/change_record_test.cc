@@ -32,6 +32,15 @@ using engine::PartitionedIndex;
 using engine::PartitionOptions;
 using test::TempDir;
 
+// An index environment made in `dir` whose "videos" table the change record
+// tracks.
+std::unique_ptr<index::Env> VideosTrackedEnv(const std::string& dir) {
+  util::MakeDirectories(dir);
+  auto env = index::Env::Open(dir, {});
+  env->TrackChanges({{"videos", 0}}, index::kChangesDb);
+  return env;
+}
+
 std::string Id(int n) { return util::Sha256Hex(std::to_string(n)).substr(0, 24); }
 
 std::vector<std::string> Frames(int n) {
@@ -262,6 +271,31 @@ BOOST_AUTO_TEST_CASE(a_commit_that_does_not_keep_the_record_makes_it_unused) {
   BOOST_CHECK(!index::ChangeRecordCovers(read, changes, "base"));
 }
 
+BOOST_AUTO_TEST_CASE(an_append_is_recorded_as_a_put_is_and_refuses_a_key_out_of_order) {
+  TempDir tmp;
+  auto env = VideosTrackedEnv(tmp / "env");
+  const index::Dbi videos = env->OpenDb("videos", true);
+  env->Update([&](index::Txn& txn) { txn.Put(videos, "a", "1"); });
+  const index::Dbi changes = env->OpenDb(index::kChangesDb, true);
+  env->Update([&](index::Txn& txn) { index::StartChangeRecord(txn, changes, "base"); });
+  env->Update([&](index::Txn& txn) {
+    txn.Append(videos, "b", "2");
+    txn.Put(videos, "a", "3");
+  });
+  BOOST_CHECK_THROW(env->Update([&](index::Txn& txn) { txn.Append(videos, "0", "4"); }),
+                    InvalidArgumentError);
+  index::Txn read = env->BeginRead();
+  BOOST_CHECK(index::ChangeRecordCovers(read, changes, "base"));
+  std::string_view value;
+  BOOST_REQUIRE(read.Get(changes, std::string(1, '\0') + "b", &value));
+  BOOST_CHECK_EQUAL(std::string(value), std::string(1, '\0'));  // absent before
+  BOOST_REQUIRE(read.Get(changes, std::string(1, '\0') + "a", &value));
+  BOOST_CHECK_EQUAL(std::string(value), std::string("\1") + "1");
+  BOOST_CHECK(!read.Get(changes, std::string(1, '\0') + "0", &value));  // rolled back
+  BOOST_REQUIRE(read.Get(videos, "b", &value));
+  BOOST_CHECK_EQUAL(std::string(value), "2");
+}
+
 BOOST_AUTO_TEST_CASE(a_record_started_by_another_process_is_kept_by_a_writer_open_before) {
   // A Python session open before `gulpdb tag` started the record: its next
   // write finds the record and keeps it (else the next tag could not use it).
@@ -301,10 +335,7 @@ BOOST_AUTO_TEST_CASE(a_record_started_by_another_process_is_kept_by_a_writer_ope
 
 BOOST_AUTO_TEST_CASE(a_record_past_its_bound_overflows_and_is_not_used) {
   TempDir tmp;
-  const std::string env_dir = tmp / "env";
-  util::MakeDirectories(env_dir);
-  auto env = index::Env::Open(env_dir, {});
-  env->TrackChanges({{"videos", 0}}, index::kChangesDb);
+  auto env = VideosTrackedEnv(tmp / "env");
   const index::Dbi videos = env->OpenDb("videos", true);
   const index::Dbi changes = env->OpenDb(index::kChangesDb, true);
   env->Update([&](index::Txn& txn) { index::StartChangeRecord(txn, changes, "base"); });

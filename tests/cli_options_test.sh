@@ -76,6 +76,7 @@ bad_numbers=(
   "ingest $tmp/n|seed|-1" "ingest $tmp/n|seed|18446744073709551616" "ingest $tmp/n|seed| 7"
   "ls $ds|limit|-1" "ls $ds|limit|ten" "compact $ds|min-garbage|-0.1"
   "compact $ds|min-garbage|1.5" "compact $ds|wait|-1" "compact $ds|wait|nan"
+  "meta $ds some_id --unset k|wait|-1" "relabel $ds --labels $tmp/no.json|wait|nan"
   "view $ds --no-browser|port|-1" "view $ds --no-browser|port|65536"
   "view $ds --no-browser|port|80.5" "view $ds --no-browser|thumb-size|8"
   "view $ds --no-browser|thumb-size|2000" "view $ds --static $tmp/n|limit|0"

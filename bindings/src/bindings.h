@@ -37,6 +37,14 @@ namespace gulpdb::python {
 
 namespace py = pybind11;
 
+// Runs `work` with the GIL released and returns its result, for the long
+// work of the GIL discipline above: `work` touches no Python object.
+template <typename Work>
+auto WithoutGil(Work&& work) -> decltype(work()) {
+  py::gil_scoped_release release;
+  return work();
+}
+
 // ---- module parts (one per source file) --------------------------------------
 
 void RegisterErrors(py::module_& m);

@@ -13,15 +13,13 @@
 namespace gulpdb::python {
 namespace {
 
+using pybind11::literals::operator""_a;
+
 py::dict VersionDict(const VersionInfo& v) {
-  py::dict d;
-  d["name"] = v.name;
-  d["created"] = v.created;
-  d["videos"] = v.videos;
-  d["frames"] = v.frames;
-  d["message"] = v.message.empty() ? py::object(py::none()) : py::object(py::str(v.message));
-  d["root"] = v.root;
-  return d;
+  return py::dict(
+      "name"_a = v.name, "created"_a = v.created, "videos"_a = v.videos, "frames"_a = v.frames,
+      "message"_a = v.message.empty() ? py::object(py::none()) : py::object(py::str(v.message)),
+      "root"_a = v.root);
 }
 
 }  // namespace
@@ -32,61 +30,43 @@ void BindVersions(py::module_& m) {
          "tag",
          [](const DatasetHandle& h, const std::string& name, const std::string& message) {
            auto ds = h.Get();
-           VersionInfo info;
-           {
-             py::gil_scoped_release release;
-             info = ds->Tag(name, message);
-           }
-           return VersionDict(info);
+           return VersionDict(WithoutGil([&] { return ds->Tag(name, message); }));
          },
          py::arg("name"), py::arg("message") = "")
       .def("versions",
            [](const DatasetHandle& h) {
              auto ds = h.Get();
-             std::vector<VersionInfo> tags;
-             {
-               py::gil_scoped_release release;
-               tags = ds->Versions();
-             }
              py::list out;
-             for (const VersionInfo& v : tags) out.append(VersionDict(v));
+             for (const VersionInfo& v : WithoutGil([&] { return ds->Versions(); })) {
+               out.append(VersionDict(v));
+             }
              return out;
            })
       .def(
           "delete_tag",
           [](const DatasetHandle& h, const std::string& name, int64_t grace_seconds) {
             auto ds = h.Get();
-            py::gil_scoped_release release;
-            ds->DeleteTag(name, std::chrono::seconds(grace_seconds));
+            WithoutGil([&] { ds->DeleteTag(name, std::chrono::seconds(grace_seconds)); });
           },
           py::arg("name"), py::arg("grace_seconds") = 600)
       .def("reclaim_versions",
            [](const DatasetHandle& h) {
              auto ds = h.Get();
-             py::gil_scoped_release release;
-             return ds->ReclaimVersions();
+             return WithoutGil([&] { return ds->ReclaimVersions(); });
            })
       .def("version_bytes",
            [](const DatasetHandle& h) {
              auto ds = h.Get();
-             py::gil_scoped_release release;
-             return ds->VersionBytes();
+             return WithoutGil([&] { return ds->VersionBytes(); });
            })
       .def(
           "diff",
           [](const DatasetHandle& h, const std::string& a, const std::string& b) {
             auto ds = h.Get();
-            VersionDiff d;
-            {
-              py::gil_scoped_release release;
-              d = ds->Diff(a, b);
-            }
-            py::dict out;
-            out["added"] = d.added;
-            out["removed"] = d.removed;
-            out["meta_changed"] = d.meta_changed;
-            out["frames_changed"] = d.frames_changed;
-            return out;
+            const VersionDiff d = WithoutGil([&] { return ds->Diff(a, b); });
+            return py::dict("added"_a = d.added, "removed"_a = d.removed,
+                            "meta_changed"_a = d.meta_changed,
+                            "frames_changed"_a = d.frames_changed);
           },
           py::arg("a"), py::arg("b"));
 }

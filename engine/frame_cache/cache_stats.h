@@ -18,25 +18,15 @@
 #include <mutex>
 #include <string>
 
+#include "gulpdb/remote.h"
 #include "util/file_io.h"
 
 namespace gulpdb::engine {
 
-struct CacheCounters {
-  uint64_t hits = 0;        // blocks served to reads from cache files
-  uint64_t misses = 0;      // blocks reads needed that were not cached (fetched)
-  uint64_t prefetched = 0;  // blocks fetched ahead of reads (read-ahead)
-  uint64_t bytes_from_store = 0;
-  uint64_t bytes_from_cache = 0;
-  uint64_t evictions = 0;  // block files deleted to keep to the bound
-  uint64_t bytes_evicted = 0;
-  uint64_t damaged = 0;  // block files found damaged, truncated or foreign (fetched again)
-  // Blocks that passed their own checks but held frames failing their
-  // CRC-32C (dropped, read from the store again): a store that answered
-  // wrongly when they were filled. Never from what a crash leaves.
-  uint64_t refetched = 0;
-  // The bytes under frames/: added to by fills, set by every eviction pass
-  // (which measures them). A delta in an update.
+// The counters as the file keeps them (FrameCacheCounters, gulpdb/remote.h)
+// and the bytes under frames/: added to by fills, set by every eviction pass
+// (which measures them). A delta in an update.
+struct CacheCounters : FrameCacheCounters {
   int64_t bytes = 0;
   bool empty() const;
 };

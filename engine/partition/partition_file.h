@@ -109,9 +109,9 @@ std::unique_ptr<PartitionFile> OpenPartitionFile(const std::string& path,
 
 namespace gulpdb::engine {
 
-// A partition a PartitionedIndex holds open: opened by partitioned_index.cc,
+// A partition a PartitionLevels holds open: opened by partition_levels.cc,
 // read by the lookups of partitioned_lookup.cc.
-struct PartitionedIndex::Open {
+struct PartitionLevels::Open {
   std::unique_ptr<part::PartitionFile> file;
 };
 

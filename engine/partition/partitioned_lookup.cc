@@ -26,10 +26,10 @@ using namespace part;  // NOLINT: the room's partition file helpers
 
 std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
                                                     std::string_view key) const {
-  for (const Group& level : levels_[static_cast<int>(kind)]) {
-    const PartitionEntry* p = Holding(level, key);
+  for (const Group& level : levels_.of(kind)) {
+    const PartitionEntry* p = levels_.Holding(level, key);
     if (p == nullptr) continue;
-    std::shared_ptr<Open> open = OpenPartition(*p);
+    std::shared_ptr<Open> open = levels_.OpenPartition(*p);
     index::Txn txn = open->file->env->BeginRead();
     std::string_view value;
     if (txn.Get(open->file->dbi, key, &value)) return std::string(value);
@@ -39,11 +39,11 @@ std::optional<std::string> PartitionedIndex::Lookup(PartitionKind kind,
 
 std::optional<PartitionedIndex::RecordDeltaHit> PartitionedIndex::FindRecordDelta(
     std::string_view order_key) const {
-  const std::vector<Group>& levels = levels_[static_cast<int>(PartitionKind::kRecords)];
+  const std::vector<Group>& levels = levels_.of(PartitionKind::kRecords);
   if (levels.empty()) return std::nullopt;
-  const PartitionEntry* p = Holding(levels.front(), order_key);
+  const PartitionEntry* p = levels_.Holding(levels.front(), order_key);
   if (p == nullptr) return std::nullopt;
-  std::shared_ptr<Open> open = OpenPartition(*p);
+  std::shared_ptr<Open> open = levels_.OpenPartition(*p);
   index::Txn txn = open->file->env->BeginRead();
   std::string_view value;
   if (!txn.Get(open->file->dbi, order_key, &value)) return std::nullopt;
@@ -93,12 +93,12 @@ std::optional<index::VideoRecord> PartitionedIndex::Find(
     }
     return decode(index::Unseal(id, d.record, index::RecordKind::kVideo, where), id);
   }
-  const PartitionEntry* p = Holding(order(), *order_key);
+  const PartitionEntry* p = levels_.Holding(levels_.order(), *order_key);
   if (p == nullptr) {
     throw CorruptionError("read id '" + std::string(id) + "' in " + where +
                           ": it names an order entry no order partition holds");
   }
-  std::shared_ptr<Open> open = OpenPartition(*p);
+  std::shared_ptr<Open> open = levels_.OpenPartition(*p);
   index::Txn txn = open->file->env->BeginRead();
   // The order keys ascend with the local index: a binary search.
   uint64_t lo = 0, hi = p->count;
@@ -128,14 +128,14 @@ std::optional<index::VideoRecord> PartitionedIndex::Find(
 }
 
 std::optional<std::string> PartitionedIndex::Hinted(std::string_view id) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(hints_mutex_);
   auto it = hints_.find(std::string(id));
   if (it == hints_.end()) return std::nullopt;
   return it->second;
 }
 
 void PartitionedIndex::Hint(std::string_view id, std::string_view order_key) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(hints_mutex_);
   if (hints_.size() >= kMaxHints) hints_.clear();
   hints_.emplace(std::string(id), std::string(order_key));
 }
@@ -151,15 +151,15 @@ std::optional<index::ChunkRecord> PartitionedIndex::Chunk(uint32_t chunk) const 
 
 std::optional<std::string> PartitionedIndex::OrderAt(uint64_t position) const {
   if (position >= order_count_) return std::nullopt;
-  const Group& group = order();
+  const Group& group = levels_.order();
   auto slot = std::upper_bound(group.begin(), group.end(), position,
                                [](uint64_t pos, const Slot& s) { return pos < s.first_position; });
-  const std::vector<PartitionEntry>& parts = Load(*(slot - 1));
+  const std::vector<PartitionEntry>& parts = levels_.Load(*(slot - 1));
   auto it = std::upper_bound(
       parts.begin(), parts.end(), position,
       [](uint64_t pos, const PartitionEntry& e) { return pos < e.first_position; });
   const PartitionEntry* p = &*(it - 1);
-  std::shared_ptr<Open> open = OpenPartition(*p);
+  std::shared_ptr<Open> open = levels_.OpenPartition(*p);
   index::Txn txn = open->file->env->BeginRead();
   std::string_view value;
   if (!txn.Get(open->file->dbi, BigEndian32(static_cast<uint32_t>(position - p->first_position)),
@@ -253,12 +253,12 @@ void PartitionedIndex::Scan(
     PartitionKind kind, std::string_view from, std::string_view to,
     const std::function<bool(std::string_view key, std::string_view value)>& fn) const {
   std::vector<std::unique_ptr<LevelCursor>> levels;  // newest first
-  for (const Group& level : levels_[static_cast<int>(kind)]) {
+  for (const Group& level : levels_.of(kind)) {
     // Only the partitions that overlap [from, to): a walk fetches no other.
     levels.push_back(std::make_unique<LevelCursor>(
-        Overlapping(level, from, to), from,
+        levels_.Overlapping(level, from, to), from,
         [this](const PartitionEntry& p, PartitionFile** file) -> std::shared_ptr<void> {
-          std::shared_ptr<Open> open = OpenPartition(p);
+          std::shared_ptr<Open> open = levels_.OpenPartition(p);
           *file = open->file.get();
           return open;
         }));
@@ -322,8 +322,8 @@ void PartitionedIndex::ScanOrder(
 
 std::vector<uint64_t> PartitionedIndex::OrderBoundaries() const {
   std::vector<uint64_t> out;
-  for (const Slot& slot : order()) {
-    for (const PartitionEntry& p : Load(slot)) out.push_back(p.first_position);
+  for (const Slot& slot : levels_.order()) {
+    for (const PartitionEntry& p : levels_.Load(slot)) out.push_back(p.first_position);
   }
   if (out.empty() || out.front() != 0) out.insert(out.begin(), 0);
   return out;
@@ -391,9 +391,9 @@ void PartitionedIndex::ScanRecordDeltas(
                              const index::VideoRecord& now, const index::VideoRecord& base)>& fn)
     const {
   const std::string where = "partitioned index " + name_;
-  for (const Group& level : levels_[static_cast<int>(PartitionKind::kRecords)]) {
-    for (const PartitionEntry* p : Overlapping(level, {}, {})) {
-      std::shared_ptr<Open> open = OpenPartition(*p);
+  for (const Group& level : levels_.of(PartitionKind::kRecords)) {
+    for (const PartitionEntry* p : levels_.Overlapping(level, {}, {})) {
+      std::shared_ptr<Open> open = levels_.OpenPartition(*p);
       index::Txn txn = open->file->env->BeginRead();
       index::Cursor cursor(txn, open->file->dbi);
       for (bool ok = cursor.First(); ok; ok = cursor.Next()) {

@@ -52,22 +52,13 @@
 #include <vector>
 
 #include "engine/core/index_source.h"
+#include "engine/partition/partition_levels.h"
 #include "gulpdb/dataset.h"
 #include "index/lmdb_env.h"
 #include "index/partition_root.h"
 #include "index/records.h"
 
 namespace gulpdb::engine {
-
-// Returns the path of a local copy of the partition `entry` names (the
-// node cache downloads it; tests read a directory); the caller verifies it
-// (VerifyPartitionFile). Throws what it throws (NotFoundError for a
-// partition it cannot find).
-using PartitionFetch = std::function<std::string(const index::PartitionEntry& entry)>;
-// Returns the bytes of the root page `page` names, their size and SHA-256
-// verified (a format 3 root). Throws CorruptionError naming the page for
-// other bytes, what it throws otherwise.
-using PageFetch = std::function<std::string(const index::RootPage& page)>;
 
 // Fetches from a directory holding partitions and root pages by name.
 PartitionFetch DirectoryFetch(const std::string& dir);
@@ -221,27 +212,9 @@ class PartitionedIndex : public IndexSource {
             const std::function<bool(std::string_view key, std::string_view value)>& fn) const;
 
  private:
-  struct Open;
-  // A page of a paged group, or a whole group the root lists: its range,
-  // and its partitions once loaded (never unloaded: the root never changes).
-  struct Slot {
-    const index::RootPage* page = nullptr;  // null: listed by the root
-    std::string first_key, last_key;
-    uint64_t first_position = 0;
-    mutable std::shared_ptr<const std::vector<index::PartitionEntry>> parts;
-    // Set while one thread fetches the page; others wait for it.
-    mutable std::shared_future<std::shared_ptr<const std::vector<index::PartitionEntry>>> loading;
-  };
-  using Group = std::vector<Slot>;
-  const std::vector<index::PartitionEntry>& Load(const Slot& slot) const;
-  // The partition of `group` whose key range holds `key`, or null.
-  const index::PartitionEntry* Holding(const Group& group, std::string_view key) const;
-  // The partitions of `group` that overlap [from, to) (`to` empty: no bound).
-  std::vector<const index::PartitionEntry*> Overlapping(const Group& group, std::string_view from,
-                                                        std::string_view to) const;
-  // Fetched and opened on first use; threads wanting a partition another
-  // is fetching wait for that fetch (no lock is held while fetching).
-  std::shared_ptr<Open> OpenPartition(const index::PartitionEntry& entry) const;
+  using Group = PartitionLevels::Group;
+  using Slot = PartitionLevels::Slot;
+  using Open = PartitionLevels::Open;
   // The record of `id`; its frames alone (meta_data empty) when `frames_only`.
   std::optional<index::VideoRecord> Find(std::string_view id,
                                          const std::function<void(uint32_t)>* chunk_known,
@@ -267,34 +240,11 @@ class PartitionedIndex : public IndexSource {
   static constexpr size_t kMaxHints = 1 << 16;
 
   index::PartitionRoot root_;
-  PartitionFetch fetch_;
   std::string name_;
-  PageFetch pages_;
   index::DatasetInfo info_;
+  PartitionLevels levels_;  // views root_
   uint64_t order_count_ = 0;
-  // Per kind, the delta generations newest first, then the base; the order
-  // table's group (the order kind's only one: its pages are loaded once).
-  std::vector<Group> levels_[index::kPartitionKinds];
-  const Group& order() const;
-  mutable std::mutex mutex_;
-  mutable std::mutex page_mutex_;  // guards the slots' parts and loading
-  // Open partitions by name, each with its last use. At most
-  // kMaxOpenPartitions stay open once no lookup uses them: a walk of every
-  // partition (a publisher's diff, `check`) would otherwise keep thousands
-  // of files mapped and open.
-  struct Opened {
-    std::shared_future<std::shared_ptr<Open>> open;
-    uint64_t used = 0;
-  };
-  static constexpr size_t kMaxOpenPartitions = 256;
-  // Closes the least recently used partitions no lookup holds, past the
-  // bound (mutex_ held).
-  void CloseIdle() const;
-  mutable std::map<std::string, Opened> open_;
-  mutable uint64_t clock_ = 0;
-  mutable uint64_t fetches_ = 0;
-  mutable uint64_t fetched_bytes_ = 0;
-  mutable uint64_t page_fetches_ = 0;
+  mutable std::mutex hints_mutex_;
   mutable std::unordered_map<std::string, std::string> hints_;
 };
 

@@ -155,15 +155,7 @@ FrameCacheStats GetFrameCacheStats() {
   out.block_bytes = engine::BlockBytes(what);
   out.enabled = out.bound != 0;
   const engine::CacheCounters c = engine::NodeStats(out.dir + "/stats").Read();
-  out.hits = c.hits;
-  out.misses = c.misses;
-  out.prefetched = c.prefetched;
-  out.bytes_from_store = c.bytes_from_store;
-  out.bytes_from_cache = c.bytes_from_cache;
-  out.evictions = c.evictions;
-  out.bytes_evicted = c.bytes_evicted;
-  out.damaged = c.damaged;
-  out.refetched = c.refetched;
+  static_cast<FrameCacheCounters&>(out) = c;
   out.bytes = static_cast<uint64_t>(c.bytes);
   return out;
 }

@@ -47,11 +47,8 @@ class S3Store : public ObjectStore {
   }
 
   void GetRanges(const std::vector<StoreRange>& ranges) override {
-    std::vector<remote::RangeRead> reads;
-    reads.reserve(ranges.size());
-    for (const StoreRange& r : ranges) {
-      reads.push_back(remote::RangeRead{url_.Key(r.key), r.offset, r.length, r.out, r.if_match});
-    }
+    std::vector<remote::RangeRead> reads = ranges;
+    for (remote::RangeRead& r : reads) r.key = url_.Key(r.key);
     try {
       client_.GetRanges(reads);
     } catch (const remote::PreconditionFailedError& e) {

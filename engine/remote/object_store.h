@@ -50,15 +50,10 @@ struct StoreObject {
   std::map<std::string, std::string> metadata{};
 };
 
-// One range of a batch read into a caller-owned buffer of `length` bytes.
-struct StoreRange {
-  std::string key;
-  uint64_t offset = 0;
-  uint64_t length = 0;
-  char* out = nullptr;
-  // Read only from the object with this ETag (S3 If-Match); empty: any.
-  std::string if_match{};
-};
+// One range of a batch read into a caller-owned buffer of `length` bytes:
+// the client's RangeRead, its key relative to the store's prefix as every
+// key here is.
+using StoreRange = remote::RangeRead;
 
 class ObjectStore {
  public:

@@ -158,9 +158,11 @@ struct SourceProblem {
   bool skipped = true;  // false: a warning only, the video was ingested
 };
 
-struct IngestOptions {
-  std::string dir;        // the dataset, created when it does not exist
-  std::string index_dir;  // where its index lives; empty: <dir>/gulpdb.index
+// The CreateOptions it derives from are the settings of a new dataset (an
+// existing one keeps its own); index_dir says where the index lives either
+// way (empty: <dir>/gulpdb.index), and codec how frames are stored.
+struct IngestOptions : CreateOptions {
+  std::string dir;  // the dataset, created when it does not exist
 
   // The source: exactly one of videos_dir, frames_dir, image_list, images_dir
   // alone (with image_list, images_dir is the root of its paths), or `sources`.
@@ -185,11 +187,10 @@ struct IngestOptions {
   bool keep_jpeg = false;         // store JPEG sources byte for byte (not with frame_size)
   std::string ffmpeg = "ffmpeg";  // the program, looked up on PATH
 
-  // How frames are stored (see above). kH264: `gop` frames per group of
-  // pictures (1-1000), libx264 constant-quality factor `crf` (0-51, lower is
-  // better; the default gives >= 35 dB PSNR against the JPEG path's frames
-  // on ffmpeg's testsrc2 and on cockatoo.mp4, docs/h264.md).
-  Codec codec = Codec::kJpeg;
+  // With codec kH264 (see above): `gop` frames per group of pictures
+  // (1-1000), libx264 constant-quality factor `crf` (0-51, lower is better;
+  // the default gives >= 35 dB PSNR against the JPEG path's frames on
+  // ffmpeg's testsrc2 and on cockatoo.mp4, docs/h264.md).
   int gop = 8;
   int crf = 20;
 
@@ -197,10 +198,6 @@ struct IngestOptions {
   bool shuffle = false;
   std::optional<uint64_t> seed;  // shuffle seed; unset: a random one, reported
 
-  // For a new dataset (an existing one keeps its own settings).
-  uint32_t videos_per_chunk = 100;
-  uint64_t bytes_per_chunk = 0;  // 0: no limit
-  bool checksums = true;
   size_t batch = 100;  // appended videos per committed transaction
   OnDuplicate on_duplicate = OnDuplicate::kSkip;
   bool strict = false;
@@ -239,9 +236,9 @@ struct IngestReport {
   int interrupted_by = 0;  // the signal that stopped the run, or 0
 };
 
-// The settings a dataset that `options` creates takes from them: codec,
-// videos_per_chunk, bytes_per_chunk, checksums and index_dir (an existing
-// dataset keeps its own). What Ingest creates with, and `gulpdb create`.
+// The settings a dataset that `options` creates takes from them: their
+// CreateOptions (an existing dataset keeps its own). What Ingest creates
+// with, and `gulpdb create`.
 GULPDB_EXPORT CreateOptions NewDatasetOptions(const IngestOptions& options);
 
 // Returns what is wrong with `options` (one line), or an empty string.

@@ -251,14 +251,11 @@ GULPDB_EXPORT std::optional<RemoteInfo> GetRemoteInfo(const Dataset& dataset);
 // 10 GiB; 0 turns it off), verified on every read. Its counters are
 // node-wide: kept in the cache directory, added to by every process (a
 // DataLoader's workers included) since the directory was made.
-struct FrameCacheStats {
-  std::string dir;  // CacheDirectory()/frames
-  bool enabled = false;
-  uint64_t bound = 0;        // GULPDB_FRAME_CACHE_BYTES
-  uint64_t block_bytes = 0;  // GULPDB_FRAME_CACHE_BLOCK
-  uint64_t hits = 0;         // blocks reads found in the cache
-  uint64_t misses = 0;       // blocks reads fetched from the store
-  uint64_t prefetched = 0;   // blocks read-ahead fetched from the store
+// The counters every process of the node adds to (in the cache directory).
+struct FrameCacheCounters {
+  uint64_t hits = 0;        // blocks reads found in the cache
+  uint64_t misses = 0;      // blocks reads fetched from the store
+  uint64_t prefetched = 0;  // blocks read-ahead fetched from the store
   uint64_t bytes_from_store = 0;
   uint64_t bytes_from_cache = 0;
   uint64_t evictions = 0;  // blocks deleted to keep to the bound
@@ -268,7 +265,14 @@ struct FrameCacheStats {
   // own checks (the store answered wrongly when it was filled): dropped and
   // read from the store again
   uint64_t refetched = 0;
-  uint64_t bytes = 0;  // under frames/, as fills and the last eviction pass counted them
+};
+
+struct FrameCacheStats : FrameCacheCounters {
+  std::string dir;  // CacheDirectory()/frames
+  bool enabled = false;
+  uint64_t bound = 0;        // GULPDB_FRAME_CACHE_BYTES
+  uint64_t block_bytes = 0;  // GULPDB_FRAME_CACHE_BLOCK
+  uint64_t bytes = 0;        // under frames/, as fills and the last eviction pass counted them
 };
 
 // The node's counters (all zero before the first use). Throws

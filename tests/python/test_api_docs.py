@@ -123,6 +123,14 @@ def test_reprs(small_dataset, gulpio_copy):
     assert "ChunkInfo" in repr(ds.chunks()[0]) and "DatasetStats" in repr(ds.stats())
 
 
+def test_top_level_exports_every_gulpio2_name_of_fileio():
+    assert set(gulpdb.fileio.__all__) <= set(gulpdb.__all__)
+    names: dict = {}
+    exec("from gulpdb import *", names)
+    for name in gulpdb.fileio.__all__:
+        assert names[name] is getattr(gulpdb.fileio, name)
+
+
 def test_gulpio2_names_exist():
     import gulpdb as gulpio2
 

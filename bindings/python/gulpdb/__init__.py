@@ -67,15 +67,10 @@ from ._gulpdb import (
     encode_jpeg,
 )
 from .adapters import AbstractDatasetAdapter, JpegFolderAdapter
-from .fileio import (
-    ChunkWriter,
-    FileFormatException,
-    GulpChunk,
-    GulpDirectory,
-    GulpIngestor,
-    GulpIOArgumentError,
-    calculate_chunk_slices,
-)
+from . import fileio
+# The GulpIO2 API at the top level, so that `import gulpdb as gulpio2` works:
+# every name fileio exports, as its __all__ lists them.
+from .fileio import *  # noqa: F401,F403
 
 __version__: str = _gulpdb.__version__
 #: The codecs this build reads and writes: ``("jpeg",)``, plus ``"h264"`` in a
@@ -113,17 +108,11 @@ __all__ = [
     "frame_cache_stats",
     "view",
     "Viewer",
-    "GulpDirectory",
-    "GulpChunk",
-    "ChunkWriter",
-    "GulpIngestor",
-    "GulpIOArgumentError",
-    "FileFormatException",
-    "calculate_chunk_slices",
     "AbstractDatasetAdapter",
     "JpegFolderAdapter",
     "utils",
 ]
+__all__ += fileio.__all__
 
 Progress = Optional[Callable[[int, int], Any]]
 
