@@ -55,14 +55,16 @@ def test_no_product_class_is_over_400_lines():
 # sharing all its fields, and is now the orchestrator of one class per step
 # (engine/remote/publisher.h); the writer's orchestrator and the classes it
 # was split into; an S3 request's transfer and its response; the public
-# Dataset facade with the decoded read it forwards to. Add a class here when
-# it is split.
+# Dataset facade with the decoded read it forwards to; the partitioned
+# reader's lookups and the levels it finds partitions in. Add a class here
+# when it is split.
 MEMBERS_HELD_TO_400 = [
     "Publisher", "PushContext", "IndexCopy", "PublishedState", "Uploader", "ChunkUploads",
     "IndexPublisher", "TagPublisher", "ManifestCommit", "Retirement",
     "Writer::Impl", "WriteBatch", "OpenChunk", "WriterRecovery",
     "Transfer", "ResponseReceiver",
     "Dataset", "DecodedRead",
+    "PartitionedIndex", "PartitionLevels",
 ]
 
 
