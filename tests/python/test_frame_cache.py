@@ -566,6 +566,33 @@ def test_video_dataset_reads_ahead_in_the_samplers_order(remote, tmp_path):
         gulpdb.torch.VideoDataset(remote.url, prefetch_batches="2")
 
 
+def test_image_dataset_reads_ahead_the_frame_it_reads(remote, tmp_path):
+    # ImageDataset takes prefetch_batches as VideoDataset does, and uses it.
+    published(remote, tmp_path, videos=16)
+    train = gulpdb.torch.ImageDataset(remote.url, label="idx", frame=1, prefetch_batches=2)
+    asked = []
+    requests_of = train._read_ahead._requests
+
+    def recorded(indices):
+        requests = requests_of(indices)
+        asked.extend(requests)
+        return requests
+
+    train._read_ahead._requests = recorded
+    sampler = gulpdb.torch.VideoSampler(train, num_replicas=1, rank=0, shuffle=True, seed=5)
+    loader = torch.utils.data.DataLoader(train, batch_size=4, sampler=sampler)
+    seen = 0
+    for images, _ in sampler.track(loader):
+        seen += images.shape[0]
+    assert seen == 16
+    assert train._read_ahead.prefetched == 16
+    assert sorted(id_ for id_, _ in asked) == sorted(train.ids)
+    assert all(frames == [1] for _, frames in asked)
+    assert train._reader.dataset.cache_stats()["prefetched"] > 0
+    with pytest.raises(ValueError):
+        gulpdb.torch.ImageDataset(remote.url, prefetch_batches=-1)
+
+
 def test_read_ahead_has_the_next_batches_in_the_cache_before_they_are_asked_for(remote, tmp_path):
     # When the loop has batch i, the fetches of batches i+1..i+K have been
     # asked for; once they are done, reading those items makes no GET.

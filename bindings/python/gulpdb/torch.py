@@ -552,7 +552,42 @@ class _VideoReader:
         return clip, self._label_of(ds, id_)
 
 
-class VideoDataset(torch.utils.data.Dataset):
+class _ReadsAhead:
+    """Read-ahead of the next ``prefetch_batches`` batches of a remote
+    dataset (`_read_ahead.ReadAhead`), shared by the map-style datasets: each
+    says which frames an item reads (`_requests_of`)."""
+
+    _read_ahead: Optional[_read_ahead.ReadAhead] = None
+
+    def _start_read_ahead(self, prefetch_batches: int) -> None:
+        self._read_ahead = None
+        ds = self._reader.dataset
+        if prefetch_batches and ds.is_remote:
+            self._read_ahead = _read_ahead.ReadAhead(
+                prefetch_batches, self._requests_of, ds.prefetch,
+                shared=bool(ds.cache_stats()["enabled"]),
+            )
+
+    def _requests_of(self, indices: List[int]) -> List[Tuple[str, Any]]:
+        raise NotImplementedError
+
+    def read_ahead(self, indices: Iterable[int]) -> Iterator[int]:
+        """What :class:`VideoSampler` iterates through: `indices` as they are,
+        with read-ahead of the next ``prefetch_batches`` batches when it is on."""
+        if self._read_ahead is None:
+            return iter(indices)
+        return self._read_ahead.wrap(indices)
+
+    def _note_read(self) -> None:
+        if self._read_ahead is not None:
+            self._read_ahead.note_read()
+
+    def _note_batch(self, size: int) -> None:
+        if self._read_ahead is not None:
+            self._read_ahead.learn_batch_size(size)
+
+
+class VideoDataset(_ReadsAhead, torch.utils.data.Dataset):
     """A map-style dataset of the videos of a gulpdb dataset or GulpIO directory.
 
     Args:
@@ -628,12 +663,7 @@ class VideoDataset(torch.utils.data.Dataset):
             label=label, transform=transform, decode_threads=decode_threads, seed=seed,
             num_frames=num_frames, sampling=sampling, stride=stride,
         )
-        self._read_ahead: Optional[_read_ahead.ReadAhead] = None
-        if prefetch_batches and self._reader.dataset.is_remote:
-            self._read_ahead = _read_ahead.ReadAhead(
-                prefetch_batches, self._requests_of, self._reader.dataset.prefetch,
-                shared=bool(self._reader.dataset.cache_stats()["enabled"]),
-            )
+        self._start_read_ahead(prefetch_batches)
 
     def _requests_of(self, indices: List[int]) -> List[Tuple[str, Any]]:
         """(id, frames) of the items, as reading them selects (random samplings
@@ -650,13 +680,6 @@ class VideoDataset(torch.utils.data.Dataset):
                 )
             out.append((id_, selection))
         return out
-
-    def read_ahead(self, indices: Iterable[int]) -> Iterator[int]:
-        """What :class:`VideoSampler` iterates through: `indices` as they are,
-        with read-ahead of the next ``prefetch_batches`` batches when it is on."""
-        if self._read_ahead is None:
-            return iter(indices)
-        return self._read_ahead.wrap(indices)
 
     @property
     def ids(self) -> Sequence[str]:
@@ -708,14 +731,12 @@ class VideoDataset(torch.utils.data.Dataset):
     def __getitem__(self, index: int) -> Any:
         if index < 0:
             index += len(self)
-        if self._read_ahead is not None:
-            self._read_ahead.note_read()
+        self._note_read()
         return self._reader.read_item(index, self._reader.ids[index])
 
     def __getitems__(self, indices: Sequence[int]) -> List[Any]:
         """The items of one batch; what DataLoader calls (see the class notes on shapes)."""
-        if self._read_ahead is not None:
-            self._read_ahead.learn_batch_size(len(indices))
+        self._note_batch(len(indices))
         items = [self[i] for i in indices]
         if _default_collate_follows():
             ids = [self._reader.ids[i] for i in indices]
@@ -732,7 +753,7 @@ class VideoDataset(torch.utils.data.Dataset):
         )
 
 
-class ImageDataset(torch.utils.data.Dataset):
+class ImageDataset(_ReadsAhead, torch.utils.data.Dataset):
     """A map-style dataset of images: one frame (``frame``, default 0) per id.
 
     Items are ``(image, label)`` or ``image`` alone when ``label`` is None;
@@ -766,6 +787,11 @@ class ImageDataset(torch.utils.data.Dataset):
         )
         self.transform = transform
         self.frame = int(frame)
+        self._start_read_ahead(prefetch_batches)
+
+    def _requests_of(self, indices: List[int]) -> List[Tuple[str, Any]]:
+        """(id, [frame]) of the items: the one frame each reads."""
+        return [(self._reader.ids[index], [self.frame]) for index in indices]
 
     @property
     def ids(self) -> Sequence[str]:
@@ -792,6 +818,7 @@ class ImageDataset(torch.utils.data.Dataset):
         r = self._reader
         if index < 0:
             index += len(self)
+        self._note_read()
         id_ = r.ids[index]
         ds = r._reader_dataset()
         frames = r.read_frames(ds, index, id_, [self.frame], None)
@@ -804,6 +831,7 @@ class ImageDataset(torch.utils.data.Dataset):
 
     def __getitems__(self, indices: Sequence[int]) -> List[Any]:
         """The items of one batch; what DataLoader calls (see :class:`VideoDataset`)."""
+        self._note_batch(len(indices))
         items = [self[i] for i in indices]
         if _default_collate_follows():
             ids = [self._reader.ids[i] for i in indices]
