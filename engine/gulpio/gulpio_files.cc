@@ -88,7 +88,7 @@ SourceReport CheckSources(const Dataset& ds) {
     if (c.data_stamp) {
       // Data files: the size. Their bytes are covered by the per-frame
       // CRC-32C that `check --deep` and verify-on-read compare.
-      const std::optional<FileIdentity> now = IdentityOf(ChunkPathOf(ds, c.file_name));
+      const std::optional<util::FileIdentity> now = util::IdentityOf(ChunkPathOf(ds, c.file_name));
       if (!now) {
         report.changes.push_back({c.file_name, "it was removed"});
       } else if (now->size != c.data_stamp->size) {
@@ -97,7 +97,7 @@ SourceReport CheckSources(const Dataset& ds) {
     }
     if (c.meta_file.empty() || (!c.meta_stamp && !c.meta_content)) continue;
     const std::string path = ChunkPathOf(ds, c.meta_file);
-    const std::optional<FileIdentity> now = IdentityOf(path);
+    const std::optional<util::FileIdentity> now = util::IdentityOf(path);
     if (!now) {
       report.missing_meta.push_back(c.meta_file);  // the index still describes the chunk
       continue;

@@ -168,7 +168,7 @@ class Importer {
     // shows at the next open.
     const std::optional<index::FileStamp> data_stamp = engine::StampOf(data_path);
     const std::optional<index::FileStamp> meta_stamp = engine::StampOf(meta_path);
-    const std::optional<engine::FileIdentity> meta_before = engine::IdentityOf(meta_path);
+    const std::optional<util::FileIdentity> meta_before = util::IdentityOf(meta_path);
     data_fd_ = util::OpenFile(data_path, O_RDONLY);
     const uint64_t data_size = util::FileSize(data_fd_.get(), data_path);
     report_->gmeta_bytes += util::FileSize(util::OpenFile(meta_path, O_RDONLY).get(), meta_path);
@@ -240,7 +240,7 @@ class Importer {
     // `record` may have been replaced by a flush meanwhile; the chunk being
     // read always stays in unflushed_.
     unflushed_.at(chunk).meta_content = index::ContentStamp{content.size, content.crc32c};
-    const std::optional<engine::FileIdentity> meta_after = engine::IdentityOf(meta_path);
+    const std::optional<util::FileIdentity> meta_after = util::IdentityOf(meta_path);
     if (meta_before && meta_after && *meta_before == *meta_after &&
         meta_after->size == content.size) {
       verified_[chunk] = engine::VerifiedSource{{content.size, content.crc32c}, *meta_after};

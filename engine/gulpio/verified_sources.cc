@@ -35,20 +35,6 @@ constexpr std::string_view kTrailer = "crc32c ";
 constexpr size_t kMaxRecordBytes = size_t{64} << 20;  // ~700,000 chunks
 constexpr size_t kHashBlock = size_t{1} << 20;
 
-int64_t Nanoseconds(const struct timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
-FileIdentity IdentityOfStat(const struct stat& st) {
-  FileIdentity id;
-  id.size = static_cast<uint64_t>(st.st_size);
-  id.device = static_cast<uint64_t>(st.st_dev);
-  id.inode = static_cast<uint64_t>(st.st_ino);
-  id.mtime_ns = Nanoseconds(st.st_mtim);
-  id.ctime_ns = Nanoseconds(st.st_ctim);
-  return id;
-}
-
 // The next space- or newline-terminated decimal number of `*text`.
 template <typename T>
 bool Take(std::string_view* text, char end, T* value) {
@@ -74,15 +60,6 @@ bool IndexDirWritable(const Dataset& ds) {
 
 }  // namespace
 
-std::optional<FileIdentity> IdentityOf(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    util::ThrowErrno("stat", path, errno);
-  }
-  return IdentityOfStat(st);
-}
-
 std::optional<HashedFile> HashFile(const std::string& path) {
   util::UniqueFd fd;
   try {
@@ -102,8 +79,9 @@ std::optional<HashedFile> HashFile(const std::string& path) {
     if (n < block.size()) break;
   }
   if (::fstat(fd.get(), &after) != 0) util::ThrowErrno("stat", path, errno);
-  out.identity = IdentityOfStat(after);
-  out.stable = IdentityOfStat(before) == out.identity && out.identity.size == out.content.size;
+  out.identity = util::IdentityOfStat(after);
+  out.stable =
+      util::IdentityOfStat(before) == out.identity && out.identity.size == out.content.size;
   return out;
 }
 

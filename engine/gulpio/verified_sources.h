@@ -28,32 +28,15 @@
 
 #include "engine/core/dataset_view.h"
 #include "index/records.h"
+#include "util/file_identity.h"
 
 namespace gulpdb::engine {
-
-// A file as stat(2) describes it. Any write to a file changes its change
-// time (which no tool can set back); a copy or a restore gives a new inode.
-struct FileIdentity {
-  uint64_t size = 0;
-  uint64_t device = 0;
-  uint64_t inode = 0;
-  int64_t mtime_ns = 0;
-  int64_t ctime_ns = 0;
-  bool operator==(const FileIdentity& o) const {
-    return size == o.size && device == o.device && inode == o.inode && mtime_ns == o.mtime_ns &&
-           ctime_ns == o.ctime_ns;
-  }
-  bool operator!=(const FileIdentity& o) const { return !(*this == o); }
-};
-
-// stat(2) of `path`: none when it does not exist; IoError otherwise.
-std::optional<FileIdentity> IdentityOf(const std::string& path);
 
 // A file's content fingerprint and the identity of the bytes it was taken
 // from (fstat of the descriptor read, before and after reading).
 struct HashedFile {
   index::ContentStamp content;
-  FileIdentity identity;
+  util::FileIdentity identity;
   bool stable = false;  // the identity did not change while the file was read
 };
 
@@ -64,7 +47,7 @@ std::optional<HashedFile> HashFile(const std::string& path);
 // One .gmeta found to hold `content` while it had `identity`.
 struct VerifiedSource {
   index::ContentStamp content;
-  FileIdentity identity;
+  util::FileIdentity identity;
 };
 using VerifiedSources = std::map<uint32_t, VerifiedSource>;  // by chunk number
 

@@ -15,6 +15,7 @@
 #include "engine/remote/verified_fetch.h"
 #include "gulpdb/error.h"
 #include "gulpdb/remote.h"
+#include "util/file_identity.h"
 #include "util/file_io.h"
 #include "util/hex.h"
 #include "util/relative_name.h"
@@ -65,13 +66,9 @@ util::FileLock LockCache(const std::string& path, std::chrono::milliseconds wait
 // ---- what was verified --------------------------------------------------------
 //
 // Beside each verified data.mdb, `verified` records the file that was
-// verified: its SHA-256 and the identity stat(2) gives it (size, device,
-// inode, modification and change times in ns). Any write to the file, a
-// replacement (cp, mv, restore) or a copy to another disk changes one of
-// them; the change time cannot be set back by anyone but the kernel. A
-// snapshot whose record matches is trusted as verified (O(1) per open);
-// any other is verified again (SHA-256 and a page walk) before it is
-// opened.
+// verified: its SHA-256 and its identity (util/file_identity.h). A snapshot
+// whose record matches is trusted as verified (O(1) per open); any other is
+// verified again (SHA-256 and a page walk) before it is opened.
 
 constexpr const char* kStampName = "verified";
 constexpr size_t kMaxStampBytes = 4096;
@@ -81,12 +78,11 @@ constexpr size_t kMaxStampBytes = 4096;
 std::string StampText(const std::string& dir, const std::string& sha256) {
   struct stat st;
   if (::stat((dir + "/data.mdb").c_str(), &st) != 0) return "";
-  const auto ns = [](const struct timespec& t) {
-    return std::to_string(static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec);
-  };
-  return "gulpdb verified snapshot\nsha256 " + sha256 + "\nsize " + std::to_string(st.st_size) +
-         "\ndev " + std::to_string(st.st_dev) + "\nino " + std::to_string(st.st_ino) +
-         "\nmtime_ns " + ns(st.st_mtim) + "\nctime_ns " + ns(st.st_ctim) + "\n";
+  const util::FileIdentity id = util::IdentityOfStat(st);
+  return "gulpdb verified snapshot\nsha256 " + sha256 + "\nsize " + std::to_string(id.size) +
+         "\ndev " + std::to_string(id.device) + "\nino " + std::to_string(id.inode) +
+         "\nmtime_ns " + std::to_string(id.mtime_ns) + "\nctime_ns " + std::to_string(id.ctime_ns) +
+         "\n";
 }
 
 bool StampMatches(const std::string& dir, const std::string& sha256) {
