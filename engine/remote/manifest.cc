@@ -382,14 +382,20 @@ std::string IsoTime(int64_t unix_seconds) {
   return text;
 }
 
+namespace {
+
+// A time is written twice: NAME in ISO-8601 UTC for people, NAME_unix in
+// seconds for programs; the readers here read NAME_unix only.
+JsonObjectWriter& Time(JsonObjectWriter& w, std::string_view name, int64_t unix_seconds) {
+  return w.String(name, IsoTime(unix_seconds)).Number(std::string(name) + "_unix", unix_seconds);
+}
+
+}  // namespace
+
 std::string SerializeManifest(const Manifest& m) {
   return ObjectText([&](JsonObjectWriter& w) {
-    w.String("format", kFormatName)
-        .Number("version", m.version)
-        .Number("generation", m.generation)
-        .String("created", IsoTime(m.created_unix))
-        .Number("created_unix", m.created_unix)
-        .String("creator", m.creator);
+    w.String("format", kFormatName).Number("version", m.version).Number("generation", m.generation);
+    Time(w, "created", m.created_unix).String("creator", m.creator);
     if (!m.dataset.empty()) w.Break().String("dataset", m.dataset);
     if (!m.push_id.empty()) w.String("push", m.push_id);
     w.Break().Bool("chunks_published", m.chunks_published).Break();
@@ -433,9 +439,7 @@ std::string SerializeManifest(const Manifest& m) {
     AppendObjectLines(&w.Break().Key("obsolete"), m.obsolete.size(),
                       [&](JsonObjectWriter& entry, size_t i) {
                         const ManifestObsolete& o = m.obsolete[i];
-                        entry.String("key", o.key)
-                            .String("since", IsoTime(o.since_unix))
-                            .Number("since_unix", o.since_unix)
+                        Time(entry.String("key", o.key), "since", o.since_unix)
                             .Number("committed_length", o.committed_length);
                         Crc(entry, o.crc32c);
                         entry.String("gmeta_key", o.gmeta_key);
@@ -575,12 +579,9 @@ std::string SerializePushLease(const PushLeaseRecord& lease) {
         .Break()
         .String("host", lease.host)
         .Number("pid", lease.pid)
-        .Break()
-        .String("started", IsoTime(lease.started_unix))
-        .Number("started_unix", lease.started_unix)
-        .Break()
-        .String("expires", IsoTime(lease.expires_unix))
-        .Number("expires_unix", lease.expires_unix);
+        .Break();
+    Time(w, "started", lease.started_unix).Break();
+    Time(w, "expires", lease.expires_unix);
   });
 }
 
