@@ -9,20 +9,14 @@
 // `=` and the meta index have always compared them (CanonicalMetaValue,
 // meta_value.h): strings by their text, numbers by exact decimal value.
 //
-// The bytes start with a tag that says the value's type; values of one type
-// are contiguous:
-//
-//   0x10 null   0x20 false   0x21 true
-//   0x30 -Infinity  0x31 negative  0x32 zero  0x33 positive  0x34 Infinity
-//   0x35 NaN    0x36 a number whose exponent has more than 17 digits
-//   0x40 string   0x50 list   0x60 object
-//
-// Numbers 0x30..0x34 are ordered by exact value (arbitrary size and
-// precision; no rounding to binary floating point); NaN and numbers kept as
-// text (0x36) only equal themselves and lie outside every range; strings
-// are ordered by the bytes of their UTF-8 text (code point order; a lone
-// surrogate escape, which Python's json reads, counts as its code point);
-// lists and objects only equal themselves.
+// The bytes start with a tag that says the value's type (kOrder* below);
+// values of one type are contiguous. Numbers from -Infinity to Infinity are
+// ordered by exact value (arbitrary size and precision; no rounding to
+// binary floating point); NaN and numbers kept as text only equal
+// themselves and lie outside every range; strings are ordered by the bytes
+// of their UTF-8 text (code point order; a lone surrogate escape, which
+// Python's json reads, counts as its code point); lists and objects only
+// equal themselves.
 //
 // Thread safety: pure functions.
 #ifndef GULPDB_ENGINE_QUERY_VALUE_ORDER_H_
@@ -36,17 +30,21 @@ namespace gulpdb::engine {
 
 enum class ValueType : uint8_t { kNull, kBoolean, kNumber, kString, kList, kObject };
 
-// Tags that begin ordered values (see above).
+// The tags that begin ordered values, in their order. Null and booleans:
 inline constexpr uint8_t kOrderNull = 0x10;
 inline constexpr uint8_t kOrderFalse = 0x20;
 inline constexpr uint8_t kOrderTrue = 0x21;
+// Numbers ordered by exact value:
 inline constexpr uint8_t kOrderMinusInfinity = 0x30;
 inline constexpr uint8_t kOrderNegative = 0x31;
 inline constexpr uint8_t kOrderZero = 0x32;
 inline constexpr uint8_t kOrderPositive = 0x33;
 inline constexpr uint8_t kOrderInfinity = 0x34;
+// Numbers that only equal themselves: NaN, and a number whose exponent has
+// more than 17 digits (kept as text):
 inline constexpr uint8_t kOrderNaN = 0x35;
 inline constexpr uint8_t kOrderNumberText = 0x36;
+// Strings, lists, objects:
 inline constexpr uint8_t kOrderString = 0x40;
 inline constexpr uint8_t kOrderList = 0x50;
 inline constexpr uint8_t kOrderObject = 0x60;
