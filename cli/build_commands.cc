@@ -70,8 +70,7 @@ int RunCreate(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "dataset directory");
   AddIngestOptions(&o, kCreateOptions);
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb create DIR [options]", o, {"dir"}, &vm)) return 0;
+  const po::variables_map vm = Parse(args, "gulpdb create DIR [options]", o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   ingest::IngestOptions settings;
   SetGivenIngestOptions(vm, &settings);
@@ -92,13 +91,11 @@ int RunIngest(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "dataset directory (created if missing)");
   AddIngestOptions(&o);
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb ingest DIR (--videos-dir D [--labels LIST] | --frames-dir D [--labels LIST] | "
-             "--images-dir D | --image-list FILE [--images-dir ROOT]) [options]",
-             o, {"dir"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb ingest DIR (--videos-dir D [--labels LIST] | --frames-dir D [--labels LIST] | "
+            "--images-dir D | --image-list FILE [--images-dir ROOT]) [options]",
+            o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   ingest::IngestOptions in;
   in.dir = path.dir;
@@ -153,8 +150,8 @@ int RunMerge(const std::vector<std::string>& args) {
       "an id already in the output: error, skip or replace")("quiet,q", po::bool_switch(&quiet),
                                                              "no progress output");
   AddIndexDirOption(&o, "OUT");
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb merge OUT SHARD... [options]", o, {"out", "shards..."}, &vm)) return 0;
+  const po::variables_map vm =
+      Parse(args, "gulpdb merge OUT SHARD... [options]", o, {"out", "shards..."});
   const DatasetPath path = DatasetArg(vm, "out");
   MergeOptions options;
   options.on_duplicate = ParseOnDuplicate(on_dup);

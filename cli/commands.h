@@ -1,8 +1,8 @@
 // The gulpdb subcommands. Each takes its own arguments (after the subcommand
 // name), returns the process exit status, and throws gulpdb::Error for
-// failures and UsageError for bad command lines; main() turns both into one
-// line on stderr (and, for a query that does not parse, the query with a
-// caret under the byte where it went wrong).
+// failures, UsageError for bad command lines and HelpShown after --help;
+// main() turns the first two into one line on stderr (and, for a query that
+// does not parse, the query with a caret under the byte where it went wrong).
 #ifndef GULPDB_CLI_COMMANDS_H_
 #define GULPDB_CLI_COMMANDS_H_
 
@@ -27,6 +27,10 @@ class UsageError : public std::runtime_error {
  private:
   std::string detail_;
 };
+
+// Thrown by a command once it has printed its help (--help; cli::Parse):
+// main() ends the command there, with exit status 0.
+struct HelpShown {};
 
 struct Command {
   const char* name;

@@ -62,15 +62,13 @@ int RunMeta(const std::vector<std::string>& args) {
                      "delete KEY from the meta (repeatable)");
   AddWaitOption(&o);
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb meta DIR ID [--set KEY=VALUE]... [--unset KEY]... [--wait S]\n\n"
-             "Prints the meta of video ID (the first entry of its meta_data, what GulpIO2\n"
-             "returns) as JSON. With --set or --unset, edits it first, in one transaction:\n"
-             "the frames are not rewritten, meta indexes follow; then prints the new meta.",
-             o, {"dir", "id"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb meta DIR ID [--set KEY=VALUE]... [--unset KEY]... [--wait S]\n\n"
+            "Prints the meta of video ID (the first entry of its meta_data, what GulpIO2\n"
+            "returns) as JSON. With --set or --unset, edits it first, in one transaction:\n"
+            "the frames are not rewritten, meta indexes follow; then prints the new meta.",
+            o, {"dir", "id"});
   const DatasetPath path = DatasetArg(vm);
   const std::string id = vm["id"].as<std::string>();
   const std::vector<std::string> sets = Values(vm, "set"), unsets = Values(vm, "unset");
@@ -101,16 +99,14 @@ int RunRelabel(const std::vector<std::string>& args) {
       "key of the label in a JSON list");
   AddWaitOption(&o);
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb relabel DIR --labels FILE [--label-name KEY] [--wait S]\n\n"
-             "Gives each listed video its label: meta \"label\" and \"idx\" (its index in\n"
-             "label2idx.json, which keeps every index and numbers new labels after the\n"
-             "largest), in one transaction; frames are not rewritten. Ids the dataset lacks\n"
-             "are an error listing them, and nothing changes.",
-             o, {"dir"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb relabel DIR --labels FILE [--label-name KEY] [--wait S]\n\n"
+            "Gives each listed video its label: meta \"label\" and \"idx\" (its index in\n"
+            "label2idx.json, which keeps every index and numbers new labels after the\n"
+            "largest), in one transaction; frames are not rewritten. Ids the dataset lacks\n"
+            "are an error listing them, and nothing changes.",
+            o, {"dir"});
   RequireNonEmpty(vm, {"labels", "label-name"});
   const DatasetPath path = DatasetArg(vm);
   RequireLocal(path.dir);

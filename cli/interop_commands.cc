@@ -40,8 +40,7 @@ int RunImport(const std::vector<std::string>& args) {
       "also build a meta index of this key (repeatable; see gulpdb index)")(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb import DIR [options]", o, {"dir"}, &vm)) return 0;
+  const po::variables_map vm = Parse(args, "gulpdb import DIR [options]", o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   options.index_dir = path.index_dir;
   // keep-first and keep-last, import's own words before the one vocabulary,
@@ -98,10 +97,8 @@ int RunExport(const std::vector<std::string>& args) {
                                               "no progress output");
   AddIndexDirOption(&o);
   AddVersionOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb export DIR [-o OUT] [--index-dir PATH] [--version NAME -o OUT]", o,
-             {"dir"}, &vm))
-    return 0;
+  const po::variables_map vm = Parse(
+      args, "gulpdb export DIR [-o OUT] [--index-dir PATH] [--version NAME -o OUT]", o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   RequireNonEmpty(vm, {"output"});
   if (IsRemoteUrl(out)) {

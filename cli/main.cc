@@ -41,7 +41,12 @@ int main(int argc, char** argv) {
   for (const auto& command : gulpdb::cli::Commands()) {
     if (name != command.name) continue;
     try {
-      const int status = command.run(args);
+      int status = 0;
+      try {
+        status = command.run(args);
+      } catch (const gulpdb::cli::HelpShown&) {
+        // the help was the output
+      }
       // Output that could not be written (a full disk, a closed pipe) is a
       // failure, not a silent loss: the output is what the command is for.
       if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {

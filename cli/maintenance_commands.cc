@@ -21,10 +21,8 @@ int RunRemove(const std::vector<std::string>& args) {
   o.add_options()("dir", po::value<std::string>(), "dataset directory")(
       "ids", po::value<std::vector<std::string>>(), "ids to remove");
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb remove DIR ID... [--index-dir PATH]", o, {"dir", "ids..."}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args, "gulpdb remove DIR ID... [--index-dir PATH]", o, {"dir", "ids..."});
   const DatasetPath path = DatasetArg(vm);
   RequireLocal(path.dir);
   std::vector<std::string> ids;
@@ -60,11 +58,8 @@ int RunCheck(const std::vector<std::string>& args) {
                                                                  "no progress output");
   AddIndexDirOption(&o);
   AddVersionOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb check DIR [--deep] [--json] [--index-dir PATH] [--version NAME]", o,
-             {"dir"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm = Parse(
+      args, "gulpdb check DIR [--deep] [--json] [--index-dir PATH] [--version NAME]", o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   options.index_dir = path.index_dir;
   options.version = path.version;
@@ -121,11 +116,8 @@ int RunCompact(const std::vector<std::string>& args) {
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   AddWaitOption(&o);
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb compact DIR [--min-garbage F] [--wait S] [--index-dir PATH]", o, {"dir"},
-             &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args, "gulpdb compact DIR [--min-garbage F] [--wait S] [--index-dir PATH]", o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   options.min_garbage_fraction = *RealOption(vm, "min-garbage", 0, 1);
   options.lock_timeout = WaitOption(vm);

@@ -39,25 +39,26 @@ void RequireDirectoryIfPresent(const std::string& what, const std::string& path)
 
 }  // namespace
 
-bool Parse(const std::vector<std::string>& args, const char* usage, po::options_description options,
-           const std::vector<std::string>& positionals, po::variables_map* vm) {
+po::variables_map Parse(const std::vector<std::string>& args, const char* usage,
+                        po::options_description options,
+                        const std::vector<std::string>& positionals) {
+  po::variables_map vm;
   options.add_options()("help,h", "show this help");
   po::positional_options_description pos;
   for (const std::string& p : positionals) {
     pos.add(PositionalName(p).c_str(), TakesTheRest(p) ? -1 : 1);
   }
-  po::store(po::command_line_parser(args).options(options).positional(pos).run(), *vm);
-  if (vm->count("help") != 0) {
+  po::store(po::command_line_parser(args).options(options).positional(pos).run(), vm);
+  if (vm.count("help") != 0) {
     std::cout << "usage: " << usage << "\n\n" << options;
-    return false;
+    throw HelpShown{};
   }
-  po::notify(*vm);
+  po::notify(vm);
   for (const std::string& p : positionals) {
     if (p.back() == '?') continue;  // optional
-    if (vm->count(PositionalName(p)) == 0)
-      throw UsageError("missing argument " + PositionalName(p));
+    if (vm.count(PositionalName(p)) == 0) throw UsageError("missing argument " + PositionalName(p));
   }
-  return true;
+  return vm;
 }
 
 void RequireLocal(const std::string& dir) {

@@ -24,10 +24,12 @@ namespace gulpdb::cli {
 namespace po = boost::program_options;
 
 // Parses `args` against `options` and the named positionals (a name ending in
-// "..." takes the rest, one ending in "?" may be left out). Returns false after printing help when
-// --help is given; throws UsageError (or a po::error) for a bad command line.
-bool Parse(const std::vector<std::string>& args, const char* usage, po::options_description options,
-           const std::vector<std::string>& positionals, po::variables_map* vm);
+// "..." takes the rest, one ending in "?" may be left out). Prints the help
+// and throws HelpShown when --help is given; throws UsageError (or a
+// po::error) for a bad command line.
+po::variables_map Parse(const std::vector<std::string>& args, const char* usage,
+                        po::options_description options,
+                        const std::vector<std::string>& positionals);
 
 // Where a dataset lives: its directory, and its index when --index-dir moves
 // it out of <dir>/gulpdb.index (e.g. for a read-only directory).

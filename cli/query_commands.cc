@@ -110,11 +110,8 @@ int RunIndex(const std::vector<std::string>& args) {
       "drop the meta index of this key (repeatable)")("json", po::bool_switch(&json),
                                                       "list the indexed keys as a JSON list");
   AddWaitOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb index DIR [--meta-key KEY]... [--drop KEY]... [--json]", o, {"dir"},
-             &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args, "gulpdb index DIR [--meta-key KEY]... [--drop KEY]... [--json]", o, {"dir"});
   const auto keys = [&](const char* name) {  // each key once, in the order given
     std::vector<std::string> out;
     if (vm.count(name) == 0) return out;
@@ -214,15 +211,13 @@ int RunSplit(const std::vector<std::string>& args) {
       "of them), in dataset order")("remove", po::bool_switch(&remove), "remove the split")(
       "json", po::bool_switch(&json), "machine-readable output");
   AddWaitOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb split DIR                          list the splits\n"
-             "       gulpdb split DIR NAME                     print a split's ids\n"
-             "       gulpdb split DIR NAME --ids-file F        set a split (or --where EXPR)\n"
-             "       gulpdb split DIR NAME --remove            remove a split",
-             o, {"dir", "name?"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb split DIR                          list the splits\n"
+            "       gulpdb split DIR NAME                     print a split's ids\n"
+            "       gulpdb split DIR NAME --ids-file F        set a split (or --where EXPR)\n"
+            "       gulpdb split DIR NAME --remove            remove a split",
+            o, {"dir", "name?"});
   const bool has_name = vm.count("name") != 0;
   const bool set = !ids_file.empty() || vm.count("where") != 0;
   if (!has_name) {

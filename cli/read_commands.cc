@@ -89,11 +89,8 @@ int RunInfo(const std::vector<std::string>& args) {
       "also the node's frame cache of remote datasets: its bound and node-wide counters");
   AddIndexDirOption(&o);
   AddVersionOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb info DIR [--json] [--cache] [--index-dir PATH] [--version NAME]", o,
-             {"dir"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm = Parse(
+      args, "gulpdb info DIR [--json] [--cache] [--index-dir PATH] [--version NAME]", o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   const std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
   const DatasetStats s = ds->Stats();
@@ -154,18 +151,16 @@ int RunLs(const std::vector<std::string>& args) {
   AddListFilterOptions(&o);
   AddIndexDirOption(&o);
   AddVersionOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb ls DIR [--json] [--meta] [--limit N] [--where EXPR]... [--split NAME]\n"
-             "          [--index-dir PATH] [--version NAME]\n\n"
-             "Prints one video per line, in (chunk, insertion) order (in split order with\n"
-             "--split): the id, a tab, the frame count (and a tab and the meta_data with --meta).\n"
-             "Ids are printed as the body of a JSON string: \\ \" and control characters\n"
-             "(newline, tab, NUL ...) are escaped as JSON escapes them (\\n, \\t, \\u0000), so\n"
-             "every line is one video and ls agrees with ls --json.",
-             o, {"dir"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb ls DIR [--json] [--meta] [--limit N] [--where EXPR]... [--split NAME]\n"
+            "          [--index-dir PATH] [--version NAME]\n\n"
+            "Prints one video per line, in (chunk, insertion) order (in split order with\n"
+            "--split): the id, a tab, the frame count (and a tab and the meta_data with --meta).\n"
+            "Ids are printed as the body of a JSON string: \\ \" and control characters\n"
+            "(newline, tab, NUL ...) are escaped as JSON escapes them (\\n, \\t, \\u0000), so\n"
+            "every line is one video and ls agrees with ls --json.",
+            o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   const uint64_t limit = *UnsignedOption(vm, "limit");
   uint64_t shown = 0;
@@ -192,11 +187,8 @@ int RunShow(const std::vector<std::string>& args) {
                                                   "machine-readable output");
   AddIndexDirOption(&o);
   AddVersionOption(&o);
-  po::variables_map vm;
-  if (!Parse(args, "gulpdb show DIR ID [--json] [--index-dir PATH] [--version NAME]", o,
-             {"dir", "id"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm = Parse(
+      args, "gulpdb show DIR ID [--json] [--index-dir PATH] [--version NAME]", o, {"dir", "id"});
   const DatasetPath path = DatasetArg(vm);
   const std::string id = vm["id"].as<std::string>();
   std::unique_ptr<Dataset> ds = OpenDataset(path, /*read_only=*/true);
@@ -232,21 +224,19 @@ int RunExtract(const std::vector<std::string>& args) {
       "force", po::bool_switch(&force), "overwrite files that already exist in OUT");
   AddIndexDirOption(&o);
   AddVersionOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb extract DIR ID -o OUT [--frames SEL] [--force] [--index-dir PATH]\n"
-             "               [--version NAME]\n\n"
-             "Writes the selected frames as OUT/<stem>_<frame>.jpg (<frame>: 5 digits or more).\n"
-             "<stem> is the id itself when it has only ASCII letters, digits, '.', '_' and '-',\n"
-             "does not start with '.', has at most 200 bytes and does not end in '-' and 8 hex\n"
-             "digits. Any other id gets <safe>-<hash>: <safe> is the id with every other\n"
-             "character replaced by '_' (cut to 200 bytes), <hash> the first 8 hex digits of\n"
-             "the 64-bit FNV-1a hash of the id, so distinct ids never share a name and no id\n"
-             "writes outside OUT: 'a/b' gives a_b-<hash>_00000.jpg. Existing files are not\n"
-             "overwritten unless --force is given.",
-             o, {"dir", "id"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb extract DIR ID -o OUT [--frames SEL] [--force] [--index-dir PATH]\n"
+            "               [--version NAME]\n\n"
+            "Writes the selected frames as OUT/<stem>_<frame>.jpg (<frame>: 5 digits or more).\n"
+            "<stem> is the id itself when it has only ASCII letters, digits, '.', '_' and '-',\n"
+            "does not start with '.', has at most 200 bytes and does not end in '-' and 8 hex\n"
+            "digits. Any other id gets <safe>-<hash>: <safe> is the id with every other\n"
+            "character replaced by '_' (cut to 200 bytes), <hash> the first 8 hex digits of\n"
+            "the 64-bit FNV-1a hash of the id, so distinct ids never share a name and no id\n"
+            "writes outside OUT: 'a/b' gives a_b-<hash>_00000.jpg. Existing files are not\n"
+            "overwritten unless --force is given.",
+            o, {"dir", "id"});
   const DatasetPath path = DatasetArg(vm);
   const std::string id = vm["id"].as<std::string>();
   RequireNonEmpty(vm, {"output", "frames"});

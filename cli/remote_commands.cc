@@ -116,13 +116,11 @@ int RunPush(const std::vector<std::string>& args) {
       "layout", po::value<std::string>()->default_value("auto"), kLayoutHelp)(
       "quiet,q", po::bool_switch(&quiet), "no progress output");
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION] [--overwrite] "
-             "[--allow-unconditional-writes] [--layout auto|partitioned|whole]",
-             o, {"dir", "url"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb push DIR s3://BUCKET/PREFIX [--jobs N] [--grace DURATION] [--overwrite] "
+            "[--allow-unconditional-writes] [--layout auto|partitioned|whole]",
+            o, {"dir", "url"});
   const DatasetPath path = DatasetArg(vm);
   RequireLocal(path.dir);
   options.index_dir = path.index_dir;
@@ -156,13 +154,11 @@ int RunSnapshot(const std::vector<std::string>& args) {
       "$GULPDB_PUSH_GRACE or 24h)")("layout", po::value<std::string>()->default_value("auto"),
                                     kLayoutHelp);
   AddIndexDirOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb snapshot DIR [--grace DURATION] [--layout auto|partitioned|whole] "
-             "[--index-dir PATH]",
-             o, {"dir"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb snapshot DIR [--grace DURATION] [--layout auto|partitioned|whole] "
+            "[--index-dir PATH]",
+            o, {"dir"});
   const DatasetPath path = DatasetArg(vm);
   RequireLocal(path.dir);
   options.index_dir = path.index_dir;

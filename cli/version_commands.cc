@@ -67,20 +67,18 @@ int RunTag(const std::vector<std::string>& args) {
       "may be freed")("reclaim", po::bool_switch(&reclaim),
                       "free what deleted tags past their grace period held")(
       "json", po::bool_switch(&json), "list the tags as JSON");
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb tag DIR [NAME [--message TEXT]] [--json]\n"
-             "gulpdb tag DIR NAME --delete [--grace S]\n"
-             "gulpdb tag DIR --reclaim\n\n"
-             "With NAME, records the dataset as it is now under NAME: a read-only version\n"
-             "that `--version NAME` (info, ls, show, extract, check, export) and\n"
-             "gulpdb.Dataset(DIR, version=NAME) open, whatever is appended, edited, removed\n"
-             "or compacted later. Without NAME, lists the tags (name, time, videos, frames,\n"
-             "message); DIR may then be an s3:// URL: the tags its last push published.\n"
-             "See docs/versions.md.",
-             o, {"dir", "name?"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb tag DIR [NAME [--message TEXT]] [--json]\n"
+            "gulpdb tag DIR NAME --delete [--grace S]\n"
+            "gulpdb tag DIR --reclaim\n\n"
+            "With NAME, records the dataset as it is now under NAME: a read-only version\n"
+            "that `--version NAME` (info, ls, show, extract, check, export) and\n"
+            "gulpdb.Dataset(DIR, version=NAME) open, whatever is appended, edited, removed\n"
+            "or compacted later. Without NAME, lists the tags (name, time, videos, frames,\n"
+            "message); DIR may then be an s3:// URL: the tags its last push published.\n"
+            "See docs/versions.md.",
+            o, {"dir", "name?"});
   const DatasetPath path = DatasetArg(vm);
   const bool named = vm.count("name") != 0;
   const std::string name = named ? vm["name"].as<std::string>() : "";
@@ -124,15 +122,13 @@ int RunDiff(const std::vector<std::string>& args) {
       "a", po::value<std::string>(), "a tag, or HEAD (the live dataset)")(
       "b", po::value<std::string>(), "a tag, or HEAD")("json", po::bool_switch(&json),
                                                        "one JSON object with the four lists");
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb diff DIR A B [--json]\n\n"
-             "Lists the ids added, removed, whose meta changed and whose frames changed\n"
-             "(by content: each frame's length and CRC-32C, not where it is stored) from\n"
-             "version A to version B. A and B are tags or HEAD, the live dataset.",
-             o, {"dir", "a", "b"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb diff DIR A B [--json]\n\n"
+            "Lists the ids added, removed, whose meta changed and whose frames changed\n"
+            "(by content: each frame's length and CRC-32C, not where it is stored) from\n"
+            "version A to version B. A and B are tags or HEAD, the live dataset.",
+            o, {"dir", "a", "b"});
   const DatasetPath path = DatasetArg(vm);
   RequireLocal(path.dir);
   const VersionDiff d = OpenDataset(path, /*read_only=*/true)

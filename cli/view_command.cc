@@ -109,23 +109,21 @@ int RunView(const std::vector<std::string>& args) {
       "limit", NumberValue("200"), "with --static: at most N videos on the sheet");
   AddIndexDirOption(&o);
   AddVersionOption(&o);
-  po::variables_map vm;
-  if (!Parse(args,
-             "gulpdb view DIR [--host 127.0.0.1] [--port 0] [--no-browser] [--label-key label]\n"
-             "          [--thumb-size 160] [--index-dir PATH] [--version NAME]\n"
-             "   or: gulpdb view DIR --static OUT [--where EXPR] [--limit 200] [--version NAME]\n\n"
-             "Serves a read-only web page for browsing the dataset (DIR, or s3://BUCKET/PREFIX):\n"
-             "a grid of thumbnails that play on hover, a filter, splits, charts, and a page per\n"
-             "video that plays its frames and shows their check status. Prints the page's\n"
-             "address, http://HOST:PORT/?token=TOKEN, as the first line of standard output,\n"
-             "then opens a browser (unless --no-browser). Every request needs the token (the\n"
-             "page keeps it in a cookie). Ctrl-C or SIGTERM stops it. With --static OUT it\n"
-             "writes OUT/index.html and OUT/thumbs/ instead: a contact sheet that opens from\n"
-             "disk; a failure leaves nothing behind. --version NAME shows the version tagged\n"
-             "NAME (gulpdb tag); the page's version selector switches to HEAD or another tag.",
-             o, {"dir"}, &vm)) {
-    return 0;
-  }
+  const po::variables_map vm =
+      Parse(args,
+            "gulpdb view DIR [--host 127.0.0.1] [--port 0] [--no-browser] [--label-key label]\n"
+            "          [--thumb-size 160] [--index-dir PATH] [--version NAME]\n"
+            "   or: gulpdb view DIR --static OUT [--where EXPR] [--limit 200] [--version NAME]\n\n"
+            "Serves a read-only web page for browsing the dataset (DIR, or s3://BUCKET/PREFIX):\n"
+            "a grid of thumbnails that play on hover, a filter, splits, charts, and a page per\n"
+            "video that plays its frames and shows their check status. Prints the page's\n"
+            "address, http://HOST:PORT/?token=TOKEN, as the first line of standard output,\n"
+            "then opens a browser (unless --no-browser). Every request needs the token (the\n"
+            "page keeps it in a cookie). Ctrl-C or SIGTERM stops it. With --static OUT it\n"
+            "writes OUT/index.html and OUT/thumbs/ instead: a contact sheet that opens from\n"
+            "disk; a failure leaves nothing behind. --version NAME shows the version tagged\n"
+            "NAME (gulpdb tag); the page's version selector switches to HEAD or another tag.",
+            o, {"dir"});
   RequireNonEmpty(vm, {"static", "where", "host"});
   const bool report = vm.count("static") != 0;
   for (const char* name : {"where", "limit"}) {
