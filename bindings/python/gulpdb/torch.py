@@ -552,15 +552,26 @@ class _VideoReader:
         return clip, self._label_of(ds, id_)
 
 
-class _ReadsAhead:
-    """Read-ahead of the next ``prefetch_batches`` batches of a remote
-    dataset (`_read_ahead.ReadAhead`), shared by the map-style datasets: each
-    says which frames an item reads (`_requests_of`)."""
+class _MapDataset(torch.utils.data.Dataset):
+    """What the map-style datasets share: the reader (`_VideoReader`), the
+    item protocol DataLoader and :class:`VideoSampler` use (ids, length,
+    batches, epoch, identity), and read-ahead of the next
+    ``prefetch_batches`` batches of a remote dataset
+    (`_read_ahead.ReadAhead`). Each dataset says how an item is read
+    (``__getitem__``), which frames it reads (`_requests_of`) and what its
+    items are called in errors (`_items`)."""
 
+    _items = "the items"
+    _reader: _VideoReader
     _read_ahead: Optional[_read_ahead.ReadAhead] = None
 
-    def _start_read_ahead(self, prefetch_batches: int) -> None:
-        self._read_ahead = None
+    def _open(self, name: str, source: Source, ids: Optional[Iterable[VideoId]],
+              split: Optional[str], decode: Optional[DecodeOptions],
+              decode_keywords: Dict[str, Any], prefetch_batches: int, **reader: Any) -> None:
+        prefetch_batches = _count(prefetch_batches, "prefetch_batches", 0, 1 << 20)
+        self._reader = _VideoReader.for_dataset(
+            name, source, ids, split, decode, decode_keywords, **reader
+        )
         ds = self._reader.dataset
         if prefetch_batches and ds.is_remote:
             self._read_ahead = _read_ahead.ReadAhead(
@@ -582,12 +593,49 @@ class _ReadsAhead:
         if self._read_ahead is not None:
             self._read_ahead.note_read()
 
-    def _note_batch(self, size: int) -> None:
+    @property
+    def ids(self) -> Sequence[str]:
+        """The video ids, in item order: a list, or for a remote dataset read in
+        its own order, a sequence that reads them by position as they are used."""
+        return self._reader.ids
+
+    @property
+    def dataset(self) -> Dataset:
+        """The :class:`gulpdb.Dataset` read from."""
+        return self._reader.dataset
+
+    @property
+    def uuid(self) -> str:
+        """The identity of the dataset read (:attr:`gulpdb.Dataset.uuid`)."""
+        return self._reader.dataset.uuid
+
+    def set_epoch(self, epoch: int) -> None:
+        """Changes the random choices (frame sampling, crops) of the next epoch."""
+        self._reader.set_epoch(epoch)
+
+    def ids_digest(self, count: int) -> str:
+        """The digest of the ids of items ``[0, count)`` in item order, as
+        :meth:`gulpdb.Dataset.ids_digest` computes it (the same as the
+        dataset's when the items are the dataset's order): what
+        :class:`VideoSampler` records to resume on the same items. Computed
+        once per count; IndexError past the items."""
+        return self._reader.ids_digest(count)
+
+    def __len__(self) -> int:
+        return len(self._reader.ids)
+
+    def __getitems__(self, indices: Sequence[int]) -> List[Any]:
+        """The items of one batch; what DataLoader calls (see the class notes on shapes)."""
         if self._read_ahead is not None:
-            self._read_ahead.learn_batch_size(size)
+            self._read_ahead.learn_batch_size(len(indices))
+        items = [self[i] for i in indices]
+        if _default_collate_follows():
+            ids = [self._reader.ids[i] for i in indices]
+            _check_one_shape(items, ids, self._reader.label is not None, self._items)
+        return items
 
 
-class VideoDataset(_ReadsAhead, torch.utils.data.Dataset):
+class VideoDataset(_MapDataset):
     """A map-style dataset of the videos of a gulpdb dataset or GulpIO directory.
 
     Args:
@@ -640,6 +688,8 @@ class VideoDataset(_ReadsAhead, torch.utils.data.Dataset):
     lists (then nothing is checked).
     """
 
+    _items = "the clips"
+
     def __init__(
         self,
         source: Source,
@@ -657,13 +707,11 @@ class VideoDataset(_ReadsAhead, torch.utils.data.Dataset):
         prefetch_batches: int = 0,
         **decode_keywords: Any,
     ) -> None:
-        prefetch_batches = _count(prefetch_batches, "prefetch_batches", 0, 1 << 20)
-        self._reader = _VideoReader.for_dataset(
-            "VideoDataset", source, ids, split, decode, decode_keywords,
+        self._open(
+            "VideoDataset", source, ids, split, decode, decode_keywords, prefetch_batches,
             label=label, transform=transform, decode_threads=decode_threads, seed=seed,
             num_frames=num_frames, sampling=sampling, stride=stride,
         )
-        self._start_read_ahead(prefetch_batches)
 
     def _requests_of(self, indices: List[int]) -> List[Tuple[str, Any]]:
         """(id, frames) of the items, as reading them selects (random samplings
@@ -681,21 +729,6 @@ class VideoDataset(_ReadsAhead, torch.utils.data.Dataset):
             out.append((id_, selection))
         return out
 
-    @property
-    def ids(self) -> Sequence[str]:
-        """The video ids, in item order: a list, or for a remote dataset read in
-        its own order, a sequence that reads them by position as they are used."""
-        return self._reader.ids
-
-    @property
-    def dataset(self) -> Dataset:
-        """The :class:`gulpdb.Dataset` read from."""
-        return self._reader.dataset
-
-    def set_epoch(self, epoch: int) -> None:
-        """Changes the random sampling of the next epoch."""
-        self._reader.set_epoch(epoch)
-
     def order_blocks(self) -> List[int]:
         """The first item of each block of items stored together, ascending from 0.
 
@@ -712,36 +745,11 @@ class VideoDataset(_ReadsAhead, torch.utils.data.Dataset):
             return [int(b) for b in blocks()]
         return list(range(0, n, _sampler.DEFAULT_BLOCK))
 
-    @property
-    def uuid(self) -> str:
-        """The identity of the dataset read (:attr:`gulpdb.Dataset.uuid`)."""
-        return self._reader.dataset.uuid
-
-    def ids_digest(self, count: int) -> str:
-        """The digest of the ids of items ``[0, count)`` in item order, as
-        :meth:`gulpdb.Dataset.ids_digest` computes it (the same as the
-        dataset's when the items are the dataset's order): what
-        :class:`VideoSampler` records to resume on the same items. Computed
-        once per count; IndexError past the items."""
-        return self._reader.ids_digest(count)
-
-    def __len__(self) -> int:
-        return len(self._reader.ids)
-
     def __getitem__(self, index: int) -> Any:
         if index < 0:
             index += len(self)
         self._note_read()
         return self._reader.read_item(index, self._reader.ids[index])
-
-    def __getitems__(self, indices: Sequence[int]) -> List[Any]:
-        """The items of one batch; what DataLoader calls (see the class notes on shapes)."""
-        self._note_batch(len(indices))
-        items = [self[i] for i in indices]
-        if _default_collate_follows():
-            ids = [self._reader.ids[i] for i in indices]
-            _check_one_shape(items, ids, self._reader.label is not None, "the clips")
-        return items
 
     def __repr__(self) -> str:
         r = self._reader
@@ -753,7 +761,7 @@ class VideoDataset(_ReadsAhead, torch.utils.data.Dataset):
         )
 
 
-class ImageDataset(_ReadsAhead, torch.utils.data.Dataset):
+class ImageDataset(_MapDataset):
     """A map-style dataset of images: one frame (``frame``, default 0) per id.
 
     Items are ``(image, label)`` or ``image`` alone when ``label`` is None;
@@ -764,6 +772,8 @@ class ImageDataset(_ReadsAhead, torch.utils.data.Dataset):
     :class:`VideoDataset`, including the check of a batch's shapes before
     DataLoader's default ``collate_fn`` stacks it.
     """
+
+    _items = "the images"
 
     def __init__(
         self,
@@ -780,39 +790,16 @@ class ImageDataset(_ReadsAhead, torch.utils.data.Dataset):
         prefetch_batches: int = 0,
         **decode_keywords: Any,
     ) -> None:
-        prefetch_batches = _count(prefetch_batches, "prefetch_batches", 0, 1 << 20)
-        self._reader = _VideoReader.for_dataset(
-            "ImageDataset", source, ids, split, decode, decode_keywords,
-            label=label, transform=None, decode_threads=decode_threads, seed=seed,
-        )
         self.transform = transform
         self.frame = int(frame)
-        self._start_read_ahead(prefetch_batches)
+        self._open(
+            "ImageDataset", source, ids, split, decode, decode_keywords, prefetch_batches,
+            label=label, transform=None, decode_threads=decode_threads, seed=seed,
+        )
 
     def _requests_of(self, indices: List[int]) -> List[Tuple[str, Any]]:
         """(id, [frame]) of the items: the one frame each reads."""
         return [(self._reader.ids[index], [self.frame]) for index in indices]
-
-    @property
-    def ids(self) -> Sequence[str]:
-        """The image ids, in item order (as :attr:`VideoDataset.ids`)."""
-        return self._reader.ids
-
-    def set_epoch(self, epoch: int) -> None:
-        """Changes the random crops of the next epoch."""
-        self._reader.set_epoch(epoch)
-
-    @property
-    def uuid(self) -> str:
-        """The identity of the dataset read (:attr:`gulpdb.Dataset.uuid`)."""
-        return self._reader.dataset.uuid
-
-    def ids_digest(self, count: int) -> str:
-        """The digest of the ids of items ``[0, count)``, as :meth:`VideoDataset.ids_digest`."""
-        return self._reader.ids_digest(count)
-
-    def __len__(self) -> int:
-        return len(self._reader.ids)
 
     def __getitem__(self, index: int) -> Any:
         r = self._reader
@@ -828,15 +815,6 @@ class ImageDataset(_ReadsAhead, torch.utils.data.Dataset):
         if r.label is None:
             return image
         return image, r._label_of(ds, id_)
-
-    def __getitems__(self, indices: Sequence[int]) -> List[Any]:
-        """The items of one batch; what DataLoader calls (see :class:`VideoDataset`)."""
-        self._note_batch(len(indices))
-        items = [self[i] for i in indices]
-        if _default_collate_follows():
-            ids = [self._reader.ids[i] for i in indices]
-            _check_one_shape(items, ids, self._reader.label is not None, "the images")
-        return items
 
     def __repr__(self) -> str:
         return f"<gulpdb.torch.ImageDataset {self._reader.dataset.path!r}: {len(self)} images>"
