@@ -15,7 +15,10 @@
 #                       build/wheel); `python3 -m build --no-isolation --wheel`
 #   python_suite        tests/python against that venv's package, from outside
 #                       the repository, PYTHONPATH unset (conftest.py checks
-#                       that gulpdb comes from the venv)
+#                       that gulpdb comes from the venv); all but
+#                       test_lifecycle_finds_bugs.py, which shows the lifecycle
+#                       test finds bugs put back, a property of the test and
+#                       not of the package (the dev suite runs it)
 #   dist_wheel          package.sh's wheel in another venv: import, command,
 #                       metadata (dependencies, licence, licence files)
 #   cmake_shared        cmake --install of the package tree; find_package and
@@ -217,7 +220,8 @@ step_python_suite() {
   # The package's directory, not the build tree's, is where gulpdb must come from.
   GULPDB_EXPECT_PACKAGE_DIR=$site/gulpdb \
     "$work/venv_src/bin/python" -m pytest -q -p no:cacheprovider \
-    --rootdir "$work/pytest_cwd" "$repo/tests/python"
+    --rootdir "$work/pytest_cwd" "$repo/tests/python" \
+    --ignore="$repo/tests/python/test_lifecycle_finds_bugs.py"
 }
 
 step_dist_wheel() {
