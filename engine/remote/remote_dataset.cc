@@ -2,12 +2,10 @@
 
 #include <sys/vfs.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <system_error>
 
 #include "engine/core/chunk_bytes.h"
 #include "engine/core/dataset_view.h"
@@ -18,13 +16,11 @@
 #include "engine/remote/snapshot_cache.h"
 #include "engine/version/version_store.h"
 #include "gulpdb/error.h"
-#include "gulpdb/interop.h"
 #include "s3/errors.h"
 #include "s3/s3_config.h"
 #include "s3/s3_url.h"
 #include "util/env.h"
 #include "util/file_io.h"
-#include "util/relative_name.h"
 #include "util/sha256.h"
 #include "util/test_bug.h"
 #include "util/url_text.h"
