@@ -15,8 +15,13 @@ namespace {
 
 constexpr uint64_t kMinPartSize = uint64_t{5} << 20;
 constexpr uint64_t kMaxParts = 10000;
-// A response of CreateMultipartUpload or CompleteMultipartUpload is small.
-constexpr uint64_t kMaxAnswerBytes = 1 << 20;
+// Has the answer of `r` (CreateMultipartUpload's, CompleteMultipartUpload's:
+// small XML documents) go to `*answer`.
+void AnswerInto(Request& r, std::string* answer) {
+  r.sink.kind = Sink::Kind::kString;
+  r.sink.str = answer;
+  r.sink.max_size = 1 << 20;
+}
 
 }  // namespace
 
@@ -75,9 +80,7 @@ void MultipartUpload::Create() {
   requests_.Target(create, "POST", key_, "uploads=");
   create.headers.push_back("Content-Type: application/octet-stream");
   AddWriteHeaders(create, options_.write, /*conditions=*/false, object_);
-  create.sink.kind = Sink::Kind::kString;
-  create.sink.str = &response;
-  create.sink.max_size = kMaxAnswerBytes;
+  AnswerInto(create, &response);
   std::string upload_id;
   create.validate = [&](const Request&, bool* retryable) {
     std::string error;
@@ -126,9 +129,7 @@ std::string MultipartUpload::Complete(const std::vector<std::string>& etags) {
                   /*conditions=*/true, object_);
   complete.body.kind = Body::Kind::kMemory;
   complete.body.data = body;
-  complete.sink.kind = Sink::Kind::kString;
-  complete.sink.str = &response;
-  complete.sink.max_size = kMaxAnswerBytes;
+  AnswerInto(complete, &response);
   std::string etag;
   complete.validate = [&](const Request&, bool* retryable) {
     std::string error;
