@@ -56,8 +56,10 @@
 namespace gulpdb::remote {
 
 namespace internal {
+class ObjectReads;
+class ObjectWrites;
+class RequestBuilder;
 class Transport;
-struct Request;
 }  // namespace internal
 
 // One range of a batch read: `length` bytes of `key` from `offset` into
@@ -203,26 +205,17 @@ class S3Client {
   ClientStats stats() const;
 
  private:
-  std::string BucketUrl() const;
-  bool VirtualHosted() const;
-  // Points `r` at `key` with `method` (and `query` after "?", if any).
-  void Target(internal::Request& r, const char* method, const std::string& key,
-              const std::string& query = "") const;
-  // Runs the write `r` of `length` bytes made with `write`: a failed
-  // condition is a PreconditionFailedError, unless an earlier attempt of
-  // this write was stored (see WriteOptions::metadata). Returns the ETag.
-  std::string RunWrite(internal::Request& r, uint64_t length, const WriteOptions& write);
-  // The ETag of `key` if it holds what a write of `length` bytes with
-  // `write`'s metadata stored (and, given the body's MD5, an ETag that is
-  // not another MD5), else "".
-  std::string StoredByThisWrite(const std::string& key, uint64_t length, const WriteOptions& write,
-                                const std::string& md5_hex);
-
   S3Config config_;
   std::string bucket_;
-  std::string scheme_;
-  std::string host_port_;
+  // The operations, each in its own class (internal to s3/): how requests
+  // are addressed and checked (request_builder.h), the reads
+  // (object_reads.h), the single-request writes (object_writes.h); a
+  // multipart upload (multipart_upload.h) and a listing (object_listing.h)
+  // are made per call. The client forwards to them.
+  std::unique_ptr<const internal::RequestBuilder> requests_;
   std::unique_ptr<internal::Transport> transport_;
+  std::unique_ptr<internal::ObjectReads> reads_;
+  std::unique_ptr<internal::ObjectWrites> writes_;
 };
 
 }  // namespace gulpdb::remote

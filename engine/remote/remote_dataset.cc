@@ -2,12 +2,10 @@
 
 #include <sys/vfs.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <system_error>
 
 #include "engine/core/chunk_bytes.h"
 #include "engine/core/dataset_view.h"
@@ -18,13 +16,11 @@
 #include "engine/remote/snapshot_cache.h"
 #include "engine/version/version_store.h"
 #include "gulpdb/error.h"
-#include "gulpdb/interop.h"
 #include "s3/errors.h"
 #include "s3/s3_config.h"
 #include "s3/s3_url.h"
 #include "util/env.h"
 #include "util/file_io.h"
-#include "util/relative_name.h"
 #include "util/sha256.h"
 #include "util/test_bug.h"
 #include "util/url_text.h"
@@ -63,12 +59,6 @@ constexpr uint64_t kMaxLabelMapBytes = uint64_t{64} << 20;
 std::chrono::milliseconds DownloadWait(const remote::S3Config& config) {
   const uint64_t request_ms = config.request_timeout_ms == 0 ? 3600000 : config.request_timeout_ms;
   return std::chrono::milliseconds(request_ms + 60000);
-}
-
-std::string GraceText(int64_t seconds) {
-  if (seconds % 86400 == 0 && seconds > 0) return std::to_string(seconds / 86400) + " d";
-  if (seconds % 3600 == 0 && seconds > 0) return std::to_string(seconds / 3600) + " h";
-  return std::to_string(seconds) + " s";
 }
 
 // Opens the partitioned snapshot a version 2 manifest describes: its root
@@ -166,13 +156,24 @@ std::string NameOfMagic(int64_t magic) {
 
 // ---- RemoteSource ------------------------------------------------------------
 
-RemoteSource::ChunkList::ChunkList(std::vector<ManifestChunk> entries)
-    : chunks(std::move(entries)), verified(new std::atomic<bool>[chunks.size()]) {
-  for (size_t i = 0; i < chunks.size(); ++i) verified[i] = false;
+namespace {
+
+// The ranges of the frame cache's reads as ranges of the store.
+std::vector<StoreRange> StoreRangesOf(const std::vector<StoreRead>& reads) {
+  std::vector<StoreRange> ranges;
+  ranges.reserve(reads.size());
+  for (const StoreRead& r : reads) ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
+  return ranges;
 }
 
+}  // namespace
+
 RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest, RemoteInfo info)
-    : store_(std::move(store)), manifest_(std::move(manifest)), info_(std::move(info)) {
+    : store_(std::move(store)),
+      manifest_(std::move(manifest)),
+      info_(std::move(info)),
+      chunks_(*store_, manifest_),
+      objects_(*store_, manifest_, chunks_) {
   const std::string what = "open dataset " + store_->url();
   std::optional<FrameCacheConfig> cache;
   if (manifest_.chunks_published) cache = FrameCacheFromEnvironment(what);
@@ -186,160 +187,35 @@ RemoteSource::RemoteSource(std::shared_ptr<ObjectStore> store, Manifest manifest
   reads_ = std::make_unique<CachedReads>(
       std::move(cache),
       [this, ahead](const std::vector<StoreRead>& reads) {
-        std::vector<StoreRange> ranges;
-        for (const StoreRead& r : reads)
-          ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
-        Read(ranges, ahead);
+        objects_.Read(StoreRangesOf(reads), ahead);
       },
       memory);
-  if (manifest_.paged()) {
-    pages_.resize(manifest_.chunk_pages.size());
-  } else {
-    for (const ManifestChunk& c : manifest_.chunks) {
-      if (!c.etag.empty()) etags_[c.key] = c.etag;
-    }
-    pages_.push_back(std::make_shared<ChunkList>(manifest_.chunks));
-  }
-}
-
-std::shared_ptr<RemoteSource::ChunkList> RemoteSource::Page(size_t page) const {
-  std::promise<std::shared_ptr<ChunkList>> promise;
-  std::shared_future<std::shared_ptr<ChunkList>> loading;
-  bool mine = false;
-  {
-    std::lock_guard<std::mutex> lock(pages_mutex_);
-    if (pages_[page]) return pages_[page];
-    auto it = loading_.find(page);
-    if (it == loading_.end()) {
-      it = loading_.emplace(page, promise.get_future().share()).first;
-      mine = true;
-    }
-    loading = it->second;
-  }
-  if (mine) {
-    // Fetched outside the lock (a GET); other threads wanting it wait.
-    try {
-      const BadObjectScope remember = ScopeOf(*store_, manifest_.generation);
-      auto list = std::make_shared<ChunkList>(
-          FetchChunkPage(*store_, manifest_, manifest_.chunk_pages[page],
-                         "open dataset " + store_->url(), &remember));
-      {
-        std::lock_guard<std::mutex> lock(etags_mutex_);
-        for (const ManifestChunk& c : list->chunks) {
-          if (!c.etag.empty()) etags_.emplace(c.key, c.etag);  // a revalidated ETag stays
-        }
-      }
-      {
-        std::lock_guard<std::mutex> lock(pages_mutex_);
-        pages_[page] = list;
-        loading_.erase(page);
-      }
-      promise.set_value(std::move(list));
-    } catch (...) {
-      {
-        std::lock_guard<std::mutex> lock(pages_mutex_);
-        loading_.erase(page);  // a later use tries again
-      }
-      promise.set_exception(std::current_exception());
-    }
-  }
-  return loading.get();
-}
-
-std::optional<size_t> RemoteSource::PageOf(uint32_t number) const {
-  if (!manifest_.paged()) return 0;
-  const auto& pages = manifest_.chunk_pages;
-  const auto it =
-      std::upper_bound(pages.begin(), pages.end(), number,
-                       [](uint32_t n, const ManifestChunkPage& p) { return n < p.first; });
-  if (it == pages.begin() || (it - 1)->first / kChunksPerPage != number / kChunksPerPage) {
-    return std::nullopt;
-  }
-  return static_cast<size_t>(it - 1 - pages.begin());
-}
-
-void RemoteSource::PrefetchChunk(uint32_t number, std::function<void()> record) const {
-  const std::optional<size_t> page = PageOf(number);
-  if (!page) return;  // VerifiedChunk says what is wrong
-  bool page_loaded;
-  {
-    std::lock_guard<std::mutex> lock(pages_mutex_);
-    page_loaded = pages_[*page] != nullptr;
-  }
-  if (page_loaded) {
-    const auto [m, verified] = Find(number);
-    if (m == nullptr || verified->load(std::memory_order_acquire)) return;
-  }
-  std::lock_guard<std::mutex> lock(prefetch_mutex_);
-  if (!prefetched_.insert(number).second) return;
-  // Finished work first out, so that the list stays short.
-  prefetches_.erase(std::remove_if(prefetches_.begin(), prefetches_.end(),
-                                   [](const std::future<void>& f) {
-                                     return f.wait_for(std::chrono::seconds(0)) ==
-                                            std::future_status::ready;
-                                   }),
-                    prefetches_.end());
-  const auto quietly = [](const std::function<void()>& fn) {
-    try {
-      fn();
-    } catch (...) {
-      // VerifiedChunk meets it again, and reports it.
-    }
-  };
-  try {
-    if (!page_loaded) {
-      prefetches_.push_back(std::async(std::launch::async,
-                                       [this, quietly, p = *page] { quietly([&] { Page(p); }); }));
-    }
-    prefetches_.push_back(
-        std::async(std::launch::async, [quietly, record = std::move(record)] { quietly(record); }));
-  } catch (const std::system_error&) {
-    // No thread to spare: the read fetches them itself, one after another.
-  }
 }
 
 RemoteSource::~RemoteSource() {
-  reads_.reset();  // its read-ahead thread stops first
-  std::lock_guard<std::mutex> lock(prefetch_mutex_);
-  for (std::future<void>& f : prefetches_) f.wait();
+  reads_.reset();  // its read-ahead thread stops first; chunks_ then waits for its prefetches
 }
 
-std::pair<const ManifestChunk*, std::atomic<bool>*> RemoteSource::Find(uint32_t number) const {
-  const std::optional<size_t> page = PageOf(number);
-  if (!page) return {nullptr, nullptr};
-  const std::shared_ptr<ChunkList> list = Page(*page);
-  const auto it = std::lower_bound(list->chunks.begin(), list->chunks.end(), number,
-                                   [](const ManifestChunk& c, uint32_t n) { return c.number < n; });
-  if (it == list->chunks.end() || it->number != number) return {nullptr, nullptr};
-  // Lists are never dropped once loaded: the pointers stay valid.
-  const size_t i = static_cast<size_t>(it - list->chunks.begin());
-  return {&*it, &list->verified[i]};
+const ManifestChunk* RemoteSource::Chunk(uint32_t number) const { return chunks_.Chunk(number); }
+
+std::vector<ManifestChunk> RemoteSource::AllChunks() const { return chunks_.AllChunks(); }
+
+const ManifestChunk& RemoteSource::VerifiedManifestChunk(
+    uint32_t number, std::string_view id, const std::string& dir,
+    const std::function<index::ChunkRecord()>& record) const {
+  return chunks_.Verified(number, id, dir, record);
 }
 
-const ManifestChunk* RemoteSource::LoadedChunkOfKey(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(pages_mutex_);
-  for (const std::shared_ptr<ChunkList>& list : pages_) {
-    if (!list) continue;
-    for (const ManifestChunk& c : list->chunks) {
-      if (c.key == key) return &c;
-    }
-  }
-  return nullptr;
+void RemoteSource::PrefetchChunk(uint32_t number, std::function<void()> record) const {
+  chunks_.PrefetchChunk(number, std::move(record));
 }
 
-std::vector<ManifestChunk> RemoteSource::AllChunks() const {
-  std::vector<ManifestChunk> out;
-  for (size_t i = 0; i < pages_.size(); ++i) {
-    const std::shared_ptr<ChunkList> list = Page(i);
-    out.insert(out.end(), list->chunks.begin(), list->chunks.end());
-  }
-  return out;
+void RemoteSource::Read(const std::vector<StoreRange>& ranges, const std::string& what) const {
+  objects_.Read(ranges, what);
 }
 
-std::string RemoteSource::AcceptedEtag(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(etags_mutex_);
-  const auto it = etags_.find(key);
-  return it == etags_.end() ? std::string() : it->second;
+void RemoteSource::ThrowMissing(const std::string& what, const std::string& cause) const {
+  objects_.ThrowMissing(what, cause);
 }
 
 RemoteInfo RemoteSource::info() const {
@@ -358,54 +234,6 @@ RemoteInfo RemoteSource::info() const {
   return out;
 }
 
-const ManifestChunk* RemoteSource::Chunk(uint32_t number) const { return Find(number).first; }
-
-const ManifestChunk& RemoteSource::VerifiedManifestChunk(
-    uint32_t number, std::string_view id, const std::string& dir,
-    const std::function<index::ChunkRecord()>& record) const {
-  const auto [m, flag] = Find(number);
-  const auto what = [&] { return "read id '" + std::string(id) + "' in " + dir; };
-  if (m == nullptr) {
-    throw CorruptionError(what() + ": chunk " + std::to_string(number) +
-                          " of its index snapshot is not in the manifest (generation " +
-                          std::to_string(manifest_.generation) +
-                          "): the manifest does not describe its snapshot");
-  }
-  std::atomic<bool>& verified = *flag;
-  if (verified.load(std::memory_order_acquire)) return *m;
-  const std::string problem = ChunkDisagreement(*m, number, record());
-  if (!problem.empty()) {
-    throw CorruptionError(what() + ": the manifest (generation " +
-                          std::to_string(manifest_.generation) + ") " + problem +
-                          ": the manifest does not describe its snapshot");
-  }
-  verified.store(true, std::memory_order_release);
-  return *m;
-}
-
-std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
-                              const index::ChunkRecord& record) {
-  const std::string chunk = "chunk " + std::to_string(number);
-  // A push never publishes a chunk whose file name leaves the dataset.
-  if (const std::string problem = util::RelativeNameProblem(record.file_name); !problem.empty()) {
-    return "is for " + chunk + ", whose file name '" + util::EscapeBytes(record.file_name) +
-           "' in the index snapshot is not a safe relative name (" + problem + ")";
-  }
-  const bool key_ok =
-      m.key == record.file_name ||
-      (record.file_name.find('/') != std::string::npos && m.key == GulpioDataFileName(number));
-  if (!key_ok) {
-    return "names the object '" + m.key + "' for " + chunk + ", whose file is '" +
-           record.file_name + "'";
-  }
-  if (m.committed_length != record.committed_length) {
-    return "gives " + chunk + " ('" + m.key + "') a committed length of " +
-           std::to_string(m.committed_length) + " bytes, its index snapshot " +
-           std::to_string(record.committed_length);
-  }
-  return "";
-}
-
 std::string ManifestDisagreement(const Manifest& manifest, const Dataset& dataset) {
   const IndexTxn txn(dataset);
   const uint64_t chunks = txn.ChunkCount();
@@ -419,137 +247,6 @@ std::string ManifestDisagreement(const Manifest& manifest, const Dataset& datase
          " videos and " + std::to_string(manifest.frames) + " frames, its index snapshot has " +
          std::to_string(chunks) + ", " + std::to_string(videos) + " and " + std::to_string(frames) +
          ": the manifest does not describe its snapshot";
-}
-
-void RemoteSource::ThrowMissing(const std::string& what, const std::string& cause) const {
-  throw CorruptionError(
-      what + ": an object that the manifest (generation " + std::to_string(manifest_.generation) +
-      ", published " + IsoTime(manifest_.created_unix) + ") names is missing (" + cause +
-      "). Either it was deleted behind the manifest's back, or this dataset was opened from a "
-      "manifest that a newer push superseded more than the grace period (" +
-      GraceText(manifest_.grace_seconds) +
-      ") ago, after which a later push deleted it: open the dataset again to read the newest "
-      "generation");
-}
-
-void RemoteSource::Read(const std::vector<StoreRange>& ranges, const std::string& what) const {
-  std::vector<StoreRange> conditional = ranges;
-  // A push may grow an object while this reads it; a few rounds of
-  // accepting its new ETag are enough (each needs a push).
-  constexpr int kRounds = 4;
-  for (int round = 1;; ++round) {
-    for (StoreRange& r : conditional) r.if_match = AcceptedEtag(r.key);
-    try {
-      store_->GetRanges(conditional);
-      return;
-    } catch (const remote::PreconditionFailedError& e) {
-      std::string asked;
-      for (const StoreRange& r : conditional) {
-        if (r.key == e.key()) asked = r.if_match;
-      }
-      if (e.key().empty() || asked.empty() || round == kRounds) {
-        throw CorruptionError(what + ": " + e.what() +
-                              ": the object was replaced behind the manifest's back");
-      }
-      Revalidate(e.key(), asked, what);
-    } catch (const NotFoundError& e) {
-      ThrowMissing(what, e.what());
-    } catch (const remote::RangeNotSatisfiableError& e) {
-      throw CorruptionError(what + ": " + e.what() +
-                            ": the object is shorter than the committed length the manifest "
-                            "gives: it was truncated or replaced behind the manifest's back");
-    } catch (const Error& e) {
-      e.ThrowWithContext(what + ": ");
-    }
-  }
-}
-
-namespace {
-
-// Published manifests a reader of generation `mine` looks at, newest first,
-// when one of its objects changed: the current one, then the copies of the
-// generations between (at most kMaxCopies of them).
-constexpr uint64_t kMaxCopies = 64;
-
-}  // namespace
-
-void RemoteSource::Revalidate(const std::string& key, const std::string& asked,
-                              const std::string& what) const {
-  std::lock_guard<std::mutex> serial(revalidate_mutex_);
-  if (AcceptedEtag(key) != asked) return;  // another thread accepted a new one meanwhile
-  const ManifestChunk* mine = LoadedChunkOfKey(key);
-  const std::string name = store_->Name(key);
-  if (mine == nullptr) {
-    throw CorruptionError(what + ": " + name +
-                          " changed behind the manifest's back (HTTP 412 on If-Match)");
-  }
-  const std::optional<StoreObject> now = store_->Head(key);
-  if (!now) ThrowMissing(what, "HEAD " + name + ": HTTP 404");
-  if (now->size < mine->committed_length) {
-    throw CorruptionError(what + ": " + name + " is " + std::to_string(now->size) +
-                          " bytes, shorter than the committed length " +
-                          std::to_string(mine->committed_length) + " that generation " +
-                          std::to_string(manifest_.generation) +
-                          " gives: it was truncated or replaced behind the manifest's back");
-  }
-  const auto meta = [&](const char* field) {
-    const auto it = now->metadata.find(field);
-    return it == now->metadata.end() ? std::string() : it->second;
-  };
-  // Does `c`, the entry of a manifest of this dataset at this generation or
-  // newer, vouch for the object now there?
-  const auto vouches = [&](const ManifestChunk& c) {
-    if (c.committed_length < mine->committed_length) return false;
-    if (!c.etag.empty() && c.etag == now->etag) return true;
-    // A push (perhaps still running) that checked the object's prefix
-    // against this entry's promise before replacing it.
-    return c.crc32c.has_value() &&
-           meta(kMetaPrefix) == PromiseText(c.committed_length, *c.crc32c) &&
-           (manifest_.dataset.empty() || meta(kMetaDataset) == manifest_.dataset);
-  };
-  bool accepted = vouches(*mine);
-  const auto consider = [&](const std::string& manifest_key, std::optional<uint64_t>* generation) {
-    Manifest m;
-    try {
-      m = ParseManifest(store_->Get(manifest_key, kMaxManifestBytes), store_->Name(manifest_key));
-    } catch (const NotFoundError&) {
-      return;
-    }
-    if (generation != nullptr) *generation = m.generation;
-    if (m.generation <= manifest_.generation || m.dataset != manifest_.dataset) return;
-    if (m.paged()) {
-      // Only the page that would hold this chunk.
-      for (const ManifestChunkPage& p : m.chunk_pages) {
-        if (p.first / kChunksPerPage != mine->number / kChunksPerPage) continue;
-        for (const ManifestChunk& c : FetchChunkPage(*store_, m, p, what)) {
-          if (c.key == key && vouches(c)) accepted = true;
-        }
-      }
-      return;
-    }
-    for (const ManifestChunk& c : m.chunks) {
-      if (c.key == key && vouches(c)) accepted = true;
-    }
-  };
-  std::optional<uint64_t> current;
-  if (!accepted) consider(kManifestKey, &current);
-  if (!accepted && current && *current > manifest_.generation + 1) {
-    const uint64_t lowest =
-        std::max(manifest_.generation + 1, *current - std::min(*current, kMaxCopies));
-    for (uint64_t g = *current - 1; !accepted && g >= lowest && g > manifest_.generation; --g) {
-      consider(ManifestHistoryKey(g), nullptr);
-    }
-  }
-  if (!accepted) {
-    throw CorruptionError(what + ": " + name +
-                          " was replaced behind the manifest's back: its ETag is now " + now->etag +
-                          ", not the " + mine->etag + " that generation " +
-                          std::to_string(manifest_.generation) +
-                          " names, and no newer published manifest of this dataset vouches "
-                          "for its committed bytes (HTTP 412 on If-Match)");
-  }
-  std::lock_guard<std::mutex> lock(etags_mutex_);
-  etags_[key] = now->etag;
 }
 
 void CopyPublishedLabels(const RemoteSource& source, const std::string& path) {
@@ -765,7 +462,7 @@ std::vector<CacheRange> RemoteSource::CacheRanges(const std::vector<Range>& rang
       CachedObject o;
       o.key = r.key;
       o.name = store_->Name(r.key);
-      if (const ManifestChunk* chunk = LoadedChunkOfKey(r.key)) {
+      if (const ManifestChunk* chunk = chunks_.LoadedChunkOfKey(r.key)) {
         o.identity = CacheIdentity(store_->Identity(), manifest_.dataset, *chunk);
         o.committed_length = chunk->committed_length;
       }
@@ -778,12 +475,7 @@ std::vector<CacheRange> RemoteSource::CacheRanges(const std::vector<Range>& rang
 
 void RemoteSource::Read(const std::vector<Range>& ranges, const std::string& what) const {
   reads_->Read(CacheRanges(ranges), [&](const std::vector<StoreRead>& reads) {
-    std::vector<StoreRange> store_ranges;
-    store_ranges.reserve(reads.size());
-    for (const StoreRead& r : reads) {
-      store_ranges.push_back(StoreRange{r.key, r.offset, r.length, r.out});
-    }
-    Read(store_ranges, what);
+    objects_.Read(StoreRangesOf(reads), what);
   });
 }
 

@@ -29,25 +29,27 @@
 // other replacement is a CorruptionError naming the object. The normal case
 // costs no request more.
 //
+// A RemoteSource forwards to the classes that own each part: the manifest's
+// chunk list with the ETags accepted (manifest_chunks.h, which also declares
+// ChunkDisagreement), the conditional reads and their revalidation
+// (conditional_reads.h), and the frame cache and read-ahead (cached_reads.h).
+//
 // Thread safety: a RemoteSource may be used from any number of threads; the
 // ETags it accepts are guarded by a mutex. Its store is thread-safe.
 #ifndef GULPDB_ENGINE_REMOTE_REMOTE_DATASET_H_
 #define GULPDB_ENGINE_REMOTE_REMOTE_DATASET_H_
 
-#include <atomic>
 #include <functional>
-#include <future>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "engine/core/chunk_source.h"
 #include "engine/core/dataset_view.h"
+#include "engine/remote/conditional_reads.h"
 #include "engine/remote/manifest.h"
+#include "engine/remote/manifest_chunks.h"
 #include "engine/remote/object_store.h"
 #include "gulpdb/dataset.h"
 #include "gulpdb/remote.h"
@@ -133,61 +135,23 @@ class RemoteSource : public ChunkSource, public std::enable_shared_from_this<Rem
   std::optional<std::vector<VersionInfo>> PublishedVersions() const override;
 
  private:
-  // The ETag reads of `key` ask for ("" for none).
-  std::string AcceptedEtag(const std::string& key) const;
-  // After a read of `key` with ETag `asked` failed its condition: accepts
-  // the object's current ETag if a newer published manifest (or the
-  // metadata of a push of this dataset) vouches for the bytes this
-  // generation promised, else throws CorruptionError.
-  void Revalidate(const std::string& key, const std::string& asked, const std::string& what) const;
+  // Ranges of the core as ranges of the cache.
+  std::vector<CacheRange> CacheRanges(const std::vector<Range>& ranges) const;
 
   std::shared_ptr<ObjectStore> store_;
   Manifest manifest_;
   RemoteInfo info_;
   std::shared_ptr<const PartitionCacheCounters> partitions_;
-  // Chunk entries, a page at a time (one list for a manifest that lists
-  // them), each with a flag: it agreed with the snapshot's record.
-  struct ChunkList {
-    explicit ChunkList(std::vector<ManifestChunk> entries);
-    std::vector<ManifestChunk> chunks;
-    std::unique_ptr<std::atomic<bool>[]> verified;
-  };
-  // The entry for `number` and its flag, or {null, null}.
-  std::pair<const ManifestChunk*, std::atomic<bool>*> Find(uint32_t number) const;
-  // Page `page` of manifest_.chunk_pages (of the inline list: 0), loaded.
-  std::shared_ptr<ChunkList> Page(size_t page) const;
-  // The loaded entry whose object is `key`, or null.
-  const ManifestChunk* LoadedChunkOfKey(const std::string& key) const;
-  // Which page of manifest_.chunk_pages holds `number` (0 for the inline
-  // list), or nullopt when none can.
-  std::optional<size_t> PageOf(uint32_t number) const;
-  mutable std::mutex pages_mutex_;
-  mutable std::vector<std::shared_ptr<ChunkList>> pages_;
-  // Pages being fetched: other threads wanting one wait for that fetch.
-  mutable std::map<size_t, std::shared_future<std::shared_ptr<ChunkList>>> loading_;
-  // PrefetchChunk's background work, waited for by the destructor.
-  mutable std::mutex prefetch_mutex_;
-  mutable std::set<uint32_t> prefetched_;
-  mutable std::vector<std::future<void>> prefetches_;
-  mutable std::mutex etags_mutex_;
-  mutable std::map<std::string, std::string> etags_;  // chunk key -> the ETag reads ask for
-  mutable std::mutex revalidate_mutex_;               // one revalidation at a time
+  // The manifest's chunk list, loaded a page at a time, with the ETag each
+  // chunk object is read under (manifest_chunks.h); waits for its
+  // prefetches when destroyed.
+  ManifestChunks chunks_;
+  // The conditional reads of the chunk objects (conditional_reads.h).
+  ConditionalReads objects_;
   // The frame cache and read-ahead; destroyed first (its thread reads
   // through this source).
   std::unique_ptr<CachedReads> reads_;
-  // Ranges of the core as ranges of the cache.
-  std::vector<CacheRange> CacheRanges(const std::vector<Range>& ranges) const;
 };
-
-// "" when the manifest entry `m` describes chunk `number` of a snapshot
-// whose record of it is `record`; otherwise what disagrees. The entry must
-// give the record's committed length, and the key a push gives that chunk:
-// its file name, or data_<number>.gulp for a file in a sub-directory (an
-// attached shard's chunk). A manifest with two chunks' keys swapped, a cut
-// committed length or another chunk's object fails here, before a byte of
-// it is read.
-std::string ChunkDisagreement(const ManifestChunk& m, uint32_t number,
-                              const index::ChunkRecord& record);
 
 // "" when `manifest` can describe the snapshot `dataset` opened (O(1): its
 // chunk, video and frame counts are the snapshot's); otherwise what
