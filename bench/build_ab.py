@@ -4,6 +4,7 @@ change move a benchmark figure by more than noise?
 
     bench/build_ab.py --old OLD_BIN_DIR --new NEW_BIN_DIR [--rounds 5]
                       [--reps 3] [--no-warm] [--data DIR] [--json OUT] [--smoke]
+                      [--only lookup|decode|read|remote ...]
 
 Each BIN_DIR is a build's bench/ directory (both built with the release
 preset: the old one from a `git worktree` of the base commit into its own
@@ -17,6 +18,8 @@ alike), the benchmarks whose figures a change of the read path could move:
                per CPU-second (CRC-32C checked, the default)
   remote clips remote_read_bench clips: batches of 16-frame clips from a
                partitioned snapshot pushed to s3rver on 127.0.0.1, clips/s
+  remote CPU   the same run's client CPU time per clip (us): s3rver, which
+               bounds the wall time on a shared machine, does not move it
 
 The data come from the new build's bench_data; the push from the new
 build's command (the snapshot format is the same for both). An untimed pass
@@ -90,28 +93,42 @@ FIGURES = {
                  lambda r: r["read"]["methods"]["gulpdb_read_jpegs"]["mb_per_cpu_s"]["median"]),
     "remote clips": ("clips/s", True,
                      lambda r: r["remote"]["gulpdb_batch"]["clips_per_s"]["median"]),
+    # The client's own CPU per clip: what a change of the client moves, and
+    # what s3rver's speed (the wall time's bottleneck) does not.
+    "remote CPU": ("us/clip", False,
+                   lambda r: r["remote"]["gulpdb_batch"]["cpu_us_per_clip"]["median"]),
 }
+# The benchmark each figure comes from (--only runs those benchmarks alone).
+BENCHMARK_OF = {"lookup p50": "lookup", "decode": "decode", "raw read": "read",
+                "remote clips": "remote", "remote CPU": "remote"}
 
 
 def one_build(bin_dir, d, server, args):
     prog = lambda name: os.path.join(bin_dir, name)
     reps = 1 if args.smoke else args.reps
     out = {}
-    out["lookup"] = run_json([prog("lookup_bench"), "--dir", d["index"], "--videos", d["videos"],
-                              "--lookups", 2000 if args.smoke else 100000, "--repeat", reps])
-    out["decode"] = run_json([prog("decode_bench"), "--dir", d["dataset"], "--clips",
-                              d["decode_clips"], "--reps", reps])
-    out["read"] = run_json([prog("read_bench"), "random", "--dir", d["dataset"], "--clips",
-                            d["random_clips"], "--reps", reps])
-    env = dict(os.environ, AWS_ENDPOINT_URL=server.endpoint, AWS_ACCESS_KEY_ID="S3RVER",
-               AWS_SECRET_ACCESS_KEY="S3RVER", AWS_REGION="us-east-1",
-               GULPDB_CACHE=os.path.join(args.data, "remote_cache"))
-    out["remote"] = run_json([prog("remote_read_bench"), "clips", "--dataset", d["dataset"],
-                              "--clips", d["remote_clips"], "--endpoint", server.endpoint,
-                              "--bucket", "gulpdb-ab", "--prefix", "realistic", "--batch", 64,
-                              "--batches", 1 if args.smoke else 4, "--sequential", 16,
-                              "--connections", 16, "--reps", reps], env=env)
-    return {name: take(out) for name, (_, _, take) in FIGURES.items()}
+    runs = lambda bench: not args.only or bench in args.only
+    if runs("lookup"):
+        out["lookup"] = run_json([prog("lookup_bench"), "--dir", d["index"], "--videos",
+                                  d["videos"], "--lookups", 2000 if args.smoke else 100000,
+                                  "--repeat", reps])
+    if runs("decode"):
+        out["decode"] = run_json([prog("decode_bench"), "--dir", d["dataset"], "--clips",
+                                  d["decode_clips"], "--reps", reps])
+    if runs("read"):
+        out["read"] = run_json([prog("read_bench"), "random", "--dir", d["dataset"], "--clips",
+                                d["random_clips"], "--reps", reps])
+    if runs("remote"):
+        env = dict(os.environ, AWS_ENDPOINT_URL=server.endpoint, AWS_ACCESS_KEY_ID="S3RVER",
+                   AWS_SECRET_ACCESS_KEY="S3RVER", AWS_REGION="us-east-1",
+                   GULPDB_CACHE=os.path.join(args.data, "remote_cache"))
+        out["remote"] = run_json([prog("remote_read_bench"), "clips", "--dataset", d["dataset"],
+                                  "--clips", d["remote_clips"], "--endpoint", server.endpoint,
+                                  "--bucket", "gulpdb-ab", "--prefix", "realistic", "--batch",
+                                  64, "--batches", 1 if args.smoke else 4, "--sequential", 16,
+                                  "--connections", 16, "--reps", reps], env=env)
+    return {name: take(out) for name, (_, _, take) in FIGURES.items()
+            if BENCHMARK_OF[name] in out}
 
 
 def main(argv=None):
@@ -126,6 +143,8 @@ def main(argv=None):
     p.add_argument("--data", default=os.path.join(REPO, "build", "bench-ab"))
     p.add_argument("--json", help="also write every measurement to this file")
     p.add_argument("--smoke", action="store_true", help="tiny data, one repetition")
+    p.add_argument("--only", action="append", choices=sorted(set(BENCHMARK_OF.values())),
+                   help="run only this benchmark (repeatable; default: all)")
     args = p.parse_args(argv)
     if args.rounds < 1 or args.reps < 1:
         p.error("--rounds and --reps must be at least 1")
@@ -160,6 +179,8 @@ def main(argv=None):
           (args.rounds, 100 * args.tolerance))
     print("|---|---|---|---|---|---|")
     for name, (unit, higher, _) in FIGURES.items():
+        if name not in rounds[0]["old"]:
+            continue
         old = statistics.median(r["old"][name] for r in rounds)
         new = statistics.median(r["new"][name] for r in rounds)
         ratio = new / old

@@ -243,7 +243,7 @@ void RangesOf(const Plan& plan, char* buffer, std::vector<ChunkSource::Range>* r
 // (bytes that crossed a network always are). Frames that fail their
 // checksums may have come from a copy the source keeps (the node's frame
 // cache): dropped, and read again from the store once, before the check
-// reports them.
+// reports the first frame still damaged.
 void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
                      const std::vector<StoredFramesRequest>& requests,
                      const std::vector<Plan>& plans, const std::vector<char*>& buffers,
@@ -255,13 +255,17 @@ void FetchFromSource(const DatasetImpl& impl, const ChunkSource& source,
       requests.size() == 1 ? "read id '" + std::string(requests[0].id) + "' in " + impl.dir
                            : "read " + std::to_string(requests.size()) + " videos in " + impl.dir;
   source.Read(ranges, what);
+  // Each frame's CRC-32C is computed once when its video is intact (the
+  // common case); a video that is not is read again and checked again.
+  std::vector<size_t> damaged;
   for (size_t i = 0; i < requests.size(); ++i) {
     if (FramesIntact(plans[i].record, out[i])) continue;
+    damaged.push_back(i);
     std::vector<ChunkSource::Range> again;
     RangesOf(plans[i], buffers[i], &again);
     if (source.Forget(again)) source.Read(again, what);
   }
-  for (size_t i = 0; i < requests.size(); ++i) {
+  for (size_t i : damaged) {
     CheckFrames(impl, requests[i].id, plans[i], out[i], 0, out[i].size(), selected(i));
   }
 }
