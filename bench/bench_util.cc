@@ -18,6 +18,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/json/json_text.h"
 #include "gulpdb/error.h"
 
 namespace gulpdb::bench {
@@ -127,37 +128,7 @@ double Percentile(std::vector<double>* values, double p) {
 
 // ---- Json ----------------------------------------------------------------------
 
-std::string JsonQuote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string JsonQuote(std::string_view text) { return engine::PythonJsonString(text); }
 
 void Json::Key(std::string_view key) {
   if (!body_.empty()) body_ += ", ";

@@ -74,6 +74,8 @@ class Json {
   std::string body_;
 };
 
+// `text` (UTF-8) as a quoted JSON string, as Python writes it
+// (engine::PythonJsonString).
 std::string JsonQuote(std::string_view text);
 
 // "--name value" and "--name" options, in any order. Each accessor consumes

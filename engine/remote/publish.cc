@@ -118,7 +118,7 @@ PushReport Publisher::Run() {
   push_.now = NowUnix();
   push_.push_id = util::RandomUuid();
   if (push_.conditional) local_.EnsureIdentity();
-  TempDir tmp;
+  CacheTempDir tmp;
   local_.Make(tmp.path());
   const bool partitioned = Partitioned();
   std::vector<ManifestChunk> chunks = local_.ChunkKeys();

@@ -285,7 +285,7 @@ std::shared_ptr<index::Env> OpenSnapshotEnv(const std::string& dir) {
   return env;
 }
 
-TempDir::TempDir() {
+CacheTempDir::CacheTempDir() {
   const std::string root = CacheDirectory() + "/tmp";
   util::MakeDirectories(root);
   // Folders of processes that died are left over: remove them.
@@ -305,11 +305,11 @@ TempDir::TempDir() {
   }
 }
 
-TempDir::~TempDir() {
+CacheTempDir::~CacheTempDir() {
   try {
     util::RemoveTree(path_);
   } catch (const Error&) {
-    // Removed with the process's next TempDir.
+    // Removed with the process's next CacheTempDir.
   }
 }
 

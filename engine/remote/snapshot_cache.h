@@ -76,12 +76,12 @@ std::shared_ptr<index::Env> OpenSnapshotEnv(const std::string& dir);
 
 // A new empty folder for temporary files under the cache
 // (CacheDirectory()/tmp/<pid>.<n>), removed with its files on destruction.
-class TempDir {
+class CacheTempDir {
  public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  CacheTempDir();
+  ~CacheTempDir();
+  CacheTempDir(const CacheTempDir&) = delete;
+  CacheTempDir& operator=(const CacheTempDir&) = delete;
   const std::string& path() const { return path_; }
 
  private:
